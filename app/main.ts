@@ -1,0 +1,39 @@
+/**
+ * The reference app: one Hono app on one port that mounts the demo sites under path prefixes
+ * (`/owner`, ...), each a self-contained site with its own cookies and secrets, plus the APIs.
+ * `deno task start` runs it; see README.md for the variables it reads.
+ *
+ * @module
+ */
+import { Hono } from "hono";
+import { loadAppEnv } from "./env.ts";
+import { sites } from "./sites.ts";
+
+/** Builds the whole reference app from its environment. */
+export async function createApp(env = loadAppEnv()): Promise<Hono> {
+  const app = new Hono();
+  const mounted: { path: string; title: string }[] = [];
+  for (const site of sites) {
+    app.route(site.path, await site.create(env));
+    mounted.push({ path: site.path, title: site.title });
+  }
+  app.get("/", (c) =>
+    c.html(
+      `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Gatehouse demo</title>` +
+        `<meta name="viewport" content="width=device-width, initial-scale=1"></head>` +
+        `<body style="font-family:system-ui;max-width:40rem;margin:3rem auto"><h1>Gatehouse demo</h1><ul>` +
+        mounted.map((m) => `<li><a href="${m.path}/">${m.title}</a></li>`).join("") +
+        `</ul></body></html>`,
+    ));
+  return app;
+}
+
+if (import.meta.main) {
+  const env = loadAppEnv();
+  const app = await createApp(env);
+  Deno.serve({
+    hostname: env.HOST,
+    port: env.PORT,
+    onListen: ({ hostname, port }) => console.log(`Gatehouse demo listening on http://${hostname}:${port}/`),
+  }, app.fetch);
+}

@@ -1,0 +1,17 @@
+/**
+ * The `gatehouse` command line: `deno run -A cli.ts <command> [<args...>]`.
+ *
+ * @example
+ * ```sh
+ * deno run -A cli.ts help
+ * ```
+ *
+ * @module
+ */
+import { main } from "./lib/cli/main.ts";
+
+export { main };
+
+if (import.meta.main) {
+  Deno.exit(await main(Deno.args));
+}

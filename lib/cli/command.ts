@@ -1,0 +1,64 @@
+/**
+ * The command line is data: each command is declared once (name, flags, help, run) in its own
+ * file under `lib/cli/`, added to `registry.ts`, and help, completion scripts and man pages are
+ * generated from these declarations.
+ *
+ * @module
+ */
+
+/** One flag of a command. */
+export interface FlagSpec {
+  /** Long name without dashes, e.g. `config`. */
+  name: string;
+  /** One-letter form without the dash, e.g. `c`. */
+  short?: string;
+  /** `string` takes a value; `boolean` does not. */
+  type: "string" | "boolean";
+  /** Repeatable flags collect every value into an array. */
+  multiple?: boolean;
+  /** Placeholder shown in help, e.g. `<path>`. */
+  value?: string;
+  /** One line of help. */
+  help: string;
+  /** Default value shown in help and used when the flag is absent. */
+  default?: string | boolean;
+}
+
+/** Parsed flags: strings, booleans, or arrays for repeatable flags. */
+export type Flags = Record<string, string | boolean | string[] | undefined>;
+
+/** What a command's run function receives. */
+export interface CommandInput {
+  /** Parsed flags by long name. */
+  flags: Flags;
+  /** Positional arguments after the command (and subcommand) name. */
+  args: string[];
+}
+
+/** A command of `gatehouse`. `run` returns the process exit code. */
+export interface Command {
+  /** Name as typed, e.g. `run`; subcommands are written `storage export`. */
+  name: string;
+  /** Synopsis after the name, e.g. `[-c <path>] [-a <name>]`. */
+  usage: string;
+  /** One line for the command list. */
+  short: string;
+  /** Longer help text (paragraphs). */
+  long?: string;
+  /** Declared flags. */
+  flags: FlagSpec[];
+  /** Runs the command and resolves to the exit code. */
+  run(input: CommandInput): Promise<number>;
+}
+
+/** Exit codes of the spec. */
+export const ExitCode = {
+  /** Normal exit. */
+  Success: 0,
+  /** Startup failure; do not restart automatically. */
+  Failure: 1,
+  /** Forced exit without cleaning up resources. */
+  Forced: 2,
+  /** Failure during cleanup on exit. */
+  CleanupFailed: 3,
+} as const;

@@ -1,0 +1,220 @@
+/**
+ * The contract between the config engine and every module of the web server.
+ *
+ * A module is identified by a Caddy-style id: a dotted namespace plus a name, e.g.
+ * `http.handlers.static_response` (namespace `http.handlers`, name `static_response`).
+ * Apps live in the empty namespace (`http`, `pki`, `tls`). A module definition turns its
+ * raw JSON config into a live instance (`create` = Caddy's decode + Provision), may check
+ * the result (`validate`), and releases what it holds in `cleanup` when a config is
+ * replaced or unloaded.
+ *
+ * @module
+ */
+
+/** Levels of the logging pipeline, lowest first. */
+export type LogLevel = "DEBUG" | "INFO" | "WARN" | "ERROR" | "PANIC" | "FATAL";
+
+/** Typed fields attached to one log message. */
+export type LogFields = Record<string, unknown>;
+
+/** A named logger; messages go through every log of the logging pipeline that accepts them. */
+export interface Logger {
+  /** The logger's name, e.g. `http.log.access.srv0` or `admin.api`. */
+  readonly name: string;
+  /** Emits a DEBUG message. */
+  debug(msg: string, fields?: LogFields): void;
+  /** Emits an INFO message. */
+  info(msg: string, fields?: LogFields): void;
+  /** Emits a WARN message. */
+  warn(msg: string, fields?: LogFields): void;
+  /** Emits an ERROR message. */
+  error(msg: string, fields?: LogFields): void;
+  /** A child logger named `<name>.<sub>`. */
+  named(sub: string): Logger;
+  /** True when some log would accept a message of this level from this logger. */
+  enabled(level: LogLevel): boolean;
+}
+
+/** Something that must be released when the config that created it goes away. */
+export interface Cleanup {
+  /** Releases resources (timers, sockets, files). Must be safe to call once. */
+  cleanup?(): void | Promise<void>;
+}
+
+/** A provisioned module instance. */
+export interface ModuleInstance extends Cleanup {
+  /** Optional check run after every module of the config is provisioned. Throws on error. */
+  validate?(): void | Promise<void>;
+}
+
+/** An app: a top-level module under `apps` that runs (e.g. `http`). */
+export interface App extends ModuleInstance {
+  /** Starts serving. Called only after the whole new config provisioned and validated. */
+  start(): void | Promise<void>;
+  /** Stops serving. Called on the old config after the new one started (or on unload/exit). */
+  stop(): void | Promise<void>;
+}
+
+/** The per-request or per-connection handler a listener dispatches to. */
+export type ConnHandler = (request: Request, info: ServeInfo) => Response | Promise<Response>;
+
+/** What a listener knows about one request's connection. */
+export interface ServeInfo {
+  /** Remote address: `{hostname, port}` for TCP, `{path}` for unix sockets. */
+  remoteAddr: { transport: "tcp"; hostname: string; port: number } | {
+    transport: "unix";
+    path: string;
+  };
+  /** TLS state when the listener terminates TLS, else undefined. */
+  tls?: {
+    serverName?: string;
+    version?: number;
+    cipherSuite?: number;
+    proto?: string;
+    resumed?: boolean;
+  };
+  /** The local address the request arrived on, as a listen address string. */
+  localAddress: string;
+  /** Marks the request for the upgraded connection API (WebSocket); see Deno.upgradeWebSocket. */
+  completed?: Promise<void>;
+}
+
+/** Options for a listener acquired from the engine's listener pool. */
+export interface ListenOptions {
+  /** Network address, Caddy form: `host:port`, `:port`, `unix//path`, `tcp/host:port`. */
+  address: string;
+  /** TLS material when the listener terminates TLS. Listeners are keyed by address + TLS. */
+  tls?: { cert: string; key: string; alpnProtocols?: string[] };
+}
+
+/**
+ * A listener from the engine's pool. Listeners are reference-counted by address: when a new
+ * config asks for an address the running config already listens on, it gets the same socket,
+ * and at swap time `setHandler` switches it over, so no connection is refused or dropped.
+ */
+export interface ListenerHandle {
+  /** The address this listener is bound to, with the real port when `:0` was asked. */
+  readonly address: string;
+  /** The bound port (TCP only). */
+  readonly port?: number;
+  /** Routes this listener's requests to `handler` from now on. */
+  setHandler(handler: ConnHandler): void;
+  /** Drops this config's reference; the socket closes when no config holds it. */
+  release(): Promise<void>;
+}
+
+/** Key/value storage for certificates, locks and app state (`storage` config section). */
+export interface Storage {
+  /** Reads a value, or null when the key is absent. */
+  load(key: string): Promise<Uint8Array | null>;
+  /** Writes a value atomically. */
+  store(key: string, value: Uint8Array): Promise<void>;
+  /** Deletes a key (and everything under it when it is a prefix). */
+  delete(key: string): Promise<void>;
+  /** Lists keys under a prefix. */
+  list(prefix: string, recursive: boolean): Promise<string[]>;
+  /** True when the key exists. */
+  exists(key: string): Promise<boolean>;
+  /** Takes an exclusive lock (across processes sharing the storage). */
+  lock(name: string): Promise<void>;
+  /** Releases a lock taken with `lock`. */
+  unlock(name: string): Promise<void>;
+}
+
+/** An admin API route that a module registers while provisioned (e.g. `/reverse_proxy/upstreams`). */
+export interface AdminRoute {
+  /** Path prefix, e.g. `/pki/ca/`. */
+  pattern: string;
+  /** Handles a request under the prefix. Throw an `AdminError` (see admin) for an error status. */
+  handle(request: Request): Response | Promise<Response>;
+}
+
+/** What a module receives while it is provisioned. */
+export interface ProvisionContext {
+  /**
+   * Loads a nested module whose name is the value of `inlineKey` inside `raw`
+   * (Caddy's `inline_key`), e.g. `loadModule("http.handlers", "handler", {"handler":"static_response",...})`.
+   * The module's cleanup is tied to the config being provisioned.
+   */
+  loadModule<T extends ModuleInstance>(
+    namespace: string,
+    inlineKey: string,
+    raw: unknown,
+  ): Promise<T>;
+  /** Loads a module by explicit name (for map-shaped config such as matcher sets `{"host": [...]}`). */
+  loadModuleByName<T extends ModuleInstance>(
+    namespace: string,
+    name: string,
+    raw: unknown,
+  ): Promise<T>;
+  /** A logger; names usually derive from module ids. */
+  logger(name: string): Logger;
+  /** Another app of the same config, provisioned on demand (e.g. `tls` from `http`). */
+  app<T extends App>(name: string): Promise<T | undefined>;
+  /** Acquires a listener from the pool (see ListenerHandle). */
+  listen(options: ListenOptions): Promise<ListenerHandle>;
+  /** The configured storage. */
+  storage: Storage;
+  /** Registers an admin API route for as long as this config runs. */
+  registerAdminRoute(route: AdminRoute): void;
+  /** Registers a cleanup to run when this config is replaced or unloaded. */
+  onCleanup(fn: () => void | Promise<void>): void;
+  /** Aborted when the config being provisioned is discarded or stopped. */
+  signal: AbortSignal;
+}
+
+/** A module definition: a registry entry. */
+export interface ModuleDefinition<T extends ModuleInstance = ModuleInstance> {
+  /** The full module id, e.g. `http.handlers.static_response`. */
+  id: string;
+  /** Decodes and provisions an instance from its raw JSON config. Throw on invalid config. */
+  create(config: Record<string, unknown>, ctx: ProvisionContext): T | Promise<T>;
+}
+
+const registry = new Map<string, ModuleDefinition>();
+
+/**
+ * Registers a module so configs can use it. Throws when the id is taken.
+ *
+ * @example
+ * ```ts
+ * import { registerModule } from "./module.ts";
+ * registerModule({
+ *   id: "http.handlers.hello",
+ *   create: () => ({ serveHTTP: () => new Response("hello") }),
+ * });
+ * ```
+ */
+export function registerModule<T extends ModuleInstance>(definition: ModuleDefinition<T>): void {
+  if (!/^([a-z0-9_]+(\.[a-z0-9_]+)*)$/.test(definition.id)) {
+    throw new TypeError(`invalid module id: ${JSON.stringify(definition.id)}`);
+  }
+  if (registry.has(definition.id)) throw new Error(`module already registered: ${definition.id}`);
+  registry.set(definition.id, definition as unknown as ModuleDefinition);
+}
+
+/**
+ * Looks up a module definition by id.
+ *
+ * @example
+ * ```ts
+ * import { getModule } from "./module.ts";
+ * getModule("http.handlers.static_response")?.id;
+ * ```
+ */
+export function getModule(id: string): ModuleDefinition | undefined {
+  return registry.get(id);
+}
+
+/**
+ * Lists the ids of all registered modules, sorted.
+ *
+ * @example
+ * ```ts
+ * import { listModules } from "./module.ts";
+ * console.log(listModules().join("\n"));
+ * ```
+ */
+export function listModules(): string[] {
+  return [...registry.keys()].sort();
+}
