@@ -34,6 +34,7 @@ if (import.meta.main) {
   Deno.serve({
     hostname: env.HOST,
     port: env.PORT,
-    onListen: ({ hostname, port }) => console.log(`Gatehouse demo listening on http://${hostname}:${port}/`),
+    onListen: ({ hostname, port }) =>
+      console.log(`Gatehouse demo listening on http://${hostname}:${port}/`),
   }, app.fetch);
 }
