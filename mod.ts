@@ -1,0 +1,39 @@
+/**
+ * Gatehouse core sign-in toolkit: password hashing, purpose-bound signed tokens, session
+ * cookies, e-mail allowlists, OAuth sign-in (Google, GitHub, Microsoft) and the identity relay.
+ * Pure Web Crypto, no dependencies: runs on Deno, Node 20+, Bun and Cloudflare Workers.
+ *
+ * @example
+ * ```ts
+ * import { hashPassword, verifyPassword } from "@gatehouse/gatehouse";
+ * const stored = await hashPassword("hunter2!");
+ * console.log(await verifyPassword("hunter2!", stored)); // true
+ * ```
+ *
+ * @module
+ */
+export { AuthError, type AuthErrorCode } from "./lib/auth/_errors.ts";
+export {
+  DEFAULT_PASSWORD_ITERATIONS,
+  hashPassword,
+  MAX_ITERATIONS_PER_CALL,
+  MAX_PASSWORD_ITERATIONS,
+  needsRehash,
+  type PasswordOptions,
+  verifyPassword,
+} from "./lib/auth/password.ts";
+export {
+  type Secrets,
+  signToken,
+  type SignTokenOptions,
+  type TokenClaims,
+  verifyToken,
+  type VerifyTokenOptions,
+} from "./lib/auth/token.ts";
+export {
+  RELAY_TTL_SECONDS,
+  type RelayClaims,
+  type RelayOptions,
+  signRelay,
+  verifyRelay,
+} from "./lib/auth/relay.ts";
