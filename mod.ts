@@ -37,3 +37,20 @@ export {
   signRelay,
   verifyRelay,
 } from "./lib/auth/relay.ts";
+export {
+  clearSessionCookie,
+  createSessionCookie,
+  type CreateSessionOptions,
+  DEFAULT_SESSION_MAX_AGE,
+  readSession,
+  type ReadSessionOptions,
+  type Session,
+  type SessionConfig,
+} from "./lib/auth/session.ts";
+export {
+  type AccessMode,
+  emailAllowed,
+  type EmailAllowedInput,
+  isOwner,
+  parseAccessMode,
+} from "./lib/auth/access.ts";

@@ -47,7 +47,7 @@ function isText(v: unknown): v is string {
  * console.log(claims?.nonce === "n1"); // true (the site compares with the nonce it issued)
  * ```
  */
-export function signRelay(
+export async function signRelay(
   secret: Secrets,
   claims: RelayClaims,
   options?: RelayOptions,
@@ -66,7 +66,7 @@ export function signRelay(
     }
     payload.providerUserId = claims.providerUserId;
   }
-  return signToken(secret, {
+  return await signToken(secret, {
     purpose: PURPOSE,
     payload,
     ttlSeconds: RELAY_TTL_SECONDS,
