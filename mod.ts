@@ -54,3 +54,19 @@ export {
   isOwner,
   parseAccessMode,
 } from "./lib/auth/access.ts";
+export {
+  clearOAuthStateCookie,
+  configuredProviders,
+  handleOAuthCallback,
+  OAUTH_PROVIDERS,
+  OAUTH_STATE_TTL_SECONDS,
+  type OAuthClient,
+  type OAuthConfig,
+  type OAuthEndpoints,
+  type OAuthErrorCode,
+  type OAuthOptions,
+  type OAuthProvider,
+  type OAuthResult,
+  type OAuthUser,
+  startOAuth,
+} from "./lib/auth/oauth/core.ts";

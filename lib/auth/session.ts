@@ -6,6 +6,7 @@
  * @module
  */
 import { AuthError } from "./_errors.ts";
+import { COOKIE_NAME, cookieValues } from "./_cookie.ts";
 import { type Secrets, signToken, verifyToken } from "./token.ts";
 
 /** Default session lifetime: 7 days, in seconds. */
@@ -44,9 +45,6 @@ export interface Session {
   /** Expires at, seconds since the epoch. */
   expiresAt: number;
 }
-
-// RFC 6265 cookie-name (an RFC 7230 token).
-const COOKIE_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 function cookieName(config: SessionConfig): string {
   const name = config?.cookieName;
@@ -99,20 +97,6 @@ export async function createSessionCookie(
   return `${name}=${token}; ${attributes(maxAge)}`;
 }
 
-function cookieValues(header: string, name: string): string[] {
-  const values: string[] = [];
-  for (const part of header.split(";")) {
-    const eq = part.indexOf("=");
-    if (eq < 0 || part.slice(0, eq).trim() !== name) continue;
-    let value = part.slice(eq + 1).trim();
-    if (value.length >= 2 && value[0] === '"' && value[value.length - 1] === '"') {
-      value = value.slice(1, -1);
-    }
-    values.push(value);
-  }
-  return values;
-}
-
 /**
  * Reads the session from a request's `Cookie` header: the identity, or `null` when the cookie
  * is missing, tampered, truncated, expired, or signed with another secret. Never throws.
@@ -132,9 +116,7 @@ export async function readSession(
 ): Promise<Session | null> {
   try {
     const name = cookieName(config);
-    const header = request.headers.get("cookie");
-    if (!header) return null;
-    for (const value of cookieValues(header, name)) {
+    for (const value of cookieValues(request.headers.get("cookie"), name)) {
       const claims = await verifyToken<unknown>(config.secret, value, {
         purpose: purpose(name),
         now: options?.now,
