@@ -1,0 +1,85 @@
+/**
+ * The forgot-password page: asks for the e-mail to send a reset link to.
+ *
+ * @module
+ */
+import type { AuthElement } from "./types.ts";
+import { h } from "preact";
+import { AuthCard, AuthForm, AuthLinks, type OnSuccess } from "./form.ts";
+import type { ErrorMessages } from "./messages.ts";
+import type { AuthStyles } from "./styles.ts";
+
+/** Props of {@linkcode ForgotPasswordPage}. */
+export interface ForgotPasswordPageProps {
+  /** Where the form posts `email`; default `/api/auth/forgot`. */
+  action?: string;
+  /** Called in the browser after the site accepted the request. */
+  onSuccess?: OnSuccess;
+  /** Link back to the sign-in page. */
+  loginHref?: string;
+  /** Per-element style overrides. */
+  styles?: AuthStyles;
+  /** Error code to show in words. */
+  error?: string;
+  /**
+   * Set when the request was already sent (after a redirect with JavaScript off): the page
+   * then shows the "check your inbox" sentence.
+   */
+  sent?: boolean;
+  /** E-mail to fill in. */
+  email?: string;
+  /** Heading; default "Reset your password". */
+  title?: string;
+  /** The site's own sentences for error codes. */
+  messages?: ErrorMessages;
+}
+
+/** The sentence shown once a reset was requested (whether or not the account exists). */
+export const RESET_SENT =
+  "If an account exists for that address, we sent it a link to choose a new password.";
+
+/**
+ * A forgot-password page. Posts `email` to `action`; afterwards it always says the same
+ * sentence, so it never tells whether an account exists.
+ *
+ * @example
+ * ```ts
+ * import { h } from "preact";
+ * import { renderToString } from "preact-render-to-string";
+ * import { ForgotPasswordPage } from "@gatehouse/gatehouse/react";
+ * renderToString(h(ForgotPasswordPage, { action: "/api/auth/forgot", loginHref: "/login" }));
+ * ```
+ */
+export function ForgotPasswordPage(props: ForgotPasswordPageProps): AuthElement {
+  const { styles } = props;
+  return h(
+    AuthCard,
+    {
+      title: props.title ?? "Reset your password",
+      intro: "Enter your e-mail address and we will send you a link to choose a new password.",
+      styles,
+    },
+    h(AuthForm, {
+      idPrefix: "gh-forgot",
+      action: props.action ?? "/api/auth/forgot",
+      fields: [
+        {
+          name: "email",
+          label: "E-mail",
+          type: "email",
+          autocomplete: "email",
+          value: props.email,
+        },
+      ],
+      submitLabel: "Send reset link",
+      pendingLabel: "Sending…",
+      onSuccess: props.onSuccess,
+      successMessage: RESET_SENT,
+      error: props.error,
+      notice: props.sent ? RESET_SENT : undefined,
+      messages: props.messages,
+      styles,
+    }),
+    h(AuthLinks, { styles, links: [{ href: props.loginHref, label: "Back to sign in" }] }),
+  );
+}

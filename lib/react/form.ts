@@ -1,0 +1,225 @@
+/**
+ * The pieces every sign-in page shares: the card around a page, a labelled field, the row of
+ * secondary links, and the form itself.
+ *
+ * The form is a plain `<form method="post">` so it works with JavaScript off (the browser
+ * posts it and follows the site's redirect). Once hydrated, it posts the same fields with
+ * `fetch` and `Accept: application/json`, shows the site's `{error}` answer in words in an
+ * `aria-live` region, and hands a success answer to `onSuccess`.
+ *
+ * @module
+ */
+import type { AuthElement, AuthNode } from "./types.ts";
+import { h } from "preact";
+import { useState } from "preact/hooks";
+import { describeError, type ErrorMessages } from "./messages.ts";
+import { type AuthStyles, styleFor } from "./styles.ts";
+
+/**
+ * What a site answered to a successful JSON submission (any JSON object). By convention
+ * `redirect` names the page to go to next; when the server answered with a redirect that
+ * `fetch` followed, `redirect` is that final URL.
+ */
+export interface AuthResult {
+  /** Where to go next, when the site says so. */
+  redirect?: string;
+  /** Any other field of the site's answer. */
+  [key: string]: unknown;
+}
+
+/** Called in the browser after a successful submission, with the site's answer. */
+export type OnSuccess = (result: AuthResult) => void;
+
+/** One input of a form. */
+export interface FieldSpec {
+  /** Form field name posted to the site. */
+  name: string;
+  /** Visible label text. */
+  label: string;
+  /** Input type. */
+  type: "email" | "password" | "text";
+  /** The `autocomplete` token, e.g. `email`, `current-password`, `one-time-code`. */
+  autocomplete: string;
+  /** Initial value. */
+  value?: string;
+  /** Shown but not editable. */
+  readOnly?: boolean;
+  /** Virtual keyboard hint, e.g. `numeric`. */
+  inputMode?: "numeric" | "email" | "text";
+  /** Minimum length the browser checks before posting. */
+  minLength?: number;
+  /** Pattern the browser checks before posting. */
+  pattern?: string;
+}
+
+/** Props shared by the form of every page. */
+export interface AuthFormProps {
+  /** Prefix of element ids; unique per page. */
+  idPrefix: string;
+  /** URL the form posts to. */
+  action: string;
+  /** The inputs, in order. */
+  fields: FieldSpec[];
+  /** Hidden fields posted with the form. */
+  hidden?: Record<string, string>;
+  /** Text of the submit button. */
+  submitLabel: string;
+  /** Text of the submit button while a submission is under way. */
+  pendingLabel: string;
+  /** Called after a successful submission (JavaScript on). */
+  onSuccess?: OnSuccess;
+  /** When set, shown in the notice region after a successful submission. */
+  successMessage?: string;
+  /** Error code to show on first render (from the URL after a redirect). */
+  error?: string;
+  /** Good news to show on first render (text chosen by the site). */
+  notice?: string;
+  /** The site's own sentences for error codes. */
+  messages?: ErrorMessages;
+  /** Per-element style overrides. */
+  styles?: AuthStyles;
+}
+
+/** The card that holds a page: `<main>`, a heading, an optional sentence, the content. */
+export function AuthCard(
+  props: { title: string; intro?: string; styles?: AuthStyles; children?: AuthNode },
+): AuthElement {
+  const { styles } = props;
+  return h(
+    "main",
+    { style: styleFor(styles, "page") },
+    h(
+      "div",
+      { style: styleFor(styles, "card") },
+      h("h1", { style: styleFor(styles, "title") }, props.title),
+      props.intro ? h("p", { style: styleFor(styles, "intro") }, props.intro) : null,
+      props.children,
+    ),
+  );
+}
+
+/** A row of secondary links; links without an `href` are left out. */
+export function AuthLinks(
+  props: { links: { href?: string; label: string }[]; styles?: AuthStyles },
+): AuthElement | null {
+  const links = props.links.filter((l) => l.href);
+  if (links.length === 0) return null;
+  return h(
+    "nav",
+    { style: styleFor(props.styles, "links"), "aria-label": "Other options" },
+    links.map((l) =>
+      h("a", { key: l.href, href: l.href, style: styleFor(props.styles, "link") }, l.label)
+    ),
+  );
+}
+
+/** The form of a page; see the module documentation for its two modes. */
+export function AuthForm(props: AuthFormProps): AuthElement {
+  const { idPrefix, styles } = props;
+  const [error, setError] = useState(props.error ? describeError(props.error, props.messages) : "");
+  const [notice, setNotice] = useState(props.notice ?? "");
+  const [pending, setPending] = useState(false);
+  const errorId = `${idPrefix}-error`;
+
+  async function submit(event: Event): Promise<void> {
+    const form = event.currentTarget as HTMLFormElement;
+    if (typeof fetch !== "function" || typeof FormData !== "function") return;
+    event.preventDefault();
+    if (pending) return;
+    setPending(true);
+    setError("");
+    setNotice("");
+    try {
+      const body = new URLSearchParams(new FormData(form) as unknown as Record<string, string>);
+      const response = await fetch(form.action, {
+        method: "POST",
+        body,
+        headers: { accept: "application/json" },
+        credentials: "same-origin",
+      });
+      const answer = await readAnswer(response);
+      if (response.ok) {
+        if (props.successMessage) setNotice(props.successMessage);
+        props.onSuccess?.(answer);
+      } else {
+        const code = typeof answer.error === "string" ? answer.error : "unknown";
+        setError(describeError(code, props.messages));
+      }
+    } catch {
+      setError(describeError("network", props.messages));
+    } finally {
+      setPending(false);
+    }
+  }
+
+  const invalid = error !== "";
+  return h(
+    "form",
+    { method: "post", action: props.action, style: styleFor(styles, "form"), onSubmit: submit },
+    h(
+      "div",
+      { id: errorId, role: "alert", "aria-live": "assertive", "aria-atomic": "true" },
+      error ? h("p", { style: styleFor(styles, "error") }, error) : null,
+    ),
+    h(
+      "div",
+      { id: `${idPrefix}-notice`, role: "status", "aria-live": "polite", "aria-atomic": "true" },
+      notice ? h("p", { style: styleFor(styles, "notice") }, notice) : null,
+    ),
+    Object.entries(props.hidden ?? {}).map(([name, value]) =>
+      h("input", { key: name, type: "hidden", name, value })
+    ),
+    props.fields.map((f) => {
+      const id = `${idPrefix}-${f.name}`;
+      return h(
+        "div",
+        { key: f.name, style: styleFor(styles, "field") },
+        h("label", { for: id, style: styleFor(styles, "label") }, f.label),
+        h("input", {
+          id,
+          name: f.name,
+          type: f.type,
+          autocomplete: f.autocomplete,
+          required: true,
+          defaultValue: f.value,
+          readOnly: f.readOnly,
+          inputMode: f.inputMode,
+          minLength: f.minLength,
+          pattern: f.pattern,
+          "aria-invalid": invalid ? "true" : undefined,
+          "aria-describedby": invalid ? errorId : undefined,
+          style: styleFor(styles, "input"),
+        }),
+      );
+    }),
+    h(
+      "button",
+      {
+        type: "submit",
+        style: styleFor(styles, "button"),
+        disabled: pending,
+        "aria-busy": pending ? "true" : undefined,
+      },
+      pending ? props.pendingLabel : props.submitLabel,
+    ),
+  );
+}
+
+async function readAnswer(response: Response): Promise<AuthResult> {
+  const type = response.headers.get("content-type") ?? "";
+  if (type.includes("application/json")) {
+    try {
+      const parsed = await response.json();
+      if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) {
+        const answer = parsed as AuthResult;
+        if (answer.redirect === undefined && response.redirected) answer.redirect = response.url;
+        return answer;
+      }
+    } catch {
+      // not JSON after all
+    }
+    return {};
+  }
+  await response.body?.cancel();
+  return response.redirected ? { redirect: response.url } : {};
+}

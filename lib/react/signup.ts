@@ -1,0 +1,90 @@
+/**
+ * The sign-up page: e-mail and a new password; the site then sends a one-time code.
+ *
+ * @module
+ */
+import type { AuthElement, AuthNode } from "./types.ts";
+import { h } from "preact";
+import { AuthCard, AuthForm, AuthLinks, type OnSuccess } from "./form.ts";
+import type { ErrorMessages } from "./messages.ts";
+import { type AuthStyles, styleFor } from "./styles.ts";
+
+/** Props of {@linkcode SignupPage}. */
+export interface SignupPageProps {
+  /** Where the form posts `email` and `password`; default `/api/auth/signup`. */
+  action?: string;
+  /** Called in the browser after the site accepted the sign-up (the code was sent). */
+  onSuccess?: OnSuccess;
+  /** Link to the sign-in page. */
+  loginHref?: string;
+  /** Per-element style overrides. */
+  styles?: AuthStyles;
+  /** Shown under the form after an "or" line, typically {@linkcode SsoButtons}. */
+  ssoSlot?: AuthNode;
+  /** Error code to show in words. */
+  error?: string;
+  /** E-mail to fill in. */
+  email?: string;
+  /** Shortest password the browser accepts before posting; default 8. */
+  minLength?: number;
+  /** Heading; default "Create an account". */
+  title?: string;
+  /** The site's own sentences for error codes. */
+  messages?: ErrorMessages;
+}
+
+/**
+ * A sign-up page. Posts `email` and `password` (autocomplete `new-password`) to `action`;
+ * the site answers with where to enter the code (a redirect, or JSON `{redirect}`).
+ *
+ * @example
+ * ```ts
+ * import { h } from "preact";
+ * import { renderToString } from "preact-render-to-string";
+ * import { SignupPage } from "@gatehouse/gatehouse/react";
+ * renderToString(h(SignupPage, { action: "/api/auth/signup", loginHref: "/login" }));
+ * ```
+ */
+export function SignupPage(props: SignupPageProps): AuthElement {
+  const { styles } = props;
+  return h(
+    AuthCard,
+    { title: props.title ?? "Create an account", styles },
+    h(AuthForm, {
+      idPrefix: "gh-signup",
+      action: props.action ?? "/api/auth/signup",
+      fields: [
+        {
+          name: "email",
+          label: "E-mail",
+          type: "email",
+          autocomplete: "email",
+          value: props.email,
+        },
+        {
+          name: "password",
+          label: "Password",
+          type: "password",
+          autocomplete: "new-password",
+          minLength: props.minLength ?? 8,
+        },
+      ],
+      submitLabel: "Create account",
+      pendingLabel: "Creating…",
+      onSuccess: props.onSuccess,
+      error: props.error,
+      messages: props.messages,
+      styles,
+    }),
+    props.ssoSlot
+      ? [
+        h("p", { key: "or", style: styleFor(styles, "divider") }, "or"),
+        h("div", { key: "sso" }, props.ssoSlot),
+      ]
+      : null,
+    h(AuthLinks, {
+      styles,
+      links: [{ href: props.loginHref, label: "Already have an account? Sign in" }],
+    }),
+  );
+}
