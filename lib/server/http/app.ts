@@ -1,0 +1,94 @@
+/**
+ * The `http` app: `apps.http` with `servers`, `http_port`, `https_port`, `grace_period`.
+ * Provisioning builds every server and acquires its listeners from the engine's pool (so a
+ * bad address fails the load and the old config keeps running); `start` points the listeners
+ * at the new servers, `stop` releases this config's references.
+ *
+ * @module
+ */
+import type { App, ListenerHandle, ModuleDefinition, ProvisionContext } from "../module.ts";
+import { asObject, checkFields, optDuration, optNumber, type Raw } from "./config.ts";
+import { HttpServer } from "./server.ts";
+
+/** The running `http` app of one config. */
+export class HttpApp implements App {
+  /** Servers by name. */
+  readonly servers: Map<string, HttpServer>;
+  /** Default HTTP port. */
+  readonly httpPort: number;
+  /** Default HTTPS port. */
+  readonly httpsPort: number;
+  #handles: { server: HttpServer; handle: ListenerHandle }[];
+  #released = false;
+
+  private constructor(
+    servers: Map<string, HttpServer>,
+    httpPort: number,
+    httpsPort: number,
+    handles: { server: HttpServer; handle: ListenerHandle }[],
+  ) {
+    this.servers = servers;
+    this.httpPort = httpPort;
+    this.httpsPort = httpsPort;
+    this.#handles = handles;
+  }
+
+  /** Decodes and provisions the app, acquiring listeners. */
+  static async create(config: Raw, ctx: ProvisionContext): Promise<HttpApp> {
+    checkFields(config, [
+      "http_port",
+      "https_port",
+      "grace_period",
+      "shutdown_delay",
+      "servers",
+      "metrics",
+    ], "http");
+    const httpPort = optNumber(config, "http_port", "http") ?? 80;
+    const httpsPort = optNumber(config, "https_port", "http") ?? 443;
+    optDuration(config, "grace_period", "http");
+    optDuration(config, "shutdown_delay", "http");
+    const servers = new Map<string, HttpServer>();
+    const rawServers = config.servers === undefined ? {} : asObject(config.servers, "http.servers");
+    for (const [name, raw] of Object.entries(rawServers)) {
+      servers.set(name, await HttpServer.create(name, raw, ctx, httpPort));
+    }
+    const handles: { server: HttpServer; handle: ListenerHandle }[] = [];
+    const app = new HttpApp(servers, httpPort, httpsPort, handles);
+    ctx.onCleanup(() => app.#release());
+    for (const server of servers.values()) {
+      for (const a of server.addresses) {
+        const handle = await ctx.listen({ address: a.address });
+        handles.push({ server, handle });
+        server.listeners.push(handle);
+      }
+    }
+    return app;
+  }
+
+  /** Points every listener at its server. */
+  start(): void {
+    for (const { server, handle } of this.#handles) handle.setHandler(server.handle);
+  }
+
+  /** Releases this config's listener references. */
+  async stop(): Promise<void> {
+    await this.#release();
+  }
+
+  /** Releases listeners (idempotent). */
+  async cleanup(): Promise<void> {
+    await this.#release();
+  }
+
+  async #release(): Promise<void> {
+    if (this.#released) return;
+    this.#released = true;
+    await Promise.all(this.#handles.map(({ handle }) => handle.release()));
+  }
+}
+
+/** Registry entry of the `http` app. */
+export const httpAppModule: ModuleDefinition<HttpApp> = {
+  id: "http",
+  create: (config, ctx) => HttpApp.create(config, ctx),
+};

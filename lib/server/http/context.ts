@@ -1,0 +1,219 @@
+/**
+ * The per-request state every matcher and handler works on: the request, its (rewritable)
+ * method/path/query, variables, response headers set before the response exists, the error
+ * being handled, and regexp captures. One object per request; everything else is computed
+ * lazily so a request that only needs the path never parses headers.
+ *
+ * @module
+ */
+import type { ServeInfo } from "../module.ts";
+import type { HandlerError } from "./errors.ts";
+
+/** Per-server facts the context needs (trusted proxies for the client IP). */
+export interface ServerFacts {
+  /** Server name in `apps.http.servers`. */
+  readonly name: string;
+  /** Returns the client IP for a request, honouring trusted proxies. */
+  clientIP(c: RequestContext): string;
+}
+
+/**
+ * Percent-decodes a path the way Go's `url.PathUnescape` does; null on a malformed escape.
+ *
+ * @example
+ * ```ts
+ * import { decodePath } from "./context.ts";
+ * decodePath("/a%20b"); // "/a b"
+ * ```
+ */
+export function decodePath(raw: string): string | null {
+  if (raw.indexOf("%") < 0) return raw;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    // Malformed escape or invalid UTF-8: decode bytes by hand (Go allows arbitrary bytes).
+    const bytes: number[] = [];
+    for (let i = 0; i < raw.length; i++) {
+      const ch = raw.charCodeAt(i);
+      if (ch === 37 /* % */) {
+        const hex = raw.slice(i + 1, i + 3);
+        if (!/^[0-9a-fA-F]{2}$/.test(hex)) return null;
+        bytes.push(parseInt(hex, 16));
+        i += 2;
+      } else if (ch < 128) bytes.push(ch);
+      else bytes.push(...new TextEncoder().encode(raw[i]));
+    }
+    return new TextDecoder().decode(new Uint8Array(bytes));
+  }
+}
+
+/** Splits a `host[:port]` string (IPv6 in brackets) into host and port ("" when absent). */
+export function splitHostPort(hostport: string): [string, string] {
+  if (hostport.startsWith("[")) {
+    const end = hostport.indexOf("]");
+    if (end < 0) return [hostport, ""];
+    const rest = hostport.slice(end + 1);
+    return [hostport.slice(1, end), rest.startsWith(":") ? rest.slice(1) : ""];
+  }
+  const i = hostport.lastIndexOf(":");
+  if (i < 0 || hostport.indexOf(":") !== i) return [hostport, ""];
+  return [hostport.slice(0, i), hostport.slice(i + 1)];
+}
+
+/**
+ * One request in flight. Matchers read it; handlers read and change it (rewrite changes
+ * `method`/`rawPath`/`query`, `headers` handlers change `headers` through `mutableHeaders()`).
+ */
+export class RequestContext {
+  /** The request as received. */
+  readonly request: Request;
+  /** Connection facts from the listener. */
+  readonly info: ServeInfo;
+  /** The server handling it. */
+  readonly server: ServerFacts;
+  /** `http` or `https`. */
+  readonly scheme: string;
+  /** The Host header value (host and optional port). */
+  host: string;
+  /** Current method (rewritable). */
+  method: string;
+  /** Current escaped path as sent (rewritable). */
+  rawPath: string;
+  /** Current raw query without `?` (rewritable). */
+  query: string;
+  /** The request headers; replace through `mutableHeaders()` before changing. */
+  headers: Headers;
+  /** Method before any rewrite. */
+  readonly origMethod: string;
+  /** Escaped path before any rewrite. */
+  readonly origRawPath: string;
+  /** Query before any rewrite. */
+  readonly origQuery: string;
+  /** Start time (ms, performance clock). */
+  readonly start: number;
+  /** `http.vars.*` variables, created on first use. */
+  vars: Map<string, unknown> | null = null;
+  /** Response headers set before a handler produced the response (Caddy's `w.Header()`). */
+  respHeaders: Headers | null = null;
+  /** Deferred response header operations, run on the final response. */
+  deferred: ((c: RequestContext, res: Response) => Response)[] | null = null;
+  /** The error being handled by `errors` routes. */
+  error: HandlerError | null = null;
+  /** Placeholders set at run time (regexp captures `http.regexp.*`, map outputs, auth). */
+  extra: Map<string, string> | null = null;
+  /** Route groups already taken by a route in this request. */
+  groups: Set<string> | null = null;
+  /** Authenticated user id (`{http.auth.user.id}`), "" when none. */
+  userId = "";
+  /** False once a handler deleted the `Server` response header. */
+  serverHeader = true;
+  /** True to skip the access log for this request. */
+  skipLog = false;
+  /** Request body bytes read by handlers (access log `bytes_read`). */
+  bytesRead = 0;
+  #path: string | null = null;
+  #pathFor: string | null = null;
+  #clientIP: string | null = null;
+  #headersCopied = false;
+
+  /** Builds the context from a request as the listener gives it. */
+  constructor(request: Request, info: ServeInfo, server: ServerFacts) {
+    this.request = request;
+    this.info = info;
+    this.server = server;
+    this.start = performance.now();
+    const url = request.url;
+    const schemeEnd = url.indexOf("://");
+    this.scheme = schemeEnd > 0 ? url.slice(0, schemeEnd) : (info.tls ? "https" : "http");
+    const authStart = schemeEnd > 0 ? schemeEnd + 3 : 0;
+    let pathStart = url.indexOf("/", authStart);
+    if (pathStart < 0) pathStart = url.length;
+    this.host = url.slice(authStart, pathStart);
+    const q = url.indexOf("?", pathStart);
+    if (q < 0) {
+      this.rawPath = pathStart < url.length ? url.slice(pathStart) : "/";
+      this.query = "";
+    } else {
+      this.rawPath = url.slice(pathStart, q);
+      this.query = url.slice(q + 1);
+    }
+    this.method = request.method;
+    this.headers = request.headers;
+    this.origMethod = this.method;
+    this.origRawPath = this.rawPath;
+    this.origQuery = this.query;
+  }
+
+  /** The decoded path (`{http.request.uri.path}`); "" when the escape is malformed. */
+  get path(): string {
+    if (this.#pathFor !== this.rawPath) {
+      this.#path = decodePath(this.rawPath) ?? "";
+      this.#pathFor = this.rawPath;
+    }
+    return this.#path!;
+  }
+
+  /** Sets the path from a decoded value (escaping what must be escaped). */
+  setPath(decoded: string): void {
+    this.rawPath = encodeURI(decoded).replace(/\?/g, "%3F").replace(/#/g, "%23");
+    this.#path = decoded;
+    this.#pathFor = this.rawPath;
+  }
+
+  /** Host without port, lower-cased brackets removed for IPv6. */
+  get hostname(): string {
+    return splitHostPort(this.host)[0];
+  }
+
+  /** The request URI: escaped path plus `?query` when there is one. */
+  get uri(): string {
+    return this.query ? `${this.rawPath}?${this.query}` : this.rawPath;
+  }
+
+  /** The remote (peer) address host. */
+  get remoteHost(): string {
+    const a = this.info.remoteAddr;
+    return a.transport === "tcp" ? a.hostname : "";
+  }
+
+  /** The remote (peer) port as a string. */
+  get remotePort(): string {
+    const a = this.info.remoteAddr;
+    return a.transport === "tcp" ? String(a.port) : "";
+  }
+
+  /** The client IP: the remote host, or the forwarded address from a trusted proxy. */
+  get clientIP(): string {
+    if (this.#clientIP === null) this.#clientIP = this.server.clientIP(this);
+    return this.#clientIP;
+  }
+
+  /** Request headers, copied on first call so they can be changed. */
+  mutableHeaders(): Headers {
+    if (!this.#headersCopied) {
+      this.headers = new Headers(this.headers);
+      this.#headersCopied = true;
+    }
+    return this.headers;
+  }
+
+  /** Response headers to apply on the final response, created on first use. */
+  responseHeaders(): Headers {
+    return this.respHeaders ??= new Headers();
+  }
+
+  /** Sets a run-time placeholder (regexp captures and the like). */
+  setPlaceholder(key: string, value: string): void {
+    (this.extra ??= new Map()).set(key, value);
+  }
+
+  /** Sets a variable (`{http.vars.<name>}`). */
+  setVar(name: string, value: unknown): void {
+    (this.vars ??= new Map()).set(name, value);
+  }
+
+  /** Reads a variable. */
+  getVar(name: string): unknown {
+    return this.vars?.get(name);
+  }
+}

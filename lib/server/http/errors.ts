@@ -1,0 +1,68 @@
+/**
+ * Handler errors: what a handler throws to make the server answer with an error status and
+ * run the server's `errors` routes (Caddy's `caddyhttp.HandlerError`).
+ *
+ * @module
+ */
+
+/** Stable codes of errors thrown while decoding an `http` app config. */
+export type HttpConfigErrorCode =
+  | "invalid_config"
+  | "unknown_field"
+  | "invalid_address"
+  | "invalid_regexp"
+  | "invalid_placeholder";
+
+/** A config error of the `http` app; thrown from `create` so the engine rolls the load back. */
+export class HttpConfigError extends Error {
+  /** Stable code. */
+  readonly code: HttpConfigErrorCode;
+  /** Creates a config error with a stable code. */
+  constructor(code: HttpConfigErrorCode, message: string) {
+    super(message);
+    this.name = "HttpConfigError";
+    this.code = code;
+  }
+}
+
+const ID_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789";
+
+function randomId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(9));
+  let s = "";
+  for (const b of bytes) s += ID_CHARS[b % ID_CHARS.length];
+  return s;
+}
+
+/**
+ * An error with an HTTP status a handler throws; the server turns it into the response status
+ * or hands it to the `errors` routes as `{http.error.*}`.
+ *
+ * @example
+ * ```ts
+ * import { HandlerError } from "./errors.ts";
+ * throw new HandlerError(404, "file not found");
+ * ```
+ */
+export class HandlerError extends Error {
+  /** HTTP status code (0 means 500). */
+  readonly status: number;
+  /** Short random id to correlate logs with responses (`{http.error.id}`). */
+  readonly id: string;
+  /** Where it was thrown, e.g. `file_server` (`{http.error.trace}`). */
+  readonly trace: string;
+  /** Creates a handler error. */
+  constructor(status: number, message: string, trace = "") {
+    super(message);
+    this.name = "HandlerError";
+    this.status = status || 500;
+    this.id = randomId();
+    this.trace = trace;
+  }
+}
+
+/** Wraps any thrown value as a HandlerError (500 unless it already is one). */
+export function toHandlerError(e: unknown): HandlerError {
+  if (e instanceof HandlerError) return e;
+  return new HandlerError(500, e instanceof Error ? e.message : String(e));
+}

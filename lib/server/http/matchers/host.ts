@@ -1,0 +1,68 @@
+/**
+ * `host` matcher: the Host header (without port) equals one of the names, case-insensitively;
+ * `*` stands for exactly one label (`*.example.com`); names may hold placeholders.
+ *
+ * @module
+ */
+import type { ModuleDefinition } from "../../module.ts";
+import type { RequestContext } from "../context.ts";
+import { splitHostPort } from "../context.ts";
+import { HttpConfigError } from "../errors.ts";
+import type { RequestMatcher } from "../handler.ts";
+import { compileTemplate, hasPlaceholder, type Template } from "../replacer.ts";
+
+function strings(raw: unknown, id: string): string[] {
+  if (!Array.isArray(raw) || raw.some((s) => typeof s !== "string")) {
+    throw new HttpConfigError("invalid_config", `${id}: must be an array of strings`);
+  }
+  return raw as string[];
+}
+
+function wildcardMatch(pattern: string[], host: string): boolean {
+  const labels = host.split(".");
+  if (labels.length !== pattern.length) return false;
+  for (let i = 0; i < pattern.length; i++) {
+    if (pattern[i] !== "*" && pattern[i] !== labels[i]) return false;
+  }
+  return true;
+}
+
+/** Builds a host matcher. */
+export function hostMatcher(raw: unknown): RequestMatcher {
+  const hosts = strings(raw, "http.matchers.host").map((h) => h.toLowerCase());
+  const seen = new Set<string>();
+  for (const h of hosts) {
+    if (seen.has(h)) throw new HttpConfigError("invalid_config", `host repeated: ${h}`);
+    seen.add(h);
+  }
+  const exact = new Set<string>();
+  const wild: string[][] = [];
+  const dynamic: Template[] = [];
+  for (const h of hosts) {
+    if (hasPlaceholder(h)) dynamic.push(compileTemplate(h));
+    else if (h.includes("*")) wild.push(h.split("."));
+    else exact.add(h);
+  }
+  const single = hosts.length === 1 && exact.size === 1 ? hosts[0] : null;
+  return {
+    match(c: RequestContext): boolean {
+      let host = c.host;
+      if (host.indexOf(":") >= 0 || host.startsWith("[")) host = splitHostPort(host)[0];
+      host = host.toLowerCase();
+      if (single !== null) return host === single;
+      if (exact.has(host)) return true;
+      for (const w of wild) if (wildcardMatch(w, host)) return true;
+      for (const t of dynamic) {
+        const h = t.render(c).toLowerCase();
+        if (h.includes("*") ? wildcardMatch(h.split("."), host) : h === host) return true;
+      }
+      return false;
+    },
+  };
+}
+
+/** Registry entry. */
+export const hostMatcherModule: ModuleDefinition<RequestMatcher> = {
+  id: "http.matchers.host",
+  create: (raw) => hostMatcher(raw),
+};

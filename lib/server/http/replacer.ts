@@ -1,0 +1,294 @@
+/**
+ * Placeholders (`{http.request.host}`, `{env.HOME}`, `{time.now.unix}`...): templates are
+ * parsed once at provision time into literal parts and getter functions, so rendering a
+ * template per request is a few property reads and string concatenations.
+ *
+ * @module
+ */
+import type { RequestContext } from "./context.ts";
+import { splitHostPort } from "./context.ts";
+import { statusText } from "./status.ts";
+
+/** Reads one placeholder's value for a request; undefined when it is unknown. */
+export type Getter = (c: RequestContext) => string | undefined;
+
+/** A parsed template. */
+export interface Template {
+  /** The rendered value when the template has no placeholders, else null. */
+  readonly constant: string | null;
+  /** Renders the template for a request. */
+  render(c: RequestContext): string;
+}
+
+function stringify(v: unknown): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === "string") return v;
+  if (typeof v === "number" || typeof v === "boolean" || typeof v === "bigint") return String(v);
+  return JSON.stringify(v);
+}
+
+const pad = (n: number, w = 2) => String(n).padStart(w, "0");
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+function zone(d: Date): string {
+  const off = -d.getTimezoneOffset();
+  const sign = off >= 0 ? "+" : "-";
+  return `${sign}${pad(Math.floor(Math.abs(off) / 60))}${pad(Math.abs(off) % 60)}`;
+}
+
+/** `02/Jan/2006:15:04:05 -0700` (common log format). */
+export function commonLogTime(d: Date): string {
+  return `${pad(d.getDate())}/${MONTHS[d.getMonth()]}/${d.getFullYear()}:${pad(d.getHours())}:${
+    pad(d.getMinutes())
+  }:${pad(d.getSeconds())} ${zone(d)}`;
+}
+
+/** Go's duration string (`1.5ms`, `2.000123s`) for milliseconds. */
+export function goDuration(ms: number): string {
+  if (ms < 0.001) return `${Math.round(ms * 1e6)}ns`;
+  if (ms < 1) return `${+(ms * 1000).toFixed(3)}µs`;
+  if (ms < 1000) return `${+ms.toFixed(6)}ms`;
+  return `${+(ms / 1000).toFixed(9)}s`;
+}
+
+function env(name: string): string {
+  try {
+    return Deno.env.get(name) ?? "";
+  } catch {
+    return "";
+  }
+}
+
+function pathFile(p: string): string {
+  return p.slice(p.lastIndexOf("/") + 1);
+}
+
+const STATIC: Record<string, Getter> = {
+  "http.request.method": (c) => c.method,
+  "http.request.scheme": (c) => c.scheme,
+  "http.request.proto": (c) => c.info.tls?.proto === "h2" ? "HTTP/2.0" : "HTTP/1.1",
+  "http.request.host": (c) => c.hostname,
+  "http.request.port": (c) => splitHostPort(c.host)[1] || (c.scheme === "https" ? "443" : "80"),
+  "http.request.hostport": (c) => c.host,
+  "http.request.remote": (c) => {
+    const h = c.remoteHost;
+    return h.includes(":") ? `[${h}]:${c.remotePort}` : `${h}:${c.remotePort}`;
+  },
+  "http.request.remote.host": (c) => c.remoteHost,
+  "http.request.remote.port": (c) => c.remotePort,
+  "http.request.client_ip": (c) => c.clientIP,
+  "http.request.uri": (c) => c.uri,
+  "http.request.uri.path": (c) => c.path,
+  "http.request.uri.path.file": (c) => pathFile(c.path),
+  "http.request.uri.path.dir": (c) => c.path.slice(0, c.path.lastIndexOf("/") + 1),
+  "http.request.uri.path.file.base": (c) => {
+    const f = pathFile(c.path);
+    const dot = f.lastIndexOf(".");
+    return dot < 0 ? f : f.slice(0, dot);
+  },
+  "http.request.uri.path.file.ext": (c) => {
+    const f = pathFile(c.path);
+    const dot = f.lastIndexOf(".");
+    return dot < 0 ? "" : f.slice(dot);
+  },
+  "http.request.uri.query": (c) => c.query,
+  "http.request.orig_method": (c) => c.origMethod,
+  "http.request.orig_uri": (c) => c.origQuery ? `${c.origRawPath}?${c.origQuery}` : c.origRawPath,
+  "http.request.orig_uri.path": (c) => c.origRawPath,
+  "http.request.orig_uri.path.file": (c) => pathFile(c.origRawPath),
+  "http.request.orig_uri.path.dir": (c) =>
+    c.origRawPath.slice(0, c.origRawPath.lastIndexOf("/") + 1),
+  "http.request.orig_uri.query": (c) => c.origQuery,
+  "http.request.duration": (c) => goDuration(performance.now() - c.start),
+  "http.request.duration_ms": (c) => String(performance.now() - c.start),
+  "http.request.uuid": (c) => {
+    let id = c.extra?.get("http.request.uuid");
+    if (!id) c.setPlaceholder("http.request.uuid", id = crypto.randomUUID());
+    return id;
+  },
+  "http.request.tls.version": (c) => c.info.tls ? String(c.info.tls.version ?? "") : undefined,
+  "http.request.tls.cipher_suite": (c) =>
+    c.info.tls ? String(c.info.tls.cipherSuite ?? "") : undefined,
+  "http.request.tls.resumed": (c) => c.info.tls ? String(!!c.info.tls.resumed) : undefined,
+  "http.request.tls.proto": (c) => c.info.tls ? c.info.tls.proto ?? "" : undefined,
+  "http.request.tls.server_name": (c) => c.info.tls ? c.info.tls.serverName ?? "" : undefined,
+  "http.error": (c) => c.error ? c.error.message : undefined,
+  "http.error.status_code": (c) => c.error ? String(c.error.status) : undefined,
+  "http.error.status_text": (c) => c.error ? statusText(c.error.status) : undefined,
+  "http.error.message": (c) => c.error ? c.error.message : undefined,
+  "http.error.trace": (c) => c.error ? c.error.trace : undefined,
+  "http.error.id": (c) => c.error ? c.error.id : undefined,
+  "http.auth.user.id": (c) => c.userId || c.extra?.get("http.auth.user.id"),
+  "system.hostname": () => {
+    try {
+      return Deno.hostname();
+    } catch {
+      return "";
+    }
+  },
+  "system.slash": () => "/",
+  "system.os": () => Deno.build.os,
+  "system.arch": () => Deno.build.arch === "x86_64" ? "amd64" : Deno.build.arch,
+  "system.wd": () => Deno.cwd(),
+  "time.now": () => new Date().toString(),
+  "time.now.http": () => new Date().toUTCString(),
+  "time.now.common_log": () => commonLogTime(new Date()),
+  "time.now.year": () => String(new Date().getFullYear()),
+  "time.now.unix": () => String(Math.floor(Date.now() / 1000)),
+  "time.now.unix_ms": () => String(Date.now()),
+};
+
+function cookie(c: RequestContext, name: string): string | undefined {
+  const h = c.headers.get("cookie");
+  if (!h) return undefined;
+  for (const part of h.split(";")) {
+    const eq = part.indexOf("=");
+    if (eq < 0) continue;
+    if (part.slice(0, eq).trim() === name) {
+      let v = part.slice(eq + 1).trim();
+      if (v.length > 1 && v.startsWith('"') && v.endsWith('"')) v = v.slice(1, -1);
+      return v;
+    }
+  }
+  return undefined;
+}
+
+function queryParam(c: RequestContext, name: string): string {
+  return new URLSearchParams(c.query).get(name) ?? "";
+}
+
+/**
+ * The getter for one placeholder key, resolved once at provision time.
+ *
+ * @example
+ * ```ts
+ * import { getterFor } from "./replacer.ts";
+ * const host = getterFor("http.request.host");
+ * ```
+ */
+export function getterFor(key: string): Getter {
+  const fixed = STATIC[key];
+  if (fixed) return fixed;
+  const after = (p: string) => key.slice(p.length);
+  if (key.startsWith("http.request.header.")) {
+    const name = after("http.request.header.");
+    return (c) => c.headers.get(name) ?? "";
+  }
+  if (key.startsWith("http.request.cookie.")) {
+    const name = after("http.request.cookie.");
+    return (c) => cookie(c, name) ?? "";
+  }
+  if (key.startsWith("http.request.uri.query.")) {
+    const name = after("http.request.uri.query.");
+    return (c) => queryParam(c, name);
+  }
+  if (key.startsWith("http.request.uri.path.")) {
+    const n = Number(after("http.request.uri.path."));
+    if (Number.isInteger(n) && n >= 0) {
+      return (c) => c.path.split("/").filter((s) => s !== "")[n] ?? "";
+    }
+  }
+  if (key.startsWith("http.request.host.labels.")) {
+    const n = Number(after("http.request.host.labels."));
+    if (Number.isInteger(n) && n >= 0) {
+      return (c) => {
+        const labels = c.hostname.split(".");
+        return labels[labels.length - 1 - n] ?? "";
+      };
+    }
+  }
+  if (key.startsWith("http.vars.")) {
+    const name = after("http.vars.");
+    return (c) => stringify(c.vars?.get(name)) ?? "";
+  }
+  if (key.startsWith("http.response.header.")) {
+    const name = after("http.response.header.");
+    return (c) => c.respHeaders?.get(name) ?? "";
+  }
+  if (key.startsWith("env.")) {
+    const name = after("env.");
+    return () => env(name);
+  }
+  // Run-time placeholders: regexp captures, map outputs, upstream info, file matcher results.
+  return (c) => c.extra?.get(key);
+}
+
+type Part = string | Getter;
+
+/**
+ * Parses a template. Unknown placeholders render as `empty` (Caddy's `ReplaceAll`) or, with
+ * `keepUnknown`, stay as written (Caddy's `ReplaceKnown`). `\{` and `\}` are literal braces.
+ *
+ * @example
+ * ```ts
+ * import { compileTemplate } from "./replacer.ts";
+ * const t = compileTemplate("Hello from {http.request.host}");
+ * ```
+ */
+export function compileTemplate(
+  input: string,
+  options: { keepUnknown?: boolean; empty?: string } = {},
+): Template {
+  const parts: Part[] = [];
+  let lit = "";
+  let i = 0;
+  while (i < input.length) {
+    const ch = input[i];
+    if (ch === "\\" && (input[i + 1] === "{" || input[i + 1] === "}")) {
+      lit += input[i + 1];
+      i += 2;
+      continue;
+    }
+    if (ch === "{") {
+      const end = input.indexOf("}", i + 1);
+      if (end < 0) {
+        lit += input.slice(i);
+        break;
+      }
+      const key = input.slice(i + 1, end);
+      const get = getterFor(key);
+      const raw = input.slice(i, end + 1);
+      if (lit) parts.push(lit);
+      lit = "";
+      const empty = options.empty ?? "";
+      parts.push(
+        options.keepUnknown ? (c) => get(c) ?? raw : (c) => get(c) ?? empty,
+      );
+      i = end + 1;
+      continue;
+    }
+    lit += ch;
+    i++;
+  }
+  if (lit) parts.push(lit);
+  if (parts.every((p) => typeof p === "string")) {
+    const constant = (parts as string[]).join("");
+    return { constant, render: () => constant };
+  }
+  if (parts.length === 1) {
+    const g = parts[0] as Getter;
+    return { constant: null, render: (c) => g(c)! };
+  }
+  return {
+    constant: null,
+    render(c) {
+      let s = "";
+      for (let j = 0; j < parts.length; j++) {
+        const p = parts[j];
+        s += typeof p === "string" ? p : p(c);
+      }
+      return s;
+    },
+  };
+}
+
+/** Renders a template string once (convenience for rarely used values). */
+export function replaceAll(c: RequestContext, input: string, empty = ""): string {
+  if (input.indexOf("{") < 0) return input;
+  return compileTemplate(input, { empty }).render(c);
+}
+
+/** True when the string contains a placeholder. */
+export function hasPlaceholder(input: string): boolean {
+  return /\{[^}]+\}/.test(input);
+}

@@ -1,0 +1,178 @@
+/**
+ * Routes: `{group, match, handle, terminal}` lists compiled once into a chain of closures.
+ * Matcher sets are OR'ed, matchers inside a set AND'ed; a matched route runs its handlers,
+ * whose `next` is the rest of the route list (or the empty handler when `terminal`).
+ *
+ * @module
+ */
+import type { ProvisionContext } from "../module.ts";
+import { asObject, checkFields, optArray, optBool, optString, type Raw } from "./config.ts";
+import type { RequestContext } from "./context.ts";
+import { HttpConfigError } from "./errors.ts";
+import type { HttpHandler, Next, RequestMatcher } from "./handler.ts";
+
+/** A provisioned route. */
+export interface Route {
+  /** Mutually exclusive group name; only the first matching route of a group runs. */
+  group?: string;
+  /** Matcher sets (OR of ANDs); empty = match everything. */
+  matchers: RequestMatcher[][];
+  /** Handler chain. */
+  handlers: HttpHandler[];
+  /** Stop after this route's handlers. */
+  terminal: boolean;
+}
+
+/** Caddy's empty handler: 200 with no body, or the error status while handling an error. */
+export const emptyHandler: Next = (c: RequestContext) =>
+  new Response(null, { status: c.error ? c.error.status : 200 });
+
+/**
+ * Provisions a list of matcher sets (`[{"host": [...], "path": [...]}, ...]`).
+ *
+ * @example
+ * ```ts ignore
+ * const sets = await provisionMatcherSets([{ path: ["/api/*"] }], ctx, "route");
+ * ```
+ */
+export async function provisionMatcherSets(
+  raw: unknown,
+  ctx: ProvisionContext,
+  where: string,
+): Promise<RequestMatcher[][]> {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) throw new HttpConfigError("invalid_config", `${where}: must be array`);
+  const sets: RequestMatcher[][] = [];
+  for (const set of raw) {
+    sets.push(await provisionMatcherSet(set, ctx, where));
+  }
+  return sets;
+}
+
+/** Provisions one matcher set (an object of matcher name to config). */
+export async function provisionMatcherSet(
+  raw: unknown,
+  ctx: ProvisionContext,
+  where: string,
+): Promise<RequestMatcher[]> {
+  const obj = asObject(raw, where);
+  const out: RequestMatcher[] = [];
+  for (const [name, cfg] of Object.entries(obj)) {
+    out.push(await ctx.loadModuleByName<RequestMatcher>("http.matchers", name, cfg));
+  }
+  return out;
+}
+
+/** Provisions a route list. */
+export async function provisionRoutes(
+  raw: unknown,
+  ctx: ProvisionContext,
+  where: string,
+): Promise<Route[]> {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) throw new HttpConfigError("invalid_config", `${where}: must be array`);
+  const routes: Route[] = [];
+  for (let i = 0; i < raw.length; i++) {
+    const w = `${where}[${i}]`;
+    const r = asObject(raw[i], w);
+    checkFields(r, ["group", "match", "handle", "terminal"], w);
+    const handlers: HttpHandler[] = [];
+    for (const h of optArray(r, "handle", w) ?? []) {
+      handlers.push(await ctx.loadModule<HttpHandler>("http.handlers", "handler", h));
+    }
+    routes.push({
+      group: optString(r, "group", w) || undefined,
+      matchers: await provisionMatcherSets(r.match, ctx, `${w}.match`),
+      handlers,
+      terminal: optBool(r, "terminal", w) ?? false,
+    });
+  }
+  return routes;
+}
+
+/** Compiles matcher sets to one predicate; null when the route matches everything. */
+export function compileMatcherSets(
+  sets: RequestMatcher[][],
+): ((c: RequestContext) => boolean) | null {
+  if (sets.length === 0) return null;
+  const one = (set: RequestMatcher[]): (c: RequestContext) => boolean => {
+    if (set.length === 1) {
+      const m = set[0];
+      return (c) => m.match(c);
+    }
+    return (c) => {
+      for (let i = 0; i < set.length; i++) if (!set[i].match(c)) return false;
+      return true;
+    };
+  };
+  if (sets.length === 1) return one(sets[0]);
+  const preds = sets.map(one);
+  return (c) => {
+    for (let i = 0; i < preds.length; i++) if (preds[i](c)) return true;
+    return false;
+  };
+}
+
+/** Chains handlers in front of `tail`. */
+export function chainHandlers(handlers: HttpHandler[], tail: Next): Next {
+  let next = tail;
+  for (let i = handlers.length - 1; i >= 0; i--) {
+    const h = handlers[i];
+    const n = next;
+    next = (c) => h.serveHTTP(c, n);
+  }
+  return next;
+}
+
+function wrapRoute(route: Route, next: Next): Next {
+  const inner = chainHandlers(route.handlers, route.terminal ? emptyHandler : next);
+  const match = compileMatcherSets(route.matchers);
+  const group = route.group;
+  if (!group) {
+    if (!match) return inner;
+    return (c) => match(c) ? inner(c) : next(c);
+  }
+  return (c) => {
+    if (match && !match(c)) return next(c);
+    const groups = c.groups ??= new Set();
+    if (groups.has(group)) return next(c);
+    groups.add(group);
+    return inner(c);
+  };
+}
+
+/**
+ * Compiles a route list into one handler that ends in `tail`.
+ *
+ * @example
+ * ```ts ignore
+ * const handle = compileRoutes(routes, emptyHandler);
+ * ```
+ */
+export function compileRoutes(routes: Route[], tail: Next): Next {
+  let next = tail;
+  for (let i = routes.length - 1; i >= 0; i--) next = wrapRoute(routes[i], next);
+  return next;
+}
+
+/**
+ * A route list whose tail is only known per request (subroutes, `invoke`): compiled once per
+ * distinct tail and cached, so a subroute at a fixed place in a chain compiles once.
+ */
+export class RouteListCache {
+  #routes: Route[];
+  #cache = new WeakMap<Next, Next>();
+  /** Wraps provisioned routes. */
+  constructor(routes: Route[]) {
+    this.#routes = routes;
+  }
+  /** The compiled chain ending in `tail`. */
+  for(tail: Next): Next {
+    let chain = this.#cache.get(tail);
+    if (!chain) this.#cache.set(tail, chain = compileRoutes(this.#routes, tail));
+    return chain;
+  }
+}
+
+/** Raw route list type, for documentation. */
+export type RawRoute = Raw;

@@ -1,0 +1,363 @@
+/**
+ * One server of the `http` app: its listen addresses, compiled routes and error routes, the
+ * client-IP rules (trusted proxies) and the access log. `handle` is what the listener calls
+ * for each request; it builds the request context, runs the route chain, hands thrown
+ * HandlerErrors to the `errors` routes, and finishes the response (headers set before the
+ * response existed, `Server` header, access log).
+ *
+ * @module
+ */
+import type {
+  ListenerHandle,
+  Logger,
+  ModuleInstance,
+  ProvisionContext,
+  ServeInfo,
+} from "../module.ts";
+import {
+  accessLoggers,
+  logHandledRequest,
+  parseLogConfig,
+  type ServerLogConfig,
+  shouldLog,
+} from "./access_log.ts";
+import {
+  asObject,
+  checkFields,
+  optBool,
+  optNumber,
+  optObject,
+  optStrings,
+  type Raw,
+} from "./config.ts";
+import { decodePath, RequestContext, type ServerFacts } from "./context.ts";
+import { HandlerError, HttpConfigError, toHandlerError } from "./errors.ts";
+import type { Next } from "./handler.ts";
+import { ipInRanges, type IPRange, parseIP } from "./ip.ts";
+import { compileRoutes, emptyHandler, provisionRoutes } from "./routes.ts";
+
+/** A module of `http.ip_sources`: where trusted proxy ranges come from. */
+export interface IPRangeSource extends ModuleInstance {
+  /** The current trusted ranges. */
+  ranges(): readonly IPRange[];
+}
+
+/** One expanded listen address. */
+export interface ListenAddress {
+  /** `tcp` or `unix`. */
+  network: "tcp" | "unix";
+  /** Address in the listener pool's form: `host:port` or `unix//path`. */
+  address: string;
+}
+
+/**
+ * Expands a Caddy listen address (`:8080`, `127.0.0.1:8000-8003`, `tcp/host:80`,
+ * `unix//run/sock`) into one address per port.
+ *
+ * @example
+ * ```ts
+ * import { expandListenAddress } from "./server.ts";
+ * expandListenAddress("127.0.0.1:8000-8001", 80).length; // 2
+ * ```
+ */
+export function expandListenAddress(input: string, defaultPort: number): ListenAddress[] {
+  let network = "tcp";
+  let rest = input.trim();
+  const slash = rest.indexOf("/");
+  if (slash >= 0 && /^[a-z0-9]+$/.test(rest.slice(0, slash))) {
+    network = rest.slice(0, slash);
+    rest = rest.slice(slash + 1);
+  }
+  if (network === "unix" || network === "unixgram" || network === "unixpacket") {
+    return [{ network: "unix", address: `unix/${rest}` }];
+  }
+  if (!["tcp", "tcp4", "tcp6"].includes(network)) {
+    throw new HttpConfigError("invalid_address", `unsupported network in listen address: ${input}`);
+  }
+  let host = rest;
+  let ports = "";
+  const m = /^(\[[^\]]*\]|[^:]*)(?::(.*))?$/.exec(rest);
+  if (m) {
+    host = m[1];
+    ports = m[2] ?? "";
+  }
+  if (!ports) ports = String(defaultPort);
+  const range = /^(\d+)(?:-(\d+))?$/.exec(ports);
+  if (!range) {
+    throw new HttpConfigError("invalid_address", `invalid port in listen address: ${input}`);
+  }
+  const start = Number(range[1]);
+  const end = range[2] ? Number(range[2]) : start;
+  if (end < start || end > 65535) {
+    throw new HttpConfigError("invalid_address", `invalid port range: ${input}`);
+  }
+  const out: ListenAddress[] = [];
+  for (let p = start; p <= end; p++) out.push({ network: "tcp", address: `${host}:${p}` });
+  return out;
+}
+
+const SERVER_FIELDS = [
+  "listen",
+  "listener_wrappers",
+  "read_timeout",
+  "read_header_timeout",
+  "write_timeout",
+  "idle_timeout",
+  "keepalive_interval",
+  "max_header_bytes",
+  "routes",
+  "errors",
+  "tls_connection_policies",
+  "automatic_https",
+  "strict_sni_host",
+  "trusted_proxies",
+  "trusted_proxies_strict",
+  "client_ip_headers",
+  "logs",
+  "protocols",
+  "experimental_http3",
+  "allow_h2c",
+  "metrics",
+  "named_routes",
+];
+
+/** A provisioned server. */
+export class HttpServer implements ServerFacts {
+  /** Name in `apps.http.servers`. */
+  readonly name: string;
+  /** Expanded listen addresses. */
+  readonly addresses: ListenAddress[];
+  /** Listener handles once started. */
+  listeners: ListenerHandle[] = [];
+  #chain: Next;
+  #errorChain: Next | null;
+  #logs: ServerLogConfig | null;
+  #accessLogger: Logger;
+  #errorLogger: Logger;
+  #trusted: IPRangeSource | null;
+  #clientIPHeaders: string[];
+  #strict: boolean;
+  /** The listener callback. */
+  readonly handle: (request: Request, info: ServeInfo) => Response | Promise<Response>;
+
+  private constructor(
+    name: string,
+    addresses: ListenAddress[],
+    chain: Next,
+    errorChain: Next | null,
+    logs: ServerLogConfig | null,
+    ctx: ProvisionContext,
+    trusted: IPRangeSource | null,
+    clientIPHeaders: string[],
+    strict: boolean,
+  ) {
+    this.name = name;
+    this.addresses = addresses;
+    this.#chain = chain;
+    this.#errorChain = errorChain;
+    this.#logs = logs;
+    this.#accessLogger = ctx.logger("http.log.access");
+    this.#errorLogger = ctx.logger("http.log.error");
+    this.#trusted = trusted;
+    this.#clientIPHeaders = clientIPHeaders.map((h) => h.toLowerCase());
+    this.#strict = strict;
+    this.handle = (request, info) => this.#serve(request, info);
+  }
+
+  /** Decodes and provisions one server config. */
+  static async create(
+    name: string,
+    rawConfig: unknown,
+    ctx: ProvisionContext,
+    httpPort: number,
+  ): Promise<HttpServer> {
+    const where = `http.servers.${name}`;
+    const raw = asObject(rawConfig, where);
+    checkFields(raw, SERVER_FIELDS, where);
+    const listen = optStrings(raw, "listen", where) ?? [];
+    const addresses = listen.flatMap((a) => expandListenAddress(a, httpPort));
+    const routes = await provisionRoutes(raw.routes, ctx, `${where}.routes`);
+    const errors = optObject(raw, "errors", where);
+    let errorChain: Next | null = null;
+    if (errors) {
+      checkFields(errors, ["routes"], `${where}.errors`);
+      const errRoutes = await provisionRoutes(errors.routes, ctx, `${where}.errors.routes`);
+      if (errRoutes.length) errorChain = compileRoutes(errRoutes, emptyHandler);
+    }
+    const logsRaw = optObject(raw, "logs", where);
+    const logs = logsRaw ? parseLogConfig(logsRaw as Raw, `${where}.logs`) : null;
+    const trustedRaw = optObject(raw, "trusted_proxies", where);
+    const trusted = trustedRaw
+      ? await ctx.loadModule<IPRangeSource>("http.ip_sources", "source", trustedRaw)
+      : null;
+    optNumber(raw, "max_header_bytes", where);
+    return new HttpServer(
+      name,
+      addresses,
+      compileRoutes(routes, emptyHandler),
+      errorChain,
+      logs,
+      ctx,
+      trusted,
+      optStrings(raw, "client_ip_headers", where) ?? ["X-Forwarded-For"],
+      optBool(raw, "trusted_proxies_strict", where) ?? false,
+    );
+  }
+
+  /** The client IP: the peer, or the forwarded address when the peer is a trusted proxy. */
+  clientIP(c: RequestContext): string {
+    const remote = c.remoteHost;
+    if (!this.#trusted) return remote;
+    const ip = parseIP(remote);
+    const ranges = this.#trusted.ranges();
+    if (ip === null || !ipInRanges(ip, ranges)) return remote;
+    for (const h of this.#clientIPHeaders) {
+      const v = c.request.headers.get(h);
+      if (!v) continue;
+      const list = v.split(",").map((s) => s.trim()).filter(Boolean);
+      if (this.#strict) {
+        for (let i = list.length - 1; i >= 0; i--) {
+          const p = parseIP(list[i]);
+          if (p === null) break;
+          if (!ipInRanges(p, ranges)) return list[i];
+        }
+        continue;
+      }
+      const first = list[0];
+      if (first && parseIP(first) !== null) return first.replace(/^\[|\]$/g, "");
+    }
+    return remote;
+  }
+
+  #serve(request: Request, info: ServeInfo): Response | Promise<Response> {
+    const c = new RequestContext(request, info, this);
+    const log = this.#logs !== null && shouldLog(this.#logs, c);
+    if (c.rawPath.indexOf("%") >= 0 && decodePath(c.rawPath) === null) {
+      return this.#finish(c, new Response("400 Bad Request", { status: 400 }), log);
+    }
+    let res: Response | Promise<Response>;
+    try {
+      res = this.#chain(c);
+    } catch (e) {
+      return this.#fail(c, e, log);
+    }
+    if (res instanceof Response) return this.#finish(c, res, log);
+    return res.then((r) => this.#finish(c, r, log), (e) => this.#fail(c, e, log));
+  }
+
+  async #fail(c: RequestContext, e: unknown, log: boolean): Promise<Response> {
+    if (e instanceof AbortConnection) throw e;
+    const err = toHandlerError(e);
+    c.error = err;
+    const fields = {
+      error: err.message,
+      status: err.status,
+      err_id: err.id,
+      err_trace: err.trace,
+    };
+    if (this.#errorChain) {
+      try {
+        const res = await this.#errorChain(c);
+        this.#errorLogger.debug(err.message, fields);
+        return this.#finish(c, res, log);
+      } catch (e2) {
+        if (e2 instanceof AbortConnection) throw e2;
+        this.#errorLogger.error("error handling handler error", {
+          error: String((e2 as Error)?.message ?? e2),
+          first_error: { msg: err.message, ...fields },
+        });
+      }
+    } else if (err.status >= 500) this.#errorLogger.error(err.message, fields);
+    else this.#errorLogger.debug(err.message, fields);
+    return this.#finish(c, new Response(null, { status: err.status }), log);
+  }
+
+  #finish(c: RequestContext, res: Response, log: boolean): Response {
+    if (c.respHeaders !== null || c.deferred !== null || !res.headers.has("server")) {
+      res = applyResponseHeaders(c, res);
+    }
+    if (log && !c.skipLog) return this.#logged(c, res);
+    return res;
+  }
+
+  #logged(c: RequestContext, res: Response): Response {
+    const cfg = this.#logs!;
+    const loggers = accessLoggers(cfg, this.#accessLogger, c);
+    const emit = (size: number) =>
+      logHandledRequest(
+        loggers,
+        c,
+        res,
+        size,
+        performance.now() - c.start,
+        cfg.shouldLogCredentials,
+      );
+    if (res.body === null || c.method === "HEAD") {
+      emit(0);
+      return res;
+    }
+    let size = 0;
+    let done = false;
+    const finish = () => {
+      if (!done) {
+        done = true;
+        emit(size);
+      }
+    };
+    const counted = res.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, ctl) {
+          size += chunk.byteLength;
+          ctl.enqueue(chunk);
+        },
+        flush: finish,
+        cancel: finish,
+      }),
+    );
+    return new Response(counted, {
+      status: res.status,
+      statusText: res.statusText,
+      headers: res.headers,
+    });
+  }
+}
+
+/** Thrown by handlers to drop the connection without a response (`abort`). */
+export class AbortConnection extends Error {
+  /** Stable code. */
+  readonly code = "abort";
+}
+
+/**
+ * Merges headers set before the response existed (`c.respHeaders`), runs deferred header
+ * operations and adds `Server`. Copies the response when its headers are immutable.
+ */
+export function applyResponseHeaders(c: RequestContext, res: Response): Response {
+  let h = res.headers;
+  try {
+    if (!h.has("server") && c.serverHeader) h.set("server", "Gatehouse");
+  } catch {
+    res = new Response(res.body, { status: res.status, statusText: res.statusText, headers: h });
+    h = res.headers;
+    if (!h.has("server") && c.serverHeader) h.set("server", "Gatehouse");
+  }
+  const pre = c.respHeaders;
+  if (pre !== null) {
+    const present = new Set<string>();
+    for (const [k] of h) present.add(k);
+    for (const [k, v] of pre) {
+      if (present.has(k)) continue;
+      if (k === "set-cookie") h.append(k, v);
+      else h.set(k, v);
+    }
+  }
+  if (c.deferred !== null) {
+    for (const op of c.deferred) res = op(c, res);
+  }
+  return res;
+}
+
+/** Raises a HandlerError (helper for handlers). */
+export function fail(status: number, message: string, trace = ""): never {
+  throw new HandlerError(status, message, trace);
+}
