@@ -1,0 +1,122 @@
+/**
+ * Gatehouse database user flows: signup with a one-time code, login, password reset, password,
+ * name and e-mail changes, account removal and OAuth linking, over a Cloudflare D1 binding or
+ * libSQL (`openLibsql`). Every flow takes the database plus a params object, resolves to
+ * `{ok:true, ...}` or `{ok:false, error}` (see {@linkcode D1ErrorCode}) and never throws.
+ * `schema.sql` (also `SCHEMA_SQL`, `applySchema`) creates the tables; `migrate` upgrades
+ * databases created before 0.2.0.
+ *
+ * @example
+ * ```ts
+ * import { applySchema, openLibsql, signup, verifyOtp } from "@gatehouse/gatehouse/d1";
+ * const db = openLibsql("file:.data/site.db");
+ * await applySchema(db);
+ * const sent: string[] = [];
+ * await signup(db, {
+ *   email: "ada@example.com",
+ *   password: "correct horse battery staple",
+ *   secret: "TOKEN_SECRET value",
+ *   sendEmail: (mail) => void sent.push(mail.text),
+ * });
+ * const code = sent[0].match(/\d{6}/)![0];
+ * const result = await verifyOtp(db, { email: "ada@example.com", code, secret: "TOKEN_SECRET value" });
+ * console.log(result); // { ok: true, userId: "..." }
+ * db.close();
+ * ```
+ *
+ * @module
+ */
+export type { Secrets } from "./lib/auth/token.ts";
+export type { D1Database, D1PreparedStatement, D1Result, D1ResultMeta } from "./lib/d1/types.ts";
+export { type LibsqlDatabase, type LibsqlOptions, openLibsql } from "./lib/d1/libsql.ts";
+export type {
+  CommonError,
+  D1ErrorCode,
+  FlowFailure,
+  FlowResult,
+  PasswordError,
+} from "./lib/d1/errors.ts";
+export type { EmailMessage, EmailSender, RenderedEmail, Renderer } from "./lib/d1/email.ts";
+export type { ClockOptions, HashingOptions } from "./lib/d1/input.ts";
+export type { ReauthOptions, User } from "./lib/d1/users.ts";
+export { DEFAULT_REAUTH_SECONDS } from "./lib/d1/users.ts";
+export { applySchema, SCHEMA_SQL, splitStatements } from "./lib/d1/schema.ts";
+export { migrate, V020_COLUMNS } from "./lib/d1/migrate.ts";
+export {
+  checkPassword,
+  MAX_EMAIL_LENGTH,
+  MAX_NAME_LENGTH,
+  normalizeEmail,
+  normalizeName,
+  normalizePassword,
+  PASSWORD_LENGTH,
+} from "./lib/d1/policy.ts";
+export { OTP_MAX_ATTEMPTS, OTP_RESEND_SECONDS, OTP_TTL_MINUTES } from "./lib/d1/otp.ts";
+export {
+  accountDeletedEmail,
+  accountExistsEmail,
+  DEFAULT_APP_NAME,
+  emailChangedNoticeEmail,
+  emailChangeEmail,
+  escapeHtml,
+  otpEmail,
+  passwordResetEmail,
+  verifyEmail,
+} from "./lib/d1/templates.ts";
+export {
+  resendOtp,
+  type ResendOtpParams,
+  signup,
+  type SignupError,
+  type SignupParams,
+  type SignupResult,
+  verifyOtp,
+  type VerifyOtpError,
+  type VerifyOtpParams,
+  type VerifyOtpResult,
+} from "./lib/d1/signup.ts";
+export { login, type LoginError, type LoginParams, type LoginResult } from "./lib/d1/login.ts";
+export {
+  requestPasswordReset,
+  type RequestPasswordResetParams,
+  RESET_TTL_HOURS,
+  resetPassword,
+  type ResetPasswordError,
+  type ResetPasswordParams,
+  type ResetPasswordResult,
+} from "./lib/d1/reset.ts";
+export {
+  changeName,
+  type ChangeNameError,
+  type ChangeNameParams,
+  type ChangeNameResult,
+  changePassword,
+  type ChangePasswordError,
+  type ChangePasswordParams,
+  type ChangePasswordResult,
+  changeUsername,
+  getUser,
+  type GetUserResult,
+  removeUser,
+  type RemoveUserError,
+  type RemoveUserParams,
+  type RemoveUserResult,
+} from "./lib/d1/account.ts";
+export {
+  confirmEmailChange,
+  type ConfirmEmailChangeError,
+  type ConfirmEmailChangeParams,
+  type ConfirmEmailChangeResult,
+  EMAIL_CHANGE_TTL_HOURS,
+  requestEmailChange,
+  type RequestEmailChangeError,
+  type RequestEmailChangeParams,
+  type RequestEmailChangeResult,
+} from "./lib/d1/email_change.ts";
+export {
+  findOrCreateOAuthUser,
+  type OAuthUserError,
+  type OAuthUserParams,
+  type OAuthUserResult,
+} from "./lib/d1/oauth.ts";
+export { parseDatabaseName, planSetup, type SetupInput, type SetupPlan } from "./lib/d1/setup.ts";

@@ -1,0 +1,103 @@
+/**
+ * Results and error codes of the database flows. Every flow resolves to `{ok:true, ...}` or
+ * `{ok:false, error}` and never throws; `error` is one of {@link D1ErrorCode}.
+ *
+ * @module
+ */
+
+/**
+ * Every error code a flow can return.
+ *
+ * - `invalid_input`: a parameter has the wrong type or is missing (the params object, the
+ *   secret, the sender, a user id).
+ * - `invalid_email`: not a plausible e-mail address (syntax, length up to 254).
+ * - `password_too_short` / `password_too_long` / `password_common`: the new password fails the
+ *   NIST SP 800-63B policy (see `checkPassword`).
+ * - `invalid_code`: the one-time code is wrong, or there is no code for this address.
+ * - `expired_code`: the code's lifetime is over.
+ * - `too_many_attempts`: five wrong tries were used up; request a new code.
+ * - `invalid_credentials`: login with an unknown e-mail or a wrong password (same answer).
+ * - `email_not_verified`: login with the right password for an account not yet verified.
+ * - `invalid_token`: a reset or e-mail-change token that is forged, expired, of another
+ *   purpose, already used, or issued before the password or e-mail changed.
+ * - `wrong_password`: the current password given to change the password, e-mail or to remove
+ *   the account is wrong.
+ * - `reauth_required`: removing an account needs the password or a session fresher than the limit.
+ * - `not_found`: no user with this id.
+ * - `invalid_name`: the display name is empty, too long or holds control characters.
+ * - `email_taken`: another account already uses the new address.
+ * - `same_email`: the new address is the current one.
+ * - `email_unverified`: the OAuth provider did not verify the e-mail, so it cannot be linked.
+ * - `send_failed`: the injected e-mail sender threw or rejected.
+ * - `db_error`: the database failed (unreachable, missing tables, driver error).
+ * - `internal_error`: anything else that went wrong (a `render*` override threw, ...).
+ */
+export type D1ErrorCode =
+  | "invalid_input"
+  | "invalid_email"
+  | "password_too_short"
+  | "password_too_long"
+  | "password_common"
+  | "invalid_code"
+  | "expired_code"
+  | "too_many_attempts"
+  | "invalid_credentials"
+  | "email_not_verified"
+  | "invalid_token"
+  | "wrong_password"
+  | "reauth_required"
+  | "not_found"
+  | "invalid_name"
+  | "email_taken"
+  | "same_email"
+  | "email_unverified"
+  | "send_failed"
+  | "db_error"
+  | "internal_error";
+
+/** Errors any flow can return besides its own: bad input types and failures around it. */
+export type CommonError = "invalid_input" | "send_failed" | "db_error" | "internal_error";
+
+/** Password policy failures. */
+export type PasswordError = "password_too_short" | "password_too_long" | "password_common";
+
+/** A failed flow. */
+export interface FlowFailure<E extends D1ErrorCode = D1ErrorCode> {
+  /** Always false. */
+  ok: false;
+  /** What went wrong. */
+  error: E;
+}
+
+/** A flow's result: success with its fields, or a failure with one of the codes `E`. */
+export type FlowResult<T extends object, E extends D1ErrorCode> =
+  | ({ ok: true } & T)
+  | FlowFailure<E>;
+
+/** Thrown inside a flow to end it with an error code; caught by `guard`. @internal */
+export class FlowStop extends Error {
+  constructor(readonly error: D1ErrorCode) {
+    super(error);
+  }
+}
+
+/** Ends the current flow with `code`. @internal */
+export function fail(code: D1ErrorCode): never {
+  throw new FlowStop(code);
+}
+
+/** Runs a flow body; anything thrown becomes `{ok:false, error}`. @internal */
+export async function guard<R>(body: () => Promise<R>): Promise<R | FlowFailure<never>> {
+  try {
+    return await body();
+  } catch (e) {
+    const error = e instanceof FlowStop ? e.error : "internal_error";
+    return { ok: false, error } as FlowFailure<never>;
+  }
+}
+
+/** True when a database error is a UNIQUE constraint violation (D1 and libSQL alike). @internal */
+export function isUniqueViolation(e: unknown): boolean {
+  const text = e instanceof Error ? `${e.message} ${(e.cause as Error)?.message ?? ""}` : "";
+  return /UNIQUE constraint failed|SQLITE_CONSTRAINT_(UNIQUE|PRIMARYKEY)/.test(text);
+}

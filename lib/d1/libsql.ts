@@ -1,0 +1,124 @@
+/**
+ * A D1-shaped adapter over `@libsql/client`: an embedded file (`file:path`), `:memory:`, or a
+ * remote libSQL server (`libsql://` or `https://` with an auth token).
+ *
+ * @module
+ */
+import {
+  type Client,
+  createClient,
+  type InArgs,
+  type InStatement,
+  type ResultSet,
+} from "@libsql/client";
+import type { D1Database, D1PreparedStatement, D1Result } from "./types.ts";
+
+/** Where the libSQL database lives. */
+export interface LibsqlOptions {
+  /** `file:path/to.db`, `:memory:`, `libsql://host` or `https://host`. */
+  url: string;
+  /** Auth token for a remote server (never logged). */
+  authToken?: string;
+}
+
+/** A D1-shaped database backed by libSQL, with `close()` to release it. */
+export interface LibsqlDatabase extends D1Database {
+  /** Closes the connection. */
+  close(): void;
+}
+
+type Value = string | number | bigint | null | ArrayBuffer | Uint8Array | boolean;
+
+function toArg(v: unknown): Value {
+  if (v === undefined) {
+    throw new TypeError("D1_TYPE_ERROR: undefined is not a supported bind value");
+  }
+  if (
+    v === null || typeof v === "string" || typeof v === "number" || typeof v === "bigint" ||
+    typeof v === "boolean" || v instanceof ArrayBuffer || v instanceof Uint8Array
+  ) {
+    return v;
+  }
+  throw new TypeError(`D1_TYPE_ERROR: type '${typeof v}' is not a supported bind value`);
+}
+
+function toResult<T>(rs: ResultSet): D1Result<T> {
+  const results = rs.rows.map((row) => {
+    const o: Record<string, unknown> = {};
+    rs.columns.forEach((c, i) => {
+      const v = row[i];
+      o[c] = typeof v === "bigint" ? Number(v) : v;
+    });
+    return o as T;
+  });
+  return {
+    results,
+    success: true,
+    meta: {
+      changes: rs.rowsAffected,
+      last_row_id: rs.lastInsertRowid === undefined ? undefined : Number(rs.lastInsertRowid),
+    },
+  };
+}
+
+class LibsqlStatement implements D1PreparedStatement {
+  constructor(readonly client: Client, readonly sql: string, readonly args: InArgs = []) {}
+
+  bind(...values: unknown[]): D1PreparedStatement {
+    return new LibsqlStatement(this.client, this.sql, values.map(toArg));
+  }
+
+  toStatement(): InStatement {
+    return { sql: this.sql, args: this.args };
+  }
+
+  async first<T = Record<string, unknown>>(): Promise<T | null> {
+    const r = toResult<T>(await this.client.execute(this.toStatement()));
+    return r.results[0] ?? null;
+  }
+
+  async all<T = Record<string, unknown>>(): Promise<D1Result<T>> {
+    return toResult<T>(await this.client.execute(this.toStatement()));
+  }
+
+  run<T = Record<string, unknown>>(): Promise<D1Result<T>> {
+    return this.all<T>();
+  }
+}
+
+/**
+ * Opens a libSQL database and returns it with the D1 interface the flows take.
+ *
+ * @example
+ * ```ts
+ * import { applySchema, openLibsql } from "@gatehouse/gatehouse/d1";
+ * const db = openLibsql({ url: "file:.data/site.db" });
+ * await applySchema(db);
+ * db.close();
+ * ```
+ */
+export function openLibsql(options: LibsqlOptions | string): LibsqlDatabase {
+  const opts = typeof options === "string" ? { url: options } : options;
+  const url = opts.url === ":memory:" ? ":memory:" : opts.url;
+  const client = createClient({ url, authToken: opts.authToken, intMode: "number" });
+  return {
+    prepare(query: string): D1PreparedStatement {
+      return new LibsqlStatement(client, query);
+    },
+    async batch<T = Record<string, unknown>>(
+      statements: D1PreparedStatement[],
+    ): Promise<D1Result<T>[]> {
+      const stmts = statements.map((s) => {
+        if (!(s instanceof LibsqlStatement)) {
+          throw new TypeError("batch() takes statements prepared on this database");
+        }
+        return s.toStatement();
+      });
+      const results = await client.batch(stmts, "write");
+      return results.map((r) => toResult<T>(r));
+    },
+    close(): void {
+      client.close();
+    },
+  };
+}

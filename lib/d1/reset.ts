@@ -1,0 +1,176 @@
+/**
+ * Password reset by e-mailed link. The link carries a token signed with `TOKEN_SECRET` for the
+ * purpose `gatehouse.password-reset`, holding the user id and the user's security stamp. Using
+ * it changes the stamp in the same UPDATE that sets the password (`WHERE stamp = ?`), so a
+ * token works once, and tokens issued before any password or e-mail change fail.
+ *
+ * @module
+ */
+import { hashPassword } from "../auth/password.ts";
+import { type Secrets, signToken, verifyToken } from "../auth/token.ts";
+import type { ClockOptions, HashingOptions } from "./input.ts";
+import {
+  appNameOf,
+  appUrlOf,
+  iterationsOf,
+  linkTo,
+  nowOf,
+  params,
+  passwordOf,
+  secretOf,
+  senderOf,
+  stringOf,
+  ttlOf,
+} from "./input.ts";
+import type { CommonError, FlowResult, PasswordError } from "./errors.ts";
+import { fail, guard } from "./errors.ts";
+import type { D1Database } from "./types.ts";
+import type { EmailSender, Renderer } from "./email.ts";
+import { deliver } from "./email.ts";
+import { passwordResetEmail } from "./templates.ts";
+import { checkPassword, normalizeEmail, normalizePassword } from "./policy.ts";
+import { issueCode, releaseCode } from "./otp.ts";
+import { newStamp, userByEmail, userById } from "./users.ts";
+import { run } from "./query.ts";
+
+/** Default lifetime of a reset link, in hours. */
+export const RESET_TTL_HOURS = 1;
+const PURPOSE = "gatehouse.password-reset";
+
+/** Parameters of {@linkcode requestPasswordReset}. */
+export interface RequestPasswordResetParams extends ClockOptions {
+  /** The account's e-mail address. */
+  email: string;
+  /** The site's `TOKEN_SECRET` (or a rotation list). */
+  secret: Secrets;
+  /** The site's e-mail sender. */
+  sendEmail: EmailSender;
+  /** The site's base URL, e.g. `https://example.com`. */
+  appUrl: string;
+  /** Path of the reset page under `appUrl` (default `/reset-password`); `?token=` is added. */
+  resetPath?: string;
+  /** Link lifetime in hours (default 1). */
+  ttlHours?: number;
+  /** Replaces the built-in `passwordResetEmail`. */
+  renderReset?: Renderer<{ resetUrl: string; ttlHours: number; appName?: string }>;
+  /** Site name for the templates. */
+  appName?: string;
+}
+
+/**
+ * E-mails a reset link when the address has an account (at most one per minute). Always
+ * resolves to `{ok:true}`: the answer never tells whether the account exists. Never throws.
+ *
+ * @example
+ * ```ts
+ * import { openLibsql, requestPasswordReset } from "@gatehouse/gatehouse/d1";
+ * const db = openLibsql("file:.data/site.db");
+ * await requestPasswordReset(db, {
+ *   email: "ada@example.com",
+ *   secret: "TOKEN_SECRET value",
+ *   sendEmail: (mail) => console.log(mail.text),
+ *   appUrl: "https://example.com",
+ * });
+ * ```
+ */
+export async function requestPasswordReset(
+  db: D1Database,
+  p: RequestPasswordResetParams,
+): Promise<{ ok: true }> {
+  await guard(async () => {
+    const o = params(p);
+    const secrets = secretOf(o.secret);
+    const send = senderOf(o.sendEmail);
+    const appUrl = appUrlOf(o.appUrl);
+    const ttlHours = ttlOf(o.ttlHours, RESET_TTL_HOURS);
+    const now = nowOf(o.now);
+    const email = normalizeEmail(o.email);
+    const user = email ? await userByEmail(db, email) : null;
+    const token = await signToken(secrets, {
+      purpose: PURPOSE,
+      payload: { u: user?.id ?? "", s: user?.stamp ?? "" },
+      ttlSeconds: ttlHours * 3600,
+      now,
+    });
+    if (!user) return;
+    if (!(await issueCode(db, { email: user.email, purpose: "reset", secrets, now }))) return;
+    const resetUrl = linkTo(appUrl, o.resetPath, "/reset-password", token);
+    try {
+      await deliver(send, user.email, passwordResetEmail, o.renderReset, {
+        resetUrl,
+        ttlHours,
+        appName: appNameOf(o.appName),
+      });
+    } catch {
+      await releaseCode(db, user.email, "reset");
+    }
+  });
+  return { ok: true };
+}
+
+/** Parameters of {@linkcode resetPassword}. */
+export interface ResetPasswordParams extends HashingOptions, ClockOptions {
+  /** The token from the reset link. */
+  token: string;
+  /** The new password (NIST SP 800-63B policy). */
+  newPassword: string;
+  /** The site's `TOKEN_SECRET` (or a rotation list). */
+  secret: Secrets;
+  /** Site name, refused as a password. */
+  appName?: string;
+}
+
+/** Errors of {@linkcode resetPassword}. */
+export type ResetPasswordError = CommonError | "invalid_token" | PasswordError;
+
+/** Result of {@linkcode resetPassword}. */
+export type ResetPasswordResult = FlowResult<{ userId: string }, ResetPasswordError>;
+
+/**
+ * Sets a new password from a reset link's token; the token then stops working. Following the
+ * link proves the address, so the account is marked verified. Never throws.
+ *
+ * @example
+ * ```ts
+ * import { openLibsql, resetPassword } from "@gatehouse/gatehouse/d1";
+ * const db = openLibsql("file:.data/site.db");
+ * const token = new URL("https://example.com/reset-password?token=x").searchParams.get("token")!;
+ * const result = await resetPassword(db, { token, newPassword: "a new long passphrase", secret: "s" });
+ * if (!result.ok) console.log(result.error); // "invalid_token"
+ * ```
+ */
+export function resetPassword(
+  db: D1Database,
+  p: ResetPasswordParams,
+): Promise<ResetPasswordResult> {
+  return guard(async () => {
+    const o = params(p);
+    const secrets = secretOf(o.secret);
+    const token = stringOf(o.token, 8192);
+    const password = normalizePassword(passwordOf(o.newPassword));
+    const iterations = iterationsOf(o.iterations);
+    const now = nowOf(o.now);
+    const claims = await verifyToken<{ u?: unknown; s?: unknown }>(secrets, token, {
+      purpose: PURPOSE,
+      now,
+    });
+    const id = claims?.payload?.u;
+    const stamp = claims?.payload?.s;
+    if (typeof id !== "string" || typeof stamp !== "string" || !id) fail("invalid_token");
+    const user = await userById(db, id);
+    if (!user || user.stamp !== stamp) fail("invalid_token");
+    const weak = checkPassword(password, { email: user.email, appName: appNameOf(o.appName) });
+    if (weak) fail(weak);
+    const hash = await hashPassword(password, { iterations });
+    const changed = await run(
+      db,
+      `UPDATE users SET password_hash = ?, stamp = ?, email_verified = 1, updated_at = ?
+       WHERE id = ? AND stamp = ?`,
+      [hash, newStamp(), now, id, stamp],
+    );
+    if (changed !== 1) fail("invalid_token");
+    // A signup code still pending for this address must not set another password later.
+    await run(db, "DELETE FROM otp_codes WHERE email = ? AND purpose = 'signup'", [user.email]);
+    return { ok: true as const, userId: id };
+  });
+}

@@ -1,0 +1,87 @@
+/**
+ * The toolkit's schema (`schema.sql` at the package root, embedded here so it ships with the
+ * code on every runtime) and the function that applies it.
+ *
+ * @module
+ */
+import type { D1Database } from "./types.ts";
+
+/** The text of `schema.sql`: idempotent `CREATE ... IF NOT EXISTS` statements. */
+export const SCHEMA_SQL: string = `
+-- Gatehouse: the tables of the database user flows (@gatehouse/gatehouse/d1).
+-- Every statement is idempotent: re-running this file is safe. Sites add their own tables in
+-- their own migrations. Times are milliseconds since the epoch.
+
+CREATE TABLE IF NOT EXISTS users (
+  id TEXT PRIMARY KEY,
+  email TEXT NOT NULL COLLATE NOCASE,
+  password_hash TEXT,
+  email_verified INTEGER NOT NULL DEFAULT 0,
+  stamp TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  name TEXT,
+  is_admin INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE UNIQUE INDEX IF NOT EXISTS users_email_unique ON users (email COLLATE NOCASE);
+
+CREATE TABLE IF NOT EXISTS oauth_identities (
+  provider TEXT NOT NULL,
+  provider_user_id TEXT NOT NULL,
+  user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  email TEXT,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (provider, provider_user_id)
+);
+
+CREATE INDEX IF NOT EXISTS oauth_identities_user ON oauth_identities (user_id);
+
+CREATE TABLE IF NOT EXISTS otp_codes (
+  email TEXT NOT NULL COLLATE NOCASE,
+  purpose TEXT NOT NULL,
+  code_hash TEXT NOT NULL,
+  password_hash TEXT,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  sent_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY (email, purpose)
+);
+
+CREATE INDEX IF NOT EXISTS otp_codes_expires ON otp_codes (expires_at);
+`.trimStart();
+
+/**
+ * Splits SQL text into statements: drops `--` comments and splits on `;` at the end of a
+ * line. Enough for `schema.sql` (no semicolons inside strings or triggers).
+ *
+ * @example
+ * ```ts
+ * import { SCHEMA_SQL, splitStatements } from "@gatehouse/gatehouse/d1";
+ * console.log(splitStatements(SCHEMA_SQL).length); // 6
+ * ```
+ */
+export function splitStatements(sql: string): string[] {
+  return sql
+    .split("\n")
+    .map((line) => line.replace(/--.*$/, ""))
+    .join("\n")
+    .split(/;\s*(?:\n|$)/)
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+/**
+ * Applies `schema.sql` to a database in one batch (safe to run again). Throws the driver's
+ * error when the database fails.
+ *
+ * @example
+ * ```ts
+ * import { applySchema, openLibsql } from "@gatehouse/gatehouse/d1";
+ * const db = openLibsql(":memory:");
+ * await applySchema(db);
+ * ```
+ */
+export async function applySchema(db: D1Database): Promise<void> {
+  await db.batch(splitStatements(SCHEMA_SQL).map((s) => db.prepare(s)));
+}

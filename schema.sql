@@ -1,0 +1,41 @@
+-- Gatehouse: the tables of the database user flows (@gatehouse/gatehouse/d1).
+-- Every statement is idempotent: re-running this file is safe. Sites add their own tables in
+-- their own migrations. Times are milliseconds since the epoch.
+
+CREATE TABLE IF NOT EXISTS users (
+  id TEXT PRIMARY KEY,
+  email TEXT NOT NULL COLLATE NOCASE,
+  password_hash TEXT,
+  email_verified INTEGER NOT NULL DEFAULT 0,
+  stamp TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  name TEXT,
+  is_admin INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE UNIQUE INDEX IF NOT EXISTS users_email_unique ON users (email COLLATE NOCASE);
+
+CREATE TABLE IF NOT EXISTS oauth_identities (
+  provider TEXT NOT NULL,
+  provider_user_id TEXT NOT NULL,
+  user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  email TEXT,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (provider, provider_user_id)
+);
+
+CREATE INDEX IF NOT EXISTS oauth_identities_user ON oauth_identities (user_id);
+
+CREATE TABLE IF NOT EXISTS otp_codes (
+  email TEXT NOT NULL COLLATE NOCASE,
+  purpose TEXT NOT NULL,
+  code_hash TEXT NOT NULL,
+  password_hash TEXT,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  sent_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY (email, purpose)
+);
+
+CREATE INDEX IF NOT EXISTS otp_codes_expires ON otp_codes (expires_at);
