@@ -1,0 +1,70 @@
+/**
+ * The Gatehouse web server as a library: the module registry (so a program can add its own
+ * handlers, matchers, apps, log writers...), config adapters, and a way to embed and run the
+ * whole server (config engine, admin API, logging) inside a Deno program.
+ *
+ * @example
+ * ```ts
+ * import { startServer } from "@gatehouse/gatehouse/admin";
+ * const server = await startServer({
+ *   adminAddress: "127.0.0.1:2019",
+ *   config: {
+ *     apps: {
+ *       http: {
+ *         servers: {
+ *           site: {
+ *             listen: ["127.0.0.1:8080"],
+ *             routes: [{ handle: [{ handler: "static_response", body: "hello" }] }],
+ *           },
+ *         },
+ *       },
+ *     },
+ *   },
+ * });
+ * await server.stop();
+ * ```
+ *
+ * @module
+ */
+export { type EmbeddedServer, startServer, type StartServerOptions } from "./lib/server/embed.ts";
+export { DEFAULT_ADMIN_ADDRESS, Engine, type EngineOptions } from "./lib/server/engine.ts";
+export { AdminError, type AdminErrorCode } from "./lib/server/errors.ts";
+export {
+  adaptByContentType,
+  type AdapterWarning,
+  type AdaptResult,
+  type ConfigAdapter,
+  getAdapter,
+  listAdapters,
+  registerAdapter,
+} from "./lib/server/adapter.ts";
+export {
+  type AdminRoute,
+  type App,
+  type Cleanup,
+  type ConnHandler,
+  getModule,
+  type ListenerHandle,
+  type ListenOptions,
+  listModules,
+  type LogFields,
+  type Logger,
+  type LogLevel,
+  type ModuleDefinition,
+  type ModuleInstance,
+  type ProvisionContext,
+  registerModule,
+  type ServeInfo,
+  type Storage,
+} from "./lib/server/module.ts";
+export {
+  accessTree,
+  canonicalJson,
+  type Json,
+  type JsonObject,
+  makeEtag,
+  type TreeMethod,
+} from "./lib/server/config_tree.ts";
+export { ListenerPool } from "./lib/server/listeners.ts";
+export { autosavePath, configDir, dataDir } from "./lib/server/storage/dirs.ts";
+export { parseEnvFile } from "./lib/server/envfile.ts";

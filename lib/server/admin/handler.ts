@@ -1,0 +1,170 @@
+/**
+ * The admin API: `/load`, `/stop`, `/config/[path]`, `/id/<id>/[path]`, `/adapt` and the
+ * routes modules register. Handlers stay short: the engine and the config tree do the work.
+ *
+ * @module
+ */
+import type { ConnHandler } from "../module.ts";
+import { AdminError, toAdminError } from "../errors.ts";
+import { adaptByContentType } from "../adapter.ts";
+import type { Engine } from "../engine.ts";
+import type { TreeMethod } from "../config_tree.ts";
+import { type AdminSecurity, checkAdminRequest } from "./security.ts";
+
+const JSON_HEADERS = { "content-type": "application/json" };
+
+/** Answers an error as `{"error": "..."}` with its status. */
+export function errorResponse(e: AdminError): Response {
+  return new Response(JSON.stringify({ error: e.message }) + "\n", {
+    status: e.status,
+    headers: JSON_HEADERS,
+  });
+}
+
+/** Reads a body, refusing more than `limit` bytes with 413. */
+async function readBody(req: Request, limit: number): Promise<string> {
+  const declared = Number(req.headers.get("content-length") ?? "NaN");
+  if (declared > limit) {
+    throw new AdminError("too_large", `request body too large: limit is ${limit} bytes`);
+  }
+  if (!req.body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = req.body.getReader();
+  for (;;) {
+    let r: ReadableStreamReadResult<Uint8Array>;
+    try {
+      r = await reader.read();
+    } catch (e) {
+      throw new AdminError("bad_request", `reading request body: ${(e as Error).message}`);
+    }
+    if (r.done) break;
+    size += r.value.length;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw new AdminError("too_large", `request body too large: limit is ${limit} bytes`);
+    }
+    chunks.push(r.value);
+  }
+  const all = new Uint8Array(size);
+  let off = 0;
+  for (const c of chunks) {
+    all.set(c, off);
+    off += c.length;
+  }
+  return new TextDecoder().decode(all);
+}
+
+const MUTATIONS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/** Creates the admin endpoint's handler for one config's security settings. */
+export function createAdminHandler(engine: Engine, sec: AdminSecurity): ConnHandler {
+  const log = engine.log.named("admin.api");
+  const limit = engine.options.maxBodyBytes ?? 100 * 1024 * 1024;
+
+  const config = async (req: Request, path: string): Promise<Response> => {
+    if (req.method === "GET") {
+      const { body, etag } = engine.read(path);
+      return new Response(body, { headers: { ...JSON_HEADERS, etag } });
+    }
+    if (!MUTATIONS.has(req.method)) {
+      throw new AdminError("method_not_allowed", `method ${req.method} not allowed`);
+    }
+    let body = "";
+    if (req.method !== "DELETE") {
+      const ct = req.headers.get("content-type") ?? "";
+      if (!ct.includes("/json")) {
+        throw new AdminError(
+          "bad_request",
+          `unacceptable content-type: ${ct}; 'application/json' required`,
+        );
+      }
+      body = await readBody(req, limit);
+    } else if (req.body) await req.body.cancel();
+    const force = req.headers.get("cache-control") === "must-revalidate";
+    await engine.change(req.method as TreeMethod, path, body, req.headers.get("if-match"), force);
+    return new Response(null, { status: 200 });
+  };
+
+  const route = async (req: Request, url: URL): Promise<Response> => {
+    const path = decodeURIComponent(url.pathname);
+    if (path === "/config" || path.startsWith("/config/")) return await config(req, path);
+    if (path.startsWith("/id/") || path === "/id") {
+      const parts = path.split("/");
+      if (parts.length < 3 || parts[2] === "") {
+        throw new AdminError("bad_request", "request path is missing object ID");
+      }
+      const expanded = [engine.resolveId(parts[2]), ...parts.slice(3)].join("/").replace(
+        /\/+/g,
+        "/",
+      );
+      return await config(
+        req,
+        expanded.length > 1 && expanded.endsWith("/") ? expanded.slice(0, -1) : expanded,
+      );
+    }
+    if (path === "/load") {
+      if (req.method !== "POST") throw new AdminError("method_not_allowed", "method not allowed");
+      const raw = await readBody(req, limit);
+      const { result, warnings } = await adaptByContentType(req.headers.get("content-type"), raw);
+      const force = req.headers.get("cache-control") === "must-revalidate";
+      await engine.load(result, force);
+      log.info("load complete");
+      return warnings.length
+        ? new Response(JSON.stringify(warnings), { headers: JSON_HEADERS })
+        : new Response(null, { status: 200 });
+    }
+    if (path === "/adapt") {
+      if (req.method !== "POST") throw new AdminError("method_not_allowed", "method not allowed");
+      const raw = await readBody(req, limit);
+      const { result, warnings } = await adaptByContentType(req.headers.get("content-type"), raw);
+      const out = warnings.length ? { warnings, result } : { result };
+      return new Response(JSON.stringify(out) + "\n", { headers: JSON_HEADERS });
+    }
+    if (path === "/stop") {
+      if (req.method !== "POST") throw new AdminError("method_not_allowed", "method not allowed");
+      setTimeout(() => engine.requestStop(), 0);
+      return new Response(null, { status: 200 });
+    }
+    const routes = engine.moduleRoutes;
+    const match = routes
+      .filter((r) =>
+        path === r.pattern ||
+        (r.pattern.endsWith("/") ? path.startsWith(r.pattern) : path.startsWith(r.pattern + "/"))
+      )
+      .sort((a, b) => b.pattern.length - a.pattern.length)[0];
+    if (match) return await match.handle(req);
+    throw new AdminError("not_found", `no admin endpoint at ${path}`);
+  };
+
+  return async (req) => {
+    const url = new URL(req.url);
+    log.info("received request", {
+      method: req.method,
+      host: req.headers.get("host") ?? "",
+      uri: url.pathname + url.search,
+    });
+    let allowOrigin: string | undefined;
+    let res: Response;
+    try {
+      allowOrigin = checkAdminRequest(req, sec);
+      res = await route(req, url);
+    } catch (e) {
+      const err = toAdminError(e);
+      log.error("request error", { error: err.message, status_code: err.status });
+      res = errorResponse(err);
+    }
+    if (allowOrigin) {
+      res.headers.set("access-control-allow-origin", allowOrigin);
+      if (req.method === "OPTIONS") {
+        res.headers.set("access-control-allow-methods", "OPTIONS, GET, POST, PUT, PATCH, DELETE");
+        res.headers.set(
+          "access-control-allow-headers",
+          "Content-Type, Content-Length, Cache-Control",
+        );
+        res.headers.set("access-control-allow-credentials", "true");
+      }
+    }
+    return res;
+  };
+}

@@ -1,0 +1,296 @@
+/**
+ * The config tree: one JSON document addressed by path (`/config/apps/http/servers/srv0`),
+ * with Caddy's semantics for GET/POST/PUT/PATCH/DELETE, `@id` indexing, canonical encoding
+ * and Etags. Pure functions over JSON values; the engine serialises access.
+ *
+ * @module
+ */
+import { AdminError } from "./errors.ts";
+
+/** A JSON value. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** A JSON object. */
+export type JsonObject = { [key: string]: Json };
+
+/** Methods the tree understands. */
+export type TreeMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/** The key of the config under the tree's root (`/config/...`). */
+export const CONFIG_KEY = "config";
+
+/** The meta field that names an object for `/id/<id>`. */
+export const ID_KEY = "@id";
+
+/**
+ * Encodes like Go's `encoding/json` (object keys sorted, `<>&` and U+2028/9 escaped), so the
+ * same config always gives the same bytes, and hashes match Caddy's.
+ *
+ * @example
+ * ```ts
+ * import { canonicalJson } from "./config_tree.ts";
+ * canonicalJson({ b: 1, a: "<" }); // '{"a":"\\u003c","b":1}'
+ * ```
+ */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value))
+    .replace(/[<>&\u2028\u2029]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(value).sort()) {
+      out[k] = sortKeys((value as Record<string, unknown>)[k]);
+    }
+    return out;
+  }
+  return value;
+}
+
+/** FNV-1a 32-bit hash of a string's UTF-8 bytes, as 8 hex digits (Caddy 2.6's Etag hash). */
+export function fnv1a32(text: string): string {
+  const bytes = new TextEncoder().encode(text);
+  let h = 0x811c9dc5;
+  for (const b of bytes) {
+    h ^= b;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, "0");
+}
+
+/** The body a GET of `value` answers with: canonical JSON plus a newline. */
+export function encodeForGet(value: Json | undefined): string {
+  return canonicalJson(value ?? null) + "\n";
+}
+
+/**
+ * The `Etag` of the config at `path`: `"<path> <hash>"`.
+ *
+ * @example
+ * ```ts
+ * import { makeEtag } from "./config_tree.ts";
+ * makeEtag("/config/", { apps: {} });
+ * ```
+ */
+export function makeEtag(path: string, value: Json | undefined): string {
+  return `"${path} ${fnv1a32(encodeForGet(value))}"`;
+}
+
+/** Parses an `If-Match` value into path and hash; throws 400 when malformed. */
+export function parseIfMatch(header: string): { path: string; hash: string } {
+  if (header.length < 2 || !header.startsWith('"') || !header.endsWith('"')) {
+    throw new AdminError("bad_request", "malformed If-Match header; expect quoted string");
+  }
+  const parts = header.slice(1, -1).trim().split(/\s+/);
+  if (parts.length !== 2) {
+    throw new AdminError("bad_request", 'malformed If-Match header; expect format "<path> <hash>"');
+  }
+  return { path: parts[0], hash: parts[1] };
+}
+
+/** Parses a request body as JSON (empty body = null); throws 400 when malformed. */
+export function decodeBody(body: string): Json {
+  if (body.trim() === "") return null;
+  try {
+    return JSON.parse(body) as Json;
+  } catch (e) {
+    throw new AdminError("bad_request", `decoding request body: ${(e as Error).message}`);
+  }
+}
+
+function isObject(v: unknown): v is JsonObject {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+function parseIndex(path: string, part: string, length: number, allowEnd = false): number {
+  if (!/^[+-]?\d+$/.test(part)) {
+    throw new AdminError("bad_request", `[${path}] invalid array index '${part}'`);
+  }
+  const idx = Number(part);
+  if (idx < 0 || idx > length || (idx === length && !allowEnd)) {
+    throw new AdminError("not_found", `[${path}] array index out of bounds: ${part}`);
+  }
+  return idx;
+}
+
+/**
+ * Reads or changes the tree `root` (an object whose `config` key holds the config) at `path`
+ * (e.g. `/config/apps/http`). GET returns the value (`undefined` for a missing key under an
+ * existing object, answered as `null` like Caddy). Mutations change `root` in place, so pass
+ * a copy when the change may have to be undone.
+ *
+ * - POST: array target → append (`/...` suffix: spread the array payload); object key →
+ *   create or replace; array element path → append to that array.
+ * - PUT: array index → insert there; object key → strict create (409 when present); missing
+ *   intermediate objects are created.
+ * - PATCH: strict replace of an existing key or element (404 when missing).
+ * - DELETE: removes the key or element (404 when missing).
+ *
+ * @example
+ * ```ts
+ * import { accessTree } from "./config_tree.ts";
+ * const root = { config: { apps: {} } };
+ * accessTree(root, "PUT", "/config/apps/x", { a: 1 });
+ * accessTree(root, "GET", "/config/apps/x"); // { a: 1 }
+ * ```
+ */
+export function accessTree(
+  root: JsonObject,
+  method: TreeMethod,
+  path: string,
+  value: Json = null,
+): Json | undefined {
+  const clean = path.replace(/^\/+|\/+$/g, "");
+  if (clean === "") throw new AdminError("bad_request", "no traversable path");
+  const parts = clean.split("/");
+  const spread = parts[parts.length - 1] === "...";
+  if (spread) {
+    parts.pop();
+    if (method !== "POST") {
+      throw new AdminError("bad_request", `[${path}] '...' is only allowed with POST`);
+    }
+    if (!Array.isArray(value)) throw new AdminError("bad_request", "final element is not an array");
+  }
+  if (parts.length === 0) throw new AdminError("bad_request", "path missing");
+
+  let parent: Json = root;
+  for (let i = 0; i < parts.length - 1; i++) {
+    const part = parts[i];
+    const at = "/" + parts.slice(0, i + 1).join("/");
+    if (isObject(parent)) {
+      if ((parent[part] === undefined || parent[part] === null) && method === "PUT") {
+        parent[part] = {};
+      }
+      const next: Json | undefined = parent[part];
+      if (next === undefined || next === null) {
+        throw new AdminError("not_found", `[${at}] unknown key: ${part}`);
+      }
+      parent = next;
+    } else if (Array.isArray(parent)) {
+      parent = parent[parseIndex(at, part, parent.length)];
+    } else {
+      throw new AdminError(
+        "bad_request",
+        `invalid traversal path at: ${parts.slice(0, i + 1).join("/")}`,
+      );
+    }
+  }
+  const last = parts[parts.length - 1];
+
+  if (Array.isArray(parent)) {
+    if (method === "POST") {
+      if (spread) parent.push(...(value as Json[]));
+      else parent.push(value);
+      return undefined;
+    }
+    const idx = parseIndex(path, last, parent.length);
+    switch (method) {
+      case "GET":
+        return parent[idx];
+      case "PUT":
+        parent.splice(idx, 0, value);
+        return undefined;
+      case "PATCH":
+        parent[idx] = value;
+        return undefined;
+      case "DELETE":
+        parent.splice(idx, 1);
+        return undefined;
+    }
+  }
+  if (!isObject(parent)) {
+    throw new AdminError("bad_request", `invalid traversal path at: ${clean}`);
+  }
+  const exists = Object.hasOwn(parent, last);
+  switch (method) {
+    case "GET":
+      return exists ? parent[last] : undefined;
+    case "POST": {
+      const target = parent[last];
+      if (Array.isArray(target)) {
+        if (spread) target.push(...(value as Json[]));
+        else target.push(value);
+      } else if (spread) {
+        throw new AdminError("bad_request", `[${path}] target of '...' is not an array`);
+      } else {
+        parent[last] = value;
+      }
+      return undefined;
+    }
+    case "PUT":
+      if (exists && !(parent === root && parent[last] === null)) {
+        throw new AdminError("conflict", `[${path}] key already exists: ${last}`);
+      }
+      parent[last] = value;
+      return undefined;
+    case "PATCH":
+      if (!exists) throw new AdminError("not_found", `[${path}] key does not exist: ${last}`);
+      parent[last] = value;
+      return undefined;
+    case "DELETE":
+      if (!exists) throw new AdminError("not_found", `[${path}] key does not exist: ${last}`);
+      if (parent === root) parent[last] = null;
+      else delete parent[last];
+      return undefined;
+  }
+}
+
+/**
+ * Maps every `@id` in `config` to its path (`/config/apps/...`). Ids must be strings or
+ * numbers; duplicates are an error.
+ *
+ * @example
+ * ```ts
+ * import { indexIds } from "./config_tree.ts";
+ * indexIds({ apps: { x: { "@id": "x" } } }); // Map { "x" => "/config/apps/x" }
+ * ```
+ */
+export function indexIds(config: Json): Map<string, string> {
+  const index = new Map<string, string>();
+  const walk = (v: Json, at: string) => {
+    if (Array.isArray(v)) {
+      v.forEach((item, i) => walk(item, `${at}/${i}`));
+    } else if (isObject(v)) {
+      for (const [k, item] of Object.entries(v)) {
+        if (k === ID_KEY) {
+          if (typeof item !== "string" && typeof item !== "number") {
+            throw new AdminError(
+              "bad_request",
+              `${at}: ${ID_KEY} field must be a string or number`,
+            );
+          }
+          const id = String(item);
+          if (index.has(id)) {
+            throw new AdminError("bad_request", `${at}: duplicate ${ID_KEY} '${id}'`);
+          }
+          index.set(id, at);
+          continue;
+        }
+        walk(item, `${at}/${k}`);
+      }
+    }
+  };
+  walk(config, "/" + CONFIG_KEY);
+  return index;
+}
+
+/**
+ * A deep copy of `config` without meta fields (`@id`), as modules see it.
+ *
+ * @example
+ * ```ts
+ * import { stripMeta } from "./config_tree.ts";
+ * stripMeta({ "@id": "a", b: 1 }); // { b: 1 }
+ * ```
+ */
+export function stripMeta(config: Json): Json {
+  if (Array.isArray(config)) return config.map(stripMeta);
+  if (isObject(config)) {
+    const out: JsonObject = {};
+    for (const [k, v] of Object.entries(config)) if (k !== ID_KEY) out[k] = stripMeta(v);
+    return out;
+  }
+  return config;
+}

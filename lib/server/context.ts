@@ -1,0 +1,232 @@
+/**
+ * A config context: one config decoded and provisioned into live modules (logging, storage,
+ * apps), validated, then started or discarded. Everything a context acquires (modules,
+ * listeners, admin routes, cleanups) is released by `cleanup`, so a failed load leaks nothing.
+ *
+ * @module
+ */
+import {
+  type AdminRoute,
+  type App,
+  getModule,
+  type ListenerHandle,
+  type ListenOptions,
+  type Logger,
+  type ModuleInstance,
+  type ProvisionContext,
+  type Storage,
+} from "./module.ts";
+import { LogPipeline } from "./logging/pipeline.ts";
+import type { ListenerPool } from "./listeners.ts";
+import { fileStorage } from "./storage/file_system.ts";
+import type { JsonObject } from "./config_tree.ts";
+
+/** Top-level keys of a config. */
+export const TOP_LEVEL_KEYS: readonly string[] = ["admin", "logging", "storage", "apps"];
+
+/** The `admin` section (Caddy's field names). */
+export interface AdminConfig {
+  disabled?: boolean;
+  listen?: string;
+  enforce_origin?: boolean;
+  origins?: string[] | null;
+  config?: { persist?: boolean; load?: unknown; load_delay?: unknown };
+}
+
+function moduleError(id: string, e: unknown): Error {
+  const msg = e instanceof Error ? e.message : String(e);
+  return new Error(`${id}: ${msg}`, { cause: e });
+}
+
+/** One provisioned config. */
+export class ConfigContext {
+  readonly config: JsonObject;
+  readonly admin: AdminConfig;
+  logs!: LogPipeline;
+  storage!: Storage;
+  readonly apps = new Map<string, App>();
+  readonly adminRoutes: AdminRoute[] = [];
+  readonly #instances: ModuleInstance[] = [];
+  readonly #cleanups: (() => void | Promise<void>)[] = [];
+  readonly #handles: ListenerHandle[] = [];
+  readonly #abort = new AbortController();
+  readonly #provisioning = new Set<string>();
+  readonly #started: App[] = [];
+  #cleaned = false;
+
+  constructor(config: JsonObject | null, readonly pool: ListenerPool) {
+    this.config = config ?? {};
+    for (const k of Object.keys(this.config)) {
+      if (!TOP_LEVEL_KEYS.includes(k)) throw new Error(`json: unknown field "${k}"`);
+    }
+    const admin = this.config.admin ?? {};
+    if (typeof admin !== "object" || Array.isArray(admin)) {
+      throw new Error("admin: must be an object");
+    }
+    this.admin = admin as AdminConfig;
+  }
+
+  /** A logger writing to this context's logs. */
+  logger(name: string): Logger {
+    return this.logs.logger(name);
+  }
+
+  /** Provisions logging, storage and every app, then runs every module's validate. */
+  async provision(): Promise<void> {
+    this.logs = await LogPipeline.build(
+      this.config.logging,
+      (ns, key, raw) => this.load(ns, key, raw),
+    );
+    if (this.config.storage !== undefined && this.config.storage !== null) {
+      this.storage = await this.load<Storage & ModuleInstance>(
+        "caddy.storage",
+        "module",
+        this.config.storage,
+      );
+    } else {
+      this.storage = fileStorage();
+    }
+    const apps = this.config.apps ?? {};
+    if (typeof apps !== "object" || Array.isArray(apps)) throw new Error("apps: must be an object");
+    for (const name of Object.keys(apps)) {
+      try {
+        await this.app(name);
+      } catch (e) {
+        throw new Error(`loading app modules: module name '${name}': ${(e as Error).message}`, {
+          cause: e,
+        });
+      }
+    }
+    for (const m of this.#instances) {
+      if (m.validate) await m.validate();
+    }
+  }
+
+  /** Starts every app; on failure stops the ones already started and rethrows. */
+  async start(): Promise<void> {
+    for (const [name, app] of this.apps) {
+      try {
+        await app.start();
+        this.#started.push(app);
+      } catch (e) {
+        await this.stop();
+        throw new Error(`starting app '${name}': ${(e as Error).message}`, { cause: e });
+      }
+    }
+  }
+
+  /** Stops started apps (errors are collected and rethrown as one). */
+  async stop(): Promise<void> {
+    const errors: string[] = [];
+    for (const app of this.#started.splice(0).reverse()) {
+      try {
+        await app.stop();
+      } catch (e) {
+        errors.push((e as Error).message);
+      }
+    }
+    if (errors.length) throw new Error(`stopping apps: ${errors.join("; ")}`);
+  }
+
+  /** Releases every module, listener and registered cleanup (idempotent). */
+  async cleanup(): Promise<void> {
+    if (this.#cleaned) return;
+    this.#cleaned = true;
+    this.#abort.abort();
+    const errors: string[] = [];
+    const run = async (fn: () => void | Promise<void>) => {
+      try {
+        await fn();
+      } catch (e) {
+        errors.push((e as Error).message);
+      }
+    };
+    for (const fn of this.#cleanups.splice(0).reverse()) await run(fn);
+    for (const m of this.#instances.splice(0).reverse()) {
+      if (m.cleanup) await run(() => m.cleanup!());
+    }
+    await Promise.all(this.#handles.splice(0).map((h) => run(() => h.release())));
+    if (errors.length) throw new Error(`cleanup: ${errors.join("; ")}`);
+  }
+
+  /** Provisions an app of this config (on demand; each app once). */
+  async app<T extends App>(name: string): Promise<T | undefined> {
+    const existing = this.apps.get(name);
+    if (existing) return existing as T;
+    const apps = (this.config.apps ?? {}) as JsonObject;
+    if (!Object.hasOwn(apps, name)) return undefined;
+    if (this.#provisioning.has(name)) throw new Error(`app '${name}' depends on itself`);
+    this.#provisioning.add(name);
+    try {
+      const raw = apps[name] ?? {};
+      const app = await this.#create<T>(name, raw);
+      if (typeof app.start !== "function" || typeof app.stop !== "function") {
+        throw new Error(`module '${name}' is not an app`);
+      }
+      this.apps.set(name, app);
+      return app;
+    } finally {
+      this.#provisioning.delete(name);
+    }
+  }
+
+  /** Loads a module whose name sits under `inlineKey` in `raw`. */
+  load<T>(namespace: string, inlineKey: string, raw: unknown): Promise<T> {
+    if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+      return Promise.reject(new Error(`${namespace}: module config must be an object`));
+    }
+    const obj = raw as Record<string, unknown>;
+    const name = obj[inlineKey];
+    if (typeof name !== "string" || name === "") {
+      return Promise.reject(
+        new Error(
+          `${namespace}: module name not specified with key '${inlineKey}' in ${
+            JSON.stringify(raw)
+          }`,
+        ),
+      );
+    }
+    const { [inlineKey]: _, ...rest } = obj;
+    return this.#create<T>(namespace ? `${namespace}.${name}` : name, rest);
+  }
+
+  async #create<T>(id: string, raw: unknown): Promise<T> {
+    const def = getModule(id);
+    if (!def) throw new Error(`unknown module: ${id}`);
+    if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+      throw new Error(`${id}: config must be a JSON object`);
+    }
+    let instance: ModuleInstance;
+    try {
+      instance = await def.create(raw as Record<string, unknown>, this.#provisionContext(id));
+    } catch (e) {
+      throw moduleError(id, e);
+    }
+    this.#instances.push(instance);
+    return instance as T;
+  }
+
+  #provisionContext(id: string): ProvisionContext {
+    // deno-lint-ignore no-this-alias
+    const ctx = this;
+    return {
+      loadModule: <T extends ModuleInstance>(ns: string, key: string, raw: unknown) =>
+        ctx.load<T>(ns, key, raw),
+      loadModuleByName: <T extends ModuleInstance>(ns: string, name: string, raw: unknown) =>
+        ctx.#create<T>(ns ? `${ns}.${name}` : name, raw ?? {}),
+      logger: (name: string) => ctx.logs.logger(name || id),
+      app: <T extends App>(name: string) => ctx.app<T>(name),
+      listen: async (options: ListenOptions) => {
+        const h = await ctx.pool.listen(options);
+        ctx.#handles.push(h);
+        return h;
+      },
+      get storage() {
+        return ctx.storage;
+      },
+      registerAdminRoute: (route: AdminRoute) => void ctx.adminRoutes.push(route),
+      onCleanup: (fn: () => void | Promise<void>) => void ctx.#cleanups.push(fn),
+      signal: ctx.#abort.signal,
+    };
+  }
+}

@@ -1,0 +1,344 @@
+/**
+ * The config engine: holds the config tree, serialises changes, loads each new config
+ * transactionally (provision → validate → open listeners → start → swap; on failure the new
+ * one is cleaned up and the old keeps serving), runs the admin endpoint, autosaves.
+ *
+ * @module
+ */
+import {
+  accessTree,
+  canonicalJson,
+  CONFIG_KEY,
+  decodeBody,
+  encodeForGet,
+  fnv1a32,
+  indexIds,
+  type Json,
+  type JsonObject,
+  makeEtag,
+  parseIfMatch,
+  stripMeta,
+  type TreeMethod,
+} from "./config_tree.ts";
+import { AdminError } from "./errors.ts";
+import { ConfigContext } from "./context.ts";
+import { ListenerPool } from "./listeners.ts";
+import { LogPipeline, makeLogger } from "./logging/pipeline.ts";
+import type { AdminRoute, ListenerHandle, Logger } from "./module.ts";
+import { parseNetworkAddress } from "./address.ts";
+import { adminSecurity } from "./admin/security.ts";
+import { createAdminHandler } from "./admin/handler.ts";
+import { writeFileAtomic } from "./storage/file_system.ts";
+
+/** The admin address used when neither the config nor `GATEHOUSE_ADMIN` gives one. */
+export const DEFAULT_ADMIN_ADDRESS = "localhost:2019";
+
+/** Options of an engine. */
+export interface EngineOptions {
+  /** Admin address when the config has no `admin.listen`; `false` = no admin endpoint by default. */
+  defaultAdmin?: string | false;
+  /** Autosave file; `false` or absent = never autosave. */
+  autosavePath?: string | false;
+  /** Called after `POST /stop` was answered. Default: `engine.shutdown()`. */
+  onStopRequest?: () => void;
+  /** Largest admin request body in bytes (default 100 MiB). */
+  maxBodyBytes?: number;
+  /** Grace period for in-flight requests when sockets close (ms; default: no limit). */
+  gracePeriodMs?: number;
+}
+
+interface AdminState {
+  listen: string;
+  handle: ListenerHandle;
+  address: string;
+}
+
+/**
+ * The running server's core.
+ *
+ * @example
+ * ```ts
+ * import { Engine } from "./engine.ts";
+ * const engine = new Engine({ defaultAdmin: "127.0.0.1:0" });
+ * await engine.load({});
+ * console.log(engine.adminAddress);
+ * await engine.shutdown();
+ * ```
+ */
+export class Engine {
+  /** Listeners of the apps (reference-counted across configs). */
+  readonly pool: ListenerPool = new ListenerPool();
+  readonly #adminPool = new ListenerPool();
+  /** The options the engine was made with. */
+  readonly options: EngineOptions;
+  #root: JsonObject = { [CONFIG_KEY]: null };
+  #rawJson = "null";
+  #ids = new Map<string, string>();
+  #ctx?: ConfigContext;
+  #admin?: AdminState;
+  #logs: LogPipeline = LogPipeline.boot();
+  #queue: Promise<unknown> = Promise.resolve();
+  #background = new Set<Promise<unknown>>();
+  #stopped = false;
+  /** Logger of the core (`admin`, `admin.api`, ...); follows the current logging config. */
+  readonly log: Logger = makeLogger("", () => this.#logs);
+
+  /** Creates an engine with no config loaded (call `load`). */
+  constructor(options: EngineOptions = {}) {
+    this.options = options;
+    this.pool.gracePeriodMs = options.gracePeriodMs;
+    this.#adminPool.gracePeriodMs = options.gracePeriodMs;
+  }
+
+  /** The running config (with `@id` fields), or null. */
+  get config(): Json {
+    return structuredClone(this.#root[CONFIG_KEY]);
+  }
+
+  /** The bound admin address (`host:port`, `unix/path`), or undefined when disabled. */
+  get adminAddress(): string | undefined {
+    return this.#admin?.address;
+  }
+
+  /** Admin routes registered by the modules of the running config. */
+  get moduleRoutes(): AdminRoute[] {
+    return this.#ctx?.adminRoutes ?? [];
+  }
+
+  /** Reads the tree at `path` (`/config/...`): the GET body and its Etag. */
+  read(path: string): { body: string; etag: string } {
+    const value = accessTree(this.#root, "GET", path);
+    return { body: encodeForGet(value), etag: makeEtag(path, value) };
+  }
+
+  /** Resolves `/id/<id>/<rest>` to `/config/...`; throws 404 for an unknown id. */
+  resolveId(id: string): string {
+    const path = this.#ids.get(id);
+    if (!path) throw new AdminError("not_found", `unknown object ID '${id}'`);
+    return path;
+  }
+
+  /** Runs `fn` after every earlier change finished (changes are serialised). */
+  #serial<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.#queue.then(fn, fn);
+    this.#queue = next.catch(() => {});
+    return next;
+  }
+
+  /**
+   * Changes the tree at `path` and loads the result. `body` is the raw JSON text (ignored for
+   * DELETE). Throws an AdminError (412 stale If-Match, 404, 409, 400 load failure ...).
+   * Resolves to false when the result equals the running config and `force` is not set.
+   */
+  change(
+    method: TreeMethod,
+    path: string,
+    body: string,
+    ifMatch?: string | null,
+    force = false,
+  ): Promise<boolean> {
+    return this.#serial(async () => {
+      if (this.#stopped) throw new AdminError("bad_request", "server is stopping");
+      if (method === "GET") throw new AdminError("method_not_allowed", "method not allowed");
+      if (ifMatch) {
+        const want = parseIfMatch(ifMatch);
+        const have = fnv1a32(encodeForGet(accessTree(this.#root, "GET", want.path)));
+        if (have !== want.hash) {
+          throw new AdminError(
+            "precondition_failed",
+            "If-Match header did not match current config hash",
+          );
+        }
+      }
+      const value = method === "DELETE" ? null : decodeBody(body);
+      const next = structuredClone(this.#root);
+      accessTree(next, method, path, value);
+      return await this.#apply(next[CONFIG_KEY], force);
+    });
+  }
+
+  /** Replaces the whole config (POST /load). Resolves false when unchanged and not forced. */
+  load(config: unknown, force = false): Promise<boolean> {
+    return this.#serial(async () => {
+      if (this.#stopped) throw new AdminError("bad_request", "server is stopping");
+      return await this.#apply(structuredClone(config ?? null) as Json, force);
+    });
+  }
+
+  async #apply(config: Json, force: boolean): Promise<boolean> {
+    if (config !== null && (typeof config !== "object" || Array.isArray(config))) {
+      throw new AdminError("bad_request", "config must be a JSON object");
+    }
+    const json = canonicalJson(config);
+    if (!force && json === this.#rawJson && this.#ctx) {
+      this.log.named("admin").info("config is unchanged");
+      return false;
+    }
+    const ids = indexIds(config);
+    try {
+      await this.#run(config as JsonObject | null);
+    } catch (e) {
+      const msg = e instanceof AdminError
+        ? e.message
+        : `loading new config: ${(e as Error).message}`;
+      this.log.named("admin").error("config load failed", { error: msg });
+      throw e instanceof AdminError ? e : new AdminError("load_failed", msg, { cause: e });
+    }
+    this.#root = { [CONFIG_KEY]: config };
+    this.#rawJson = json;
+    this.#ids = ids;
+    await this.#persist(config);
+    return true;
+  }
+
+  /** Provisions and starts `config`, then swaps it in; the old config keeps running on failure. */
+  async #run(config: JsonObject | null): Promise<void> {
+    const ctx = new ConfigContext(config ? stripMeta(config) as JsonObject : null, this.pool);
+    let newAdmin: AdminState | undefined;
+    let reuseAdmin = false;
+    try {
+      await ctx.provision();
+      const adminCfg = ctx.admin;
+      const listen = adminCfg.disabled
+        ? undefined
+        : (adminCfg.listen || this.options.defaultAdmin || undefined);
+      if (listen) {
+        if (this.#admin && this.#admin.listen === listen) reuseAdmin = true;
+        else {
+          const handle = await this.#adminPool.listen({ address: listen });
+          newAdmin = { listen, handle, address: handle.address };
+        }
+      }
+      await ctx.start();
+    } catch (e) {
+      await newAdmin?.handle.release().catch(() => {});
+      await ctx.cleanup().catch(() => {});
+      throw e;
+    }
+    // swap
+    const old = this.#ctx;
+    const oldAdmin = this.#admin;
+    this.#ctx = ctx;
+    this.#logs = ctx.logs;
+    const admin = reuseAdmin ? oldAdmin! : newAdmin;
+    if (admin) {
+      const addr = parseNetworkAddress(admin.listen);
+      const sec = adminSecurity(addr, admin.handle.port ?? 0, ctx.admin);
+      admin.handle.setHandler(createAdminHandler(this, sec));
+    }
+    this.#admin = admin;
+    if (oldAdmin && oldAdmin !== admin) {
+      // not awaited: the request that caused this load is still being answered on it
+      this.#track(oldAdmin.handle.release());
+      this.log.named("admin").info("stopped previous admin endpoint", {
+        address: oldAdmin.address,
+      });
+    }
+    if (admin && admin !== oldAdmin) {
+      this.log.named("admin").info("admin endpoint started", {
+        address: admin.address,
+        enforce_origin: ctx.admin.enforce_origin === true,
+      });
+    }
+    if (old) await this.#retire(old);
+    this.log.info("serving initial configuration");
+  }
+
+  async #retire(ctx: ConfigContext): Promise<void> {
+    try {
+      await ctx.stop();
+    } catch (e) {
+      this.log.error("stopping old config", { error: e as Error });
+    }
+    try {
+      await ctx.cleanup();
+    } catch (e) {
+      this.log.error("cleaning up old config", { error: e as Error });
+    }
+  }
+
+  #track(p: Promise<unknown>): void {
+    const q = p.catch(() => {}).finally(() => this.#background.delete(q));
+    this.#background.add(q);
+  }
+
+  async #persist(config: Json): Promise<void> {
+    const path = this.options.autosavePath;
+    if (!path || config === null) return;
+    const admin = (config as JsonObject).admin as { config?: { persist?: boolean } } | undefined;
+    if (admin?.config?.persist === false) return;
+    try {
+      await writeFileAtomic(path, new TextEncoder().encode(JSON.stringify(config)));
+      this.log.info("autosaved config (load with --resume flag)", { file: path });
+    } catch (e) {
+      this.log.error("unable to autosave config", { file: path, error: e as Error });
+    }
+  }
+
+  /** Provisions `config` without starting it, then cleans up (the `validate` command). */
+  async validate(config: unknown): Promise<void> {
+    if (config !== null && (typeof config !== "object" || Array.isArray(config))) {
+      throw new AdminError("bad_request", "config must be a JSON object");
+    }
+    indexIds(config as Json);
+    const ctx = new ConfigContext(
+      config ? stripMeta(config as Json) as JsonObject : null,
+      this.pool,
+    );
+    try {
+      await ctx.provision();
+    } finally {
+      await ctx.cleanup();
+    }
+  }
+
+  /** Asks the process to stop (POST /stop): calls `onStopRequest` or shuts down. */
+  requestStop(): void {
+    this.log.named("admin.api").warn("exiting; byeee!! 👋");
+    if (this.options.onStopRequest) this.options.onStopRequest();
+    else this.#track(this.shutdown());
+  }
+
+  /**
+   * Stops everything: apps, modules, listeners, the admin endpoint. Resolves to the exit
+   * code: 0, or 3 when some cleanup failed.
+   */
+  shutdown(graceMs?: number): Promise<number> {
+    this.#stopped = true;
+    const run = async () => {
+      let code = 0;
+      const ctx = this.#ctx;
+      this.#ctx = undefined;
+      if (ctx) {
+        try {
+          await ctx.stop();
+        } catch (e) {
+          code = 3;
+          this.log.error("failed to stop apps", { error: e as Error });
+        }
+        try {
+          await ctx.cleanup();
+        } catch (e) {
+          code = 3;
+          this.log.error("cleanup failed", { error: e as Error });
+        }
+      }
+      await this.pool.closeAll(graceMs);
+      this.#admin = undefined;
+      await this.#adminPool.closeAll(graceMs ?? 2000);
+      while (this.#background.size) await Promise.all(this.#background);
+      if (code === 0) this.log.info("shutdown complete", { exit_code: 0 });
+      else this.log.error("unclean shutdown", { exit_code: code });
+      await this.#logs.flush().catch(() => {});
+      return code;
+    };
+    const p = this.#queue.then(run, run);
+    this.#queue = p.catch(() => {});
+    return p;
+  }
+
+  /** Unloads the config (like DELETE /config/); the admin endpoint stays up. */
+  unload(): Promise<boolean> {
+    return this.load(null);
+  }
+}

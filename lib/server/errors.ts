@@ -1,0 +1,69 @@
+/**
+ * Typed errors of the config engine and the admin API.
+ *
+ * @module
+ */
+
+/**
+ * Stable codes of {@linkcode AdminError}:
+ * - `bad_request`: malformed body, path, header or config (400)
+ * - `forbidden`: Host or Origin refused (403)
+ * - `not_found`: missing path, key, index or `@id` (404)
+ * - `method_not_allowed`: wrong method for the endpoint (405)
+ * - `conflict`: strict create on an existing key (409)
+ * - `precondition_failed`: stale `If-Match` (412)
+ * - `too_large`: body over the limit (413)
+ * - `load_failed`: the new config failed to provision, validate or start (400)
+ * - `internal`: anything else (500)
+ */
+export type AdminErrorCode =
+  | "bad_request"
+  | "forbidden"
+  | "not_found"
+  | "method_not_allowed"
+  | "conflict"
+  | "precondition_failed"
+  | "too_large"
+  | "load_failed"
+  | "internal";
+
+const STATUS: Record<AdminErrorCode, number> = {
+  bad_request: 400,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  precondition_failed: 412,
+  too_large: 413,
+  load_failed: 400,
+  internal: 500,
+};
+
+/**
+ * An error with an HTTP status; the admin API answers it as `{"error": message}`.
+ *
+ * @example
+ * ```ts
+ * import { AdminError } from "./errors.ts";
+ * throw new AdminError("not_found", "unknown object ID 'x'");
+ * ```
+ */
+export class AdminError extends Error {
+  /** Stable code. */
+  readonly code: AdminErrorCode;
+  /** HTTP status the admin API answers with. */
+  readonly status: number;
+  /** Creates an error with a code and a message safe to show to the client. */
+  constructor(code: AdminErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "AdminError";
+    this.code = code;
+    this.status = STATUS[code];
+  }
+}
+
+/** Wraps any thrown value as an AdminError (unknown errors become `internal`). */
+export function toAdminError(e: unknown): AdminError {
+  if (e instanceof AdminError) return e;
+  return new AdminError("internal", e instanceof Error ? e.message : String(e), { cause: e });
+}

@@ -1,0 +1,167 @@
+/**
+ * The listener pool: sockets keyed by address (+ TLS material), reference-counted across
+ * configs. A reload that keeps an address reuses its socket and only swaps the handler, so
+ * no connection is refused or dropped; a socket closes (gracefully) when no config holds it.
+ *
+ * @module
+ */
+import type { ConnHandler, ListenerHandle, ListenOptions, ServeInfo } from "./module.ts";
+import { joinHostPort, parseNetworkAddress } from "./address.ts";
+
+class Handle implements ListenerHandle {
+  handler?: ConnHandler;
+  released = false;
+  constructor(readonly socket: Socket, readonly address: string, readonly port?: number) {}
+  setHandler(handler: ConnHandler): void {
+    this.handler = handler;
+  }
+  release(): Promise<void> {
+    if (this.released) return Promise.resolve();
+    this.released = true;
+    return this.socket.pool.releaseHandle(this);
+  }
+}
+
+interface Socket {
+  key: string;
+  pool: ListenerPool;
+  server: Deno.HttpServer<Deno.NetAddr | Deno.UnixAddr>;
+  handles: Handle[];
+  address: string;
+  port?: number;
+  unixPath?: string;
+}
+
+let uniq = 0;
+
+async function sha(text: string): Promise<string> {
+  const d = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(d).slice(0, 8), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * A pool of HTTP listeners.
+ *
+ * @example
+ * ```ts
+ * import { ListenerPool } from "./listeners.ts";
+ * const pool = new ListenerPool();
+ * const h = await pool.listen({ address: "127.0.0.1:0" });
+ * h.setHandler(() => new Response("hi"));
+ * await h.release();
+ * ```
+ */
+export class ListenerPool {
+  #sockets = new Map<string, Socket>();
+  /** Longest wait for in-flight requests when a socket closes (ms); undefined = no limit. */
+  gracePeriodMs?: number;
+
+  /** Number of open sockets. */
+  get size(): number {
+    return this.#sockets.size;
+  }
+
+  /** Acquires a listener; reuses an open socket with the same key. Throws on bind errors. */
+  async listen(options: ListenOptions): Promise<ListenerHandle> {
+    const addr = parseNetworkAddress(options.address);
+    if (addr.startPort !== addr.endPort) {
+      throw new Error(`listen: one port per listener, got range ${options.address}`);
+    }
+    if (addr.network.startsWith("udp")) throw new Error(`listen: ${addr.network} is not supported`);
+    const unix = addr.network.startsWith("unix");
+    let key = unix
+      ? `unix/${addr.host}`
+      : `${addr.network}/${joinHostPort(addr.host, addr.startPort)}`;
+    if (!unix && addr.startPort === 0) key += `#${++uniq}`;
+    if (options.tls) key += `|tls:${await sha(options.tls.cert + "\0" + options.tls.key)}`;
+    let socket = this.#sockets.get(key);
+    if (!socket) {
+      socket = this.#open(key, addr.host, addr.startPort, unix, addr.network, options.tls);
+      this.#sockets.set(key, socket);
+    }
+    const handle = new Handle(socket, socket.address, socket.port);
+    socket.handles.push(handle);
+    return handle;
+  }
+
+  #open(
+    key: string,
+    host: string,
+    port: number,
+    unix: boolean,
+    network: string,
+    tls?: ListenOptions["tls"],
+  ): Socket {
+    const socket = { key, pool: this, handles: [] as Handle[] } as unknown as Socket;
+    const handler = (req: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr | Deno.UnixAddr>) => {
+      for (let i = socket.handles.length - 1; i >= 0; i--) {
+        const h = socket.handles[i];
+        if (h.handler && !h.released) {
+          const ra = info.remoteAddr as Deno.NetAddr | Deno.UnixAddr;
+          const si: ServeInfo = {
+            remoteAddr: ra.transport === "unix"
+              ? { transport: "unix", path: (ra as Deno.UnixAddr).path }
+              : {
+                transport: "tcp",
+                hostname: (ra as Deno.NetAddr).hostname,
+                port: (ra as Deno.NetAddr).port,
+              },
+            localAddress: socket.address,
+            completed: info.completed,
+          };
+          if (tls) si.tls = { proto: undefined };
+          return h.handler(req, si);
+        }
+      }
+      return new Response("no server is configured for this address\n", { status: 503 });
+    };
+    if (unix) {
+      try {
+        const st = Deno.lstatSync(host);
+        if (st.isSocket) Deno.removeSync(host);
+      } catch { /* absent */ }
+      socket.server = Deno.serve({ path: host, handler, onListen() {} });
+      socket.address = `unix/${host}`;
+      socket.unixPath = host;
+    } else {
+      const hostname = host === "" ? (network === "tcp6" ? "::" : "0.0.0.0") : host;
+      const opts = { hostname, port, handler, onListen() {} };
+      socket.server = tls
+        ? Deno.serve({ ...opts, cert: tls.cert, key: tls.key })
+        : Deno.serve(opts);
+      const bound = socket.server.addr as Deno.NetAddr;
+      socket.port = bound.port;
+      socket.address = joinHostPort(host, bound.port);
+    }
+    return socket;
+  }
+
+  /** Called by a handle's release. */
+  async releaseHandle(released: ListenerHandle): Promise<void> {
+    const handle = released as Handle;
+    const socket = handle.socket;
+    socket.handles = socket.handles.filter((h) => h !== handle);
+    if (socket.handles.length > 0 || this.#sockets.get(socket.key) !== socket) return;
+    this.#sockets.delete(socket.key);
+    await this.#close(socket, this.gracePeriodMs);
+  }
+
+  async #close(socket: Socket, graceMs?: number): Promise<void> {
+    const done = socket.server.shutdown().then(() => socket.server.finished);
+    if (graceMs === undefined) await done;
+    else {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([done, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+      clearTimeout(timer);
+    }
+    if (socket.unixPath) await Deno.remove(socket.unixPath).catch(() => {});
+  }
+
+  /** Closes every socket (process exit), waiting up to `graceMs` for in-flight requests. */
+  async closeAll(graceMs: number | undefined = this.gracePeriodMs): Promise<void> {
+    const all = [...this.#sockets.values()];
+    this.#sockets.clear();
+    for (const s of all) for (const h of s.handles) h.released = true;
+    await Promise.all(all.map((s) => this.#close(s, graceMs)));
+  }
+}

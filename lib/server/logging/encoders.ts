@@ -1,0 +1,105 @@
+/**
+ * Log encoders: `caddy.logging.encoders.json` and `caddy.logging.encoders.console`.
+ *
+ * @module
+ */
+import { registerModule } from "../module.ts";
+import { fieldValue, type LogEncoder, type LogEntry } from "./entry.ts";
+
+const enc = new TextEncoder();
+
+/** Options shared by both encoders (Caddy's field names). */
+interface EncoderOptions {
+  message_key?: string;
+  level_key?: string;
+  time_key?: string;
+  name_key?: string;
+  time_format?: string;
+  level_format?: string;
+}
+
+function pad(n: number, w = 2): string {
+  return String(n).padStart(w, "0");
+}
+
+/** Formats a time in ms per Caddy's `time_format` names. */
+export function formatTime(ms: number, format: string): string | number {
+  const d = new Date(ms);
+  const wall = () =>
+    `${d.getFullYear()}/${pad(d.getMonth() + 1)}/${pad(d.getDate())} ` +
+    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  switch (format) {
+    case "unix_seconds_float":
+      return ms / 1000;
+    case "unix_milli_float":
+      return ms;
+    case "unix_nano":
+      return ms * 1e6;
+    case "iso8601":
+    case "rfc3339":
+    case "rfc3339_nano":
+      return d.toISOString();
+    case "wall":
+      return wall();
+    case "wall_milli":
+      return `${wall()}.${pad(d.getMilliseconds(), 3)}`;
+    case "wall_nano":
+      return `${wall()}.${pad(d.getMilliseconds(), 3)}000000`;
+    default:
+      throw new Error(`unrecognized time format: ${format}`);
+  }
+}
+
+function levelText(level: string, format: string | undefined, fallback: "lower" | "upper"): string {
+  const f = format ?? fallback;
+  if (f === "lower") return level.toLowerCase();
+  if (f === "upper" || f === "color") return level;
+  throw new Error(`unrecognized level format: ${format}`);
+}
+
+function fieldsObject(entry: LogEntry): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(entry.fields)) out[k] = fieldValue(v);
+  return out;
+}
+
+/** A JSON-lines encoder: `{"level","ts","logger","msg",...fields}`. */
+export function jsonEncoder(o: EncoderOptions = {}): LogEncoder {
+  const timeFormat = o.time_format ?? "unix_seconds_float";
+  formatTime(0, timeFormat);
+  levelText("INFO", o.level_format, "lower");
+  return {
+    encode(entry) {
+      const rec: Record<string, unknown> = {};
+      rec[o.level_key ?? "level"] = levelText(entry.level, o.level_format, "lower");
+      rec[o.time_key ?? "ts"] = formatTime(entry.time, timeFormat);
+      if (entry.logger) rec[o.name_key ?? "logger"] = entry.logger;
+      rec[o.message_key ?? "msg"] = entry.msg;
+      Object.assign(rec, fieldsObject(entry));
+      return enc.encode(JSON.stringify(rec) + "\n");
+    },
+  };
+}
+
+/** A human-readable encoder: `time<TAB>LEVEL<TAB>logger<TAB>msg<TAB>{fields}`. */
+export function consoleEncoder(o: EncoderOptions = {}): LogEncoder {
+  const timeFormat = o.time_format ?? "wall_milli";
+  formatTime(0, timeFormat);
+  levelText("INFO", o.level_format, "upper");
+  return {
+    encode(entry) {
+      const parts = [
+        String(formatTime(entry.time, timeFormat)),
+        levelText(entry.level, o.level_format, "upper"),
+      ];
+      if (entry.logger) parts.push(entry.logger);
+      parts.push(entry.msg);
+      const fields = fieldsObject(entry);
+      if (Object.keys(fields).length) parts.push(JSON.stringify(fields));
+      return enc.encode(parts.join("\t") + "\n");
+    },
+  };
+}
+
+registerModule({ id: "caddy.logging.encoders.json", create: (c) => jsonEncoder(c) });
+registerModule({ id: "caddy.logging.encoders.console", create: (c) => consoleEncoder(c) });

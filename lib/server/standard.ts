@@ -1,0 +1,12 @@
+/**
+ * Registers the standard modules and adapters: the `http` app and its modules, the logging
+ * encoders and writers, file-system storage, the `json5` adapter. Import it once.
+ *
+ * @module
+ */
+import "./logging/encoders.ts";
+import "./logging/writers.ts";
+import "./logging/file_writer.ts";
+import "./storage/file_system.ts";
+import "./adapters/json5.ts";
+import "./http/mod.ts";
