@@ -36,6 +36,7 @@ function flip(text, index) {
 /** Installs a deriveBits wrapper that refuses > 100,000 iterations, like Cloudflare Workers. */
 function emulateWorkersCap() {
   const subtle = crypto.subtle;
+  const hadOwn = Object.hasOwn(subtle, "deriveBits");
   const original = subtle.deriveBits;
   const calls = [];
   subtle.deriveBits = function (algorithm, key, length) {
@@ -55,10 +56,8 @@ function emulateWorkersCap() {
   return {
     calls,
     restore() {
-      subtle.deriveBits = original;
-      if (Object.hasOwn(subtle, "deriveBits") && subtle.deriveBits === original) {
-        delete subtle.deriveBits;
-      }
+      if (hadOwn) subtle.deriveBits = original;
+      else delete subtle.deriveBits;
     },
   };
 }
