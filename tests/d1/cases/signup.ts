@@ -1,0 +1,434 @@
+import assert from "node:assert/strict";
+import {
+  login,
+  OTP_RESEND_SECONDS,
+  OTP_TTL_MINUTES,
+  resendOtp,
+  signup,
+  verifyOtp,
+} from "../../../d1.ts";
+import type { Case } from "../_backend.ts";
+import {
+  brokenDb,
+  codeIn,
+  failingSender,
+  ITER,
+  newEmail,
+  outbox,
+  PASSWORD,
+  SECRET,
+} from "../_helpers.ts";
+
+export const signupCases: Case[] = [
+  {
+    name: "signup e-mails a code; verifyOtp verifies; login works (default iterations)",
+    async fn({ db }) {
+      const box = outbox();
+      const email = newEmail();
+      assert.deepEqual(
+        await signup(db, { email, password: PASSWORD, secret: SECRET, sendEmail: box.send }),
+        { ok: true },
+      );
+      assert.equal(box.mails.length, 1);
+      assert.equal(box.mails[0].to, email);
+      const code = codeIn(box.mails[0]);
+      assert.match(code, /^\d{6}$/);
+      assert.match(box.mails[0].text, new RegExp(`${OTP_TTL_MINUTES} minutes`));
+      const before = await login(db, { email, password: PASSWORD });
+      assert.deepEqual(before, { ok: false, error: "email_not_verified" });
+      const v = await verifyOtp(db, { email, code, secret: SECRET });
+      assert.equal(v.ok, true);
+      const l = await login(db, { email, password: PASSWORD });
+      assert.deepEqual(l, { ok: true, userId: v.ok ? v.userId : "" });
+    },
+  },
+  {
+    name: "signup normalizes the address and stores no code in clear",
+    async fn({ db }) {
+      const box = outbox();
+      const email = newEmail();
+      const r = await signup(db, {
+        email: `  ${email.toUpperCase()} `,
+        password: PASSWORD,
+        secret: SECRET,
+        sendEmail: box.send,
+        iterations: ITER,
+      });
+      assert.equal(r.ok, true);
+      assert.equal(box.mails[0].to, email);
+      const code = codeIn(box.mails[0]);
+      const row = await db.prepare("SELECT * FROM otp_codes WHERE email = ?").bind(email).first<
+        Record<string, unknown>
+      >();
+      assert.ok(row);
+      assert.ok(!JSON.stringify(row).includes(code));
+      assert.match(String(row.code_hash), /^[0-9a-f]{64}$/);
+    },
+  },
+  {
+    name: "signup with a verified address answers the same and e-mails a notice, no code",
+    async fn({ db }) {
+      const box = outbox();
+      const email = newEmail();
+      await signup(db, {
+        email,
+        password: PASSWORD,
+        secret: SECRET,
+        sendEmail: box.send,
+        iterations: ITER,
+      });
+      await verifyOtp(db, { email, code: codeIn(box.mails[0]), secret: SECRET });
+      const again = await signup(db, {
+        email,
+        password: "another long passphrase",
+        secret: SECRET,
+        sendEmail: box.send,
+        iterations: ITER,
+        appName: "Acme",
+      });
+      assert.deepEqual(again, { ok: true });
+      assert.equal(box.mails.length, 2);
+      assert.match(box.mails[1].subject, /already|tried to sign up/);
+      assert.doesNotMatch(box.mails[1].text, /\b\d{6}\b/);
+      // The old password still works; the new one was not set.
+      assert.equal((await login(db, { email, password: PASSWORD, iterations: ITER })).ok, true);
+      assert.deepEqual(
+        await login(db, { email, password: "another long passphrase", iterations: ITER }),
+        { ok: false, error: "invalid_credentials" },
+      );
+      // The notice is throttled like codes.
+      await signup(db, {
+        email,
+        password: PASSWORD,
+        secret: SECRET,
+        sendEmail: box.send,
+        iterations: ITER,
+      });
+      assert.equal(box.mails.length, 2);
+    },
+  },
+  {
+    name: "50 concurrent signups of one address create one user and send one code",
+    async fn({ db }) {
+      const box = outbox();
+      const email = newEmail("race");
+      const results = await Promise.all(
+        Array.from(
+          { length: 50 },
+          () =>
+            signup(db, {
+              email,
+              password: PASSWORD,
+              secret: SECRET,
+              sendEmail: box.send,
+              iterations: ITER,
+            }),
+        ),
+      );
+      assert.ok(results.every((r) => r.ok), JSON.stringify(results.find((r) => !r.ok)));
+      const count = await db.prepare("SELECT COUNT(*) AS n FROM users WHERE email = ?").bind(email)
+        .first<{ n: number }>();
+      assert.equal(count?.n, 1);
+      assert.equal(box.mails.length, 1);
+      assert.equal(
+        (await verifyOtp(db, { email, code: codeIn(box.mails[0]), secret: SECRET })).ok,
+        true,
+      );
+    },
+  },
+  {
+    name: "the sixth wrong try fails even with the right code",
+    async fn({ db }) {
+      const box = outbox();
+      const email = newEmail();
+      await signup(db, {
+        email,
+        password: PASSWORD,
+        secret: SECRET,
+        sendEmail: box.send,
+        iterations: ITER,
+      });
+      const code = codeIn(box.mails[0]);
+      const wrong = code === "000000" ? "111111" : "000000";
+      for (let i = 0; i < 5; i++) {
+        assert.deepEqual(await verifyOtp(db, { email, code: wrong, secret: SECRET }), {
+          ok: false,
+          error: "invalid_code",
+        });
+      }
+      assert.deepEqual(await verifyOtp(db, { email, code, secret: SECRET }), {
+        ok: false,
+        error: "too_many_attempts",
+      });
+    },
+  },
+  {
+    name: "the right code on the fifth try works; a code works once",
+    async fn({ db }) {
+      const box = outbox();
+      const email = newEmail();
+      await signup(db, {
+        email,
+        password: PASSWORD,
+        secret: SECRET,
+        sendEmail: box.send,
+        iterations: ITER,
+      });
+      const code = codeIn(box.mails[0]);
+      const wrong = code === "000000" ? "111111" : "000000";
+      for (let i = 0; i < 4; i++) await verifyOtp(db, { email, code: wrong, secret: SECRET });
+      assert.equal(
+        (await verifyOtp(db, {
+          email,
+          code: ` ${code.slice(0, 3)} ${code.slice(3)} `,
+          secret: SECRET,
+        })).ok,
+        true,
+      );
+      assert.deepEqual(await verifyOtp(db, { email, code, secret: SECRET }), {
+        ok: false,
+        error: "invalid_code",
+      });
+    },
+  },
+  {
+    name: "concurrent wrong guesses never exceed five tries",
+    async fn({ db }) {
+      const box = outbox();
+      const email = newEmail();
+      await signup(db, {
+        email,
+        password: PASSWORD,
+        secret: SECRET,
+        sendEmail: box.send,
+        iterations: ITER,
+      });
+      const code = codeIn(box.mails[0]);
+      const guesses = Array.from(
+        { length: 20 },
+        (_, i) => String((Number(code) + 1 + i) % 1e6).padStart(6, "0"),
+      );
+      const results = await Promise.all(
+        guesses.map((g) => verifyOtp(db, { email, code: g, secret: SECRET })),
+      );
+      assert.equal(results.filter((r) => !r.ok && r.error === "invalid_code").length, 5);
+      assert.equal(results.filter((r) => !r.ok && r.error === "too_many_attempts").length, 15);
+    },
+  },
+  {
+    name: "codes expire; unknown addresses and malformed codes are invalid_code",
+    async fn({ db }) {
+      const box = outbox();
+      const email = newEmail();
+      const now = Date.now();
+      await signup(db, {
+        email,
+        password: PASSWORD,
+        secret: SECRET,
+        sendEmail: box.send,
+        iterations: ITER,
+        now,
+      });
+      const code = codeIn(box.mails[0]);
+      assert.deepEqual(
+        await verifyOtp(db, { email, code, secret: SECRET, now: now + OTP_TTL_MINUTES * 60_000 }),
+        { ok: false, error: "expired_code" },
+      );
+      assert.deepEqual(await verifyOtp(db, { email: newEmail(), code, secret: SECRET }), {
+        ok: false,
+        error: "invalid_code",
+      });
+      assert.deepEqual(await verifyOtp(db, { email, code: "12ab56", secret: SECRET, now }), {
+        ok: false,
+        error: "invalid_code",
+      });
+      // The right code under another secret does not verify.
+      assert.deepEqual(await verifyOtp(db, { email, code, secret: "other secret", now }), {
+        ok: false,
+        error: "invalid_code",
+      });
+      assert.equal(
+        (await verifyOtp(db, { email, code, secret: ["new secret", SECRET], now })).ok,
+        true,
+      );
+    },
+  },
+  {
+    name: "resends are throttled; a new code replaces the old; resendOtp always answers ok",
+    async fn({ db }) {
+      const box = outbox();
+      const email = newEmail();
+      const now = Date.now();
+      const base = {
+        email,
+        password: PASSWORD,
+        secret: SECRET,
+        sendEmail: box.send,
+        iterations: ITER,
+      };
+      await signup(db, { ...base, now });
+      await signup(db, { ...base, now: now + 1000 });
+      assert.deepEqual(
+        await resendOtp(db, { email, secret: SECRET, sendEmail: box.send, now: now + 2000 }),
+        { ok: true },
+      );
+      assert.equal(box.mails.length, 1);
+      const later = now + OTP_RESEND_SECONDS * 1000;
+      assert.deepEqual(
+        await resendOtp(db, { email, secret: SECRET, sendEmail: box.send, now: later }),
+        { ok: true },
+      );
+      assert.equal(box.mails.length, 2);
+      const [first, second] = box.mails.map(codeIn);
+      if (first !== second) {
+        assert.deepEqual(await verifyOtp(db, { email, code: first, secret: SECRET, now: later }), {
+          ok: false,
+          error: "invalid_code",
+        });
+      }
+      assert.equal(
+        (await verifyOtp(db, { email, code: second, secret: SECRET, now: later })).ok,
+        true,
+      );
+      assert.deepEqual(
+        await resendOtp(db, { email: newEmail(), secret: SECRET, sendEmail: box.send }),
+        { ok: true },
+      );
+      assert.deepEqual(await resendOtp(db, null as never), { ok: true });
+      assert.equal(box.mails.length, 2);
+    },
+  },
+  {
+    name: "signing up again while unverified: the code entered sets that signup's password",
+    async fn({ db }) {
+      const box = outbox();
+      const email = newEmail();
+      const now = Date.now();
+      const base = { email, secret: SECRET, sendEmail: box.send, iterations: ITER };
+      await signup(db, { ...base, password: "first long passphrase", now });
+      await signup(db, {
+        ...base,
+        password: "second long passphrase",
+        now: now + OTP_RESEND_SECONDS * 1000,
+      });
+      assert.equal(box.mails.length, 2);
+      const v = await verifyOtp(db, {
+        email,
+        code: codeIn(box.mails[1]),
+        secret: SECRET,
+        now: now + OTP_RESEND_SECONDS * 1000,
+      });
+      assert.equal(v.ok, true);
+      assert.equal(
+        (await login(db, { email, password: "second long passphrase", iterations: ITER })).ok,
+        true,
+      );
+      assert.equal(
+        (await login(db, { email, password: "first long passphrase", iterations: ITER })).ok,
+        false,
+      );
+    },
+  },
+  {
+    name: "renderOtp replaces the built-in template",
+    async fn({ db }) {
+      const box = outbox();
+      const email = newEmail();
+      await signup(db, {
+        email,
+        password: PASSWORD,
+        secret: SECRET,
+        sendEmail: box.send,
+        iterations: ITER,
+        appName: "Acme",
+        renderOtp: ({ code, ttlMinutes }) => ({
+          subject: `Custom ${code}`,
+          html: `<b>${code}</b>`,
+          text: `code ${code} for ${ttlMinutes}m`,
+        }),
+      });
+      assert.match(box.mails[0].subject, /^Custom \d{6}$/);
+      assert.match(box.mails[0].text, /^code \d{6} for 10m$/);
+    },
+  },
+  {
+    name: "signup error codes",
+    async fn({ db, fresh }) {
+      const box = outbox();
+      const ok = {
+        email: newEmail(),
+        password: PASSWORD,
+        secret: SECRET,
+        sendEmail: box.send,
+        iterations: ITER,
+      };
+      const err = async (p: unknown, d = db) => {
+        const r = await signup(d, p as never);
+        assert.equal(r.ok, false);
+        return r.ok ? "" : r.error;
+      };
+      assert.equal(await err(undefined), "invalid_input");
+      assert.equal(await err({ ...ok, secret: "" }), "invalid_input");
+      assert.equal(await err({ ...ok, sendEmail: "nope" }), "invalid_input");
+      assert.equal(await err({ ...ok, password: 12345678 }), "invalid_input");
+      assert.equal(await err({ ...ok, email: "not-an-email" }), "invalid_email");
+      assert.equal(await err({ ...ok, email: `${"a".repeat(250)}@example.com` }), "invalid_email");
+      assert.equal(await err({ ...ok, password: "short" }), "password_too_short");
+      assert.equal(await err({ ...ok, password: "x".repeat(257) }), "password_too_long");
+      assert.equal(await err({ ...ok, password: "password123" }), "password_common");
+      assert.equal(await err({ ...ok, password: ok.email }), "password_common");
+      assert.equal(
+        await err({ ...ok, email: newEmail(), sendEmail: failingSender }),
+        "send_failed",
+      );
+      assert.equal(
+        await err({
+          ...ok,
+          email: newEmail(),
+          renderOtp: () => {
+            throw new Error("bad template");
+          },
+        }),
+        "internal_error",
+      );
+      assert.equal(await err(ok, brokenDb), "db_error");
+      assert.equal(await err(ok, await fresh()), "db_error");
+      assert.equal(box.mails.length, 0);
+    },
+  },
+  {
+    name: "a failed send does not hold the throttle",
+    async fn({ db }) {
+      const box = outbox();
+      const email = newEmail();
+      const base = { email, password: PASSWORD, secret: SECRET, iterations: ITER };
+      assert.deepEqual(await signup(db, { ...base, sendEmail: failingSender }), {
+        ok: false,
+        error: "send_failed",
+      });
+      assert.deepEqual(await signup(db, { ...base, sendEmail: box.send }), { ok: true });
+      assert.equal(box.mails.length, 1);
+    },
+  },
+  {
+    name: "verifyOtp error codes",
+    async fn({ db, fresh }) {
+      const e = async (p: unknown, d = db) => {
+        const r = await verifyOtp(d, p as never);
+        return r.ok ? "ok" : r.error;
+      };
+      assert.equal(await e(null), "invalid_input");
+      assert.equal(await e({ email: newEmail(), code: 123456, secret: SECRET }), "invalid_input");
+      assert.equal(await e({ email: newEmail(), code: "123456" }), "invalid_input");
+      assert.equal(await e({ email: "nope", code: "123456", secret: SECRET }), "invalid_email");
+      assert.equal(
+        await e({ email: newEmail(), code: "123456", secret: SECRET }, brokenDb),
+        "db_error",
+      );
+      assert.equal(
+        await e({ email: newEmail(), code: "123456", secret: SECRET }, await fresh()),
+        "db_error",
+      );
+    },
+  },
+];
