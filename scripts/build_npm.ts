@@ -1,0 +1,296 @@
+/**
+ * Builds the npm mirror in `npm/`: every entry of `deno.json` `exports` whose file exists is
+ * compiled with the TypeScript compiler to ES modules (`.js`) with declarations (`.d.ts`);
+ * relative `.ts` specifiers become `.js`; bare specifiers resolve through `deno.json`
+ * `imports` to npm package names, which become `dependencies` (with the version range from
+ * the import map); `package.json` `exports` mirror `deno.json`'s. When there are dependencies,
+ * `npm install` runs in `npm/` so the Node tests (`node --test tests/npm/`) can import it.
+ *
+ * Type errors do not stop the build (`deno check` is the type gate; TypeScript here lacks
+ * Deno's built-in types); they are counted and the first few printed.
+ *
+ * ```sh
+ * deno task build:npm
+ * ```
+ *
+ * @module
+ */
+import ts from "typescript";
+
+const root = new URL("../", import.meta.url);
+const rootPath = decodeURIComponent(root.pathname).replace(/\/$/, "");
+const outDir = `${rootPath}/npm`;
+
+interface DenoJson {
+  name: string;
+  version: string;
+  license?: string;
+  description?: string;
+  exports: string | Record<string, string>;
+  imports?: Record<string, string>;
+  compilerOptions?: { jsx?: string; jsxImportSource?: string };
+}
+
+/** An npm package named by an import-map value (`npm:name@range/path` or `npm:/name@range/`). */
+interface NpmTarget {
+  name: string;
+  range: string;
+  subpath: string;
+}
+
+function parseNpm(value: string): NpmTarget | null {
+  const m = value.match(/^npm:\/?((?:@[^/@]+\/)?[^/@]+)(?:@([^/]+))?(\/.*)?$/);
+  if (!m) return null;
+  return { name: m[1], range: m[2] ?? "*", subpath: m[3] ?? "" };
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const denoJson: DenoJson = JSON.parse(await Deno.readTextFile(`${rootPath}/deno.json`));
+const exportsMap = typeof denoJson.exports === "string"
+  ? { ".": denoJson.exports }
+  : denoJson.exports;
+const importMap = denoJson.imports ?? {};
+
+const entries: { key: string; source: string }[] = [];
+for (const [key, source] of Object.entries(exportsMap)) {
+  if (await exists(`${rootPath}/${source}`)) entries.push({ key, source });
+  else console.warn(`skipping export ${key}: ${source} does not exist yet`);
+}
+if (entries.length === 0) throw new Error("deno.json exports name no existing file");
+
+const dependencies = new Map<string, string>();
+
+/** Maps a bare specifier through the import map to an npm specifier; records the dependency. */
+function mapBare(specifier: string, from: string): string {
+  let target: NpmTarget | null = null;
+  let rest = "";
+  if (specifier.startsWith("npm:")) {
+    target = parseNpm(specifier);
+  } else if (Object.hasOwn(importMap, specifier)) {
+    target = parseNpm(importMap[specifier]);
+  } else {
+    const prefix = Object.keys(importMap)
+      .filter((k) => k.endsWith("/") && specifier.startsWith(k))
+      .sort((a, b) => b.length - a.length)[0];
+    if (prefix) {
+      target = parseNpm(importMap[prefix]);
+      rest = specifier.slice(prefix.length);
+    }
+  }
+  if (!target) {
+    throw new Error(
+      `${from}: cannot map "${specifier}" to an npm package (add it to deno.json imports as npm:)`,
+    );
+  }
+  const known = dependencies.get(target.name);
+  if (known && known !== target.range) {
+    throw new Error(`${target.name}: conflicting ranges ${known} and ${target.range}`);
+  }
+  dependencies.set(target.name, target.range);
+  const sub = `${target.subpath}${rest}`.replace(/^\/+/, "");
+  return sub ? `${target.name}/${sub}` : target.name;
+}
+
+function mapSpecifier(spec: string, file: string): string {
+  if (spec.startsWith("./") || spec.startsWith("../")) {
+    return spec.replace(/\.[mc]?tsx?$/, (ext) => ext.includes("m") ? ".mjs" : ".js");
+  }
+  if (spec.startsWith("node:") || /^[a-z]+:\/\//.test(spec)) return spec;
+  if (spec.startsWith("jsr:")) {
+    throw new Error(`${file}: jsr: specifiers cannot be mirrored to npm (${spec})`);
+  }
+  return mapBare(spec, file);
+}
+
+/** Rewrites module specifiers of imports, exports, dynamic imports and `import()` types. */
+function specifierTransformer<T extends ts.Node>(
+  context: ts.TransformationContext,
+): (node: T) => T {
+  const f = context.factory;
+  return (top: T) => {
+    if (!ts.isSourceFile(top)) return top;
+    const file = top.fileName.slice(rootPath.length + 1);
+    const lit = (node: ts.Expression | undefined) =>
+      node && ts.isStringLiteral(node) ? node.text : null;
+    const visit = (node: ts.Node): ts.Node => {
+      if (ts.isImportDeclaration(node)) {
+        const spec = lit(node.moduleSpecifier)!;
+        return f.updateImportDeclaration(
+          node,
+          node.modifiers,
+          node.importClause,
+          f.createStringLiteral(mapSpecifier(spec, file)),
+          node.attributes,
+        );
+      }
+      if (ts.isExportDeclaration(node) && node.moduleSpecifier) {
+        const spec = lit(node.moduleSpecifier);
+        if (spec === null) return node;
+        return f.updateExportDeclaration(
+          node,
+          node.modifiers,
+          node.isTypeOnly,
+          node.exportClause,
+          f.createStringLiteral(mapSpecifier(spec, file)),
+          node.attributes,
+        );
+      }
+      if (
+        ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+        lit(node.arguments[0]) !== null
+      ) {
+        const spec = mapSpecifier(lit(node.arguments[0])!, file);
+        return f.updateCallExpression(node, node.expression, node.typeArguments, [
+          f.createStringLiteral(spec),
+          ...node.arguments.slice(1),
+        ]);
+      }
+      if (
+        ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) &&
+        ts.isStringLiteral(node.argument.literal)
+      ) {
+        const spec = mapSpecifier(node.argument.literal.text, file);
+        return f.updateImportTypeNode(
+          node,
+          f.createLiteralTypeNode(f.createStringLiteral(spec)),
+          node.attributes,
+          node.qualifier,
+          ts.visitNodes(node.typeArguments, visit, ts.isTypeNode),
+          node.isTypeOf,
+        );
+      }
+      return ts.visitEachChild(node, visit, context);
+    };
+    return ts.visitNode(top, visit) as T;
+  };
+}
+
+/** @types/node from Deno's npm directory when present (some libraries import `node:`). */
+async function nodeTypes(): Promise<string[]> {
+  const dir = `${rootPath}/node_modules/.deno`;
+  try {
+    for await (const e of Deno.readDir(dir)) {
+      if (e.name.startsWith("@types+node@")) {
+        const index = `${dir}/${e.name}/node_modules/@types/node/index.d.ts`;
+        if (await exists(index)) return [index];
+      }
+    }
+  } catch {
+    // no node_modules: type errors for node: imports are reported, not fatal
+  }
+  return [];
+}
+
+const jsx = denoJson.compilerOptions?.jsx;
+const options: ts.CompilerOptions = {
+  target: ts.ScriptTarget.ES2022,
+  module: ts.ModuleKind.ESNext,
+  moduleResolution: ts.ModuleResolutionKind.Bundler,
+  lib: ["lib.es2022.d.ts", "lib.dom.d.ts", "lib.dom.iterable.d.ts"],
+  declaration: true,
+  outDir,
+  rootDir: rootPath,
+  strict: true,
+  skipLibCheck: true,
+  allowImportingTsExtensions: true,
+  rewriteRelativeImportExtensions: true,
+  allowJs: true,
+  esModuleInterop: true,
+  removeComments: false,
+  newLine: ts.NewLineKind.LineFeed,
+  types: [],
+  ...(jsx
+    ? {
+      jsx: jsx === "react" ? ts.JsxEmit.React : ts.JsxEmit.ReactJSX,
+      jsxImportSource: denoJson.compilerOptions?.jsxImportSource,
+    }
+    : {}),
+};
+
+// Map import-map specifiers to real paths for type resolution (node_modules from Deno).
+const host = ts.createCompilerHost(options);
+const rootNames = [...entries.map((e) => `${rootPath}/${e.source}`), ...await nodeTypes()];
+
+await Deno.remove(outDir, { recursive: true }).catch(() => {});
+await Deno.mkdir(outDir, { recursive: true });
+
+const written: string[] = [];
+const program = ts.createProgram({ rootNames, options, host });
+const result = program.emit(
+  undefined,
+  (fileName, text) => {
+    Deno.mkdirSync(fileName.slice(0, fileName.lastIndexOf("/")), { recursive: true });
+    Deno.writeTextFileSync(fileName, text);
+    written.push(fileName.slice(outDir.length + 1));
+  },
+  undefined,
+  false,
+  { before: [specifierTransformer], afterDeclarations: [specifierTransformer] },
+);
+if (result.emitSkipped) throw new Error("TypeScript emitted nothing");
+
+const diagnostics = [...ts.getPreEmitDiagnostics(program), ...result.diagnostics];
+if (diagnostics.length > 0) {
+  console.warn(`${diagnostics.length} TypeScript diagnostics (deno check is authoritative):`);
+  for (const d of diagnostics.slice(0, 5)) {
+    console.warn(
+      "  " + ts.formatDiagnostic(d, {
+        getCanonicalFileName: (f) => f,
+        getCurrentDirectory: () => rootPath,
+        getNewLine: () => "\n",
+      }).trim(),
+    );
+  }
+}
+
+function outFile(source: string, ext: ".js" | ".d.ts"): string {
+  return "./" + source.replace(/^\.\//, "").replace(/\.[mc]?tsx?$/, ext);
+}
+
+const pkg = {
+  name: denoJson.name,
+  version: denoJson.version,
+  ...(denoJson.description ? { description: denoJson.description } : {}),
+  license: denoJson.license ?? "UNLICENSED",
+  type: "module",
+  engines: { node: ">=20" },
+  exports: Object.fromEntries(
+    entries.map((e) => [e.key, {
+      types: outFile(e.source, ".d.ts"),
+      import: outFile(e.source, ".js"),
+      default: outFile(e.source, ".js"),
+    }]),
+  ),
+  ...(dependencies.size > 0
+    ? { dependencies: Object.fromEntries([...dependencies].sort(([a], [b]) => a.localeCompare(b))) }
+    : {}),
+};
+await Deno.writeTextFile(`${outDir}/package.json`, JSON.stringify(pkg, null, 2) + "\n");
+for (const doc of ["README.md", "LICENSE"]) {
+  if (await exists(`${rootPath}/${doc}`)) {
+    await Deno.copyFile(`${rootPath}/${doc}`, `${outDir}/${doc}`);
+  }
+}
+
+console.log(
+  `npm/: ${entries.map((e) => e.key).join(", ")} -> ${written.length} files, ` +
+    `${dependencies.size} dependencies`,
+);
+
+if (dependencies.size > 0) {
+  const { success } = await new Deno.Command("npm", {
+    args: ["install", "--no-audit", "--no-fund", "--omit=dev", "--no-package-lock"],
+    cwd: outDir,
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  if (!success) throw new Error("npm install in npm/ failed");
+}
