@@ -1,0 +1,272 @@
+/**
+ * The mail-scanning server: a Hono router with the customer API (peer-compatible), the
+ * sandbox, signed file links, the OpenAPI document and the mailroom API, on libSQL.
+ *
+ * @module
+ */
+import { Hono } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { authenticate, type KeyContext } from "./accounts.ts";
+import { actionMessage, performAction } from "./actions.ts";
+import { type BlobStore, contentTypeOf, isBlobKey, LocalBlobStore } from "./blobs.ts";
+import { randomToken } from "./crypto.ts";
+import { MailDb, type SqlClient } from "./db.ts";
+import { MailServerError } from "./errors.ts";
+import { errorResponse, jsonBody, parseActionBody, parseListQuery } from "./http.ts";
+import { type Linker, listItems } from "./items.ts";
+import { ITEM_ACTIONS, type ItemAction } from "./lifecycle.ts";
+import { mailroomRouter } from "./mailroom_api.ts";
+import { openApiDocument } from "./openapi.ts";
+import { RateLimiter, type RateLimitOptions } from "./rate_limit.ts";
+import { isAutomationName } from "./rules.ts";
+import { sandboxRouter } from "./sandbox_api.ts";
+import { FileSigner } from "./signed_url.ts";
+import { listSystemRules, setSystemRule } from "./system_rules.ts";
+import { WebhookDispatcher, type WebhookOptions } from "./webhooks.ts";
+
+/** The API's path on a host, as the peer service uses it. */
+export const MAIL_BASE_PATH = "/api/account-docs/v2";
+
+/** Settings of `createMailServer`. */
+export interface MailServerOptions {
+  /** The libSQL client holding the `mail_` tables (created when missing). */
+  client: SqlClient;
+  /** Where envelope images and scans go (default a `LocalBlobStore` on `blobDir`). */
+  blobs?: BlobStore;
+  /** Directory of the default blob store (default `.data/mail-blobs`). */
+  blobDir?: string;
+  /** Secret signing file links (default random per process: links die with it). */
+  signingSecret?: string;
+  /** Lifetime of file links in seconds (default 3600). */
+  fileLinkTtlSeconds?: number;
+  /** Bearer token of the mailroom API; without one the mailroom API answers 401 to all. */
+  operatorToken?: string;
+  /** Path the router is mounted at, for file links (default `/api/account-docs/v2`). */
+  basePath?: string;
+  /** Origin for file links (default: the request's origin). */
+  publicUrl?: string;
+  /** Per-key rate limit (default 120 burst, 2/s), or false for none. */
+  rateLimit?: RateLimitOptions | false;
+  /** Webhook delivery settings. */
+  webhooks?: WebhookOptions;
+  /** Largest JSON body in bytes (default 65536). */
+  maxBodyBytes?: number;
+  /** Largest mailroom upload in bytes (default 20 MiB). */
+  maxUploadBytes?: number;
+  /** Clock, epoch ms (tests). */
+  now?: () => number;
+}
+
+/**
+ * A running mail server. Its `fetch` is a Hono router that answers under `basePath`: serve it
+ * (`Deno.serve(mail.fetch)`) or hand it the requests of that path from any app
+ * (`app.all(MAIL_BASE_PATH + "/*", (c) => mail.fetch(c.req.raw))`).
+ */
+export interface MailServer {
+  /** Answers a request whose path starts with `basePath`. */
+  fetch(request: Request): Promise<Response>;
+  /** Its blob store. */
+  blobs: BlobStore;
+  /** Resolves once no webhook delivery is queued, waiting or in flight. */
+  idle(): Promise<void>;
+  /** Stops webhook deliveries (does not close the libSQL client, which the caller owns). */
+  close(): Promise<void>;
+}
+
+/** Parts of a server for in-process use (the standalone runner, the reference app, bench). */
+export interface MailInternals {
+  /** The Hono router. */
+  router: Hono;
+  /** Database handle. */
+  db: MailDb;
+  /** Webhook dispatcher. */
+  webhooks: WebhookDispatcher;
+}
+
+const internals = new WeakMap<MailServer, MailInternals>();
+
+/** The in-process parts of a server made by `createMailServer`. */
+export function mailInternals(server: MailServer): MailInternals {
+  const found = internals.get(server);
+  if (!found) throw new Error("not a server made by createMailServer");
+  return found;
+}
+
+/** Hono environment of the router. */
+export type MailEnv = { Variables: { key: KeyContext } };
+
+/** Everything a route handler needs. */
+export interface MailContext {
+  /** Database. */
+  db: MailDb;
+  /** Blob store. */
+  blobs: BlobStore;
+  /** Link signer for a request. */
+  linker(c: Context): Linker;
+  /** Largest JSON body. */
+  maxBodyBytes: number;
+  /** Largest upload. */
+  maxUploadBytes: number;
+  /** Operator token, if any. */
+  operatorToken?: string;
+  /** Webhooks. */
+  webhooks: WebhookDispatcher;
+  /** Customer API-key check (auth and rate limit). */
+  auth: MiddlewareHandler<MailEnv>;
+}
+
+const ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+
+/**
+ * Builds the server: migrates the tables, resumes pending webhook deliveries, returns the
+ * router.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from "@libsql/client";
+ * import { createMailServer } from "./server.ts";
+ * const mail = await createMailServer({
+ *   client: createClient({ url: "file:mail.db" }),
+ *   operatorToken: "a long random operator token",
+ * });
+ * Deno.serve({ hostname: "127.0.0.1", port: 8787 }, mail.fetch);
+ * ```
+ */
+export async function createMailServer(options: MailServerOptions): Promise<MailServer> {
+  const db = new MailDb(options.client, options.now);
+  await db.migrate();
+  const blobs = options.blobs ?? new LocalBlobStore(options.blobDir ?? ".data/mail-blobs");
+  const signer = new FileSigner(
+    options.signingSecret ?? randomToken(32),
+    options.fileLinkTtlSeconds,
+    options.now,
+  );
+  const basePath = options.basePath ?? MAIL_BASE_PATH;
+  const webhooks = new WebhookDispatcher(db, options.webhooks);
+  await webhooks.resume();
+  const limiter = options.rateLimit === false ? null : new RateLimiter(options.rateLimit);
+
+  const auth: MiddlewareHandler<MailEnv> = async (c, next) => {
+    const key = await authenticate(db, c.req.header("x-api-key"));
+    const wait = limiter?.take(key.keyId) ?? 0;
+    if (wait > 0) throw new MailServerError(434, undefined, { "Retry-After": String(wait) });
+    c.set("key", key);
+    await next();
+  };
+  const ctx: MailContext = {
+    db,
+    blobs,
+    webhooks,
+    auth,
+    operatorToken: options.operatorToken,
+    maxBodyBytes: options.maxBodyBytes ?? 65536,
+    maxUploadBytes: options.maxUploadBytes ?? 20 * 1024 * 1024,
+    linker: (c) => {
+      const base = (options.publicUrl ?? new URL(c.req.url).origin) + basePath;
+      return (key) => signer.url(base, key);
+    },
+  };
+
+  const app = new Hono<MailEnv>().basePath(basePath);
+  app.onError((err, c) => errorResponse(c, err));
+  const tooLarge = (c: Context) =>
+    errorResponse(c, new MailServerError(19, "Request body too large.", {}, 413));
+  app.use("*", async (c, next) => {
+    const upload = c.req.path.includes("/mailroom/") && c.req.method === "POST";
+    const max = upload ? ctx.maxUploadBytes : ctx.maxBodyBytes;
+    return await bodyLimit({ maxSize: max, onError: tooLarge })(c, next);
+  });
+
+  const routes: [string, string][] = [];
+  const route = (method: string, path: string) => routes.push([method, path]);
+
+  route("GET", "/items");
+  app.get("/items", auth, async (c) => {
+    const q = parseListQuery(c);
+    return c.json(await listItems(db, c.var.key.accountId, q.page, q.sortOrder, ctx.linker(c)));
+  });
+
+  route("GET", "/user-defined-rules/system-user-defined-rules");
+  app.get("/user-defined-rules/system-user-defined-rules", auth, async (c) => {
+    const q = parseListQuery(c);
+    return c.json(await listSystemRules(db, c.var.key.accountId, q.page, q.sortOrder));
+  });
+
+  route("PUT", "/user-defined-rules/update-system-user-defined-rule");
+  app.put("/user-defined-rules/update-system-user-defined-rule", auth, async (c) => {
+    const body = await jsonBody(c);
+    if (!isAutomationName(body.automation_name)) {
+      throw new MailServerError(
+        19,
+        "automation_name must be auto_scan, auto_shred or auto_discard",
+      );
+    }
+    if (body.is_active !== 1 && body.is_active !== 0) {
+      throw new MailServerError(19, "is_active must be 1 or 0");
+    }
+    await setSystemRule(db, c.var.key.accountId, body.automation_name, body.is_active === 1);
+    return c.json({ status: 1, message: "Rule status updated successfully." });
+  });
+
+  for (const action of ITEM_ACTIONS) {
+    for (const cancel of [false, true]) {
+      const path = `/addresses/:address_id/items/actions/${action}${cancel ? "/cancel" : ""}`;
+      route("POST", path);
+      app.post(path, auth, async (c) => {
+        const body = await jsonBody(c);
+        const parsed = parseActionBody(body, action as ItemAction, cancel);
+        await performAction(db, c.var.key.accountId, {
+          action,
+          cancel,
+          addressId: c.req.param("address_id") ?? "",
+          ...parsed,
+        });
+        return c.json({ status: 1, message: actionMessage(action, cancel) });
+      });
+    }
+  }
+
+  route("GET", "/files/:dir/:name");
+  app.get("/files/:dir/:name", async (c) => {
+    const key = `${c.req.param("dir")}/${c.req.param("name")}`;
+    const query = new URL(c.req.url).searchParams;
+    if (!isBlobKey(key) || !(await signer.verify(key, query))) throw new MailServerError(9403);
+    const bytes = await blobs.get(key);
+    if (!bytes) throw new MailServerError(9403);
+    return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
+      "content-type": contentTypeOf(key),
+      "cache-control": "private, max-age=300",
+      "x-content-type-options": "nosniff",
+    });
+  });
+
+  route("GET", "/openapi.json");
+  app.get("/openapi.json", (c) => c.json(openApiDocument(basePath)));
+
+  app.route("/sandbox", sandboxRouter(ctx));
+  app.route("/mailroom", mailroomRouter(ctx));
+
+  for (const [method, path] of routes) {
+    app.on(
+      ALL_METHODS.filter((m) => m !== method && !(method === "GET" && m === "HEAD")),
+      path,
+      () => {
+        throw new MailServerError(432);
+      },
+    );
+  }
+  app.all("*", () => {
+    throw new MailServerError(9404);
+  });
+
+  const router = app as unknown as Hono;
+  const server: MailServer = {
+    fetch: async (request) => await router.fetch(request),
+    blobs,
+    idle: () => webhooks.idle(),
+    close: () => webhooks.close(),
+  };
+  internals.set(server, { router, db, webhooks });
+  return server;
+}

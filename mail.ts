@@ -1,0 +1,74 @@
+/**
+ * Mail-scanning API: a typed client (`MailClient`) for the API of a virtual-mailbox service, and
+ * a server (`createMailServer`) that implements it on libSQL as a Hono router, with a mailroom
+ * (operator) API, signed file links, signed webhooks, a sandbox and an OpenAPI document.
+ *
+ * @example
+ * ```ts
+ * import { MailClient } from "@gatehouse/gatehouse/mail";
+ * const client = new MailClient({ baseUrl: "https://api.example", apiKey: "gh_live_..." });
+ * const page = await client.listItems({ sort_order: "desc", page: 1 });
+ * ```
+ *
+ * @module
+ */
+export {
+  type DestroyOptions,
+  type ListQuery,
+  MailApiError,
+  MailClient,
+  type MailClientOptions,
+  type RescanOptions,
+  type TestItemInput,
+} from "./lib/mail/client.ts";
+export {
+  MailroomClient,
+  type MailroomClientOptions,
+  type ReceiveItemInput,
+} from "./lib/mail/mailroom_client.ts";
+export {
+  createMailServer,
+  MAIL_BASE_PATH,
+  type MailServer,
+  type MailServerOptions,
+} from "./lib/mail/server.ts";
+export { type MailErrorCode, type MailErrorInfo, mailErrors } from "./lib/mail/errors.ts";
+export {
+  ITEM_ACTIONS,
+  ITEM_STATUSES,
+  type ItemAction,
+  type ItemStatus,
+} from "./lib/mail/lifecycle.ts";
+export { AUTOMATION_NAMES, type AutomationName } from "./lib/mail/rules.ts";
+export {
+  type ActionResult,
+  type ChangeSource,
+  type MailItem,
+  MAX_MAIL_IDS,
+  type Page,
+  PAGE_SIZE,
+  type SortOrder,
+  type StatusChange,
+  type SystemRuleRow,
+} from "./lib/mail/types.ts";
+export { type BlobStore, LocalBlobStore, MemoryBlobStore } from "./lib/mail/blobs.ts";
+export {
+  SIGNATURE_HEADER,
+  signWebhook,
+  TIMESTAMP_HEADER,
+  verifyWebhook,
+  type VerifyWebhookInput,
+} from "./lib/mail/webhook_signature.ts";
+export type { DeliveryLog, WebhookOptions } from "./lib/mail/webhooks.ts";
+export { MAIL_EVENT_TYPES, type MailEvent, type MailEventType } from "./lib/mail/db.ts";
+export type { PendingRequest } from "./lib/mail/requests.ts";
+export type { RateLimitOptions } from "./lib/mail/rate_limit.ts";
+export { type Json, openApiDocument } from "./lib/mail/openapi.ts";
+export type {
+  SqlClient,
+  SqlResult,
+  SqlRow,
+  SqlStatement,
+  SqlTransaction,
+  SqlValue,
+} from "./lib/mail/db.ts";
