@@ -5,6 +5,9 @@
  */
 import type { Hono } from "hono";
 import type { AppEnv } from "./env.ts";
+import { createBroker } from "./broker.ts";
+import { devIdpSite } from "./dev_idp.ts";
+import { createRelayDemo } from "./relay_demo.ts";
 
 /** One mounted site. */
 export interface SiteEntry {
@@ -17,4 +20,16 @@ export interface SiteEntry {
 }
 
 /** Mounted sites, in index order. */
-export const sites: SiteEntry[] = [];
+export const sites: SiteEntry[] = [
+  { path: "/broker", title: "Relay broker", create: (env) => createBroker({ env }) },
+  {
+    path: "/relay-demo",
+    title: "Relay demo site (sign-in through the broker)",
+    create: (env) => createRelayDemo({ env }),
+  },
+  {
+    path: "/dev-idp",
+    title: "Development identity provider (development mode only)",
+    create: devIdpSite,
+  },
+];

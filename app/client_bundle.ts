@@ -1,0 +1,98 @@
+/**
+ * Serves the hydration script of the sign-in pages: `app/client.ts` bundled for the browser
+ * once per process (with `Deno.bundle` when the runtime has it, else the `deno bundle`
+ * command), and page responses that reference it. Where neither is available (e.g. a host
+ * without subprocesses), pages are served without the script and work as plain HTML forms.
+ *
+ * @module
+ */
+import type { Context } from "hono";
+import { type AuthPageData, renderAuthDocument } from "../react.ts";
+
+/** File name under which each site serves the bundle. */
+export const CLIENT_SCRIPT = "auth-client.js";
+
+let build: Promise<string | null> | null = null;
+
+/** The bundled client script (built on first use), or null when bundling is unavailable. */
+export function clientBundle(): Promise<string | null> {
+  build ??= bundle().catch((e) => {
+    console.warn(
+      `sign-in pages are served without JavaScript: ${e instanceof Error ? e.message : e}`,
+    );
+    return null;
+  });
+  return build;
+}
+
+async function bundle(): Promise<string> {
+  const entry = new URL("./client.ts", import.meta.url);
+  const config = new URL("../deno.json", import.meta.url);
+  // deno-lint-ignore no-explicit-any
+  const api = (Deno as any).bundle;
+  if (typeof api === "function") {
+    const result = await api({
+      entrypoints: [entry.href],
+      platform: "browser",
+      minify: true,
+      write: false,
+    });
+    const file = result.success ? result.outputFiles?.[0] : undefined;
+    if (file) {
+      return typeof file.text === "function"
+        ? file.text()
+        : new TextDecoder().decode(file.contents);
+    }
+  }
+  const dir = await Deno.makeTempDir({ prefix: "gatehouse-bundle-" });
+  try {
+    const out = `${dir}/client.js`;
+    const { success, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "bundle",
+        "--quiet",
+        "--platform",
+        "browser",
+        "--minify",
+        "--config",
+        config.pathname,
+        "-o",
+        out,
+        entry.pathname,
+      ],
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    if (!success) {
+      throw new Error(`deno bundle failed: ${new TextDecoder().decode(stderr).slice(0, 500)}`);
+    }
+    return await Deno.readTextFile(out);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** Route handler serving the bundle (404 when unavailable). */
+export async function serveClientBundle(c: Context): Promise<Response> {
+  const js = await clientBundle();
+  if (js === null) return c.text("not available", 404);
+  return c.body(js, 200, {
+    "content-type": "text/javascript; charset=utf-8",
+    "cache-control": "no-cache",
+  });
+}
+
+/**
+ * An HTML response with a server-rendered sign-in page; `scriptSrc` (the site's route to
+ * {@linkcode serveClientBundle}) is referenced only when the bundle is available.
+ */
+export async function pageResponse(
+  c: Context,
+  data: AuthPageData,
+  scriptSrc: string,
+  status: 200 | 400 | 403 = 200,
+): Promise<Response> {
+  const js = await clientBundle();
+  const html = renderAuthDocument(data, { scriptSrc: js === null ? undefined : scriptSrc });
+  return c.html(html, status, { "cache-control": "no-store" });
+}

@@ -1,0 +1,340 @@
+/**
+ * A local development identity provider built into the reference app, so `deno task start`
+ * gives a working "Continue with Google/GitHub/Microsoft" with no accounts anywhere.
+ *
+ * It speaks the shapes of the real endpoints, one tree per provider under `/dev-idp/<provider>`,
+ * which is what the core's `baseUrl` client option points at:
+ * - google: `GET /o/oauth2/v2/auth`, `POST /token`, `GET /v1/userinfo`
+ * - github: `GET /login/oauth/authorize`, `POST /login/oauth/access_token`, `GET /user`,
+ *   `GET /user/emails`
+ * - microsoft: `GET /{tenant}/oauth2/v2.0/authorize`, `POST /{tenant}/oauth2/v2.0/token`,
+ *   `GET /oidc/userinfo`, `GET /v1.0/me`
+ *
+ * The consent page asks for any e-mail (nothing is checked: it is a development tool). Codes
+ * are single-use, live 2 minutes, are bound to the client id and redirect URI and check the
+ * PKCE S256 verifier, like the real providers.
+ *
+ * It is on only when the app runs in development mode and no real provider credentials
+ * (`GOOGLE_CLIENT_ID`, `GITHUB_CLIENT_ID`, `MICROSOFT_CLIENT_ID`) are set; `DEV_IDP=off`
+ * turns it off. In production the app refuses to start when `DEV_IDP=on` asks for it.
+ *
+ * @module
+ */
+import { Hono } from "hono";
+import type { Context } from "hono";
+import type { OAuthClient, OAuthProvider } from "../mod.ts";
+import type { AppEnv } from "./env.ts";
+
+/** Path the development identity provider is mounted at. */
+export const DEV_IDP_PATH = "/dev-idp";
+/** Client id every site uses with the development provider. */
+export const DEV_CLIENT_ID = "gatehouse-dev-client";
+/** Client secret every site uses with the development provider (not a secret). */
+export const DEV_CLIENT_SECRET = "gatehouse-dev-secret";
+
+const PROVIDERS: readonly OAuthProvider[] = ["google", "github", "microsoft"];
+const CODE_TTL_MS = 120_000;
+const TOKEN_TTL_MS = 3_600_000;
+
+/** Thrown at start when production would run with the development provider. */
+export class DevIdpError extends Error {
+  /** Stable code. */
+  readonly code = "dev_idp_in_production";
+  constructor() {
+    super("DEV_IDP=on is refused in production: configure real provider credentials");
+    this.name = "DevIdpError";
+  }
+}
+
+/** True when some real provider credentials are set. */
+function hasRealCredentials(env: AppEnv): boolean {
+  return PROVIDERS.some((p) => Boolean(env.vars[`${p.toUpperCase()}_CLIENT_ID`]));
+}
+
+/**
+ * Whether the development provider is on for this environment; throws {@linkcode DevIdpError}
+ * when production asks for it.
+ */
+export function devIdpEnabled(env: AppEnv): boolean {
+  const flag = env.vars.DEV_IDP;
+  if (env.MODE === "production") {
+    if (flag === "on" || flag === "1" || flag === "true") throw new DevIdpError();
+    return false;
+  }
+  if (flag === "off" || flag === "0" || flag === "false") return false;
+  return !hasRealCredentials(env);
+}
+
+/**
+ * The OAuth clients a site of the app uses: the real ones from `<PROVIDER>_CLIENT_ID` /
+ * `<PROVIDER>_CLIENT_SECRET` (and `MICROSOFT_TENANT_ID`), or, when the development provider is
+ * on, all three pointing at it on `origin` (the app's own origin, e.g. `http://127.0.0.1:8000`).
+ */
+export function oauthClients(
+  env: AppEnv,
+  origin: string,
+): Partial<Record<OAuthProvider, OAuthClient>> {
+  const clients: Partial<Record<OAuthProvider, OAuthClient>> = {};
+  if (devIdpEnabled(env)) {
+    for (const p of PROVIDERS) {
+      clients[p] = {
+        clientId: DEV_CLIENT_ID,
+        clientSecret: DEV_CLIENT_SECRET,
+        baseUrl: `${origin}${DEV_IDP_PATH}/${p}`,
+      };
+    }
+    return clients;
+  }
+  for (const p of PROVIDERS) {
+    const id = env.vars[`${p.toUpperCase()}_CLIENT_ID`];
+    const secret = env.vars[`${p.toUpperCase()}_CLIENT_SECRET`];
+    if (!id || !secret) continue;
+    clients[p] = { clientId: id, clientSecret: secret };
+    if (p === "microsoft" && env.vars.MICROSOFT_TENANT_ID) {
+      clients[p]!.tenantId = env.vars.MICROSOFT_TENANT_ID;
+    }
+  }
+  return clients;
+}
+
+interface Person {
+  email: string;
+  name: string;
+  verified: boolean;
+}
+
+interface Grant extends Person {
+  provider: OAuthProvider;
+  clientId: string;
+  redirectUri: string;
+  challenge: string | null;
+  expires: number;
+}
+
+/** The development provider's routes (mount at {@linkcode DEV_IDP_PATH}). */
+export function createDevIdp(options: { now?: () => number } = {}): Hono {
+  const now = options.now ?? Date.now;
+  const codes = new Map<string, Grant>();
+  const tokens = new Map<string, Grant>();
+  const app = new Hono();
+
+  function sweep(): void {
+    const t = now();
+    for (const [k, g] of codes) if (g.expires < t) codes.delete(k);
+    for (const [k, g] of tokens) if (g.expires < t) tokens.delete(k);
+  }
+
+  function authorize(provider: OAuthProvider) {
+    return (c: Context): Response => {
+      const q = new URL(c.req.url).searchParams;
+      const redirectUri = q.get("redirect_uri") ?? "";
+      const problem = q.get("client_id") !== DEV_CLIENT_ID
+        ? "unknown client_id"
+        : !/^https?:\/\//.test(redirectUri)
+        ? "redirect_uri must be an absolute http(s) URL"
+        : q.get("response_type") !== "code"
+        ? "response_type must be code"
+        : null;
+      if (problem) return c.html(page("Development sign-in", `<p>${esc(problem)}</p>`), 400);
+      const hidden = [
+        "client_id",
+        "redirect_uri",
+        "state",
+        "code_challenge",
+        "code_challenge_method",
+      ]
+        .map((k) => `<input type="hidden" name="${k}" value="${esc(q.get(k) ?? "")}">`).join("");
+      const label = provider[0].toUpperCase() + provider.slice(1);
+      return c.html(page(
+        `Development sign-in (${label})`,
+        `<p>This is the app's <strong>development identity provider</strong>, standing in for ${label}. ` +
+          `Type any e-mail: it is accepted as verified.</p>` +
+          `<form method="post" style="display:flex;flex-direction:column;gap:.75rem">${hidden}` +
+          `<label for="email">E-mail</label><input id="email" name="email" type="email" autocomplete="email" required>` +
+          `<label for="name">Name (optional)</label><input id="name" name="name" autocomplete="name">` +
+          `<label><input type="checkbox" name="verified" value="1" checked> E-mail verified</label>` +
+          `<button type="submit" name="decision" value="allow">Continue</button>` +
+          `<button type="submit" name="decision" value="deny" formnovalidate>Cancel</button></form>`,
+      ));
+    };
+  }
+
+  function consent(provider: OAuthProvider) {
+    return async (c: Context): Promise<Response> => {
+      sweep();
+      const form = await c.req.formData();
+      const get = (k: string) => String(form.get(k) ?? "");
+      const redirectUri = get("redirect_uri");
+      if (get("client_id") !== DEV_CLIENT_ID || !/^https?:\/\//.test(redirectUri)) {
+        return c.text("invalid request", 400);
+      }
+      const back = new URL(redirectUri);
+      if (get("state")) back.searchParams.set("state", get("state"));
+      if (get("decision") === "deny") {
+        back.searchParams.set("error", "access_denied");
+        return c.redirect(back.href, 302);
+      }
+      const email = get("email").trim();
+      if (!/^[^\s@]+@[^\s@]+$/.test(email)) return c.text("an e-mail is required", 400);
+      const code = randomId();
+      codes.set(code, {
+        provider,
+        email,
+        name: get("name").trim() || email.split("@")[0],
+        verified: get("verified") === "1",
+        clientId: DEV_CLIENT_ID,
+        redirectUri,
+        challenge: get("code_challenge_method") === "S256" && get("code_challenge")
+          ? get("code_challenge")
+          : null,
+        expires: now() + CODE_TTL_MS,
+      });
+      back.searchParams.set("code", code);
+      return c.redirect(back.href, 302);
+    };
+  }
+
+  const token = async (c: Context): Promise<Response> => {
+    sweep();
+    const form = await c.req.formData();
+    const get = (k: string) => String(form.get(k) ?? "");
+    const code = get("code");
+    const grant = codes.get(code);
+    codes.delete(code); // single use, even when the rest fails
+    const fail = (error: string) => c.json({ error }, 400);
+    if (get("grant_type") !== "authorization_code") return fail("unsupported_grant_type");
+    if (get("client_id") !== DEV_CLIENT_ID || get("client_secret") !== DEV_CLIENT_SECRET) {
+      return c.json({ error: "invalid_client" }, 401);
+    }
+    if (!grant || grant.expires < now() || grant.redirectUri !== get("redirect_uri")) {
+      return fail("invalid_grant");
+    }
+    if (grant.challenge && (await s256(get("code_verifier"))) !== grant.challenge) {
+      return fail("invalid_grant");
+    }
+    const accessToken = randomId();
+    tokens.set(accessToken, { ...grant, expires: now() + TOKEN_TTL_MS });
+    return c.json({
+      access_token: accessToken,
+      token_type: "Bearer",
+      expires_in: TOKEN_TTL_MS / 1000,
+      scope: "openid email profile",
+    });
+  };
+
+  function bearer(c: Context): Grant | null {
+    const m = /^Bearer (.+)$/.exec(c.req.header("authorization") ?? "");
+    const grant = m ? tokens.get(m[1]) : undefined;
+    return grant && grant.expires >= now() ? grant : null;
+  }
+
+  function withUser(fn: (c: Context, g: Grant, id: string) => Response) {
+    return async (c: Context): Promise<Response> => {
+      const grant = bearer(c);
+      if (!grant) return c.json({ error: "invalid_token" }, 401);
+      return fn(c, grant, await userId(grant.email));
+    };
+  }
+
+  // Google
+  app.get("/google/o/oauth2/v2/auth", authorize("google"));
+  app.post("/google/o/oauth2/v2/auth", consent("google"));
+  app.post("/google/token", token);
+  app.get(
+    "/google/v1/userinfo",
+    withUser((c, g, id) =>
+      c.json({ sub: id, email: g.email, email_verified: g.verified, name: g.name })
+    ),
+  );
+  // GitHub: the public e-mail stays null, so clients use the e-mails list like for most users.
+  app.get("/github/login/oauth/authorize", authorize("github"));
+  app.post("/github/login/oauth/authorize", consent("github"));
+  app.post("/github/login/oauth/access_token", token);
+  app.get(
+    "/github/user",
+    withUser((c, g, id) =>
+      c.json({
+        id: Number.parseInt(id.slice(0, 8), 16),
+        login: g.email.split("@")[0],
+        name: g.name,
+        email: null,
+      })
+    ),
+  );
+  app.get(
+    "/github/user/emails",
+    withUser((c, g) =>
+      c.json([{ email: g.email, primary: true, verified: g.verified, visibility: "private" }])
+    ),
+  );
+  // Microsoft
+  app.get("/microsoft/:tenant/oauth2/v2.0/authorize", authorize("microsoft"));
+  app.post("/microsoft/:tenant/oauth2/v2.0/authorize", consent("microsoft"));
+  app.post("/microsoft/:tenant/oauth2/v2.0/token", token);
+  app.get(
+    "/microsoft/oidc/userinfo",
+    withUser((c, g, id) =>
+      c.json(g.verified ? { sub: id, email: g.email, name: g.name } : { sub: id, name: g.name })
+    ),
+  );
+  app.get(
+    "/microsoft/v1.0/me",
+    withUser((c, g, id) =>
+      c.json({ id, displayName: g.name, mail: g.email, userPrincipalName: g.email })
+    ),
+  );
+  app.get("/", (c) =>
+    c.html(page(
+      "Development identity provider",
+      `<p>Stands in for Google, GitHub and Microsoft while the app runs in development mode ` +
+        `without real credentials.</p>`,
+    )));
+  return app;
+}
+
+function page(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title>` +
+    `<meta name="viewport" content="width=device-width, initial-scale=1"></head>` +
+    `<body style="font-family:system-ui;max-width:28rem;margin:3rem auto;padding:0 1rem">` +
+    `<h1>${esc(title)}</h1>${body}</body></html>`;
+}
+
+function esc(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(
+    /"/g,
+    "&quot;",
+  );
+}
+
+function randomId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(24));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(
+    /=+$/,
+    "",
+  );
+}
+
+async function s256(verifier: string): Promise<string> {
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)),
+  );
+  return btoa(String.fromCharCode(...digest)).replace(/\+/g, "-").replace(/\//g, "_").replace(
+    /=+$/,
+    "",
+  );
+}
+
+async function userId(email: string): Promise<string> {
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(email.toLowerCase())),
+  );
+  return [...digest.slice(0, 12)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * The site entry's factory: the provider's routes when it is on, else no routes (throws
+ * {@linkcode DevIdpError} in production when `DEV_IDP=on`, so the app refuses to start).
+ */
+export function devIdpSite(env: AppEnv): Hono {
+  return devIdpEnabled(env) ? createDevIdp() : new Hono();
+}
