@@ -9,11 +9,9 @@ import { ExitCode } from "./command.ts";
 import { commands, findCommand } from "./registry.ts";
 import { printUsage } from "./help.ts";
 
-/** Error for bad command-line input; printed without a stack trace, exit code 1. */
-export class UsageError extends Error {
-  /** Stable code for tests and callers. */
-  readonly code = "usage";
-}
+import { UsageError } from "./usage_error.ts";
+
+export { UsageError };
 
 /** Parses flags of one command; unknown flags are a UsageError. */
 export function parseFlags(command: Command, argv: string[]): { flags: Flags; args: string[] } {
@@ -22,7 +20,9 @@ export function parseFlags(command: Command, argv: string[]): { flags: Flags; ar
     { type: "string" | "boolean"; short?: string; multiple?: boolean }
   > = {};
   for (const f of command.flags) {
-    options[f.name] = { type: f.type, short: f.short, multiple: f.multiple };
+    options[f.name] = { type: f.type };
+    if (f.short) options[f.name].short = f.short;
+    if (f.multiple) options[f.name].multiple = true;
   }
   try {
     const { values, positionals } = parseArgs({

@@ -5,12 +5,34 @@
  * @module
  */
 import type { Command } from "./command.ts";
+import { adaptCommand } from "./adapt.ts";
+import { buildInfoCommand } from "./build_info.ts";
+import { completionCommand } from "./completion.ts";
+import { environCommand } from "./environ.ts";
 import { helpCommand } from "./help.ts";
+import { listModulesCommand } from "./list_modules.ts";
+import { manpageCommand } from "./manpage.ts";
+import { reloadCommand } from "./reload.ts";
+import { runCommand } from "./run.ts";
+import { startCommand } from "./start.ts";
+import { stopCommand } from "./stop.ts";
+import { validateCommand } from "./validate.ts";
 import { versionCommand } from "./version.ts";
 
 /** All declared commands. */
 export const commands: Command[] = [
+  adaptCommand,
+  buildInfoCommand,
+  completionCommand,
+  environCommand,
   helpCommand,
+  listModulesCommand,
+  manpageCommand,
+  reloadCommand,
+  runCommand,
+  startCommand,
+  stopCommand,
+  validateCommand,
   versionCommand,
 ];
 

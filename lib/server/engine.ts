@@ -241,7 +241,7 @@ export class Engine {
       });
     }
     if (old) await this.#retire(old);
-    this.log.info("serving initial configuration");
+    this.log.debug("config swapped in");
   }
 
   async #retire(ctx: ConfigContext): Promise<void> {

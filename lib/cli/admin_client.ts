@@ -1,0 +1,62 @@
+/**
+ * Talking to a running server's admin endpoint from the command line (`stop`, `reload`):
+ * the address comes from `--address`, else the config's `admin.listen`, else
+ * `GATEHOUSE_ADMIN`, else `localhost:2019`.
+ *
+ * @module
+ */
+import { DEFAULT_ADMIN_ADDRESS } from "../server/engine.ts";
+import { parseNetworkAddress } from "../server/address.ts";
+import { UsageError } from "./usage_error.ts";
+
+/** The default admin address: `GATEHOUSE_ADMIN` or `localhost:2019`. */
+export function defaultAdminAddress(): string {
+  return Deno.env.get("GATEHOUSE_ADMIN") || DEFAULT_ADMIN_ADDRESS;
+}
+
+/** Picks the admin address from a flag, a config, or the default. */
+export function adminAddressFrom(flag: string | undefined, config: unknown): string {
+  if (flag) return flag;
+  const admin = (config as { admin?: { listen?: string; disabled?: boolean } } | null)?.admin;
+  if (admin?.disabled) throw new UsageError("the admin endpoint is disabled in the config");
+  return admin?.listen || defaultAdminAddress();
+}
+
+/** Sends one request to the admin endpoint; throws UsageError when it cannot connect or answers an error. */
+export async function adminRequest(
+  address: string,
+  method: string,
+  path: string,
+  init: { body?: string; headers?: Record<string, string> } = {},
+): Promise<Response> {
+  const addr = parseNetworkAddress(address);
+  const unix = addr.network.startsWith("unix");
+  const host = unix ? "127.0.0.1" : `${addr.host || "localhost"}:${addr.startPort}`;
+  let client: Deno.HttpClient | undefined;
+  if (unix) client = Deno.createHttpClient({ proxy: { transport: "unix", path: addr.host } });
+  const origin = `http://${host}`;
+  try {
+    const res = await fetch(`${origin}${path}`, {
+      method,
+      body: init.body,
+      headers: { origin, ...init.headers },
+      client,
+    });
+    if (res.status >= 400) {
+      const text = await res.text();
+      let msg = text;
+      try {
+        msg = JSON.parse(text).error ?? text;
+      } catch { /* plain text */ }
+      throw new UsageError(`admin endpoint ${address} answered ${res.status}: ${msg.trim()}`);
+    }
+    return res;
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    throw new UsageError(
+      `performing request to admin endpoint ${address}: ${(e as Error).message}`,
+    );
+  } finally {
+    client?.close();
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * `gatehouse run`: runs the server in the foreground.
+ *
+ * @module
+ */
+import type { Command, Flags } from "./command.ts";
+import { ExitCode } from "./command.ts";
+import { Engine } from "../server/engine.ts";
+import { autosavePath } from "../server/storage/dirs.ts";
+import { findDefaultConfig, printWarnings, readConfigFile } from "./config_file.ts";
+import { defaultAdminAddress } from "./admin_client.ts";
+import { ProcessLife } from "./process.ts";
+import { applyEnvFiles, printEnviron } from "./environ.ts";
+import { UsageError } from "./usage_error.ts";
+
+function str(v: Flags[string]): string | undefined {
+  return typeof v === "string" && v !== "" ? v : undefined;
+}
+
+/** Reads the config `run` should start with (resume, `-c`, or the default text file). */
+async function initialConfig(
+  flags: Flags,
+  engine: Engine,
+): Promise<{ config: unknown; source?: string }> {
+  if (flags.resume) {
+    const path = autosavePath();
+    try {
+      const text = await Deno.readTextFile(path);
+      engine.log.info("resuming from last configuration", { autosave_file: path });
+      return { config: JSON.parse(text), source: path };
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) {
+        throw new UsageError(`reading autosaved config ${path}: ${(e as Error).message}`);
+      }
+      engine.log.info("no autosaved config to resume from", { autosave_file: path });
+    }
+  }
+  const path = str(flags.config) ?? (str(flags.adapter) ? undefined : await findDefaultConfig());
+  if (!path) return { config: null };
+  const loaded = await readConfigFile(path, str(flags.adapter));
+  if (loaded.warnings.length) {
+    for (const w of loaded.warnings) {
+      engine.log.warn("adapter warning", { ...w, file: w.file ?? path });
+    }
+  }
+  return { config: loaded.config, source: path };
+}
+
+async function pingback(address: string, nonce: Uint8Array): Promise<void> {
+  const [host, port] = [
+    address.slice(0, address.lastIndexOf(":")),
+    Number(address.slice(address.lastIndexOf(":") + 1)),
+  ];
+  const conn = await Deno.connect({ hostname: host, port });
+  try {
+    await conn.write(nonce);
+  } finally {
+    conn.close();
+  }
+}
+
+function watch(path: string, flags: Flags, engine: Engine): () => void {
+  const watcher = Deno.watchFs(path);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  (async () => {
+    for await (const ev of watcher) {
+      if (ev.kind !== "modify" && ev.kind !== "create") continue;
+      clearTimeout(timer);
+      timer = setTimeout(async () => {
+        try {
+          const loaded = await readConfigFile(path, str(flags.adapter));
+          printWarnings(loaded.warnings);
+          await engine.load(loaded.config);
+          engine.log.info("config file reloaded", { file: path });
+        } catch (e) {
+          engine.log.error("reloading watched config file", { file: path, error: e as Error });
+        }
+      }, 100);
+    }
+  })().catch(() => {});
+  engine.log.warn("watching config file for changes (local development only)", { file: path });
+  return () => {
+    clearTimeout(timer);
+    try {
+      watcher.close();
+    } catch { /* closed */ }
+  };
+}
+
+/** Runs the server until it is told to exit; resolves to the exit code. */
+export async function runServer(flags: Flags): Promise<number> {
+  await applyEnvFiles(flags.envfile);
+  if (flags.environ) printEnviron();
+  const holder: { life?: ProcessLife } = {};
+  const engine = new Engine({
+    defaultAdmin: defaultAdminAddress(),
+    autosavePath: autosavePath(),
+    onStopRequest: () => holder.life?.exitGracefully("POST /stop"),
+  });
+  const life = holder.life = new ProcessLife(engine, str(flags.pidfile));
+  life.installSignals();
+  let source: string | undefined;
+  try {
+    const initial = await initialConfig(flags, engine);
+    source = initial.source;
+    await engine.load(initial.config, true);
+  } catch (e) {
+    life.removeSignals();
+    await engine.shutdown();
+    console.error(`gatehouse run: ${(e as Error).message}`);
+    return ExitCode.Failure;
+  }
+  const pidfile = str(flags.pidfile);
+  if (pidfile) {
+    try {
+      await Deno.writeTextFile(pidfile, `${Deno.pid}\n`, { mode: 0o600 });
+    } catch (e) {
+      engine.log.error("unable to write PID file", { pidfile, error: e as Error });
+    }
+  }
+  let stopWatch: (() => void) | undefined;
+  if (flags.watch && source && !flags.resume && source !== "-") {
+    stopWatch = watch(source, flags, engine);
+  }
+  const pb = str(flags.pingback);
+  if (pb) {
+    const nonce = new Uint8Array(await new Response(Deno.stdin.readable).arrayBuffer());
+    try {
+      await pingback(pb, nonce);
+    } catch (e) {
+      engine.log.error("pingback to start command failed", { error: e as Error });
+      life.exitGracefully("pingback failed");
+    }
+  }
+  engine.log.info("serving initial configuration");
+  const code = await life.exited;
+  stopWatch?.();
+  return code;
+}
+
+/** `run`. */
+export const runCommand: Command = {
+  name: "run",
+  usage:
+    "[--config <path> [--adapter <name>]] [--envfile <path>] [--environ] [--resume] [--watch] [--pidfile <file>]",
+  short: "Starts the server and blocks indefinitely",
+  long: [
+    "Starts the server in the foreground and runs until it is stopped (POST /stop, `gatehouse stop`,",
+    "SIGINT, SIGTERM or SIGQUIT). With no config it runs an empty configuration with the default",
+    "admin endpoint (GATEHOUSE_ADMIN or localhost:2019); a Gatehousefile in the current directory",
+    "is loaded by default. --resume uses the last autosaved config and overrides --config.",
+    "Exit codes: 0 normal, 1 startup failure, 2 forced exit, 3 failure during cleanup.",
+  ].join("\n"),
+  flags: [
+    {
+      name: "config",
+      short: "c",
+      type: "string",
+      value: "<path>",
+      help: "Config file (- for stdin)",
+    },
+    {
+      name: "adapter",
+      short: "a",
+      type: "string",
+      value: "<name>",
+      help: "Name of the config adapter",
+    },
+    { name: "pidfile", type: "string", value: "<file>", help: "Write the process id to this file" },
+    { name: "environ", short: "e", type: "boolean", help: "Print the environment before starting" },
+    {
+      name: "envfile",
+      type: "string",
+      multiple: true,
+      value: "<file>",
+      help: "Load environment variables from a file",
+    },
+    { name: "resume", short: "r", type: "boolean", help: "Use the autosaved config, if any" },
+    {
+      name: "watch",
+      short: "w",
+      type: "boolean",
+      help: "Reload when the config file changes (development)",
+    },
+    {
+      name: "pingback",
+      type: "string",
+      value: "<address>",
+      help: "Internal: confirm startup to this address",
+    },
+  ],
+  run: ({ flags }) => runServer(flags),
+};

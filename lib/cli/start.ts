@@ -1,0 +1,109 @@
+/**
+ * `gatehouse start`: runs the server in the background and returns once it runs or failed.
+ * The background process confirms a successful start by connecting back to a one-time
+ * loopback address and echoing a random nonce it received on stdin.
+ *
+ * @module
+ */
+import type { Command } from "./command.ts";
+import { ExitCode } from "./command.ts";
+import { UsageError } from "./usage_error.ts";
+
+function cliInvocation(): string[] {
+  const cli = new URL("../../cli.ts", import.meta.url);
+  const args = ["run", "-A"];
+  if (cli.protocol === "file:") {
+    const cfg = new URL("../../deno.json", import.meta.url);
+    try {
+      Deno.statSync(cfg);
+      args.push("--config", cfg.pathname);
+    } catch { /* published: no config file */ }
+    args.push(cli.pathname);
+  } else args.push(cli.href);
+  return args;
+}
+
+/** `start`. */
+export const startCommand: Command = {
+  name: "start",
+  usage: "[--config <path> [--adapter <name>]] [--envfile <path>] [--watch] [--pidfile <file>]",
+  short: "Starts the server in the background and returns",
+  long: [
+    "Starts the server as a background process and returns once it runs (exit 0) or failed to",
+    "start (exit 1). Stop it with `gatehouse stop` or POST /stop. Reading the config from stdin",
+    "is not supported. Not for service managers: use `run` there.",
+  ].join("\n"),
+  flags: [
+    { name: "config", short: "c", type: "string", value: "<path>", help: "Config file" },
+    {
+      name: "adapter",
+      short: "a",
+      type: "string",
+      value: "<name>",
+      help: "Name of the config adapter",
+    },
+    {
+      name: "envfile",
+      type: "string",
+      multiple: true,
+      value: "<file>",
+      help: "Load environment variables from a file",
+    },
+    { name: "pidfile", type: "string", value: "<file>", help: "Write the process id to this file" },
+    {
+      name: "watch",
+      short: "w",
+      type: "boolean",
+      help: "Reload when the config file changes (development)",
+    },
+  ],
+  async run({ flags }) {
+    if (Deno.build.os === "windows") {
+      throw new UsageError("start is not supported on Windows; use run");
+    }
+    if (flags.config === "-") {
+      throw new UsageError("start: reading the config from stdin is not supported");
+    }
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const nonce = crypto.getRandomValues(new Uint8Array(32));
+    const args = [...cliInvocation(), "run", "--pingback", `127.0.0.1:${listener.addr.port}`];
+    for (const name of ["config", "adapter", "pidfile"] as const) {
+      if (typeof flags[name] === "string" && flags[name]) {
+        args.push(`--${name}`, flags[name] as string);
+      }
+    }
+    for (const f of (flags.envfile as string[] | undefined) ?? []) args.push("--envfile", f);
+    if (flags.watch) args.push("--watch");
+    const child = new Deno.Command(Deno.execPath(), {
+      args,
+      stdin: "piped",
+      stdout: "inherit",
+      stderr: "inherit",
+    }).spawn();
+    const w = child.stdin.getWriter();
+    await w.write(nonce);
+    await w.close();
+    const confirmed = (async () => {
+      for (;;) {
+        const conn = await listener.accept();
+        const got = new Uint8Array(await new Response(conn.readable).arrayBuffer());
+        if (got.length === nonce.length && got.every((b, i) => b === nonce[i])) return true;
+      }
+    })();
+    const result = await Promise.race([
+      confirmed.then(() => "ok" as const),
+      child.status.then((s) => s),
+    ]);
+    listener.close();
+    await confirmed.catch(() => {});
+    if (result === "ok") {
+      child.unref();
+      console.log(
+        `Successfully started gatehouse (pid=${child.pid}) - gatehouse is running in the background`,
+      );
+      return ExitCode.Success;
+    }
+    console.error(`gatehouse start: the background process exited with status ${result.code}`);
+    return ExitCode.Failure;
+  },
+};

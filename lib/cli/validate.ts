@@ -1,0 +1,68 @@
+/**
+ * `gatehouse validate`: decodes, loads and provisions every module without starting.
+ *
+ * @module
+ */
+import type { Command } from "./command.ts";
+import { ExitCode } from "./command.ts";
+import { Engine } from "../server/engine.ts";
+import { findDefaultConfig, printWarnings, readConfigFile } from "./config_file.ts";
+import { applyEnvFiles } from "./environ.ts";
+import { UsageError } from "./usage_error.ts";
+
+/** Validates a loaded config; throws with the reason when invalid. */
+export async function validateConfig(config: unknown): Promise<void> {
+  const engine = new Engine({ defaultAdmin: false });
+  try {
+    await engine.validate(config);
+  } finally {
+    await engine.shutdown();
+  }
+}
+
+/** `validate`. */
+export const validateCommand: Command = {
+  name: "validate",
+  usage: "--config <path> [--adapter <name>] [--envfile <path>]",
+  short: "Tests whether a config is valid",
+  long:
+    "Deserializes the config, then loads and provisions all its modules as if to start it, but does not start it. Exits 0 when valid, 1 otherwise.",
+  flags: [
+    {
+      name: "config",
+      short: "c",
+      type: "string",
+      value: "<path>",
+      help: "Config file (- for stdin)",
+    },
+    {
+      name: "adapter",
+      short: "a",
+      type: "string",
+      value: "<name>",
+      help: "Name of the config adapter",
+    },
+    {
+      name: "envfile",
+      type: "string",
+      multiple: true,
+      value: "<file>",
+      help: "Load environment variables from a file",
+    },
+  ],
+  async run({ flags }) {
+    await applyEnvFiles(flags.envfile);
+    const path = (flags.config as string | undefined) || await findDefaultConfig();
+    if (!path) throw new UsageError("no config file to validate: use --config");
+    const loaded = await readConfigFile(path, flags.adapter as string | undefined);
+    printWarnings(loaded.warnings);
+    try {
+      await validateConfig(loaded.config);
+    } catch (e) {
+      console.error(`gatehouse validate: ${(e as Error).message}`);
+      return ExitCode.Failure;
+    }
+    console.log("Valid configuration");
+    return ExitCode.Success;
+  },
+};
