@@ -47,7 +47,7 @@ export interface Harness {
     method: string,
     path: string,
     opts?: { key?: string; body?: unknown; headers?: Record<string, string> },
-  // deno-lint-ignore no-explicit-any
+    // deno-lint-ignore no-explicit-any
   ): Promise<{ status: number; body: any; headers: Headers }>;
   close(): Promise<void>;
 }
