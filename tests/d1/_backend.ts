@@ -21,7 +21,7 @@ export interface Case {
   fn(ctx: CaseContext): Promise<void>;
 }
 
-const EXTRA_D1 = ["DB1", "DB2", "DB3", "DB4", "DB5", "DB6"];
+const EXTRA_D1 = Array.from({ length: 16 }, (_, i) => `DB${i + 1}`);
 
 interface Backend {
   ctx: CaseContext;

@@ -1,7 +1,17 @@
 /** Every case of the flow suite, run on each backend. */
 import type { Case } from "../_backend.ts";
 import { signupCases } from "./signup.ts";
+import { loginCases } from "./login.ts";
+import { resetCases } from "./reset.ts";
+import { accountCases } from "./account.ts";
+import { emailChangeCases } from "./email_change.ts";
+import { oauthCases } from "./oauth.ts";
 
 export const allCases: Case[] = [
   ...signupCases,
+  ...loginCases,
+  ...resetCases,
+  ...accountCases,
+  ...emailChangeCases,
+  ...oauthCases,
 ];
