@@ -101,7 +101,7 @@ export async function createRelayDemo(options: RelayDemoOptions): Promise<Hono> 
   const origin = (c: Context) => env.vars.APP_URL?.replace(/\/+$/, "") ?? new URL(c.req.url).origin;
   const app = new Hono();
 
-  app.get("/", async (c) => {
+  const home = async (c: Context): Promise<Response> => {
     const who = await readSession(session, c.req.raw, { now: now() });
     if (!who) return c.redirect(`${base}/api/auth/login`, 302);
     return c.html(page(
@@ -110,7 +110,9 @@ export async function createRelayDemo(options: RelayDemoOptions): Promise<Hono> 
         `<form method="post" action="${base}/api/auth/logout"><button type="submit" ` +
         `style="${css(styleFor(undefined, "button"))}">Sign out</button></form>`,
     ));
-  });
+  };
+  app.get("/", home);
+  app.get("/:slash{/?}", home); // `<base>/` as well as `<base>`
 
   app.all("/api/auth/login", (c) => c.redirect(`${base}/login`, 302));
 
