@@ -8,6 +8,7 @@ import type { AppEnv } from "./env.ts";
 import { createBroker } from "./broker.ts";
 import { devIdpSite } from "./dev_idp.ts";
 import { createRelayDemo } from "./relay_demo.ts";
+import { createOwnerSite } from "./owner.ts";
 
 /** One mounted site. */
 export interface SiteEntry {
@@ -21,6 +22,7 @@ export interface SiteEntry {
 
 /** Mounted sites, in index order. */
 export const sites: SiteEntry[] = [
+  { path: "/owner", title: "Owner-only site", create: (env) => createOwnerSite(env) },
   { path: "/broker", title: "Relay broker", create: (env) => createBroker({ env }) },
   {
     path: "/relay-demo",

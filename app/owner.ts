@@ -1,0 +1,229 @@
+/**
+ * The owner-only demo site (mounted at `/owner`): the core's usage pattern for a site only its
+ * owner may use. The owner signs in with a password (hash from `OWNER_PASSWORD_HASH`) or with a
+ * configured OAuth provider; an e-mail that fails the allowlist (`ACCESS_MODE`, `OWNER_EMAILS`,
+ * `ACCESS_DOMAINS`) gets 403 `forbidden`. Plain server-rendered HTML.
+ *
+ * Routes (relative to the mount path): `GET /` (protected page), `GET /login` and
+ * `GET|POST /api/auth/login` (sign-in form and its action), `POST /logout`,
+ * `GET /api/auth/oauth/{provider}/start|callback`.
+ *
+ * Development defaults (refused when `MODE=production`): password `owner-password` for
+ * `owner@example.com`, and fixed session/state secrets. OAuth clients come from
+ * `<PROVIDER>_CLIENT_ID`/`_SECRET` (`MICROSOFT_TENANT_ID`; `<PROVIDER>_BASE_URL` overrides the
+ * provider's endpoints' origin), or in development from the app's built-in identity provider.
+ *
+ * @module
+ */
+import { Hono } from "hono";
+import type { Context } from "hono";
+import {
+  clearOAuthStateCookie,
+  clearSessionCookie,
+  configuredProviders,
+  createSessionCookie,
+  emailAllowed,
+  handleOAuthCallback,
+  type OAuthClient,
+  type OAuthConfig,
+  type OAuthProvider,
+  parseAccessMode,
+  readSession,
+  type SessionConfig,
+  startOAuth,
+  verifyPassword,
+} from "../mod.ts";
+import type { AppEnv } from "./env.ts";
+import { oauthClients } from "./dev_idp.ts";
+
+/** The documented local default owner password (refused in production). */
+export const DEV_OWNER_PASSWORD = "owner-password";
+/** The documented local default owner e-mail. */
+export const DEV_OWNER_EMAIL = "owner@example.com";
+/** `hashPassword(DEV_OWNER_PASSWORD)` at the default 600,000 iterations. */
+export const DEV_OWNER_PASSWORD_HASH =
+  "$pbkdf2-sha256$i=600000,c=100000$Aw6dHbLP+Q9bo+AIE8uTtA$mnCg2cID+NblWC5U9CbvGIh37JENdXGqUQNSCpH+/MY";
+const DEV_SECRET = "development-only-owner-site-secret-do-not-use-in-production";
+
+/** Everything the owner site reads from the environment, parsed once. */
+interface OwnerSettings {
+  session: SessionConfig;
+  passwordHash: string;
+  owners: string;
+  mode: ReturnType<typeof parseAccessMode>;
+  domains: string;
+  stateSecret: string;
+  appUrl?: string;
+}
+
+function settings(env: AppEnv): OwnerSettings {
+  const v = env.vars;
+  const production = env.MODE === "production";
+  const required = (name: string, devDefault: string): string => {
+    const value = v[name];
+    if (value && !(production && value === devDefault)) return value;
+    if (production) throw new Error(`owner site: ${name} must be set in production`);
+    return devDefault;
+  };
+  const hasOAuth = ["GOOGLE", "GITHUB", "MICROSOFT"].some((P) => v[`${P}_CLIENT_ID`]);
+  return {
+    session: {
+      secret: required("SESSION_SECRET", DEV_SECRET),
+      cookieName: "__Host-owner-session",
+    },
+    passwordHash: required("OWNER_PASSWORD_HASH", DEV_OWNER_PASSWORD_HASH),
+    owners: v.OWNER_EMAILS ?? (production ? "" : DEV_OWNER_EMAIL),
+    mode: parseAccessMode(v.ACCESS_MODE),
+    domains: v.ACCESS_DOMAINS ?? "",
+    stateSecret: hasOAuth ? required("STATE_SECRET", `${DEV_SECRET}-state`) : `${DEV_SECRET}-state`,
+    appUrl: v.APP_URL?.replace(/\/+$/, ""),
+  };
+}
+
+const esc = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+function page(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title>` +
+    `<meta name="viewport" content="width=device-width, initial-scale=1"></head>` +
+    `<body style="font-family:system-ui;max-width:28rem;margin:3rem auto;padding:0 1rem">` +
+    `<h1>${esc(title)}</h1>${body}</body></html>`;
+}
+
+const ERRORS: Record<string, string> = {
+  credentials: "Wrong e-mail or password.",
+  invalid_state: "The sign-in expired or was tampered with. Please try again.",
+  access_denied: "Sign-in was cancelled at the provider.",
+  email_unverified: "The provider has no verified e-mail for this account.",
+};
+
+function loginPage(base: string, providers: OAuthProvider[], error: string | null): string {
+  const message = error ? (ERRORS[error] ?? `Sign-in failed (${error}).`) : "";
+  const sso = providers.map((p) =>
+    `<li><a href="${base}/api/auth/oauth/${p}/start">Continue with ${
+      p[0].toUpperCase() + p.slice(1)
+    }</a></li>`
+  ).join("");
+  return page(
+    "Owner sign-in",
+    (message ? `<p role="alert" style="color:#b00020">${esc(message)}</p>` : "") +
+      `<form method="post" action="${base}/api/auth/login">` +
+      `<p><label>E-mail<br><input name="email" type="email" autocomplete="username" required></label></p>` +
+      `<p><label>Password<br><input name="password" type="password" autocomplete="current-password" required></label></p>` +
+      `<p><button type="submit">Sign in</button></p></form>` +
+      (sso ? `<ul>${sso}</ul>` : ""),
+  );
+}
+
+/** A cross-site form post (Origin present and not ours) is refused. */
+function sameOrigin(c: Context): boolean {
+  const origin = c.req.header("origin");
+  return !origin || origin === new URL(c.req.url).origin;
+}
+
+/**
+ * Builds the owner-only site (routes relative to its mount path `base`).
+ *
+ * @example
+ * ```ts
+ * import { Hono } from "hono";
+ * import { loadAppEnv } from "./env.ts";
+ * import { createOwnerSite } from "./owner.ts";
+ * const app = new Hono().route("/owner", createOwnerSite(loadAppEnv({})));
+ * ```
+ */
+export function createOwnerSite(env: AppEnv, base = "/owner"): Hono {
+  const s = settings(env);
+  const app = new Hono();
+  const allowed = (email: string) =>
+    emailAllowed({ mode: s.mode, email, owners: s.owners, domains: s.domains });
+  const oauth = (c: Context): OAuthConfig => {
+    const origin = s.appUrl ?? new URL(c.req.url).origin;
+    const clients: Partial<Record<OAuthProvider, OAuthClient>> = oauthClients(env, origin);
+    for (const [p, client] of Object.entries(clients)) {
+      const baseUrl = env.vars[`${p.toUpperCase()}_BASE_URL`];
+      if (baseUrl && client) client.baseUrl = baseUrl;
+    }
+    return {
+      clients,
+      stateSecret: s.stateSecret,
+      stateCookieName: "__Host-owner-oauth",
+      redirectUri: (p) => `${origin}${base}/api/auth/oauth/${p}/callback`,
+    };
+  };
+  const forbidden = (c: Context, setCookie?: string) => {
+    if (setCookie) c.header("set-cookie", setCookie, { append: true });
+    return c.text("forbidden", 403);
+  };
+  const signIn = async (c: Context, email: string) => {
+    c.header("set-cookie", await createSessionCookie(s.session, email.trim().toLowerCase()), {
+      append: true,
+    });
+    return c.redirect(`${base}/`, 302);
+  };
+
+  const home = async (c: Context) => {
+    const session = await readSession(s.session, c.req.raw);
+    if (!session) return c.redirect(`${base}/api/auth/login`, 302);
+    if (!allowed(session.subject)) return forbidden(c);
+    c.header("cache-control", "no-store");
+    return c.html(page(
+      "Owner-only site",
+      `<p>Signed in as <strong>${esc(session.subject)}</strong> until ` +
+        `${new Date(session.expiresAt * 1000).toISOString()}.</p>` +
+        `<form method="post" action="${base}/logout"><button type="submit">Sign out</button></form>`,
+    ));
+  };
+  app.get("/", home);
+  app.get("/:slash{/?}", home); // `<base>/` as well as `<base>`
+
+  const form = (c: Context) => {
+    c.header("cache-control", "no-store");
+    const error = c.req.query("oauth_error") ?? c.req.query("error") ?? null;
+    return c.html(loginPage(base, configuredProviders(oauth(c)), error));
+  };
+  app.get("/login", form);
+  app.get("/api/auth/login", form);
+
+  const login = async (c: Context) => {
+    if (!sameOrigin(c)) return forbidden(c);
+    const body = await c.req.parseBody();
+    const email = typeof body.email === "string" ? body.email.trim() : "";
+    const password = typeof body.password === "string" ? body.password : "";
+    const ok = await verifyPassword(password, s.passwordHash);
+    if (!ok || !email) {
+      return c.html(loginPage(base, configuredProviders(oauth(c)), "credentials"), 401);
+    }
+    if (!allowed(email)) return forbidden(c);
+    return await signIn(c, email);
+  };
+  app.post("/login", login);
+  app.post("/api/auth/login", login);
+
+  app.post("/logout", (c) => {
+    if (!sameOrigin(c)) return forbidden(c);
+    c.header("set-cookie", clearSessionCookie(s.session));
+    return c.redirect(`${base}/login`, 302);
+  });
+
+  app.get("/api/auth/oauth/:provider/start", async (c) => {
+    const provider = c.req.param("provider") as OAuthProvider;
+    const config = oauth(c);
+    if (!configuredProviders(config).includes(provider)) return c.text("not found", 404);
+    return await startOAuth(config, provider);
+  });
+
+  app.get("/api/auth/oauth/:provider/callback", async (c) => {
+    const provider = c.req.param("provider") as OAuthProvider;
+    const config = oauth(c);
+    if (!configuredProviders(config).includes(provider)) return c.text("not found", 404);
+    const result = await handleOAuthCallback(config, provider, c.req.raw);
+    c.header("set-cookie", clearOAuthStateCookie(config), { append: true });
+    if (!result.ok) {
+      return c.redirect(`${base}/login?oauth_error=${encodeURIComponent(result.error)}`, 302);
+    }
+    if (!allowed(result.user.email)) return forbidden(c);
+    return await signIn(c, result.user.email);
+  });
+
+  return app;
+}
