@@ -174,7 +174,13 @@ export function mailroomRouter(ctx: MailContext): Hono<MailEnv> {
     return c.json(item);
   });
 
-  app.get("/requests", async (c) => c.json({ data: await pendingRequests(db) }));
+  app.get("/requests", async (c) => {
+    const limit = Number(c.req.query("limit") ?? 100);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+      throw new MailServerError(19, "limit must be 1 to 1000");
+    }
+    return c.json({ data: await pendingRequests(db, limit) });
+  });
 
   app.post("/items/:id/complete", async (c) => {
     const mailId = id(c.req.param("id"), "mail id");

@@ -145,9 +145,9 @@ export class MailroomClient {
     return this.#call("GET", `/items/${mailId}`);
   }
 
-  /** Pending requests, oldest first. */
-  async pendingRequests(): Promise<PendingRequest[]> {
-    return (await this.#call<{ data: PendingRequest[] }>("GET", "/requests")).data;
+  /** Pending requests, oldest item first (at most `limit`, default 100, up to 1000). */
+  async pendingRequests(limit = 100): Promise<PendingRequest[]> {
+    return (await this.#call<{ data: PendingRequest[] }>("GET", `/requests?limit=${limit}`)).data;
   }
 
   /** Completes an item's pending request; open and rescan need the scan PDF. */

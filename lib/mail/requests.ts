@@ -28,7 +28,7 @@ export interface PendingRequest {
 export async function pendingRequests(db: MailDb, limit = 100): Promise<PendingRequest[]> {
   const r = await db.execute({
     sql: `SELECT id, account_id, address_id, status, request_options FROM mail_items
-          WHERE ${PENDING_SQL} ORDER BY status, id LIMIT ?`,
+          WHERE ${PENDING_SQL} ORDER BY id LIMIT ?`,
     args: [limit],
   });
   return r.rows.map((row) => ({
@@ -37,7 +37,7 @@ export async function pendingRequests(db: MailDb, limit = 100): Promise<PendingR
     address_id: String(row.address_id),
     action: pendingAction(String(row.status) as ItemStatus) ?? "",
     options: row.request_options === null ? {} : JSON.parse(String(row.request_options)),
-  })).sort((a, b) => Number(a.mail_id) - Number(b.mail_id));
+  }));
 }
 
 /** What completing a request may carry. */

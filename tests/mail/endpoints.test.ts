@@ -135,7 +135,7 @@ Deno.test("actions: 100 items at once, all-or-nothing, idempotent repeats, optio
     await a.client.rescan(addr, ids[0], { rescan_type: 2, comment: "blurry" });
     const fresh = await h.receive(addr);
     await a.client.shred(addr, fresh, { delete_digital_copy: true });
-    const pending = await h.ops.pendingRequests();
+    const pending = await h.ops.pendingRequests(1000);
     const rescan = pending.find((p) => p.mail_id === ids[0]);
     assert.deepEqual(rescan?.options, { rescan_type: 2, comment: "blurry" });
     const shred = pending.find((p) => p.mail_id === fresh);
