@@ -95,8 +95,8 @@ export class RequestContext {
   vars: Map<string, unknown> | null = null;
   /** Response headers set before a handler produced the response (Caddy's `w.Header()`). */
   respHeaders: Headers | null = null;
-  /** Deferred response header operations, run on the final response. */
-  deferred: ((c: RequestContext, res: Response) => Response)[] | null = null;
+  /** The request body as handlers should read it (request_body may wrap it with a limit). */
+  body: ReadableStream<Uint8Array> | null;
   /** The error being handled by `errors` routes. */
   error: HandlerError | null = null;
   /** Placeholders set at run time (regexp captures `http.regexp.*`, map outputs, auth). */
@@ -115,6 +115,7 @@ export class RequestContext {
   #pathFor: string | null = null;
   #clientIP: string | null = null;
   #headersCopied = false;
+  #bodyFromRequest: boolean;
 
   /** Builds the context from a request as the listener gives it. */
   constructor(request: Request, info: ServeInfo, server: ServerFacts) {
@@ -139,6 +140,8 @@ export class RequestContext {
     }
     this.method = request.method;
     this.headers = request.headers;
+    this.body = null;
+    this.#bodyFromRequest = true;
     this.origMethod = this.method;
     this.origRawPath = this.rawPath;
     this.origQuery = this.query;
@@ -200,6 +203,21 @@ export class RequestContext {
   /** Response headers to apply on the final response, created on first use. */
   responseHeaders(): Headers {
     return this.respHeaders ??= new Headers();
+  }
+
+  /** The current request body stream (null when there is none). */
+  requestBody(): ReadableStream<Uint8Array> | null {
+    if (this.#bodyFromRequest) {
+      this.#bodyFromRequest = false;
+      this.body = this.request.body;
+    }
+    return this.body;
+  }
+
+  /** Replaces the request body stream. */
+  setRequestBody(body: ReadableStream<Uint8Array> | null): void {
+    this.#bodyFromRequest = false;
+    this.body = body;
   }
 
   /** Sets a run-time placeholder (regexp captures and the like). */

@@ -13,12 +13,29 @@
  */
 import { getModule, type ModuleDefinition, registerModule } from "../module.ts";
 import { httpAppModule } from "./app.ts";
+import { authenticationModule } from "./handlers/authentication.ts";
+import { encodeModule } from "./handlers/encode.ts";
+import { errorModule } from "./handlers/error.ts";
+import { fileServerModule } from "./handlers/file_server/mod.ts";
+import { headersModule } from "./handlers/headers.ts";
+import { mapModule } from "./handlers/map.ts";
+import { requestBodyModule } from "./handlers/request_body.ts";
+import { rewriteModule } from "./handlers/rewrite.ts";
 import { staticResponseModule } from "./handlers/static_response.ts";
 import { subrouteModule } from "./handlers/subroute.ts";
+import { varsModule } from "./handlers/vars.ts";
 import { staticIPSourceModule } from "./ip_source_static.ts";
+import { headerMatcherModule } from "./matchers/header.ts";
+import { headerRegexpMatcherModule } from "./matchers/header_regexp.ts";
 import { hostMatcherModule } from "./matchers/host.ts";
 import { methodMatcherModule } from "./matchers/method.ts";
+import { notMatcherModule } from "./matchers/not.ts";
 import { pathMatcherModule } from "./matchers/path.ts";
+import { pathRegexpMatcherModule } from "./matchers/path_regexp.ts";
+import { protocolMatcherModule } from "./matchers/protocol.ts";
+import { queryMatcherModule } from "./matchers/query.ts";
+import { clientIPMatcherModule, remoteIPMatcherModule } from "./matchers/remote_ip.ts";
+import { varsMatcherModule, varsRegexpMatcherModule } from "./matchers/vars.ts";
 
 /** Every module definition of the http app. */
 export const httpModules: ModuleDefinition[] = [
@@ -27,8 +44,27 @@ export const httpModules: ModuleDefinition[] = [
   hostMatcherModule,
   methodMatcherModule,
   pathMatcherModule,
+  pathRegexpMatcherModule,
+  headerMatcherModule,
+  headerRegexpMatcherModule,
+  queryMatcherModule,
+  protocolMatcherModule,
+  remoteIPMatcherModule,
+  clientIPMatcherModule,
+  notMatcherModule,
+  varsMatcherModule,
+  varsRegexpMatcherModule,
   staticResponseModule,
   subrouteModule,
+  headersModule,
+  rewriteModule,
+  varsModule,
+  mapModule,
+  errorModule,
+  authenticationModule,
+  requestBodyModule,
+  encodeModule,
+  fileServerModule,
 ] as ModuleDefinition[];
 
 for (const m of httpModules) {

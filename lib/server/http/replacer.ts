@@ -199,7 +199,7 @@ export function getterFor(key: string): Getter {
   }
   if (key.startsWith("http.vars.")) {
     const name = after("http.vars.");
-    return (c) => stringify(c.vars?.get(name)) ?? "";
+    return (c) => stringify(c.vars?.get(name));
   }
   if (key.startsWith("http.response.header.")) {
     const name = after("http.response.header.");
@@ -252,7 +252,12 @@ export function compileTemplate(
       lit = "";
       const empty = options.empty ?? "";
       parts.push(
-        options.keepUnknown ? (c) => get(c) ?? raw : (c) => get(c) ?? empty,
+        options.keepUnknown
+          ? (c) => {
+            const v = get(c);
+            return v === undefined ? raw : v === "" ? empty : v;
+          }
+          : (c) => get(c) || empty,
       );
       i = end + 1;
       continue;

@@ -273,7 +273,7 @@ export class HttpServer implements ServerFacts {
   }
 
   #finish(c: RequestContext, res: Response, log: boolean): Response {
-    if (c.respHeaders !== null || c.deferred !== null || !res.headers.has("server")) {
+    if (c.respHeaders !== null || !res.headers.has("server")) {
       res = applyResponseHeaders(c, res);
     }
     if (log && !c.skipLog) return this.#logged(c, res);
@@ -350,9 +350,6 @@ export function applyResponseHeaders(c: RequestContext, res: Response): Response
       if (k === "set-cookie") h.append(k, v);
       else h.set(k, v);
     }
-  }
-  if (c.deferred !== null) {
-    for (const op of c.deferred) res = op(c, res);
   }
   return res;
 }

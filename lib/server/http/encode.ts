@@ -1,0 +1,131 @@
+/**
+ * Compression streams for `encode` and precompressed files: gzip through the platform's
+ * `CompressionStream` (or `node:zlib` for an explicit level), zstd and brotli through
+ * `node:zlib`, each exposed as a web `TransformStream`.
+ *
+ * @module
+ */
+import zlib from "node:zlib";
+
+/** Encodings this server can produce. */
+export type EncodingName = "gzip" | "zstd" | "br";
+
+function fromNode(
+  z: zlib.Gzip | zlib.BrotliCompress | zlib.ZstdCompress,
+): TransformStream<Uint8Array, Uint8Array> {
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let ended: () => void;
+  let failed: (e: unknown) => void;
+  const done = new Promise<void>((res, rej) => {
+    ended = res;
+    failed = rej;
+  });
+  const readable = new ReadableStream<Uint8Array>({
+    start(c) {
+      controller = c;
+    },
+  });
+  z.on(
+    "data",
+    (d: Uint8Array) => controller.enqueue(new Uint8Array(d.buffer, d.byteOffset, d.byteLength)),
+  );
+  z.on("end", () => {
+    controller.close();
+    ended();
+  });
+  z.on("error", (e: Error) => {
+    controller.error(e);
+    failed(e);
+  });
+  const writable = new WritableStream<Uint8Array>({
+    write(chunk) {
+      return new Promise<void>((res) => {
+        if (z.write(chunk)) res();
+        else z.once("drain", () => res());
+      });
+    },
+    close() {
+      z.end();
+      return done;
+    },
+    abort() {
+      z.destroy();
+    },
+  });
+  return { readable, writable } as TransformStream<Uint8Array, Uint8Array>;
+}
+
+/**
+ * A compressing TransformStream for an encoding; `level` as Caddy's (gzip 1-9, zstd levels
+ * `fastest`/`default`/`better`/`best` or numbers).
+ *
+ * @example
+ * ```ts
+ * import { compressor } from "./encode.ts";
+ * const body = new Response("hello").body!.pipeThrough(compressor("gzip"));
+ * ```
+ */
+export function compressor(
+  name: EncodingName,
+  level?: number,
+): TransformStream<Uint8Array, Uint8Array> {
+  if (name === "gzip") {
+    if (level === undefined) {
+      return new CompressionStream("gzip") as TransformStream<Uint8Array, Uint8Array>;
+    }
+    return fromNode(zlib.createGzip({ level }));
+  }
+  if (name === "zstd") {
+    return fromNode(
+      zlib.createZstdCompress(
+        level === undefined ? {} : { params: { [zlib.constants.ZSTD_c_compressionLevel]: level } },
+      ),
+    );
+  }
+  return fromNode(
+    zlib.createBrotliCompress(
+      level === undefined ? {} : { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: level } },
+    ),
+  );
+}
+
+/**
+ * Orders the encodings of `Accept-Encoding` by q-value, ties broken by `prefer` (Caddy's
+ * `AcceptedEncodings`); WebSocket handshakes accept only identity.
+ *
+ * @example
+ * ```ts
+ * import { acceptedEncodings } from "./encode.ts";
+ * acceptedEncodings("gzip, zstd;q=0.9", [], null); // ["gzip", "zstd"]
+ * ```
+ */
+export function acceptedEncodings(
+  header: string | null,
+  prefer: readonly string[],
+  websocketKey: string | null,
+): string[] {
+  if (!header) return [];
+  const prefs: { name: string; q: number; order: number; idx: number }[] = [];
+  let idx = 0;
+  for (const part of header.split(",")) {
+    const [rawName, ...params] = part.split(";");
+    const name = rawName.trim().toLowerCase();
+    if (!name) continue;
+    let q = 1;
+    for (const p of params) {
+      const t = p.trim().toLowerCase();
+      if (t.startsWith("q=")) {
+        const v = Number(t.slice(2));
+        if (!Number.isNaN(v) && v >= 0 && v <= 1) q = v;
+      }
+    }
+    if (q < 0.00001) continue;
+    if (websocketKey && name !== "identity") continue;
+    const pi = prefer.indexOf(name);
+    prefs.push({ name, q, order: pi < 0 ? -1 : prefer.length - pi, idx: idx++ });
+  }
+  prefs.sort((a, b) =>
+    Math.abs(a.q - b.q) < 0.00001 ? (b.order - a.order) || (a.idx - b.idx) : b.q - a.q
+  );
+  return prefs.map((p) => p.name);
+}

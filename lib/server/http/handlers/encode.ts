@@ -1,0 +1,131 @@
+/**
+ * `encode`: compresses responses with the best encoding the client accepts among
+ * `encodings` (`gzip`, `zstd`; `prefer` breaks q-value ties) when the response matches
+ * `match` (default: text-like content types) and is longer than `minimum_length` (default
+ * 512). Engaging sets `Content-Encoding`, adds `Vary: Accept-Encoding`, drops
+ * `Content-Length` and `Accept-Ranges`.
+ *
+ * @module
+ */
+import type { ModuleDefinition } from "../../module.ts";
+import { asObject, checkFields, optNumber, optObject, optStrings, type Raw } from "../config.ts";
+import { acceptedEncodings, compressor, type EncodingName } from "../encode.ts";
+import { HttpConfigError } from "../errors.ts";
+import type { HttpHandler } from "../handler.ts";
+import { parseResponseMatcher } from "../header_ops.ts";
+
+const DEFAULT_MATCH: Raw = {
+  headers: {
+    "Content-Type": [
+      "text/*",
+      "application/json*",
+      "application/javascript*",
+      "application/xhtml+xml*",
+      "application/atom+xml*",
+      "application/rss+xml*",
+      "image/svg+xml*",
+    ],
+  },
+};
+
+const ZSTD_LEVELS: Record<string, number> = { fastest: 1, default: 3, better: 7, best: 11 };
+
+/** Registry entry. */
+export const encodeModule: ModuleDefinition<HttpHandler> = {
+  id: "http.handlers.encode",
+  create(config) {
+    const where = "http.handlers.encode";
+    checkFields(config, ["handler", "encodings", "prefer", "minimum_length", "match"], where);
+    const encodings = new Map<string, number | undefined>();
+    for (const [name, raw] of Object.entries(optObject(config, "encodings", where) ?? {})) {
+      const o = raw ? asObject(raw, `${where}.encodings.${name}`) : {};
+      if (name === "gzip") {
+        checkFields(o, ["level"], `${where}.encodings.gzip`);
+        encodings.set("gzip", optNumber(o, "level", where));
+      } else if (name === "zstd") {
+        checkFields(o, ["level"], `${where}.encodings.zstd`);
+        const l = o.level;
+        encodings.set(
+          "zstd",
+          typeof l === "string" ? ZSTD_LEVELS[l] : typeof l === "number" ? l : undefined,
+        );
+      } else if (name === "br") {
+        encodings.set("br", undefined);
+      } else {
+        throw new HttpConfigError("invalid_config", `${where}: unknown encoding ${name}`);
+      }
+    }
+    const prefer = optStrings(config, "prefer", where) ?? [];
+    const min = optNumber(config, "minimum_length", where) || 512;
+    const matcher = parseResponseMatcher(
+      optObject(config, "match", where) ?? DEFAULT_MATCH,
+      `${where}.match`,
+    );
+
+    return {
+      async serveHTTP(c, next) {
+        let chosen: string | undefined;
+        if (encodings.size) {
+          const accepted = acceptedEncodings(
+            c.headers.get("accept-encoding"),
+            prefer,
+            c.headers.get("sec-websocket-key"),
+          );
+          chosen = accepted.find((e) => encodings.has(e));
+        }
+        const res = await next(c);
+        if (!chosen || res.body === null || c.method === "HEAD") return res;
+        if (res.headers.has("content-encoding")) return res;
+        if (res.status < 200 || res.status === 204 || res.status === 304) return res;
+        const cl = res.headers.get("content-length");
+        let body: ReadableStream<Uint8Array> = res.body;
+        if (cl !== null) {
+          if (Number(cl) <= min) return res;
+        } else {
+          // Like Caddy: the first write decides when the length is unknown.
+          const reader = body.getReader();
+          const first = await reader.read();
+          const head = first.value;
+          const rest = new ReadableStream<Uint8Array>({
+            start(ctl) {
+              if (head) ctl.enqueue(head);
+              if (first.done) ctl.close();
+            },
+            async pull(ctl) {
+              const r = await reader.read();
+              if (r.done) ctl.close();
+              else ctl.enqueue(r.value);
+            },
+            cancel(reason) {
+              return reader.cancel(reason);
+            },
+          });
+          body = rest;
+          if (!head || head.byteLength <= min) {
+            return new Response(rest, {
+              status: res.status,
+              statusText: res.statusText,
+              headers: res.headers,
+            });
+          }
+        }
+        if (!matcher.match(res.status, res.headers)) {
+          return new Response(body, {
+            status: res.status,
+            statusText: res.statusText,
+            headers: res.headers,
+          });
+        }
+        const h = new Headers(res.headers);
+        h.delete("content-length");
+        h.set("content-encoding", chosen);
+        h.append("vary", "Accept-Encoding");
+        h.delete("accept-ranges");
+        return new Response(
+          body.pipeThrough(compressor(chosen as EncodingName, encodings.get(chosen))),
+          { status: res.status, statusText: res.statusText, headers: h },
+        );
+      },
+    };
+  },
+};

@@ -1,0 +1,173 @@
+/**
+ * Directory listings for `file_server` with `browse`: entries (hidden ones left out) sorted
+ * by `sort` (`name`, `namedirfirst`, `size`, `time`) and `order` (`asc`, `desc`), cut by
+ * `offset` and `limit`, rendered as JSON when the client accepts `application/json`, else
+ * as HTML from a template. Symlink targets appear only with `reveal_symlinks`.
+ *
+ * @module
+ */
+import { fileHidden } from "./sanitize.ts";
+
+/** One listed entry (JSON field names as Caddy's). */
+export interface ListingItem {
+  name: string;
+  size: number;
+  url: string;
+  mod_time: string;
+  mode: number;
+  is_dir: boolean;
+  is_symlink: boolean;
+  symlink_path?: string;
+}
+
+/** Options of the listing. */
+export interface BrowseOptions {
+  /** Template text (see browse_template.ts). */
+  template: string;
+  /** Show symlink targets. */
+  revealSymlinks: boolean;
+  /** Patterns of hidden files. */
+  hide: readonly string[];
+}
+
+/** Reads a directory into listing items. */
+export async function readListing(dir: string, opts: BrowseOptions): Promise<ListingItem[]> {
+  const items: ListingItem[] = [];
+  for await (const e of Deno.readDir(dir)) {
+    const full = `${dir.replace(/\/$/, "")}/${e.name}`;
+    if (fileHidden(full, opts.hide)) continue;
+    let info: Deno.FileInfo | null = null;
+    try {
+      info = await Deno.stat(full);
+    } catch {
+      try {
+        info = await Deno.lstat(full);
+      } catch {
+        continue;
+      }
+    }
+    const isDir = info.isDirectory;
+    const item: ListingItem = {
+      name: e.name + (isDir ? "/" : ""),
+      size: isDir ? 0 : info.size,
+      url: `./${encodeURIComponent(e.name).replace(/%2F/g, "/")}${isDir ? "/" : ""}`,
+      mod_time: (info.mtime ?? new Date(0)).toISOString(),
+      mode: info.mode ?? 0,
+      is_dir: isDir,
+      is_symlink: e.isSymlink,
+    };
+    if (e.isSymlink && opts.revealSymlinks) {
+      try {
+        item.symlink_path = await Deno.readLink(full);
+      } catch {
+        // unreadable link: leave the target out
+      }
+    }
+    items.push(item);
+  }
+  return items;
+}
+
+/** Sorts and cuts items as the query asks. */
+export function sortItems(items: ListingItem[], query: URLSearchParams): ListingItem[] {
+  const sort = query.get("sort") || "namedirfirst";
+  const desc = query.get("order") === "desc";
+  const byName = (a: ListingItem, b: ListingItem) =>
+    a.name.toLowerCase() < b.name.toLowerCase()
+      ? -1
+      : a.name.toLowerCase() > b.name.toLowerCase()
+      ? 1
+      : 0;
+  const cmp: Record<string, (a: ListingItem, b: ListingItem) => number> = {
+    name: byName,
+    namedirfirst: (a, b) => a.is_dir === b.is_dir ? byName(a, b) : a.is_dir ? -1 : 1,
+    size: (a, b) => a.size - b.size || byName(a, b),
+    time: (a, b) => a.mod_time.localeCompare(b.mod_time) || byName(a, b),
+  };
+  const f = cmp[sort] ?? cmp.namedirfirst;
+  let out = [...items].sort(f);
+  if (desc) {
+    out = sort === "namedirfirst"
+      ? [...out.filter((i) => i.is_dir).reverse(), ...out.filter((i) => !i.is_dir).reverse()]
+      : out.reverse();
+  }
+  const offset = Math.max(0, Number(query.get("offset")) || 0);
+  const limit = Number(query.get("limit")) || 0;
+  out = out.slice(offset);
+  if (limit > 0) out = out.slice(0, limit);
+  return out;
+}
+
+function esc(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(
+    /"/g,
+    "&quot;",
+  )
+    .replace(/'/g, "&#39;");
+}
+
+function humanSize(n: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0;
+  let v = n;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return i === 0 ? `${n} B` : `${v.toFixed(1)} ${units[i]}`;
+}
+
+/** Renders the HTML listing page. */
+export function renderListing(
+  template: string,
+  urlPath: string,
+  items: ListingItem[],
+  query: URLSearchParams,
+  revealSymlinks: boolean,
+): string {
+  const segs = urlPath.split("/").filter(Boolean);
+  let acc = "/";
+  const crumbs = [`<a href="/">/</a>`];
+  for (const s of segs) {
+    acc += encodeURIComponent(s) + "/";
+    crumbs.push(`<a href="${esc(acc)}">${esc(s)}</a>/`);
+  }
+  const dirs = items.filter((i) => i.is_dir).length;
+  const files = items.length - dirs;
+  const sort = query.get("sort") || "namedirfirst";
+  const order = query.get("order") === "desc" ? "desc" : "asc";
+  const link = (key: string, label: string) => {
+    const active = sort === key || (key === "name" && sort === "namedirfirst");
+    const next = active && order === "asc" ? "desc" : "asc";
+    return `<a href="?sort=${key}&amp;order=${next}">${label}${
+      active ? (order === "asc" ? " ↑" : " ↓") : ""
+    }</a>`;
+  };
+  const rows = [
+    ...(segs.length
+      ? [`<tr class="dir"><td><a href="..">⬑ Up</a></td><td></td><td></td></tr>`]
+      : []),
+    ...items.map((i) => {
+      const target = i.is_symlink && revealSymlinks && i.symlink_path
+        ? ` <span class="link">→ ${esc(i.symlink_path)}</span>`
+        : "";
+      return `<tr class="${i.is_dir ? "dir" : "file"}"><td><a href="${esc(i.url)}">${
+        esc(i.name)
+      }</a>${target}</td>` +
+        `<td class="size">${i.is_dir ? "—" : humanSize(i.size)}</td>` +
+        `<td class="time"><time datetime="${i.mod_time}">${
+          i.mod_time.replace("T", " ").slice(0, 19)
+        }</time></td></tr>`;
+    }),
+  ].join("\n");
+  const values: Record<string, string> = {
+    title: esc(urlPath),
+    breadcrumbs: crumbs.join(""),
+    summary: `${dirs} director${dirs === 1 ? "y" : "ies"}, ${files} file${files === 1 ? "" : "s"}`,
+    rows,
+    sort_name: link("name", "Name"),
+    sort_size: link("size", "Size"),
+    sort_time: link("time", "Modified"),
+  };
+  return template.replace(/\{\{\s*(\w+)\s*\}\}/g, (m, k: string) => values[k] ?? m);
+}

@@ -1,0 +1,316 @@
+/**
+ * `file_server`: serves files under `root` (placeholders allowed; default `{http.vars.root}`
+ * or the working directory). Options as Caddy's: `hide`, `index_names` (default
+ * `index.html`, `index.txt`), `browse` (`template_file`, `reveal_symlinks`),
+ * `canonical_uris` (308 to add/remove the trailing slash), `status_code`, `pass_thru`
+ * (call the next handler instead of 404), `precompressed` (`gzip`, `br`, `zstd` sidecar
+ * files) with `precompressed_order`. Nothing outside the root is served: the request path is
+ * cleaned as absolute, NUL bytes are refused, and the resolved real path must stay inside
+ * the real root (symlinks pointing out are 404).
+ *
+ * @module
+ */
+import type { ModuleDefinition } from "../../../module.ts";
+import { asObject, checkFields, optBool, optObject, optString, optStrings } from "../../config.ts";
+import type { RequestContext } from "../../context.ts";
+import { acceptedEncodings } from "../../encode.ts";
+import { HandlerError, HttpConfigError } from "../../errors.ts";
+import type { HttpHandler, Next } from "../../handler.ts";
+import { compileTemplate } from "../../replacer.ts";
+import { type BrowseOptions, readListing, renderListing, sortItems } from "./browse.ts";
+import { DEFAULT_BROWSE_TEMPLATE } from "./browse_template.ts";
+import { contentTypeFor } from "./mime.ts";
+import { fileHidden, insideRoot, sanitizedPathJoin } from "./sanitize.ts";
+import { type Content, serveContent } from "./serve_content.ts";
+
+const SUFFIX: Record<string, string> = { gzip: ".gz", br: ".br", zstd: ".zst" };
+const SMALL_FILE = 256 * 1024;
+
+/** The ETag Caddy computes: mtime (ns) and size in base 36. */
+export function fileETag(info: Deno.FileInfo): string {
+  const ns = BigInt(info.mtime?.getTime() ?? 0) * 1_000_000n;
+  return `"${ns.toString(36)}${info.size.toString(36)}"`;
+}
+
+function fileStream(path: string, start: number, length: number): ReadableStream<Uint8Array> {
+  let file: Deno.FsFile | null = null;
+  let left = length;
+  return new ReadableStream<Uint8Array>({
+    async pull(ctl) {
+      try {
+        if (!file) {
+          file = await Deno.open(path, { read: true });
+          if (start) await file.seek(start, Deno.SeekMode.Start);
+        }
+        if (left <= 0) {
+          file.close();
+          ctl.close();
+          return;
+        }
+        const buf = new Uint8Array(Math.min(left, 65536));
+        const n = await file.read(buf);
+        if (n === null) {
+          file.close();
+          ctl.close();
+          return;
+        }
+        left -= n;
+        ctl.enqueue(n === buf.length ? buf : buf.subarray(0, n));
+      } catch (e) {
+        try {
+          file?.close();
+        } catch { /* closed */ }
+        ctl.error(e);
+      }
+    },
+    cancel() {
+      try {
+        file?.close();
+      } catch { /* closed */ }
+    },
+  });
+}
+
+function redirect(c: RequestContext, to: string): Response {
+  while (to.startsWith("//")) to = "/" + to.replace(/^\/+/, "");
+  if (c.query) to += "?" + c.query;
+  const headers = new Headers({ location: to });
+  let body: string | null = null;
+  if (c.method === "GET" || c.method === "HEAD") {
+    headers.set("content-type", "text/html; charset=utf-8");
+    body = `<a href="${
+      to.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&#34;")
+        .replace(/'/g, "&#39;")
+    }">Permanent Redirect</a>.\n\n`;
+  }
+  return new Response(body, { status: 308, headers });
+}
+
+function errorName(e: unknown): string {
+  return e instanceof Error ? e.name : "";
+}
+
+/** Registry entry. */
+export const fileServerModule: ModuleDefinition<HttpHandler> = {
+  id: "http.handlers.file_server",
+  async create(config) {
+    const where = "http.handlers.file_server";
+    checkFields(config, [
+      "handler",
+      "fs",
+      "root",
+      "hide",
+      "index_names",
+      "browse",
+      "canonical_uris",
+      "status_code",
+      "pass_thru",
+      "precompressed",
+      "precompressed_order",
+    ], where);
+    const rootT = compileTemplate(optString(config, "root", where) || "{http.vars.root}", {
+      empty: ".",
+    });
+    const hide = optStrings(config, "hide", where) ?? [];
+    const indexNames = (optStrings(config, "index_names", where) ?? ["index.html", "index.txt"])
+      .map((n) => compileTemplate(n));
+    const browseRaw = optObject(config, "browse", where);
+    let browse: BrowseOptions | null = null;
+    if (browseRaw) {
+      checkFields(browseRaw, ["template_file", "reveal_symlinks"], `${where}.browse`);
+      const tf = optString(browseRaw, "template_file", where);
+      browse = {
+        template: tf ? await Deno.readTextFile(tf) : DEFAULT_BROWSE_TEMPLATE,
+        revealSymlinks: optBool(browseRaw, "reveal_symlinks", where) ?? false,
+        hide,
+      };
+    }
+    const canonical = optBool(config, "canonical_uris", where) ?? true;
+    const statusRaw = config.status_code;
+    const statusT = statusRaw === undefined ? null : compileTemplate(String(statusRaw));
+    const passThru = optBool(config, "pass_thru", where) ?? false;
+    const pre = optObject(config, "precompressed", where) ?? {};
+    for (const k of Object.keys(pre)) {
+      if (!SUFFIX[k]) {
+        throw new HttpConfigError("invalid_config", `${where}: unknown precompressed ${k}`);
+      }
+      if (pre[k] !== null) asObject(pre[k], `${where}.precompressed.${k}`);
+    }
+    const order = optStrings(config, "precompressed_order", where) ??
+      ["br", "zstd", "gzip"].filter((k) => k in pre);
+    const realRoots = new Map<string, string | null>();
+
+    async function realRoot(root: string): Promise<string | null> {
+      let r = realRoots.get(root);
+      if (r === undefined) {
+        try {
+          r = await Deno.realPath(root);
+        } catch {
+          r = null;
+        }
+        if (realRoots.size > 100) realRoots.clear();
+        realRoots.set(root, r);
+      }
+      return r;
+    }
+
+    async function contained(path: string, rr: string): Promise<boolean> {
+      try {
+        return insideRoot(await Deno.realPath(path), rr);
+      } catch {
+        return false;
+      }
+    }
+
+    function notFound(c: RequestContext, next: Next): Response | Promise<Response> {
+      if (passThru) return next(c);
+      throw new HandlerError(404, "file not found", "file_server");
+    }
+
+    return {
+      async serveHTTP(c, next) {
+        const root = rootT.render(c);
+        let filename = sanitizedPathJoin(root, c.path);
+        if (filename === null) return notFound(c, next);
+        let info: Deno.FileInfo;
+        try {
+          info = await Deno.stat(filename);
+        } catch (e) {
+          const n = errorName(e);
+          if (n === "PermissionDenied") {
+            throw new HandlerError(403, "permission denied", "file_server");
+          }
+          if (n === "NotFound" || n === "NotADirectory" || e instanceof TypeError) {
+            return notFound(c, next);
+          }
+          throw new HandlerError(500, (e as Error).message, "file_server");
+        }
+        const rr = await realRoot(root);
+        if (rr === null) return notFound(c, next);
+        let implicitIndex = false;
+        if (info.isDirectory) {
+          for (const t of indexNames) {
+            const idx = sanitizedPathJoin(filename, t.render(c));
+            if (idx === null || fileHidden(idx, hide)) continue;
+            try {
+              const ii = await Deno.stat(idx);
+              info = ii;
+              filename = idx;
+              implicitIndex = true;
+              break;
+            } catch {
+              continue;
+            }
+          }
+        }
+        if (!(await contained(filename, rr))) return notFound(c, next);
+        if (info.isDirectory) {
+          if (browse && !fileHidden(filename, hide)) {
+            if (
+              canonical && !c.origRawPath.endsWith("/") &&
+              baseName(c.origRawPath) === baseName(c.rawPath)
+            ) {
+              return redirect(c, c.origRawPath + "/");
+            }
+            const items = sortItems(
+              await readListing(filename, browse),
+              new URLSearchParams(c.query),
+            );
+            const h = new Headers();
+            const status = statusT ? Number(statusT.render(c)) : c.error ? c.error.status : 200;
+            if ((c.headers.get("accept") ?? "").includes("application/json")) {
+              h.set("content-type", "application/json; charset=utf-8");
+              return new Response(JSON.stringify(items), { status, headers: h });
+            }
+            h.set("content-type", "text/html; charset=utf-8");
+            return new Response(
+              renderListing(
+                browse.template,
+                c.path,
+                items,
+                new URLSearchParams(c.query),
+                browse.revealSymlinks,
+              ),
+              { status, headers: h },
+            );
+          }
+          return notFound(c, next);
+        }
+        if (fileHidden(filename, hide)) return notFound(c, next);
+        if (canonical && baseName(c.origRawPath) === baseName(c.rawPath)) {
+          if (implicitIndex && !c.origRawPath.endsWith("/")) {
+            return redirect(c, c.origRawPath + "/");
+          }
+          if (!implicitIndex && c.origRawPath.endsWith("/")) {
+            return redirect(c, c.origRawPath.slice(0, -1));
+          }
+        }
+        const h = new Headers();
+        let servePath = filename;
+        let serveInfo = info;
+        if (order.length) {
+          for (
+            const enc of acceptedEncodings(
+              c.headers.get("accept-encoding"),
+              order,
+              c.headers.get("sec-websocket-key"),
+            )
+          ) {
+            if (!(enc in pre)) continue;
+            const side = filename + SUFFIX[enc];
+            try {
+              const si = await Deno.stat(side);
+              if (si.isDirectory || !(await contained(side, rr))) continue;
+              servePath = side;
+              serveInfo = si;
+              h.set("content-encoding", enc);
+              h.append("vary", "Accept-Encoding");
+              break;
+            } catch {
+              continue;
+            }
+          }
+        }
+        h.set("etag", fileETag(serveInfo));
+        const preType = c.respHeaders?.get("content-type");
+        const type = preType ?? contentTypeFor(filename);
+        if (type) h.set("content-type", type);
+        let override = c.error ? c.error.status : 0;
+        if (statusT) {
+          override = Number(statusT.render(c));
+          if (!Number.isInteger(override)) {
+            throw new HandlerError(500, "invalid status code", "file_server");
+          }
+        }
+        const size = serveInfo.size;
+        let content: Content;
+        if (size <= SMALL_FILE && c.method !== "HEAD") {
+          let data: Uint8Array;
+          try {
+            data = await Deno.readFile(servePath);
+          } catch (e) {
+            if (errorName(e) === "NotFound") return notFound(c, next);
+            throw new HandlerError(
+              errorName(e) === "PermissionDenied" ? 403 : 500,
+              String(e),
+              "file_server",
+            );
+          }
+          content = {
+            size: data.length,
+            mtime: serveInfo.mtime,
+            read: (s, l) => s === 0 && l === data.length ? data : data.subarray(s, s + l),
+          };
+        } else {
+          content = { size, mtime: serveInfo.mtime, read: (s, l) => fileStream(servePath, s, l) };
+        }
+        return serveContent(c.headers, c.method, h, content, override);
+      },
+    };
+  },
+};
+
+function baseName(p: string): string {
+  const t = p.endsWith("/") && p.length > 1 ? p.slice(0, -1) : p;
+  return t.slice(t.lastIndexOf("/") + 1);
+}

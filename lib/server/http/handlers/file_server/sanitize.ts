@@ -1,0 +1,50 @@
+/**
+ * Mapping request paths to files without ever leaving the root: the decoded path is cleaned
+ * as an absolute path (so `..`, `%2e%2e` and the like cannot climb), NUL bytes are refused,
+ * and the real path of what is served (symlinks resolved) must stay inside the real root.
+ *
+ * @module
+ */
+import { goClean, pathMatch } from "../../pathutil.ts";
+
+/**
+ * Joins root and a request path like Caddy's `SanitizedPathJoin`: the path is cleaned as if
+ * absolute, a trailing slash is kept. Returns null for paths with NUL bytes.
+ *
+ * @example
+ * ```ts
+ * import { sanitizedPathJoin } from "./sanitize.ts";
+ * sanitizedPathJoin("/srv", "/../etc/passwd"); // "/srv/etc/passwd"
+ * ```
+ */
+export function sanitizedPathJoin(root: string, reqPath: string): string | null {
+  if (reqPath.includes("\0") || root.includes("\0")) return null;
+  const r = root === "" ? "." : root;
+  let joined = goClean(r + "/" + goClean("/" + reqPath).slice(1));
+  if (reqPath.endsWith("/") && !joined.endsWith("/")) joined += "/";
+  return joined;
+}
+
+/** True when `filename` is hidden by one of the `hide` patterns (names or paths, globs). */
+export function fileHidden(filename: string, hide: readonly string[]): boolean {
+  if (hide.length === 0) return false;
+  const clean = goClean(filename);
+  const parts = clean.split("/");
+  for (const h of hide) {
+    if (!h.includes("/")) {
+      for (const p of parts) if (p && (p === h || pathMatch(h, p))) return true;
+    } else {
+      const hc = goClean(h);
+      if (clean === hc || clean.startsWith(hc.endsWith("/") ? hc : hc + "/")) return true;
+      if (pathMatch(hc, clean)) return true;
+    }
+  }
+  return false;
+}
+
+/** True when `real` is `root` or inside it (both real, absolute paths). */
+export function insideRoot(real: string, realRoot: string): boolean {
+  if (real === realRoot) return true;
+  const base = realRoot.endsWith("/") ? realRoot : realRoot + "/";
+  return real.startsWith(base);
+}

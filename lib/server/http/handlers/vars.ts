@@ -1,0 +1,30 @@
+/**
+ * `vars`: sets request variables (`{http.vars.<name>}`); every field except `handler` is a
+ * variable, string values may hold placeholders.
+ *
+ * @module
+ */
+import type { ModuleDefinition } from "../../module.ts";
+import type { HttpHandler } from "../handler.ts";
+import { compileTemplate, type Template } from "../replacer.ts";
+
+/** Registry entry. */
+export const varsModule: ModuleDefinition<HttpHandler> = {
+  id: "http.handlers.vars",
+  create(config) {
+    const entries: [string, Template | unknown][] = Object.entries(config)
+      .filter(([k]) => k !== "handler")
+      .map(([k, v]) => [k, typeof v === "string" ? compileTemplate(v) : v]);
+    return {
+      serveHTTP(c, next) {
+        for (const [k, v] of entries) {
+          c.setVar(
+            k,
+            typeof v === "object" && v !== null && "render" in v ? (v as Template).render(c) : v,
+          );
+        }
+        return next(c);
+      },
+    };
+  },
+};

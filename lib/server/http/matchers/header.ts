@@ -1,0 +1,90 @@
+/**
+ * `header` matcher: `{"Field": ["value", ...]}`. Values may be `*` (any), `*sub*`, `prefix*`,
+ * `*suffix` or exact; `[]` means the field must be present, `null` that it must be absent.
+ * All fields must match. The `Host` field reads the request host.
+ *
+ * @module
+ */
+import type { ModuleDefinition } from "../../module.ts";
+import type { RequestContext } from "../context.ts";
+import { HttpConfigError } from "../errors.ts";
+import type { RequestMatcher } from "../handler.ts";
+import { compileTemplate } from "../replacer.ts";
+
+/** One value test. */
+export type ValueTest = (actual: string, c: RequestContext) => boolean;
+
+/** Compiles a header value pattern. */
+export function valueTest(pattern: string): ValueTest {
+  const t = compileTemplate(pattern);
+  if (t.constant === null) return (a, c) => valueTest(t.render(c))(a, c);
+  const p = t.constant;
+  if (p === "*") return () => true;
+  if (p.length > 1 && p.startsWith("*") && p.endsWith("*")) {
+    const mid = p.slice(1, -1);
+    return (a) => a.includes(mid);
+  }
+  if (p.startsWith("*")) {
+    const s = p.slice(1);
+    return (a) => a.endsWith(s);
+  }
+  if (p.endsWith("*")) {
+    const s = p.slice(0, -1);
+    return (a) => a.startsWith(s);
+  }
+  return (a) => a === p;
+}
+
+/** The values of a request header field (Host reads the request host). */
+export function headerValues(c: RequestContext, field: string): string[] | null {
+  if (field === "host") return c.host ? [c.host] : null;
+  const v = c.headers.get(field);
+  if (v === null) return null;
+  // Deno joins repeated fields with ", "; test the whole value and each part.
+  return v.indexOf(",") < 0 || field === "cookie" ? [v] : [v, ...v.split(/,\s*/)];
+}
+
+/** Builds a header matcher over any header source. */
+export function headerMatcher(raw: unknown, where: string): RequestMatcher {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    throw new HttpConfigError("invalid_config", `${where}: must be an object`);
+  }
+  const fields: { name: string; tests: ValueTest[] | null; present: boolean }[] = [];
+  for (const [name, vals] of Object.entries(raw)) {
+    if (vals !== null && (!Array.isArray(vals) || vals.some((v) => typeof v !== "string"))) {
+      throw new HttpConfigError("invalid_config", `${where}.${name}: must be a string array`);
+    }
+    fields.push({
+      name: name.toLowerCase(),
+      tests: vals === null ? null : (vals as string[]).map(valueTest),
+      present: Array.isArray(vals) && vals.length === 0,
+    });
+  }
+  return {
+    match(c) {
+      for (const f of fields) {
+        const actual = headerValues(c, f.name);
+        if (f.present && actual !== null) continue;
+        if (f.tests === null && actual === null) continue;
+        if (actual === null || f.tests === null) return false;
+        let ok = false;
+        outer: for (const a of actual) {
+          for (const t of f.tests) {
+            if (t(a, c)) {
+              ok = true;
+              break outer;
+            }
+          }
+        }
+        if (!ok) return false;
+      }
+      return true;
+    },
+  };
+}
+
+/** Registry entry. */
+export const headerMatcherModule: ModuleDefinition<RequestMatcher> = {
+  id: "http.matchers.header",
+  create: (raw) => headerMatcher(raw, "http.matchers.header"),
+};
