@@ -6,6 +6,8 @@ import { resetCases } from "./reset.ts";
 import { accountCases } from "./account.ts";
 import { emailChangeCases } from "./email_change.ts";
 import { oauthCases } from "./oauth.ts";
+import { schemaCases } from "./schema.ts";
+import { fuzzCases } from "./fuzz.ts";
 
 export const allCases: Case[] = [
   ...signupCases,
@@ -14,4 +16,6 @@ export const allCases: Case[] = [
   ...accountCases,
   ...emailChangeCases,
   ...oauthCases,
+  ...schemaCases,
+  ...fuzzCases,
 ];
