@@ -1,0 +1,61 @@
+import assert from "node:assert/strict";
+import { applySchema, login, openLibsql, signup } from "../../d1.ts";
+import { ITER, PASSWORD, SECRET } from "./_helpers.ts";
+
+Deno.test("libSQL adapter: :memory:, rows as objects, change counts, batch rolls back", async () => {
+  const db = openLibsql(":memory:");
+  try {
+    await applySchema(db);
+    await db.prepare("CREATE TABLE t (a TEXT UNIQUE, b INTEGER)").run();
+    const r = await db.prepare("INSERT INTO t VALUES (?, ?), (?, ?)").bind("x", 1, "y", null).run();
+    assert.equal(r.meta.changes, 2);
+    assert.equal(r.success, true);
+    assert.deepEqual(
+      await db.prepare("SELECT a, b FROM t ORDER BY a").all().then((x) => x.results),
+      [
+        { a: "x", b: 1 },
+        { a: "y", b: null },
+      ],
+    );
+    assert.deepEqual(await db.prepare("SELECT a FROM t WHERE a = ?").bind("x").first(), { a: "x" });
+    assert.equal(await db.prepare("SELECT a FROM t WHERE a = ?").bind("none").first(), null);
+    await assert.rejects(
+      db.batch([
+        db.prepare("INSERT INTO t VALUES ('z', 3)"),
+        db.prepare("INSERT INTO t VALUES ('x', 4)"),
+      ]),
+      /UNIQUE/,
+    );
+    assert.equal(
+      await db.prepare("SELECT a FROM t WHERE a = 'z'").first(),
+      null,
+      "batch rolled back",
+    );
+    assert.throws(() => db.prepare("SELECT ?").bind(undefined), /undefined/);
+    // :memory: keeps one database across calls and batches.
+    const s = await signup(db, {
+      email: "m@example.com",
+      password: PASSWORD,
+      secret: SECRET,
+      sendEmail: () => {},
+      iterations: ITER,
+    });
+    assert.equal(s.ok, true);
+  } finally {
+    db.close();
+  }
+});
+
+Deno.test("libSQL adapter: an unreachable remote server gives db_error, never a throw", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  const db = openLibsql({ url: `http://127.0.0.1:${port}`, authToken: "secret-token" });
+  try {
+    const r = await login(db, { email: "a@example.com", password: PASSWORD, iterations: ITER });
+    assert.deepEqual(r, { ok: false, error: "db_error" });
+    assert.ok(!JSON.stringify(r).includes("secret-token"));
+  } finally {
+    db.close();
+  }
+});

@@ -1,0 +1,33 @@
+import assert from "node:assert/strict";
+import { SCHEMA_SQL, splitStatements } from "../../d1.ts";
+
+const root = new URL("../../", import.meta.url);
+
+Deno.test("schema.sql at the root is the embedded SCHEMA_SQL; every statement is IF NOT EXISTS", async () => {
+  const file = await Deno.readTextFile(new URL("schema.sql", root));
+  assert.equal(file, SCHEMA_SQL);
+  const statements = splitStatements(file);
+  assert.equal(statements.length, 6);
+  for (const s of statements) assert.match(s, /^CREATE (UNIQUE )?(TABLE|INDEX) IF NOT EXISTS /);
+});
+
+Deno.test("schema.sql runs twice through the sqlite3 shell", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    for (let i = 0; i < 2; i++) {
+      const out = await new Deno.Command("sqlite3", {
+        args: [`${dir}/s.db`, `.read ${new URL("schema.sql", root).pathname}`],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    }
+    const out = await new Deno.Command("sqlite3", {
+      args: [`${dir}/s.db`, ".tables"],
+      stdout: "piped",
+    }).output();
+    assert.match(new TextDecoder().decode(out.stdout), /oauth_identities\s+otp_codes\s+users/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
