@@ -1,13 +1,12 @@
 /**
  * Serves the hydration script of the sign-in pages: `app/client.ts` bundled for the browser
  * once per process (with `Deno.bundle` when the runtime has it, else the `deno bundle`
- * command), and page responses that reference it. Where neither is available (e.g. a host
+ * command). Where neither is available (e.g. a host
  * without subprocesses), pages are served without the script and work as plain HTML forms.
  *
  * @module
  */
 import type { Context } from "hono";
-import { type AuthPageData, renderAuthDocument } from "../react.ts";
 
 /** File name under which each site serves the bundle. */
 export const CLIENT_SCRIPT = "auth-client.js";
@@ -80,19 +79,4 @@ export async function serveClientBundle(c: Context): Promise<Response> {
     "content-type": "text/javascript; charset=utf-8",
     "cache-control": "no-cache",
   });
-}
-
-/**
- * An HTML response with a server-rendered sign-in page; `scriptSrc` (the site's route to
- * {@linkcode serveClientBundle}) is referenced only when the bundle is available.
- */
-export async function pageResponse(
-  c: Context,
-  data: AuthPageData,
-  scriptSrc: string,
-  status: 200 | 400 | 403 = 200,
-): Promise<Response> {
-  const js = await clientBundle();
-  const html = renderAuthDocument(data, { scriptSrc: js === null ? undefined : scriptSrc });
-  return c.html(html, status, { "cache-control": "no-store" });
 }
