@@ -9,6 +9,7 @@ import { createBroker } from "./broker.ts";
 import { devIdpSite } from "./dev_idp.ts";
 import { createRelayDemo } from "./relay_demo.ts";
 import { createOwnerSite } from "./owner.ts";
+import { createMailSite } from "./mail.ts";
 
 /** One mounted site. */
 export interface SiteEntry {
@@ -29,6 +30,7 @@ export const sites: SiteEntry[] = [
     title: "Relay demo site (sign-in through the broker)",
     create: (env) => createRelayDemo({ env }),
   },
+  { path: "/api/account-docs/v2", title: "Mail-scanning API", create: createMailSite },
   {
     path: "/dev-idp",
     title: "Development identity provider (development mode only)",

@@ -241,6 +241,11 @@ export async function createMailServer(options: MailServerOptions): Promise<Mail
     });
   });
 
+  app.get("/", (c) => {
+    const base = (options.publicUrl ?? new URL(c.req.url).origin) + basePath;
+    return c.json({ name: "Mail-scanning API", version: "v2", openapi: `${base}/openapi.json` });
+  });
+
   route("GET", "/openapi.json");
   app.get("/openapi.json", (c) => c.json(openApiDocument(basePath)));
 

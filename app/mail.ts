@@ -1,0 +1,30 @@
+/**
+ * The mail-scanning API in the reference app, mounted at `/api/account-docs/v2` on the app's
+ * libSQL database (`DATABASE_URL`, default `file:.data/gatehouse.db`).
+ *
+ * Variables: `MAIL_OPERATOR_TOKEN` (bearer token of the mailroom API under
+ * `/api/account-docs/v2/mailroom`), `MAIL_SIGNING_SECRET` (signs file links) — both required in
+ * production, fixed development defaults otherwise; `MAIL_BLOB_DIR` (envelope images and scans,
+ * default `.data/mail-blobs`); `APP_URL` (origin for file links, default the request's).
+ *
+ * @module
+ */
+import { Hono } from "hono";
+import { createMailServer } from "../mail.ts";
+import type { AppEnv } from "./env.ts";
+import { siteSecret } from "./dev_secret.ts";
+import { openAppDatabase } from "./relay_registry.ts";
+
+/** Builds the site: every request under the mount path goes to the mail server. */
+export async function createMailSite(env: AppEnv): Promise<Hono> {
+  const mail = await createMailServer({
+    client: await openAppDatabase(env),
+    operatorToken: siteSecret(env, "MAIL_OPERATOR_TOKEN"),
+    signingSecret: siteSecret(env, "MAIL_SIGNING_SECRET"),
+    blobDir: env.vars.MAIL_BLOB_DIR ?? ".data/mail-blobs",
+    publicUrl: env.vars.APP_URL ? new URL(env.vars.APP_URL).origin : undefined,
+  });
+  const site = new Hono();
+  site.all("*", (c) => mail.fetch(c.req.raw));
+  return site;
+}
