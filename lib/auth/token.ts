@@ -45,23 +45,28 @@ export interface VerifyTokenOptions {
 
 const MAX_TOKEN_LENGTH = 8192;
 const MAX_CACHED_KEYS = 64;
-const keyCache = new Map<string, Promise<CryptoKey>>();
+const keyCache = new Map<string, CryptoKey | Promise<CryptoKey>>();
 
-function hmacKey(secret: string): Promise<CryptoKey> {
-  let key = keyCache.get(secret);
-  if (!key) {
-    if (keyCache.size >= MAX_CACHED_KEYS) keyCache.clear();
-    key = crypto.subtle.importKey(
-      "raw",
-      utf8(secret),
-      { name: "HMAC", hash: "SHA-256" },
-      false,
-      ["sign", "verify"],
-    );
-    keyCache.set(secret, key);
-    key.catch(() => keyCache.delete(secret));
-  }
-  return key;
+/** The HMAC key of a secret, imported once and cached (resolved keys are returned as is). */
+function hmacKey(secret: string): CryptoKey | Promise<CryptoKey> {
+  const cached = keyCache.get(secret);
+  if (cached) return cached;
+  if (keyCache.size >= MAX_CACHED_KEYS) keyCache.clear();
+  const pending = crypto.subtle.importKey(
+    "raw",
+    utf8(secret),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign", "verify"],
+  );
+  keyCache.set(secret, pending);
+  pending.then(
+    (key) => {
+      if (keyCache.get(secret) === pending) keyCache.set(secret, key);
+    },
+    () => keyCache.delete(secret),
+  );
+  return pending;
 }
 
 function secretList(secrets: Secrets): readonly string[] {
@@ -104,7 +109,9 @@ export async function signToken<T>(
   if (!Number.isFinite(now)) throw new AuthError("invalid_options", "now must be a number");
   const iat = Math.floor(now / 1000);
   const body = b64urlEncode(utf8(JSON.stringify([iat, iat + ttlSeconds, options.payload])));
-  const sig = await crypto.subtle.sign("HMAC", await hmacKey(secret), signingInput(purpose, body));
+  const key = hmacKey(secret);
+  const cryptoKey = key instanceof Promise ? await key : key;
+  const sig = await crypto.subtle.sign("HMAC", cryptoKey, signingInput(purpose, body));
   return `${body}.${b64urlEncode(new Uint8Array(sig))}`;
 }
 
@@ -137,7 +144,9 @@ export async function verifyToken<T>(
     let valid = false;
     for (const secret of secretList(secrets)) {
       if (typeof secret !== "string" || secret.length === 0) continue;
-      if (await crypto.subtle.verify("HMAC", await hmacKey(secret), sig, input)) {
+      const key = hmacKey(secret);
+      const cryptoKey = key instanceof Promise ? await key : key;
+      if (await crypto.subtle.verify("HMAC", cryptoKey, sig, input)) {
         valid = true;
         break;
       }

@@ -310,6 +310,30 @@ test("token: a token for one purpose never verifies for another", async ({ api }
   }
 });
 
+test("token: the imported key is cached per secret", async ({ api }) => {
+  const subtle = crypto.subtle;
+  const hadOwn = Object.hasOwn(subtle, "importKey");
+  const original = subtle.importKey;
+  let imports = 0;
+  subtle.importKey = function (...args) {
+    imports++;
+    return original.apply(this, args);
+  };
+  try {
+    const secret = `cache-test-${Math.random()}`;
+    for (let i = 0; i < 5; i++) {
+      const t = await api.signToken(secret, { purpose: "p", payload: i, ttlSeconds: 60 });
+      assert.equal((await api.verifyToken(secret, t, { purpose: "p" }))?.payload, i);
+    }
+    assert.equal(imports, 1);
+    await api.signToken(`${secret}-other`, { purpose: "p", payload: 0, ttlSeconds: 60 });
+    assert.equal(imports, 2);
+  } finally {
+    if (hadOwn) subtle.importKey = original;
+    else delete subtle.importKey;
+  }
+});
+
 test("token: bad signing arguments throw typed errors", async ({ api }) => {
   const base = { purpose: "p", payload: 1, ttlSeconds: 60 };
   await assert.rejects(api.signToken("", base), { code: "invalid_secret" });

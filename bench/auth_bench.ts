@@ -1,0 +1,120 @@
+/**
+ * Core throughput side by side with `jose` HS256 (`SignJWT` / `jwtVerify`) in the same run:
+ * session cookies, generic tokens and relay tokens against JWTs of similar content. The goal:
+ * `readSession` at least 1.5x the throughput of jose's `jwtVerify` (jose used as its README
+ * shows: the secret as bytes). A jose variant with a pre-imported `CryptoKey` is shown too.
+ * Also times `hashPassword` at the default 600,000 iterations.
+ *
+ * ```sh
+ * deno bench -A bench/auth_bench.ts
+ * ```
+ *
+ * @module
+ */
+import { jwtVerify, SignJWT } from "jose";
+import {
+  createSessionCookie,
+  hashPassword,
+  readSession,
+  signRelay,
+  signToken,
+  verifyPassword,
+  verifyRelay,
+  verifyToken,
+} from "../mod.ts";
+
+const SECRET = "bench-session-secret-0123456789abcdef0123456789";
+const session = { secret: SECRET, cookieName: "__Host-session" };
+const subject = "owner@example.com";
+const joseSecret = new TextEncoder().encode(SECRET);
+const joseKey = await crypto.subtle.importKey(
+  "raw",
+  joseSecret,
+  { name: "HMAC", hash: "SHA-256" },
+  false,
+  ["sign", "verify"],
+);
+
+const setCookie = await createSessionCookie(session, subject);
+const request = new Request("https://site.example/", {
+  headers: { cookie: `theme=dark; ${setCookie.split(";")[0]}` },
+});
+const token = await signToken(SECRET, {
+  purpose: "reset",
+  payload: { userId: 42 },
+  ttlSeconds: 3600,
+});
+const relayClaims = { email: subject, provider: "github", nonce: "n-0123456789" };
+const relay = await signRelay(SECRET, relayClaims);
+
+function jwt(): Promise<string> {
+  return new SignJWT({ sub: subject }).setProtectedHeader({ alg: "HS256" }).setIssuedAt()
+    .setExpirationTime("7d").sign(joseSecret);
+}
+const jwtToken = await jwt();
+const jwtRequest = new Request("https://site.example/", {
+  headers: { cookie: `theme=dark; __Host-session=${jwtToken}` },
+});
+function cookieValue(req: Request): string {
+  const m = req.headers.get("cookie")!.match(/(?:^|;\s*)__Host-session=([^;]+)/);
+  return m![1];
+}
+
+// Sanity: every measured call succeeds.
+if (!(await readSession(session, request))) throw new Error("readSession failed");
+if (!(await verifyToken(SECRET, token, { purpose: "reset" }))) {
+  throw new Error("verifyToken failed");
+}
+if (!(await verifyRelay(SECRET, relay))) throw new Error("verifyRelay failed");
+
+Deno.bench("readSession", { group: "verify", baseline: true }, async () => {
+  await readSession(session, request);
+});
+Deno.bench("jose jwtVerify HS256 (secret bytes), cookie parsed", { group: "verify" }, async () => {
+  await jwtVerify(cookieValue(jwtRequest), joseSecret, { algorithms: ["HS256"] });
+});
+Deno.bench("jose jwtVerify HS256 (secret bytes)", { group: "verify" }, async () => {
+  await jwtVerify(jwtToken, joseSecret, { algorithms: ["HS256"] });
+});
+Deno.bench("jose jwtVerify HS256 (CryptoKey)", { group: "verify" }, async () => {
+  await jwtVerify(jwtToken, joseKey, { algorithms: ["HS256"] });
+});
+Deno.bench("verifyToken", { group: "verify" }, async () => {
+  await verifyToken(SECRET, token, { purpose: "reset" });
+});
+Deno.bench("verifyRelay", { group: "verify" }, async () => {
+  await verifyRelay(SECRET, relay);
+});
+
+Deno.bench("createSessionCookie", { group: "sign", baseline: true }, async () => {
+  await createSessionCookie(session, subject);
+});
+Deno.bench("jose SignJWT HS256 (secret bytes)", { group: "sign" }, async () => {
+  await jwt();
+});
+Deno.bench("jose SignJWT HS256 (CryptoKey)", { group: "sign" }, async () => {
+  await new SignJWT({ sub: subject }).setProtectedHeader({ alg: "HS256" }).setIssuedAt()
+    .setExpirationTime("7d").sign(joseKey);
+});
+Deno.bench("signToken", { group: "sign" }, async () => {
+  await signToken(SECRET, { purpose: "reset", payload: { userId: 42 }, ttlSeconds: 3600 });
+});
+Deno.bench("signRelay", { group: "sign" }, async () => {
+  await signRelay(SECRET, relayClaims);
+});
+
+const stored = await hashPassword("correct horse battery staple");
+Deno.bench(
+  "hashPassword (600,000 iterations)",
+  { group: "password", n: 20, warmup: 2 },
+  async () => {
+    await hashPassword("correct horse battery staple");
+  },
+);
+Deno.bench(
+  "verifyPassword (600,000 iterations)",
+  { group: "password", n: 20, warmup: 2 },
+  async () => {
+    await verifyPassword("correct horse battery staple", stored);
+  },
+);
