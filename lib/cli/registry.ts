@@ -12,8 +12,10 @@ import { environCommand } from "./environ.ts";
 import { helpCommand } from "./help.ts";
 import { listModulesCommand } from "./list_modules.ts";
 import { manpageCommand } from "./manpage.ts";
+import { migrateDbCommand } from "./migrate_db.ts";
 import { reloadCommand } from "./reload.ts";
 import { runCommand } from "./run.ts";
+import { setupDbCommand } from "./setup_db.ts";
 import { startCommand } from "./start.ts";
 import { stopCommand } from "./stop.ts";
 import { validateCommand } from "./validate.ts";
@@ -28,8 +30,10 @@ export const commands: Command[] = [
   helpCommand,
   listModulesCommand,
   manpageCommand,
+  migrateDbCommand,
   reloadCommand,
   runCommand,
+  setupDbCommand,
   startCommand,
   stopCommand,
   validateCommand,
