@@ -77,8 +77,12 @@ export function mountClientScript(app: Hono): void {
   app.get(`/${CLIENT_SCRIPT}`, serveClientBundle);
 }
 
-/** The query parameter `name` when it is a short code (letters, digits, `_`), else undefined. */
+/**
+ * The error code in query parameter `name`, for a page's `error` prop: anything not shaped
+ * like a code becomes `unknown` (shown as the generic sentence); the pages never print it.
+ */
 export function codeParam(c: Context, name: string): string | undefined {
   const v = c.req.query(name);
-  return v && /^[a-z0-9_]{1,64}$/i.test(v) ? v : undefined;
+  if (!v) return undefined;
+  return /^[a-z0-9_]{1,64}$/i.test(v) ? v : "unknown";
 }

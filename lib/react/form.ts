@@ -10,7 +10,7 @@
  * @module
  */
 import type { AuthElement, AuthNode } from "./types.ts";
-import { h } from "preact";
+import { Fragment, h } from "preact";
 import { useState } from "preact/hooks";
 import { describeError, type ErrorMessages } from "./messages.ts";
 import { type AuthStyles, styleFor } from "./styles.ts";
@@ -154,53 +154,63 @@ export function AuthForm(props: AuthFormProps): AuthElement {
 
   const invalid = error !== "";
   return h(
-    "form",
-    { method: "post", action: props.action, style: styleFor(styles, "form"), onSubmit: submit },
+    Fragment,
+    null,
+    // The live regions sit above the form, always present so later messages are announced;
+    // empty, they take no room.
     h(
       "div",
-      { id: errorId, role: "alert", "aria-live": "assertive", "aria-atomic": "true" },
-      error ? h("p", { style: styleFor(styles, "error") }, error) : null,
-    ),
-    h(
-      "div",
-      { id: `${idPrefix}-notice`, role: "status", "aria-live": "polite", "aria-atomic": "true" },
-      notice ? h("p", { style: styleFor(styles, "notice") }, notice) : null,
-    ),
-    Object.entries(props.hidden ?? {}).map(([name, value]) =>
-      h("input", { key: name, type: "hidden", name, value })
-    ),
-    props.fields.map((f) => {
-      const id = `${idPrefix}-${f.name}`;
-      return h(
+      null,
+      h(
         "div",
-        { key: f.name, style: styleFor(styles, "field") },
-        h("label", { for: id, style: styleFor(styles, "label") }, f.label),
-        h("input", {
-          id,
-          name: f.name,
-          type: f.type,
-          autocomplete: f.autocomplete,
-          required: true,
-          defaultValue: f.value,
-          readOnly: f.readOnly,
-          inputMode: f.inputMode,
-          minLength: f.minLength,
-          pattern: f.pattern,
-          "aria-invalid": invalid ? "true" : undefined,
-          "aria-describedby": invalid ? errorId : undefined,
-          style: styleFor(styles, "input"),
-        }),
-      );
-    }),
+        { id: errorId, role: "alert", "aria-live": "assertive", "aria-atomic": "true" },
+        error ? h("p", { style: styleFor(styles, "error") }, error) : null,
+      ),
+      h(
+        "div",
+        { id: `${idPrefix}-notice`, role: "status", "aria-live": "polite", "aria-atomic": "true" },
+        notice ? h("p", { style: styleFor(styles, "notice") }, notice) : null,
+      ),
+    ),
     h(
-      "button",
-      {
-        type: "submit",
-        style: styleFor(styles, "button"),
-        disabled: pending,
-        "aria-busy": pending ? "true" : undefined,
-      },
-      pending ? props.pendingLabel : props.submitLabel,
+      "form",
+      { method: "post", action: props.action, style: styleFor(styles, "form"), onSubmit: submit },
+      Object.entries(props.hidden ?? {}).map(([name, value]) =>
+        h("input", { key: name, type: "hidden", name, value })
+      ),
+      props.fields.map((f) => {
+        const id = `${idPrefix}-${f.name}`;
+        return h(
+          "div",
+          { key: f.name, style: styleFor(styles, "field") },
+          h("label", { for: id, style: styleFor(styles, "label") }, f.label),
+          h("input", {
+            id,
+            name: f.name,
+            type: f.type,
+            autocomplete: f.autocomplete,
+            required: true,
+            defaultValue: f.value,
+            readOnly: f.readOnly,
+            inputMode: f.inputMode,
+            minLength: f.minLength,
+            pattern: f.pattern,
+            "aria-invalid": invalid ? "true" : undefined,
+            "aria-describedby": invalid ? errorId : undefined,
+            style: styleFor(styles, "input"),
+          }),
+        );
+      }),
+      h(
+        "button",
+        {
+          type: "submit",
+          style: styleFor(styles, "button"),
+          disabled: pending,
+          "aria-busy": pending ? "true" : undefined,
+        },
+        pending ? props.pendingLabel : props.submitLabel,
+      ),
     ),
   );
 }

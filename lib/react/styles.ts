@@ -107,8 +107,8 @@ export const defaultStyles: Readonly<Record<StyleKey, StyleObject>> = {
     color: "#ffffff",
     cursor: "pointer",
   },
-  error: { color: "#b91c1c", fontWeight: "600", margin: "0", lineHeight: "1.4" },
-  notice: { color: "#047857", fontWeight: "600", margin: "0", lineHeight: "1.4" },
+  error: { color: "#b91c1c", fontWeight: "600", margin: "0 0 1rem", lineHeight: "1.4" },
+  notice: { color: "#047857", fontWeight: "600", margin: "0 0 1rem", lineHeight: "1.4" },
   links: {
     display: "flex",
     flexWrap: "wrap",
