@@ -235,3 +235,40 @@ Deno.test("renderAuthDocument: whole page with embedded, script-safe props", () 
   assert.match(plain, /<title>Check your e-mail<\/title>/);
   assert.doesNotMatch(plain, /type="module"/);
 });
+
+Deno.test("describeError: every /d1 flow and OAuth callback code has its own sentence", () => {
+  const codes = [
+    "invalid_input",
+    "invalid_email",
+    "password_too_short",
+    "password_too_long",
+    "password_common",
+    "invalid_code",
+    "expired_code",
+    "too_many_attempts",
+    "invalid_credentials",
+    "email_not_verified",
+    "invalid_token",
+    "wrong_password",
+    "reauth_required",
+    "not_found",
+    "invalid_name",
+    "email_taken",
+    "same_email",
+    "email_unverified",
+    "send_failed",
+    "db_error",
+    "internal_error",
+    "not_configured",
+    "invalid_state",
+    "access_denied",
+    "provider_error",
+    "invalid_request",
+    "exchange_failed",
+    "profile_failed",
+    "forbidden",
+    "relay_invalid",
+    "network",
+  ];
+  for (const code of codes) assert.notEqual(describeError(code), GENERIC_ERROR, code);
+});
