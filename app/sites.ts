@@ -10,6 +10,7 @@ import { devIdpSite } from "./dev_idp.ts";
 import { createRelayDemo } from "./relay_demo.ts";
 import { createOwnerSite } from "./owner.ts";
 import { createMailSite } from "./mail.ts";
+import { createUsersSite } from "./users.ts";
 
 /** One mounted site. */
 export interface SiteEntry {
@@ -24,6 +25,7 @@ export interface SiteEntry {
 /** Mounted sites, in index order. */
 export const sites: SiteEntry[] = [
   { path: "/owner", title: "Owner-only site", create: (env) => createOwnerSite(env) },
+  { path: "/users", title: "Multi-user site", create: (env) => createUsersSite({ env }) },
   { path: "/broker", title: "Relay broker", create: (env) => createBroker({ env }) },
   {
     path: "/relay-demo",

@@ -1,0 +1,377 @@
+/**
+ * The multi-user demo site (mounted at `/users`): the `/d1` flows on the app's libSQL
+ * database. Visitors sign up (a 6-digit code is e-mailed), verify, sign in, ask for a reset
+ * link and choose a new password; signed in, they change their name or password, sign out,
+ * or delete the account. Sessions carry the user id.
+ *
+ * Variables: `DATABASE_URL` (default `file:.data/gatehouse.db`; the directory is created),
+ * `DATABASE_AUTH_TOKEN`, `USERS_SESSION_SECRET` and `TOKEN_SECRET` (development defaults,
+ * required in production), `APP_URL` (origin for e-mailed links; default the request's).
+ * E-mail goes through the HTTP mail API when `MAIL_API_KEY` is set; otherwise, in
+ * development, to the outbox shown at `/users/outbox`.
+ *
+ * @module
+ */
+import { Hono } from "hono";
+import type { Context } from "hono";
+import {
+  clearSessionCookie,
+  createSessionCookie,
+  readSession,
+  type SessionConfig,
+} from "../mod.ts";
+import {
+  changeName,
+  changePassword,
+  type D1Database,
+  type EmailSender,
+  getUser,
+  login,
+  migrate,
+  openLibsql,
+  removeUser,
+  requestPasswordReset,
+  resetPassword,
+  signup,
+  verifyOtp,
+} from "../d1.ts";
+import type { AppEnv } from "./env.ts";
+import { siteSecret } from "./dev_secret.ts";
+import { mailSenderFromEnv } from "./mailer.ts";
+import { createOutbox, type Outbox } from "./outbox.ts";
+import { answerError, answerOk, codeParam, mountClientScript, renderPage } from "./auth_pages.ts";
+
+const APP_NAME = "Gatehouse multi-user demo";
+
+/** Options of {@linkcode createUsersSite}. */
+export interface UsersSiteOptions {
+  /** The app's environment. */
+  env: AppEnv;
+  /** Mount path; default `/users`. */
+  base?: string;
+  /** Use this database instead of opening `DATABASE_URL` (tests). */
+  db?: D1Database;
+  /** PBKDF2 iterations for new hashes (tests); default the core's. */
+  iterations?: number;
+}
+
+async function openDatabase(env: AppEnv): Promise<D1Database> {
+  const url = env.vars.DATABASE_URL ?? "file:.data/gatehouse.db";
+  if (url.startsWith("file:")) {
+    const path = url.slice("file:".length);
+    const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
+    if (dir) await Deno.mkdir(dir, { recursive: true });
+  }
+  return openLibsql({ url, authToken: env.vars.DATABASE_AUTH_TOKEN });
+}
+
+const esc = (s: unknown): string => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+function shell(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title>` +
+    `<meta name="viewport" content="width=device-width, initial-scale=1"></head>` +
+    `<body style="font-family:system-ui;max-width:30rem;margin:3rem auto;padding:0 1rem">` +
+    `<h1>${esc(title)}</h1>${body}</body></html>`;
+}
+
+/** A cross-site form post (Origin present and not ours) is refused. */
+function sameOrigin(c: Context): boolean {
+  const origin = c.req.header("origin");
+  return !origin || origin === new URL(c.req.url).origin;
+}
+
+async function form(c: Context): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const type = c.req.header("content-type") ?? "";
+  if (type.includes("application/json")) {
+    const body = await c.req.json().catch(() => ({}));
+    for (const [k, v] of Object.entries(body ?? {})) if (typeof v === "string") out[k] = v;
+    return out;
+  }
+  const body = await c.req.parseBody().catch(() => ({} as Record<string, unknown>));
+  for (const [k, v] of Object.entries(body)) if (typeof v === "string") out[k] = v;
+  return out;
+}
+
+const STATUS: Record<string, 400 | 401 | 403 | 409 | 429> = {
+  invalid_credentials: 401,
+  wrong_password: 401,
+  email_not_verified: 403,
+  reauth_required: 403,
+  too_many_attempts: 429,
+  email_taken: 409,
+};
+
+/**
+ * Builds the multi-user site (routes relative to its mount path).
+ *
+ * @example
+ * ```ts
+ * import { Hono } from "hono";
+ * import { loadAppEnv } from "./env.ts";
+ * import { createUsersSite } from "./users.ts";
+ * const app = new Hono().route("/users", await createUsersSite({ env: loadAppEnv({}) }));
+ * ```
+ */
+export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> {
+  const { env } = options;
+  const base = options.base ?? "/users";
+  const iterations = options.iterations;
+  const production = env.MODE === "production";
+  const session: SessionConfig = {
+    secret: siteSecret(env, "USERS_SESSION_SECRET"),
+    cookieName: "__Host-users-session",
+  };
+  const secret = siteSecret(env, "TOKEN_SECRET");
+  const db = options.db ?? await openDatabase(env);
+  await migrate(db);
+  const real = mailSenderFromEnv(env);
+  let outbox: Outbox | null = null;
+  if (!real) {
+    if (production) {
+      throw new Error("users site: MAIL_API_KEY and MAIL_FROM must be set in production");
+    }
+    outbox = await createOutbox(db);
+  }
+  const sendEmail: EmailSender = real ?? outbox!.send;
+  const appUrl = (c: Context) =>
+    `${env.vars.APP_URL?.replace(/\/+$/, "") ?? new URL(c.req.url).origin}${base}`;
+
+  const app = new Hono();
+  mountClientScript(app);
+  const fail = (c: Context, code: string, page: string, keep: Record<string, string> = {}) =>
+    answerError(c, code, STATUS[code] ?? 400, page, keep);
+  const signIn = async (c: Context, userId: string) => {
+    c.header("set-cookie", await createSessionCookie(session, userId), { append: true });
+  };
+  const current = async (c: Context) => {
+    const s = await readSession(session, c.req.raw);
+    if (!s) return null;
+    const r = await getUser(db, s.subject);
+    return r.ok ? { user: r.user, session: s } : null;
+  };
+  const guardPost = (c: Context) => (sameOrigin(c) ? null : c.text("forbidden", 403));
+
+  // Account page (signed in) ---------------------------------------------------------------
+  const home = async (c: Context) => {
+    const me = await current(c);
+    if (!me) return c.redirect(`${base}/login`, 302);
+    c.header("cache-control", "no-store");
+    const error = codeParam(c, "error");
+    const done = codeParam(c, "done");
+    const u = me.user;
+    return c.html(shell(
+      "Your account",
+      (error ? `<p role="alert" style="color:#b00020">Error: ${esc(error)}</p>` : "") +
+        (done ? `<p role="status" style="color:#0a6">Saved.</p>` : "") +
+        `<p>Signed in as <strong id="email">${esc(u.email)}</strong>` +
+        (u.name ? ` (<span id="name">${esc(u.name)}</span>)` : "") + `.</p>` +
+        `<form method="post" action="${base}/account/name"><p><label>Name<br>` +
+        `<input name="name" value="${esc(u.name ?? "")}" maxlength="100"></label> ` +
+        `<button type="submit">Save name</button></p></form>` +
+        `<form method="post" action="${base}/account/password"><p><label>Current password<br>` +
+        `<input name="currentPassword" type="password" autocomplete="current-password" required>` +
+        `</label></p><p><label>New password<br><input name="newPassword" type="password" ` +
+        `autocomplete="new-password" minlength="8" required></label></p>` +
+        `<p><button type="submit">Change password</button></p></form>` +
+        `<form method="post" action="${base}/logout"><button type="submit">Sign out</button></form>` +
+        `<form method="post" action="${base}/account/delete"><p><label>Password to delete the ` +
+        `account<br><input name="password" type="password" autocomplete="current-password">` +
+        `</label></p><p><button type="submit">Delete my account</button></p></form>`,
+    ));
+  };
+  app.get("/", home);
+  app.get("/:slash{/?}", home);
+
+  // Sign-in pages (react.ts) ---------------------------------------------------------------
+  app.get("/login", (c) =>
+    renderPage(c, base, {
+      page: "login",
+      props: {
+        action: `${base}/api/auth/login`,
+        signupHref: `${base}/signup`,
+        forgotHref: `${base}/forgot`,
+        error: codeParam(c, "error"),
+        email: c.req.query("email"),
+        notice: c.req.query("reset") ? "Your password was changed. Sign in with it." : undefined,
+      },
+    }));
+  app.get("/api/auth/login", (c) => c.redirect(`${base}/login`, 302));
+  app.get("/signup", (c) =>
+    renderPage(c, base, {
+      page: "signup",
+      props: {
+        action: `${base}/api/auth/signup`,
+        loginHref: `${base}/login`,
+        error: codeParam(c, "error"),
+        email: c.req.query("email"),
+      },
+    }));
+  app.get("/verify", (c) =>
+    renderPage(c, base, {
+      page: "verify",
+      props: {
+        action: `${base}/api/auth/verify`,
+        email: c.req.query("email"),
+        signupHref: `${base}/signup`,
+        loginHref: `${base}/login`,
+        error: codeParam(c, "error"),
+        notice: outbox ? `Development: read the code in the outbox at ${base}/outbox.` : undefined,
+      },
+    }));
+  app.get("/forgot", (c) =>
+    renderPage(c, base, {
+      page: "forgot",
+      props: {
+        action: `${base}/api/auth/forgot`,
+        loginHref: `${base}/login`,
+        error: codeParam(c, "error"),
+        sent: c.req.query("sent") === "1",
+      },
+    }));
+  app.get("/reset", (c) =>
+    renderPage(c, base, {
+      page: "reset",
+      props: {
+        token: c.req.query("token") ?? "",
+        action: `${base}/api/auth/reset`,
+        loginHref: `${base}/login`,
+        forgotHref: `${base}/forgot`,
+        error: codeParam(c, "error"),
+      },
+    }));
+
+  // Form actions ---------------------------------------------------------------------------
+  app.post("/api/auth/signup", async (c) => {
+    const bad = guardPost(c);
+    if (bad) return bad;
+    const f = await form(c);
+    const r = await signup(db, {
+      email: f.email ?? "",
+      password: f.password ?? "",
+      secret,
+      sendEmail,
+      appName: APP_NAME,
+      iterations,
+    });
+    if (!r.ok) return fail(c, r.error, `${base}/signup`, { email: f.email ?? "" });
+    return answerOk(c, `${base}/verify?email=${encodeURIComponent((f.email ?? "").trim())}`);
+  });
+  app.post("/api/auth/verify", async (c) => {
+    const bad = guardPost(c);
+    if (bad) return bad;
+    const f = await form(c);
+    const r = await verifyOtp(db, { email: f.email ?? "", code: f.code ?? "", secret });
+    if (!r.ok) return fail(c, r.error, `${base}/verify`, { email: f.email ?? "" });
+    await signIn(c, r.userId);
+    return answerOk(c, `${base}/`);
+  });
+  app.post("/api/auth/login", async (c) => {
+    const bad = guardPost(c);
+    if (bad) return bad;
+    const f = await form(c);
+    const r = await login(db, { email: f.email ?? "", password: f.password ?? "", iterations });
+    if (!r.ok) {
+      if (r.error === "email_not_verified") {
+        return fail(c, r.error, `${base}/verify`, { email: f.email ?? "" });
+      }
+      return fail(c, r.error, `${base}/login`, { email: f.email ?? "" });
+    }
+    await signIn(c, r.userId);
+    return answerOk(c, `${base}/`);
+  });
+  app.post("/api/auth/forgot", async (c) => {
+    const bad = guardPost(c);
+    if (bad) return bad;
+    const f = await form(c);
+    await requestPasswordReset(db, {
+      email: f.email ?? "",
+      secret,
+      sendEmail,
+      appUrl: appUrl(c),
+      resetPath: "/reset",
+      appName: APP_NAME,
+    });
+    return answerOk(c, `${base}/forgot?sent=1`);
+  });
+  app.post("/api/auth/reset", async (c) => {
+    const bad = guardPost(c);
+    if (bad) return bad;
+    const f = await form(c);
+    const r = await resetPassword(db, {
+      token: f.token ?? "",
+      newPassword: f.password ?? "",
+      secret,
+      appName: APP_NAME,
+      iterations,
+    });
+    if (!r.ok) {
+      return fail(c, r.error, `${base}/reset`, { token: f.token ?? "" });
+    }
+    return answerOk(c, `${base}/login?reset=1`);
+  });
+  app.post("/logout", (c) => {
+    const bad = guardPost(c);
+    if (bad) return bad;
+    c.header("set-cookie", clearSessionCookie(session));
+    return c.redirect(`${base}/login`, 303);
+  });
+
+  // Account changes (signed in) ------------------------------------------------------------
+  const account = (
+    path: string,
+    act: (
+      me: NonNullable<Awaited<ReturnType<typeof current>>>,
+      f: Record<string, string>,
+    ) => Promise<{ ok: boolean; error?: string }>,
+  ) =>
+    app.post(path, async (c) => {
+      const bad = guardPost(c);
+      if (bad) return bad;
+      const me = await current(c);
+      if (!me) return c.redirect(`${base}/login`, 303);
+      const r = await act(me, await form(c));
+      if (!r.ok) return c.redirect(`${base}/?error=${encodeURIComponent(r.error ?? "error")}`, 303);
+      return c.redirect(`${base}/?done=1`, 303);
+    });
+  account(
+    "/account/name",
+    (me, f) => changeName(db, { userId: me.user.id, name: f.name?.trim() ? f.name : null }),
+  );
+  account("/account/password", (me, f) =>
+    changePassword(db, {
+      userId: me.user.id,
+      currentPassword: f.currentPassword ?? "",
+      newPassword: f.newPassword ?? "",
+      appName: APP_NAME,
+      iterations,
+    }));
+  app.post("/account/delete", async (c) => {
+    const bad = guardPost(c);
+    if (bad) return bad;
+    const me = await current(c);
+    if (!me) return c.redirect(`${base}/login`, 303);
+    const f = await form(c);
+    const r = await removeUser(db, {
+      userId: me.user.id,
+      password: f.password ? f.password : undefined,
+      session: me.session,
+      sendEmail,
+      appName: APP_NAME,
+      iterations,
+    });
+    if (!r.ok) return c.redirect(`${base}/?error=${r.error}`, 303);
+    c.header("set-cookie", clearSessionCookie(session));
+    return c.redirect(`${base}/signup`, 303);
+  });
+
+  // Development outbox ----------------------------------------------------------------------
+  if (outbox) {
+    const box = outbox;
+    app.get("/outbox", async (c) => {
+      c.header("cache-control", "no-store");
+      return c.html(await box.page({ title: "Outbox (multi-user demo)" }));
+    });
+  }
+  return app;
+}

@@ -1,0 +1,118 @@
+/**
+ * The multi-user demo site through HTTP requests: signup → code from the outbox → verify →
+ * account page, sign-out, login, forgot → link from the outbox → reset → login, name change,
+ * account removal. libSQL on a temp file; development mode, so mail goes to the outbox.
+ */
+import assert from "node:assert/strict";
+import { Hono } from "hono";
+import { openLibsql } from "../../d1.ts";
+import { loadAppEnv } from "../../app/env.ts";
+import { createUsersSite } from "../../app/users.ts";
+
+const ORIGIN = "http://localhost";
+
+Deno.test("users site: signup, verify, login, forgot, reset, name, delete; outbox shows the mail", async () => {
+  const dir = await Deno.makeTempDir();
+  const db = openLibsql(`file:${dir}/app.db`);
+  try {
+    const app = new Hono().route(
+      "/users",
+      await createUsersSite({ env: loadAppEnv({}), db, iterations: 1000 }),
+    );
+    const json = (path: string, body: Record<string, string>, cookie = "") =>
+      app.request(`${ORIGIN}${path}`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json",
+          origin: ORIGIN,
+          cookie,
+        },
+        body: JSON.stringify(body),
+      });
+    const html = (path: string, body: Record<string, string>, cookie = "") =>
+      app.request(`${ORIGIN}${path}`, {
+        method: "POST",
+        headers: { accept: "text/html", cookie },
+        body: new URLSearchParams(body),
+      });
+    const outboxText = async () => await (await app.request(`${ORIGIN}/users/outbox`)).text();
+    const cookieOf = (r: Response) => (r.headers.get("set-cookie") ?? "").split(";")[0];
+
+    assert.equal((await app.request(`${ORIGIN}/users/signup`)).status, 200);
+    assert.equal((await app.request(`${ORIGIN}/users/`)).status, 302);
+    const email = "ada@example.com";
+    const s = await json("/users/api/auth/signup", {
+      email,
+      password: "correct horse battery staple",
+    });
+    assert.equal(s.status, 200);
+    assert.deepEqual(await s.json(), {
+      ok: true,
+      redirect: `/users/verify?email=${encodeURIComponent(email)}`,
+    });
+    const box = await outboxText();
+    assert.ok(box.includes(email));
+    const code = box.match(/verification code is (\d{6})/)![1];
+    const wrong = await json("/users/api/auth/verify", {
+      email,
+      code: code === "000000" ? "111111" : "000000",
+    });
+    assert.equal(wrong.status, 400);
+    assert.deepEqual(await wrong.json(), { error: "invalid_code" });
+    const v = await json("/users/api/auth/verify", { email, code });
+    assert.equal(v.status, 200);
+    let cookie = cookieOf(v);
+    assert.match(cookie, /^__Host-users-session=/);
+    const home = await (await app.request(`${ORIGIN}/users/`, { headers: { cookie } })).text();
+    assert.ok(home.includes(email));
+
+    const out = await html("/users/logout", {}, cookie);
+    assert.equal(out.status, 303);
+    const badLogin = await html("/users/api/auth/login", { email, password: "not my password" });
+    assert.equal(badLogin.status, 303);
+    assert.match(badLogin.headers.get("location")!, /\/users\/login\?.*error=invalid_credentials/);
+
+    const forgot = await json("/users/api/auth/forgot", { email });
+    assert.deepEqual(await forgot.json(), { ok: true, redirect: "/users/forgot?sent=1" });
+    const link = (await outboxText()).match(/http:\/\/localhost\/users\/reset\?token=[^"<\s]+/)![0];
+    const resetPage = await app.request(
+      link.replace(/&#\d+;/g, (m) => String.fromCharCode(Number(m.slice(2, -1)))),
+    );
+    assert.equal(resetPage.status, 200);
+    const token = new URL(link).searchParams.get("token")!;
+    const reset = await json("/users/api/auth/reset", {
+      token,
+      password: "a brand new passphrase",
+    });
+    assert.deepEqual(await reset.json(), { ok: true, redirect: "/users/login?reset=1" });
+    const again = await json("/users/api/auth/reset", {
+      token,
+      password: "another new passphrase",
+    });
+    assert.deepEqual(await again.json(), { error: "invalid_token" });
+    const l = await json("/users/api/auth/login", { email, password: "a brand new passphrase" });
+    assert.equal(l.status, 200);
+    cookie = cookieOf(l);
+
+    const named = await html("/users/account/name", { name: "Ada <Lovelace>" }, cookie);
+    assert.equal(named.headers.get("location"), "/users/?done=1");
+    const page = await (await app.request(`${ORIGIN}/users/`, { headers: { cookie } })).text();
+    assert.ok(page.includes("Ada &#60;Lovelace&#62;"));
+
+    const forged = await app.request(`${ORIGIN}/users/account/delete`, {
+      method: "POST",
+      headers: { origin: "https://evil.example", cookie },
+      body: new URLSearchParams({}),
+    });
+    assert.equal(forged.status, 403);
+    const del = await html("/users/account/delete", {}, cookie);
+    assert.equal(del.headers.get("location"), "/users/signup");
+    assert.match(await outboxText(), /your account was deleted/);
+    const gone = await json("/users/api/auth/login", { email, password: "a brand new passphrase" });
+    assert.equal(gone.status, 401);
+  } finally {
+    db.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
