@@ -19,6 +19,7 @@ import { errorModule } from "./handlers/error.ts";
 import { fileServerModule } from "./handlers/file_server/mod.ts";
 import { headersModule } from "./handlers/headers.ts";
 import { mapModule } from "./handlers/map.ts";
+import { reverseProxyModule } from "./handlers/reverse_proxy/mod.ts";
 import { requestBodyModule } from "./handlers/request_body.ts";
 import { rewriteModule } from "./handlers/rewrite.ts";
 import { staticResponseModule } from "./handlers/static_response.ts";
@@ -65,6 +66,7 @@ export const httpModules: ModuleDefinition[] = [
   requestBodyModule,
   encodeModule,
   fileServerModule,
+  reverseProxyModule,
 ] as ModuleDefinition[];
 
 for (const m of httpModules) {

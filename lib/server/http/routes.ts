@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ProvisionContext } from "../module.ts";
+import { getModule, type ProvisionContext } from "../module.ts";
 import { asObject, checkFields, optArray, optBool, optString, type Raw } from "./config.ts";
 import type { RequestContext } from "./context.ts";
 import { HttpConfigError } from "./errors.ts";
@@ -57,10 +57,26 @@ export async function provisionMatcherSet(
 ): Promise<RequestMatcher[]> {
   const obj = asObject(raw, where);
   const out: RequestMatcher[] = [];
-  for (const [name, cfg] of Object.entries(obj)) {
-    out.push(await ctx.loadModuleByName<RequestMatcher>("http.matchers", name, cfg));
-  }
+  for (const [name, cfg] of Object.entries(obj)) out.push(await loadMatcher(ctx, name, cfg));
   return out;
+}
+
+/**
+ * Loads one matcher. Matcher configs are often arrays (`host`, `path`) or strings
+ * (`protocol`), which the engine's object-only loader refuses, so those are created here
+ * straight from the registry (matchers hold no resources to clean up).
+ */
+export async function loadMatcher(
+  ctx: ProvisionContext,
+  name: string,
+  cfg: unknown,
+): Promise<RequestMatcher> {
+  if (typeof cfg === "object" && cfg !== null && !Array.isArray(cfg)) {
+    return await ctx.loadModuleByName<RequestMatcher>("http.matchers", name, cfg);
+  }
+  const def = getModule(`http.matchers.${name}`);
+  if (!def) throw new HttpConfigError("invalid_config", `unknown module: http.matchers.${name}`);
+  return await def.create(cfg as Record<string, unknown>, ctx) as RequestMatcher;
 }
 
 /** Provisions a route list. */

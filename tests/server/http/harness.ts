@@ -1,22 +1,9 @@
 /**
- * A minimal provisioning context over `Deno.serve` for the http app's tests: loads modules
- * from the registry, serves listeners on loopback, captures log records. It stands in for
- * the config engine so handler tests need nothing but the http app.
+ * Runs `http` app configs on the real engine (`startServer`) for the http tests: picks free
+ * loopback ports for `:0` listen addresses, opens the admin API on a free port, and sends
+ * every log to a temp file as JSON lines so tests can read access log records.
  */
-import "../../../lib/server/http/mod.ts";
-import {
-  type AdminRoute,
-  type App,
-  type ConnHandler,
-  getModule,
-  type ListenerHandle,
-  type LogFields,
-  type Logger,
-  type LogLevel,
-  type ModuleInstance,
-  type ProvisionContext,
-  type Storage,
-} from "../../../lib/server/module.ts";
+import { startServer } from "../../../lib/server/embed.ts";
 
 export interface LogRecord {
   level: string;
@@ -27,127 +14,108 @@ export interface LogRecord {
 }
 
 export interface Running {
-  /** Base URL of the first listener of a server (`http://127.0.0.1:port`). */
+  /** Base URL of a server's listener (`http://127.0.0.1:port`). */
   url(server?: string, index?: number): string;
-  /** Bound ports of a server. */
+  /** Ports of a server's listeners. */
   ports(server?: string): number[];
-  logs: LogRecord[];
-  adminRoutes: AdminRoute[];
-  /** Calls an admin route registered by a module. */
+  /** Log records written so far. */
+  logs(): Promise<LogRecord[]>;
+  /** Waits until a log record satisfies `pred`. */
+  waitLog(pred: (r: LogRecord) => boolean, timeoutMs?: number): Promise<LogRecord>;
+  /** GET on the admin API. */
   admin(path: string): Promise<Response>;
+  /** Loads a new `apps.http` config (same ports for `:0` addresses by position). */
+  reload(httpConfig: Record<string, unknown>): Promise<void>;
   stop(): Promise<void>;
 }
 
-function makeLogger(name: string, sink: LogRecord[]): Logger {
-  const emit = (level: string) => (msg: string, fields?: LogFields) => {
-    sink.push({ level, ts: Date.now() / 1000, logger: name, msg, ...(fields ?? {}) });
-  };
-  return {
-    name,
-    debug: emit("debug"),
-    info: emit("info"),
-    warn: emit("warn"),
-    error: emit("error"),
-    named: (sub: string) => makeLogger(`${name}.${sub}`, sink),
-    enabled: (_l: LogLevel) => true,
-  };
+/** A free loopback TCP port. */
+export function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
 }
 
-const memoryStorage = (): Storage => {
-  const m = new Map<string, Uint8Array>();
-  return {
-    load: (k) => Promise.resolve(m.get(k) ?? null),
-    store: (k, v) => Promise.resolve(void m.set(k, v)),
-    delete: (k) => Promise.resolve(void m.delete(k)),
-    list: (p) => Promise.resolve([...m.keys()].filter((k) => k.startsWith(p))),
-    exists: (k) => Promise.resolve(m.has(k)),
-    lock: () => Promise.resolve(),
-    unlock: () => Promise.resolve(),
-  };
-};
+type Servers = Record<string, { listen?: string[] } & Record<string, unknown>>;
 
-/** Provisions and starts an `http` app config (`apps.http` value) on loopback. */
-export async function startHttp(httpConfig: Record<string, unknown>): Promise<Running> {
-  const logs: LogRecord[] = [];
-  const cleanups: (() => void | Promise<void>)[] = [];
-  const instances: ModuleInstance[] = [];
-  const adminRoutes: AdminRoute[] = [];
-  const servers: Deno.HttpServer[] = [];
-  const boundBy = new Map<string, number>();
-  const abort = new AbortController();
-  const ctx: ProvisionContext = {
-    async loadModule<T extends ModuleInstance>(ns: string, key: string, raw: unknown) {
-      const name = (raw as Record<string, unknown>)?.[key];
-      if (typeof name !== "string") throw new Error(`${ns}: missing "${key}"`);
-      return await ctx.loadModuleByName<T>(ns, name, raw);
-    },
-    async loadModuleByName<T extends ModuleInstance>(ns: string, name: string, raw: unknown) {
-      const def = getModule(`${ns}.${name}`);
-      if (!def) throw new Error(`unknown module: ${ns}.${name}`);
-      const inst = await def.create(raw as Record<string, unknown>, ctx) as T;
-      instances.push(inst);
-      return inst;
-    },
-    logger: (name) => makeLogger(name, logs),
-    app: () => Promise.resolve(undefined),
-    listen(options) {
-      let handler: ConnHandler = () => new Response(null, { status: 502 });
-      const m = /^(.*):(\d+)$/.exec(options.address)!;
-      const hostname = m[1] === "" ? "127.0.0.1" : m[1].replace(/^\[|\]$/g, "");
-      const server = Deno.serve({
-        hostname,
-        port: Number(m[2]),
-        onListen: () => {},
-      }, (req, info) =>
-        handler(req, {
-          remoteAddr: info.remoteAddr as { transport: "tcp"; hostname: string; port: number },
-          localAddress: options.address,
-        }));
-      servers.push(server);
-      const addr = server.addr as Deno.NetAddr;
-      const handle: ListenerHandle = {
-        address: `${addr.hostname}:${addr.port}`,
-        port: addr.port,
-        setHandler: (h) => void (handler = h),
-        release: () => server.shutdown(),
-      };
-      return Promise.resolve(handle);
-    },
-    storage: memoryStorage(),
-    registerAdminRoute: (r) => void adminRoutes.push(r),
-    onCleanup: (fn) => void cleanups.push(fn),
-    signal: abort.signal,
+/** Starts the engine with an `apps.http` config on loopback. */
+export async function startHttp(
+  httpConfig: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): Promise<Running> {
+  const logFile = await Deno.makeTempFile({ prefix: "gatehouse-http-log-", suffix: ".jsonl" });
+  const assigned = new Map<string, number[]>();
+  const withPorts = (cfg: Record<string, unknown>) => {
+    const copy = structuredClone(cfg);
+    for (const [name, s] of Object.entries((copy.servers ?? {}) as Servers)) {
+      const ports = assigned.get(name) ?? [];
+      s.listen = (s.listen ?? []).map((a, i) => {
+        if (!a.endsWith(":0")) {
+          const m = /:(\d+)$/.exec(a);
+          if (m) ports[i] = Number(m[1]);
+          return a;
+        }
+        ports[i] ??= freePort();
+        return a.slice(0, -1) + ports[i];
+      });
+      assigned.set(name, ports);
+    }
+    return copy;
   };
-  void boundBy;
-  const app = await getModule("http")!.create(httpConfig, ctx) as App & {
-    servers: Map<string, { listeners: ListenerHandle[] }>;
+  const fullConfig = (cfg: Record<string, unknown>) => ({
+    admin: { listen: `127.0.0.1:${freePort()}` },
+    logging: {
+      logs: {
+        default: {
+          writer: { output: "file", filename: logFile, roll_disabled: true },
+          encoder: { format: "json" },
+          level: "DEBUG",
+        },
+      },
+    },
+    apps: { http: withPorts(cfg) },
+    ...extra,
+  });
+  const server = await startServer({ config: fullConfig(httpConfig) });
+  const first = Object.keys((httpConfig.servers ?? {}) as object)[0];
+  const readLogs = async () => {
+    const text = await Deno.readTextFile(logFile).catch(() => "");
+    return text.split("\n").filter(Boolean).map((l) => JSON.parse(l) as LogRecord);
   };
-  await app.start();
   return {
-    url(server = Object.keys(httpConfig.servers as object)[0], index = 0) {
-      return `http://127.0.0.1:${app.servers.get(server)!.listeners[index].port}`;
+    url(name = first, index = 0) {
+      return `http://127.0.0.1:${assigned.get(name)![index]}`;
     },
-    ports(server = Object.keys(httpConfig.servers as object)[0]) {
-      return app.servers.get(server)!.listeners.map((l) => l.port!);
+    ports(name = first) {
+      return assigned.get(name)!;
     },
-    logs,
-    adminRoutes,
-    async admin(path) {
-      const r = adminRoutes.find((r) => path.startsWith(r.pattern));
-      if (!r) return new Response("not found", { status: 404 });
-      return await r.handle(new Request(`http://admin${path}`));
+    logs: readLogs,
+    async waitLog(pred, timeoutMs = 3000) {
+      const end = Date.now() + timeoutMs;
+      while (true) {
+        const found = (await readLogs()).find(pred);
+        if (found) return found;
+        if (Date.now() > end) throw new Error("log record not found");
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    admin(path) {
+      return fetch(`${server.adminUrl}${path}`);
+    },
+    async reload(cfg) {
+      const c = fullConfig(cfg) as Record<string, unknown>;
+      c.admin = { listen: server.adminAddress };
+      await server.load(c);
     },
     async stop() {
-      abort.abort();
-      await app.stop();
-      for (const inst of instances) await inst.cleanup?.();
-      for (const fn of cleanups) await fn();
-      await Promise.all(servers.map((s) => s.finished));
+      await server.stop();
+      await Deno.remove(logFile).catch(() => {});
     },
   };
 }
 
-/** Starts a single server `srv0` listening on a free loopback port with the given routes. */
+/** Starts a single server `srv0` on a free loopback port with the given routes. */
 export function serve(routes: unknown[], extra: Record<string, unknown> = {}): Promise<Running> {
   return startHttp({ servers: { srv0: { listen: ["127.0.0.1:0"], routes, ...extra } } });
 }

@@ -1,0 +1,342 @@
+/**
+ * `reverse_proxy`: forwards requests to `upstreams` (`dial`, `max_requests`) chosen by
+ * `load_balancing.selection_policy`, retrying other upstreams while `try_duration` lasts (or
+ * `retries` times), every `try_interval`, for dial failures and requests matched by
+ * `retry_match`. Health checks (active and passive) take upstreams out. Sets
+ * `X-Forwarded-For/Proto/Host` (trusting incoming ones only from `trusted_proxies`), applies
+ * `headers.request`/`headers.response` operations, strips hop-by-hop headers, streams bodies
+ * both ways and relays WebSockets. `flush_interval` is accepted: responses always stream.
+ *
+ * @module
+ */
+import type http from "node:http";
+import type { ModuleDefinition, ProvisionContext } from "../../../module.ts";
+import {
+  asObject,
+  checkFields,
+  optArray,
+  optBool,
+  optDuration,
+  optNumber,
+  optObject,
+  optString,
+  optStrings,
+  type Raw,
+} from "../../config.ts";
+import type { RequestContext } from "../../context.ts";
+import { HandlerError, HttpConfigError } from "../../errors.ts";
+import type { HttpHandler } from "../../handler.ts";
+import { parseHeaderOps, parseResponseMatcher, type ResponseMatcher } from "../../header_ops.ts";
+import { ipInRanges, parseIP, parseRanges } from "../../ip.ts";
+import { compileTemplate } from "../../replacer.ts";
+import { compileMatcherSets, provisionMatcherSets } from "../../routes.ts";
+import { parsePassive, startActive } from "./health.ts";
+import { CookiePolicy, selectionPolicy } from "./selection.ts";
+import {
+  DialError,
+  makeAgent,
+  relayWebSocket,
+  removeHopByHop,
+  roundTrip,
+  type TransportOptions,
+  UpstreamTimeout,
+} from "./transport.ts";
+import { releaseHost, Upstream, upstreamsAdminRoute } from "./upstreams.ts";
+
+const registeredAdmin = new WeakSet<ProvisionContext>();
+
+const PROXY_FIELDS = [
+  "handler",
+  "transport",
+  "circuit_breaker",
+  "load_balancing",
+  "health_checks",
+  "upstreams",
+  "dynamic_upstreams",
+  "flush_interval",
+  "trusted_proxies",
+  "headers",
+  "buffer_requests",
+  "buffer_responses",
+  "max_buffer_size",
+  "request_buffers",
+  "response_buffers",
+  "stream_timeout",
+  "stream_close_delay",
+  "handle_response",
+  "rewrite",
+];
+
+function parseTransport(raw: Raw | undefined, where: string): TransportOptions {
+  const t: TransportOptions = {
+    tls: false,
+    insecure: false,
+    dialTimeout: 3000,
+    responseHeaderTimeout: 0,
+  };
+  if (!raw) return t;
+  const protocol = optString(raw, "protocol", where) ?? "http";
+  if (protocol !== "http") {
+    throw new HttpConfigError(
+      "invalid_config",
+      `${where}: unsupported transport protocol ${protocol}`,
+    );
+  }
+  const tls = optObject(raw, "tls", where);
+  if (tls) {
+    t.tls = true;
+    t.insecure = optBool(tls, "insecure_skip_verify", where) ?? false;
+    t.serverName = optString(tls, "server_name", where);
+  }
+  t.dialTimeout = optDuration(raw, "dial_timeout", where) ?? 3000;
+  t.responseHeaderTimeout = optDuration(raw, "response_header_timeout", where) ?? 0;
+  return t;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function isWebSocket(c: RequestContext): boolean {
+  return (c.headers.get("upgrade") ?? "").toLowerCase() === "websocket" &&
+    (c.headers.get("connection") ?? "").toLowerCase().includes("upgrade");
+}
+
+/** Registry entry. */
+export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
+  id: "http.handlers.reverse_proxy",
+  async create(config, ctx) {
+    const where = "http.handlers.reverse_proxy";
+    checkFields(config, PROXY_FIELDS, where);
+    const transport = parseTransport(optObject(config, "transport", where), `${where}.transport`);
+    const agent: http.Agent = makeAgent(transport);
+    const upstreams: Upstream[] = [];
+    for (const u of optArray(config, "upstreams", where) ?? []) {
+      const o = asObject(u, `${where}.upstreams`);
+      checkFields(o, ["dial", "max_requests", "lookup_srv"], `${where}.upstreams`);
+      const dial = compileTemplate(optString(o, "dial", where) ?? "").render(
+        {} as RequestContext,
+      );
+      if (!dial) throw new HttpConfigError("invalid_config", `${where}: upstream needs "dial"`);
+      upstreams.push(new Upstream(dial, optNumber(o, "max_requests", where) ?? 0));
+    }
+    if (upstreams.length === 0) {
+      throw new HttpConfigError("invalid_config", `${where}: no upstreams`);
+    }
+    const lb = optObject(config, "load_balancing", where) ?? {};
+    checkFields(
+      lb,
+      ["selection_policy", "retries", "try_duration", "try_interval", "retry_match"],
+      `${where}.load_balancing`,
+    );
+    const policy = selectionPolicy(optObject(lb, "selection_policy", where));
+    if (policy instanceof CookiePolicy) await policy.prepare(upstreams);
+    const weights = (optObject(lb, "selection_policy", where)?.weights as number[] | undefined) ??
+      [];
+    upstreams.forEach((u, i) => u.weight = weights[i] ?? 1);
+    const tryDuration = optDuration(lb, "try_duration", where) ?? 0;
+    const tryInterval = optDuration(lb, "try_interval", where) ?? 250;
+    const retries = optNumber(lb, "retries", where) ?? 0;
+    const retryMatch = compileMatcherSets(
+      await provisionMatcherSets(lb.retry_match, ctx, `${where}.retry_match`),
+    );
+
+    const hc = optObject(config, "health_checks", where) ?? {};
+    checkFields(hc, ["active", "passive"], `${where}.health_checks`);
+    const passive = parsePassive(optObject(hc, "passive", where), `${where}.health_checks.passive`);
+    const limits = {
+      maxFails: passive.failDuration > 0 ? passive.maxFails : 0,
+      unhealthyRequestCount: passive.unhealthyRequestCount,
+    };
+    const logger = ctx.logger("http.handlers.reverse_proxy.health_checker.active");
+    const active = startActive(
+      optObject(hc, "active", where),
+      upstreams,
+      `${where}.health_checks.active`,
+      transport.tls,
+      (u, healthy) => logger.info(healthy ? "host is up" : "host is down", { host: u.dial }),
+    );
+    const failTimers = new Map<ReturnType<typeof setTimeout>, Upstream>();
+
+    const trusted = parseRanges(optStrings(config, "trusted_proxies", where) ?? []);
+    const headersCfg = optObject(config, "headers", where) ?? {};
+    checkFields(headersCfg, ["request", "response"], `${where}.headers`);
+    const reqOps = parseHeaderOps(
+      optObject(headersCfg, "request", where),
+      `${where}.headers.request`,
+    );
+    const resRaw = optObject(headersCfg, "response", where);
+    let resOps = parseHeaderOps(undefined, "");
+    let resRequire: ResponseMatcher | null = null;
+    if (resRaw) {
+      const { require, deferred: _d, ...ops } = resRaw;
+      resOps = parseHeaderOps(ops, `${where}.headers.response`);
+      if (require) {
+        resRequire = parseResponseMatcher(
+          asObject(require, where),
+          `${where}.headers.response.require`,
+        );
+      }
+    }
+    optDuration(config, "flush_interval", where);
+
+    if (!registeredAdmin.has(ctx)) {
+      registeredAdmin.add(ctx);
+      ctx.registerAdminRoute(upstreamsAdminRoute);
+    }
+
+    const avail = (u: Upstream) => u.available(limits);
+
+    function countFailure(u: Upstream): void {
+      if (passive.failDuration <= 0) return;
+      u.host.fails++;
+      const t = setTimeout(() => {
+        failTimers.delete(t);
+        u.host.fails--;
+      }, passive.failDuration);
+      failTimers.set(t, u);
+    }
+
+    function forwardedHeaders(c: RequestContext): Headers {
+      const h = new Headers(c.headers);
+      removeHopByHop(h);
+      const remote = c.remoteHost;
+      const ip = parseIP(remote);
+      const isTrusted = ip !== null && trusted.length > 0 && ipInRanges(ip, trusted);
+      const prior = c.headers.get("x-forwarded-for");
+      h.set("x-forwarded-for", isTrusted && prior ? `${prior}, ${remote}` : remote);
+      if (!(isTrusted && c.headers.has("x-forwarded-proto"))) h.set("x-forwarded-proto", c.scheme);
+      if (!(isTrusted && c.headers.has("x-forwarded-host"))) h.set("x-forwarded-host", c.host);
+      if (!h.has("host")) h.set("host", c.host);
+      return h;
+    }
+
+    function setUpstreamPlaceholders(c: RequestContext, u: Upstream): void {
+      const m = /^\[?([^\]]*?)\]?:(\d+)$/.exec(u.dial);
+      c.setPlaceholder("http.reverse_proxy.upstream.address", u.dial);
+      c.setPlaceholder("http.reverse_proxy.upstream.hostport", u.dial);
+      c.setPlaceholder("http.reverse_proxy.upstream.host", m ? m[1] : u.dial);
+      c.setPlaceholder("http.reverse_proxy.upstream.port", m ? m[2] : "");
+      c.setPlaceholder("http.reverse_proxy.upstream.requests", String(u.host.numRequests));
+      c.setPlaceholder("http.reverse_proxy.upstream.max_requests", String(u.maxRequests));
+      c.setPlaceholder("http.reverse_proxy.upstream.fails", String(u.host.fails));
+    }
+
+    async function attempt(
+      c: RequestContext,
+      u: Upstream,
+      base: Headers,
+      ws: boolean,
+    ): Promise<Response> {
+      setUpstreamPlaceholders(c, u);
+      const h = new Headers(base);
+      if (reqOps.size) reqOps.apply(h, c);
+      const path = c.uri;
+      if (ws) {
+        const scheme = transport.tls ? "wss" : "ws";
+        return await relayWebSocket(c.request, `${scheme}://${u.dial}${path}`, h);
+      }
+      u.host.numRequests++;
+      let released = false;
+      const release = () => {
+        if (!released) {
+          released = true;
+          u.host.numRequests--;
+        }
+      };
+      const started = performance.now();
+      const body = c.method === "GET" || c.method === "HEAD" ? null : c.requestBody();
+      let countedBody = body;
+      if (body) {
+        countedBody = body.pipeThrough(
+          new TransformStream<Uint8Array, Uint8Array>({
+            transform(chunk, ctl) {
+              c.bytesRead += chunk.byteLength;
+              ctl.enqueue(chunk);
+            },
+          }),
+        );
+      }
+      const res = await roundTrip(
+        agent,
+        transport,
+        u.dial,
+        c.method,
+        path,
+        h,
+        countedBody,
+        release,
+      );
+      const latency = performance.now() - started;
+      c.setPlaceholder("http.reverse_proxy.upstream.latency", `${latency.toFixed(3)}ms`);
+      c.setPlaceholder("http.reverse_proxy.upstream.latency_ms", latency.toFixed(3));
+      if (
+        passive.unhealthyStatus.some((s) =>
+          s === res.status || (s < 10 && Math.floor(res.status / 100) === s)
+        )
+      ) {
+        countFailure(u);
+      }
+      if (passive.unhealthyLatency > 0 && latency >= passive.unhealthyLatency) countFailure(u);
+      const out = res.headers;
+      removeHopByHop(out);
+      if (resOps.size && (resRequire === null || resRequire.match(res.status, out))) {
+        resOps.apply(out, c);
+      }
+      c.setPlaceholder("http.reverse_proxy.status_code", String(res.status));
+      return new Response(res.body, { status: res.status, headers: out });
+    }
+
+    return {
+      async serveHTTP(c) {
+        const start = performance.now();
+        const base = forwardedHeaders(c);
+        const ws = isWebSocket(c);
+        let tries = 0;
+        let lastErr: HandlerError | null = null;
+        const tryAgain = (err: HandlerError, dial: boolean): boolean => {
+          tries++;
+          const inTime = tryDuration > 0 && performance.now() - start < tryDuration;
+          const inCount = retries > 0 && tries <= retries;
+          if (!inTime && !inCount) return false;
+          if (!dial && !(retryMatch && retryMatch(c))) return false;
+          void err;
+          return true;
+        };
+        while (true) {
+          const u = policy.select(upstreams, c, avail);
+          if (!u) {
+            lastErr ??= new HandlerError(503, "no upstreams available", "reverse_proxy");
+            if (!tryAgain(lastErr, true)) throw lastErr;
+            await sleep(tryInterval);
+            continue;
+          }
+          try {
+            return await attempt(c, u, base, ws);
+          } catch (e) {
+            if (e instanceof HandlerError) throw e;
+            const dial = e instanceof DialError;
+            lastErr = new HandlerError(
+              e instanceof UpstreamTimeout ? 504 : 502,
+              (e as Error)?.message ?? String(e),
+              "reverse_proxy",
+            );
+            countFailure(u);
+            if (!tryAgain(lastErr, dial)) throw lastErr;
+            await sleep(tryInterval);
+          }
+        }
+      },
+      cleanup() {
+        active?.stop();
+        for (const [t, u] of failTimers) {
+          clearTimeout(t);
+          u.host.fails--;
+        }
+        failTimers.clear();
+        agent.destroy();
+        for (const u of upstreams) releaseHost(u.host);
+      },
+    };
+  },
+};

@@ -1,0 +1,309 @@
+/**
+ * The HTTP transport of `reverse_proxy`: one upstream round trip over `node:http` (keep-alive
+ * pooled), which, unlike `fetch`, sends the Host header we choose, adds no headers of its own
+ * and passes compressed bodies through untouched. Bodies stream both ways. Also the
+ * hop-by-hop header rules and the WebSocket relay.
+ *
+ * @module
+ */
+import http from "node:http";
+import https from "node:https";
+
+/** A failure to connect: safe to retry on another upstream. */
+export class DialError extends Error {
+  /** Stable code. */
+  readonly code = "dial";
+}
+
+/** The upstream took too long (504). */
+export class UpstreamTimeout extends Error {
+  /** Stable code. */
+  readonly code = "timeout";
+}
+
+/** Transport settings (`transport` with `protocol: "http"`). */
+export interface TransportOptions {
+  /** Use TLS to the upstream. */
+  tls: boolean;
+  /** Skip certificate verification. */
+  insecure: boolean;
+  /** SNI / verification name. */
+  serverName?: string;
+  /** Connect timeout (ms). */
+  dialTimeout: number;
+  /** Time to wait for response headers (ms, 0 = none). */
+  responseHeaderTimeout: number;
+}
+
+/** A keep-alive connection pool for one proxy handler. */
+export function makeAgent(o: TransportOptions): http.Agent {
+  return o.tls
+    ? new https.Agent({
+      keepAlive: true,
+      rejectUnauthorized: !o.insecure,
+      servername: o.serverName,
+    })
+    : new http.Agent({ keepAlive: true });
+}
+
+const HOP = [
+  "connection",
+  "proxy-connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+];
+
+/** Removes hop-by-hop headers and those named in `Connection` (keeps `Te: trailers`). */
+export function removeHopByHop(h: Headers): void {
+  const conn = h.get("connection");
+  if (conn) {
+    for (const name of conn.split(",")) {
+      const n = name.trim().toLowerCase();
+      if (n) h.delete(n);
+    }
+  }
+  const te = h.get("te");
+  for (const n of HOP) h.delete(n);
+  if (te && te.split(",").some((v) => v.trim().toLowerCase() === "trailers")) {
+    h.set("te", "trailers");
+  }
+}
+
+/** The result of a round trip. */
+export interface UpstreamResponse {
+  /** Status code. */
+  status: number;
+  /** Response headers. */
+  headers: Headers;
+  /** Body stream (null for no body). */
+  body: ReadableStream<Uint8Array> | null;
+}
+
+function splitDial(dial: string): { host?: string; port?: number; socketPath?: string } {
+  if (dial.startsWith("unix/")) return { socketPath: dial.slice(5) };
+  const m = /^\[?([^\]]*?)\]?:(\d+)$/.exec(dial);
+  if (!m) return { host: dial, port: 80 };
+  return { host: m[1], port: Number(m[2]) };
+}
+
+function nodeHeaders(h: Headers): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of h) {
+    if (k === "set-cookie") continue;
+    out[k] = v;
+  }
+  const cookies = h.getSetCookie();
+  if (cookies.length) out["set-cookie"] = cookies;
+  return out;
+}
+
+function toWeb(res: http.IncomingMessage, onDone: () => void): ReadableStream<Uint8Array> {
+  let finished = false;
+  const done = () => {
+    if (!finished) {
+      finished = true;
+      onDone();
+    }
+  };
+  return new ReadableStream<Uint8Array>({
+    start(ctl) {
+      res.on("data", (d: Uint8Array) => {
+        ctl.enqueue(new Uint8Array(d.buffer, d.byteOffset, d.byteLength));
+        if ((ctl.desiredSize ?? 1) <= 0) res.pause();
+      });
+      res.on("end", () => {
+        done();
+        try {
+          ctl.close();
+        } catch { /* cancelled */ }
+      });
+      res.on("error", (e) => {
+        done();
+        try {
+          ctl.error(e);
+        } catch { /* cancelled */ }
+      });
+      res.on("close", done);
+    },
+    pull() {
+      res.resume();
+    },
+    cancel() {
+      res.destroy();
+      done();
+    },
+  }, { highWaterMark: 4 });
+}
+
+const DIAL_CODES = new Set([
+  "ECONNREFUSED",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ENOENT",
+]);
+
+/**
+ * Sends one request upstream and resolves when the response headers arrive. `onDone` runs
+ * once the response body ended (or failed), for in-flight request counting.
+ */
+export function roundTrip(
+  agent: http.Agent,
+  o: TransportOptions,
+  dial: string,
+  method: string,
+  path: string,
+  headers: Headers,
+  body: ReadableStream<Uint8Array> | null,
+  onDone: () => void,
+): Promise<UpstreamResponse> {
+  return new Promise<UpstreamResponse>((resolve, reject) => {
+    let settled = false;
+    let connected = false;
+    const fail = (e: unknown) => {
+      if (settled) return;
+      settled = true;
+      onDone();
+      reject(e);
+    };
+    const mod = o.tls ? https : http;
+    const req = mod.request({
+      ...splitDial(dial),
+      method,
+      path,
+      headers: nodeHeaders(headers),
+      agent,
+      setHost: false,
+    } as http.RequestOptions, (res) => {
+      if (settled) {
+        res.destroy();
+        return;
+      }
+      settled = true;
+      clearTimeout(headerTimer);
+      const h = new Headers();
+      const raw = res.rawHeaders;
+      for (let i = 0; i < raw.length; i += 2) h.append(raw[i], raw[i + 1]);
+      const noBody = method === "HEAD" || res.statusCode === 204 || res.statusCode === 304;
+      if (noBody) {
+        res.resume();
+        res.on("end", onDone);
+        res.on("close", onDone);
+      }
+      resolve({
+        status: res.statusCode ?? 502,
+        headers: h,
+        body: noBody ? null : toWeb(res, onDone),
+      });
+    });
+    const dialTimer = o.dialTimeout > 0
+      ? setTimeout(() => {
+        if (!connected) {
+          req.destroy();
+          fail(new DialError(`dial ${dial}: timeout`));
+        }
+      }, o.dialTimeout)
+      : undefined;
+    const headerTimer = o.responseHeaderTimeout > 0
+      ? setTimeout(() => {
+        req.destroy();
+        fail(new UpstreamTimeout(`upstream ${dial}: no response headers in time`));
+      }, o.responseHeaderTimeout)
+      : undefined;
+    req.on("socket", (s) => {
+      const onConnect = () => {
+        connected = true;
+        clearTimeout(dialTimer);
+      };
+      if ((s as unknown as { connecting?: boolean }).connecting) s.once("connect", onConnect);
+      else onConnect();
+    });
+    req.on("error", (e: Error & { code?: string }) => {
+      clearTimeout(dialTimer);
+      clearTimeout(headerTimer);
+      if (!connected && DIAL_CODES.has(e.code ?? "")) {
+        fail(new DialError(`dial ${dial}: ${e.message}`));
+      } else fail(e);
+    });
+    req.on("close", () => {
+      clearTimeout(dialTimer);
+      clearTimeout(headerTimer);
+    });
+    if (!body) {
+      req.end();
+      return;
+    }
+    (async () => {
+      const reader = body.getReader();
+      try {
+        while (true) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          if (!req.write(value)) await new Promise<void>((r) => req.once("drain", () => r()));
+        }
+        req.end();
+      } catch (e) {
+        req.destroy();
+        fail(e);
+      }
+    })();
+  });
+}
+
+/**
+ * Relays a WebSocket: connects to the upstream first (so its subprotocol is known), then
+ * upgrades the client connection and passes messages and closes both ways.
+ */
+export async function relayWebSocket(
+  request: Request,
+  url: string,
+  headers: Headers,
+): Promise<Response> {
+  const protocols = (request.headers.get("sec-websocket-protocol") ?? "")
+    .split(",").map((s) => s.trim()).filter(Boolean);
+  const fwd = new Headers(headers);
+  for (const k of [...fwd.keys()]) if (k.startsWith("sec-websocket-")) fwd.delete(k);
+  fwd.delete("host");
+  const upstream = new WebSocket(url, { protocols, headers: fwd } as unknown as string[]);
+  upstream.binaryType = "arraybuffer";
+  await new Promise<void>((resolve, reject) => {
+    upstream.onopen = () => resolve();
+    upstream.onerror = () => reject(new DialError(`websocket dial ${url} failed`));
+  });
+  const { socket, response } = Deno.upgradeWebSocket(request, {
+    protocol: upstream.protocol || undefined,
+  });
+  socket.binaryType = "arraybuffer";
+  const pending: (string | ArrayBuffer)[] = [];
+  socket.onopen = () => {
+    for (const m of pending) socket.send(m);
+    pending.length = 0;
+  };
+  upstream.onmessage = (e) => {
+    if (socket.readyState === WebSocket.OPEN) socket.send(e.data);
+    else if (socket.readyState === WebSocket.CONNECTING) pending.push(e.data);
+  };
+  socket.onmessage = (e) => {
+    if (upstream.readyState === WebSocket.OPEN) upstream.send(e.data);
+  };
+  const closeCode = (code: number) => (code === 1005 || code === 1006 ? 1000 : code);
+  upstream.onclose = (e) => {
+    if (socket.readyState <= WebSocket.OPEN) socket.close(closeCode(e.code), e.reason);
+  };
+  socket.onclose = (e) => {
+    if (upstream.readyState <= WebSocket.OPEN) upstream.close(closeCode(e.code), e.reason);
+  };
+  upstream.onerror = () => {
+    if (socket.readyState <= WebSocket.OPEN) socket.close(1011, "upstream error");
+  };
+  socket.onerror = () => {
+    if (upstream.readyState <= WebSocket.OPEN) upstream.close(1011, "client error");
+  };
+  return response;
+}

@@ -1,0 +1,114 @@
+/**
+ * Upstreams and the global upstream pool. A `Host` (one per dial address, shared by every
+ * proxy handler and surviving config reloads while referenced) counts `num_requests` and
+ * passive-health `fails`; an `Upstream` is one handler's view of a host with its own active
+ * health state and `max_requests`. `GET /reverse_proxy/upstreams` lists the pool.
+ *
+ * @module
+ */
+import type { AdminRoute } from "../../../module.ts";
+
+/** Shared per-address counters. */
+export class Host {
+  /** Dial address. */
+  readonly address: string;
+  /** Requests in flight. */
+  numRequests = 0;
+  /** Remembered failures (passive health checks). */
+  fails = 0;
+  /** References from provisioned handlers. */
+  refs = 0;
+  /** Creates a host. */
+  constructor(address: string) {
+    this.address = address;
+  }
+}
+
+const pool = new Map<string, Host>();
+
+/** Takes a reference to the pooled host for an address. */
+export function acquireHost(address: string): Host {
+  let h = pool.get(address);
+  if (!h) pool.set(address, h = new Host(address));
+  h.refs++;
+  return h;
+}
+
+/** Drops a reference; the host leaves the pool when unreferenced. */
+export function releaseHost(host: Host): void {
+  host.refs--;
+  if (host.refs <= 0 && pool.get(host.address) === host) pool.delete(host.address);
+}
+
+/** The upstream record of the admin API. */
+export interface UpstreamRecord {
+  /** Dial address. */
+  address: string;
+  /** Active requests. */
+  num_requests: number;
+  /** Remembered failures. */
+  fails: number;
+}
+
+/** Every host of the pool as admin API records. */
+export function upstreamRecords(): UpstreamRecord[] {
+  return [...pool.values()].map((h) => ({
+    address: h.address,
+    num_requests: h.numRequests,
+    fails: h.fails,
+  }));
+}
+
+/** The admin route serving `GET /reverse_proxy/upstreams`. */
+export const upstreamsAdminRoute: AdminRoute = {
+  pattern: "/reverse_proxy/upstreams",
+  handle(request) {
+    if (request.method !== "GET") {
+      return new Response(JSON.stringify({ error: "method not allowed" }), {
+        status: 405,
+        headers: { "content-type": "application/json", allow: "GET" },
+      });
+    }
+    return new Response(JSON.stringify(upstreamRecords()), {
+      headers: { "content-type": "application/json" },
+    });
+  },
+};
+
+/** Passive health check limits that decide availability. */
+export interface PassiveLimits {
+  /** Fails at which a host is unavailable (0 = not counted). */
+  maxFails: number;
+  /** Whole-proxy concurrent request limit per upstream (0 = none). */
+  unhealthyRequestCount: number;
+}
+
+/** One handler's upstream. */
+export class Upstream {
+  /** Dial address as configured (may hold placeholders resolved at provision). */
+  readonly dial: string;
+  /** Pooled counters. */
+  readonly host: Host;
+  /** Per-upstream concurrent request limit (0 = none). */
+  readonly maxRequests: number;
+  /** Marked unhealthy by active health checks. */
+  unhealthy = false;
+  /** Weight for weighted_round_robin. */
+  weight = 1;
+
+  /** Creates an upstream bound to the pooled host. */
+  constructor(dial: string, maxRequests: number) {
+    this.dial = dial;
+    this.host = acquireHost(dial);
+    this.maxRequests = maxRequests;
+  }
+
+  /** Available under the given passive limits: healthy and not full. */
+  available(limits: PassiveLimits): boolean {
+    if (this.unhealthy) return false;
+    if (limits.maxFails > 0 && this.host.fails >= limits.maxFails) return false;
+    const max = this.maxRequests || limits.unhealthyRequestCount;
+    if (max > 0 && this.host.numRequests >= max) return false;
+    return true;
+  }
+}
