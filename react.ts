@@ -56,5 +56,6 @@ export {
   type AuthPages,
   hydrateAuthPage,
   type HydrateOptions,
+  type HydrationDocument,
   renderAuthDocument,
 } from "./lib/react/document.ts";

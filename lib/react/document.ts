@@ -122,12 +122,18 @@ export function renderAuthDocument(data: AuthPageData, options: AuthDocumentOpti
     `<script type="application/json" id="${DATA_ID}">${json}</script>${script}</body></html>`;
 }
 
+/** The part of a DOM `Document` that hydration uses. */
+export interface HydrationDocument {
+  /** Finds an element by id (`Document.getElementById`). */
+  getElementById(id: string): unknown;
+}
+
 /** Options of {@linkcode hydrateAuthPage}. */
 export interface HydrateOptions {
   /** Called after a successful submission; default: go to the answer's `redirect`, if any. */
   onSuccess?: OnSuccess;
-  /** The document to hydrate; default the global `document`. */
-  document?: Document;
+  /** The document to hydrate (a DOM `Document`); default the global `document`. */
+  document?: HydrationDocument;
 }
 
 /**
@@ -142,9 +148,9 @@ export interface HydrateOptions {
  * ```
  */
 export function hydrateAuthPage(options: HydrateOptions = {}): boolean {
-  const doc = options.document ?? globalThis.document;
-  const root = doc?.getElementById(ROOT_ID);
-  const raw = doc?.getElementById(DATA_ID)?.textContent;
+  const doc = options.document ?? (globalThis as { document?: HydrationDocument }).document;
+  const root = doc?.getElementById(ROOT_ID) as Element | null | undefined;
+  const raw = (doc?.getElementById(DATA_ID) as Element | null | undefined)?.textContent;
   if (!root || !raw) return false;
   const data = JSON.parse(raw) as AuthPageData;
   const onSuccess: OnSuccess = options.onSuccess ?? ((result) => {
