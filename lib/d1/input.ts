@@ -14,7 +14,7 @@ import { normalizeEmail } from "./policy.ts";
 export interface HashingOptions {
   /**
    * PBKDF2 iterations for new password hashes (default: the core's 600,000). Lower values are
-   * for tests only; logins rehash passwords stored with fewer iterations than this.
+   * for tests only; a login rehashes a password stored with another count at this one.
    */
   iterations?: number;
 }

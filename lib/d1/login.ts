@@ -1,7 +1,8 @@
 /**
  * Password login. Unknown addresses and wrong passwords get the same answer after the same
  * work (a PBKDF2 verification against a dummy hash); the right password of an unverified
- * account gets its own code. Hashes stored with fewer iterations than asked are upgraded.
+ * account gets its own code. A hash stored with another cost than `iterations` (default the
+ * core's) is rehashed at that cost after a successful login.
  *
  * @module
  */
