@@ -139,9 +139,22 @@ export class MailDb {
    * rolls back when it throws. Events it raised reach listeners after the commit.
    */
   write<T>(fn: (scope: WriteScope) => Promise<T>): Promise<T> {
-    const run = this.#lock.then(() => this.#write(fn));
+    const run = this.#lock.then(() => this.#retrying(fn));
     this.#lock = run.catch(() => {});
     return run;
+  }
+
+  /** Retries a write that found the database locked by another connection or process. */
+  async #retrying<T>(fn: (scope: WriteScope) => Promise<T>): Promise<T> {
+    for (let attempt = 0;; attempt++) {
+      try {
+        return await this.#write(fn);
+      } catch (err) {
+        const code = String((err as { code?: unknown }).code ?? "");
+        if (!code.startsWith("SQLITE_BUSY") || attempt >= 20) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 5 * 2 ** Math.min(attempt, 6)));
+      }
+    }
   }
 
   async #write<T>(fn: (scope: WriteScope) => Promise<T>): Promise<T> {
