@@ -224,3 +224,31 @@ Deno.test("sandbox: a test key creates items on demand and completes their reque
     await h.close();
   }
 });
+
+Deno.test("concurrent actions on the same items: one wins, the other changes nothing", async () => {
+  const h = await startMail();
+  try {
+    const a = await h.account();
+    const addr = a.addressIds[0];
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++) ids.push(await h.receive(addr));
+    const results = await Promise.allSettled([
+      a.client.open(addr, ids),
+      a.client.shred(addr, ids.slice(10)),
+      a.client.discard(addr, ids.slice(20)),
+    ]);
+    const won = results.filter((r) => r.status === "fulfilled").length;
+    assert.ok(won >= 1);
+    for (const r of results) {
+      if (r.status === "rejected") assert.equal((r.reason as { code: number }).code, 471);
+    }
+    const statuses = new Set<string>();
+    for (const id of ids.slice(20)) statuses.add((await h.ops.getItem(id)).current_status);
+    assert.equal(statuses.size, 1, "the last ten items all moved with one request");
+    const total = (await h.ops.pendingRequests(1000)).length;
+    const first = results.findIndex((r) => r.status === "fulfilled");
+    assert.equal(total, [30, 20, 10][first]);
+  } finally {
+    await h.close();
+  }
+});
