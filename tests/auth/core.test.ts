@@ -1,12 +1,12 @@
 /**
- * Runs the core's shared test cases (`_core_cases.mjs`) in Deno against `mod.ts`, with the
+ * Runs the core's shared test cases (`core_cases/`) in Deno against `mod.ts`, with the
  * fake OAuth provider served on loopback for the cases that need it.
  *
  * @module
  */
 import * as api from "../../mod.ts";
-// @ts-types="./_core_cases.d.ts"
-import { cases } from "./_core_cases.mjs";
+// @ts-types="./core_cases/index.d.ts"
+import { cases } from "./core_cases/index.mjs";
 // @ts-types="./_fake_provider.d.ts"
 import { fakeProvider } from "./_fake_provider.mjs";
 

@@ -1,10 +1,10 @@
-// Runs the core's shared test cases (tests/auth/_core_cases.mjs) in Node against the npm
+// Runs the core's shared test cases (tests/auth/core_cases/) in Node against the npm
 // mirror built by `deno task build:npm`, with the fake OAuth provider served by node:http on
 // loopback for the cases that need it. Run: node --test tests/npm/
 import { test } from "node:test";
 import { createServer } from "node:http";
 import * as api from "../../npm/mod.js";
-import { cases } from "../auth/_core_cases.mjs";
+import { cases } from "../auth/core_cases/index.mjs";
 import { fakeProvider } from "../auth/_fake_provider.mjs";
 
 /** Serves a web-standard handler on 127.0.0.1 with an ephemeral port. */

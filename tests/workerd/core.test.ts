@@ -1,5 +1,5 @@
 /**
- * Runs the core's shared test cases (`tests/auth/_core_cases.mjs`) inside workerd, Cloudflare's
+ * Runs the core's shared test cases (`tests/auth/core_cases/`) inside workerd, Cloudflare's
  * runtime, through Miniflare. The core is bundled from `mod.ts` with `deno bundle`; the worker
  * also enforces Cloudflare's production limit of 100,000 PBKDF2 iterations per call (local
  * workerd does not), so every case runs under it. The fake OAuth provider runs in Deno on
@@ -9,8 +9,8 @@
  */
 import assert from "node:assert/strict";
 import { Miniflare } from "miniflare";
-// @ts-types="../auth/_core_cases.d.ts"
-import { cases } from "../auth/_core_cases.mjs";
+// @ts-types="../auth/core_cases/index.d.ts"
+import { cases } from "../auth/core_cases/index.mjs";
 // @ts-types="../auth/_fake_provider.d.ts"
 import { fakeProvider } from "../auth/_fake_provider.mjs";
 
@@ -40,9 +40,21 @@ async function bundleCore(): Promise<string> {
   }
 }
 
+/** The shared case files as worker modules under `core_cases/`. */
+async function caseModules(): Promise<{ type: "ESModule"; path: string; contents: string }[]> {
+  const dir = new URL("tests/auth/core_cases/", root);
+  const modules = [];
+  for await (const entry of Deno.readDir(dir)) {
+    if (!entry.isFile || !entry.name.endsWith(".mjs")) continue;
+    const contents = await Deno.readTextFile(new URL(entry.name, dir));
+    modules.push({ type: "ESModule" as const, path: `core_cases/${entry.name}`, contents });
+  }
+  return modules;
+}
+
 const WORKER = `
 import * as api from "./mod.js";
-import { cases } from "./_core_cases.mjs";
+import { cases } from "./core_cases/index.mjs";
 
 // Cloudflare Workers refuse PBKDF2 above 100,000 iterations per call; workerd does not.
 const deriveBits = SubtleCrypto.prototype.deriveBits;
@@ -81,11 +93,7 @@ Deno.test("core cases in workerd (Miniflare)", async (t) => {
     modules: [
       { type: "ESModule", path: "worker.mjs", contents: WORKER },
       { type: "ESModule", path: "mod.js", contents: await bundleCore() },
-      {
-        type: "ESModule",
-        path: "_core_cases.mjs",
-        contents: await Deno.readTextFile(new URL("tests/auth/_core_cases.mjs", root)),
-      },
+      ...await caseModules(),
     ],
     compatibilityDate: "2025-09-01",
     compatibilityFlags: ["nodejs_compat"],

@@ -1,0 +1,107 @@
+/**
+ * Cases for session cookies: attributes, reading, rejection, rotation, clearing.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { cookiePair, flip, T0, test } from "./_harness.mjs";
+
+const SESSION = { secret: "session-secret-for-tests", cookieName: "__Host-session" };
+
+function requestWithCookie(cookie) {
+  return new Request("https://site.example/", cookie === undefined ? {} : { headers: { cookie } });
+}
+
+test("session: cookie attributes, default and configured Max-Age, __Host- name", async ({ api }) => {
+  const c = await api.createSessionCookie(SESSION, "owner@example.com", { now: T0 });
+  const [pair, ...attrs] = c.split("; ");
+  assert.match(pair, /^__Host-session=[A-Za-z0-9_.-]+$/);
+  assert.deepEqual(attrs, ["HttpOnly", "Secure", "SameSite=Lax", "Path=/", "Max-Age=604800"]);
+  assert.equal(api.DEFAULT_SESSION_MAX_AGE, 604_800);
+  assert.match(
+    await api.createSessionCookie({ ...SESSION, maxAge: 3600 }, "u1"),
+    /; Max-Age=3600$/,
+  );
+  assert.match(await api.createSessionCookie(SESSION, "u1", { maxAge: 60 }), /; Max-Age=60$/);
+  await assert.rejects(api.createSessionCookie({ ...SESSION, cookieName: "bad name" }, "u"), {
+    code: "invalid_options",
+  });
+  await assert.rejects(api.createSessionCookie(SESSION, ""), { code: "invalid_options" });
+  await assert.rejects(api.createSessionCookie({ ...SESSION, secret: "" }, "u"), {
+    code: "invalid_secret",
+  });
+});
+
+test("session: readSession returns the identity among other cookies", async ({ api }) => {
+  const c = await api.createSessionCookie(SESSION, "owner@example.com", { now: T0 });
+  const req = requestWithCookie(`theme=dark; ${cookiePair(c)}; other=1`);
+  assert.deepEqual(await api.readSession(SESSION, req, { now: T0 + 5000 }), {
+    subject: "owner@example.com",
+    issuedAt: T0 / 1000,
+    expiresAt: T0 / 1000 + 604_800,
+  });
+  // A second, stale cookie of the same name does not hide the valid one.
+  const req2 = requestWithCookie(`__Host-session=stale; ${cookiePair(c)}`);
+  assert.equal((await api.readSession(SESSION, req2, { now: T0 }))?.subject, "owner@example.com");
+  // Works with the real clock for a fresh cookie, and with plain Headers holders.
+  const live = await api.createSessionCookie(SESSION, "u42");
+  assert.equal(
+    (await api.readSession(SESSION, { headers: new Headers({ cookie: cookiePair(live) }) }))
+      ?.subject,
+    "u42",
+  );
+});
+
+test("session: missing, tampered, truncated, expired, wrong-secret, cross-purpose -> null", async ({ api }) => {
+  const now = T0 + 1000;
+  const c = cookiePair(
+    await api.createSessionCookie(SESSION, "owner@example.com", { now: T0, maxAge: 3600 }),
+  );
+  const value = c.slice(c.indexOf("=") + 1);
+  const read = (cookie, opts = { now }) =>
+    api.readSession(SESSION, requestWithCookie(cookie), opts);
+  assert.equal(await read(undefined), null);
+  assert.equal(await read(""), null);
+  assert.equal(await read("other=1"), null);
+  assert.equal(await read(`__Host-session=${flip(value, 4)}`), null);
+  assert.equal(await read(`__Host-session=${flip(value, value.length - 3)}`), null);
+  assert.equal(await read(`__Host-session=${value.slice(0, -4)}`), null);
+  assert.equal(await read(`__Host-session=${value.slice(0, value.indexOf("."))}`), null);
+  assert.equal(await read(c, { now: T0 + 3600_000 }), null, "expired");
+  assert.ok(await read(c, { now: T0 + 3599_000 }));
+  assert.equal(
+    await api.readSession({ ...SESSION, secret: "another" }, requestWithCookie(c), { now }),
+    null,
+  );
+  // Same secret, other cookie name: bound to the name.
+  assert.equal(
+    await api.readSession({ ...SESSION, cookieName: "sid" }, requestWithCookie(`sid=${value}`), {
+      now,
+    }),
+    null,
+  );
+  // A generic token with the same secret for another purpose is not a session.
+  const reset = await api.signToken(SESSION.secret, {
+    purpose: "reset",
+    payload: "owner@example.com",
+    ttlSeconds: 60,
+    now: T0,
+  });
+  assert.equal(await read(`__Host-session=${reset}`), null);
+  const relay = await api.signRelay(SESSION.secret, {
+    email: "a@b.c",
+    provider: "github",
+    nonce: "n",
+  }, { now: T0 });
+  assert.equal(await read(`__Host-session=${relay}`), null);
+});
+
+test("session: rotated secrets keep old sessions valid; clearSessionCookie expires it", async ({ api }) => {
+  const c = cookiePair(await api.createSessionCookie(SESSION, "u1", { now: T0 }));
+  const rotated = { ...SESSION, secret: ["brand-new-secret", SESSION.secret] };
+  assert.equal((await api.readSession(rotated, requestWithCookie(c), { now: T0 }))?.subject, "u1");
+  assert.equal(
+    api.clearSessionCookie(SESSION),
+    "__Host-session=; HttpOnly; Secure; SameSite=Lax; Path=/; Max-Age=0",
+  );
+});
