@@ -249,9 +249,9 @@ export async function createMailServer(options: MailServerOptions): Promise<Mail
   route("GET", "/openapi.json");
   app.get("/openapi.json", (c) => c.json(openApiDocument(basePath)));
 
-  app.route("/sandbox", sandboxRouter(ctx));
-  app.route("/mailroom", mailroomRouter(ctx));
-
+  // wrong methods answer 432 before any key check, so these come before the sub-routers
+  route("POST", "/sandbox/items");
+  route("POST", "/sandbox/items/:mail_id/complete");
   for (const [method, path] of routes) {
     app.on(
       ALL_METHODS.filter((m) => m !== method && !(method === "GET" && m === "HEAD")),
@@ -261,6 +261,8 @@ export async function createMailServer(options: MailServerOptions): Promise<Mail
       },
     );
   }
+  app.route("/sandbox", sandboxRouter(ctx));
+  app.route("/mailroom", mailroomRouter(ctx));
   app.all("*", () => {
     throw new MailServerError(9404);
   });

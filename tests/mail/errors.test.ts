@@ -51,6 +51,8 @@ Deno.test("wrong method 432/405 on every endpoint; unknown path 9404/404", async
       ["GET", "/user-defined-rules/update-system-user-defined-rule"],
       ["POST", "/user-defined-rules/update-system-user-defined-rule"],
       ["POST", "/openapi.json"],
+      ["GET", "/sandbox/items"],
+      ["GET", "/sandbox/items/1/complete"],
     ];
     for (const action of ["open", "rescan", "shred", "discard"]) {
       wrong.push(["GET", `/addresses/1/items/actions/${action}`]);
