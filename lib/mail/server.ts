@@ -241,10 +241,11 @@ export async function createMailServer(options: MailServerOptions): Promise<Mail
     });
   });
 
-  app.get("/", (c) => {
+  const index = (c: Context) => {
     const base = (options.publicUrl ?? new URL(c.req.url).origin) + basePath;
     return c.json({ name: "Mail-scanning API", version: "v2", openapi: `${base}/openapi.json` });
-  });
+  };
+  app.get("/", index);
 
   route("GET", "/openapi.json");
   app.get("/openapi.json", (c) => c.json(openApiDocument(basePath)));
@@ -263,7 +264,8 @@ export async function createMailServer(options: MailServerOptions): Promise<Mail
   }
   app.route("/sandbox", sandboxRouter(ctx));
   app.route("/mailroom", mailroomRouter(ctx));
-  app.all("*", () => {
+  app.all("*", (c) => {
+    if (c.req.method === "GET" && c.req.path === `${basePath}/`) return index(c);
     throw new MailServerError(9404);
   });
 

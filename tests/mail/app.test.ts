@@ -18,6 +18,8 @@ Deno.test("reference app: mail API mounted at /api/account-docs/v2", async () =>
     const base = "http://app.test/api/account-docs/v2";
     const index = await fetchApp("http://app.test/");
     assert.match(await index.text(), /Mail-scanning API/);
+    const landing = await fetchApp(`${base}/`);
+    assert.equal((await landing.json()).openapi, `${base}/openapi.json`);
     const doc = await fetchApp(`${base}/openapi.json`);
     assert.equal((await doc.json()).openapi, "3.1.0");
     const ops = new MailroomClient({
