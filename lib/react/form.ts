@@ -174,42 +174,47 @@ export function AuthForm(props: AuthFormProps): AuthElement {
     ),
     h(
       "form",
-      { method: "post", action: props.action, style: styleFor(styles, "form"), onSubmit: submit },
-      Object.entries(props.hidden ?? {}).map(([name, value]) =>
-        h("input", { key: name, type: "hidden", name, value })
-      ),
-      props.fields.map((f) => {
-        const id = `${idPrefix}-${f.name}`;
-        return h(
-          "div",
-          { key: f.name, style: styleFor(styles, "field") },
-          h("label", { for: id, style: styleFor(styles, "label") }, f.label),
-          h("input", {
-            id,
-            name: f.name,
-            type: f.type,
-            autocomplete: f.autocomplete,
-            required: true,
-            defaultValue: f.value,
-            readOnly: f.readOnly,
-            inputMode: f.inputMode,
-            minLength: f.minLength,
-            pattern: f.pattern,
-            "aria-invalid": invalid ? "true" : undefined,
-            "aria-describedby": invalid ? errorId : undefined,
-            style: styleFor(styles, "input"),
-          }),
-        );
-      }),
+      { method: "post", action: props.action, onSubmit: submit },
+      // The layout lives on an inner box, so the <form> tag itself is plain.
       h(
-        "button",
-        {
-          type: "submit",
-          style: styleFor(styles, "button"),
-          disabled: pending,
-          "aria-busy": pending ? "true" : undefined,
-        },
-        pending ? props.pendingLabel : props.submitLabel,
+        "div",
+        { style: styleFor(styles, "form") },
+        Object.entries(props.hidden ?? {}).map(([name, value]) =>
+          h("input", { key: name, type: "hidden", name, value })
+        ),
+        props.fields.map((f) => {
+          const id = `${idPrefix}-${f.name}`;
+          return h(
+            "div",
+            { key: f.name, style: styleFor(styles, "field") },
+            h("label", { for: id, style: styleFor(styles, "label") }, f.label),
+            h("input", {
+              id,
+              name: f.name,
+              type: f.type,
+              autocomplete: f.autocomplete,
+              required: true,
+              defaultValue: f.value,
+              readOnly: f.readOnly,
+              inputMode: f.inputMode,
+              minLength: f.minLength,
+              pattern: f.pattern,
+              "aria-invalid": invalid ? "true" : undefined,
+              "aria-describedby": invalid ? errorId : undefined,
+              style: styleFor(styles, "input"),
+            }),
+          );
+        }),
+        h(
+          "button",
+          {
+            type: "submit",
+            style: styleFor(styles, "button"),
+            disabled: pending,
+            "aria-busy": pending ? "true" : undefined,
+          },
+          pending ? props.pendingLabel : props.submitLabel,
+        ),
       ),
     ),
   );
@@ -229,6 +234,11 @@ async function readAnswer(response: Response): Promise<AuthResult> {
       // not JSON after all
     }
     return {};
+  }
+  if (!response.ok && type.startsWith("text/plain")) {
+    // A plain-text failure such as the spec's 403 "forbidden": a bare code is kept as the code.
+    const text = (await response.text()).trim();
+    return /^[a-z_]{1,64}$/.test(text) ? { error: text } : {};
   }
   await response.body?.cancel();
   return response.redirected ? { redirect: response.url } : {};
