@@ -196,3 +196,23 @@ Deno.test("relay: an e-mail the site does not allow gets 403 forbidden", async (
     await h.close();
   }
 });
+
+Deno.test("relay: without a provider the broker asks which one, keeping the request", async () => {
+  const h = await startHarness();
+  try {
+    const b = new Browser(h.origin);
+    const start = new URL(await startAtSite(b));
+    start.searchParams.delete("provider");
+    const choice = await b.get(start.href);
+    assert.equal(choice.status, 200);
+    const links = [...choice.body.matchAll(/href="([^"]+)"/g)].map((m) =>
+      m[1].replaceAll("&amp;", "&")
+    );
+    assert.equal(links.length, 3);
+    const github = links.find((l) => l.endsWith("provider=github"))!;
+    const back = await throughBroker(b, github, "ada@example.com");
+    assert.equal((await b.get(back)).location, `${h.origin}${DEMO}`);
+  } finally {
+    await h.close();
+  }
+});
