@@ -201,7 +201,10 @@ export function AuthForm(props: AuthFormProps): AuthElement {
               pattern: f.pattern,
               "aria-invalid": invalid ? "true" : undefined,
               "aria-describedby": invalid ? errorId : undefined,
-              style: styleFor(styles, "input"),
+              // A read-only field looks inactive unless the site styles inputs itself.
+              style: f.readOnly
+                ? { ...styleFor(undefined, "input"), background: "#f3f4f6", ...styles?.input }
+                : styleFor(styles, "input"),
             }),
           );
         }),
