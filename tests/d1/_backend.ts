@@ -54,7 +54,7 @@ async function d1Backend(): Promise<Backend> {
     script: "export default {fetch(){return new Response()}}",
     d1Databases: ["DB", ...EXTRA_D1],
   });
-  const db = await mf.getD1Database("DB") as unknown as D1Database;
+  const db: D1Database = await mf.getD1Database("DB");
   await applySchema(db);
   const spare = [...EXTRA_D1];
   return {
@@ -64,7 +64,8 @@ async function d1Backend(): Promise<Backend> {
       async fresh() {
         const name = spare.shift();
         if (!name) throw new Error("out of spare D1 databases; add one to EXTRA_D1");
-        return await mf.getD1Database(name) as unknown as D1Database;
+        const d1: D1Database = await mf.getD1Database(name);
+        return d1;
       },
     },
     close: () => mf.dispose(),
