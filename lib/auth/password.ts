@@ -167,7 +167,8 @@ export async function verifyPassword(password: string, stored: string): Promise<
 /**
  * Whether a stored hash should be replaced by a fresh {@linkcode hashPassword} result (after
  * a successful {@linkcode verifyPassword}): true when it is unreadable or its parameters
- * differ from the wanted ones (iterations, per-call split, salt length).
+ * differ from the wanted ones (iterations, per-call split, salt length). Throws
+ * {@linkcode AuthError} `invalid_options` for out-of-range `iterations`.
  *
  * @example
  * ```ts
