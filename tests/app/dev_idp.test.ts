@@ -1,7 +1,16 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { handleOAuthCallback, startOAuth } from "../../mod.ts";
-import { createDevIdp, devIdpEnabled, DevIdpError, oauthClients } from "../../app/dev_idp.ts";
+import { createClient } from "@libsql/client";
+import { createBroker } from "../../app/broker.ts";
+import {
+  createDevIdp,
+  devIdpEnabled,
+  DevIdpError,
+  devIdpSite,
+  oauthClients,
+} from "../../app/dev_idp.ts";
+import { createRelayDemo } from "../../app/relay_demo.ts";
 import { loadAppEnv } from "../../app/env.ts";
 
 Deno.test("dev IdP: on in development without credentials, off with them, refused in production", () => {
@@ -83,5 +92,20 @@ Deno.test("dev IdP: codes are single-use and bound to the PKCE verifier", async 
     assert.deepEqual(await token.json(), { error: "invalid_grant" });
   } finally {
     await server.shutdown();
+  }
+});
+
+Deno.test("production: the dev IdP site refuses to start; broker and relay site need real secrets", async () => {
+  const prod = (vars: Record<string, string> = {}) => loadAppEnv({ MODE: "production", ...vars });
+  assert.throws(() => devIdpSite(prod({ DEV_IDP: "on" })), DevIdpError);
+  const off = devIdpSite(prod());
+  assert.equal((await off.request("/google/o/oauth2/v2/auth")).status, 404);
+  const db = createClient({ url: ":memory:" });
+  try {
+    await assert.rejects(() => createBroker({ env: prod(), db }), /BROKER_SECRET/);
+    await assert.rejects(() => createRelayDemo({ env: prod(), db }), /RELAY_DEMO_RELAY_SECRET/);
+    await createBroker({ env: prod({ BROKER_SECRET: "a-real-broker-secret" }), db });
+  } finally {
+    db.close();
   }
 });
