@@ -102,6 +102,25 @@ test("oauth: startOAuth redirects to the real authorize URLs with state, PKCE an
     code: "not_configured",
   });
   await assert.rejects(api.startOAuth(config, "gitlab"), { code: "not_configured" });
+  // Tenants are path segments: anything else is refused.
+  const badTenant = { microsoft: { ...client, tenantId: "../evil" } };
+  await assert.rejects(api.startOAuth({ ...config, clients: badTenant }, "microsoft"), {
+    code: "invalid_options",
+  });
+  // Full endpoint overrides (e.g. GitHub Enterprise) win over the defaults and baseUrl.
+  const ghe = {
+    ...client,
+    baseUrl: "http://127.0.0.1:9/ignored",
+    endpoints: { authorize: "https://ghe.example/login/oauth/authorize" },
+  };
+  const enterprise = await api.startOAuth({ ...config, clients: { github: ghe } }, "github");
+  assert.match(
+    enterprise.headers.get("location"),
+    /^https:\/\/ghe\.example\/login\/oauth\/authorize\?/,
+  );
+  // A custom state cookie name.
+  const named = await api.startOAuth({ ...config, stateCookieName: "oauth_state" }, "google");
+  assert.match(named.headers.get("set-cookie"), /^oauth_state=/);
   assert.equal(
     api.clearOAuthStateCookie(config),
     "__Host-gatehouse-oauth=; HttpOnly; Secure; SameSite=Lax; Path=/; Max-Age=0",
