@@ -155,20 +155,25 @@ if (import.meta.main) {
     name: "signup+verify (600,000 iterations)",
     n: 10,
     warmup: 1,
-    fn: () => signupAndVerify(),
+    fn: async () => await signupAndVerify(),
   });
-  Deno.bench({ name: "login (600,000 iterations)", n: 10, warmup: 1, fn: () => loginExisting() });
+  Deno.bench({
+    name: "login (600,000 iterations)",
+    n: 10,
+    warmup: 1,
+    fn: async () => await loginExisting(),
+  });
   Deno.bench({
     name: "signup+verify (1,000 iterations)",
     n: 100,
     warmup: 5,
-    fn: () => signupAndVerify(1000),
+    fn: async () => await signupAndVerify(1000),
   });
   Deno.bench({
     name: "login (1,000 iterations)",
     n: 100,
     warmup: 5,
-    fn: () => loginExisting(1000),
+    fn: async () => await loginExisting(1000),
   });
-  Deno.bench({ name: "cleanup", n: 1, warmup: 0, fn: cleanup });
+  Deno.bench({ name: "cleanup", n: 1, warmup: 0, fn: async () => await cleanup() });
 }

@@ -173,6 +173,17 @@ export const emailChangeCases: Case[] = [
       assert.equal(await c({ token: "t", secret: SECRET, sendEmail: 1 }), "invalid_input");
       assert.equal(await c({ token: "t", secret: SECRET }), "invalid_token");
       assert.equal(await c({ token: "t", secret: SECRET }, brokenDb), "invalid_token");
+      const box = outbox();
+      await requestEmailChange(db, {
+        ...base,
+        newEmail: newEmail(),
+        sendEmail: box.send,
+        now: Date.now() + 3_600_000,
+      });
+      const token = tokenIn(box.mails[0]);
+      assert.equal(await c({ token, secret: SECRET }, brokenDb), "db_error");
+      assert.equal(await c({ token, secret: SECRET }, await fresh()), "db_error");
+      assert.equal(await c({ token, secret: SECRET }), "ok");
     },
   },
 ];
