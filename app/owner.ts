@@ -97,7 +97,11 @@ const ERRORS: Record<string, string> = {
 };
 
 function loginPage(base: string, providers: OAuthProvider[], error: string | null): string {
-  const message = error ? (ERRORS[error] ?? `Sign-in failed (${error}).`) : "";
+  const message = error === null
+    ? ""
+    : Object.hasOwn(ERRORS, error)
+    ? ERRORS[error]
+    : `Sign-in failed (${error.slice(0, 40)}).`;
   const sso = providers.map((p) =>
     `<li><a href="${base}/api/auth/oauth/${p}/start">Continue with ${
       p[0].toUpperCase() + p.slice(1)

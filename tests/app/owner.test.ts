@@ -63,6 +63,9 @@ Deno.test("owner site: unauthenticated visits go to the sign-in form", async () 
       assert.equal(res.status, 302);
       assert.equal(res.headers.get("location"), "/owner/api/auth/login");
     }
+    const odd = await get(`${site.url}/owner/login?oauth_error=constructor`);
+    assert.equal(odd.status, 200);
+    assert.match(await odd.text(), /Sign-in failed \(constructor\)/);
     for (const path of ["/owner/login", "/owner/api/auth/login"]) {
       const res = await get(site.url + path);
       assert.equal(res.status, 200);
