@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
-import { applySchema, login, openLibsql, signup } from "../../d1.ts";
+import { applySchema, login, openLibsql, signup, verifyOtp } from "../../d1.ts";
 import { ITER, PASSWORD, SECRET } from "./_helpers.ts";
+import { startHranaServer } from "./_hrana_server.ts";
 
 Deno.test("libSQL adapter: :memory:, rows as objects, change counts, batch rolls back", async () => {
   const db = openLibsql(":memory:");
@@ -57,5 +58,38 @@ Deno.test("libSQL adapter: an unreachable remote server gives db_error, never a 
     assert.ok(!JSON.stringify(r).includes("secret-token"));
   } finally {
     db.close();
+  }
+});
+
+Deno.test("libSQL adapter: a remote server over HTTP with an auth token; a wrong token is db_error", async () => {
+  const dir = await Deno.makeTempDir();
+  const server = startHranaServer(dir, "right-token");
+  const db = openLibsql({ url: server.url("site"), authToken: "right-token" });
+  const wrong = openLibsql({ url: server.url("site"), authToken: "wrong-token" });
+  try {
+    await applySchema(db);
+    const sent: string[] = [];
+    const email = "remote@example.com";
+    const s = await signup(db, {
+      email,
+      password: PASSWORD,
+      secret: SECRET,
+      sendEmail: (m) => void sent.push(m.text),
+      iterations: ITER,
+    });
+    assert.deepEqual(s, { ok: true });
+    const code = sent[0].match(/\b(\d{6})\b/)![1];
+    assert.equal((await verifyOtp(db, { email, code, secret: SECRET })).ok, true);
+    assert.equal((await login(db, { email, password: PASSWORD, iterations: ITER })).ok, true);
+    assert.ok(server.stats.served >= 5, `served ${server.stats.served}`);
+    const r = await login(wrong, { email, password: PASSWORD, iterations: ITER });
+    assert.deepEqual(r, { ok: false, error: "db_error" });
+    assert.ok(server.stats.refused >= 1);
+    assert.ok(!JSON.stringify(r).includes("right-token"));
+  } finally {
+    db.close();
+    wrong.close();
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
   }
 });
