@@ -1,8 +1,9 @@
 /**
  * The multi-user demo site (mounted at `/users`): the `/d1` flows on the app's libSQL
  * database. Visitors sign up (a 6-digit code is e-mailed), verify, sign in, ask for a reset
- * link and choose a new password; signed in, they change their name or password, sign out,
- * or delete the account. Sessions carry the user id.
+ * link and choose a new password; signed in, they change their name, password or e-mail
+ * address (confirmation link to the new one), sign out, or delete the account. Sessions carry
+ * the user id.
  *
  * Variables: `DATABASE_URL` (default `file:.data/gatehouse.db`; the directory is created),
  * `DATABASE_AUTH_TOKEN`, `USERS_SESSION_SECRET` and `TOKEN_SECRET` (development defaults,
@@ -23,6 +24,7 @@ import {
 import {
   changeName,
   changePassword,
+  confirmEmailChange,
   type D1Database,
   type EmailSender,
   getUser,
@@ -30,6 +32,7 @@ import {
   migrate,
   openLibsql,
   removeUser,
+  requestEmailChange,
   requestPasswordReset,
   resetPassword,
   signup,
@@ -174,6 +177,10 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
         `</label></p><p><label>New password<br><input name="newPassword" type="password" ` +
         `autocomplete="new-password" minlength="8" required></label></p>` +
         `<p><button type="submit">Change password</button></p></form>` +
+        `<form method="post" action="${base}/account/email"><p><label>New e-mail<br>` +
+        `<input name="newEmail" type="email" required></label></p><p><label>Password<br>` +
+        `<input name="password" type="password" autocomplete="current-password" required>` +
+        `</label></p><p><button type="submit">Change e-mail</button></p></form>` +
         `<form method="post" action="${base}/logout"><button type="submit">Sign out</button></form>` +
         `<form method="post" action="${base}/account/delete"><p><label>Password to delete the ` +
         `account<br><input name="password" type="password" autocomplete="current-password">` +
@@ -323,6 +330,7 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     act: (
       me: NonNullable<Awaited<ReturnType<typeof current>>>,
       f: Record<string, string>,
+      c: Context,
     ) => Promise<{ ok: boolean; error?: string }>,
   ) =>
     app.post(path, async (c) => {
@@ -330,7 +338,7 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
       if (bad) return bad;
       const me = await current(c);
       if (!me) return c.redirect(`${base}/login`, 303);
-      const r = await act(me, await form(c));
+      const r = await act(me, await form(c), c);
       if (!r.ok) return c.redirect(`${base}/?error=${encodeURIComponent(r.error ?? "error")}`, 303);
       return c.redirect(`${base}/?done=1`, 303);
     });
@@ -346,6 +354,35 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
       appName: APP_NAME,
       iterations,
     }));
+  account("/account/email", (me, f, c) =>
+    requestEmailChange(db, {
+      userId: me.user.id,
+      newEmail: f.newEmail ?? "",
+      password: f.password ?? "",
+      secret,
+      sendEmail,
+      appUrl: appUrl(c),
+      confirmPath: "/confirm-email",
+      appName: APP_NAME,
+      iterations,
+    }));
+  app.get("/confirm-email", async (c) => {
+    const r = await confirmEmailChange(db, {
+      token: c.req.query("token") ?? "",
+      secret,
+      sendEmail,
+      appName: APP_NAME,
+    });
+    c.header("cache-control", "no-store");
+    if (!r.ok) {
+      return c.html(shell("E-mail not changed", `<p role="alert">Error: ${esc(r.error)}</p>`), 400);
+    }
+    return c.html(shell(
+      "E-mail changed",
+      `<p>Your account now uses <strong>${esc(r.email)}</strong>.</p>` +
+        `<p><a href="${base}/">Back to your account</a></p>`,
+    ));
+  });
   app.post("/account/delete", async (c) => {
     const bad = guardPost(c);
     if (bad) return bad;

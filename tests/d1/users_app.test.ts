@@ -11,7 +11,7 @@ import { createUsersSite } from "../../app/users.ts";
 
 const ORIGIN = "http://localhost";
 
-Deno.test("users site: signup, verify, login, forgot, reset, name, delete; outbox shows the mail", async () => {
+Deno.test("users site: signup, verify, login, forgot, reset, name, password, e-mail change, delete; outbox shows the mail", async () => {
   const dir = await Deno.makeTempDir();
   const db = openLibsql(`file:${dir}/app.db`);
   try {
@@ -100,6 +100,32 @@ Deno.test("users site: signup, verify, login, forgot, reset, name, delete; outbo
     const page = await (await app.request(`${ORIGIN}/users/`, { headers: { cookie } })).text();
     assert.ok(page.includes("Ada &#60;Lovelace&#62;"));
 
+    const pw = await html("/users/account/password", {
+      currentPassword: "a brand new passphrase",
+      newPassword: "the third passphrase",
+    }, cookie);
+    assert.equal(pw.headers.get("location"), "/users/?done=1");
+    const weak = await html("/users/account/password", {
+      currentPassword: "the third passphrase",
+      newPassword: "short",
+    }, cookie);
+    assert.equal(weak.headers.get("location"), "/users/?error=password_too_short");
+
+    const change = await html("/users/account/email", {
+      newEmail: "ada@new.example",
+      password: "the third passphrase",
+    }, cookie);
+    assert.equal(change.headers.get("location"), "/users/?done=1");
+    const confirm =
+      (await outboxText()).match(/http:\/\/localhost\/users\/confirm-email\?token=[^"<\s]+/)![0];
+    const confirmed = await app.request(confirm);
+    assert.equal(confirmed.status, 200);
+    assert.match(await confirmed.text(), /ada@new\.example/);
+    assert.match(await outboxText(), /your e-mail address was changed/);
+    assert.equal((await app.request(confirm)).status, 400, "the link works once");
+    const moved = await (await app.request(`${ORIGIN}/users/`, { headers: { cookie } })).text();
+    assert.ok(moved.includes("ada@new.example"));
+
     const forged = await app.request(`${ORIGIN}/users/account/delete`, {
       method: "POST",
       headers: { origin: "https://evil.example", cookie },
@@ -109,7 +135,10 @@ Deno.test("users site: signup, verify, login, forgot, reset, name, delete; outbo
     const del = await html("/users/account/delete", {}, cookie);
     assert.equal(del.headers.get("location"), "/users/signup");
     assert.match(await outboxText(), /your account was deleted/);
-    const gone = await json("/users/api/auth/login", { email, password: "a brand new passphrase" });
+    const gone = await json("/users/api/auth/login", {
+      email: "ada@new.example",
+      password: "the third passphrase",
+    });
     assert.equal(gone.status, 401);
   } finally {
     db.close();
