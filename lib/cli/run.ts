@@ -17,11 +17,24 @@ function str(v: Flags[string]): string | undefined {
   return typeof v === "string" && v !== "" ? v : undefined;
 }
 
+/** Removes temp files an interrupted autosave left behind (`autosave.json.tmp-*`). */
+async function removeStaleTemps(path: string): Promise<void> {
+  const slash = path.lastIndexOf("/");
+  const dir = path.slice(0, slash);
+  const prefix = path.slice(slash + 1) + ".tmp-";
+  try {
+    for await (const e of Deno.readDir(dir)) {
+      if (e.name.startsWith(prefix)) await Deno.remove(`${dir}/${e.name}`).catch(() => {});
+    }
+  } catch { /* no config dir yet */ }
+}
+
 /** Reads the config `run` should start with (resume, `-c`, or the default text file). */
 async function initialConfig(
   flags: Flags,
   engine: Engine,
 ): Promise<{ config: unknown; source?: string }> {
+  await removeStaleTemps(autosavePath());
   if (flags.resume) {
     const path = autosavePath();
     try {
