@@ -83,11 +83,13 @@ for (let round = 0; round < 11; round++) {
   ours.push(await perCall(() => readSession(session, request)));
   theirs.push(await perCall(() => jwtVerify(jwtToken, joseSecret, { algorithms: ["HS256"] })));
 }
-const median = (xs: number[]) => xs.sort((a, b) => a - b)[xs.length >> 1];
+const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
+const [a, b] = [sorted(ours), sorted(theirs)];
+const mid = a.length >> 1;
 console.log(
-  `interleaved medians: readSession ${median(ours).toFixed(1)} µs, jose jwtVerify ` +
-    `${median(theirs).toFixed(1)} µs per call: readSession throughput ` +
-    `${(median(theirs) / median(ours)).toFixed(2)}x jose's (goal >= 1.5x)`,
+  `readSession vs jose jwtVerify, interleaved rounds, µs per call: ` +
+    `median ${a[mid].toFixed(1)} vs ${b[mid].toFixed(1)} (${(b[mid] / a[mid]).toFixed(2)}x), ` +
+    `best ${a[0].toFixed(1)} vs ${b[0].toFixed(1)} (${(b[0] / a[0]).toFixed(2)}x); goal >= 1.5x`,
 );
 
 // Sanity: every measured call succeeds.
