@@ -38,6 +38,33 @@ function dechunk(data: Uint8Array): Uint8Array {
   return concat(parts);
 }
 
+function headerEnd(all: Uint8Array): number {
+  for (let i = 0; i + 3 < all.length; i++) {
+    if (all[i] === 13 && all[i + 1] === 10 && all[i + 2] === 13 && all[i + 3] === 10) return i;
+  }
+  return -1;
+}
+
+/** True once a whole response (by Content-Length or chunked framing) has arrived. */
+function complete(all: Uint8Array, method: string): boolean {
+  const end = headerEnd(all);
+  if (end < 0) return false;
+  const head = new TextDecoder().decode(all.subarray(0, end)).toLowerCase();
+  const status = Number(head.split(" ")[1]);
+  if (method === "HEAD" || status === 204 || status === 304 || (status >= 100 && status < 200)) {
+    return true;
+  }
+  const body = all.subarray(end + 4);
+  const cl = /\r\ncontent-length:\s*(\d+)/.exec(head);
+  if (cl) return body.length >= Number(cl[1]);
+  if (/\r\ntransfer-encoding:[^\r]*chunked/.test(head)) {
+    const tail = new TextDecoder().decode(body.subarray(Math.max(0, body.length - 7)));
+    return /(^|\r\n)0\r\n\r\n$/.test(tail) || tail.endsWith("\r\n0\r\n\r\n") ||
+      tail === "0\r\n\r\n";
+  }
+  return false;
+}
+
 /** Sends one request with `Connection: close` and reads the whole response. */
 export async function raw(
   base: string,
@@ -62,6 +89,7 @@ export async function raw(
       const n = await conn.read(buf);
       if (n === null) break;
       chunks.push(buf.slice(0, n));
+      if (complete(concat(chunks), method)) break;
     }
   } catch {
     // connection reset: return what arrived

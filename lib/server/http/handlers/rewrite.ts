@@ -39,8 +39,7 @@ function trimPrefixCI(escaped: string, prefix: string): string {
     ix += width;
   }
   if (ip < prefix.length) return escaped;
-  const rest = escaped.slice(ix);
-  return rest.startsWith("/") ? rest : "/" + rest;
+  return escaped.slice(ix);
 }
 
 const reverse = (s: string) => [...s].reverse().join("");
@@ -127,6 +126,7 @@ function applyQueryOps(ops: QueryOps, c: RequestContext): void {
     }
   }
   for (const k of ops.delete) q.delete(k);
+  q.sort(); // Go encodes url.Values sorted by key
   c.query = q.toString();
 }
 
@@ -199,7 +199,10 @@ export const rewriteModule: ModuleDefinition<HttpHandler> = {
         }
         if (prefix) {
           const pre = compileTemplate(prefix).render(c);
-          changePath(c, (p) => trimPrefixCI(cleanPath(p, !pre.includes("//")), pre));
+          changePath(c, (p) => {
+            const rest = trimPrefixCI(cleanPath(p, !pre.includes("//")), pre);
+            return rest.startsWith("/") ? rest : "/" + rest;
+          });
         }
         if (suffix) {
           const suf = compileTemplate(suffix).render(c);
