@@ -346,9 +346,8 @@ export function applyResponseHeaders(c: RequestContext, res: Response): Response
     const present = new Set<string>();
     for (const [k] of h) present.add(k);
     for (const [k, v] of pre) {
-      if (present.has(k)) continue;
       if (k === "set-cookie") h.append(k, v);
-      else h.set(k, v);
+      else if (!present.has(k)) h.set(k, v);
     }
   }
   return res;
