@@ -305,6 +305,7 @@ export class Engine {
    */
   shutdown(graceMs?: number): Promise<number> {
     this.#stopped = true;
+    if (graceMs !== undefined) this.pool.gracePeriodMs = graceMs;
     const run = async () => {
       let code = 0;
       const ctx = this.#ctx;

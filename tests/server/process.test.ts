@@ -139,56 +139,62 @@ Deno.test("exit 1 on startup failure; exit 3 when cleanup fails", async () => {
   assert.equal(await finish(s.p, s.dir), 3);
 });
 
-Deno.test("--resume after kill -9 during a stream of writes loads the last autosaved config", async () => {
+Deno.test("--resume after kill -9 at several moments of a stream of writes loads the last autosaved config", async () => {
   const site = freePort();
   const first = siteConfig(0, `127.0.0.1:${site}`, "r0");
   delete (first as { admin?: unknown }).admin;
   (first as Record<string, unknown>).logging = QUIET;
   const s = await serve(first);
-  await up(s.base);
+  let proc = s.p;
+  let base = s.base;
+  await up(base);
   let acked = 0;
   let sent = 0;
-  let stop = false;
-  const writers = Array.from({ length: 3 }, async () => {
-    while (!stop) {
-      sent++;
-      try {
-        const r = await call(s.base, "POST", "/config/apps/http/servers/srv0/routes", {
-          match: [{ path: [`/w${sent}`] }],
-          handle: [{ handler: "static_response", body: `w${sent}` }],
-        });
-        if (r.status === 200) acked++;
-      } catch {
-        return;
-      }
-    }
-  });
-  await until(() => acked >= 15, 30000, "some acknowledged writes");
-  s.p.child.kill("SIGKILL");
-  stop = true;
-  await Promise.all(writers);
-  assert.equal((await s.p.status).code, 137);
-  const saved = JSON.parse(await Deno.readTextFile(`${s.dir}/config/gatehouse/autosave.json`));
-  const routes = saved.apps.http.servers.srv0.routes.length - 1;
-  assert.ok(routes >= acked && routes <= sent, `${routes} routes, ${acked} acked, ${sent} sent`);
-  // resume overrides --config
   const other = `${s.dir}/other.json`;
   await Deno.writeTextFile(other, JSON.stringify({ apps: { no_such_app: {} } }));
-  const port = freePort();
-  const again = spawnCli(["run", "--resume", "-c", other], {
-    ...s.env,
-    GATEHOUSE_ADMIN: `127.0.0.1:${port}`,
-  }, s.dir);
-  const base = `http://127.0.0.1:${port}`;
-  await up(base);
-  assert.deepEqual(JSON.parse((await call(base, "GET", "/config/")).body), saved);
-  // temp files an interrupted autosave may leave are removed at startup
-  assert.deepEqual([...Deno.readDirSync(`${s.dir}/config/gatehouse`)].map((e) => e.name), [
-    "autosave.json",
-  ]);
-  assert.equal(await (await fetch(`http://127.0.0.1:${site}/`)).text(), "r0");
-  again.child.kill("SIGTERM");
-  assert.equal(await finish(again, s.dir), 0);
+  for (const killAfter of [3, 10, 20]) {
+    let stop = false;
+    const target = acked + killAfter;
+    const writers = Array.from({ length: 3 }, async () => {
+      while (!stop) {
+        const n = ++sent;
+        try {
+          const r = await call(base, "POST", "/config/apps/http/servers/srv0/routes", {
+            match: [{ path: [`/w${n}`] }],
+            handle: [{ handler: "static_response", body: `w${n}` }],
+          });
+          if (r.status === 200) acked++;
+        } catch {
+          return;
+        }
+      }
+    });
+    await until(() => acked >= target, 30000, "acknowledged writes");
+    proc.child.kill("SIGKILL");
+    stop = true;
+    await Promise.all(writers);
+    assert.equal((await proc.status).code, 137);
+    const saved = JSON.parse(await Deno.readTextFile(`${s.dir}/config/gatehouse/autosave.json`));
+    const routes = saved.apps.http.servers.srv0.routes.length - 1;
+    assert.ok(routes >= acked && routes <= sent, `${routes} routes, ${acked} acked, ${sent} sent`);
+    acked = routes;
+    // --resume overrides --config
+    const port = freePort();
+    proc = spawnCli(["run", "--resume", "-c", other], {
+      ...s.env,
+      GATEHOUSE_ADMIN: `127.0.0.1:${port}`,
+    }, s.dir);
+    base = `http://127.0.0.1:${port}`;
+    await up(base);
+    assert.deepEqual(JSON.parse((await call(base, "GET", "/config/")).body), saved);
+    // temp files an interrupted autosave may leave are removed at startup
+    assert.deepEqual([...Deno.readDirSync(`${s.dir}/config/gatehouse`)].map((e) => e.name), [
+      "autosave.json",
+    ]);
+    assert.equal(await (await fetch(`http://127.0.0.1:${site}/`)).text(), "r0");
+  }
+  proc.child.kill("SIGTERM");
+  assert.equal(await finish(proc, s.dir), 0);
 });
 
 Deno.test("start returns once running; reload changes it (no-op unless --force); stop ends it", async () => {
@@ -331,4 +337,43 @@ Deno.test("the stdout writer writes JSON log lines to stdout; --watch reloads a 
   const logs = out().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
   assert.ok(logs.some((l) => l.logger === "admin.api" && l.msg === "received request"));
   assert.ok(logs.every((l) => typeof l.ts === "number" && typeof l.level === "string"));
+});
+
+Deno.test("graceful exit drains in-flight requests; the grace period cuts the rest", async () => {
+  const slow = freePort();
+  const s = await serve(
+    { logging: QUIET, apps: { gatehouse_test: { listen: `127.0.0.1:${slow}`, delay_ms: 1500 } } },
+    [],
+    CLI_TEST_APP,
+  );
+  await up(s.base);
+  const inflight = fetch(`http://127.0.0.1:${slow}/`).then((r) => r.text());
+  await new Promise((r) => setTimeout(r, 300));
+  s.p.child.kill("SIGTERM");
+  assert.equal(await inflight, "slow ");
+  assert.equal(await finish(s.p, s.dir), 0);
+
+  const slow2 = freePort();
+  const g = await serve(
+    {
+      logging: QUIET,
+      apps: {
+        http: { grace_period: "300ms", servers: {} },
+        gatehouse_test: { listen: `127.0.0.1:${slow2}`, delay_ms: 20000 },
+      },
+    },
+    [],
+    CLI_TEST_APP,
+  );
+  await up(g.base);
+  const cut = fetch(`http://127.0.0.1:${slow2}/`).then((r) => r.text(), (e: Error) => e);
+  await new Promise((r) => setTimeout(r, 300));
+  const t0 = Date.now();
+  g.p.child.kill("SIGTERM");
+  assert.equal(await finish(g.p, g.dir), 0);
+  assert.ok(Date.now() - t0 < 10000, "exited within the grace period, not after the 20 s request");
+  assert.ok(
+    (await cut) instanceof Error,
+    "the request still running after the grace period was cut",
+  );
 });
