@@ -176,7 +176,11 @@ export class Engine {
     }
     const ids = indexIds(config);
     try {
-      await this.#run(config as JsonObject | null);
+      await this.#run(config as JsonObject | null, () => {
+        this.#root = { [CONFIG_KEY]: config };
+        this.#rawJson = json;
+        this.#ids = ids;
+      });
     } catch (e) {
       const msg = e instanceof AdminError
         ? e.message
@@ -184,15 +188,12 @@ export class Engine {
       this.log.named("admin").error("config load failed", { error: msg });
       throw e instanceof AdminError ? e : new AdminError("load_failed", msg, { cause: e });
     }
-    this.#root = { [CONFIG_KEY]: config };
-    this.#rawJson = json;
-    this.#ids = ids;
     await this.#persist(config);
     return true;
   }
 
   /** Provisions and starts `config`, then swaps it in; the old config keeps running on failure. */
-  async #run(config: JsonObject | null): Promise<void> {
+  async #run(config: JsonObject | null, commit: () => void): Promise<void> {
     const ctx = new ConfigContext(config ? stripMeta(config) as JsonObject : null, this.pool);
     let newAdmin: AdminState | undefined;
     let reuseAdmin = false;
@@ -220,6 +221,7 @@ export class Engine {
     const oldAdmin = this.#admin;
     this.#ctx = ctx;
     this.#logs = ctx.logs;
+    commit();
     const admin = reuseAdmin ? oldAdmin! : newAdmin;
     if (admin) {
       const addr = parseNetworkAddress(admin.listen);

@@ -63,7 +63,11 @@ Deno.test("run serves; POST /stop exits 0 and removes the pidfile; SIGUSR1/SIGUS
   }, ["--pidfile", "PIDFILE"]);
   await up(s.base);
   assert.equal(await (await fetch(`http://127.0.0.1:${site}/`)).text(), "up");
-  assert.equal((await Deno.readTextFile(`${s.dir}/PIDFILE`)).trim(), String(s.p.child.pid));
+  await until(
+    async () => (await Deno.readTextFile(`${s.dir}/PIDFILE`)).trim() === String(s.p.child.pid),
+    10000,
+    "pidfile",
+  );
   for (const sig of ["SIGUSR1", "SIGUSR2", "SIGHUP"] as const) s.p.child.kill(sig);
   await new Promise((r) => setTimeout(r, 300));
   assert.equal((await call(s.base, "GET", "/config/")).status, 200);
@@ -188,6 +192,11 @@ Deno.test("--resume after kill -9 at several moments of a stream of writes loads
     await up(base);
     assert.deepEqual(JSON.parse((await call(base, "GET", "/config/")).body), saved);
     // temp files an interrupted autosave may leave are removed at startup
+    await until(
+      () => [...Deno.readDirSync(`${s.dir}/config/gatehouse`)].length === 1,
+      10000,
+      "autosave to finish",
+    );
     assert.deepEqual([...Deno.readDirSync(`${s.dir}/config/gatehouse`)].map((e) => e.name), [
       "autosave.json",
     ]);
