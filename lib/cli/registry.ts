@@ -9,11 +9,15 @@ import { adaptCommand } from "./adapt.ts";
 import { buildInfoCommand } from "./build_info.ts";
 import { completionCommand } from "./completion.ts";
 import { environCommand } from "./environ.ts";
+import { fileServerCommand, fileServerExportTemplateCommand } from "./file_server.ts";
+import { hashPasswordCommand } from "./hash_password.ts";
 import { helpCommand } from "./help.ts";
 import { listModulesCommand } from "./list_modules.ts";
 import { manpageCommand } from "./manpage.ts";
 import { migrateDbCommand } from "./migrate_db.ts";
 import { reloadCommand } from "./reload.ts";
+import { respondCommand } from "./respond.ts";
+import { reverseProxyCommand } from "./reverse_proxy.ts";
 import { runCommand } from "./run.ts";
 import { setupDbCommand } from "./setup_db.ts";
 import { startCommand } from "./start.ts";
@@ -27,11 +31,16 @@ export const commands: Command[] = [
   buildInfoCommand,
   completionCommand,
   environCommand,
+  fileServerCommand,
+  fileServerExportTemplateCommand,
+  hashPasswordCommand,
   helpCommand,
   listModulesCommand,
   manpageCommand,
   migrateDbCommand,
   reloadCommand,
+  respondCommand,
+  reverseProxyCommand,
   runCommand,
   setupDbCommand,
   startCommand,

@@ -10,6 +10,22 @@ import type { App, ListenerHandle, ModuleDefinition, ProvisionContext } from "..
 import { asObject, checkFields, optDuration, optNumber, type Raw } from "./config.ts";
 import { HttpServer } from "./server.ts";
 
+const running = new Set<HttpApp>();
+
+/**
+ * The `http` apps started and not yet stopped (normally one): lets the quick-server commands
+ * print the addresses they were given for `:0`.
+ *
+ * @example
+ * ```ts
+ * import { runningHttpApps } from "./app.ts";
+ * for (const app of runningHttpApps()) console.log(app.listenAddresses());
+ * ```
+ */
+export function runningHttpApps(): HttpApp[] {
+  return [...running];
+}
+
 /** The running `http` app of one config. */
 export class HttpApp implements App {
   /** Servers by name. */
@@ -68,6 +84,14 @@ export class HttpApp implements App {
   /** Points every listener at its server. */
   start(): void {
     for (const { server, handle } of this.#handles) handle.setHandler(server.handle);
+    running.add(this);
+  }
+
+  /** Bound listen addresses by server name (the real port when `:0` was asked). */
+  listenAddresses(): Record<string, string[]> {
+    const out: Record<string, string[]> = {};
+    for (const [name, s] of this.servers) out[name] = s.listeners.map((l) => l.address);
+    return out;
   }
 
   /** Releases this config's listener references. */
@@ -81,6 +105,7 @@ export class HttpApp implements App {
   }
 
   async #release(): Promise<void> {
+    running.delete(this);
     if (this.#released) return;
     this.#released = true;
     await Promise.all(this.#handles.map(({ handle }) => handle.release()));

@@ -7,9 +7,17 @@ Deno.test("access log: the handled request record field by field, credentials re
     servers: {
       srv0: {
         listen: ["127.0.0.1:0"],
-        logs: { default_logger_name: "log0", logger_names: { "named.test": "special" }, skip_hosts: ["quiet.test"] },
+        logs: {
+          default_logger_name: "log0",
+          logger_names: { "named.test": "special" },
+          skip_hosts: ["quiet.test"],
+        },
         routes: [
-          { match: [{ path: ["/missing"] }], handle: [{ handler: "error", status_code: 404, error: "nope" }], terminal: true },
+          {
+            match: [{ path: ["/missing"] }],
+            handle: [{ handler: "error", status_code: 404, error: "nope" }],
+            terminal: true,
+          },
           {
             handle: [{
               handler: "static_response",
@@ -31,7 +39,9 @@ Deno.test("access log: the handled request record field by field, credentials re
       "user-agent": "t/1",
     });
     assert.equal(r.status, 200);
-    const rec = await srv.waitLog((l) => l.msg === "handled request" && (l.request as { uri: string }).uri === "/path?q=1");
+    const rec = await srv.waitLog((l) =>
+      l.msg === "handled request" && (l.request as { uri: string }).uri === "/path?q=1"
+    );
     assert.equal(rec.level, "info");
     assert.equal(typeof rec.ts, "number");
     assert.equal(rec.logger, "http.log.access.log0");
@@ -61,7 +71,9 @@ Deno.test("access log: the handled request record field by field, credentials re
     assert.deepEqual(rh.Server, ["Gatehouse"]);
 
     await raw(b, "GET", "/missing", { host: "named.test" });
-    const err = await srv.waitLog((l) => l.msg === "handled request" && (l.request as { uri: string }).uri === "/missing");
+    const err = await srv.waitLog((l) =>
+      l.msg === "handled request" && (l.request as { uri: string }).uri === "/missing"
+    );
     assert.equal(err.level, "error", "status >= 400 logs at ERROR");
     assert.equal(err.logger, "http.log.access.special");
     assert.equal(err.status, 404);
@@ -101,7 +113,9 @@ Deno.test("listen: several addresses, port ranges and unix sockets", async () =>
   try {
     assert.equal((await raw(`http://127.0.0.1:${p}`, "GET", "/")).text, `port ${p}`);
     assert.equal((await raw(`http://127.0.0.1:${p + 1}`, "GET", "/")).text, `port ${p + 1}`);
-    const client = Deno.createHttpClient({ proxy: { transport: "unix", path: sock } } as Deno.CreateHttpClientOptions);
+    const client = Deno.createHttpClient(
+      { proxy: { transport: "unix", path: sock } } as Deno.CreateHttpClientOptions,
+    );
     try {
       const res = await fetch("http://localhost/", { client });
       assert.equal(res.status, 200);

@@ -1,0 +1,64 @@
+/**
+ * Runs a generated config in the foreground for the quick-server commands (`file-server`,
+ * `reverse-proxy`, `respond`): no admin endpoint, no autosave, the signals and exit codes of
+ * `run`.
+ *
+ * @module
+ */
+import { Engine } from "../server/engine.ts";
+import "../server/standard.ts";
+import { ExitCode } from "./command.ts";
+import { ProcessLife } from "./process.ts";
+
+/**
+ * Loads `config` and serves until a signal; `onStarted` runs once it serves.
+ *
+ * @example
+ * ```ts ignore
+ * import { runQuickServer } from "./quick_server.ts";
+ * await runQuickServer({ apps: { http: { servers: {} } } });
+ * ```
+ */
+export async function runQuickServer(
+  config: Record<string, unknown>,
+  onStarted?: () => void,
+): Promise<number> {
+  const engine = new Engine({ defaultAdmin: false, autosavePath: false });
+  const life = new ProcessLife(engine);
+  life.installSignals();
+  try {
+    await engine.load(config, true);
+  } catch (e) {
+    life.removeSignals();
+    await engine.shutdown();
+    console.error((e as Error).message);
+    return ExitCode.Failure;
+  }
+  onStarted?.();
+  return await life.exited;
+}
+
+/** Parses `Field: value` header flags into a map for header operations. */
+export function parseHeaderFlags(values: string[], flag: string): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  values.forEach((h, i) => {
+    const colon = h.indexOf(":");
+    const key = colon < 0 ? "" : h.slice(0, colon).trim();
+    const val = colon < 0 ? "" : h.slice(colon + 1).trim();
+    if (!key || !val) {
+      throw new Error(`${flag} ${i}: invalid format "${h}" (expecting "Field: value")`);
+    }
+    (out[key] ??= []).push(val);
+  });
+  return out;
+}
+
+/** The `logging` section for `--debug`. */
+export function debugLogging(debug: unknown): Record<string, unknown> {
+  return debug ? { logging: { logs: { default: { level: "DEBUG" } } } } : {};
+}
+
+/** The config-wide part every quick server shares: admin off, nothing persisted. */
+export const NO_ADMIN: Record<string, unknown> = {
+  admin: { disabled: true, config: { persist: false } },
+};

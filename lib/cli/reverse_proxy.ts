@@ -1,0 +1,190 @@
+/**
+ * `gatehouse reverse-proxy`: a simple reverse proxy from `--from` to one or more `--to`
+ * upstreams (port ranges expand to several), with `--header-up`/`--header-down`,
+ * `--change-host-header` (Host becomes the upstream address) and `--insecure` (no upstream
+ * certificate verification). The admin API is disabled.
+ *
+ * @module
+ */
+import type { Command } from "./command.ts";
+import { debugLogging, NO_ADMIN, parseHeaderFlags, runQuickServer } from "./quick_server.ts";
+import { UsageError } from "./usage_error.ts";
+
+/** A parsed `--from`/`--to` address. */
+export interface ProxyAddress {
+  scheme: "http" | "https";
+  host: string;
+  ports: number[];
+}
+
+/**
+ * Parses a proxy address: `http://host:port`, `host:port`, `:port`, `host` (port ranges
+ * allowed). `defaultScheme` applies when no scheme is given: https for a `--from` hostname.
+ *
+ * @example
+ * ```ts
+ * import { parseProxyAddress } from "./reverse_proxy.ts";
+ * parseProxyAddress("localhost:9000-9001", "http").ports; // [9000, 9001]
+ * ```
+ */
+export function parseProxyAddress(input: string, defaultScheme: "http" | "https"): ProxyAddress {
+  let rest = input.trim();
+  let scheme: "http" | "https" | null = null;
+  const m = /^(https?):\/\//i.exec(rest);
+  if (m) {
+    scheme = m[1].toLowerCase() as "http" | "https";
+    rest = rest.slice(m[0].length);
+  }
+  rest = rest.replace(/\/.*$/, "");
+  const hp = /^(\[[^\]]+\]|[^:]*)(?::(\d+)(?:-(\d+))?)?$/.exec(rest);
+  if (!hp) throw new UsageError(`invalid address: ${input}`);
+  const host = hp[1];
+  if (!scheme) {
+    if (defaultScheme === "https") scheme = host && (!hp[2] || hp[2] === "443") ? "https" : "http";
+    else scheme = hp[2] === "443" ? "https" : "http";
+  }
+  const start = hp[2] ? Number(hp[2]) : scheme === "https" ? 443 : 80;
+  const end = hp[3] ? Number(hp[3]) : start;
+  if (end < start) throw new UsageError(`invalid port range: ${input}`);
+  const ports: number[] = [];
+  for (let p = start; p <= end; p++) ports.push(p);
+  return { scheme, host, ports };
+}
+
+/** Options of the generated proxy config. */
+export interface ReverseProxyOptions {
+  from: string;
+  to: string[];
+  headerUp: Record<string, string[]>;
+  headerDown: Record<string, string[]>;
+  changeHostHeader: boolean;
+  insecure: boolean;
+  accessLog: boolean;
+  debug: boolean;
+  disableRedirects: boolean;
+}
+
+/** Builds the config `reverse-proxy` runs. */
+export function reverseProxyConfig(o: ReverseProxyOptions): Record<string, unknown> {
+  if (o.to.length === 0) throw new UsageError("reverse-proxy: --to is required");
+  const from = parseProxyAddress(o.from || "localhost", "https");
+  const upstreams: { dial: string }[] = [];
+  let upstreamTLS = false;
+  for (const t of o.to) {
+    const a = parseProxyAddress(t, "http");
+    if (a.scheme === "https") upstreamTLS = true;
+    for (const p of a.ports) upstreams.push({ dial: `${a.host || "localhost"}:${p}` });
+  }
+  const up = { ...o.headerUp };
+  if (o.changeHostHeader) up.Host = ["{http.reverse_proxy.upstream.hostport}"];
+  const handler: Record<string, unknown> = { handler: "reverse_proxy", upstreams };
+  const headers: Record<string, unknown> = {};
+  if (Object.keys(up).length) headers.request = { set: up };
+  if (Object.keys(o.headerDown).length) headers.response = { set: o.headerDown };
+  if (Object.keys(headers).length) handler.headers = headers;
+  if (upstreamTLS || o.insecure) {
+    handler.transport = { protocol: "http", tls: o.insecure ? { insecure_skip_verify: true } : {} };
+  }
+  const route: Record<string, unknown> = { handle: [handler] };
+  if (from.host) {
+    route.match = [{ host: [from.host] }];
+  }
+  const server: Record<string, unknown> = {
+    listen: [`:${from.ports[0]}`],
+    routes: [route],
+  };
+  if (o.disableRedirects) server.automatic_https = { disable_redirects: true };
+  if (o.accessLog) server.logs = {};
+  return { ...NO_ADMIN, apps: { http: { servers: { proxy: server } } }, ...debugLogging(o.debug) };
+}
+
+/** `reverse-proxy`. */
+export const reverseProxyCommand: Command = {
+  name: "reverse-proxy",
+  usage:
+    '[--from <addr>] [--to <addr>] [--change-host-header] [--insecure] [--internal-certs] [--disable-redirects] [--header-up "Field: value"] [--header-down "Field: value"] [--access-log] [--debug]',
+  short: "A quick and production-ready reverse proxy",
+  long: [
+    "Proxies --from (default localhost; a hostname means HTTPS) to every --to upstream",
+    "(repeatable; port ranges expand; plain HTTP unless https:// is given). --change-host-header",
+    "sets Host to the upstream address; --insecure skips upstream certificate checks.",
+    "The admin API is disabled.",
+  ].join("\n"),
+  flags: [
+    {
+      name: "from",
+      short: "f",
+      type: "string",
+      value: "<addr>",
+      help: "Address on which to receive traffic",
+      default: "localhost",
+    },
+    {
+      name: "to",
+      short: "t",
+      type: "string",
+      multiple: true,
+      value: "<addr>",
+      help: "Upstream address(es) to proxy to (repeatable)",
+    },
+    {
+      name: "header-up",
+      short: "H",
+      type: "string",
+      multiple: true,
+      value: '"Field: value"',
+      help: "Set a request header to send upstream",
+    },
+    {
+      name: "header-down",
+      short: "d",
+      type: "string",
+      multiple: true,
+      value: '"Field: value"',
+      help: "Set a response header to send downstream",
+    },
+    {
+      name: "change-host-header",
+      short: "c",
+      type: "boolean",
+      help: "Set the Host header to the upstream address",
+    },
+    {
+      name: "disable-redirects",
+      short: "r",
+      type: "boolean",
+      help: "Disable HTTP->HTTPS redirects",
+    },
+    {
+      name: "internal-certs",
+      short: "i",
+      type: "boolean",
+      help: "Use the internal CA for certificates",
+    },
+    { name: "debug", short: "v", type: "boolean", help: "Enable verbose debug logs" },
+    { name: "access-log", type: "boolean", help: "Enable the access log" },
+    {
+      name: "insecure",
+      type: "boolean",
+      help: "Disable TLS verification of upstreams (WARNING: insecure)",
+    },
+  ],
+  async run({ flags, args }) {
+    if (args.length) throw new UsageError(`reverse-proxy: unexpected argument "${args[0]}"`);
+    const config = reverseProxyConfig({
+      from: String(flags.from ?? "localhost"),
+      to: (flags.to as string[] | undefined) ?? [],
+      headerUp: parseHeaderFlags((flags["header-up"] as string[] | undefined) ?? [], "header-up"),
+      headerDown: parseHeaderFlags(
+        (flags["header-down"] as string[] | undefined) ?? [],
+        "header-down",
+      ),
+      changeHostHeader: !!flags["change-host-header"],
+      insecure: !!flags.insecure,
+      accessLog: !!flags["access-log"],
+      debug: !!flags.debug,
+      disableRedirects: !!flags["disable-redirects"],
+    });
+    return await runQuickServer(config);
+  },
+};
