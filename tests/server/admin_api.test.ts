@@ -375,3 +375,36 @@ Deno.test("modules register admin routes for as long as their config runs; POST 
     assert.equal(await s.finished, 0);
   }, cfg);
 });
+
+Deno.test("admin.listen beats the default address; autosave follows admin.config.persist", async () => {
+  const dir = await Deno.makeTempDir();
+  const port = freePort();
+  const path = `${dir}/autosave.json`;
+  const cfg = {
+    logging: QUIET,
+    admin: { listen: `127.0.0.1:${port}` },
+    apps: { gatehouse_test: { tag: "saved" } },
+  };
+  const s = await startServer({ adminAddress: "127.0.0.1:0", autosavePath: path, config: cfg });
+  try {
+    assert.equal(s.adminAddress, `127.0.0.1:${port}`);
+    assert.deepEqual(JSON.parse(await Deno.readTextFile(path)), cfg);
+    const base = `http://127.0.0.1:${port}`;
+    assert.equal(
+      (await call(base, "PATCH", "/config/apps/gatehouse_test/tag", JSON.stringify("changed")))
+        .status,
+      200,
+    );
+    assert.equal(JSON.parse(await Deno.readTextFile(path)).apps.gatehouse_test.tag, "changed");
+    const noPersist = {
+      ...cfg,
+      admin: { ...cfg.admin, config: { persist: false } },
+      apps: { gatehouse_test: { tag: "unsaved" } },
+    };
+    assert.equal((await call(base, "POST", "/load", noPersist)).status, 200);
+    assert.equal(JSON.parse(await Deno.readTextFile(path)).apps.gatehouse_test.tag, "changed");
+  } finally {
+    await s.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
