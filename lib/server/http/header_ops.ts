@@ -98,8 +98,9 @@ export function parseHeaderOps(raw: Raw | undefined, where: string): HeaderOps {
       }
       for (const [k, vs] of set) {
         const name = k.render(c);
+        const values = vs.map((v) => v.render(c));
         h.delete(name);
-        for (const v of vs) h.append(name, v.render(c));
+        for (const v of values) h.append(name, v);
       }
       for (const d of del) {
         const pattern = d.render(c);

@@ -155,8 +155,6 @@ function textError(h: Headers, status: number, msg: string): Response {
   h.set("content-type", "text/plain; charset=utf-8");
   h.set("x-content-type-options", "nosniff");
   h.delete("content-length");
-  h.delete("etag");
-  h.delete("last-modified");
   return new Response(msg + "\n", { status, headers: h });
 }
 
