@@ -386,3 +386,44 @@ Deno.test("graceful exit drains in-flight requests; the grace period cuts the re
     "the request still running after the grace period was cut",
   );
 });
+
+Deno.test("start exits 1 when the background process fails; stop works over a unix socket admin endpoint", async () => {
+  const t = await tempEnv();
+  const bad = `${t.dir}/bad.json`;
+  await Deno.writeTextFile(bad, JSON.stringify({ apps: { no_such_app: {} } }));
+  const start = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--config",
+      new URL("../../deno.json", import.meta.url).pathname,
+      new URL("../../cli.ts", import.meta.url).pathname,
+      "start",
+      "-c",
+      bad,
+    ],
+    env: { ...t.env, GATEHOUSE_ADMIN: `127.0.0.1:${freePort()}` },
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn().status;
+  assert.equal(start.code, 1);
+  const sock = `unix/${t.dir}/admin.sock`;
+  const p = spawnCli(["run"], { ...t.env, GATEHOUSE_ADMIN: sock }, t.dir);
+  const client = Deno.createHttpClient({
+    proxy: { transport: "unix", path: `${t.dir}/admin.sock` },
+  });
+  await until(
+    async () => {
+      const r = await fetch("http://localhost/config/", { client });
+      await r.body?.cancel();
+      return r.status === 200;
+    },
+    30000,
+    "admin socket",
+  );
+  client.close();
+  const stop = await runCli(["stop", "--address", sock], t.env);
+  assert.equal(stop.code, 0, stop.out);
+  assert.equal(await finish(p, t.dir), 0);
+});
