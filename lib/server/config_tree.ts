@@ -294,3 +294,40 @@ export function stripMeta(config: Json): Json {
   }
   return config;
 }
+
+/**
+ * A copy of `root` in which every object and array along `path` is a fresh shallow copy and
+ * everything else is shared, so `accessTree(copy, method, path, ...)` never touches `root`.
+ * Much cheaper than a deep clone of a large config.
+ *
+ * @example
+ * ```ts
+ * import { accessTree, copyAlongPath } from "./config_tree.ts";
+ * const root = { config: { a: { b: 1 }, big: [1, 2, 3] } };
+ * const next = copyAlongPath(root, "/config/a/b");
+ * accessTree(next, "PATCH", "/config/a/b", 2); // root is unchanged
+ * ```
+ */
+export function copyAlongPath(root: JsonObject, path: string): JsonObject {
+  const parts = path.replace(/^\/+|\/+$/g, "").split("/").filter((p) => p !== "" && p !== "...");
+  const out: JsonObject = { ...root };
+  let node: Json = out;
+  for (const part of parts) {
+    let child: Json | undefined;
+    if (Array.isArray(node)) {
+      const i = Number(part);
+      if (!Number.isInteger(i) || i < 0 || i >= node.length) break;
+      child = node[i];
+      if (child === null || typeof child !== "object") break;
+      child = Array.isArray(child) ? [...child] : { ...child };
+      node[i] = child;
+    } else if (isObject(node)) {
+      child = node[part];
+      if (child === undefined || child === null || typeof child !== "object") break;
+      child = Array.isArray(child) ? [...child] : { ...child };
+      node[part] = child;
+    } else break;
+    node = child;
+  }
+  return out;
+}

@@ -9,6 +9,7 @@ import {
   accessTree,
   canonicalJson,
   CONFIG_KEY,
+  copyAlongPath,
   decodeBody,
   encodeForGet,
   fnv1a32,
@@ -92,7 +93,7 @@ export class Engine {
 
   /** The running config (with `@id` fields), or null. */
   get config(): Json {
-    return structuredClone(this.#root[CONFIG_KEY]);
+    return JSON.parse(JSON.stringify(this.#root[CONFIG_KEY]));
   }
 
   /** The bound admin address (`host:port`, `unix/path`), or undefined when disabled. */
@@ -151,7 +152,7 @@ export class Engine {
         }
       }
       const value = method === "DELETE" ? null : decodeBody(body);
-      const next = structuredClone(this.#root);
+      const next = copyAlongPath(this.#root, path);
       accessTree(next, method, path, value);
       return await this.#apply(next[CONFIG_KEY], force);
     });
@@ -161,7 +162,7 @@ export class Engine {
   load(config: unknown, force = false): Promise<boolean> {
     return this.#serial(async () => {
       if (this.#stopped) throw new AdminError("bad_request", "server is stopping");
-      return await this.#apply(structuredClone(config ?? null) as Json, force);
+      return await this.#apply(JSON.parse(JSON.stringify(config ?? null)) as Json, force);
     });
   }
 

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   accessTree,
   canonicalJson,
+  copyAlongPath,
   fnv1a32,
   indexIds,
   type Json,
@@ -88,4 +89,29 @@ Deno.test("@id index and stripping", () => {
   assert.deepEqual(stripMeta(cfg), { apps: { x: { list: [{ v: 1 }] } } });
   assert.throws(() => indexIds({ a: { "@id": "d" }, b: { "@id": "d" } }), /duplicate/);
   assert.throws(() => indexIds({ a: { "@id": {} } }), /string or number/);
+});
+
+Deno.test("copyAlongPath isolates a change from the original tree and shares the rest", () => {
+  const original = {
+    config: { apps: { a: { list: [{ v: 1 }, { v: 2 }], other: { big: [1, 2, 3] } } } },
+  } as JsonObject;
+  const snapshot = JSON.stringify(original);
+  for (
+    const [method, path, value] of [
+      ["PATCH", "/config/apps/a/list/0/v", 9],
+      ["POST", "/config/apps/a/list", { v: 3 }],
+      ["POST", "/config/apps/a/list/...", [{ v: 4 }]],
+      ["PUT", "/config/apps/a/list/0", { v: 0 }],
+      ["DELETE", "/config/apps/a/list/1"],
+      ["PUT", "/config/apps/b/c", 1],
+      ["DELETE", "/config/"],
+    ] as const
+  ) {
+    const next = copyAlongPath(original, path);
+    accessTree(next, method, path, (value ?? null) as Json);
+    assert.equal(JSON.stringify(original), snapshot, `${method} ${path}`);
+  }
+  const next = copyAlongPath(original, "/config/apps/a/list/0/v");
+  const o = original.config as { apps: { a: { other: unknown } } };
+  assert.equal((next.config as typeof o).apps.a.other, o.apps.a.other);
 });
