@@ -26,6 +26,7 @@ import { staticResponseModule } from "./handlers/static_response.ts";
 import { subrouteModule } from "./handlers/subroute.ts";
 import { varsModule } from "./handlers/vars.ts";
 import { staticIPSourceModule } from "./ip_source_static.ts";
+import { expressionMatcherModule } from "./matchers/expression.ts";
 import { headerMatcherModule } from "./matchers/header.ts";
 import { headerRegexpMatcherModule } from "./matchers/header_regexp.ts";
 import { hostMatcherModule } from "./matchers/host.ts";
@@ -55,6 +56,7 @@ export const httpModules: ModuleDefinition[] = [
   notMatcherModule,
   varsMatcherModule,
   varsRegexpMatcherModule,
+  expressionMatcherModule,
   staticResponseModule,
   subrouteModule,
   headersModule,

@@ -172,3 +172,43 @@ Deno.test("matcher sets are OR'ed, matchers in a set AND'ed; group and terminal"
     await srv.stop();
   }
 });
+
+Deno.test("expression matcher: placeholders, operators, string methods and matcher functions", async () => {
+  const srv = await serve(routes([
+    ["ph", [{
+      expression: "{http.request.uri.path}.startsWith('/ph') && {http.request.method} == 'GET'",
+    }]],
+    ["in", [{
+      expression:
+        "{http.request.header.X-Role} in ['admin', 'root'] || {http.request.uri.query.k}.size() > 3",
+    }]],
+    ["fn", [{ expression: "path('/fn/*') && !method('POST') && header({'X-A': 'b*'})" }]],
+    ["re", [{
+      expression: { expr: "path_regexp('id', '^/re/(\\\\d+)$') && query({'q': ['x', 'y']})" },
+    }]],
+    ["math", [{
+      expression:
+        "({http.request.uri.path} + '!').endsWith('/math!') && 2 + 2 >= 4 && 'Abc'.lowerAscii() == 'abc'",
+    }]],
+    ["ip", [{
+      expression:
+        "remote_ip('127.0.0.0/8') && {http.request.uri.path}.matches('^/ip$') && protocol('http')",
+    }]],
+  ]));
+  try {
+    const b = srv.url();
+    assert.equal(await hit(b, "/ph/x"), "ph");
+    assert.equal(await hit(b, "/ph/x", {}, "PUT"), "none");
+    assert.equal(await hit(b, "/x", { "x-role": "root" }), "in");
+    assert.equal(await hit(b, "/x?k=long"), "in");
+    assert.equal(await hit(b, "/x?k=ab"), "none");
+    assert.equal(await hit(b, "/fn/1", { "x-a": "bee" }), "fn");
+    assert.equal(await hit(b, "/fn/1", { "x-a": "bee" }, "POST"), "none");
+    assert.equal(await hit(b, "/re/12?q=y"), "re");
+    assert.equal(await hit(b, "/re/12?q=z"), "none");
+    assert.equal(await hit(b, "/math"), "math");
+    assert.equal(await hit(b, "/ip"), "ip");
+  } finally {
+    await srv.stop();
+  }
+});
