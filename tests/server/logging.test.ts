@@ -211,3 +211,44 @@ Deno.test("bad logging config fails the load: unknown writer, level, encoder", a
     await s.stop();
   }
 });
+
+Deno.test("file writer prunes backups older than roll_keep_days", async () => {
+  const dir = await Deno.makeTempDir();
+  const old = `${dir}/age-2000-01-01T00-00-00.000.log`;
+  await Deno.writeTextFile(old, "old\n");
+  const past = new Date(Date.now() - 100 * 86_400_000);
+  await Deno.utime(old, past, past);
+  const s = await startServer({
+    config: {
+      logging: {
+        logs: {
+          default: {
+            writer: {
+              output: "file",
+              filename: `${dir}/age.log`,
+              roll_size_mb: 0.001,
+              roll_keep_days: 1,
+              roll_gzip: false,
+            },
+          },
+        },
+      },
+    },
+  });
+  try {
+    for (let i = 0; i < 30; i++) s.engine.log.named("age").info("y".repeat(100));
+    await until(
+      () => !Deno.readDirSync(dir).some((e) => e.name === "age-2000-01-01T00-00-00.000.log"),
+      5000,
+      "pruning",
+    );
+    assert.ok(
+      [...Deno.readDirSync(dir)].some((e) =>
+        /^age-\d{4}-.*\.log$/.test(e.name) && !e.name.startsWith("age-2000")
+      ),
+    );
+  } finally {
+    await s.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -155,6 +155,12 @@ export function createAdminHandler(engine: Engine, sec: AdminSecurity): ConnHand
       res = errorResponse(err);
     }
     if (allowOrigin) {
+      try {
+        res.headers.get("x"); // module routes may answer with immutable headers: copy then
+        res.headers.set("vary", res.headers.get("vary") ?? "Origin");
+      } catch {
+        res = new Response(res.body, res);
+      }
       res.headers.set("access-control-allow-origin", allowOrigin);
       if (req.method === "OPTIONS") {
         res.headers.set("access-control-allow-methods", "OPTIONS, GET, POST, PUT, PATCH, DELETE");
