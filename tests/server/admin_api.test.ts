@@ -294,7 +294,7 @@ Deno.test("enforce_origin and origins: Origin must match; CORS header echoes it"
     const base = `http://127.0.0.1:${port}`;
     const none = await call(base, "GET", "/config/");
     assert.equal(none.status, 403);
-    assert.match(none.body, /Origin header is missing or invalid/);
+    assert.match(none.body, /client is not allowed to access from origin ''/);
     const bad = await call(base, "GET", "/config/", undefined, { origin: "http://evil.example" });
     assert.equal(bad.status, 403);
     assert.match(bad.body, /not allowed to access from origin/);

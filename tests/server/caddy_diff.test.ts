@@ -204,7 +204,63 @@ Deno.test({
       const [cs, gs] = [await fetch(`http://${cv.$SITE}/`), await fetch(`http://${gv.$SITE}/`)];
       assert.equal(gs.status, cs.status);
       assert.equal(await gs.text(), await cs.text());
-      for (const tg of targets) assert.equal((await call(tg.admin, "POST", "/stop")).status, 200);
+      // Origin checks with enforce_origin agree (default origins, then an explicit list)
+      for (const origins of [undefined, ["https://admin.example", "$ADMIN"]]) {
+        for (const tg of targets) {
+          const admin = {
+            listen: tg.vars.$ADMIN,
+            enforce_origin: true,
+            origins: origins?.map((o) => o.replace("$ADMIN", tg.vars.$ADMIN)),
+          };
+          const r = await call(tg.admin, "POST", "/load", {
+            ...JSON.parse(subst(base, tg.vars) as string),
+            admin,
+          }, {
+            origin: `http://${tg.vars.$ADMIN}`,
+          });
+          assert.equal(r.status, 200, `${tg.name} ${r.body}`);
+        }
+        for (
+          const origin of [
+            "",
+            "http://evil.example",
+            "http://$ADMIN",
+            "https://$ADMIN",
+            "http://localhost:$PORT",
+            "https://admin.example",
+            "http://admin.example",
+            "null",
+          ]
+        ) {
+          const statuses = await Promise.all(targets.map(async (tg) => {
+            const port = tg.vars.$ADMIN.split(":")[1];
+            const o = origin.replace("$ADMIN", tg.vars.$ADMIN).replace("$PORT", port);
+            const r = await call(
+              tg.admin,
+              "GET",
+              "/config/admin/listen",
+              undefined,
+              o ? { origin: o } : {},
+            );
+            return `${r.status} ${r.headers.get("access-control-allow-origin") ?? ""}`.replace(
+              tg.vars.$ADMIN,
+              "$ADMIN",
+            ).replace(`:${port}`, ":$PORT");
+          }));
+          assert.equal(
+            statuses[1],
+            statuses[0],
+            `Origin ${origin} with origins ${JSON.stringify(origins)}`,
+          );
+        }
+      }
+      for (const tg of targets) {
+        assert.equal(
+          (await call(tg.admin, "POST", "/stop", undefined, { origin: `http://${tg.vars.$ADMIN}` }))
+            .status,
+          200,
+        );
+      }
       assert.equal((await caddy.status).code, 0);
       assert.equal((await gh.status).code, 0);
     } finally {

@@ -80,6 +80,13 @@ export function checkAdminRequest(req: Request, sec: AdminSecurity): string | un
   }
   if (!sec.enforceOrigin) return undefined;
   const raw = req.headers.get("origin") || req.headers.get("referer") || "";
+  const refused = () =>
+    new AdminError("forbidden", `client is not allowed to access from origin '${raw}'`);
+  // like Go's url.Parse: text without a scheme (empty, "null") parses as a host-less URL
+  if (!raw.includes("://")) {
+    if (sec.allowed.some((a) => !a.scheme && a.host === "")) return raw;
+    throw refused();
+  }
   let origin: URL;
   try {
     origin = new URL(raw);
@@ -88,8 +95,6 @@ export function checkAdminRequest(req: Request, sec: AdminSecurity): string | un
   }
   const scheme = origin.protocol.replace(/:$/, "");
   const ok = sec.allowed.some((a) => (!a.scheme || a.scheme === scheme) && a.host === origin.host);
-  if (!ok) {
-    throw new AdminError("forbidden", `client is not allowed to access from origin '${raw}'`);
-  }
+  if (!ok) throw refused();
   return `${origin.protocol}//${origin.host}`;
 }
