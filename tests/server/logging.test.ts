@@ -80,7 +80,7 @@ Deno.test("sampling keeps the first N per interval, then every Mth", async () =>
   });
 });
 
-Deno.test("include/exclude route loggers; the default log skips what other logs include", async () => {
+Deno.test("include/exclude route loggers; by default every message goes to every log", async () => {
   await withLogs({
     access: {
       writer: { output: "file", filename: "$DIR/access.log" },
@@ -90,20 +90,30 @@ Deno.test("include/exclude route loggers; the default log skips what other logs 
       writer: { output: "file", filename: "$DIR/noadmin.log" },
       exclude: ["admin", "http"],
     },
-    default: undefined,
+    nested: {
+      writer: { output: "file", filename: "$DIR/nested.log" },
+      include: ["http"],
+      exclude: ["http.log"],
+    },
+    default: { writer: { output: "file", filename: "$DIR/default.log" } },
   }, async (dir, s) => {
     s.engine.log.named("http.log.access.srv0").info("handled request");
     s.engine.log.named("admin.api").info("api");
     s.engine.log.named("adminx").info("not admin");
     s.engine.log.named("http.handlers.x").info("handler");
-    const access = (await lines(`${dir}/access.log`)).map((x) => x.msg);
-    const noadmin = (await lines(`${dir}/noadmin.log`)).map((x) => x.msg);
-    assert.deepEqual(access, ["handled request"]);
+    const read = async (name: string) => (await lines(`${dir}/${name}.log`)).map((x) => x.msg);
+    assert.deepEqual(await read("access"), ["handled request"]);
+    const noadmin = await read("noadmin");
     assert.ok(noadmin.includes("not admin"));
     assert.ok(
       !noadmin.includes("api") && !noadmin.includes("handler") &&
         !noadmin.includes("handled request"),
     );
+    assert.deepEqual(await read("nested"), ["handler"]);
+    const all = await read("default");
+    for (const m of ["handled request", "api", "not admin", "handler"]) {
+      assert.ok(all.includes(m), m);
+    }
   });
   assert.equal(loggerAllowed("http.log.access.srv0", ["http.log.access"], []), true);
   assert.equal(loggerAllowed("http.log.accessx", ["http.log.access"], []), false);
@@ -202,6 +212,8 @@ Deno.test("bad logging config fails the load: unknown writer, level, encoder", a
         { default: { level: "LOUD" } },
         { default: { encoder: { format: "xml" } } },
         { default: { encoder: { format: "json", time_format: "bogus" } } },
+        { default: { include: ["a"], exclude: ["a"] } },
+        { default: { include: ["a"], exclude: ["b"] } },
       ]
     ) {
       const r = await call(s.adminUrl!, "POST", "/load", { logging: { logs } });

@@ -47,6 +47,32 @@ export function loggerAllowed(name: string, include: string[], exclude: string[]
   return accept > reject || (include.length === 0 && reject === 0);
 }
 
+/**
+ * Checks include/exclude lists as Caddy does: arrays of names, never intersecting, and when
+ * both are set each include must be a super- or subspace of some exclude.
+ */
+function checkFilters(log: string, include: unknown, exclude: unknown): void {
+  if (!Array.isArray(include) || !Array.isArray(exclude)) {
+    throw new Error(`log ${log}: include and exclude must be arrays of logger names`);
+  }
+  if (include.length === 0 || exclude.length === 0) return;
+  for (const allow of include) {
+    if (exclude.includes(allow)) {
+      throw new Error(
+        `log ${log}: include and exclude must not intersect, but found ${allow} in both lists`,
+      );
+    }
+    const nested = exclude.some((deny: string) =>
+      (allow + ".").startsWith(deny + ".") || (deny + ".").startsWith(allow + ".")
+    );
+    if (!nested) {
+      throw new Error(
+        `log ${log}: when both include and exclude are populated, each element must be a superspace or subspace of one in the other list; check '${allow}' in include`,
+      );
+    }
+  }
+}
+
 class Sampler {
   #windowStart = 0;
   #counts = new Map<string, number>();
@@ -110,10 +136,6 @@ export class LogPipeline {
     const section = (raw ?? {}) as { logs?: Record<string, CustomLogConfig>; sink?: unknown };
     const logsRaw = { ...(section.logs ?? {}) };
     const built: BuiltLog[] = [];
-    const includedElsewhere: string[] = [];
-    for (const [name, cfg] of Object.entries(logsRaw)) {
-      if (name !== DEFAULT_LOG) includedElsewhere.push(...(cfg?.include ?? []));
-    }
     if (!logsRaw[DEFAULT_LOG]) logsRaw[DEFAULT_LOG] = {};
     try {
       for (const [name, cfg0] of Object.entries(logsRaw)) {
@@ -129,16 +151,9 @@ export class LogPipeline {
           : writer.isTerminal
           ? consoleEncoder()
           : jsonEncoder();
-        let include = cfg.include ?? [];
-        let exclude = cfg.exclude ?? [];
-        if (name === DEFAULT_LOG && include.length === 0 && exclude.length === 0) {
-          // avoid logging twice what another log already takes
-          include = [];
-          exclude = includedElsewhere;
-        }
-        if (!Array.isArray(include) || !Array.isArray(exclude)) {
-          throw new Error(`log ${name}: include and exclude must be arrays of logger names`);
-        }
+        const include = cfg.include ?? [];
+        const exclude = cfg.exclude ?? [];
+        checkFilters(name, include, exclude);
         let sampler: Sampler | undefined;
         if (cfg.sampling) {
           const s = cfg.sampling;
