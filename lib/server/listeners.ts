@@ -143,25 +143,42 @@ export class ListenerPool {
     socket.handles = socket.handles.filter((h) => h !== handle);
     if (socket.handles.length > 0 || this.#sockets.get(socket.key) !== socket) return;
     this.#sockets.delete(socket.key);
-    await this.#close(socket, this.gracePeriodMs);
-  }
-
-  async #close(socket: Socket, graceMs?: number): Promise<void> {
-    const done = socket.server.shutdown().then(() => socket.server.finished);
-    if (graceMs === undefined) await done;
-    else {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([done, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
-      clearTimeout(timer);
-    }
+    // The socket stops accepting at once (the address is free again); in-flight requests
+    // drain in the background, so a reload is never held up by long-lived connections.
+    const drained = socket.server.shutdown().then(() => socket.server.finished);
+    const tracked = drained.catch(() => {}).finally(() => this.#draining.delete(tracked));
+    this.#draining.add(tracked);
     if (socket.unixPath) await Deno.remove(socket.unixPath).catch(() => {});
   }
 
-  /** Closes every socket (process exit), waiting up to `graceMs` for in-flight requests. */
+  #draining = new Set<Promise<void>>();
+
+  /**
+   * Closes every socket (process exit) and waits for in-flight requests, at most `graceMs`
+   * when given.
+   */
   async closeAll(graceMs: number | undefined = this.gracePeriodMs): Promise<void> {
     const all = [...this.#sockets.values()];
     this.#sockets.clear();
     for (const s of all) for (const h of s.handles) h.released = true;
-    await Promise.all(all.map((s) => this.#close(s, graceMs)));
+    for (const s of all) {
+      const drained = s.server.shutdown().then(() => s.server.finished);
+      const tracked = drained.catch(() => {}).finally(() => this.#draining.delete(tracked));
+      this.#draining.add(tracked);
+      if (s.unixPath) await Deno.remove(s.unixPath).catch(() => {});
+    }
+    await this.drained(graceMs);
+  }
+
+  /** Waits until every closed socket drained its requests, at most `graceMs` when given. */
+  async drained(graceMs?: number): Promise<void> {
+    const all = Promise.all([...this.#draining]);
+    if (graceMs === undefined) {
+      await all;
+      return;
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([all, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+    clearTimeout(timer);
   }
 }

@@ -151,3 +151,24 @@ Deno.test("replaced modules are cleaned up; stop and cleanup run once per config
     "cleanup b",
   ]);
 });
+
+Deno.test("a reload that drops an address frees it at once and lets its in-flight requests finish", async () => {
+  const port = freePort();
+  const s = await startServer({
+    config: {
+      logging: QUIET,
+      apps: { gatehouse_test: { tag: "old", listen: `127.0.0.1:${port}`, delay_ms: 1500 } },
+    },
+  });
+  try {
+    const inflight = fetch(`http://127.0.0.1:${port}/`).then((r) => r.text());
+    await new Promise((r) => setTimeout(r, 200));
+    const t0 = Date.now();
+    await s.load({ logging: QUIET, apps: { gatehouse_test: { tag: "new" } } });
+    assert.ok(Date.now() - t0 < 1000, "the reload did not wait for the slow request");
+    await assert.rejects(Deno.connect({ hostname: "127.0.0.1", port }).then((c) => c.close()));
+    assert.equal(await inflight, "slow old");
+  } finally {
+    await s.stop();
+  }
+});
