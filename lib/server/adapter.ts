@@ -65,7 +65,15 @@ export function getAdapter(name: string): ConfigAdapter | undefined {
   return adapters.get(name);
 }
 
-/** Names of the registered adapters, sorted. */
+/**
+ * Names of the registered adapters, sorted.
+ *
+ * @example
+ * ```ts
+ * import { listAdapters } from "./adapter.ts";
+ * console.log(listAdapters()); // e.g. ["json5"]
+ * ```
+ */
 export function listAdapters(): string[] {
   return [...adapters.keys()].sort();
 }
