@@ -9,6 +9,7 @@ import "../server/standard.ts";
 import { getAdapter } from "../server/adapter.ts";
 import type { AdapterWarning } from "../server/adapter.ts";
 import { UsageError } from "./usage_error.ts";
+import { jsonErrorMessage } from "../server/errors.ts";
 
 /** Default text config file names looked for in the current directory. */
 export const DEFAULT_CONFIG_FILES: readonly string[] = ["Gatehousefile", "Caddyfile"];
@@ -63,7 +64,7 @@ export async function readConfigFile(path: string, adapter?: string): Promise<Lo
     try {
       return { config: JSON.parse(text), warnings: [], source: path };
     } catch (e) {
-      throw new UsageError(`${path}: decoding JSON config: ${(e as Error).message}`);
+      throw new UsageError(`${path}: decoding JSON config: ${jsonErrorMessage(e)}`);
     }
   }
   const a = getAdapter(name);

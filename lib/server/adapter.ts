@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { AdminError } from "./errors.ts";
+import { AdminError, jsonErrorMessage } from "./errors.ts";
 
 /** A problem an adapter noticed but could work around. */
 export interface AdapterWarning {
@@ -97,7 +97,7 @@ export async function adaptByContentType(
     try {
       return { result: body.trim() === "" ? null : JSON.parse(body), warnings: [] };
     } catch (e) {
-      throw new AdminError("bad_request", `decoding request body: ${(e as Error).message}`);
+      throw new AdminError("bad_request", `decoding request body: ${jsonErrorMessage(e)}`);
     }
   }
   const slash = ct.indexOf("/");

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { AdminError } from "./errors.ts";
+import { AdminError, jsonErrorMessage } from "./errors.ts";
 
 /** A JSON value. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -96,7 +96,7 @@ export function decodeBody(body: string): Json {
   try {
     return JSON.parse(body) as Json;
   } catch (e) {
-    throw new AdminError("bad_request", `decoding request body: ${(e as Error).message}`);
+    throw new AdminError("bad_request", `decoding request body: ${jsonErrorMessage(e)}`);
   }
 }
 

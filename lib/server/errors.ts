@@ -67,3 +67,24 @@ export function toAdminError(e: unknown): AdminError {
   if (e instanceof AdminError) return e;
   return new AdminError("internal", e instanceof Error ? e.message : String(e), { cause: e });
 }
+
+/**
+ * The message of a `JSON.parse` error without the excerpt of the input V8 quotes in it (the
+ * input may hold secrets, and errors are logged).
+ *
+ * @example
+ * ```ts
+ * import { jsonErrorMessage } from "./errors.ts";
+ * try {
+ *   JSON.parse("secret");
+ * } catch (e) {
+ *   jsonErrorMessage(e); // "Unexpected token 's' (not valid JSON)"
+ * }
+ * ```
+ */
+export function jsonErrorMessage(e: unknown): string {
+  const msg = e instanceof Error ? e.message : String(e);
+  return msg.replace(/, "(?:[^"\\]|\\.)*"(?:\.\.\.)? is not valid JSON$/s, " (not valid JSON)")
+    .replace(/^Unexpected token '(.)', .*$/s, "Unexpected token '$1' (not valid JSON)")
+    .slice(0, 200);
+}

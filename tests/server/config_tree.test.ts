@@ -3,6 +3,7 @@ import {
   accessTree,
   canonicalJson,
   copyAlongPath,
+  decodeBody,
   fnv1a32,
   indexIds,
   type Json,
@@ -114,4 +115,17 @@ Deno.test("copyAlongPath isolates a change from the original tree and shares the
   const next = copyAlongPath(original, "/config/apps/a/list/0/v");
   const o = original.config as { apps: { a: { other: unknown } } };
   assert.equal((next.config as typeof o).apps.a.other, o.apps.a.other);
+});
+
+Deno.test("JSON errors never quote the input (it may hold secrets)", () => {
+  for (const body of ['"hunter2-secret', "hunter2-secret", '{"password": hunter2-secret}']) {
+    try {
+      decodeBody(body);
+      assert.fail("should throw");
+    } catch (e) {
+      assert.ok(e instanceof AdminError);
+      assert.equal(e.status, 400);
+      assert.ok(!e.message.includes("hunter2"), e.message);
+    }
+  }
 });
