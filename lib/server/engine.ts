@@ -201,9 +201,11 @@ export class Engine {
     try {
       await ctx.provision();
       const adminCfg = ctx.admin;
+      // with no default address (embedding), unloading keeps the endpoint it was reached on
       const listen = adminCfg.disabled
         ? undefined
-        : (adminCfg.listen || this.options.defaultAdmin || undefined);
+        : (adminCfg.listen || this.options.defaultAdmin ||
+          (config === null ? this.#admin?.listen : undefined));
       if (listen) {
         if (this.#admin && this.#admin.listen === listen) reuseAdmin = true;
         else {

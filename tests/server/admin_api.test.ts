@@ -408,3 +408,18 @@ Deno.test("admin.listen beats the default address; autosave follows admin.config
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("embedded without a default admin address: DELETE /config/ keeps the endpoint it came through", async () => {
+  const port = freePort();
+  const s = await startServer({
+    config: { logging: QUIET, admin: { listen: `127.0.0.1:${port}` } },
+  });
+  try {
+    const base = `http://127.0.0.1:${port}`;
+    assert.equal((await call(base, "DELETE", "/config/")).status, 200);
+    assert.equal((await call(base, "GET", "/config/")).body, "null\n");
+    assert.equal((await call(base, "POST", "/load", testConfig({ tag: "again" }))).status, 200);
+  } finally {
+    await s.stop();
+  }
+});
