@@ -127,13 +127,14 @@ export class Engine {
   }
 
   /**
-   * Changes the tree at `path` and loads the result. `body` is the raw JSON text (ignored for
+   * Changes the tree at a path (or at the path a resolver returns when the change's turn
+   * comes, for `/id/` requests) and loads the result. `body` is the raw JSON text (ignored for
    * DELETE). Throws an AdminError (412 stale If-Match, 404, 409, 400 load failure ...).
    * Resolves to false when the result equals the running config and `force` is not set.
    */
   change(
     method: TreeMethod,
-    path: string,
+    pathOrResolver: string | (() => string),
     body: string,
     ifMatch?: string | null,
     force = false,
@@ -151,6 +152,7 @@ export class Engine {
           );
         }
       }
+      const path = typeof pathOrResolver === "string" ? pathOrResolver : pathOrResolver();
       const value = method === "DELETE" ? null : decodeBody(body);
       const next = copyAlongPath(this.#root, path);
       accessTree(next, method, path, value);

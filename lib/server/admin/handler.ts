@@ -62,9 +62,11 @@ export function createAdminHandler(engine: Engine, sec: AdminSecurity): ConnHand
   const log = engine.log.named("admin.api");
   const limit = engine.options.maxBodyBytes ?? 100 * 1024 * 1024;
 
-  const config = async (req: Request, path: string): Promise<Response> => {
+  // `path` is a function for /id/ requests: the id resolves inside the change's turn, so the
+  // request stays atomic even when a concurrent change moves the object
+  const config = async (req: Request, path: string | (() => string)): Promise<Response> => {
     if (req.method === "GET") {
-      const { body, etag } = engine.read(path);
+      const { body, etag } = engine.read(typeof path === "string" ? path : path());
       return new Response(body, { headers: { ...JSON_HEADERS, etag } });
     }
     if (!MUTATIONS.has(req.method)) {
@@ -94,14 +96,12 @@ export function createAdminHandler(engine: Engine, sec: AdminSecurity): ConnHand
       if (parts.length < 3 || parts[2] === "") {
         throw new AdminError("bad_request", "request path is missing object ID");
       }
-      const expanded = [engine.resolveId(parts[2]), ...parts.slice(3)].join("/").replace(
-        /\/+/g,
-        "/",
-      );
-      return await config(
-        req,
-        expanded.length > 1 && expanded.endsWith("/") ? expanded.slice(0, -1) : expanded,
-      );
+      engine.resolveId(parts[2]); // 404 before reading any body
+      return await config(req, () => {
+        const expanded = [engine.resolveId(parts[2]), ...parts.slice(3)].join("/")
+          .replace(/\/+/g, "/");
+        return expanded.length > 1 && expanded.endsWith("/") ? expanded.slice(0, -1) : expanded;
+      });
     }
     if (path === "/load") {
       if (req.method !== "POST") throw new AdminError("method_not_allowed", "method not allowed");
