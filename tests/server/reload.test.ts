@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { startServer } from "../../admin.ts";
 import "./fixtures/test_app.ts";
-import { call, freePort } from "./fixtures/helpers.ts";
+import { call, freePort, until } from "./fixtures/helpers.ts";
 
 const QUIET = { logs: { default: { writer: { output: "discard" } } } };
 
@@ -170,5 +170,40 @@ Deno.test("a reload that drops an address frees it at once and lets its in-fligh
     assert.equal(await inflight, "slow old");
   } finally {
     await s.stop();
+  }
+});
+
+Deno.test("listeners on unix sockets: served, kept across reloads, removed when dropped", async () => {
+  const dir = await Deno.makeTempDir();
+  const sock = `${dir}/site.sock`;
+  const cfg = (body: string) => ({
+    logging: QUIET,
+    apps: {
+      http: {
+        servers: {
+          a: {
+            listen: [`unix/${sock}`],
+            routes: [{ handle: [{ handler: "static_response", body }] }],
+          },
+        },
+      },
+    },
+  });
+  const s = await startServer({ config: cfg("one") });
+  const client = Deno.createHttpClient({ proxy: { transport: "unix", path: sock } });
+  try {
+    assert.equal(await (await fetch("http://x/", { client })).text(), "one");
+    await s.load(cfg("two"));
+    assert.equal(await (await fetch("http://x/", { client })).text(), "two");
+    await s.load({ logging: QUIET });
+    await until(
+      async () => !(await Deno.stat(sock).then(() => true, () => false)),
+      5000,
+      "socket file removal",
+    );
+  } finally {
+    client.close();
+    await s.stop();
+    await Deno.remove(dir, { recursive: true });
   }
 });
