@@ -107,6 +107,8 @@ export class RequestContext {
   userId = "";
   /** False once a handler deleted the `Server` response header. */
   serverHeader = true;
+  /** Set by a handler whose response already carries every header (`Server` included). */
+  headersFinal = false;
   /** True to skip the access log for this request. */
   skipLog = false;
   /** Request body bytes read by handlers (access log `bytes_read`). */

@@ -273,9 +273,9 @@ export class HttpServer implements ServerFacts {
   }
 
   #finish(c: RequestContext, res: Response, log: boolean): Response {
-    if (c.respHeaders !== null || !res.headers.has("server")) {
-      res = applyResponseHeaders(c, res);
-    }
+    // Reading res.headers materialises the header list (several µs); skip it when the
+    // handler says its headers are final.
+    if (c.respHeaders !== null || !c.headersFinal) res = applyResponseHeaders(c, res);
     if (log && !c.skipLog) return this.#logged(c, res);
     return res;
   }

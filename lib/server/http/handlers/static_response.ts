@@ -86,7 +86,6 @@ export function staticResponse(config: Raw): HttpHandler {
     fixedPairs.push(["connection", "close"]);
     if (pairsWithType !== fixedPairs) pairsWithType.push(["connection", "close"]);
   }
-  const fixedServer: [string, string][] = [...pairsWithType, ["server", "Gatehouse"]];
 
   function status(c: RequestContext): number {
     if (fixedStatus > 0) return c.error && statusT === null ? c.error.status : fixedStatus;
@@ -98,22 +97,33 @@ export function staticResponse(config: Raw): HttpHandler {
   }
 
   if (constHeaders && fixedBody !== null) {
-    // Hot path: nothing depends on the request except pre-set response headers.
+    // Hot path: the response is built once; each request gets a clone, which costs far less
+    // than constructing a Response with a headers init (the init dictionary conversion).
     const body = fixedBody.length ? fixedBody : null;
+    const code0 = fixedStatus > 0 ? fixedStatus : 200;
+    const withServer = new Response(code0 === 103 ? null : body, {
+      status: code0,
+      headers: [...pairsWithType, ["server", "Gatehouse"]],
+    });
+    const withoutServer = new Response(code0 === 103 ? null : body, {
+      status: code0,
+      headers: pairsWithType,
+    });
     return {
       serveHTTP(c) {
-        const code = c.error === null && fixedStatus > 0 ? fixedStatus : status(c);
-        if (c.respHeaders === null) {
-          return new Response(code === 103 ? null : body, {
-            status: code,
-            headers: c.serverHeader ? fixedServer : pairsWithType,
-          });
+        if (c.error === null && fixedStatus > 0 && c.respHeaders === null) {
+          if (c.serverHeader) {
+            c.headersFinal = true;
+            return withServer.clone();
+          }
+          return withoutServer.clone();
         }
+        const code = status(c);
         const h = new Headers(fixedPairs);
-        if (body && !hasContentType && !c.respHeaders.has("content-type")) {
+        if (body && !hasContentType && !c.respHeaders?.has("content-type")) {
           h.set("content-type", defaultType);
         }
-        return new Response(body, { status: code, headers: h });
+        return new Response(code === 103 ? null : body, { status: code, headers: h });
       },
     };
   }

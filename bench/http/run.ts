@@ -1,0 +1,345 @@
+/**
+ * HTTP load scenarios, Gatehouse side by side with Caddy 2.6.2 (and nginx when installed),
+ * alternating servers within each round, each server pinned to one core with `taskset`.
+ * Scenarios: respond (13 bytes), 1 KiB file, 1 MiB file, 404, gzip of a 100 KiB text file,
+ * reverse proxy to a local backend; a bare `Deno.serve` answers `respond` as the floor.
+ * Reports requests/s, p99 latency, peak RSS and server CPU time per request.
+ *
+ *   deno run -A bench/http/run.ts            # ROUNDS=2 DURATION=5 CONNECTIONS=32 SERVER_CORE=1
+ *
+ * @module
+ */
+
+const ROUNDS = Number(Deno.env.get("ROUNDS") ?? 2);
+const DURATION = Number(Deno.env.get("DURATION") ?? 5);
+const CONNECTIONS = Number(Deno.env.get("CONNECTIONS") ?? 32);
+const SERVER_CORE = Deno.env.get("SERVER_CORE") ?? "1";
+const LOAD_CORE = Deno.env.get("LOAD_CORE") ?? "0";
+const CLI = new URL("../../cli.ts", import.meta.url).pathname;
+const TICK = 100; // USER_HZ
+
+function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const p = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return p;
+}
+
+function has(cmd: string): boolean {
+  try {
+    return new Deno.Command("sh", { args: ["-c", `command -v ${cmd}`], stdout: "null" })
+      .outputSync().success;
+  } catch {
+    return false;
+  }
+}
+
+interface Scenario {
+  name: string;
+  path: string;
+  headers?: Record<string, string>;
+  only?: string[];
+}
+
+const ONLY = Deno.env.get("ONLY");
+const ALL_SCENARIOS: Scenario[] = [
+  { name: "respond 13 B", path: "/respond" },
+  { name: "file 1 KiB", path: "/f/1k.txt" },
+  { name: "file 1 MiB", path: "/f/1m.bin" },
+  { name: "404", path: "/f/missing.txt" },
+  { name: "gzip 100 KiB", path: "/f/100k.txt", headers: { "Accept-Encoding": "gzip" } },
+  { name: "reverse proxy", path: "/proxy/x" },
+];
+const SCENARIOS = ONLY ? ALL_SCENARIOS.filter((s) => s.name.includes(ONLY)) : ALL_SCENARIOS;
+
+function httpConfig(listen: string, root: string, upstream: string) {
+  return {
+    servers: {
+      bench: {
+        listen: [listen],
+        automatic_https: { disable: true },
+        routes: [
+          {
+            match: [{ path: ["/respond"] }],
+            handle: [{ handler: "static_response", body: "Hello, World!" }],
+            terminal: true,
+          },
+          {
+            match: [{ path: ["/proxy/*"] }],
+            handle: [{ handler: "reverse_proxy", upstreams: [{ dial: upstream }] }],
+            terminal: true,
+          },
+          {
+            match: [{ path: ["/f/*"] }],
+            handle: [
+              { handler: "rewrite", strip_path_prefix: "/f" },
+              { handler: "encode", encodings: { gzip: {} } },
+              { handler: "file_server", root },
+            ],
+            terminal: true,
+          },
+        ],
+      },
+    },
+  };
+}
+
+function nginxConfig(dir: string, port: number, root: string, upstream: string): string {
+  return `worker_processes 1;
+daemon off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/nginx-error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  include /etc/nginx/mime.types;
+  gzip on; gzip_types text/plain; gzip_min_length 512;
+  client_body_temp_path ${dir}; proxy_temp_path ${dir}; fastcgi_temp_path ${dir}; uwsgi_temp_path ${dir}; scgi_temp_path ${dir};
+  upstream up { server ${upstream}; keepalive 32; }
+  server {
+    listen 127.0.0.1:${port};
+    location = /respond { default_type text/plain; return 200 "Hello, World!"; }
+    location /proxy/ { proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection ""; }
+    location /f/ { alias ${root}/; }
+  }
+}
+`;
+}
+
+interface Server {
+  name: string;
+  port: number;
+  child: Deno.ChildProcess;
+  pids(): number[];
+}
+
+function cpuTicks(pid: number): number {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return Number(f[11]) + Number(f[12]);
+  } catch {
+    return 0;
+  }
+}
+
+function peakRSS(pid: number): number {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(Deno.readTextFileSync(`/proc/${pid}/status`));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+function children(pid: number): number[] {
+  try {
+    return Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`).trim().split(/\s+/).filter(
+      Boolean,
+    ).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+async function waitUp(port: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      const c = await Deno.connect({ hostname: "127.0.0.1", port });
+      c.close();
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  throw new Error(`port ${port} never opened`);
+}
+
+function start(
+  name: string,
+  cmd: string[],
+  port: number,
+  env: Record<string, string> = {},
+): Server {
+  const child = new Deno.Command("taskset", {
+    args: ["-c", SERVER_CORE, ...cmd],
+    stdout: "null",
+    stderr: "null",
+    env,
+  }).spawn();
+  return {
+    name,
+    port,
+    child,
+    pids: () => [child.pid, ...children(child.pid)],
+  };
+}
+
+interface Result {
+  rps: number;
+  p99ms: number;
+  requests: number;
+  cpuUsPerReq: number;
+}
+
+function parseLatency(s: string): number {
+  const m = /([\d.]+)(us|ms|s)/.exec(s);
+  if (!m) return NaN;
+  const v = Number(m[1]);
+  return m[2] === "us" ? v / 1000 : m[2] === "s" ? v * 1000 : v;
+}
+
+async function wrk(server: Server, s: Scenario, seconds = DURATION): Promise<Result> {
+  const args = ["-c", LOAD_CORE, "wrk", "-t1", `-c${CONNECTIONS}`, `-d${seconds}s`, "--latency"];
+  for (const [k, v] of Object.entries(s.headers ?? {})) args.push("-H", `${k}: ${v}`);
+  args.push(`http://127.0.0.1:${server.port}${s.path}`);
+  const before = server.pids().reduce((n, p) => n + cpuTicks(p), 0);
+  const out = new TextDecoder().decode(
+    (await new Deno.Command("taskset", { args, stdout: "piped" }).output()).stdout,
+  );
+  const after = server.pids().reduce((n, p) => n + cpuTicks(p), 0);
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0);
+  const p99 = parseLatency(/99%\s+(\S+)/.exec(out)?.[1] ?? "");
+  const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
+  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
+  if (non2xx && s.name !== "404") {
+    console.error(`warning: ${server.name} ${s.name}: ${non2xx} non-2xx`);
+  }
+  return {
+    rps,
+    p99ms: p99,
+    requests,
+    cpuUsPerReq: requests ? ((after - before) / TICK) * 1e6 / requests : NaN,
+  };
+}
+
+const dir = await Deno.makeTempDir({ prefix: "gatehouse-bench-" });
+const root = `${dir}/site`;
+await Deno.mkdir(root);
+await Deno.writeFile(`${root}/1k.txt`, new Uint8Array(1024).fill(97));
+await Deno.writeFile(`${root}/1m.bin`, new Uint8Array(1024 * 1024).map((_, i) => i % 251));
+await Deno.writeTextFile(
+  `${root}/100k.txt`,
+  Array.from(
+    { length: 2000 },
+    (_, i) => `line ${i} of a text file that compresses well ${i % 17}\n`,
+  ).join("").slice(0, 100 * 1024),
+);
+
+// Backend for the proxy scenario (on the load core).
+const backendPort = freePort();
+await Deno.writeTextFile(
+  `${dir}/backend.ts`,
+  `Deno.serve({ hostname: "127.0.0.1", port: ${backendPort}, onListen() {} }, () => new Response("proxied hello"));`,
+);
+const backend = new Deno.Command("taskset", {
+  args: ["-c", LOAD_CORE, Deno.execPath(), "run", "-A", `${dir}/backend.ts`],
+  stdout: "null",
+  stderr: "null",
+}).spawn();
+await waitUp(backendPort);
+const upstream = `127.0.0.1:${backendPort}`;
+
+const servers: Server[] = [];
+{
+  const port = freePort();
+  await Deno.writeTextFile(
+    `${dir}/gatehouse.json`,
+    JSON.stringify({
+      admin: { disabled: true },
+      apps: { http: httpConfig(`127.0.0.1:${port}`, root, upstream) },
+    }),
+  );
+  servers.push(
+    start(
+      "gatehouse",
+      [Deno.execPath(), "run", "-A", CLI, "run", "--config", `${dir}/gatehouse.json`],
+      port,
+      { HOME: dir, XDG_DATA_HOME: `${dir}/gh-data`, XDG_CONFIG_HOME: `${dir}/gh-config` },
+    ),
+  );
+}
+if (has("caddy")) {
+  const port = freePort();
+  await Deno.writeTextFile(
+    `${dir}/caddy.json`,
+    JSON.stringify({
+      admin: { disabled: true },
+      apps: { http: httpConfig(`127.0.0.1:${port}`, root, upstream) },
+    }),
+  );
+  servers.push(
+    start("caddy 2.6.2", ["caddy", "run", "--config", `${dir}/caddy.json`], port, {
+      HOME: dir,
+      XDG_DATA_HOME: `${dir}/c-data`,
+      XDG_CONFIG_HOME: `${dir}/c-config`,
+      GOMAXPROCS: "1",
+    }),
+  );
+}
+if (has("nginx")) {
+  const port = freePort();
+  await Deno.writeTextFile(`${dir}/nginx.conf`, nginxConfig(dir, port, root, upstream));
+  servers.push(start("nginx", ["nginx", "-c", `${dir}/nginx.conf`, "-p", dir], port));
+}
+{
+  const port = freePort();
+  await Deno.writeTextFile(
+    `${dir}/bare.ts`,
+    `Deno.serve({ hostname: "127.0.0.1", port: ${port}, onListen() {} }, () => new Response("Hello, World!"));`,
+  );
+  servers.push(start("bare Deno.serve", [Deno.execPath(), "run", "-A", `${dir}/bare.ts`], port));
+}
+for (const s of servers) await waitUp(s.port);
+
+const results = new Map<string, Result[]>();
+try {
+  for (const sc of SCENARIOS) {
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const srv of servers) {
+        if (srv.name === "bare Deno.serve" && sc.name !== "respond 13 B") continue;
+        if (round === 0) await wrk(srv, sc, 2); // warm-up (JIT, connection pools), discarded
+        const r = await wrk(srv, sc);
+        const key = `${sc.name}|${srv.name}`;
+        (results.get(key) ?? results.set(key, []).get(key)!).push(r);
+        console.error(
+          `${sc.name} ${srv.name} round ${round + 1}: ${r.rps.toFixed(0)} req/s p99 ${
+            r.p99ms.toFixed(2)
+          } ms cpu ${r.cpuUsPerReq.toFixed(1)} µs/req`,
+        );
+      }
+    }
+  }
+} finally {
+  const rss = new Map(servers.map((s) => [s.name, s.pids().reduce((n, p) => n + peakRSS(p), 0)]));
+  for (const s of servers) {
+    try {
+      s.child.kill("SIGTERM");
+    } catch { /* gone */ }
+    await s.child.status;
+  }
+  backend.kill("SIGTERM");
+  await backend.status;
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const lines = [
+    `Load: wrk -t1 -c${CONNECTIONS} -d${DURATION}s on core ${LOAD_CORE}; each server pinned to core ${SERVER_CORE}; ${ROUNDS} rounds, servers alternating, medians.`,
+    "",
+    "| scenario | server | req/s | p99 ms | CPU µs/req | peak RSS MiB |",
+    "|---|---|---:|---:|---:|---:|",
+  ];
+  for (const sc of SCENARIOS) {
+    for (const srv of servers) {
+      const rs = results.get(`${sc.name}|${srv.name}`);
+      if (!rs) continue;
+      lines.push(
+        `| ${sc.name} | ${srv.name} | ${median(rs.map((r) => r.rps)).toFixed(0)} | ${
+          median(rs.map((r) => r.p99ms)).toFixed(2)
+        } | ${median(rs.map((r) => r.cpuUsPerReq)).toFixed(1)} | ${
+          (rss.get(srv.name)! / 1024).toFixed(1)
+        } |`,
+      );
+    }
+  }
+  console.log(lines.join("\n"));
+  await Deno.remove(dir, { recursive: true });
+}
