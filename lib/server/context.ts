@@ -49,6 +49,7 @@ export class ConfigContext {
   readonly #instances: ModuleInstance[] = [];
   readonly #cleanups: (() => void | Promise<void>)[] = [];
   readonly #handles: ListenerHandle[] = [];
+  readonly #listenCount = new Map<string, number>();
   readonly #abort = new AbortController();
   readonly #provisioning = new Set<string>();
   readonly #started: App[] = [];
@@ -217,7 +218,9 @@ export class ConfigContext {
       logger: (name: string) => ctx.logs.logger(name || id),
       app: <T extends App>(name: string) => ctx.app<T>(name),
       listen: async (options: ListenOptions) => {
-        const h = await ctx.pool.listen(options);
+        const n = (ctx.#listenCount.get(options.address) ?? 0) + 1;
+        ctx.#listenCount.set(options.address, n);
+        const h = await ctx.pool.listen(options, n);
         ctx.#handles.push(h);
         return h;
       },

@@ -32,8 +32,6 @@ interface Socket {
   unixPath?: string;
 }
 
-let uniq = 0;
-
 async function sha(text: string): Promise<string> {
   const d = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return Array.from(new Uint8Array(d).slice(0, 8), (b) => b.toString(16).padStart(2, "0")).join("");
@@ -61,8 +59,12 @@ export class ListenerPool {
     return this.#sockets.size;
   }
 
-  /** Acquires a listener; reuses an open socket with the same key. Throws on bind errors. */
-  async listen(options: ListenOptions): Promise<ListenerHandle> {
+  /**
+   * Acquires a listener; reuses an open socket with the same key. Throws on bind errors.
+   * Port-0 addresses are told apart by `occurrence` (the n-th request for that address within
+   * one config), so a reload keeps each `:0` listener on its port.
+   */
+  async listen(options: ListenOptions, occurrence = 0): Promise<ListenerHandle> {
     const addr = parseNetworkAddress(options.address);
     if (addr.startPort !== addr.endPort) {
       throw new Error(`listen: one port per listener, got range ${options.address}`);
@@ -72,7 +74,7 @@ export class ListenerPool {
     let key = unix
       ? `unix/${addr.host}`
       : `${addr.network}/${joinHostPort(addr.host, addr.startPort)}`;
-    if (!unix && addr.startPort === 0) key += `#${++uniq}`;
+    if (!unix && addr.startPort === 0) key += `#${occurrence}`;
     if (options.tls) key += `|tls:${await sha(options.tls.cert + "\0" + options.tls.key)}`;
     let socket = this.#sockets.get(key);
     if (!socket) {

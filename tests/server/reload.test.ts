@@ -207,3 +207,40 @@ Deno.test("listeners on unix sockets: served, kept across reloads, removed when 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("port-0 listeners keep their port across reloads and stay distinct within a config", async () => {
+  const cfg = (body: string) => ({
+    logging: QUIET,
+    apps: {
+      http: {
+        servers: {
+          a: {
+            listen: ["127.0.0.1:0"],
+            routes: [{ handle: [{ handler: "static_response", body: `a ${body}` }] }],
+          },
+          b: {
+            listen: ["127.0.0.1:0"],
+            routes: [{ handle: [{ handler: "static_response", body: `b ${body}` }] }],
+          },
+        },
+      },
+    },
+  });
+  const s = await startServer({ config: cfg("1") });
+  try {
+    const ports = async () => {
+      const { runningHttpApps } = await import("../../lib/server/http/app.ts");
+      const app = runningHttpApps().at(-1)!;
+      const addrs = app.listenAddresses();
+      return [addrs.a[0], addrs.b[0]].map((a) => Number(a.split(":").pop()));
+    };
+    const [pa, pb] = await ports();
+    assert.notEqual(pa, pb);
+    await s.load(cfg("2"));
+    assert.deepEqual(await ports(), [pa, pb]);
+    assert.equal(await (await fetch(`http://127.0.0.1:${pa}/`)).text(), "a 2");
+    assert.equal(await (await fetch(`http://127.0.0.1:${pb}/`)).text(), "b 2");
+  } finally {
+    await s.stop();
+  }
+});
