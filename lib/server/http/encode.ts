@@ -89,6 +89,33 @@ export function compressor(
   );
 }
 
+/** Caddy's default gzip level. */
+export const DEFAULT_GZIP_LEVEL = 5;
+
+/**
+ * Compresses a whole buffer at once (bodies of known, moderate size): one synchronous call
+ * is several times cheaper than a stream pipeline for a 100 KiB body.
+ *
+ * @example
+ * ```ts
+ * import { compressSync } from "./encode.ts";
+ * compressSync("gzip", new TextEncoder().encode("hello"));
+ * ```
+ */
+export function compressSync(name: EncodingName, data: Uint8Array, level?: number): Uint8Array {
+  if (name === "gzip") return zlib.gzipSync(data, { level: level ?? DEFAULT_GZIP_LEVEL });
+  if (name === "zstd") {
+    return zlib.zstdCompressSync(
+      data,
+      level === undefined ? {} : { params: { [zlib.constants.ZSTD_c_compressionLevel]: level } },
+    );
+  }
+  return zlib.brotliCompressSync(
+    data,
+    level === undefined ? {} : { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: level } },
+  );
+}
+
 /**
  * Orders the encodings of `Accept-Encoding` by q-value, ties broken by `prefer` (Caddy's
  * `AcceptedEncodings`); WebSocket handshakes accept only identity.

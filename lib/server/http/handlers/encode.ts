@@ -9,7 +9,7 @@
  */
 import type { ModuleDefinition } from "../../module.ts";
 import { asObject, checkFields, optNumber, optObject, optStrings, type Raw } from "../config.ts";
-import { acceptedEncodings, compressor, type EncodingName } from "../encode.ts";
+import { acceptedEncodings, compressor, compressSync, type EncodingName } from "../encode.ts";
 import { HttpConfigError } from "../errors.ts";
 import type { HttpHandler } from "../handler.ts";
 import { parseResponseMatcher } from "../header_ops.ts";
@@ -27,6 +27,9 @@ const DEFAULT_MATCH: Raw = {
     ],
   },
 };
+
+/** Bodies of known length up to this size are compressed in one synchronous call. */
+const WHOLE_BODY = 1024 * 1024;
 
 const ZSTD_LEVELS: Record<string, number> = { fastest: 1, default: 3, better: 7, best: 11 };
 
@@ -80,7 +83,23 @@ export const encodeModule: ModuleDefinition<HttpHandler> = {
         const cl = res.headers.get("content-length");
         let body: ReadableStream<Uint8Array> = res.body;
         if (cl !== null) {
-          if (Number(cl) <= min) return res;
+          const length = Number(cl);
+          if (length <= min) return res;
+          if (length <= WHOLE_BODY && matcher.match(res.status, res.headers)) {
+            // Known, moderate size: compress in one call.
+            const data = new Uint8Array(await res.arrayBuffer());
+            const h = new Headers(res.headers);
+            const out = compressSync(chosen as EncodingName, data, encodings.get(chosen));
+            h.set("content-length", String(out.length));
+            h.set("content-encoding", chosen);
+            h.append("vary", "Accept-Encoding");
+            h.delete("accept-ranges");
+            return new Response(out as BodyInit, {
+              status: res.status,
+              statusText: res.statusText,
+              headers: h,
+            });
+          }
         } else {
           // Like Caddy: the first write decides when the length is unknown.
           const reader = body.getReader();

@@ -24,7 +24,9 @@ import { fileHidden, insideRoot, sanitizedPathJoin } from "./sanitize.ts";
 import { type Content, serveContent } from "./serve_content.ts";
 
 const SUFFIX: Record<string, string> = { gzip: ".gz", br: ".br", zstd: ".zst" };
-const SMALL_FILE = 256 * 1024;
+/** Files up to this size are read in one synchronous call (a thread-pool hop costs more). */
+const SMALL_FILE = 4 * 1024 * 1024;
+const CHUNK = 256 * 1024;
 
 /** The ETag Caddy computes: mtime (ns) and size in base 36. */
 export function fileETag(info: Deno.FileInfo): string {
@@ -33,41 +35,42 @@ export function fileETag(info: Deno.FileInfo): string {
 }
 
 function fileStream(path: string, start: number, length: number): ReadableStream<Uint8Array> {
+  // Local file reads are short; synchronous reads avoid a thread-pool round trip per chunk.
   let file: Deno.FsFile | null = null;
   let left = length;
+  const close = () => {
+    try {
+      file?.close();
+    } catch { /* closed */ }
+    file = null;
+  };
   return new ReadableStream<Uint8Array>({
-    async pull(ctl) {
+    pull(ctl) {
       try {
         if (!file) {
-          file = await Deno.open(path, { read: true });
-          if (start) await file.seek(start, Deno.SeekMode.Start);
+          file = Deno.openSync(path, { read: true });
+          if (start) file.seekSync(start, Deno.SeekMode.Start);
         }
         if (left <= 0) {
-          file.close();
+          close();
           ctl.close();
           return;
         }
-        const buf = new Uint8Array(Math.min(left, 65536));
-        const n = await file.read(buf);
+        const buf = new Uint8Array(Math.min(left, CHUNK));
+        const n = file.readSync(buf);
         if (n === null) {
-          file.close();
+          close();
           ctl.close();
           return;
         }
         left -= n;
         ctl.enqueue(n === buf.length ? buf : buf.subarray(0, n));
       } catch (e) {
-        try {
-          file?.close();
-        } catch { /* closed */ }
+        close();
         ctl.error(e);
       }
     },
-    cancel() {
-      try {
-        file?.close();
-      } catch { /* closed */ }
-    },
+    cancel: close,
   });
 }
 
@@ -140,11 +143,11 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
       ["br", "zstd", "gzip"].filter((k) => k in pre);
     const realRoots = new Map<string, string | null>();
 
-    async function realRoot(root: string): Promise<string | null> {
+    function realRoot(root: string): string | null {
       let r = realRoots.get(root);
       if (r === undefined) {
         try {
-          r = await Deno.realPath(root);
+          r = Deno.realPathSync(root);
         } catch {
           r = null;
         }
@@ -154,9 +157,9 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
       return r;
     }
 
-    async function contained(path: string, rr: string): Promise<boolean> {
+    function contained(path: string, rr: string): boolean {
       try {
-        return insideRoot(await Deno.realPath(path), rr);
+        return insideRoot(Deno.realPathSync(path), rr);
       } catch {
         return false;
       }
@@ -174,7 +177,7 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
         if (filename === null) return notFound(c, next);
         let info: Deno.FileInfo;
         try {
-          info = await Deno.stat(filename);
+          info = Deno.statSync(filename);
         } catch (e) {
           const n = errorName(e);
           if (n === "PermissionDenied") {
@@ -185,7 +188,7 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
           }
           throw new HandlerError(500, (e as Error).message, "file_server");
         }
-        const rr = await realRoot(root);
+        const rr = realRoot(root);
         if (rr === null) return notFound(c, next);
         let implicitIndex = false;
         if (info.isDirectory) {
@@ -193,7 +196,7 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
             const idx = sanitizedPathJoin(filename, t.render(c));
             if (idx === null || fileHidden(idx, hide)) continue;
             try {
-              const ii = await Deno.stat(idx);
+              const ii = Deno.statSync(idx);
               info = ii;
               filename = idx;
               implicitIndex = true;
@@ -203,7 +206,7 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
             }
           }
         }
-        if (!(await contained(filename, rr))) return notFound(c, next);
+        if (!contained(filename, rr)) return notFound(c, next);
         if (info.isDirectory) {
           if (browse && !fileHidden(filename, hide)) {
             if (
@@ -259,8 +262,8 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
             if (!(enc in pre)) continue;
             const side = filename + SUFFIX[enc];
             try {
-              const si = await Deno.stat(side);
-              if (si.isDirectory || !(await contained(side, rr))) continue;
+              const si = Deno.statSync(side);
+              if (si.isDirectory || !contained(side, rr)) continue;
               servePath = side;
               serveInfo = si;
               h.set("content-encoding", enc);
@@ -287,7 +290,7 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
         if (size <= SMALL_FILE && c.method !== "HEAD") {
           let data: Uint8Array;
           try {
-            data = await Deno.readFile(servePath);
+            data = Deno.readFileSync(servePath);
           } catch (e) {
             if (errorName(e) === "NotFound") return notFound(c, next);
             throw new HandlerError(
