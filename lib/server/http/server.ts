@@ -249,12 +249,10 @@ export class HttpServer implements ServerFacts {
     if (e instanceof AbortConnection) throw e;
     const err = toHandlerError(e);
     c.error = err;
-    const fields = {
-      error: err.message,
-      status: err.status,
-      err_id: err.id,
-      err_trace: err.trace,
-    };
+    const level = err.status >= 500 ? "ERROR" : "DEBUG";
+    const fields = this.#errorLogger.enabled(level) || this.#errorLogger.enabled("ERROR")
+      ? { error: err.message, status: err.status, err_id: err.id, err_trace: err.trace }
+      : {};
     if (this.#errorChain) {
       try {
         const res = await this.#errorChain(c);

@@ -14,7 +14,8 @@ import type { ModuleDefinition } from "../../../module.ts";
 import { asObject, checkFields, optBool, optObject, optString, optStrings } from "../../config.ts";
 import type { RequestContext } from "../../context.ts";
 import { acceptedEncodings } from "../../encode.ts";
-import { HandlerError, HttpConfigError } from "../../errors.ts";
+import { existsSync } from "node:fs";
+import { HandlerError, HttpConfigError, withoutStacks } from "../../errors.ts";
 import type { HttpHandler, Next } from "../../handler.ts";
 import { compileTemplate } from "../../replacer.ts";
 import { type BrowseOptions, readListing, renderListing, sortItems } from "./browse.ts";
@@ -157,9 +158,18 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
       return r;
     }
 
+    // Real paths are remembered for a second: resolving one costs a system call per path
+    // component, and the answer only changes when links inside the root change.
+    const realCache = new Map<string, { real: string; until: number }>();
     function contained(path: string, rr: string): boolean {
+      const now = Date.now();
+      const hit = realCache.get(path);
+      if (hit && hit.until > now) return insideRoot(hit.real, rr);
       try {
-        return insideRoot(Deno.realPathSync(path), rr);
+        const real = withoutStacks(() => Deno.realPathSync(path));
+        if (realCache.size > 10_000) realCache.clear();
+        realCache.set(path, { real, until: now + 1000 });
+        return insideRoot(real, rr);
       } catch {
         return false;
       }
@@ -176,8 +186,10 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
         let filename = sanitizedPathJoin(root, c.path);
         if (filename === null) return notFound(c, next);
         let info: Deno.FileInfo;
+        // A failed stat throws, and a thrown Deno error costs ~20 µs; existsSync does not throw.
+        if (!existsSync(filename)) return notFound(c, next);
         try {
-          info = Deno.statSync(filename);
+          info = withoutStacks(() => Deno.statSync(filename!));
         } catch (e) {
           const n = errorName(e);
           if (n === "PermissionDenied") {
@@ -196,7 +208,7 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
             const idx = sanitizedPathJoin(filename, t.render(c));
             if (idx === null || fileHidden(idx, hide)) continue;
             try {
-              const ii = Deno.statSync(idx);
+              const ii = withoutStacks(() => Deno.statSync(idx));
               info = ii;
               filename = idx;
               implicitIndex = true;
@@ -262,7 +274,7 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
             if (!(enc in pre)) continue;
             const side = filename + SUFFIX[enc];
             try {
-              const si = Deno.statSync(side);
+              const si = withoutStacks(() => Deno.statSync(side));
               if (si.isDirectory || !contained(side, rr)) continue;
               servePath = side;
               serveInfo = si;
