@@ -26,7 +26,7 @@ import { type Content, serveContent } from "./serve_content.ts";
 
 const SUFFIX: Record<string, string> = { gzip: ".gz", br: ".br", zstd: ".zst" };
 /** Files up to this size are read in one synchronous call (a thread-pool hop costs more). */
-const SMALL_FILE = 4 * 1024 * 1024;
+const SMALL_FILE = 128 * 1024;
 const CHUNK = 256 * 1024;
 
 /** The ETag Caddy computes: mtime (ns) and size in base 36. */
@@ -302,7 +302,7 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
         if (size <= SMALL_FILE && c.method !== "HEAD") {
           let data: Uint8Array;
           try {
-            data = Deno.readFileSync(servePath);
+            data = readExact(servePath, size);
           } catch (e) {
             if (errorName(e) === "NotFound") return notFound(c, next);
             throw new HandlerError(
@@ -324,6 +324,23 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
     };
   },
 };
+
+/** Reads a file whose size is known: open, read, close (no extra fstat). */
+function readExact(path: string, size: number): Uint8Array {
+  const f = Deno.openSync(path, { read: true });
+  try {
+    const buf = new Uint8Array(size);
+    let off = 0;
+    while (off < size) {
+      const n = f.readSync(buf.subarray(off));
+      if (n === null || n === 0) break;
+      off += n;
+    }
+    return off === size ? buf : buf.subarray(0, off);
+  } finally {
+    f.close();
+  }
+}
 
 function baseName(p: string): string {
   const t = p.endsWith("/") && p.length > 1 ? p.slice(0, -1) : p;
