@@ -97,7 +97,6 @@ export function withoutStacks<T>(fn: () => T): T {
   }
 }
 
-
 /** Wraps any thrown value as a HandlerError (500 unless it already is one). */
 export function toHandlerError(e: unknown): HandlerError {
   if (e instanceof HandlerError) return e;

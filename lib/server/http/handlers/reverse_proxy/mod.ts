@@ -201,8 +201,8 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
       const h = new Headers(c.headers);
       removeHopByHop(h);
       const remote = c.remoteHost;
-      const ip = parseIP(remote);
-      const isTrusted = ip !== null && trusted.length > 0 && ipInRanges(ip, trusted);
+      const ip = trusted.length > 0 ? parseIP(remote) : null;
+      const isTrusted = ip !== null && ipInRanges(ip, trusted);
       const prior = c.headers.get("x-forwarded-for");
       h.set("x-forwarded-for", isTrusted && prior ? `${prior}, ${remote}` : remote);
       if (!(isTrusted && c.headers.has("x-forwarded-proto"))) h.set("x-forwarded-proto", c.scheme);
