@@ -42,6 +42,7 @@ import {
   UpstreamTimeout,
 } from "./transport.ts";
 import { releaseHost, Upstream, upstreamsAdminRoute } from "./upstreams.ts";
+import { H1Pool } from "./h1client.ts";
 
 const registeredAdmin = new WeakSet<ProvisionContext>();
 
@@ -108,8 +109,15 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
   async create(config, ctx) {
     const where = "http.handlers.reverse_proxy";
     checkFields(config, PROXY_FIELDS, where);
+    for (const f of ["dynamic_upstreams", "handle_response", "circuit_breaker", "rewrite"]) {
+      if (config[f] !== undefined && config[f] !== null) {
+        throw new HttpConfigError("invalid_config", `${where}: "${f}" is not supported`);
+      }
+    }
     const transport = parseTransport(optObject(config, "transport", where), `${where}.transport`);
-    const agent: http.Agent = makeAgent(transport);
+    // Plain-text upstreams use the small HTTP/1.1 client; TLS upstreams go through node:https.
+    const h1 = transport.tls ? null : new H1Pool();
+    const agent: http.Agent | null = transport.tls ? makeAgent(transport) : null;
     const upstreams: Upstream[] = [];
     for (const u of optArray(config, "upstreams", where) ?? []) {
       const o = asObject(u, `${where}.upstreams`);
@@ -257,16 +265,18 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
           }),
         );
       }
-      const res = await roundTrip(
-        agent,
-        transport,
-        u.dial,
-        c.method,
-        path,
-        h,
-        countedBody,
-        release,
-      );
+      const res = h1
+        ? await h1.roundTrip(
+          u.dial,
+          c.method,
+          path,
+          h,
+          countedBody,
+          transport.dialTimeout,
+          transport.responseHeaderTimeout,
+          release,
+        )
+        : await roundTrip(agent!, transport, u.dial, c.method, path, h, countedBody, release);
       const latency = performance.now() - started;
       c.setPlaceholder("http.reverse_proxy.upstream.latency", `${latency.toFixed(3)}ms`);
       c.setPlaceholder("http.reverse_proxy.upstream.latency_ms", latency.toFixed(3));
@@ -334,7 +344,8 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
           u.host.fails--;
         }
         failTimers.clear();
-        agent.destroy();
+        agent?.destroy();
+        h1?.close();
         for (const u of upstreams) releaseHost(u.host);
       },
     };
