@@ -237,8 +237,11 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
       ws: boolean,
     ): Promise<Response> {
       setUpstreamPlaceholders(c, u);
-      const h = new Headers(base);
-      if (reqOps.size) reqOps.apply(h, c);
+      let h = base;
+      if (reqOps.size) {
+        h = new Headers(base);
+        reqOps.apply(h, c);
+      }
       const path = c.uri;
       if (ws) {
         const scheme = transport.tls ? "wss" : "ws";
@@ -294,7 +297,7 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         resOps.apply(out, c);
       }
       c.setPlaceholder("http.reverse_proxy.status_code", String(res.status));
-      return new Response(res.body, { status: res.status, headers: out });
+      return new Response(res.body as BodyInit | null, { status: res.status, headers: out });
     }
 
     return {

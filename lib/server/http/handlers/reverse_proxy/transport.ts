@@ -80,8 +80,8 @@ export interface UpstreamResponse {
   status: number;
   /** Response headers. */
   headers: Headers;
-  /** Body stream (null for no body). */
-  body: ReadableStream<Uint8Array> | null;
+  /** Body: a stream, the whole body for small ones, or null for no body. */
+  body: ReadableStream<Uint8Array> | Uint8Array | null;
 }
 
 function splitDial(dial: string): { host?: string; port?: number; socketPath?: string } {
