@@ -11,7 +11,8 @@ import { sites } from "./sites.ts";
 
 /** Builds the whole reference app from its environment. */
 export async function createApp(env = loadAppEnv()): Promise<Hono> {
-  const app = new Hono();
+  // Not strict: "/owner" and "/owner/" reach the same site root.
+  const app = new Hono({ strict: false });
   const mounted: { path: string; title: string }[] = [];
   for (const site of sites) {
     app.route(site.path, await site.create(env));
