@@ -250,12 +250,21 @@ const servers: Server[] = [];
       apps: { http: httpConfig(`127.0.0.1:${port}`, root, upstream) },
     }),
   );
+  const v8 = Deno.env.get("GH_V8_FLAGS");
+  const denoArgs = v8 ? ["run", `--v8-flags=${v8}`, "-A"] : ["run", "-A"];
   servers.push(
     start(
       "gatehouse",
-      [Deno.execPath(), "run", "-A", CLI, "run", "--config", `${dir}/gatehouse.json`],
+      [Deno.execPath(), ...denoArgs, CLI, "run", "--config", `${dir}/gatehouse.json`],
       port,
-      { HOME: dir, XDG_DATA_HOME: `${dir}/gh-data`, XDG_CONFIG_HOME: `${dir}/gh-config` },
+      {
+        HOME: dir,
+        XDG_DATA_HOME: `${dir}/gh-data`,
+        XDG_CONFIG_HOME: `${dir}/gh-config`,
+        ...Object.fromEntries(
+          (Deno.env.get("GH_ENV") ?? "").split(/\s+/).filter(Boolean).map((kv) => kv.split("=", 2)),
+        ),
+      },
     ),
   );
 }

@@ -31,6 +31,36 @@ const DEFAULT_MATCH: Raw = {
 /** Bodies of known length up to this size are compressed in one synchronous call. */
 const WHOLE_BODY = 1024 * 1024;
 
+/** Budget of the compressed-body cache per encode handler. */
+const CACHE_BYTES = 16 * 1024 * 1024;
+
+/** A least-recently-used map of byte arrays bounded by their total size. */
+class ByteLRU {
+  #map = new Map<string, Uint8Array>();
+  #bytes = 0;
+  constructor(readonly budget: number) {}
+  get(key: string): Uint8Array | undefined {
+    const v = this.#map.get(key);
+    if (v) {
+      this.#map.delete(key);
+      this.#map.set(key, v);
+    }
+    return v;
+  }
+  set(key: string, value: Uint8Array): void {
+    if (value.length > this.budget / 4) return;
+    const old = this.#map.get(key);
+    if (old) this.#bytes -= old.length;
+    this.#map.set(key, value);
+    this.#bytes += value.length;
+    for (const [k, v] of this.#map) {
+      if (this.#bytes <= this.budget) break;
+      this.#map.delete(k);
+      this.#bytes -= v.length;
+    }
+  }
+}
+
 const ZSTD_LEVELS: Record<string, number> = { fastest: 1, default: 3, better: 7, best: 11 };
 
 /** Registry entry. */
@@ -65,6 +95,7 @@ export const encodeModule: ModuleDefinition<HttpHandler> = {
       `${where}.match`,
     );
 
+    const cache = new ByteLRU(CACHE_BYTES);
     return {
       async serveHTTP(c, next) {
         let chosen: string | undefined;
@@ -86,10 +117,20 @@ export const encodeModule: ModuleDefinition<HttpHandler> = {
           const length = Number(cl);
           if (length <= min) return res;
           if (length <= WHOLE_BODY && matcher.match(res.status, res.headers)) {
-            // Known, moderate size: compress in one call.
-            const data = new Uint8Array(await res.arrayBuffer());
+            // Known, moderate size: compress in one call. Responses with a strong ETag (a
+            // file's version) are compressed once and remembered.
+            const etag = res.status === 200 ? res.headers.get("etag") : null;
+            const key = etag && !etag.startsWith("W/")
+              ? `${chosen}|${c.host}|${c.rawPath}|${etag}|${length}`
+              : null;
+            let out = key ? cache.get(key) : undefined;
+            if (out) await res.body?.cancel();
+            else {
+              const data = new Uint8Array(await res.arrayBuffer());
+              out = compressSync(chosen as EncodingName, data, encodings.get(chosen));
+              if (key) cache.set(key, out);
+            }
             const h = new Headers(res.headers);
-            const out = compressSync(chosen as EncodingName, data, encodings.get(chosen));
             h.set("content-length", String(out.length));
             h.set("content-encoding", chosen);
             h.append("vary", "Accept-Encoding");

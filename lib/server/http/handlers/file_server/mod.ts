@@ -317,7 +317,16 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
             read: (s, l) => s === 0 && l === data.length ? data : data.subarray(s, s + l),
           };
         } else {
-          content = { size, mtime: serveInfo.mtime, read: (s, l) => fileStream(servePath, s, l) };
+          content = {
+            size,
+            mtime: serveInfo.mtime,
+            // A whole file goes out as the file's own readable stream, which Deno's server
+            // copies natively; ranges use a JS stream that stops at the range end.
+            read: (s, l) =>
+              s === 0 && l === size
+                ? Deno.openSync(servePath, { read: true }).readable
+                : fileStream(servePath, s, l),
+          };
         }
         return serveContent(c.headers, c.method, h, content, override);
       },
