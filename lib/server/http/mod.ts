@@ -39,8 +39,8 @@ import { queryMatcherModule } from "./matchers/query.ts";
 import { clientIPMatcherModule, remoteIPMatcherModule } from "./matchers/remote_ip.ts";
 import { varsMatcherModule, varsRegexpMatcherModule } from "./matchers/vars.ts";
 
-/** Every module definition of the http app. */
-export const httpModules: ModuleDefinition[] = [
+// Every module definition of the http app.
+const httpModules: ModuleDefinition[] = [
   httpAppModule,
   staticIPSourceModule,
   hostMatcherModule,
@@ -75,4 +75,3 @@ for (const m of httpModules) {
   if (!getModule(m.id)) registerModule(m);
 }
 
-export { HttpApp } from "./app.ts";
