@@ -128,3 +128,93 @@ Deno.test("listen: several addresses, port ranges and unix sockets", async () =>
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("access log: bytes_read of a proxied body and user_id after authentication", async () => {
+  const bcrypt = (await import("bcryptjs")).default;
+  const upstream = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    return new Response(`read ${(await req.arrayBuffer()).byteLength}`);
+  });
+  const srv = await startHttp({
+    servers: {
+      srv0: {
+        listen: ["127.0.0.1:0"],
+        logs: {},
+        routes: [{
+          handle: [
+            {
+              handler: "authentication",
+              providers: {
+                http_basic: { accounts: [{ username: "ann", password: bcrypt.hashSync("pw", 4) }] },
+              },
+            },
+            {
+              handler: "reverse_proxy",
+              upstreams: [{ dial: `127.0.0.1:${(upstream.addr as Deno.NetAddr).port}` }],
+            },
+          ],
+        }],
+      },
+    },
+  });
+  try {
+    const r = await raw(
+      srv.url(),
+      "POST",
+      "/up",
+      { authorization: "Basic " + btoa("ann:pw") },
+      "x".repeat(1234),
+    );
+    assert.equal(r.text, "read 1234");
+    const rec = await srv.waitLog((l) =>
+      l.msg === "handled request" && (l.request as { uri: string }).uri === "/up"
+    );
+    assert.equal(rec.logger, "http.log.access");
+    assert.equal(rec.bytes_read, 1234);
+    assert.equal(rec.user_id, "ann");
+    assert.equal(rec.size, 9);
+    assert.deepEqual(
+      (rec.request as { headers: Record<string, string[]> }).headers.Authorization,
+      [],
+    );
+  } finally {
+    await srv.stop();
+    await upstream.shutdown();
+  }
+});
+
+Deno.test("reload under load: no request fails while the config is replaced", async () => {
+  const cfg = (body: string) => ({
+    servers: {
+      s: { listen: ["127.0.0.1:0"], routes: [{ handle: [{ handler: "static_response", body }] }] },
+    },
+  });
+  const srv = await startHttp(cfg("v0"));
+  try {
+    let stop = false;
+    const seen = new Set<string>();
+    let failures = 0;
+    const worker = async () => {
+      while (!stop) {
+        try {
+          const res = await fetch(srv.url());
+          seen.add(await res.text());
+          if (res.status !== 200) failures++;
+        } catch {
+          failures++;
+        }
+      }
+    };
+    const workers = Array.from({ length: 4 }, worker);
+    for (let i = 1; i <= 5; i++) {
+      await new Promise((r) => setTimeout(r, 30));
+      await srv.reload(cfg(`v${i}`));
+    }
+    await new Promise((r) => setTimeout(r, 30));
+    stop = true;
+    await Promise.all(workers);
+    assert.equal(failures, 0);
+    assert.ok(seen.has("v5"));
+  } finally {
+    await srv.stop();
+  }
+});
