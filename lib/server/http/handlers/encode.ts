@@ -29,7 +29,7 @@ const DEFAULT_MATCH: Raw = {
 };
 
 /** Bodies of known length up to this size are compressed in one synchronous call. */
-const WHOLE_BODY = 1024 * 1024;
+const WHOLE_BODY = 256 * 1024;
 
 /** Budget of the compressed-body cache per encode handler. */
 const CACHE_BYTES = 16 * 1024 * 1024;
