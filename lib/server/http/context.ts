@@ -13,6 +13,8 @@ import type { HandlerError } from "./errors.ts";
 export interface ServerFacts {
   /** Server name in `apps.http.servers`. */
   readonly name: string;
+  /** True when request start times are needed (access log, duration placeholders). */
+  readonly timed: boolean;
   /** Returns the client IP for a request, honouring trusted proxies. */
   clientIP(c: RequestContext): string;
 }
@@ -81,15 +83,13 @@ export class RequestContext {
   rawPath: string;
   /** Current raw query without `?` (rewritable). */
   query: string;
-  /** The request headers; replace through `mutableHeaders()` before changing. */
-  headers: Headers;
   /** Method before any rewrite. */
   readonly origMethod: string;
   /** Escaped path before any rewrite. */
   readonly origRawPath: string;
   /** Query before any rewrite. */
   readonly origQuery: string;
-  /** Start time (ms, performance clock). */
+  /** Start time (ms, performance clock); 0 when nothing needs it (see `ServerFacts.timed`). */
   readonly start: number;
   /** `http.vars.*` variables, created on first use. */
   vars: Map<string, unknown> | null = null;
@@ -117,6 +117,7 @@ export class RequestContext {
   #pathFor: string | null = null;
   #clientIP: string | null = null;
   #headersCopied = false;
+  #headers: Headers | null = null;
   #bodyFromRequest: boolean;
 
   /** Builds the context from a request as the listener gives it. */
@@ -124,7 +125,7 @@ export class RequestContext {
     this.request = request;
     this.info = info;
     this.server = server;
-    this.start = performance.now();
+    this.start = server.timed ? performance.now() : 0;
     const url = request.url;
     const schemeEnd = url.indexOf("://");
     this.scheme = schemeEnd > 0 ? url.slice(0, schemeEnd) : (info.tls ? "https" : "http");
@@ -141,7 +142,6 @@ export class RequestContext {
       this.query = url.slice(q + 1);
     }
     this.method = request.method;
-    this.headers = request.headers;
     this.body = null;
     this.#bodyFromRequest = true;
     this.origMethod = this.method;
@@ -193,13 +193,22 @@ export class RequestContext {
     return this.#clientIP;
   }
 
+  /**
+   * The request headers (read from the request on first use: materialising them costs time
+   * a request that never looks at a header should not pay). Change them through
+   * `mutableHeaders()`.
+   */
+  get headers(): Headers {
+    return this.#headers ??= this.request.headers;
+  }
+
   /** Request headers, copied on first call so they can be changed. */
   mutableHeaders(): Headers {
     if (!this.#headersCopied) {
-      this.headers = new Headers(this.headers);
+      this.#headers = new Headers(this.headers);
       this.#headersCopied = true;
     }
-    return this.headers;
+    return this.#headers!;
   }
 
   /** Response headers to apply on the final response, created on first use. */

@@ -74,4 +74,3 @@ const httpModules: ModuleDefinition[] = [
 for (const m of httpModules) {
   if (!getModule(m.id)) registerModule(m);
 }
-

@@ -167,6 +167,7 @@ function queryParam(c: RequestContext, name: string): string {
  * ```
  */
 export function getterFor(key: string): Getter {
+  if (key.startsWith("http.request.duration")) durationUsed = true;
   const fixed = STATIC[key];
   if (fixed) return fixed;
   const after = (p: string) => key.slice(p.length);
@@ -214,6 +215,13 @@ export function getterFor(key: string): Getter {
 }
 
 type Part = string | Getter;
+
+let durationUsed = false;
+
+/** True once any template uses `{http.request.duration*}` (request start times are then kept). */
+export function durationPlaceholderUsed(): boolean {
+  return durationUsed;
+}
 
 /**
  * Parses a template. Unknown placeholders render as `empty` (Caddy's `ReplaceAll`) or, with

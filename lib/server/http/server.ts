@@ -35,6 +35,7 @@ import { HandlerError, HttpConfigError, toHandlerError } from "./errors.ts";
 import type { Next } from "./handler.ts";
 import { ipInRanges, type IPRange, parseIP } from "./ip.ts";
 import { compileRoutes, emptyHandler, provisionRoutes } from "./routes.ts";
+import { durationPlaceholderUsed } from "./replacer.ts";
 
 /** A module of `http.ip_sources`: where trusted proxy ranges come from. */
 export interface IPRangeSource extends ModuleInstance {
@@ -137,6 +138,10 @@ export class HttpServer implements ServerFacts {
   #trusted: IPRangeSource | null;
   #clientIPHeaders: string[];
   #strict: boolean;
+  /** Whether request start times are recorded (access log or duration placeholders). */
+  get timed(): boolean {
+    return this.#logs !== null || durationPlaceholderUsed();
+  }
   /** The listener callback. */
   readonly handle: (request: Request, info: ServeInfo) => Response | Promise<Response>;
 
