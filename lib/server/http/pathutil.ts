@@ -17,6 +17,11 @@
  */
 export function goClean(p: string): string {
   if (p === "") return ".";
+  // Fast path: an absolute path with no empty, "." or ".." segments and no trailing slash.
+  if (
+    p.charCodeAt(0) === 47 && p.indexOf("//") < 0 && p.indexOf("/.") < 0 &&
+    (p.length === 1 || p.charCodeAt(p.length - 1) !== 47)
+  ) return p;
   const rooted = p[0] === "/";
   const out: string[] = [];
   for (const seg of p.split("/")) {

@@ -31,7 +31,7 @@ import {
   type Raw,
 } from "./config.ts";
 import { decodePath, RequestContext, type ServerFacts } from "./context.ts";
-import { HandlerError, HttpConfigError, toHandlerError } from "./errors.ts";
+import { HandlerError, HttpConfigError, responseError, toHandlerError } from "./errors.ts";
 import type { Next } from "./handler.ts";
 import { ipInRanges, type IPRange, parseIP } from "./ip.ts";
 import { compileRoutes, emptyHandler, provisionRoutes } from "./routes.ts";
@@ -246,8 +246,14 @@ export class HttpServer implements ServerFacts {
     } catch (e) {
       return this.#fail(c, e, log);
     }
-    if (res instanceof Response) return this.#finish(c, res, log);
-    return res.then((r) => this.#finish(c, r, log), (e) => this.#fail(c, e, log));
+    if (res instanceof Response) {
+      const err = responseError(res);
+      return err ? this.#fail(c, err, log) : this.#finish(c, res, log);
+    }
+    return res.then((r) => {
+      const err = responseError(r);
+      return err ? this.#fail(c, err, log) : this.#finish(c, r, log);
+    }, (e) => this.#fail(c, e, log));
   }
 
   async #fail(c: RequestContext, e: unknown, log: boolean): Promise<Response> {
@@ -255,12 +261,14 @@ export class HttpServer implements ServerFacts {
     const err = toHandlerError(e);
     c.error = err;
     const level = err.status >= 500 ? "ERROR" : "DEBUG";
-    const fields = this.#errorLogger.enabled(level) || this.#errorLogger.enabled("ERROR")
+    const fields = this.#errorLogger.enabled(level) || this.#errorChain !== null
       ? { error: err.message, status: err.status, err_id: err.id, err_trace: err.trace }
       : {};
     if (this.#errorChain) {
       try {
-        const res = await this.#errorChain(c);
+        let res = await this.#errorChain(c);
+        const again = responseError(res);
+        if (again) res = new Response(null, { status: again.status });
         this.#errorLogger.debug(err.message, fields);
         return this.#finish(c, res, log);
       } catch (e2) {

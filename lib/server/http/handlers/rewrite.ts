@@ -150,6 +150,8 @@ export const rewriteModule: ModuleDefinition<HttpHandler> = {
     const uri = optString(config, "uri", where) ?? "";
     const prefix = optString(config, "strip_path_prefix", where);
     const suffix = optString(config, "strip_path_suffix", where);
+    const prefixT = prefix ? compileTemplate(prefix) : null;
+    const suffixT = suffix ? compileTemplate(suffix) : null;
     const substrings = (optArray(config, "uri_substring", where) ?? []).map((r) => {
       const o = asObject(r, `${where}.uri_substring`);
       return {
@@ -198,14 +200,14 @@ export const rewriteModule: ModuleDefinition<HttpHandler> = {
           if (query !== null) c.query = query === "" ? "" : buildQuery(query, c);
         }
         if (prefix) {
-          const pre = compileTemplate(prefix).render(c);
+          const pre = prefixT!.render(c);
           changePath(c, (p) => {
             const rest = trimPrefixCI(cleanPath(p, !pre.includes("//")), pre);
             return rest.startsWith("/") ? rest : "/" + rest;
           });
         }
         if (suffix) {
-          const suf = compileTemplate(suffix).render(c);
+          const suf = suffixT!.render(c);
           changePath(c, (p) => {
             const r = reverse(
               trimPrefixCI(reverse(cleanPath(p, !suf.includes("//"))), reverse(suf)),

@@ -7,7 +7,7 @@
 import type { ModuleDefinition } from "../../module.ts";
 import { checkFields, optObject } from "../config.ts";
 import type { RequestContext } from "../context.ts";
-import { toHandlerError } from "../errors.ts";
+import { responseError, toHandlerError } from "../errors.ts";
 import type { HttpHandler, Next } from "../handler.ts";
 import { compileRoutes, emptyHandler, provisionRoutes, RouteListCache } from "../routes.ts";
 
@@ -33,7 +33,9 @@ export const subrouteModule: ModuleDefinition<HttpHandler> = {
     return {
       async serveHTTP(c, next) {
         try {
-          return await routes.for(next)(c);
+          const res = await routes.for(next)(c);
+          const err = responseError(res);
+          return err ? handleError(c, err) : res;
         } catch (e) {
           return handleError(c, e);
         }

@@ -15,7 +15,7 @@ import { asObject, checkFields, optBool, optObject, optString, optStrings } from
 import type { RequestContext } from "../../context.ts";
 import { acceptedEncodings } from "../../encode.ts";
 import { existsSync } from "node:fs";
-import { HandlerError, HttpConfigError, withoutStacks } from "../../errors.ts";
+import { errorResponse, HandlerError, HttpConfigError, withoutStacks } from "../../errors.ts";
 import type { HttpHandler, Next } from "../../handler.ts";
 import { compileTemplate } from "../../replacer.ts";
 import { type BrowseOptions, readListing, renderListing, sortItems } from "./browse.ts";
@@ -177,7 +177,7 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
 
     function notFound(c: RequestContext, next: Next): Response | Promise<Response> {
       if (passThru) return next(c);
-      throw new HandlerError(404, "file not found", "file_server");
+      return errorResponse(new HandlerError(404, "file not found", "file_server"));
     }
 
     return {
