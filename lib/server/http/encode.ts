@@ -5,13 +5,30 @@
  *
  * @module
  */
-import zlib from "node:zlib";
+import type zlibType from "node:zlib";
+
+type Zlib = typeof zlibType;
+let zlib: Zlib;
+
+/**
+ * Loads `node:zlib` (a few MiB of runtime) the first time an encoder or precompressed-free
+ * handler needs it; call and await before using the functions below.
+ *
+ * @example
+ * ```ts
+ * import { loadZlib } from "./encode.ts";
+ * await loadZlib();
+ * ```
+ */
+export async function loadZlib(): Promise<void> {
+  zlib ??= (await import("node:zlib")).default;
+}
 
 /** Encodings this server can produce. */
 export type EncodingName = "gzip" | "zstd" | "br";
 
 function fromNode(
-  z: zlib.Gzip | zlib.BrotliCompress | zlib.ZstdCompress,
+  z: zlibType.Gzip | zlibType.BrotliCompress | zlibType.ZstdCompress,
 ): TransformStream<Uint8Array, Uint8Array> {
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let ended: () => void;

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import bcrypt from "bcryptjs";
+import type bcryptType from "bcryptjs";
 import type { ModuleDefinition } from "../../module.ts";
 import { asObject, checkFields, optArray, optObject, optString } from "../config.ts";
 import { HandlerError, HttpConfigError } from "../errors.ts";
@@ -49,12 +49,14 @@ export function parseBasicAuth(header: string | null): [string, string] | null {
   return [decoded.slice(0, i), decoded.slice(i + 1)];
 }
 
-let fakeHash: Promise<string> | null = null;
+let fakeHash: Promise<string> | null = null; // compared against for unknown users
 
 /** Registry entry. */
 export const authenticationModule: ModuleDefinition<HttpHandler> = {
   id: "http.handlers.authentication",
-  create(config) {
+  async create(config) {
+    // bcryptjs loads on first use: servers without basic auth do not carry it.
+    const bcrypt: typeof bcryptType = (await import("bcryptjs")).default;
     const where = "http.handlers.authentication";
     checkFields(config, ["handler", "providers"], where);
     const providers = optObject(config, "providers", where) ?? {};

@@ -9,7 +9,13 @@
  */
 import type { ModuleDefinition } from "../../module.ts";
 import { asObject, checkFields, optNumber, optObject, optStrings, type Raw } from "../config.ts";
-import { acceptedEncodings, compressor, compressSync, type EncodingName } from "../encode.ts";
+import {
+  acceptedEncodings,
+  compressor,
+  compressSync,
+  type EncodingName,
+  loadZlib,
+} from "../encode.ts";
 import { HttpConfigError } from "../errors.ts";
 import type { HttpHandler } from "../handler.ts";
 import { parseResponseMatcher } from "../header_ops.ts";
@@ -66,7 +72,8 @@ const ZSTD_LEVELS: Record<string, number> = { fastest: 1, default: 3, better: 7,
 /** Registry entry. */
 export const encodeModule: ModuleDefinition<HttpHandler> = {
   id: "http.handlers.encode",
-  create(config) {
+  async create(config) {
+    await loadZlib();
     const where = "http.handlers.encode";
     checkFields(config, ["handler", "encodings", "prefer", "minimum_length", "match"], where);
     const encodings = new Map<string, number | undefined>();

@@ -8,8 +8,6 @@
  *
  * @module
  */
-import http from "node:http";
-import https from "node:https";
 import {
   checkFields,
   optDuration,
@@ -20,6 +18,7 @@ import {
 } from "../../config.ts";
 import { goRegExp } from "../../regexp.ts";
 import type { Upstream } from "./upstreams.ts";
+import { loadNodeHttp } from "./transport.ts";
 
 /** Parsed passive health check settings. */
 export interface PassiveConfig {
@@ -111,8 +110,9 @@ export function startActive(
   const aborts = new Set<AbortController>();
   let stopped = false;
 
-  const check = (u: Upstream): Promise<boolean> =>
-    new Promise((resolve) => {
+  const check = async (u: Upstream): Promise<boolean> => {
+    const { http, https } = await loadNodeHttp();
+    return await new Promise<boolean>((resolve) => {
       const m = /^\[?([^\]]*?)\]?:(\d+)$/.exec(u.dial);
       const host = m ? m[1] : u.dial;
       const p = port || (m ? Number(m[2]) : 80);
@@ -164,6 +164,7 @@ export function startActive(
       req.on("error", () => finish(false));
       req.end();
     });
+  };
 
   const runOnce = async () => {
     await Promise.all(upstreams.map(async (u) => {

@@ -117,7 +117,7 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
     const transport = parseTransport(optObject(config, "transport", where), `${where}.transport`);
     // Plain-text upstreams use the small HTTP/1.1 client; TLS upstreams go through node:https.
     const h1 = transport.tls ? null : new H1Pool();
-    const agent: http.Agent | null = transport.tls ? makeAgent(transport) : null;
+    const agent: http.Agent | null = transport.tls ? await makeAgent(transport) : null;
     const upstreams: Upstream[] = [];
     for (const u of optArray(config, "upstreams", where) ?? []) {
       const o = asObject(u, `${where}.upstreams`);

@@ -6,8 +6,18 @@
  *
  * @module
  */
-import http from "node:http";
-import https from "node:https";
+import type http from "node:http";
+import type httpsType from "node:https";
+
+let nodeHttp: typeof http;
+let nodeHttps: typeof httpsType;
+
+/** Loads `node:http` and `node:https` on first use (TLS upstreams, active health checks). */
+export async function loadNodeHttp(): Promise<{ http: typeof http; https: typeof httpsType }> {
+  nodeHttp ??= (await import("node:http")).default;
+  nodeHttps ??= (await import("node:https")).default;
+  return { http: nodeHttp, https: nodeHttps };
+}
 
 /** A failure to connect: safe to retry on another upstream. */
 export class DialError extends Error {
@@ -36,7 +46,8 @@ export interface TransportOptions {
 }
 
 /** A keep-alive connection pool for one proxy handler. */
-export function makeAgent(o: TransportOptions): http.Agent {
+export async function makeAgent(o: TransportOptions): Promise<http.Agent> {
+  const { http, https } = await loadNodeHttp();
   return o.tls
     ? new https.Agent({
       keepAlive: true,
@@ -172,7 +183,7 @@ export function roundTrip(
       onDone();
       reject(e);
     };
-    const mod = o.tls ? https : http;
+    const mod = o.tls ? nodeHttps : nodeHttp;
     const req = mod.request({
       ...splitDial(dial),
       method,
