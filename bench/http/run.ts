@@ -3,7 +3,8 @@
  * alternating servers within each round, each server pinned to one core with `taskset`.
  * Scenarios: respond (13 bytes), 1 KiB file, 1 MiB file, 404, gzip of a 100 KiB text file,
  * reverse proxy to a local backend; a bare `Deno.serve` answers `respond` as the floor.
- * Reports requests/s, p99 latency, peak RSS and server CPU time per request.
+ * Reports requests/s, p99 latency, server CPU time per request, the resident set after each
+ * scenario and the peak resident set of the whole run.
  *
  *   deno run -A bench/http/run.ts            # ROUNDS=2 DURATION=5 CONNECTIONS=32 SERVER_CORE=1
  *
@@ -132,6 +133,15 @@ function peakRSS(pid: number): number {
   }
 }
 
+function currentRSS(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(Deno.readTextFileSync(`/proc/${pid}/status`));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
 function children(pid: number): number[] {
   try {
     return Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`).trim().split(/\s+/).filter(
@@ -176,6 +186,7 @@ function start(
 }
 
 interface Result {
+  rssKiB: number;
   rps: number;
   p99ms: number;
   requests: number;
@@ -205,7 +216,9 @@ async function wrk(server: Server, s: Scenario, seconds = DURATION): Promise<Res
   if (non2xx && s.name !== "404") {
     console.error(`warning: ${server.name} ${s.name}: ${non2xx} non-2xx`);
   }
+  const rssKiB = server.pids().reduce((n, p) => n + currentRSS(p), 0);
   return {
+    rssKiB,
     rps,
     p99ms: p99,
     requests,
@@ -333,7 +346,7 @@ try {
   const lines = [
     `Load: wrk -t1 -c${CONNECTIONS} -d${DURATION}s on core ${LOAD_CORE}; each server pinned to core ${SERVER_CORE}; ${ROUNDS} rounds, servers alternating, medians.`,
     "",
-    "| scenario | server | req/s | p99 ms | CPU µs/req | peak RSS MiB |",
+    "| scenario | server | req/s | p99 ms | CPU µs/req | RSS after MiB |",
     "|---|---|---:|---:|---:|---:|",
   ];
   for (const sc of SCENARIOS) {
@@ -344,11 +357,13 @@ try {
         `| ${sc.name} | ${srv.name} | ${median(rs.map((r) => r.rps)).toFixed(0)} | ${
           median(rs.map((r) => r.p99ms)).toFixed(2)
         } | ${median(rs.map((r) => r.cpuUsPerReq)).toFixed(1)} | ${
-          (rss.get(srv.name)! / 1024).toFixed(1)
+          (Math.max(...rs.map((r) => r.rssKiB)) / 1024).toFixed(1)
         } |`,
       );
     }
   }
+  lines.push("", "Peak RSS over the whole run (VmHWM, MiB):");
+  for (const srv of servers) lines.push(`- ${srv.name}: ${(rss.get(srv.name)! / 1024).toFixed(1)}`);
   console.log(lines.join("\n"));
   await Deno.remove(dir, { recursive: true });
 }
