@@ -464,3 +464,90 @@ Deno.test("reverse_proxy: upstream pool survives a reload without dropping", asy
     await a.close();
   }
 });
+
+Deno.test("reverse_proxy: retries count, retry_match for non-dial failures, unhealthy_latency, response_header_timeout 504", async () => {
+  let calls = 0;
+  const flaky = backend("flaky", () => {
+    calls++;
+    return new Response("ok");
+  });
+  const slow = backend("slow", async () => {
+    await new Promise((r) => setTimeout(r, 300));
+    return new Response("late");
+  });
+  const dead = deadDial();
+  const srv = await serve([
+    {
+      match: [{ path: ["/retries"] }],
+      handle: [{
+        handler: "reverse_proxy",
+        upstreams: [{ dial: dead }, { dial: flaky.dial }],
+        load_balancing: {
+          selection_policy: { policy: "round_robin" },
+          retries: 2,
+          try_interval: "5ms",
+        },
+      }],
+      terminal: true,
+    },
+    {
+      match: [{ path: ["/timeout"] }],
+      handle: [{
+        handler: "reverse_proxy",
+        upstreams: [{ dial: slow.dial }],
+        transport: { protocol: "http", response_header_timeout: "50ms" },
+      }],
+      terminal: true,
+    },
+    {
+      match: [{ path: ["/latency"] }],
+      handle: [{
+        handler: "reverse_proxy",
+        upstreams: [{ dial: slow.dial }],
+        health_checks: {
+          passive: { fail_duration: "5s", max_fails: 1, unhealthy_latency: "100ms" },
+        },
+      }],
+      terminal: true,
+    },
+    {
+      match: [{ path: ["/retry-match"] }],
+      handle: [{
+        handler: "reverse_proxy",
+        upstreams: [{ dial: slow.dial }, { dial: flaky.dial }],
+        transport: { protocol: "http", response_header_timeout: "50ms" },
+        load_balancing: {
+          selection_policy: { policy: "first" },
+          try_duration: "2s",
+          try_interval: "5ms",
+          retry_match: [{ method: ["GET"] }],
+        },
+        health_checks: { passive: { fail_duration: "5s", max_fails: 1 } },
+      }],
+      terminal: true,
+    },
+  ]);
+  try {
+    for (let i = 0; i < 4; i++) {
+      const r = await raw(srv.url(), "GET", "/retries");
+      assert.equal(r.status, 200, "a dial failure is retried on the next upstream");
+    }
+    assert.equal(calls, 4);
+    const t = await raw(srv.url(), "GET", "/timeout");
+    assert.equal(t.status, 504);
+    assert.equal((await raw(srv.url(), "GET", "/latency")).text, "late");
+    assert.equal(
+      (await raw(srv.url(), "GET", "/latency")).status,
+      503,
+      "slow upstream marked down",
+    );
+    const rm = await raw(srv.url(), "GET", "/retry-match");
+    assert.equal(rm.text, "ok", "a GET matched by retry_match is retried after a timeout");
+    const post = await raw(srv.url(), "POST", "/retries", {}, "body");
+    assert.ok([200, 502].includes(post.status));
+  } finally {
+    await srv.stop();
+    await flaky.close();
+    await slow.close();
+  }
+});
