@@ -31,7 +31,7 @@ import {
   type Raw,
 } from "./config.ts";
 import { decodePath, RequestContext, type ServerFacts } from "./context.ts";
-import { HandlerError, HttpConfigError, responseError, toHandlerError } from "./errors.ts";
+import { HttpConfigError, responseError, toHandlerError } from "./errors.ts";
 import type { Next } from "./handler.ts";
 import { ipInRanges, type IPRange, parseIP } from "./ip.ts";
 import { compileRoutes, emptyHandler, provisionRoutes } from "./routes.ts";
@@ -257,7 +257,6 @@ export class HttpServer implements ServerFacts {
   }
 
   async #fail(c: RequestContext, e: unknown, log: boolean): Promise<Response> {
-    if (e instanceof AbortConnection) throw e;
     const err = toHandlerError(e);
     c.error = err;
     const level = err.status >= 500 ? "ERROR" : "DEBUG";
@@ -272,7 +271,6 @@ export class HttpServer implements ServerFacts {
         this.#errorLogger.debug(err.message, fields);
         return this.#finish(c, res, log);
       } catch (e2) {
-        if (e2 instanceof AbortConnection) throw e2;
         this.#errorLogger.error("error handling handler error", {
           error: String((e2 as Error)?.message ?? e2),
           first_error: { msg: err.message, ...fields },
@@ -333,12 +331,6 @@ export class HttpServer implements ServerFacts {
   }
 }
 
-/** Thrown by handlers to drop the connection without a response (`abort`). */
-export class AbortConnection extends Error {
-  /** Stable code. */
-  readonly code = "abort";
-}
-
 /**
  * Merges headers set before the response existed (`c.respHeaders`), runs deferred header
  * operations and adds `Server`. Copies the response when its headers are immutable.
@@ -364,7 +356,3 @@ export function applyResponseHeaders(c: RequestContext, res: Response): Response
   return res;
 }
 
-/** Raises a HandlerError (helper for handlers). */
-export function fail(status: number, message: string, trace = ""): never {
-  throw new HandlerError(status, message, trace);
-}
