@@ -2,7 +2,7 @@
 // loopback, driven by its typed clients. Build first: deno task build:npm. Run: node --test tests/npm/
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
+import { serve } from "./_serve.mjs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,38 +20,6 @@ const PNG = Buffer.from(
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
   "base64",
 );
-
-/** Serves a web-standard handler on 127.0.0.1 with an ephemeral port. */
-async function serve(handler) {
-  const server = createServer(async (req, res) => {
-    try {
-      const chunks = [];
-      for await (const chunk of req) chunks.push(chunk);
-      const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
-      const request = new Request(`http://${req.headers.host}${req.url}`, {
-        method: req.method,
-        headers: Object.entries(req.headers).flatMap(([k, v]) =>
-          Array.isArray(v) ? v.map((x) => [k, x]) : [[k, String(v)]]
-        ),
-        body: req.method === "GET" || req.method === "HEAD" ? undefined : body,
-      });
-      const response = await handler(request);
-      res.writeHead(response.status, [...response.headers]);
-      res.end(Buffer.from(await response.arrayBuffer()));
-    } catch (e) {
-      res.writeHead(500).end(String(e));
-    }
-  });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${server.address().port}`,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(resolve);
-      }),
-  };
-}
 
 test("npm ./mail: server and clients in Node", async () => {
   const dir = await mkdtemp(join(tmpdir(), "gatehouse-mail-node-"));
