@@ -13,6 +13,8 @@ export interface Content {
   size: number;
   /** Modification time, or null when unknown. */
   mtime: Date | null;
+  /** `Last-Modified` value when already formatted. */
+  lastModified?: string;
   /** Reads `length` bytes from `start` as a stream. */
   read(start: number, length: number): ReadableStream<Uint8Array> | Uint8Array;
 }
@@ -192,7 +194,7 @@ export function serveContent(
 ): Response {
   const st = (s: number) => statusOverride || s;
   if (content.mtime && content.mtime.getTime() > 0) {
-    h.set("last-modified", content.mtime.toUTCString());
+    h.set("last-modified", content.lastModified ?? content.mtime.toUTCString());
   }
   const pre = checkPreconditions(reqHeaders, method, h.get("etag") ?? "", content.mtime);
   if (pre.status === 412) return new Response(null, { status: st(412), headers: h });
