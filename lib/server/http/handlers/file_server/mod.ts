@@ -164,16 +164,21 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
     }
 
     // Real paths are remembered for a second: resolving one costs a system call per path
-    // component, and the answer only changes when links inside the root change.
-    const realCache = new Map<string, { real: string; until: number }>();
-    function contained(path: string, rr: string): boolean {
+    // component. A remembered one is used only while the path still leads to the same file
+    // (device and inode of the request's own stat), so a swapped link is resolved again.
+    const realCache = new Map<string, { real: string; dev: number; ino: number; until: number }>();
+    function contained(path: string, rr: string, info: Deno.FileInfo): boolean {
       const now = Date.now();
+      const dev = info.dev ?? 0;
+      const ino = info.ino ?? 0;
       const hit = realCache.get(path);
-      if (hit && hit.until > now) return insideRoot(hit.real, rr);
+      if (hit && hit.until > now && hit.dev === dev && hit.ino === ino) {
+        return insideRoot(hit.real, rr);
+      }
       try {
         const real = withoutStacks(() => Deno.realPathSync(path));
         if (realCache.size > 10_000) realCache.clear();
-        realCache.set(path, { real, until: now + 1000 });
+        realCache.set(path, { real, dev, ino, until: now + 1000 });
         return insideRoot(real, rr);
       } catch {
         return false;
@@ -248,7 +253,7 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
             }
           }
         }
-        if (!contained(filename, rr)) return notFound(c, next);
+        if (!contained(filename, rr, info)) return notFound(c, next);
         if (info.isDirectory) {
           if (browse && !fileHidden(filename, hide)) {
             if (
@@ -330,7 +335,7 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
             const side = filename + SUFFIX[enc];
             try {
               const si = withoutStacks(() => Deno.statSync(side));
-              if (si.isDirectory || !contained(side, rr)) continue;
+              if (si.isDirectory || !contained(side, rr, si)) continue;
               servePath = side;
               serveInfo = si;
               h.set("content-encoding", enc);
