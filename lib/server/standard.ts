@@ -10,3 +10,4 @@ import "./logging/file_writer.ts";
 import "./storage/file_system.ts";
 import "./adapters/json5.ts";
 import "./http/mod.ts";
+import "./tls/mod.ts";

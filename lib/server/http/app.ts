@@ -9,6 +9,9 @@
 import type { App, ListenerHandle, ModuleDefinition, ProvisionContext } from "../module.ts";
 import { asObject, checkFields, optDuration, optNumber, type Raw } from "./config.ts";
 import { HttpServer } from "./server.ts";
+import { HttpConfigError } from "./errors.ts";
+import type { TlsApp } from "../tls/app.ts";
+import { selectCertificate } from "../tls/policies.ts";
 
 const running = new Set<HttpApp>();
 
@@ -72,8 +75,30 @@ export class HttpApp implements App {
     const app = new HttpApp(servers, httpPort, httpsPort, handles);
     ctx.onCleanup(() => app.#release());
     for (const server of servers.values()) {
+      let tls: { cert: string; key: string } | undefined;
+      if (server.tlsPolicies) {
+        const where = `http.servers.${server.name}`;
+        const tlsApp = await ctx.app<TlsApp>("tls");
+        const policies = server.tlsPolicies.length
+          ? server.tlsPolicies
+          : [{ sni: [], anyTag: [], allTags: [] }];
+        const chosen = selectCertificate(
+          policies,
+          tlsApp?.certificates ?? [],
+          server.hostNames,
+          where,
+        );
+        tls = { cert: chosen.cert, key: chosen.key };
+        const unix = server.addresses.find((a) => a.network === "unix");
+        if (unix) {
+          throw new HttpConfigError(
+            "invalid_address",
+            `${where}: TLS on unix socket listeners is not supported (${unix.address})`,
+          );
+        }
+      }
       for (const a of server.addresses) {
-        const handle = await ctx.listen({ address: a.address });
+        const handle = await ctx.listen({ address: a.address, tls });
         handles.push({ server, handle });
         server.listeners.push(handle);
       }

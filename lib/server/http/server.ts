@@ -36,6 +36,8 @@ import type { Next } from "./handler.ts";
 import { ipInRanges, type IPRange, parseIP } from "./ip.ts";
 import { compileRoutes, emptyHandler, provisionRoutes } from "./routes.ts";
 import { durationPlaceholderUsed } from "./replacer.ts";
+import { type ConnectionPolicy, parseConnectionPolicies, routeHostNames } from "../tls/policies.ts";
+import { fillTlsState } from "../tls/connection.ts";
 
 /** A module of `http.ip_sources`: where trusted proxy ranges come from. */
 export interface IPRangeSource extends ModuleInstance {
@@ -130,6 +132,10 @@ export class HttpServer implements ServerFacts {
   readonly addresses: ListenAddress[];
   /** Listener handles once started. */
   listeners: ListenerHandle[] = [];
+  /** Decoded `tls_connection_policies`; null when the server serves plain HTTP. */
+  tlsPolicies: ConnectionPolicy[] | null = null;
+  /** Host names of the routes' `host` matchers (to choose the TLS certificate). */
+  hostNames: string[] = [];
   #chain: Next;
   #errorChain: Next | null;
   #logs: ServerLogConfig | null;
@@ -196,7 +202,11 @@ export class HttpServer implements ServerFacts {
       ? await ctx.loadModule<IPRangeSource>("http.ip_sources", "source", trustedRaw)
       : null;
     optNumber(raw, "max_header_bytes", where);
-    return new HttpServer(
+    const policies =
+      raw.tls_connection_policies === undefined || raw.tls_connection_policies === null
+        ? null
+        : parseConnectionPolicies(raw.tls_connection_policies, `${where}.tls_connection_policies`);
+    const server = new HttpServer(
       name,
       addresses,
       compileRoutes(routes, emptyHandler),
@@ -207,6 +217,9 @@ export class HttpServer implements ServerFacts {
       optStrings(raw, "client_ip_headers", where) ?? ["X-Forwarded-For"],
       optBool(raw, "trusted_proxies_strict", where) ?? false,
     );
+    server.tlsPolicies = policies;
+    if (policies) server.hostNames = routeHostNames(raw.routes);
+    return server;
   }
 
   /** The client IP: the peer, or the forwarded address when the peer is a trusted proxy. */
@@ -235,6 +248,7 @@ export class HttpServer implements ServerFacts {
   }
 
   #serve(request: Request, info: ServeInfo): Response | Promise<Response> {
+    if (info.tls) fillTlsState(request, info);
     const c = new RequestContext(request, info, this);
     const log = this.#logs !== null && shouldLog(this.#logs, c);
     if (c.rawPath.indexOf("%") >= 0 && decodePath(c.rawPath) === null) {
@@ -355,4 +369,3 @@ export function applyResponseHeaders(c: RequestContext, res: Response): Response
   }
   return res;
 }
-

@@ -1,0 +1,230 @@
+/**
+ * A server's `tls_connection_policies` (Caddy's JSON) and the choice of the one certificate a
+ * listener serves. Deno.serve takes exactly one certificate/key per listener, offers ALPN
+ * `h2` and `http/1.1` itself and negotiates TLS 1.2 or 1.3 (rustls defaults): policy fields
+ * Deno cannot honour are refused at load with an `unsupported` error.
+ *
+ * @module
+ */
+import {
+  type LoadedCertificate,
+  nameMatches,
+  tlsCheckFields,
+  TlsConfigError,
+} from "./certificates.ts";
+
+/** One decoded connection policy. */
+export interface ConnectionPolicy {
+  /** `match.sni`: names the policy is meant for (used to choose the certificate). */
+  sni: string[];
+  /** `certificate_selection.any_tag`. */
+  anyTag: string[];
+  /** `certificate_selection.all_tags`. */
+  allTags: string[];
+  /** `default_sni` (used to choose the certificate when the policy has no `match.sni`). */
+  defaultSni?: string;
+}
+
+type Raw = Record<string, unknown>;
+
+const UNSUPPORTED: Record<string, string> = {
+  cipher_suites: "Deno.serve does not let the cipher suites be chosen",
+  curves: "Deno.serve does not let the key exchange curves be chosen",
+  client_authentication: "Deno.serve has no client certificate authentication",
+  insecure_secrets_log: "Deno.serve cannot write TLS secrets",
+  drop: "Deno.serve cannot drop handshakes by policy",
+};
+
+function strings(raw: Raw, key: string, where: string): string[] {
+  const v = raw[key];
+  if (v === undefined) return [];
+  if (!Array.isArray(v) || v.some((x) => typeof x !== "string")) {
+    throw new TlsConfigError("invalid_config", `${where}.${key}: must be an array of strings`);
+  }
+  return v as string[];
+}
+
+function object(raw: Raw, key: string, where: string): Raw | undefined {
+  const v = raw[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== "object" || v === null || Array.isArray(v)) {
+    throw new TlsConfigError("invalid_config", `${where}.${key}: must be an object`);
+  }
+  return v as Raw;
+}
+
+function checkVersion(raw: Raw, key: string, where: string, deno: string): void {
+  const v = raw[key];
+  if (v === undefined) return;
+  if (v !== "tls1.2" && v !== "tls1.3") {
+    throw new TlsConfigError("invalid_config", `${where}.${key}: must be "tls1.2" or "tls1.3"`);
+  }
+  if (v !== deno) {
+    throw new TlsConfigError(
+      "unsupported",
+      `${where}.${key}: ${v} cannot be enforced: Deno.serve always negotiates TLS 1.2 or 1.3 ` +
+        `(only ${key}: "${deno}" is accepted)`,
+    );
+  }
+}
+
+/** Decodes `tls_connection_policies`; throws a TlsConfigError for what Deno cannot do. */
+export function parseConnectionPolicies(raw: unknown, where: string): ConnectionPolicy[] {
+  if (!Array.isArray(raw)) throw new TlsConfigError("invalid_config", `${where}: must be an array`);
+  return raw.map((p, i) => {
+    const w = `${where}[${i}]`;
+    if (typeof p !== "object" || p === null || Array.isArray(p)) {
+      throw new TlsConfigError("invalid_config", `${w}: must be an object`);
+    }
+    const policy = p as Raw;
+    for (const [k, why] of Object.entries(UNSUPPORTED)) {
+      if (policy[k] !== undefined) {
+        throw new TlsConfigError("unsupported", `${w}.${k}: not supported (${why})`);
+      }
+    }
+    tlsCheckFields(policy, [
+      "match",
+      "certificate_selection",
+      "alpn",
+      "protocol_min",
+      "protocol_max",
+      "default_sni",
+      "fallback_sni",
+    ], w);
+    const match = object(policy, "match", w) ?? {};
+    for (const k of Object.keys(match)) {
+      if (k !== "sni") {
+        throw new TlsConfigError(
+          "unsupported",
+          `${w}.match.${k}: not supported (Deno.serve chooses no policy per connection; ` +
+            `only match.sni is accepted, to choose the certificate)`,
+        );
+      }
+    }
+    const sel = object(policy, "certificate_selection", w) ?? {};
+    for (const k of Object.keys(sel)) {
+      if (k !== "any_tag" && k !== "all_tags") {
+        throw new TlsConfigError(
+          "unsupported",
+          `${w}.certificate_selection.${k}: not supported (only any_tag and all_tags)`,
+        );
+      }
+    }
+    const alpn = strings(policy, "alpn", w);
+    if (alpn.length) {
+      const set = new Set(alpn);
+      if (set.size !== 2 || !set.has("h2") || !set.has("http/1.1")) {
+        throw new TlsConfigError(
+          "unsupported",
+          `${w}.alpn: Deno.serve always offers exactly "h2" and "http/1.1"; ` +
+            `got ${JSON.stringify(alpn)}`,
+        );
+      }
+    }
+    checkVersion(policy, "protocol_min", w, "tls1.2");
+    checkVersion(policy, "protocol_max", w, "tls1.3");
+    for (const k of ["default_sni", "fallback_sni"]) {
+      if (policy[k] !== undefined && typeof policy[k] !== "string") {
+        throw new TlsConfigError("invalid_config", `${w}.${k}: must be a string`);
+      }
+    }
+    return {
+      sni: strings(match, "sni", `${w}.match`).map((s) => s.toLowerCase()),
+      anyTag: strings(sel, "any_tag", `${w}.certificate_selection`),
+      allTags: strings(sel, "all_tags", `${w}.certificate_selection`),
+      defaultSni: policy.default_sni as string | undefined,
+    };
+  });
+}
+
+/** Host names of the `host` matchers in a server's routes (subroutes included). */
+export function routeHostNames(routes: unknown): string[] {
+  const out: string[] = [];
+  const walk = (rs: unknown) => {
+    if (!Array.isArray(rs)) return;
+    for (const r of rs) {
+      if (typeof r !== "object" || r === null) continue;
+      const route = r as Raw;
+      if (Array.isArray(route.match)) {
+        for (const set of route.match) {
+          const hosts = (set as Raw | null)?.host;
+          if (Array.isArray(hosts)) {
+            for (const h of hosts) if (typeof h === "string") out.push(h.toLowerCase());
+          }
+        }
+      }
+      if (Array.isArray(route.handle)) { for (const h of route.handle) walk((h as Raw)?.routes); }
+    }
+  };
+  walk(routes);
+  return [...new Set(out)];
+}
+
+function covered(cert: LoadedCertificate, names: string[]): number {
+  let n = 0;
+  for (const name of names) if (cert.names.some((p) => nameMatches(p, name))) n++;
+  return n;
+}
+
+/**
+ * Chooses the one certificate a server's listeners serve: for each policy, the certificates
+ * with its tags, preferring the one covering most of its `match.sni` names (else
+ * `default_sni`, else the host names of the server's routes); throws when no certificate is
+ * left, or when policies would need different certificates (Deno.serve takes one per listener).
+ *
+ * @example
+ * ```ts
+ * import { selectCertificate } from "./policies.ts";
+ * const cert = { cert: "", key: "", tags: [], names: ["localhost"], source: "load_pem[0]" };
+ * selectCertificate([{ sni: [], anyTag: [], allTags: [] }], [cert], [], "srv0").source;
+ * ```
+ */
+export function selectCertificate(
+  policies: ConnectionPolicy[],
+  certs: LoadedCertificate[],
+  hostNames: string[],
+  where: string,
+): LoadedCertificate {
+  if (!certs.length) {
+    throw new TlsConfigError(
+      "no_certificate",
+      `${where}.tls_connection_policies: no certificate loaded ` +
+        `(load some with apps.tls.certificates.load_files or load_pem)`,
+    );
+  }
+  const chosen: { index: number; cert: LoadedCertificate }[] = [];
+  for (let i = 0; i < policies.length; i++) {
+    const p = policies[i];
+    const candidates = certs.filter((c) =>
+      (!p.anyTag.length || p.anyTag.some((t) => c.tags.includes(t))) &&
+      p.allTags.every((t) => c.tags.includes(t))
+    );
+    if (!candidates.length) {
+      throw new TlsConfigError(
+        "no_certificate",
+        `${where}.tls_connection_policies[${i}]: no loaded certificate has the tags ` +
+          JSON.stringify({ any_tag: p.anyTag, all_tags: p.allTags }),
+      );
+    }
+    const wanted = p.sni.length ? p.sni : p.defaultSni ? [p.defaultSni] : hostNames;
+    let best = candidates[0];
+    let score = covered(best, wanted);
+    for (const c of candidates.slice(1)) {
+      const s = covered(c, wanted);
+      if (s > score) [best, score] = [c, s];
+    }
+    chosen.push({ index: i, cert: best });
+  }
+  const first = chosen[0];
+  for (const c of chosen.slice(1)) {
+    if (c.cert !== first.cert) {
+      throw new TlsConfigError(
+        "unsupported",
+        `${where}.tls_connection_policies: policies ${first.index} and ${c.index} need ` +
+          `different certificates (${first.cert.source}, ${c.cert.source}); Deno.serve ` +
+          `serves one certificate per listener and has no SNI certificate selection`,
+      );
+    }
+  }
+  return first.cert;
+}

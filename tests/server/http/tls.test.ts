@@ -1,0 +1,344 @@
+/**
+ * HTTPS serving: the `tls` app's `load_files` / `load_pem` certificates, a server's
+ * `tls_connection_policies`, the access log's `request.tls` object, reloads, refused options.
+ * A CA and a `localhost`/127.0.0.1 leaf are generated at test time with @peculiar/x509.
+ */
+import assert from "node:assert/strict";
+import { startServer } from "../../../lib/server/embed.ts";
+import { freePort, type LogRecord } from "./harness.ts";
+
+// @peculiar/x509 (through tsyringe) wants the reflect-metadata API; it only reads
+// constructor parameter types, so a minimal store is enough.
+const R = Reflect as unknown as Record<string, unknown>;
+if (typeof R.getMetadata !== "function") {
+  const store = new WeakMap<object, Map<unknown, unknown>>();
+  const map = (t: object) => {
+    let m = store.get(t);
+    if (!m) store.set(t, m = new Map());
+    return m;
+  };
+  R.defineMetadata = (k: unknown, v: unknown, t: object) => void map(t).set(k, v);
+  R.getOwnMetadata = (k: unknown, t: object) => store.get(t)?.get(k);
+  R.getMetadata = (k: unknown, t: object) => store.get(t)?.get(k);
+  R.hasMetadata = (k: unknown, t: object) => store.get(t)?.has(k) ?? false;
+  R.metadata = (k: unknown, v: unknown) => (t: object) => void map(t).set(k, v);
+}
+const x509 = await import("@peculiar/x509");
+x509.cryptoProvider.set(crypto);
+
+const ALG = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" };
+
+async function pkcs8Pem(key: CryptoKey): Promise<string> {
+  const der = new Uint8Array(await crypto.subtle.exportKey("pkcs8", key));
+  const b64 = btoa(String.fromCharCode(...der)).replace(/.{64}/g, "$&\n");
+  return `-----BEGIN PRIVATE KEY-----\n${b64}\n-----END PRIVATE KEY-----\n`;
+}
+
+interface Pki {
+  caPem: string;
+  leafs: Record<string, { cert: string; key: string }>;
+}
+
+/** A CA and leaf certificates signed by it, one per name list. */
+async function makePki(leafNames: Record<string, { dns: string[]; ip?: string[] }>): Promise<Pki> {
+  const caKeys = await crypto.subtle.generateKey(ALG, true, ["sign", "verify"]) as CryptoKeyPair;
+  const notBefore = new Date(Date.now() - 60_000);
+  const notAfter = new Date(Date.now() + 86_400_000);
+  const ca = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: "01",
+    name: "CN=Gatehouse Test CA",
+    notBefore,
+    notAfter,
+    keys: caKeys,
+    signingAlgorithm: ALG,
+    extensions: [
+      new x509.BasicConstraintsExtension(true, 0, true),
+      new x509.KeyUsagesExtension(
+        x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign,
+        true,
+      ),
+    ],
+  });
+  const leafs: Pki["leafs"] = {};
+  let serial = 2;
+  for (const [id, names] of Object.entries(leafNames)) {
+    const keys = await crypto.subtle.generateKey(ALG, true, ["sign", "verify"]) as CryptoKeyPair;
+    const leaf = await x509.X509CertificateGenerator.create({
+      serialNumber: `0${serial++}`,
+      subject: `CN=${names.dns[0]}`,
+      issuer: ca.subject,
+      notBefore,
+      notAfter,
+      publicKey: keys.publicKey,
+      signingKey: caKeys.privateKey,
+      signingAlgorithm: ALG,
+      extensions: [
+        new x509.BasicConstraintsExtension(false, undefined, true),
+        new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+        new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+        new x509.SubjectAlternativeNameExtension([
+          ...names.dns.map((value) => ({ type: "dns" as const, value })),
+          ...(names.ip ?? []).map((value) => ({ type: "ip" as const, value })),
+        ]),
+      ],
+    });
+    leafs[id] = { cert: leaf.toString("pem") + "\n", key: await pkcs8Pem(keys.privateKey) };
+  }
+  return { caPem: ca.toString("pem") + "\n", leafs };
+}
+
+const pki = await makePki({
+  local: { dns: ["localhost"], ip: ["127.0.0.1"] },
+  other: { dns: ["other.test"] },
+});
+
+interface Tls {
+  port: number;
+  logs(): Promise<LogRecord[]>;
+  waitLog(uri: string): Promise<LogRecord>;
+  load(apps: Record<string, unknown>): Promise<boolean>;
+  validate(apps: Record<string, unknown>): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function httpApp(port: number, body: string, policies: unknown[] = [{}]) {
+  return {
+    servers: {
+      srv0: {
+        listen: [`127.0.0.1:${port}`],
+        logs: {},
+        tls_connection_policies: policies,
+        routes: [{ handle: [{ handler: "static_response", body }] }],
+      },
+    },
+  };
+}
+
+async function start(apps: (port: number) => Record<string, unknown>): Promise<Tls> {
+  const logFile = await Deno.makeTempFile({ prefix: "gatehouse-tls-log-", suffix: ".jsonl" });
+  const port = freePort();
+  const full = (a: Record<string, unknown>) => ({
+    logging: {
+      logs: {
+        default: {
+          writer: { output: "file", filename: logFile, roll_disabled: true },
+          encoder: { format: "json" },
+          level: "INFO",
+        },
+      },
+    },
+    apps: a,
+  });
+  const server = await startServer({ config: full(apps(port)) });
+  const logs = async () =>
+    (await Deno.readTextFile(logFile)).split("\n").filter(Boolean).map((l) =>
+      JSON.parse(l) as LogRecord
+    );
+  return {
+    port,
+    logs,
+    async waitLog(uri) {
+      const end = Date.now() + 3000;
+      while (true) {
+        const found = (await logs()).find((r) =>
+          r.msg === "handled request" && (r.request as { uri: string }).uri === uri
+        );
+        if (found) return found;
+        if (Date.now() > end) throw new Error(`no access log record for ${uri}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    load: (a) => server.load(full(a)),
+    validate: (a) => server.validate(full(a)),
+    async stop() {
+      await server.stop();
+      await Deno.remove(logFile).catch(() => {});
+    },
+  };
+}
+
+/** GET over HTTPS trusting only the test CA; `http1` forces HTTP/1.1 (else ALPN picks h2). */
+async function get(url: string, http1 = false): Promise<{ status: number; body: string }> {
+  const client = Deno.createHttpClient({
+    caCerts: [pki.caPem],
+    ...(http1 ? { http2: false } : {}),
+  });
+  try {
+    const res = await fetch(url, { client });
+    return { status: res.status, body: await res.text() };
+  } finally {
+    client.close();
+  }
+}
+
+async function writePems(): Promise<{ dir: string; cert: string; key: string }> {
+  const dir = await Deno.makeTempDir({ prefix: "gatehouse-tls-" });
+  await Deno.writeTextFile(`${dir}/local.crt`, pki.leafs.local.cert);
+  await Deno.writeTextFile(`${dir}/local.key`, pki.leafs.local.key);
+  return { dir, cert: `${dir}/local.crt`, key: `${dir}/local.key` };
+}
+
+Deno.test("tls: load_files certificate serves HTTPS, access log tls object field by field", async () => {
+  const files = await writePems();
+  const tlsApp = {
+    certificates: { load_files: [{ certificate: files.cert, key: files.key, tags: ["main"] }] },
+  };
+  const srv = await start((port) => ({ tls: tlsApp, http: httpApp(port, "hello tls") }));
+  try {
+    const h2 = await get(`https://localhost:${srv.port}/h2?x=1`);
+    assert.deepEqual(h2, { status: 200, body: "hello tls" });
+    const rec = await srv.waitLog("/h2?x=1");
+    const req = rec.request as Record<string, unknown>;
+    assert.equal(req.proto, "HTTP/2.0");
+    assert.equal(req.host, `localhost:${srv.port}`);
+    assert.deepEqual(req.tls, {
+      resumed: false,
+      version: 0,
+      cipher_suite: 0,
+      proto: "h2",
+      server_name: "localhost",
+    });
+
+    const h1 = await get(`https://localhost:${srv.port}/h1`, true);
+    assert.deepEqual(h1, { status: 200, body: "hello tls" });
+    const rec1 = (await srv.waitLog("/h1")).request as Record<string, unknown>;
+    assert.equal(rec1.proto, "HTTP/1.1");
+    const t1 = rec1.tls as Record<string, unknown>;
+    assert.equal(t1.proto, "http/1.1");
+    assert.equal(t1.server_name, "localhost");
+    assert.equal(t1.resumed, false);
+    assert.equal(t1.version, 0);
+    assert.equal(t1.cipher_suite, 0);
+
+    // By IP address: clients send no SNI for IP literals, so server_name is empty.
+    await get(`https://127.0.0.1:${srv.port}/by-ip`, true);
+    const t2 = ((await srv.waitLog("/by-ip")).request as Record<string, unknown>).tls as Record<
+      string,
+      unknown
+    >;
+    assert.equal(t2.server_name, "");
+
+    // Plain HTTP on a TLS listener does not get an answer.
+    await assert.rejects(fetch(`http://127.0.0.1:${srv.port}/plain`).then((r) => r.text()));
+  } finally {
+    await srv.stop();
+    await Deno.remove(files.dir, { recursive: true });
+  }
+});
+
+Deno.test("tls: load_pem certificates, chosen by tag or by sni among several", async () => {
+  const loadPem = [
+    { certificate: pki.leafs.other.cert, key: pki.leafs.other.key, tags: ["other"] },
+    { certificate: pki.leafs.local.cert, key: pki.leafs.local.key, tags: ["main"] },
+  ];
+  const byTag = [{ certificate_selection: { any_tag: ["main"] } }];
+  const srv = await start((port) => ({
+    tls: { certificates: { load_pem: loadPem } },
+    http: httpApp(port, "by tag", byTag),
+  }));
+  try {
+    assert.deepEqual(await get(`https://localhost:${srv.port}/`), { status: 200, body: "by tag" });
+    // match.sni picks the certificate covering the name (load_pem[1]), not the first one.
+    const bySni = [{
+      match: { sni: ["localhost"] },
+      alpn: ["h2", "http/1.1"],
+      protocol_min: "tls1.2",
+      protocol_max: "tls1.3",
+    }];
+    await srv.load({
+      tls: { certificates: { load_pem: loadPem } },
+      http: httpApp(srv.port, "by sni", bySni),
+    });
+    assert.deepEqual(await get(`https://localhost:${srv.port}/`), { status: 200, body: "by sni" });
+    // Without sni or tags, the host matchers of the routes choose.
+    const http = httpApp(srv.port, "by host");
+    (http.servers.srv0.routes[0] as Record<string, unknown>).match = [{ host: ["localhost"] }];
+    await srv.load({ tls: { certificates: { load_pem: loadPem } }, http });
+    assert.deepEqual(await get(`https://localhost:${srv.port}/`), { status: 200, body: "by host" });
+  } finally {
+    await srv.stop();
+  }
+});
+
+Deno.test("tls: a reload keeps the TLS listener serving; a bad certificate path fails the load", async () => {
+  const files = await writePems();
+  const tlsApp = { certificates: { load_files: [{ certificate: files.cert, key: files.key }] } };
+  const srv = await start((port) => ({ tls: tlsApp, http: httpApp(port, "first") }));
+  try {
+    assert.equal((await get(`https://localhost:${srv.port}/`)).body, "first");
+    await srv.load({ tls: tlsApp, http: httpApp(srv.port, "second") });
+    assert.deepEqual(await get(`https://localhost:${srv.port}/`), { status: 200, body: "second" });
+
+    const missing = `${files.dir}/missing.crt`;
+    const bad = { certificates: { load_files: [{ certificate: missing, key: files.key }] } };
+    await assert.rejects(
+      srv.load({ tls: bad, http: httpApp(srv.port, "third") }),
+      (e: Error) => {
+        assert.match(e.message, /tls\.certificates\.load_files\[0\]/);
+        assert.match(e.message, /missing\.crt: no such file/);
+        return true;
+      },
+    );
+    await Deno.writeTextFile(`${files.dir}/garbage.crt`, "not a certificate\n");
+    const garbage = {
+      certificates: { load_files: [{ certificate: `${files.dir}/garbage.crt`, key: files.key }] },
+    };
+    await assert.rejects(
+      srv.load({ tls: garbage, http: httpApp(srv.port, "third") }),
+      /load_files\[0\]: certificate: no PEM CERTIFICATE block/,
+    );
+    assert.deepEqual(await get(`https://localhost:${srv.port}/`), { status: 200, body: "second" });
+  } finally {
+    await srv.stop();
+    await Deno.remove(files.dir, { recursive: true });
+  }
+});
+
+Deno.test("tls: policy options Deno cannot honour are refused at load with a clear error", async () => {
+  const pem = { certificate: pki.leafs.local.cert, key: pki.leafs.local.key };
+  const tlsApp = { certificates: { load_pem: [pem] } };
+  const srv = await start((port) => ({ tls: tlsApp, http: httpApp(port, "kept") }));
+  try {
+    const refused: [unknown[], RegExp][] = [
+      [[{ alpn: ["http/1.1"] }], /alpn: Deno\.serve always offers exactly "h2" and "http\/1\.1"/],
+      [[{ protocol_min: "tls1.3" }], /protocol_min: tls1\.3 cannot be enforced/],
+      [[{ protocol_max: "tls1.2" }], /protocol_max: tls1\.2 cannot be enforced/],
+      [[{ cipher_suites: ["TLS_AES_128_GCM_SHA256"] }], /cipher_suites: not supported/],
+      [[{ client_authentication: {} }], /client_authentication: not supported/],
+      [[{ match: { remote_ip: { ranges: ["10.0.0.0/8"] } } }], /match\.remote_ip: not supported/],
+      [[{ certificate_selection: { any_tag: ["nope"] } }], /no loaded certificate has the tags/],
+    ];
+    for (const [policies, message] of refused) {
+      await assert.rejects(
+        srv.validate({ tls: tlsApp, http: httpApp(srv.port, "x", policies) }),
+        message,
+      );
+    }
+    // Two policies needing different certificates: one certificate per listener in Deno.
+    const two = {
+      certificates: {
+        load_pem: [pem, { certificate: pki.leafs.other.cert, key: pki.leafs.other.key }],
+      },
+    };
+    await assert.rejects(
+      srv.validate({
+        tls: two,
+        http: httpApp(srv.port, "x", [{ match: { sni: ["localhost"] } }, {
+          match: { sni: ["other.test"] },
+        }]),
+      }),
+      /need different certificates .*one certificate per listener/,
+    );
+    await assert.rejects(
+      srv.validate({ http: httpApp(srv.port, "x") }),
+      /no certificate loaded/,
+    );
+    await assert.rejects(
+      srv.validate({ tls: { automation: { policies: [] } }, http: httpApp(srv.port, "x") }),
+      /automatic certificate management is not supported/,
+    );
+    assert.deepEqual(await get(`https://localhost:${srv.port}/`), { status: 200, body: "kept" });
+  } finally {
+    await srv.stop();
+  }
+});
