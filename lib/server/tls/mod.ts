@@ -16,7 +16,6 @@ import { tlsAppModule } from "./app.ts";
 
 if (!getModule(tlsAppModule.id)) registerModule(tlsAppModule);
 
-export { TlsApp, tlsAppModule } from "./app.ts";
 export {
   loadCertificates,
   type LoadedCertificate,
@@ -25,4 +24,3 @@ export {
   type TlsConfigErrorCode,
 } from "./certificates.ts";
 export { type ConnectionPolicy, parseConnectionPolicies, selectCertificate } from "./policies.ts";
-export { fillTlsState } from "./connection.ts";
