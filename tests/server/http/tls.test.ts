@@ -337,6 +337,17 @@ Deno.test("tls: policy options Deno cannot honour are refused at load with a cle
       srv.validate({ tls: { automation: { policies: [] } }, http: httpApp(srv.port, "x") }),
       /automatic certificate management is not supported/,
     );
+    const noKey = { certificates: { load_pem: [{ ...pem, key: pki.leafs.local.cert }] } };
+    await assert.rejects(
+      srv.validate({ tls: noKey, http: httpApp(srv.port, "x") }),
+      /load_pem\[0\]: key: no PEM PRIVATE KEY block/,
+    );
+    const unix = httpApp(srv.port, "x");
+    unix.servers.srv0.listen = ["unix//tmp/gatehouse-tls-test.sock"];
+    await assert.rejects(
+      srv.validate({ tls: tlsApp, http: unix }),
+      /TLS on unix socket listeners is not supported/,
+    );
     assert.deepEqual(await get(`https://localhost:${srv.port}/`), { status: 200, body: "kept" });
   } finally {
     await srv.stop();
