@@ -42,6 +42,8 @@ export interface CachedFile extends FileIdentity {
   length: string;
   /** Content type by the path's extension ("" for none; undefined when not computed). */
   type?: string;
+  /** A prepared 200 response (with `Server`) for small files, cloned for each request. */
+  response?: Response;
 }
 
 /** The identity of a stat result. */
