@@ -6,12 +6,19 @@
 import { parseArgs } from "node:util";
 import type { Command, Flags } from "./command.ts";
 import { ExitCode } from "./command.ts";
-import { commands, findCommand } from "./registry.ts";
-import { printUsage } from "./help.ts";
 
 import { UsageError } from "./usage_error.ts";
 
 export { UsageError };
+
+/**
+ * Finds a command. `run`, the long-lived server process, loads only its own modules: the
+ * registry imports every command, the database client among them (~8 MiB resident).
+ */
+async function findCommand(name: string): Promise<Command | undefined> {
+  if (name === "run") return (await import("./run.ts")).runCommand;
+  return (await import("./registry.ts")).findCommand(name);
+}
 
 /** Parses flags of one command; unknown flags are a UsageError. */
 export function parseFlags(command: Command, argv: string[]): { flags: Flags; args: string[] } {
@@ -53,14 +60,16 @@ export function parseFlags(command: Command, argv: string[]): { flags: Flags; ar
  */
 export async function main(argv: string[]): Promise<number> {
   if (argv.length === 0) {
-    await printUsage();
+    await (await import("./help.ts")).printUsage();
     return ExitCode.Success;
   }
   // Two-word commands (`storage export`, `file-server export-template`) win over one-word ones.
-  let command = argv.length > 1 ? findCommand(`${argv[0]} ${argv[1]}`) : undefined;
+  let command = argv.length > 1 && argv[0] !== "run"
+    ? await findCommand(`${argv[0]} ${argv[1]}`)
+    : undefined;
   let rest = argv.slice(2);
   if (!command) {
-    command = findCommand(argv[0]);
+    command = await findCommand(argv[0]);
     rest = argv.slice(1);
   }
   if (!command) {
@@ -79,5 +88,3 @@ export async function main(argv: string[]): Promise<number> {
     return ExitCode.Failure;
   }
 }
-
-export { commands };
