@@ -6,7 +6,8 @@
  * (call the next handler instead of 404), `precompressed` (`gzip`, `br`, `zstd` sidecar
  * files) with `precompressed_order`. Nothing outside the root is served: the request path is
  * cleaned as absolute, NUL bytes are refused, and the resolved real path must stay inside
- * the real root (symlinks pointing out are 404).
+ * the real root (symlinks pointing out are 404). Contents and header values of small and
+ * medium files are kept in memory, validated by one stat per request (file_cache.ts).
  *
  * @module
  */
