@@ -2,7 +2,8 @@
  * HTTP load scenarios, Gatehouse side by side with Caddy 2.6.2 (and nginx when installed),
  * alternating servers within each round, each server pinned to one core with `taskset`.
  * Scenarios: respond (13 bytes), 1 KiB file, 1 MiB file, 404, gzip of a 100 KiB text file,
- * reverse proxy to a local backend; a bare `Deno.serve` answers `respond` as the floor.
+ * reverse proxy to a local backend; a bare `Deno.serve` answers `respond` and the two file
+ * scenarios (from memory) as the floor.
  * Reports requests/s, p99 latency, server CPU time per request, the resident set after each
  * scenario and the peak resident set of the whole run.
  *
@@ -51,6 +52,8 @@ const ALL_SCENARIOS: Scenario[] = [
   { name: "gzip 100 KiB", path: "/f/100k.txt", headers: { "Accept-Encoding": "gzip" } },
   { name: "reverse proxy", path: "/proxy/x" },
 ];
+/** Scenarios the bare `Deno.serve` floor answers. */
+const BARE = ["respond 13 B", "file 1 KiB", "file 1 MiB"];
 const SCENARIOS = ONLY ? ALL_SCENARIOS.filter((s) => s.name.includes(ONLY)) : ALL_SCENARIOS;
 
 function httpConfig(listen: string, root: string, upstream: string) {
@@ -308,7 +311,17 @@ if (has("nginx")) {
   const port = freePort();
   await Deno.writeTextFile(
     `${dir}/bare.ts`,
-    `Deno.serve({ hostname: "127.0.0.1", port: ${port}, onListen() {} }, () => new Response("Hello, World!"));`,
+    // The floor for the file scenarios too: contents already in memory, no file-system call.
+    `const small = Deno.readFileSync(${JSON.stringify(`${root}/1k.txt`)});
+const big = Deno.readFileSync(${JSON.stringify(`${root}/1m.bin`)});
+Deno.serve({ hostname: "127.0.0.1", port: ${port}, onListen() {} }, (req) => {
+  const p = new URL(req.url).pathname;
+  if (p === "/f/1k.txt") return new Response(small);
+  if (p === "/f/1m.bin") {
+    return new Response(new ReadableStream({ start(c) { c.enqueue(big); c.close(); } }));
+  }
+  return new Response("Hello, World!");
+});`,
   );
   servers.push(start("bare Deno.serve", [Deno.execPath(), "run", "-A", `${dir}/bare.ts`], port));
 }
@@ -319,7 +332,7 @@ try {
   for (const sc of SCENARIOS) {
     for (let round = 0; round < ROUNDS; round++) {
       for (const srv of servers) {
-        if (srv.name === "bare Deno.serve" && sc.name !== "respond 13 B") continue;
+        if (srv.name === "bare Deno.serve" && !BARE.includes(sc.name)) continue;
         if (round === 0) await wrk(srv, sc, 2); // warm-up (JIT, connection pools), discarded
         const r = await wrk(srv, sc);
         const key = `${sc.name}|${srv.name}`;
