@@ -35,6 +35,7 @@ import {
 } from "../mod.ts";
 import type { AppEnv } from "./env.ts";
 import { oauthClients } from "./dev_idp.ts";
+import { codeParam, mountClientScript, renderPage } from "./auth_pages.ts";
 
 /** The documented local default owner password (refused in production). */
 export const DEV_OWNER_PASSWORD = "owner-password";
@@ -95,28 +96,6 @@ const ERRORS: Record<string, string> = {
   access_denied: "Sign-in was cancelled at the provider.",
   email_unverified: "The provider has no verified e-mail for this account.",
 };
-
-function loginPage(base: string, providers: OAuthProvider[], error: string | null): string {
-  const message = error === null
-    ? ""
-    : Object.hasOwn(ERRORS, error)
-    ? ERRORS[error]
-    : `Sign-in failed (${error.slice(0, 40)}).`;
-  const sso = providers.map((p) =>
-    `<li><a href="${base}/api/auth/oauth/${p}/start">Continue with ${
-      p[0].toUpperCase() + p.slice(1)
-    }</a></li>`
-  ).join("");
-  return page(
-    "Owner sign-in",
-    (message ? `<p role="alert" style="color:#b00020">${esc(message)}</p>` : "") +
-      `<form method="post" action="${base}/api/auth/login">` +
-      `<p><label>E-mail<br><input name="email" type="email" autocomplete="username" required></label></p>` +
-      `<p><label>Password<br><input name="password" type="password" autocomplete="current-password" required></label></p>` +
-      `<p><button type="submit">Sign in</button></p></form>` +
-      (sso ? `<ul>${sso}</ul>` : ""),
-  );
-}
 
 /** A cross-site form post (Origin present and not ours) is refused. */
 function sameOrigin(c: Context): boolean {
@@ -180,13 +159,24 @@ export function createOwnerSite(env: AppEnv, base = "/owner"): Hono {
   app.get("/", home);
   app.get("/:slash{/?}", home); // `<base>/` as well as `<base>`
 
-  const form = (c: Context) => {
-    c.header("cache-control", "no-store");
-    const error = c.req.query("oauth_error") ?? c.req.query("error") ?? null;
-    return c.html(loginPage(base, configuredProviders(oauth(c)), error));
+  // The sign-in page is LoginPage (react.ts), hydrated from `<base>/auth-client.js`; error
+  // codes from `?oauth_error=` / `?error=` are shown in words, never echoed.
+  const form = (c: Context, status: 200 | 401 = 200, error?: string) => {
+    const providers = configuredProviders(oauth(c));
+    return renderPage(c, base, {
+      page: "login",
+      props: {
+        action: `${base}/api/auth/login`,
+        title: "Owner sign-in",
+        error: error ?? codeParam(c, "oauth_error") ?? codeParam(c, "error"),
+        messages: { ...ERRORS, invalid_credentials: ERRORS.credentials },
+      },
+      sso: providers.length ? { providers, basePath: base } : undefined,
+    }, status);
   };
-  app.get("/login", form);
-  app.get("/api/auth/login", form);
+  app.get("/login", (c) => form(c));
+  app.get("/api/auth/login", (c) => form(c));
+  mountClientScript(app);
 
   const login = async (c: Context) => {
     if (!sameOrigin(c)) return forbidden(c);
@@ -194,11 +184,15 @@ export function createOwnerSite(env: AppEnv, base = "/owner"): Hono {
     const email = typeof body.email === "string" ? body.email.trim() : "";
     const password = typeof body.password === "string" ? body.password : "";
     const ok = await verifyPassword(password, s.passwordHash);
+    const json = (c.req.header("accept") ?? "").includes("application/json");
     if (!ok || !email) {
-      return c.html(loginPage(base, configuredProviders(oauth(c)), "credentials"), 401);
+      return json
+        ? c.json({ error: "invalid_credentials" }, 401)
+        : await form(c, 401, "credentials");
     }
     if (!allowed(email)) return forbidden(c);
-    return await signIn(c, email);
+    const redirect = await signIn(c, email);
+    return json ? c.json({ ok: true, redirect: `${base}/` }) : redirect;
   };
   app.post("/login", login);
   app.post("/api/auth/login", login);
