@@ -16,10 +16,18 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
 import {
+  clearOAuthStateCookie,
   clearSessionCookie,
+  configuredProviders,
   createSessionCookie,
+  emailAllowed,
+  handleOAuthCallback,
+  type OAuthConfig,
+  type OAuthProvider,
+  parseAccessMode,
   readSession,
   type SessionConfig,
+  startOAuth,
 } from "../mod.ts";
 import {
   changeName,
@@ -27,6 +35,7 @@ import {
   confirmEmailChange,
   type D1Database,
   type EmailSender,
+  findOrCreateOAuthUser,
   getUser,
   login,
   migrate,
@@ -40,6 +49,7 @@ import {
 } from "../d1.ts";
 import type { AppEnv } from "./env.ts";
 import { siteSecret } from "./dev_secret.ts";
+import { oauthClients } from "./dev_idp.ts";
 import { mailSenderFromEnv } from "./mailer.ts";
 import { createOutbox, type Outbox } from "./outbox.ts";
 import { answerError, answerOk, codeParam, mountClientScript, renderPage } from "./auth_pages.ts";
@@ -155,10 +165,35 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
   };
   const guardPost = (c: Context) => (sameOrigin(c) ? null : c.text("forbidden", 403));
 
+  // OAuth sign-in: real clients from <PROVIDER>_CLIENT_ID/_SECRET, else the development
+  // provider (development mode only). Optional allowlist: USERS_ACCESS_MODE (default public),
+  // USERS_OWNER_EMAILS, USERS_ACCESS_DOMAINS; a refused e-mail gets 403 forbidden.
+  const origin = (c: Context) => env.vars.APP_URL?.replace(/\/+$/, "") ?? new URL(c.req.url).origin;
+  const oauth = (c: Context): OAuthConfig => ({
+    clients: oauthClients(env, origin(c)),
+    stateSecret: siteSecret(env, "STATE_SECRET"),
+    stateCookieName: "__Host-users-oauth",
+    redirectUri: (p) => `${origin(c)}${base}/api/auth/oauth/${p}/callback`,
+  });
+  const providers = configuredProviders({
+    clients: oauthClients(env, "http://localhost"),
+    stateSecret: "-",
+    redirectUri: () => "",
+  });
+  const sso = providers.length ? { providers, basePath: base } : undefined;
+  const mode = parseAccessMode(env.vars.USERS_ACCESS_MODE ?? "public");
+  const allowed = (email: string) =>
+    emailAllowed({
+      mode,
+      email,
+      owners: env.vars.USERS_OWNER_EMAILS ?? "",
+      domains: env.vars.USERS_ACCESS_DOMAINS ?? "",
+    });
+
   // Account page (signed in) ---------------------------------------------------------------
   const home = async (c: Context) => {
     const me = await current(c);
-    if (!me) return c.redirect(`${base}/login`, 302);
+    if (!me) return c.redirect(`${base}/api/auth/login`, 302);
     c.header("cache-control", "no-store");
     const error = codeParam(c, "error");
     const done = codeParam(c, "done");
@@ -198,10 +233,11 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
         action: `${base}/api/auth/login`,
         signupHref: `${base}/signup`,
         forgotHref: `${base}/forgot`,
-        error: codeParam(c, "error"),
+        error: codeParam(c, "error") ?? codeParam(c, "oauth_error"),
         email: c.req.query("email"),
         notice: c.req.query("reset") ? "Your password was changed. Sign in with it." : undefined,
       },
+      sso,
     }));
   app.get("/api/auth/login", (c) => c.redirect(`${base}/login`, 302));
   app.get("/signup", (c) =>
@@ -400,6 +436,36 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     if (!r.ok) return c.redirect(`${base}/?error=${r.error}`, 303);
     c.header("set-cookie", clearSessionCookie(session));
     return c.redirect(`${base}/signup`, 303);
+  });
+
+  // OAuth sign-in ---------------------------------------------------------------------------
+  app.get("/api/auth/oauth/:provider/start", async (c) => {
+    const provider = c.req.param("provider") as OAuthProvider;
+    if (!providers.includes(provider)) return c.text("not found", 404);
+    return await startOAuth(oauth(c), provider);
+  });
+  app.get("/api/auth/oauth/:provider/callback", async (c) => {
+    const provider = c.req.param("provider") as OAuthProvider;
+    if (!providers.includes(provider)) return c.text("not found", 404);
+    const config = oauth(c);
+    const result = await handleOAuthCallback(config, provider, c.req.raw);
+    c.header("set-cookie", clearOAuthStateCookie(config), { append: true });
+    if (!result.ok) {
+      return c.redirect(`${base}/login?oauth_error=${encodeURIComponent(result.error)}`, 302);
+    }
+    if (!allowed(result.user.email)) return c.text("forbidden", 403);
+    const linked = await findOrCreateOAuthUser(db, {
+      provider,
+      providerUserId: result.user.providerUserId,
+      email: result.user.email,
+      emailVerified: result.user.emailVerified,
+    });
+    if (!linked.ok) {
+      return c.redirect(`${base}/login?oauth_error=${encodeURIComponent(linked.error)}`, 302);
+    }
+    await signIn(c, linked.userId);
+    c.header("cache-control", "no-store");
+    return c.redirect(`${base}/`, 302);
   });
 
   // Development outbox ----------------------------------------------------------------------
