@@ -171,7 +171,7 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
   const origin = (c: Context) => env.vars.APP_URL?.replace(/\/+$/, "") ?? new URL(c.req.url).origin;
   const oauth = (c: Context): OAuthConfig => ({
     clients: oauthClients(env, origin(c)),
-    stateSecret: siteSecret(env, "STATE_SECRET"),
+    stateSecret,
     stateCookieName: "__Host-users-oauth",
     redirectUri: (p) => `${origin(c)}${base}/api/auth/oauth/${p}/callback`,
   });
@@ -181,6 +181,8 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     redirectUri: () => "",
   });
   const sso = providers.length ? { providers, basePath: base } : undefined;
+  // Checked at start: production without STATE_SECRET refuses to run with providers set.
+  const stateSecret = providers.length ? siteSecret(env, "STATE_SECRET") : "unused";
   const mode = parseAccessMode(env.vars.USERS_ACCESS_MODE ?? "public");
   const allowed = (email: string) =>
     emailAllowed({
