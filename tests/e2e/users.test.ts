@@ -52,6 +52,8 @@ for (const js of [true, false]) {
         await page.getByLabel("Code").fill(code === "000000" ? "111111" : "000000");
         await page.getByRole("button", { name: "Verify" }).click();
         await page.getByRole("alert").getByText("That code is not right").waitFor();
+        // Hydrated, the error came inline from fetch; without JS, by a redirect with ?error=.
+        assert.equal(new URL(page.url()).searchParams.get("error"), js ? null : "invalid_code");
         await page.getByLabel("Code").fill(code);
         await page.getByRole("button", { name: "Verify" }).click();
         await page.waitForURL(/\/users\/$/);
