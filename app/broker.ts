@@ -93,7 +93,7 @@ export async function createBroker(options: BrokerOptions): Promise<Hono> {
   const refuse = (c: Context, message: string) =>
     c.html(page("Sign-in refused", `<p>${esc(message)}</p>`), 400, { "cache-control": "no-store" });
 
-  app.get("/", (c) => {
+  app.on("GET", ["/", "/:slash{/?}"], (c) => { // `<base>` and `<base>/`
     const providers = configuredProviders(oauth(c));
     return c.html(page(
       "Relay broker",

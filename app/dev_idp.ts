@@ -283,7 +283,7 @@ export function createDevIdp(options: { now?: () => number } = {}): Hono {
       c.json({ id, displayName: g.name, mail: g.email, userPrincipalName: g.email })
     ),
   );
-  app.get("/", (c) =>
+  app.on("GET", ["/", "/:slash{/?}"], (c) =>
     c.html(page(
       "Development identity provider",
       `<p>Stands in for Google, GitHub and Microsoft while the app runs in development mode ` +
