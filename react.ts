@@ -37,7 +37,12 @@ export {
   type StyleKey,
   type StyleObject,
 } from "./lib/react/styles.ts";
-export { describeError, type ErrorMessages, GENERIC_ERROR } from "./lib/react/messages.ts";
+export {
+  describeError,
+  type ErrorMessages,
+  GENERIC_ERROR,
+  isDescribedError,
+} from "./lib/react/messages.ts";
 export { LoginPage, type LoginPageProps } from "./lib/react/login.ts";
 export { SsoButtons, type SsoButtonsProps } from "./lib/react/sso.ts";
 export { SignupPage, type SignupPageProps } from "./lib/react/signup.ts";

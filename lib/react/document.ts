@@ -8,6 +8,7 @@ import type { AuthElement } from "./types.ts";
 import { h, hydrate, type VNode } from "preact";
 import { renderToString } from "preact-render-to-string";
 import type { OnSuccess } from "./form.ts";
+import { isDescribedError } from "./messages.ts";
 import { ForgotPasswordPage, type ForgotPasswordPageProps } from "./forgot.ts";
 import { LoginPage, type LoginPageProps } from "./login.ts";
 import { ResetPasswordPage, type ResetPasswordPageProps } from "./reset.ts";
@@ -109,6 +110,12 @@ const titles: Record<AuthPageData["page"], string> = {
  * ```
  */
 export function renderAuthDocument(data: AuthPageData, options: AuthDocumentOptions = {}): string {
+  // An error code nobody described (e.g. a hand-edited ?oauth_error=) is shown as the generic
+  // sentence and never reaches the page, not even inside the hydration data.
+  const error = data.props.error;
+  if (error !== undefined && !isDescribedError(error, data.props.messages)) {
+    data = { ...data, props: { ...data.props, error: "unknown" } } as AuthPageData;
+  }
   const body = renderToString(pageNode(data));
   const title = options.title ?? data.props.title ?? titles[data.page];
   const json = JSON.stringify(data).replace(/</g, "\\u003c").replace(/\u2028|\u2029/g, "");

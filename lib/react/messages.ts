@@ -83,6 +83,23 @@ export const GENERIC_ERROR = "Something went wrong. Please try again.";
  * ```
  */
 export function describeError(code: string, messages?: ErrorMessages): string {
+  if (typeof code !== "string") return GENERIC_ERROR;
   if (messages && Object.hasOwn(messages, code)) return messages[code];
   return Object.hasOwn(builtIn, code) ? builtIn[code] : GENERIC_ERROR;
+}
+
+/**
+ * True when `code` has a sentence of its own (the site's or a built-in one). Pages use it to
+ * keep unknown codes, e.g. from a hand-edited `?oauth_error=`, out of everything they render.
+ *
+ * @example
+ * ```ts
+ * import { isDescribedError } from "@gatehouse/gatehouse/react";
+ * isDescribedError("invalid_state"); // true
+ * isDescribedError("<img src=x>"); // false
+ * ```
+ */
+export function isDescribedError(code: string, messages?: ErrorMessages): boolean {
+  if (typeof code !== "string") return false;
+  return (messages !== undefined && Object.hasOwn(messages, code)) || Object.hasOwn(builtIn, code);
 }
