@@ -12,7 +12,7 @@ import { createSessionCookie, hashPassword } from "../../mod.ts";
 import { loadAppEnv } from "../../app/env.ts";
 import { createApp } from "../../app/main.ts";
 import { createOwnerSite, DEV_OWNER_EMAIL, DEV_OWNER_PASSWORD } from "../../app/owner.ts";
-import { launch, startApp } from "../e2e/_harness.ts";
+import { HAVE_CHROMIUM, launch, startApp } from "../e2e/_harness.ts";
 // @ts-types="../auth/_fake_provider.d.ts"
 import { fakeProvider } from "../auth/_fake_provider.mjs";
 
@@ -276,44 +276,52 @@ Deno.test("owner site: mounted by the reference app at /owner", async () => {
   }
 });
 
-Deno.test("owner site in Chromium: password and OAuth sign-in with Secure __Host- cookies on loopback", async () => {
-  const app = await startApp({ DEV_IDP: "on" });
-  const browser = await launch();
-  try {
-    const page = await browser.newPage();
-    // Password sign-in, the protected page, sign-out.
-    await page.goto(`${app.origin}/owner/`);
-    assert.equal(new URL(page.url()).pathname, "/owner/api/auth/login");
-    await page.fill('input[name="email"]', DEV_OWNER_EMAIL);
-    await page.fill('input[name="password"]', DEV_OWNER_PASSWORD);
-    await Promise.all([
-      page.waitForURL(`${app.origin}/owner/`),
-      page.click('button[type="submit"]'),
-    ]);
-    assert.match(await page.textContent("body") ?? "", /Signed in as owner@example\.com/);
-    await Promise.all([page.waitForURL(`${app.origin}/owner/login`), page.click("text=Sign out")]);
-    await page.goto(`${app.origin}/owner/`);
-    assert.equal(new URL(page.url()).pathname, "/owner/api/auth/login");
-
-    // OAuth through the app's development identity provider: a stranger gets 403, the owner gets in.
-    for (
-      const [email, expected] of [["stranger@example.net", /^forbidden$/], [
-        DEV_OWNER_EMAIL,
-        /Signed in as owner@example\.com/,
-      ]] as const
-    ) {
-      await page.goto(`${app.origin}/owner/login`);
+Deno.test({
+  name:
+    "owner site in Chromium: password and OAuth sign-in with Secure __Host- cookies on loopback",
+  ignore: !HAVE_CHROMIUM,
+  fn: async () => {
+    const app = await startApp({ DEV_IDP: "on" });
+    const browser = await launch();
+    try {
+      const page = await browser.newPage();
+      // Password sign-in, the protected page, sign-out.
+      await page.goto(`${app.origin}/owner/`);
+      assert.equal(new URL(page.url()).pathname, "/owner/api/auth/login");
+      await page.fill('input[name="email"]', DEV_OWNER_EMAIL);
+      await page.fill('input[name="password"]', DEV_OWNER_PASSWORD);
       await Promise.all([
-        page.waitForURL(/\/dev-idp\/github\//),
-        page.click("text=Continue with Github"),
+        page.waitForURL(`${app.origin}/owner/`),
+        page.click('button[type="submit"]'),
       ]);
-      await page.fill('input[name="email"]', email);
-      await Promise.all([page.waitForLoadState("load"), page.click('button[value="allow"]')]);
-      await page.waitForFunction(() => !location.pathname.startsWith("/dev-idp/"));
-      assert.match((await page.textContent("body"))?.trim() ?? "", expected);
+      assert.match(await page.textContent("body") ?? "", /Signed in as owner@example\.com/);
+      await Promise.all([
+        page.waitForURL(`${app.origin}/owner/login`),
+        page.click("text=Sign out"),
+      ]);
+      await page.goto(`${app.origin}/owner/`);
+      assert.equal(new URL(page.url()).pathname, "/owner/api/auth/login");
+
+      // OAuth through the app's development identity provider: a stranger gets 403, the owner gets in.
+      for (
+        const [email, expected] of [["stranger@example.net", /^forbidden$/], [
+          DEV_OWNER_EMAIL,
+          /Signed in as owner@example\.com/,
+        ]] as const
+      ) {
+        await page.goto(`${app.origin}/owner/login`);
+        await Promise.all([
+          page.waitForURL(/\/dev-idp\/github\//),
+          page.click("text=Continue with Github"),
+        ]);
+        await page.fill('input[name="email"]', email);
+        await Promise.all([page.waitForLoadState("load"), page.click('button[value="allow"]')]);
+        await page.waitForFunction(() => !location.pathname.startsWith("/dev-idp/"));
+        assert.match((await page.textContent("body"))?.trim() ?? "", expected);
+      }
+    } finally {
+      await browser.close();
+      await app.close();
     }
-  } finally {
-    await browser.close();
-    await app.close();
-  }
+  },
 });

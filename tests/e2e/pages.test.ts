@@ -12,7 +12,7 @@ import {
   mountClientScript,
   renderPage,
 } from "../../app/auth_pages.ts";
-import { context, launch, shot } from "./_harness.ts";
+import { context, HAVE_CHROMIUM, launch, shot } from "./_harness.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false }; // see relay.test.ts
 
@@ -44,6 +44,7 @@ function site(): { origin: string; close(): Promise<void> } {
 }
 
 Deno.test({
+  ignore: !HAVE_CHROMIUM,
   name: "e2e pages (js): errors appear inline without a page load; success follows redirect",
   ...opts,
   async fn() {
@@ -81,6 +82,7 @@ Deno.test({
 });
 
 Deno.test({
+  ignore: !HAVE_CHROMIUM,
   name: "e2e pages (nojs): the same form posts and comes back with the error in words",
   ...opts,
   async fn() {
@@ -116,6 +118,7 @@ Deno.test({
 });
 
 Deno.test({
+  ignore: !HAVE_CHROMIUM,
   name: "e2e pages: keyboard only, visible focus, style overrides applied",
   ...opts,
   async fn() {

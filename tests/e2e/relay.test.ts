@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { context, launch, shot, startApp, where } from "./_harness.ts";
+import { context, HAVE_CHROMIUM, launch, shot, startApp, where } from "./_harness.ts";
 
 // playwright-core keeps its Chromium pipe and timers in process-wide state that outlives a
 // single test, so the op/resource sanitizers are off here; every test closes what it opened.
@@ -8,6 +8,7 @@ const opts = { sanitizeOps: false, sanitizeResources: false };
 for (const js of [true, false]) {
   const mode = js ? "js" : "nojs";
   Deno.test({
+    ignore: !HAVE_CHROMIUM,
     name:
       `e2e relay (${mode}): SSO through the broker with the dev provider; forbidden e-mail gets 403`,
     ...opts,

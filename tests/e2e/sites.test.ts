@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
-import { context, launch, shot, startApp, where } from "./_harness.ts";
+import { context, HAVE_CHROMIUM, launch, shot, startApp, where } from "./_harness.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false }; // see relay.test.ts
 
 for (const js of [true, false]) {
   const mode = js ? "js" : "nojs";
   Deno.test({
+    ignore: !HAVE_CHROMIUM,
     name:
       `e2e sites (${mode}): owner and multi-user sites sign in with the dev provider; refused e-mail gets 403`,
     ...opts,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
-import { context, launch, shot, startApp, where } from "./_harness.ts";
+import { context, HAVE_CHROMIUM, launch, shot, startApp, where } from "./_harness.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false }; // see relay.test.ts
 
@@ -22,6 +22,7 @@ async function fromOutbox(
 for (const js of [true, false]) {
   const mode = js ? "js" : "nojs";
   Deno.test({
+    ignore: !HAVE_CHROMIUM,
     name: `e2e users (${mode}): sign up, code from the outbox, verify, sign out, reset, sign in`,
     ...opts,
     async fn() {
