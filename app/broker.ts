@@ -31,7 +31,7 @@ import {
   startOAuth,
   verifyToken,
 } from "../mod.ts";
-import { AuthCard, SsoButtons } from "../react.ts";
+import { SsoButtons } from "../react.ts";
 import { h } from "preact";
 import { renderToString } from "preact-render-to-string";
 import type { AppEnv } from "./env.ts";
@@ -44,6 +44,7 @@ import {
   openAppDatabase,
 } from "./relay_registry.ts";
 import type { Client } from "@libsql/client";
+import { cardPage, escapeHtml as esc } from "./html.ts";
 
 /** Where the broker is mounted in the reference app. */
 export const BROKER_PATH = "/broker";
@@ -91,11 +92,13 @@ export async function createBroker(options: BrokerOptions): Promise<Hono> {
     redirectUri: (p) => `${origin(c)}${base}/api/auth/oauth/${p}/callback`,
   });
   const refuse = (c: Context, message: string) =>
-    c.html(page("Sign-in refused", `<p>${esc(message)}</p>`), 400, { "cache-control": "no-store" });
+    c.html(cardPage("Sign-in refused", `<p>${esc(message)}</p>`), 400, {
+      "cache-control": "no-store",
+    });
 
   app.on("GET", ["/", "/:slash{/?}"], (c) => { // `<base>` and `<base>/`
     const providers = configuredProviders(oauth(c));
-    return c.html(page(
+    return c.html(cardPage(
       "Relay broker",
       `<p>Signs people in with ${providers.length ? providers.join(", ") : "no provider yet"} ` +
         `once and relays the verified identity to registered sites.</p>`,
@@ -117,7 +120,7 @@ export async function createBroker(options: BrokerOptions): Promise<Hono> {
       if (provider) return refuse(c, "That sign-in provider is not available.");
       const here = new URL(c.req.url);
       here.searchParams.delete("provider");
-      return c.html(page(
+      return c.html(cardPage(
         `Sign in to ${site.name}`,
         renderToString(h(SsoButtons, {
           providers,
@@ -215,20 +218,4 @@ function withCookies(response: Response, cookies: string[]): Response {
 
 function cookieAttributes(maxAge: number): string {
   return `HttpOnly; Secure; SameSite=Lax; Path=/; Max-Age=${maxAge}`;
-}
-
-function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title>` +
-    `<meta name="viewport" content="width=device-width, initial-scale=1"></head><body style="margin:0">` +
-    renderToString(
-      h(AuthCard, { title }, h("div", { dangerouslySetInnerHTML: { __html: body } })),
-    ) +
-    `</body></html>`;
-}
-
-function esc(s: string): string {
-  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(
-    /"/g,
-    "&quot;",
-  );
 }

@@ -24,6 +24,7 @@ import { Hono } from "hono";
 import type { Context } from "hono";
 import type { OAuthClient, OAuthProvider } from "../mod.ts";
 import type { AppEnv } from "./env.ts";
+import { escapeHtml as esc, plainPage } from "./html.ts";
 
 /** Path the development identity provider is mounted at. */
 export const DEV_IDP_PATH = "/dev-idp";
@@ -135,7 +136,7 @@ export function createDevIdp(options: { now?: () => number } = {}): Hono {
         : q.get("response_type") !== "code"
         ? "response_type must be code"
         : null;
-      if (problem) return c.html(page("Development sign-in", `<p>${esc(problem)}</p>`), 400);
+      if (problem) return c.html(plainPage("Development sign-in", `<p>${esc(problem)}</p>`), 400);
       const hidden = [
         "client_id",
         "redirect_uri",
@@ -145,7 +146,7 @@ export function createDevIdp(options: { now?: () => number } = {}): Hono {
       ]
         .map((k) => `<input type="hidden" name="${k}" value="${esc(q.get(k) ?? "")}">`).join("");
       const label = provider[0].toUpperCase() + provider.slice(1);
-      return c.html(page(
+      return c.html(plainPage(
         `Development sign-in (${label})`,
         `<p>This is the app's <strong>development identity provider</strong>, standing in for ${label}. ` +
           `Type any e-mail: it is accepted as verified.</p>` +
@@ -284,26 +285,12 @@ export function createDevIdp(options: { now?: () => number } = {}): Hono {
     ),
   );
   app.on("GET", ["/", "/:slash{/?}"], (c) =>
-    c.html(page(
+    c.html(plainPage(
       "Development identity provider",
       `<p>Stands in for Google, GitHub and Microsoft while the app runs in development mode ` +
         `without real credentials.</p>`,
     )));
   return app;
-}
-
-function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title>` +
-    `<meta name="viewport" content="width=device-width, initial-scale=1"></head>` +
-    `<body style="font-family:system-ui;max-width:28rem;margin:3rem auto;padding:0 1rem">` +
-    `<h1>${esc(title)}</h1>${body}</body></html>`;
-}
-
-function esc(s: string): string {
-  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(
-    /"/g,
-    "&quot;",
-  );
 }
 
 function randomId(): string {

@@ -36,6 +36,7 @@ import {
 import type { AppEnv } from "./env.ts";
 import { oauthClients } from "./dev_idp.ts";
 import { codeParam, mountClientScript, renderPage } from "./auth_pages.ts";
+import { escapeHtml as esc, plainPage } from "./html.ts";
 
 /** The documented local default owner password (refused in production). */
 export const DEV_OWNER_PASSWORD = "owner-password";
@@ -79,15 +80,6 @@ function settings(env: AppEnv): OwnerSettings {
     stateSecret: hasOAuth ? required("STATE_SECRET", `${DEV_SECRET}-state`) : `${DEV_SECRET}-state`,
     appUrl: v.APP_URL?.replace(/\/+$/, ""),
   };
-}
-
-const esc = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
-function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title>` +
-    `<meta name="viewport" content="width=device-width, initial-scale=1"></head>` +
-    `<body style="font-family:system-ui;max-width:28rem;margin:3rem auto;padding:0 1rem">` +
-    `<h1>${esc(title)}</h1>${body}</body></html>`;
 }
 
 const ERRORS: Record<string, string> = {
@@ -149,7 +141,7 @@ export function createOwnerSite(env: AppEnv, base = "/owner"): Hono {
     if (!session) return c.redirect(`${base}/api/auth/login`, 302);
     if (!allowed(session.subject)) return forbidden(c);
     c.header("cache-control", "no-store");
-    return c.html(page(
+    return c.html(plainPage(
       "Owner-only site",
       `<p>Signed in as <strong>${esc(session.subject)}</strong> until ` +
         `${new Date(session.expiresAt * 1000).toISOString()}.</p>` +

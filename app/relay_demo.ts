@@ -35,12 +35,13 @@ import {
   verifyRelay,
   verifyToken,
 } from "../mod.ts";
-import { AuthCard, describeError, SsoButtons, styleFor } from "../react.ts";
+import { describeError, SsoButtons, styleFor } from "../react.ts";
 import { BROKER_PATH } from "./broker.ts";
 import { oauthClients } from "./dev_idp.ts";
 import { siteSecret } from "./dev_secret.ts";
 import type { AppEnv } from "./env.ts";
 import { ensureRelayTables, openAppDatabase, registerRelaySite } from "./relay_registry.ts";
+import { cardPage, escapeHtml as esc } from "./html.ts";
 
 /** The demo site's id at the broker. */
 export const RELAY_DEMO_ID = "relay-demo";
@@ -104,7 +105,7 @@ export async function createRelayDemo(options: RelayDemoOptions): Promise<Hono> 
   const home = async (c: Context): Promise<Response> => {
     const who = await readSession(session, c.req.raw, { now: now() });
     if (!who) return c.redirect(`${base}/api/auth/login`, 302);
-    return c.html(page(
+    return c.html(cardPage(
       "Relay demo",
       `<p>Signed in as <strong>${esc(who.subject)}</strong> through the relay broker.</p>` +
         `<form method="post" action="${base}/api/auth/logout"><button type="submit" ` +
@@ -134,7 +135,9 @@ export async function createRelayDemo(options: RelayDemoOptions): Promise<Hono> 
         })
         : h("p", null, "No sign-in provider is configured at the broker."),
     ]));
-    return c.html(page("Sign in to the relay demo", body), 200, { "cache-control": "no-store" });
+    return c.html(cardPage("Sign in to the relay demo", body), 200, {
+      "cache-control": "no-store",
+    });
   });
 
   app.get("/api/auth/relay/start", async (c) => {
@@ -241,20 +244,4 @@ function css(style: Record<string, string | number>): string {
     `${k.replace(/[A-Z]/g, (m) => `-${m.toLowerCase()}`)}:${v}`
   )
     .join(";");
-}
-
-function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title>` +
-    `<meta name="viewport" content="width=device-width, initial-scale=1"></head><body style="margin:0">` +
-    renderToString(
-      h(AuthCard, { title }, h("div", { dangerouslySetInnerHTML: { __html: body } })),
-    ) +
-    `</body></html>`;
-}
-
-function esc(s: string): string {
-  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(
-    /"/g,
-    "&quot;",
-  );
 }

@@ -53,6 +53,10 @@ import { oauthClients } from "./dev_idp.ts";
 import { mailSenderFromEnv } from "./mailer.ts";
 import { createOutbox, type Outbox } from "./outbox.ts";
 import { answerError, answerOk, codeParam, mountClientScript, renderPage } from "./auth_pages.ts";
+import { escapeHtml as esc, plainPage } from "./html.ts";
+import { describeError } from "../react.ts";
+
+const usersPage = (title: string, body: string): string => plainPage(title, body, "30rem");
 
 const APP_NAME = "Gatehouse multi-user demo";
 
@@ -76,15 +80,6 @@ async function openDatabase(env: AppEnv): Promise<D1Database> {
     if (dir) await Deno.mkdir(dir, { recursive: true });
   }
   return openLibsql({ url, authToken: env.vars.DATABASE_AUTH_TOKEN });
-}
-
-const esc = (s: unknown): string => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
-function shell(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title>` +
-    `<meta name="viewport" content="width=device-width, initial-scale=1"></head>` +
-    `<body style="font-family:system-ui;max-width:30rem;margin:3rem auto;padding:0 1rem">` +
-    `<h1>${esc(title)}</h1>${body}</body></html>`;
 }
 
 /** A cross-site form post (Origin present and not ours) is refused. */
@@ -200,9 +195,9 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     const error = codeParam(c, "error");
     const done = codeParam(c, "done");
     const u = me.user;
-    return c.html(shell(
+    return c.html(usersPage(
       "Your account",
-      (error ? `<p role="alert" style="color:#b00020">Error: ${esc(error)}</p>` : "") +
+      (error ? `<p role="alert" style="color:#b00020">${esc(describeError(error))}</p>` : "") +
         (done ? `<p role="status" style="color:#0a6">Saved.</p>` : "") +
         `<p>Signed in as <strong id="email">${esc(u.email)}</strong>` +
         (u.name ? ` (<span id="name">${esc(u.name)}</span>)` : "") + `.</p>` +
@@ -413,9 +408,12 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     });
     c.header("cache-control", "no-store");
     if (!r.ok) {
-      return c.html(shell("E-mail not changed", `<p role="alert">Error: ${esc(r.error)}</p>`), 400);
+      return c.html(
+        usersPage("E-mail not changed", `<p role="alert">Error: ${esc(r.error)}</p>`),
+        400,
+      );
     }
-    return c.html(shell(
+    return c.html(usersPage(
       "E-mail changed",
       `<p>Your account now uses <strong>${esc(r.email)}</strong>.</p>` +
         `<p><a href="${base}/">Back to your account</a></p>`,
