@@ -8,6 +8,7 @@ import { ExitCode } from "./command.ts";
 import { adminAddressFrom, adminRequest } from "./admin_client.ts";
 import { findDefaultConfig, printWarnings, readConfigFile } from "./config_file.ts";
 import { UsageError } from "./usage_error.ts";
+import { ADAPTER_FLAG, CONFIG_FLAG } from "./common_flags.ts";
 
 /** `reload`. */
 export const reloadCommand: Command = {
@@ -21,20 +22,8 @@ export const reloadCommand: Command = {
     "--force reloads even when the config is unchanged.",
   ].join("\n"),
   flags: [
-    {
-      name: "config",
-      short: "c",
-      type: "string",
-      value: "<path>",
-      help: "Config file (- for stdin)",
-    },
-    {
-      name: "adapter",
-      short: "a",
-      type: "string",
-      value: "<name>",
-      help: "Name of the config adapter",
-    },
+    CONFIG_FLAG,
+    ADAPTER_FLAG,
     {
       name: "address",
       type: "string",

@@ -12,6 +12,7 @@ import { defaultAdminAddress } from "./admin_client.ts";
 import { ProcessLife } from "./process.ts";
 import { applyEnvFiles, printEnviron } from "./environ.ts";
 import { UsageError } from "./usage_error.ts";
+import { ADAPTER_FLAG, CONFIG_FLAG } from "./common_flags.ts";
 
 function str(v: Flags[string]): string | undefined {
   return typeof v === "string" && v !== "" ? v : undefined;
@@ -165,20 +166,8 @@ export const runCommand: Command = {
     "Exit codes: 0 normal, 1 startup failure, 2 forced exit, 3 failure during cleanup.",
   ].join("\n"),
   flags: [
-    {
-      name: "config",
-      short: "c",
-      type: "string",
-      value: "<path>",
-      help: "Config file (- for stdin)",
-    },
-    {
-      name: "adapter",
-      short: "a",
-      type: "string",
-      value: "<name>",
-      help: "Name of the config adapter",
-    },
+    CONFIG_FLAG,
+    ADAPTER_FLAG,
     { name: "pidfile", type: "string", value: "<file>", help: "Write the process id to this file" },
     { name: "environ", short: "e", type: "boolean", help: "Print the environment before starting" },
     {

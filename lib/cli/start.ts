@@ -8,6 +8,7 @@
 import type { Command } from "./command.ts";
 import { ExitCode } from "./command.ts";
 import { UsageError } from "./usage_error.ts";
+import { ADAPTER_FLAG } from "./common_flags.ts";
 
 function cliInvocation(): string[] {
   const cli = new URL("../../cli.ts", import.meta.url);
@@ -35,13 +36,7 @@ export const startCommand: Command = {
   ].join("\n"),
   flags: [
     { name: "config", short: "c", type: "string", value: "<path>", help: "Config file" },
-    {
-      name: "adapter",
-      short: "a",
-      type: "string",
-      value: "<name>",
-      help: "Name of the config adapter",
-    },
+    ADAPTER_FLAG,
     {
       name: "envfile",
       type: "string",

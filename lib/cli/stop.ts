@@ -7,6 +7,7 @@ import type { Command } from "./command.ts";
 import { ExitCode } from "./command.ts";
 import { adminAddressFrom, adminRequest } from "./admin_client.ts";
 import { readConfigFile } from "./config_file.ts";
+import { ADAPTER_FLAG } from "./common_flags.ts";
 
 /** `stop`. */
 export const stopCommand: Command = {
@@ -27,13 +28,7 @@ export const stopCommand: Command = {
       value: "<path>",
       help: "Config file to read the admin address from",
     },
-    {
-      name: "adapter",
-      short: "a",
-      type: "string",
-      value: "<name>",
-      help: "Name of the config adapter",
-    },
+    ADAPTER_FLAG,
   ],
   async run({ flags }) {
     const config = typeof flags.config === "string" && flags.config

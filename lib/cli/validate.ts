@@ -9,6 +9,7 @@ import { Engine } from "../server/engine.ts";
 import { findDefaultConfig, printWarnings, readConfigFile } from "./config_file.ts";
 import { applyEnvFiles } from "./environ.ts";
 import { UsageError } from "./usage_error.ts";
+import { ADAPTER_FLAG, CONFIG_FLAG } from "./common_flags.ts";
 
 /** Validates a loaded config; throws with the reason when invalid. */
 export async function validateConfig(config: unknown): Promise<void> {
@@ -28,20 +29,8 @@ export const validateCommand: Command = {
   long:
     "Deserializes the config, then loads and provisions all its modules as if to start it, but does not start it. Exits 0 when valid, 1 otherwise.",
   flags: [
-    {
-      name: "config",
-      short: "c",
-      type: "string",
-      value: "<path>",
-      help: "Config file (- for stdin)",
-    },
-    {
-      name: "adapter",
-      short: "a",
-      type: "string",
-      value: "<name>",
-      help: "Name of the config adapter",
-    },
+    CONFIG_FLAG,
+    ADAPTER_FLAG,
     {
       name: "envfile",
       type: "string",
