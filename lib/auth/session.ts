@@ -116,19 +116,58 @@ export async function readSession(
 ): Promise<Session | null> {
   try {
     const name = cookieName(config);
+    const now = options?.now ?? Date.now();
+    const scope = verifiedScope(config.secret, name);
     for (const value of cookieValues(request.headers.get("cookie"), name)) {
+      const seen = scope?.get(value);
+      if (seen) {
+        if (now < seen.expiresAt * 1000) return { ...seen };
+        scope!.delete(value);
+        continue;
+      }
       const claims = await verifyToken<unknown>(config.secret, value, {
         purpose: purpose(name),
-        now: options?.now,
+        now,
       });
       if (claims && typeof claims.payload === "string" && claims.payload.length > 0) {
-        return { subject: claims.payload, issuedAt: claims.iat, expiresAt: claims.exp };
+        const session = { subject: claims.payload, issuedAt: claims.iat, expiresAt: claims.exp };
+        if (scope) remember(scope, value, session);
+        return { ...session };
       }
     }
     return null;
   } catch {
     return null;
   }
+}
+
+// Cookies verified by this process, per secret list and cookie name: a browser sends the same
+// cookie on every request, and a repeat skips the HMAC (a Web Crypto call costs far more than
+// a map look-up). Only cookies that passed verification are stored, keyed by their exact text,
+// so a hit is a cookie this secret list already accepted; expiry is checked on every read, and
+// a changed secret list is another scope. Bounded: 1,024 cookies per scope, 16 scopes.
+const MAX_VERIFIED = 1024;
+const MAX_SCOPES = 16;
+const verified = new Map<string, Map<string, Session>>();
+
+function verifiedScope(secrets: Secrets, name: string): Map<string, Session> | undefined {
+  const list = typeof secrets === "string" ? [secrets] : secrets;
+  if (!Array.isArray(list) || list.some((s) => typeof s !== "string" || s.length === 0)) {
+    return undefined;
+  }
+  const key = `${name}\u0000${list.join("\u0000")}`;
+  let scope = verified.get(key);
+  if (!scope) {
+    if (verified.size >= MAX_SCOPES) verified.delete(verified.keys().next().value!);
+    scope = new Map();
+    verified.set(key, scope);
+  }
+  return scope;
+}
+
+function remember(scope: Map<string, Session>, value: string, session: Session): void {
+  if (scope.size >= MAX_VERIFIED) scope.delete(scope.keys().next().value!);
+  scope.set(value, session);
 }
 
 /**

@@ -105,3 +105,41 @@ test("session: rotated secrets keep old sessions valid; clearSessionCookie expir
     "__Host-session=; HttpOnly; Secure; SameSite=Lax; Path=/; Max-Age=0",
   );
 });
+
+test("session: a repeated cookie skips the HMAC yet still expires and still needs its secret", async ({ api }) => {
+  const subtle = crypto.subtle;
+  const hadOwn = Object.hasOwn(subtle, "verify");
+  const original = subtle.verify;
+  let verifies = 0;
+  subtle.verify = function (...args) {
+    verifies++;
+    return original.apply(this, args);
+  };
+  try {
+    const config = { secret: [`repeat-${Math.random()}`, "older"], cookieName: "sid" };
+    const c = cookiePair(await api.createSessionCookie(config, "u7", { now: T0, maxAge: 60 }));
+    const read = (cfg, now) => api.readSession(cfg, requestWithCookie(c), { now });
+    assert.equal((await read(config, T0 + 1000))?.subject, "u7");
+    assert.equal(verifies, 1);
+    for (let i = 0; i < 5; i++) assert.equal((await read(config, T0 + 2000))?.subject, "u7");
+    assert.equal(verifies, 1, "repeats are answered without another HMAC");
+    // The answer is a copy: changing it changes nothing for the next read.
+    (await read(config, T0 + 2000)).subject = "admin";
+    assert.equal((await read(config, T0 + 2000))?.subject, "u7");
+    // Expiry is checked on every read, cached or not.
+    assert.equal(await read(config, T0 + 60_000), null);
+    // The signing secret dropped from the list: the cookie no longer verifies.
+    assert.equal(await read({ ...config, secret: ["older"] }, T0 + 2000), null);
+    // A tampered cookie is never remembered.
+    const tampered = c.replace(/.$/, (ch) => (ch === "A" ? "B" : "A"));
+    for (let i = 0; i < 2; i++) {
+      assert.equal(
+        await api.readSession(config, requestWithCookie(tampered), { now: T0 + 2000 }),
+        null,
+      );
+    }
+  } finally {
+    if (hadOwn) subtle.verify = original;
+    else delete subtle.verify;
+  }
+});
