@@ -88,7 +88,10 @@ export class ProcessLife {
     on("SIGTERM", () => this.exitGracefully("SIGTERM"));
     on("SIGQUIT", () => this.exitNow("SIGQUIT"));
     for (const sig of ["SIGUSR1", "SIGUSR2", "SIGHUP"] as const) {
-      on(sig, () => this.engine.log.info("not implemented: signal ignored", { signal: sig }));
+      on(
+        sig,
+        () => this.engine.log.info("signal ignored; use reload or the admin API", { signal: sig }),
+      );
     }
   }
 

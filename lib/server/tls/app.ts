@@ -3,7 +3,8 @@
  * `certificates.load_files` and `certificates.load_pem` as in Caddy's JSON. The `http` app
  * asks it for certificates when a server has `tls_connection_policies`. Loading fails (and
  * the running config stays) when a file is missing or a PEM is not a certificate/key.
- * Certificate automation (ACME, internal issuer) is not implemented and is refused.
+ * Certificate automation (ACME, internal issuer) belongs to the internal CA work; a config
+ * asking for it is refused at load with a clear error.
  *
  * @module
  */
