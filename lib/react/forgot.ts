@@ -5,7 +5,7 @@
  */
 import type { AuthElement } from "./types.ts";
 import { h } from "preact";
-import { AuthCard, AuthForm, AuthLinks, type OnSuccess } from "./form.ts";
+import { AuthCard, AuthForm, AuthLinks, emailField, type OnSuccess } from "./form.ts";
 import type { ErrorMessages } from "./messages.ts";
 import type { AuthStyles } from "./styles.ts";
 
@@ -63,13 +63,7 @@ export function ForgotPasswordPage(props: ForgotPasswordPageProps): AuthElement 
       idPrefix: "gh-forgot",
       action: props.action ?? "/api/auth/forgot",
       fields: [
-        {
-          name: "email",
-          label: "E-mail",
-          type: "email",
-          autocomplete: "email",
-          value: props.email,
-        },
+        emailField(props.email),
       ],
       submitLabel: "Send reset link",
       pendingLabel: "Sending…",

@@ -52,6 +52,11 @@ export interface FieldSpec {
   pattern?: string;
 }
 
+/** The e-mail field every page uses (`autocomplete="email"`), optionally shown read-only. */
+export function emailField(value?: string, readOnly?: boolean): FieldSpec {
+  return { name: "email", label: "E-mail", type: "email", autocomplete: "email", value, readOnly };
+}
+
 /** Props shared by the form of every page. */
 export interface AuthFormProps {
   /** Prefix of element ids; unique per page. */

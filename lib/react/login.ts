@@ -6,7 +6,7 @@
  */
 import type { AuthElement, AuthNode } from "./types.ts";
 import { h } from "preact";
-import { AuthCard, AuthForm, AuthLinks, type OnSuccess } from "./form.ts";
+import { AuthCard, AuthForm, AuthLinks, emailField, type OnSuccess } from "./form.ts";
 import type { ErrorMessages } from "./messages.ts";
 import { type AuthStyles, styleFor } from "./styles.ts";
 
@@ -65,13 +65,7 @@ export function LoginPage(props: LoginPageProps): AuthElement {
       idPrefix: "gh-login",
       action: props.action ?? "/api/auth/login",
       fields: [
-        {
-          name: "email",
-          label: "E-mail",
-          type: "email",
-          autocomplete: "email",
-          value: props.email,
-        },
+        emailField(props.email),
         { name: "password", label: "Password", type: "password", autocomplete: "current-password" },
       ],
       hidden: props.next ? { next: props.next } : undefined,

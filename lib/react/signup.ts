@@ -5,7 +5,7 @@
  */
 import type { AuthElement, AuthNode } from "./types.ts";
 import { h } from "preact";
-import { AuthCard, AuthForm, AuthLinks, type OnSuccess } from "./form.ts";
+import { AuthCard, AuthForm, AuthLinks, emailField, type OnSuccess } from "./form.ts";
 import type { ErrorMessages } from "./messages.ts";
 import { type AuthStyles, styleFor } from "./styles.ts";
 
@@ -54,13 +54,7 @@ export function SignupPage(props: SignupPageProps): AuthElement {
       idPrefix: "gh-signup",
       action: props.action ?? "/api/auth/signup",
       fields: [
-        {
-          name: "email",
-          label: "E-mail",
-          type: "email",
-          autocomplete: "email",
-          value: props.email,
-        },
+        emailField(props.email),
         {
           name: "password",
           label: "Password",

@@ -5,7 +5,7 @@
  */
 import type { AuthElement } from "./types.ts";
 import { h } from "preact";
-import { AuthCard, AuthForm, AuthLinks, type OnSuccess } from "./form.ts";
+import { AuthCard, AuthForm, AuthLinks, emailField, type OnSuccess } from "./form.ts";
 import type { ErrorMessages } from "./messages.ts";
 import type { AuthStyles } from "./styles.ts";
 
@@ -58,14 +58,7 @@ export function VerifyEmailPage(props: VerifyEmailPageProps): AuthElement {
       idPrefix: "gh-verify",
       action: props.action ?? "/api/auth/verify",
       fields: [
-        {
-          name: "email",
-          label: "E-mail",
-          type: "email",
-          autocomplete: "email",
-          value: props.email,
-          readOnly: props.email !== undefined && props.email !== "",
-        },
+        emailField(props.email, props.email !== undefined && props.email !== ""),
         {
           name: "code",
           label: "Code",
