@@ -29,12 +29,13 @@
 export type { Secrets } from "./lib/auth/token.ts";
 export type { D1Database, D1PreparedStatement, D1Result, D1ResultMeta } from "./lib/d1/types.ts";
 export { type LibsqlDatabase, type LibsqlOptions, openLibsql } from "./lib/d1/libsql.ts";
-export type {
-  CommonError,
-  D1ErrorCode,
-  FlowFailure,
-  FlowResult,
-  PasswordError,
+export {
+  type CommonError,
+  D1_ERROR_CODES,
+  type D1ErrorCode,
+  type FlowFailure,
+  type FlowResult,
+  type PasswordError,
 } from "./lib/d1/errors.ts";
 export type { EmailMessage, EmailSender, RenderedEmail, Renderer } from "./lib/d1/email.ts";
 export type { ClockOptions, HashingOptions } from "./lib/d1/input.ts";

@@ -6,7 +6,7 @@
  */
 
 /**
- * Every error code a flow can return.
+ * Every error code a flow can return, as a list for code that checks or translates them.
  *
  * - `invalid_input`: a parameter has the wrong type or is missing (the params object, the
  *   secret, the sender, a user id).
@@ -31,29 +31,39 @@
  * - `send_failed`: the injected e-mail sender threw or rejected.
  * - `db_error`: the database failed (unreachable, missing tables, driver error).
  * - `internal_error`: anything else that went wrong (a `render*` override threw, ...).
+ *
+ * @example
+ * ```ts
+ * import { D1_ERROR_CODES } from "@gatehouse/gatehouse/d1";
+ * console.log(D1_ERROR_CODES.includes("invalid_code")); // true
+ * ```
  */
-export type D1ErrorCode =
-  | "invalid_input"
-  | "invalid_email"
-  | "password_too_short"
-  | "password_too_long"
-  | "password_common"
-  | "invalid_code"
-  | "expired_code"
-  | "too_many_attempts"
-  | "invalid_credentials"
-  | "email_not_verified"
-  | "invalid_token"
-  | "wrong_password"
-  | "reauth_required"
-  | "not_found"
-  | "invalid_name"
-  | "email_taken"
-  | "same_email"
-  | "email_unverified"
-  | "send_failed"
-  | "db_error"
-  | "internal_error";
+export const D1_ERROR_CODES = [
+  "invalid_input",
+  "invalid_email",
+  "password_too_short",
+  "password_too_long",
+  "password_common",
+  "invalid_code",
+  "expired_code",
+  "too_many_attempts",
+  "invalid_credentials",
+  "email_not_verified",
+  "invalid_token",
+  "wrong_password",
+  "reauth_required",
+  "not_found",
+  "invalid_name",
+  "email_taken",
+  "same_email",
+  "email_unverified",
+  "send_failed",
+  "db_error",
+  "internal_error",
+] as const;
+
+/** One of {@linkcode D1_ERROR_CODES}: the error of a failed flow. */
+export type D1ErrorCode = typeof D1_ERROR_CODES[number];
 
 /** Errors any flow can return besides its own: bad input types and failures around it. */
 export type CommonError = "invalid_input" | "send_failed" | "db_error" | "internal_error";

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { h } from "preact";
+import { D1_ERROR_CODES } from "../../d1.ts";
 import { renderToString } from "preact-render-to-string";
 import {
   defaultStyles,
@@ -238,27 +239,7 @@ Deno.test("renderAuthDocument: whole page with embedded, script-safe props", () 
 
 Deno.test("describeError: every /d1 flow and OAuth callback code has its own sentence", () => {
   const codes = [
-    "invalid_input",
-    "invalid_email",
-    "password_too_short",
-    "password_too_long",
-    "password_common",
-    "invalid_code",
-    "expired_code",
-    "too_many_attempts",
-    "invalid_credentials",
-    "email_not_verified",
-    "invalid_token",
-    "wrong_password",
-    "reauth_required",
-    "not_found",
-    "invalid_name",
-    "email_taken",
-    "same_email",
-    "email_unverified",
-    "send_failed",
-    "db_error",
-    "internal_error",
+    ...D1_ERROR_CODES,
     "not_configured",
     "invalid_state",
     "access_denied",

@@ -4,31 +4,7 @@ import * as d1 from "../../../d1.ts";
 import type { Case } from "../_backend.ts";
 import { brokenDb, ITER, PASSWORD, SECRET } from "../_helpers.ts";
 
-const CODES = new Set<string>(
-  [
-    "invalid_input",
-    "invalid_email",
-    "password_too_short",
-    "password_too_long",
-    "password_common",
-    "invalid_code",
-    "expired_code",
-    "too_many_attempts",
-    "invalid_credentials",
-    "email_not_verified",
-    "invalid_token",
-    "wrong_password",
-    "reauth_required",
-    "not_found",
-    "invalid_name",
-    "email_taken",
-    "same_email",
-    "email_unverified",
-    "send_failed",
-    "db_error",
-    "internal_error",
-  ] satisfies d1.D1ErrorCode[],
-);
+const CODES = new Set<string>(d1.D1_ERROR_CODES);
 
 const hostile = {
   get email(): string {
