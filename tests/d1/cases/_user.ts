@@ -1,11 +1,11 @@
 import { type D1Database, signup, verifyOtp } from "../../../d1.ts";
 import { codeIn, ITER, newEmail, outbox, PASSWORD, SECRET } from "../_helpers.ts";
 
-/** Signs up and verifies a new user; resolves to its id and address. */
-export async function verifiedUser(
+/** Signs up a new user (not yet verified); resolves to its address, its outbox and the code. */
+export async function pendingUser(
   db: D1Database,
   password = PASSWORD,
-): Promise<{ id: string; email: string }> {
+): Promise<{ email: string; box: ReturnType<typeof outbox>; code: string }> {
   const box = outbox();
   const email = newEmail();
   const s = await signup(db, {
@@ -16,7 +16,16 @@ export async function verifiedUser(
     iterations: ITER,
   });
   if (!s.ok) throw new Error(`signup failed: ${s.error}`);
-  const v = await verifyOtp(db, { email, code: codeIn(box.mails[0]), secret: SECRET });
+  return { email, box, code: codeIn(box.mails[0]) };
+}
+
+/** Signs up and verifies a new user; resolves to its id and address. */
+export async function verifiedUser(
+  db: D1Database,
+  password = PASSWORD,
+): Promise<{ id: string; email: string }> {
+  const { email, code } = await pendingUser(db, password);
+  const v = await verifyOtp(db, { email, code, secret: SECRET });
   if (!v.ok) throw new Error(`verify failed: ${v.error}`);
   return { id: v.userId, email };
 }

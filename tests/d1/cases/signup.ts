@@ -8,6 +8,7 @@ import {
   verifyOtp,
 } from "../../../d1.ts";
 import type { Case } from "../_backend.ts";
+import { pendingUser } from "./_user.ts";
 import {
   brokenDb,
   codeIn,
@@ -139,16 +140,7 @@ export const signupCases: Case[] = [
   {
     name: "the sixth wrong try fails even with the right code",
     async fn({ db }) {
-      const box = outbox();
-      const email = newEmail();
-      await signup(db, {
-        email,
-        password: PASSWORD,
-        secret: SECRET,
-        sendEmail: box.send,
-        iterations: ITER,
-      });
-      const code = codeIn(box.mails[0]);
+      const { email, code } = await pendingUser(db);
       const wrong = code === "000000" ? "111111" : "000000";
       for (let i = 0; i < 5; i++) {
         assert.deepEqual(await verifyOtp(db, { email, code: wrong, secret: SECRET }), {
@@ -165,16 +157,7 @@ export const signupCases: Case[] = [
   {
     name: "the right code on the fifth try works; a code works once",
     async fn({ db }) {
-      const box = outbox();
-      const email = newEmail();
-      await signup(db, {
-        email,
-        password: PASSWORD,
-        secret: SECRET,
-        sendEmail: box.send,
-        iterations: ITER,
-      });
-      const code = codeIn(box.mails[0]);
+      const { email, code } = await pendingUser(db);
       const wrong = code === "000000" ? "111111" : "000000";
       for (let i = 0; i < 4; i++) await verifyOtp(db, { email, code: wrong, secret: SECRET });
       assert.equal(
@@ -194,16 +177,7 @@ export const signupCases: Case[] = [
   {
     name: "concurrent wrong guesses never exceed five tries",
     async fn({ db }) {
-      const box = outbox();
-      const email = newEmail();
-      await signup(db, {
-        email,
-        password: PASSWORD,
-        secret: SECRET,
-        sendEmail: box.send,
-        iterations: ITER,
-      });
-      const code = codeIn(box.mails[0]);
+      const { email, code } = await pendingUser(db);
       const guesses = Array.from(
         { length: 20 },
         (_, i) => String((Number(code) + 1 + i) % 1e6).padStart(6, "0"),
