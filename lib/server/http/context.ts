@@ -9,6 +9,26 @@
 import type { ServeInfo } from "../module.ts";
 import type { HandlerError } from "./errors.ts";
 
+/** What `reverse_proxy` knows of the upstream a request went to (its placeholders). */
+export interface ProxyFacts {
+  /** Dial address (`{http.reverse_proxy.upstream.address}` and `.hostport`). */
+  dial: string;
+  /** Host part of the dial address. */
+  host: string;
+  /** Port part of the dial address ("" for unix sockets). */
+  port: string;
+  /** Requests in flight to the upstream when it was chosen. */
+  requests: number;
+  /** The upstream's `max_requests` (0 = none). */
+  maxRequests: number;
+  /** Remembered failures when it was chosen. */
+  fails: number;
+  /** Time to the response head in ms; -1 until it arrived. */
+  latencyMs: number;
+  /** The upstream's status code; 0 until it answered. */
+  status: number;
+}
+
 /** Per-server facts the context needs (trusted proxies for the client IP). */
 export interface ServerFacts {
   /** Server name in `apps.http.servers`. */
@@ -103,6 +123,8 @@ export class RequestContext {
   extra: Map<string, string> | null = null;
   /** Route groups already taken by a route in this request. */
   groups: Set<string> | null = null;
+  /** The upstream `reverse_proxy` chose (its placeholders), null before proxying. */
+  proxy: ProxyFacts | null = null;
   /** Authenticated user id (`{http.auth.user.id}`), "" when none. */
   userId = "";
   /** False once a handler deleted the `Server` response header. */

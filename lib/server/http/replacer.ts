@@ -118,6 +118,20 @@ const STATIC: Record<string, Getter> = {
   "http.error.message": (c) => c.error ? c.error.message : undefined,
   "http.error.trace": (c) => c.error ? c.error.trace : undefined,
   "http.error.id": (c) => c.error ? c.error.id : undefined,
+  "http.reverse_proxy.upstream.address": (c) => c.proxy?.dial,
+  "http.reverse_proxy.upstream.hostport": (c) => c.proxy?.dial,
+  "http.reverse_proxy.upstream.host": (c) => c.proxy?.host,
+  "http.reverse_proxy.upstream.port": (c) => c.proxy?.port,
+  "http.reverse_proxy.upstream.requests": (c) => c.proxy ? String(c.proxy.requests) : undefined,
+  "http.reverse_proxy.upstream.max_requests": (c) =>
+    c.proxy ? String(c.proxy.maxRequests) : undefined,
+  "http.reverse_proxy.upstream.fails": (c) => c.proxy ? String(c.proxy.fails) : undefined,
+  "http.reverse_proxy.upstream.latency": (c) =>
+    c.proxy && c.proxy.latencyMs >= 0 ? `${c.proxy.latencyMs.toFixed(3)}ms` : undefined,
+  "http.reverse_proxy.upstream.latency_ms": (c) =>
+    c.proxy && c.proxy.latencyMs >= 0 ? c.proxy.latencyMs.toFixed(3) : undefined,
+  "http.reverse_proxy.status_code": (c) =>
+    c.proxy && c.proxy.status ? String(c.proxy.status) : undefined,
   "http.auth.user.id": (c) => c.userId || c.extra?.get("http.auth.user.id"),
   "system.hostname": () => {
     try {

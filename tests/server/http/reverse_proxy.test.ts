@@ -110,6 +110,86 @@ Deno.test("reverse_proxy: headers up/down, X-Forwarded-*, hop-by-hop removal, Ho
   }
 });
 
+Deno.test("reverse_proxy without header operations: same forwarding rules, Server header, placeholders", async () => {
+  const a = backend("a");
+  const named = backend("named", () =>
+    new Response("from named", {
+      headers: [
+        ["server", "upstream/1.0"],
+        ["set-cookie", "a=1"],
+        ["set-cookie", "b=2"],
+        ["connection", "x-drop"],
+        ["x-drop", "1"],
+      ],
+    }));
+  const srv = await serve([
+    {
+      match: [{ path: ["/named"] }],
+      handle: [{ handler: "reverse_proxy", upstreams: [{ dial: named.dial }] }],
+      terminal: true,
+    },
+    {
+      handle: [
+        {
+          handler: "headers",
+          response: {
+            set: {
+              "X-Status": ["{http.reverse_proxy.status_code}"],
+              "X-Upstream": [
+                "{http.reverse_proxy.upstream.host}|{http.reverse_proxy.upstream.port}",
+              ],
+            },
+            deferred: true,
+          },
+        },
+        { handler: "reverse_proxy", upstreams: [{ dial: a.dial }] },
+      ],
+    },
+  ]);
+  try {
+    const r = await raw(srv.url(), "POST", "/p/b?x=2", {
+      host: "front.test",
+      "x-forwarded-for": "6.6.6.6",
+      "x-forwarded-proto": "https",
+      connection: "keep-alive, x-custom-hop",
+      "x-custom-hop": "gone",
+      "proxy-authorization": "Basic Zm9v",
+      te: "trailers",
+      "x-kept": "yes",
+    }, "body bytes");
+    assert.equal(r.status, 200);
+    const seen = JSON.parse(r.text);
+    assert.equal(seen.url, "/p/b?x=2");
+    assert.equal(seen.body, "body bytes");
+    assert.equal(seen.headers.host, "front.test");
+    assert.equal(seen.headers["x-kept"], "yes");
+    assert.equal(seen.headers["x-forwarded-for"], "127.0.0.1");
+    assert.equal(seen.headers["x-forwarded-proto"], "http");
+    assert.equal(seen.headers["x-forwarded-host"], "front.test");
+    assert.equal(seen.headers["x-custom-hop"], undefined);
+    assert.equal(seen.headers["proxy-authorization"], undefined);
+    assert.equal(seen.headers.te, "trailers");
+    assert.equal(seen.headers["content-length"], "10");
+    assert.equal(r.headers.get("x-hop"), null);
+    assert.equal(r.headers.get("keep-alive"), null);
+    assert.doesNotMatch(r.head.toLowerCase(), /x-hop/, "nothing the upstream's Connection named");
+    assert.equal(r.headers.get("server"), "Gatehouse");
+    assert.equal(r.headers.get("x-status"), "200");
+    const [, port] = a.dial.split(":");
+    assert.equal(r.headers.get("x-upstream"), `127.0.0.1|${port}`);
+
+    const n = await raw(srv.url(), "GET", "/named");
+    assert.equal(n.text, "from named");
+    assert.equal(n.headers.get("server"), "upstream/1.0", "the upstream's Server is kept");
+    assert.deepEqual(n.headers.getSetCookie(), ["a=1", "b=2"]);
+    assert.equal(n.headers.get("x-drop"), null, "a header the upstream's Connection names");
+  } finally {
+    await srv.stop();
+    await a.close();
+    await named.close();
+  }
+});
+
 Deno.test("reverse_proxy: trusted_proxies keep X-Forwarded-*; streaming response body", async () => {
   const a = backend("a", () => {
     let i = 0;

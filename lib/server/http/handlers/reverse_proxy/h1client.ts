@@ -7,29 +7,57 @@
  *
  * @module
  */
-import { DialError, type UpstreamResponse, UpstreamTimeout } from "./transport.ts";
+import { DialError, UpstreamTimeout } from "./transport.ts";
 
 const CRLF = 0x0d0a;
 const enc = new TextEncoder();
 const MAX_HEAD = 64 * 1024;
 const MAX_IDLE_PER_HOST = 64;
 const SMALL_BODY = 64 * 1024;
+const READ_BUFFER = 32 * 1024;
+
+/** A response head from the upstream: header names in lower case, in the order received. */
+export interface H1Response {
+  /** Status code. */
+  status: number;
+  /** Header fields as received (hop-by-hop ones included), names in lower case. */
+  headers: [string, string][];
+  /** Body: a stream, the whole body for small ones, or null for no body. */
+  body: ReadableStream<Uint8Array> | Uint8Array | null;
+}
+
+/**
+ * Header lines (`name: value\r\n` each) of a `Headers` object for `roundTrip`, and whether
+ * it has a Content-Length.
+ */
+export function headerLines(h: Headers): { lines: string; contentLength: boolean } {
+  let lines = "";
+  let contentLength = false;
+  for (const [k, v] of h) {
+    if (k === "transfer-encoding") continue;
+    if (k === "content-length") contentLength = true;
+    lines += `${k}: ${v}\r\n`;
+  }
+  return { lines, contentLength };
+}
 
 /** One pooled connection with a read buffer. */
 class Conn {
+  /** Bytes read and not yet consumed (its own allocation: safe to hand out as a body). */
   buf: Uint8Array = new Uint8Array(0);
   closed = false;
+  /** The socket read buffer, reused for every read on this connection. */
+  #scratch = new Uint8Array(READ_BUFFER);
   constructor(readonly conn: Deno.Conn) {}
   /** Reads more bytes into the buffer; false on EOF. */
   async fill(): Promise<boolean> {
-    const chunk = new Uint8Array(32 * 1024);
-    const n = await this.conn.read(chunk);
+    const n = await this.conn.read(this.#scratch);
     if (n === null) return false;
-    if (this.buf.length === 0) this.buf = chunk.subarray(0, n);
+    if (this.buf.length === 0) this.buf = this.#scratch.slice(0, n);
     else {
       const merged = new Uint8Array(this.buf.length + n);
       merged.set(this.buf);
-      merged.set(chunk.subarray(0, n), this.buf.length);
+      merged.set(this.#scratch.subarray(0, n), this.buf.length);
       this.buf = merged;
     }
     return true;
@@ -138,22 +166,17 @@ export class H1Pool {
     dial: string,
     method: string,
     path: string,
-    headers: Headers,
+    lines: string,
+    contentLength: boolean,
     body: ReadableStream<Uint8Array> | null,
     dialTimeout: number,
     headerTimeout: number,
     onDone: () => void,
-  ): Promise<UpstreamResponse> {
-    let head = `${method} ${path} HTTP/1.1\r\n`;
-    const declared = headers.get("content-length");
-    const chunked = body !== null && declared === null;
-    for (const [k, v] of headers) {
-      if (k === "set-cookie") continue;
-      if (k === "transfer-encoding") continue;
-      head += `${k}: ${v}\r\n`;
-    }
+  ): Promise<H1Response> {
+    let head = `${method} ${path} HTTP/1.1\r\n${lines}`;
+    const chunked = body !== null && !contentLength;
     if (chunked) head += "transfer-encoding: chunked\r\n";
-    else if (body === null && declared === null && method !== "GET" && method !== "HEAD") {
+    else if (body === null && !contentLength && method !== "GET" && method !== "HEAD") {
       head += "content-length: 0\r\n";
     }
     head += "\r\n";
@@ -196,7 +219,7 @@ export class H1Pool {
     chunked: boolean,
     headerTimeout: number,
     onDone: () => void,
-  ): Promise<UpstreamResponse> {
+  ): Promise<H1Response> {
     try {
       await writeAll(c.conn, headBytes);
     } catch {
@@ -251,18 +274,22 @@ export class H1Pool {
         const status = Number(lines[0].split(" ")[1]);
         if (!(status >= 100 && status <= 999)) throw new Error(`upstream ${dial}: bad status line`);
         if (status >= 100 && status < 200 && status !== 101) continue; // 100 Continue etc.
-        const h = new Headers();
+        const h: [string, string][] = [];
+        let close = lines[0].startsWith("HTTP/1.0");
+        let te: string | null = null;
+        let cl: string | null = null;
         for (let i = 1; i < lines.length; i++) {
-          const colon = lines[i].indexOf(":");
-          if (colon > 0) {
-            h.append(lines[i].slice(0, colon).trim(), lines[i].slice(colon + 1).trim());
-          }
+          const line = lines[i];
+          const colon = line.indexOf(":");
+          if (colon <= 0) continue;
+          const name = line.slice(0, colon).trim().toLowerCase();
+          const value = line.slice(colon + 1).trim();
+          h.push([name, value]);
+          if (name === "connection") close ||= /\bclose\b/i.test(value);
+          else if (name === "transfer-encoding") te = te === null ? value : `${te}, ${value}`;
+          else if (name === "content-length") cl = value;
         }
-        return {
-          status,
-          headers: h,
-          close: /\bclose\b/i.test(h.get("connection") ?? "") || lines[0].startsWith("HTTP/1.0"),
-        };
+        return { status, headers: h, close, te, cl };
       }
     };
     const res = headerTimeout > 0
@@ -278,8 +305,7 @@ export class H1Pool {
       : await readHead();
 
     const noBody = method === "HEAD" || res.status === 204 || res.status === 304;
-    const te = res.headers.get("transfer-encoding");
-    const cl = res.headers.get("content-length");
+    const { te, cl } = res;
     let finished = false;
     const finish = (reusable: boolean) => {
       if (finished) return;

@@ -23,7 +23,7 @@ import {
   optStrings,
   type Raw,
 } from "../../config.ts";
-import type { RequestContext } from "../../context.ts";
+import type { ProxyFacts, RequestContext } from "../../context.ts";
 import { HandlerError, HttpConfigError } from "../../errors.ts";
 import type { HttpHandler } from "../../handler.ts";
 import { parseHeaderOps, parseResponseMatcher, type ResponseMatcher } from "../../header_ops.ts";
@@ -34,6 +34,7 @@ import { parsePassive, startActive } from "./health.ts";
 import { CookiePolicy, selectionPolicy } from "./selection.ts";
 import {
   DialError,
+  HOP_BY_HOP,
   makeAgent,
   relayWebSocket,
   removeHopByHop,
@@ -42,7 +43,7 @@ import {
   UpstreamTimeout,
 } from "./transport.ts";
 import { releaseHost, Upstream, upstreamsAdminRoute } from "./upstreams.ts";
-import { H1Pool } from "./h1client.ts";
+import { H1Pool, headerLines } from "./h1client.ts";
 
 const registeredAdmin = new WeakSet<ProvisionContext>();
 
@@ -219,33 +220,126 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
       return h;
     }
 
-    function setUpstreamPlaceholders(c: RequestContext, u: Upstream): void {
-      const m = /^\[?([^\]]*?)\]?:(\d+)$/.exec(u.dial);
-      c.setPlaceholder("http.reverse_proxy.upstream.address", u.dial);
-      c.setPlaceholder("http.reverse_proxy.upstream.hostport", u.dial);
-      c.setPlaceholder("http.reverse_proxy.upstream.host", m ? m[1] : u.dial);
-      c.setPlaceholder("http.reverse_proxy.upstream.port", m ? m[2] : "");
-      c.setPlaceholder("http.reverse_proxy.upstream.requests", String(u.host.numRequests));
-      c.setPlaceholder("http.reverse_proxy.upstream.max_requests", String(u.maxRequests));
-      c.setPlaceholder("http.reverse_proxy.upstream.fails", String(u.host.fails));
+    /**
+     * The forwarded request's header lines straight from the request headers (no copy):
+     * hop-by-hop headers and those named in Connection left out, X-Forwarded-* set as
+     * `forwardedHeaders` sets them.
+     */
+    function forwardedLines(c: RequestContext): { lines: string; contentLength: boolean } {
+      const hs = c.headers;
+      const connection = hs.get("connection");
+      let named: Set<string> | null = null;
+      if (connection) {
+        named = new Set();
+        for (const n of connection.split(",")) {
+          const t = n.trim().toLowerCase();
+          if (t) named.add(t);
+        }
+      }
+      const remote = c.remoteHost;
+      const ip = trusted.length > 0 ? parseIP(remote) : null;
+      const isTrusted = ip !== null && ipInRanges(ip, trusted);
+      let lines = "";
+      let contentLength = false;
+      let host = false;
+      let xff: string | null = null;
+      let xfp: string | null = null;
+      let xfh: string | null = null;
+      for (const [k, v] of hs) {
+        if (k.charCodeAt(0) === 120 /* x */) {
+          if (k === "x-forwarded-for") {
+            xff = v;
+            continue;
+          }
+          if (k === "x-forwarded-proto") {
+            xfp = v;
+            continue;
+          }
+          if (k === "x-forwarded-host") {
+            xfh = v;
+            continue;
+          }
+        }
+        if (named !== null && named.has(k)) continue;
+        if (HOP_BY_HOP.has(k)) {
+          if (k === "te" && v.split(",").some((t) => t.trim().toLowerCase() === "trailers")) {
+            lines += "te: trailers\r\n";
+          }
+          continue;
+        }
+        if (k === "content-length") contentLength = true;
+        else if (k === "host") host = true;
+        lines += `${k}: ${v}\r\n`;
+      }
+      lines += `x-forwarded-for: ${isTrusted && xff ? `${xff}, ${remote}` : remote}\r\n`;
+      lines += `x-forwarded-proto: ${isTrusted && xfp !== null ? xfp : c.scheme}\r\n`;
+      lines += `x-forwarded-host: ${isTrusted && xfh !== null ? xfh : c.host}\r\n`;
+      if (!host) lines += `host: ${c.host}\r\n`;
+      return { lines, contentLength };
+    }
+
+    /** The upstream's response headers without hop-by-hop ones, plus `Server` when due. */
+    function responseFields(c: RequestContext, raw: [string, string][]): [string, string][] {
+      let named: Set<string> | null = null;
+      let server = false;
+      for (const [k, v] of raw) {
+        if (k === "connection") {
+          for (const n of v.split(",")) {
+            const t = n.trim().toLowerCase();
+            if (t) (named ??= new Set()).add(t);
+          }
+        } else if (k === "server") server = true;
+      }
+      const out: [string, string][] = [];
+      for (const pair of raw) {
+        const k = pair[0];
+        if (named !== null && named.has(k)) continue;
+        if (HOP_BY_HOP.has(k)) {
+          if (
+            k === "te" && pair[1].split(",").some((t) => t.trim().toLowerCase() === "trailers")
+          ) out.push(["te", "trailers"]);
+          continue;
+        }
+        out.push(pair);
+      }
+      // With no headers waiting to be merged, the response is complete here.
+      if (c.respHeaders === null) {
+        if (!server && c.serverHeader) out.push(["server", "Gatehouse"]);
+        c.headersFinal = true;
+      }
+      return out;
+    }
+
+    function proxyFacts(u: Upstream): ProxyFacts {
+      return {
+        dial: u.dial,
+        host: u.dialHost,
+        port: u.dialPort,
+        requests: u.host.numRequests,
+        maxRequests: u.maxRequests,
+        fails: u.host.fails,
+        latencyMs: -1,
+        status: 0,
+      };
     }
 
     async function attempt(
       c: RequestContext,
       u: Upstream,
-      base: Headers,
       ws: boolean,
     ): Promise<Response> {
-      setUpstreamPlaceholders(c, u);
-      let h = base;
-      if (reqOps.size) {
-        h = new Headers(base);
-        reqOps.apply(h, c);
+      const facts = c.proxy = proxyFacts(u);
+      // Header operations work on a Headers copy; without them the lines come straight from
+      // the request.
+      let h: Headers | null = null;
+      if (reqOps.size || !h1 || ws) {
+        h = forwardedHeaders(c);
+        if (reqOps.size) reqOps.apply(h, c);
       }
       const path = c.uri;
       if (ws) {
         const scheme = transport.tls ? "wss" : "ws";
-        return await relayWebSocket(c.request, `${scheme}://${u.dial}${path}`, h);
+        return await relayWebSocket(c.request, `${scheme}://${u.dial}${path}`, h!);
       }
       u.host.numRequests++;
       let released = false;
@@ -268,42 +362,69 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
           }),
         );
       }
-      const res = h1
-        ? await h1.roundTrip(
+      let status: number;
+      let resBody: ReadableStream<Uint8Array> | Uint8Array | null;
+      let out: Headers | [string, string][];
+      if (h1) {
+        const { lines, contentLength } = h ? headerLines(h) : forwardedLines(c);
+        const res = await h1.roundTrip(
           u.dial,
           c.method,
           path,
-          h,
+          lines,
+          contentLength,
           countedBody,
           transport.dialTimeout,
           transport.responseHeaderTimeout,
           release,
-        )
-        : await roundTrip(agent!, transport, u.dial, c.method, path, h, countedBody, release);
-      const latency = performance.now() - started;
-      c.setPlaceholder("http.reverse_proxy.upstream.latency", `${latency.toFixed(3)}ms`);
-      c.setPlaceholder("http.reverse_proxy.upstream.latency_ms", latency.toFixed(3));
+        );
+        status = res.status;
+        resBody = res.body;
+        out = res.headers;
+      } else {
+        const res = await roundTrip(
+          agent!,
+          transport,
+          u.dial,
+          c.method,
+          path,
+          h!,
+          countedBody,
+          release,
+        );
+        status = res.status;
+        resBody = res.body;
+        out = res.headers;
+      }
+      const latency = facts.latencyMs = performance.now() - started;
+      facts.status = status;
       if (
         passive.unhealthyStatus.some((s) =>
-          s === res.status || (s < 10 && Math.floor(res.status / 100) === s)
+          s === status || (s < 10 && Math.floor(status / 100) === s)
         )
       ) {
         countFailure(u);
       }
       if (passive.unhealthyLatency > 0 && latency >= passive.unhealthyLatency) countFailure(u);
-      const out = res.headers;
+      if (Array.isArray(out)) {
+        if (!resOps.size) {
+          return new Response(resBody as BodyInit | null, {
+            status,
+            headers: responseFields(c, out),
+          });
+        }
+        out = new Headers(out);
+      }
       removeHopByHop(out);
-      if (resOps.size && (resRequire === null || resRequire.match(res.status, out))) {
+      if (resOps.size && (resRequire === null || resRequire.match(status, out))) {
         resOps.apply(out, c);
       }
-      c.setPlaceholder("http.reverse_proxy.status_code", String(res.status));
-      return new Response(res.body as BodyInit | null, { status: res.status, headers: out });
+      return new Response(resBody as BodyInit | null, { status, headers: out });
     }
 
     return {
       async serveHTTP(c) {
         const start = performance.now();
-        const base = forwardedHeaders(c);
         const ws = isWebSocket(c);
         let tries = 0;
         let lastErr: HandlerError | null = null;
@@ -325,7 +446,7 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
             continue;
           }
           try {
-            return await attempt(c, u, base, ws);
+            return await attempt(c, u, ws);
           } catch (e) {
             if (e instanceof HandlerError) throw e;
             const dial = e instanceof DialError;

@@ -69,6 +69,9 @@ const HOP = [
   "upgrade",
 ];
 
+/** The hop-by-hop header names (lower case) a proxy never forwards. */
+export const HOP_BY_HOP: ReadonlySet<string> = new Set(HOP);
+
 /** Removes hop-by-hop headers and those named in `Connection` (keeps `Te: trailers`). */
 export function removeHopByHop(h: Headers): void {
   const conn = h.get("connection");

@@ -95,10 +95,17 @@ export class Upstream {
   unhealthy = false;
   /** Weight for weighted_round_robin. */
   weight = 1;
+  /** Host part of the dial address (`{http.reverse_proxy.upstream.host}`). */
+  readonly dialHost: string;
+  /** Port part of the dial address, "" when it has none. */
+  readonly dialPort: string;
 
   /** Creates an upstream bound to the pooled host. */
   constructor(dial: string, maxRequests: number) {
     this.dial = dial;
+    const m = /^\[?([^\]]*?)\]?:(\d+)$/.exec(dial);
+    this.dialHost = m ? m[1] : dial;
+    this.dialPort = m ? m[2] : "";
     this.host = acquireHost(dial);
     this.maxRequests = maxRequests;
   }
