@@ -126,3 +126,30 @@ Deno.test("file_server cache: cached files keep ETag, 304, Range, HEAD; a large 
     await f.cleanup();
   }
 });
+
+Deno.test("file_server: a path seen missing is served as soon as it appears (created, renamed in, new directory)", async () => {
+  const f = await fixture();
+  const srv = await serve([{ handle: [{ handler: "file_server", root: f.root }] }]);
+  try {
+    const b = srv.url();
+    const paths = ["/new.txt", "/d/new.txt", "/moved.txt", "/later/x.txt"];
+    for (let i = 0; i < 3; i++) {
+      for (const p of paths) assert.equal((await text(`${b}${p}`))[0], 404, p);
+    }
+    await Deno.writeTextFile(`${f.root}/new.txt`, "created");
+    await Deno.writeTextFile(`${f.root}/d/new.txt`, "created in d");
+    await Deno.writeTextFile(`${f.base}/outside.txt`, "renamed in");
+    await Deno.rename(`${f.base}/outside.txt`, `${f.root}/moved.txt`);
+    await Deno.mkdir(`${f.root}/later`);
+    await Deno.writeTextFile(`${f.root}/later/x.txt`, "in a new directory");
+    assert.deepEqual((await text(`${b}/new.txt`)).slice(0, 2), [200, "created"]);
+    assert.deepEqual((await text(`${b}/d/new.txt`)).slice(0, 2), [200, "created in d"]);
+    assert.deepEqual((await text(`${b}/moved.txt`)).slice(0, 2), [200, "renamed in"]);
+    assert.deepEqual((await text(`${b}/later/x.txt`)).slice(0, 2), [200, "in a new directory"]);
+    await Deno.remove(`${f.root}/new.txt`);
+    assert.equal((await text(`${b}/new.txt`))[0], 404);
+  } finally {
+    await srv.stop();
+    await f.cleanup();
+  }
+});

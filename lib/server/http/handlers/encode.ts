@@ -14,7 +14,9 @@ import {
   compressor,
   compressSync,
   type EncodingName,
+  gzipOnce,
   loadZlib,
+  needsZlib,
 } from "../encode.ts";
 import { HttpConfigError } from "../errors.ts";
 import type { HttpHandler } from "../handler.ts";
@@ -40,12 +42,29 @@ const WHOLE_BODY = 256 * 1024;
 /** Budget of the compressed-body cache per encode handler. */
 const CACHE_BYTES = 16 * 1024 * 1024;
 
-/** A least-recently-used map of byte arrays bounded by their total size. */
-class ByteLRU {
-  #map = new Map<string, Uint8Array>();
+/** A compressed response remembered for one version of a body (keyed by its strong ETag). */
+interface Compressed {
+  /** The response, cloned for each request (a clone shares the body bytes). */
+  response: Response;
+  /** Status and header list of the response it was made from. */
+  source: string;
+  /** Compressed size. */
+  size: number;
+}
+
+/** Status and header list of a response, to tell whether a remembered result still fits. */
+function signature(res: Response): string {
+  let s = `${res.status} ${res.statusText}`;
+  for (const [k, v] of res.headers) s += `\n${k}: ${v}`;
+  return s;
+}
+
+/** A least-recently-used map of compressed responses bounded by their total size. */
+class CompressedLRU {
+  #map = new Map<string, Compressed>();
   #bytes = 0;
   constructor(readonly budget: number) {}
-  get(key: string): Uint8Array | undefined {
+  get(key: string): Compressed | undefined {
     const v = this.#map.get(key);
     if (v) {
       this.#map.delete(key);
@@ -53,16 +72,17 @@ class ByteLRU {
     }
     return v;
   }
-  set(key: string, value: Uint8Array): void {
-    if (value.length > this.budget / 4) return;
+  set(key: string, value: Compressed): void {
+    if (value.size > this.budget / 4) return;
     const old = this.#map.get(key);
-    if (old) this.#bytes -= old.length;
+    if (old) this.#bytes -= old.size;
+    this.#map.delete(key);
     this.#map.set(key, value);
-    this.#bytes += value.length;
+    this.#bytes += value.size;
     for (const [k, v] of this.#map) {
       if (this.#bytes <= this.budget) break;
       this.#map.delete(k);
-      this.#bytes -= v.length;
+      this.#bytes -= v.size;
     }
   }
 }
@@ -72,8 +92,7 @@ const ZSTD_LEVELS: Record<string, number> = { fastest: 1, default: 3, better: 7,
 /** Registry entry. */
 export const encodeModule: ModuleDefinition<HttpHandler> = {
   id: "http.handlers.encode",
-  async create(config) {
-    await loadZlib();
+  create(config) {
     const where = "http.handlers.encode";
     checkFields(config, ["handler", "encodings", "prefer", "minimum_length", "match"], where);
     const encodings = new Map<string, number | undefined>();
@@ -102,7 +121,7 @@ export const encodeModule: ModuleDefinition<HttpHandler> = {
       `${where}.match`,
     );
 
-    const cache = new ByteLRU(CACHE_BYTES);
+    const cache = new CompressedLRU(CACHE_BYTES);
     return {
       async serveHTTP(c, next) {
         let chosen: string | undefined;
@@ -130,23 +149,35 @@ export const encodeModule: ModuleDefinition<HttpHandler> = {
             const key = etag && !etag.startsWith("W/")
               ? `${chosen}|${c.host}|${c.rawPath}|${etag}|${length}`
               : null;
-            let out = key ? cache.get(key) : undefined;
-            if (out) await res.body?.cancel();
-            else {
-              const data = new Uint8Array(await res.arrayBuffer());
-              out = compressSync(chosen as EncodingName, data, encodings.get(chosen));
-              if (key) cache.set(key, out);
+            const source = key ? signature(res) : "";
+            const known = key ? cache.get(key) : undefined;
+            if (known && known.source === source) {
+              await res.body?.cancel();
+              return known.response.clone();
+            }
+            const data = new Uint8Array(await res.arrayBuffer());
+            const level = encodings.get(chosen);
+            let out: Uint8Array;
+            if (key && chosen === "gzip" && level === undefined) {
+              // Compressed once per body version: the platform's gzip, no node:zlib.
+              out = await gzipOnce(data);
+            } else {
+              await loadZlib();
+              out = compressSync(chosen as EncodingName, data, level);
             }
             const h = new Headers(res.headers);
             h.set("content-length", String(out.length));
             h.set("content-encoding", chosen);
             h.append("vary", "Accept-Encoding");
             h.delete("accept-ranges");
-            return new Response(out as BodyInit, {
+            const made = new Response(out as BodyInit, {
               status: res.status,
               statusText: res.statusText,
               headers: h,
             });
+            if (!key) return made;
+            cache.set(key, { response: made, source, size: out.length });
+            return made.clone();
           }
         } else {
           // Like Caddy: the first write decides when the length is unknown.
@@ -183,6 +214,7 @@ export const encodeModule: ModuleDefinition<HttpHandler> = {
             headers: res.headers,
           });
         }
+        if (needsZlib(chosen as EncodingName, encodings.get(chosen))) await loadZlib();
         const h = new Headers(res.headers);
         h.delete("content-length");
         h.set("content-encoding", chosen);

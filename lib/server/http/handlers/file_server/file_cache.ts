@@ -42,7 +42,7 @@ export interface CachedFile extends FileIdentity {
   length: string;
   /** Content type by the path's extension ("" for none; undefined when not computed). */
   type?: string;
-  /** A prepared 200 response (with `Server`) for small files, cloned for each request. */
+  /** A prepared 200 response (with `Server`), cloned for each request; see `FileCache.prepare`. */
   response?: Response;
 }
 
@@ -61,6 +61,11 @@ export function identityOf(info: Deno.FileInfo): FileIdentity {
 export function sameFile(id: FileIdentity, info: Deno.FileInfo): boolean {
   return id.size === info.size && id.ino === (info.ino ?? 0) && id.dev === (info.dev ?? 0) &&
     id.mtime === (info.mtime?.getTime() ?? 0) && id.ctime === (info.ctime?.getTime() ?? 0);
+}
+
+/** Bytes an entry holds: its contents, twice once a prepared response has its own copy. */
+function held(e: CachedFile): number {
+  return e.response ? e.data.length * 2 : e.data.length;
 }
 
 /** A least-recently-used map from file path to cached contents, bounded in bytes. */
@@ -105,11 +110,30 @@ export class FileCache {
   set(path: string, entry: CachedFile): void {
     this.delete(path);
     this.#map.set(path, entry);
-    this.#bytes += entry.data.length;
+    this.#bytes += held(entry);
+    this.#evict();
+  }
+
+  /**
+   * The entry's prepared response, made on first use. `Response` copies a byte body when it
+   * is made, so the copy counts against the budget; a clone shares it (no copy, no stream),
+   * which is the cheapest way Deno sends bytes it already holds.
+   */
+  prepare(path: string, entry: CachedFile, make: () => Response): Response {
+    if (entry.response) return entry.response;
+    const res = entry.response = make();
+    if (this.#map.get(path) === entry) {
+      this.#bytes += entry.data.length;
+      this.#evict();
+    }
+    return res;
+  }
+
+  #evict(): void {
     for (const [k, v] of this.#map) {
       if (this.#bytes <= this.maxBytes && this.#map.size <= this.maxEntries) break;
       this.#map.delete(k);
-      this.#bytes -= v.data.length;
+      this.#bytes -= held(v);
     }
   }
 
@@ -118,11 +142,75 @@ export class FileCache {
     const e = this.#map.get(path);
     if (e === undefined) return;
     this.#map.delete(path);
-    this.#bytes -= e.data.length;
+    this.#bytes -= held(e);
   }
 
   /** Bytes of contents held. */
   get bytes(): number {
     return this.#bytes;
+  }
+}
+
+/**
+ * Paths known to be missing, each remembered with the identity of its directory: adding,
+ * removing or renaming an entry changes the directory's mtime and ctime, so while one stat of
+ * the directory shows it unchanged the path is still missing. This answers a repeated 404
+ * with one successful stat instead of a failed one (Deno turns a failed stat into a thrown
+ * error, which costs several times more). Directories changed less than `RACY_MS` ago are not
+ * trusted; at most `maxEntries` paths are held (oldest out first).
+ */
+export class AbsentPaths {
+  #map = new Map<string, { dir: string; id: FileIdentity }>();
+
+  constructor(readonly maxEntries = 4096) {}
+
+  /** True when `path` was recorded missing and its directory is unchanged since. */
+  check(path: string): boolean {
+    const e = this.#map.get(path);
+    if (e === undefined) return false;
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.statSync(e.dir);
+    } catch {
+      this.#map.delete(path);
+      return false;
+    }
+    if (!info.isDirectory || !sameFile(e.id, info)) {
+      this.#map.delete(path);
+      return false;
+    }
+    return true;
+  }
+
+  /** Records that `path` is missing (a stat just said so), when its directory allows. */
+  remember(path: string, now: number): void {
+    const cut = Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"));
+    if (cut < 0) return;
+    const dir = path.slice(0, cut) || "/";
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.statSync(dir);
+    } catch {
+      return;
+    }
+    if (!info.isDirectory) return;
+    const m = info.mtime?.getTime();
+    const c = info.ctime?.getTime();
+    if (m === undefined || c === undefined || now - Math.max(m, c) < RACY_MS) return;
+    this.#map.delete(path);
+    this.#map.set(path, { dir, id: identityOf(info) });
+    if (this.#map.size > this.maxEntries) {
+      this.#map.delete(this.#map.keys().next().value!);
+    }
+  }
+
+  /** Forgets `path`. */
+  delete(path: string): void {
+    this.#map.delete(path);
+  }
+
+  /** Number of paths held. */
+  get size(): number {
+    return this.#map.size;
   }
 }
