@@ -190,6 +190,62 @@ Deno.test("reverse_proxy without header operations: same forwarding rules, Serve
   }
 });
 
+Deno.test("reverse_proxy: a non-WebSocket Upgrade is forwarded as a plain request; a 101 from the upstream is a clear 502", async () => {
+  const a = backend("a");
+  // A raw backend that switches protocols whatever it is asked.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const heads: string[] = [];
+  const accepting = (async () => {
+    for await (const conn of listener) {
+      const buf = new Uint8Array(8192);
+      const n = await conn.read(buf);
+      heads.push(new TextDecoder().decode(buf.subarray(0, n ?? 0)));
+      await conn.write(
+        new TextEncoder().encode(
+          "HTTP/1.1 101 Switching Protocols\r\nUpgrade: foo\r\nConnection: Upgrade\r\n\r\nraw",
+        ),
+      );
+      conn.close();
+    }
+  })();
+  const switching = `127.0.0.1:${(listener.addr as Deno.NetAddr).port}`;
+  const srv = await serve([
+    {
+      match: [{ path: ["/switch"] }],
+      handle: [{ handler: "reverse_proxy", upstreams: [{ dial: switching }] }],
+      terminal: true,
+    },
+    { handle: [{ handler: "reverse_proxy", upstreams: [{ dial: a.dial }] }] },
+  ]);
+  try {
+    const r = await raw(srv.url(), "GET", "/h2c", {
+      connection: "Upgrade, HTTP2-Settings",
+      upgrade: "h2c",
+      "http2-settings": "AAMAAABkAARAAAAAAAIAAAAA",
+    });
+    assert.equal(r.status, 200, "answered in HTTP/1.1, as a server that does not switch");
+    const seen = JSON.parse(r.text);
+    assert.equal(seen.headers.upgrade, undefined);
+    assert.equal(seen.headers["http2-settings"], undefined);
+    assert.equal(seen.headers.connection, undefined);
+
+    const s = await raw(srv.url(), "GET", "/switch", { connection: "Upgrade", upgrade: "foo" });
+    assert.equal(s.status, 502);
+    assert.equal(heads.length, 1);
+    assert.doesNotMatch(heads[0].toLowerCase(), /upgrade: foo/);
+    const list = await (await srv.admin("/reverse_proxy/upstreams")).json() as {
+      address: string;
+      num_requests: number;
+    }[];
+    assert.equal(list.find((u) => u.address === switching)?.num_requests, 0);
+  } finally {
+    await srv.stop();
+    await a.close();
+    listener.close();
+    await accepting.catch(() => {});
+  }
+});
+
 Deno.test("reverse_proxy: trusted_proxies keep X-Forwarded-*; streaming response body", async () => {
   const a = backend("a", () => {
     let i = 0;

@@ -316,6 +316,11 @@ export class H1Pool {
       });
       onDone();
     };
+    if (res.status === 101) {
+      // The upstream switched protocols: the connection is no longer HTTP and never reused.
+      finish(false);
+      return { status: res.status, headers: res.headers, body: null };
+    }
     if (noBody || (cl !== null && Number(cl) === 0 && !te)) {
       finish(true);
       return { status: res.status, headers: res.headers, body: null };

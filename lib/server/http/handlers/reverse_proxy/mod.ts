@@ -396,6 +396,14 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         resBody = res.body;
         out = res.headers;
       }
+      if (status === 101) {
+        // Only WebSocket upgrades can be relayed: Deno's server hands out no raw connection.
+        throw new HandlerError(
+          502,
+          `upstream ${u.dial} switched protocols; only WebSocket upgrades can be proxied`,
+          "reverse_proxy",
+        );
+      }
       const latency = facts.latencyMs = performance.now() - started;
       facts.status = status;
       if (
