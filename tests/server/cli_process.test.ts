@@ -49,6 +49,12 @@ Deno.test("start returns once running; reload changes it (no-op unless --force);
     stderr: "null",
   }).spawn().status;
   assert.equal(start.code, 0);
+  if (Deno.build.os === "linux") {
+    // The background server runs with the memory-bounding V8 flags.
+    const pid = (await Deno.readTextFile(`${t.dir}/pid`)).trim();
+    const cmdline = (await Deno.readTextFile(`/proc/${pid}/cmdline`)).split("\0");
+    assert.ok(cmdline.includes("--v8-flags=--max-semi-space-size=2"), cmdline.join(" "));
+  }
   const base = `http://127.0.0.1:${admin}`;
   assert.equal((await call(base, "GET", "/config/")).status, 200); // already running when start returned
   assert.equal(await (await fetch(`http://127.0.0.1:${site}/`)).text(), "one");
