@@ -1,6 +1,8 @@
 /**
  * HTTP load scenarios, Gatehouse side by side with Caddy 2.6.2 (and nginx when installed),
  * alternating servers within each round, each server pinned to one core with `taskset`.
+ * Gatehouse runs twice: as `deno run -A cli.ts run` (V8 defaults, or `GH_V8_FLAGS`) and with
+ * the V8 flags `gatehouse start` uses (`SERVER_V8_FLAGS`).
  * Scenarios: respond (13 bytes), 1 KiB file, 1 MiB file, 404, gzip of a 100 KiB text file,
  * reverse proxy to a local backend; a bare `Deno.serve` answers `respond` and the two file
  * scenarios (from memory) as the floor.
@@ -11,6 +13,8 @@
  *
  * @module
  */
+
+import { SERVER_V8_FLAGS } from "../../lib/cli/start.ts";
 
 const ROUNDS = Number(Deno.env.get("ROUNDS") ?? 2);
 const DURATION = Number(Deno.env.get("DURATION") ?? 5);
@@ -266,6 +270,14 @@ const servers: Server[] = [];
       apps: { http: httpConfig(`127.0.0.1:${port}`, root, upstream) },
     }),
   );
+  const env = {
+    HOME: dir,
+    XDG_DATA_HOME: `${dir}/gh-data`,
+    XDG_CONFIG_HOME: `${dir}/gh-config`,
+    ...Object.fromEntries(
+      (Deno.env.get("GH_ENV") ?? "").split(/\s+/).filter(Boolean).map((kv) => kv.split("=", 2)),
+    ),
+  };
   const v8 = Deno.env.get("GH_V8_FLAGS");
   const denoArgs = v8 ? ["run", `--v8-flags=${v8}`, "-A"] : ["run", "-A"];
   servers.push(
@@ -273,14 +285,33 @@ const servers: Server[] = [];
       "gatehouse",
       [Deno.execPath(), ...denoArgs, CLI, "run", "--config", `${dir}/gatehouse.json`],
       port,
-      {
-        HOME: dir,
-        XDG_DATA_HOME: `${dir}/gh-data`,
-        XDG_CONFIG_HOME: `${dir}/gh-config`,
-        ...Object.fromEntries(
-          (Deno.env.get("GH_ENV") ?? "").split(/\s+/).filter(Boolean).map((kv) => kv.split("=", 2)),
-        ),
-      },
+      env,
+    ),
+  );
+  // The same server with the V8 flags `gatehouse start` gives its background process.
+  const port2 = freePort();
+  await Deno.writeTextFile(
+    `${dir}/gatehouse-start.json`,
+    JSON.stringify({
+      admin: { disabled: true },
+      apps: { http: httpConfig(`127.0.0.1:${port2}`, root, upstream) },
+    }),
+  );
+  servers.push(
+    start(
+      "gatehouse (start flags)",
+      [
+        Deno.execPath(),
+        "run",
+        `--v8-flags=${SERVER_V8_FLAGS}`,
+        "-A",
+        CLI,
+        "run",
+        "--config",
+        `${dir}/gatehouse-start.json`,
+      ],
+      port2,
+      env,
     ),
   );
 }
