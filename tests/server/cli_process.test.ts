@@ -13,6 +13,7 @@ import {
   until,
 } from "./fixtures/helpers.ts";
 import { finish, QUIET, serve, up } from "./fixtures/process.ts";
+import { SERVER_V8_FLAGS } from "../../lib/cli/start.ts";
 
 Deno.test("start returns once running; reload changes it (no-op unless --force); stop ends it", async () => {
   const t = await tempEnv();
@@ -53,7 +54,7 @@ Deno.test("start returns once running; reload changes it (no-op unless --force);
     // The background server runs with the memory-bounding V8 flags.
     const pid = (await Deno.readTextFile(`${t.dir}/pid`)).trim();
     const cmdline = (await Deno.readTextFile(`/proc/${pid}/cmdline`)).split("\0");
-    assert.ok(cmdline.includes("--v8-flags=--max-semi-space-size=2"), cmdline.join(" "));
+    assert.ok(cmdline.includes(`--v8-flags=${SERVER_V8_FLAGS}`), cmdline.join(" "));
   }
   const base = `http://127.0.0.1:${admin}`;
   assert.equal((await call(base, "GET", "/config/")).status, 200); // already running when start returned
