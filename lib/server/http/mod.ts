@@ -13,63 +13,102 @@
  */
 import { getModule, type ModuleDefinition, registerModule } from "../module.ts";
 import { httpAppModule } from "./app.ts";
-import { authenticationModule } from "./handlers/authentication.ts";
-import { encodeModule } from "./handlers/encode.ts";
-import { errorModule } from "./handlers/error.ts";
-import { fileServerModule } from "./handlers/file_server/mod.ts";
-import { headersModule } from "./handlers/headers.ts";
-import { mapModule } from "./handlers/map.ts";
-import { reverseProxyModule } from "./handlers/reverse_proxy/mod.ts";
-import { requestBodyModule } from "./handlers/request_body.ts";
-import { rewriteModule } from "./handlers/rewrite.ts";
-import { staticResponseModule } from "./handlers/static_response.ts";
-import { subrouteModule } from "./handlers/subroute.ts";
-import { varsModule } from "./handlers/vars.ts";
-import { staticIPSourceModule } from "./ip_source_static.ts";
-import { expressionMatcherModule } from "./matchers/expression.ts";
-import { headerMatcherModule } from "./matchers/header.ts";
-import { headerRegexpMatcherModule } from "./matchers/header_regexp.ts";
-import { hostMatcherModule } from "./matchers/host.ts";
-import { methodMatcherModule } from "./matchers/method.ts";
-import { notMatcherModule } from "./matchers/not.ts";
-import { pathMatcherModule } from "./matchers/path.ts";
-import { pathRegexpMatcherModule } from "./matchers/path_regexp.ts";
-import { protocolMatcherModule } from "./matchers/protocol.ts";
-import { queryMatcherModule } from "./matchers/query.ts";
-import { clientIPMatcherModule, remoteIPMatcherModule } from "./matchers/remote_ip.ts";
-import { varsMatcherModule, varsRegexpMatcherModule } from "./matchers/vars.ts";
+
+/**
+ * A module whose code loads when a config first uses it: a server carries only the matchers
+ * and handlers its config names (each unused one would cost memory for as long as it runs).
+ */
+function lazy(id: string, load: () => Promise<ModuleDefinition>): ModuleDefinition {
+  let loading: Promise<ModuleDefinition> | undefined;
+  return {
+    id,
+    async create(config, ctx) {
+      const def = await (loading ??= load());
+      if (def.id !== id) throw new Error(`module ${id} loaded as ${def.id}`);
+      return await def.create(config, ctx);
+    },
+  };
+}
 
 // Every module definition of the http app.
 const httpModules: ModuleDefinition[] = [
   httpAppModule,
-  staticIPSourceModule,
-  hostMatcherModule,
-  methodMatcherModule,
-  pathMatcherModule,
-  pathRegexpMatcherModule,
-  headerMatcherModule,
-  headerRegexpMatcherModule,
-  queryMatcherModule,
-  protocolMatcherModule,
-  remoteIPMatcherModule,
-  clientIPMatcherModule,
-  notMatcherModule,
-  varsMatcherModule,
-  varsRegexpMatcherModule,
-  expressionMatcherModule,
-  staticResponseModule,
-  subrouteModule,
-  headersModule,
-  rewriteModule,
-  varsModule,
-  mapModule,
-  errorModule,
-  authenticationModule,
-  requestBodyModule,
-  encodeModule,
-  fileServerModule,
-  reverseProxyModule,
-] as ModuleDefinition[];
+  lazy(
+    "http.ip_sources.static",
+    async () => (await import("./ip_source_static.ts")).staticIPSourceModule as ModuleDefinition,
+  ),
+  lazy("http.matchers.host", async () => (await import("./matchers/host.ts")).hostMatcherModule),
+  lazy(
+    "http.matchers.method",
+    async () => (await import("./matchers/method.ts")).methodMatcherModule,
+  ),
+  lazy("http.matchers.path", async () => (await import("./matchers/path.ts")).pathMatcherModule),
+  lazy(
+    "http.matchers.path_regexp",
+    async () => (await import("./matchers/path_regexp.ts")).pathRegexpMatcherModule,
+  ),
+  lazy(
+    "http.matchers.header",
+    async () => (await import("./matchers/header.ts")).headerMatcherModule,
+  ),
+  lazy(
+    "http.matchers.header_regexp",
+    async () => (await import("./matchers/header_regexp.ts")).headerRegexpMatcherModule,
+  ),
+  lazy("http.matchers.query", async () => (await import("./matchers/query.ts")).queryMatcherModule),
+  lazy(
+    "http.matchers.protocol",
+    async () => (await import("./matchers/protocol.ts")).protocolMatcherModule,
+  ),
+  lazy(
+    "http.matchers.remote_ip",
+    async () => (await import("./matchers/remote_ip.ts")).remoteIPMatcherModule,
+  ),
+  lazy(
+    "http.matchers.client_ip",
+    async () => (await import("./matchers/remote_ip.ts")).clientIPMatcherModule,
+  ),
+  lazy("http.matchers.not", async () => (await import("./matchers/not.ts")).notMatcherModule),
+  lazy("http.matchers.vars", async () => (await import("./matchers/vars.ts")).varsMatcherModule),
+  lazy(
+    "http.matchers.vars_regexp",
+    async () => (await import("./matchers/vars.ts")).varsRegexpMatcherModule,
+  ),
+  lazy(
+    "http.matchers.expression",
+    async () => (await import("./matchers/expression.ts")).expressionMatcherModule,
+  ),
+  lazy(
+    "http.handlers.static_response",
+    async () => (await import("./handlers/static_response.ts")).staticResponseModule,
+  ),
+  lazy(
+    "http.handlers.subroute",
+    async () => (await import("./handlers/subroute.ts")).subrouteModule,
+  ),
+  lazy("http.handlers.headers", async () => (await import("./handlers/headers.ts")).headersModule),
+  lazy("http.handlers.rewrite", async () => (await import("./handlers/rewrite.ts")).rewriteModule),
+  lazy("http.handlers.vars", async () => (await import("./handlers/vars.ts")).varsModule),
+  lazy("http.handlers.map", async () => (await import("./handlers/map.ts")).mapModule),
+  lazy("http.handlers.error", async () => (await import("./handlers/error.ts")).errorModule),
+  lazy(
+    "http.handlers.authentication",
+    async () => (await import("./handlers/authentication.ts")).authenticationModule,
+  ),
+  lazy(
+    "http.handlers.request_body",
+    async () => (await import("./handlers/request_body.ts")).requestBodyModule,
+  ),
+  lazy("http.handlers.encode", async () => (await import("./handlers/encode.ts")).encodeModule),
+  lazy(
+    "http.handlers.file_server",
+    async () => (await import("./handlers/file_server/mod.ts")).fileServerModule,
+  ),
+  lazy(
+    "http.handlers.reverse_proxy",
+    async () => (await import("./handlers/reverse_proxy/mod.ts")).reverseProxyModule,
+  ),
+];
 
 for (const m of httpModules) {
   if (!getModule(m.id)) registerModule(m);
