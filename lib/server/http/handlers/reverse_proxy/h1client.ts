@@ -26,21 +26,6 @@ export interface H1Response {
   body: ReadableStream<Uint8Array> | Uint8Array | null;
 }
 
-/**
- * Header lines (`name: value\r\n` each) of a `Headers` object for `roundTrip`, and whether
- * it has a Content-Length.
- */
-export function headerLines(h: Headers): { lines: string; contentLength: boolean } {
-  let lines = "";
-  let contentLength = false;
-  for (const [k, v] of h) {
-    if (k === "transfer-encoding") continue;
-    if (k === "content-length") contentLength = true;
-    lines += `${k}: ${v}\r\n`;
-  }
-  return { lines, contentLength };
-}
-
 /** One pooled connection with a read buffer. */
 class Conn {
   /** Bytes read and not yet consumed (its own allocation: safe to hand out as a body). */
@@ -166,14 +151,17 @@ export class H1Pool {
     dial: string,
     method: string,
     path: string,
-    lines: string,
+    fields: Iterable<[string, string]>,
     contentLength: boolean,
     body: ReadableStream<Uint8Array> | null,
     dialTimeout: number,
     headerTimeout: number,
     onDone: () => void,
   ): Promise<H1Response> {
-    let head = `${method} ${path} HTTP/1.1\r\n${lines}`;
+    let head = `${method} ${path} HTTP/1.1\r\n`;
+    for (const [k, v] of fields) {
+      if (k !== "transfer-encoding") head += `${k}: ${v}\r\n`;
+    }
     const chunked = body !== null && !contentLength;
     if (chunked) head += "transfer-encoding: chunked\r\n";
     else if (body === null && !contentLength && method !== "GET" && method !== "HEAD") {

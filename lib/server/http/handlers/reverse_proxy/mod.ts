@@ -33,19 +33,26 @@ import { compileMatcherSets, provisionMatcherSets } from "../../routes.ts";
 import { parsePassive, startActive } from "./health.ts";
 import { CookiePolicy, selectionPolicy } from "./selection.ts";
 import {
+  connectionNames,
   DialError,
-  HOP_BY_HOP,
+  endToEnd,
+  forwardedValue,
   makeAgent,
   relayWebSocket,
-  removeHopByHop,
   roundTrip,
   type TransportOptions,
   UpstreamTimeout,
 } from "./transport.ts";
 import { releaseHost, Upstream, upstreamsAdminRoute } from "./upstreams.ts";
-import { H1Pool, headerLines } from "./h1client.ts";
+import { H1Pool } from "./h1client.ts";
 
 const registeredAdmin = new WeakSet<ProvisionContext>();
+
+/** A forwarded request's header fields and whether they carry a Content-Length. */
+interface Forwarded {
+  fields: Iterable<[string, string]>;
+  contentLength: boolean;
+}
 
 const PROXY_FIELDS = [
   "handler",
@@ -206,105 +213,60 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
       failTimers.set(t, u);
     }
 
-    function forwardedHeaders(c: RequestContext): Headers {
-      const h = new Headers(c.headers);
-      removeHopByHop(h);
-      const remote = c.remoteHost;
-      const ip = trusted.length > 0 ? parseIP(remote) : null;
-      const isTrusted = ip !== null && ipInRanges(ip, trusted);
-      const prior = c.headers.get("x-forwarded-for");
-      h.set("x-forwarded-for", isTrusted && prior ? `${prior}, ${remote}` : remote);
-      if (!(isTrusted && c.headers.has("x-forwarded-proto"))) h.set("x-forwarded-proto", c.scheme);
-      if (!(isTrusted && c.headers.has("x-forwarded-host"))) h.set("x-forwarded-host", c.host);
-      if (!h.has("host")) h.set("host", c.host);
-      return h;
-    }
-
     /**
-     * The forwarded request's header lines straight from the request headers (no copy):
-     * hop-by-hop headers and those named in Connection left out, X-Forwarded-* set as
-     * `forwardedHeaders` sets them.
+     * The forwarded request's header fields, straight from the request headers: hop-by-hop
+     * ones and those `Connection` names left out, `X-Forwarded-For/Proto/Host` set (kept
+     * from a trusted proxy), `Host` kept. Also whether a Content-Length is among them.
      */
-    function forwardedLines(c: RequestContext): { lines: string; contentLength: boolean } {
+    function forwardedFields(c: RequestContext): Forwarded & { fields: [string, string][] } {
       const hs = c.headers;
-      const connection = hs.get("connection");
-      let named: Set<string> | null = null;
-      if (connection) {
-        named = new Set();
-        for (const n of connection.split(",")) {
-          const t = n.trim().toLowerCase();
-          if (t) named.add(t);
-        }
-      }
+      const named = connectionNames(hs.get("connection"));
       const remote = c.remoteHost;
       const ip = trusted.length > 0 ? parseIP(remote) : null;
       const isTrusted = ip !== null && ipInRanges(ip, trusted);
-      let lines = "";
+      const fields: [string, string][] = [];
       let contentLength = false;
       let host = false;
       let xff: string | null = null;
       let xfp: string | null = null;
       let xfh: string | null = null;
-      for (const [k, v] of hs) {
+      for (const pair of hs) {
+        const k = pair[0];
         if (k.charCodeAt(0) === 120 /* x */) {
           if (k === "x-forwarded-for") {
-            xff = v;
+            xff = pair[1];
             continue;
           }
           if (k === "x-forwarded-proto") {
-            xfp = v;
+            xfp = pair[1];
             continue;
           }
           if (k === "x-forwarded-host") {
-            xfh = v;
+            xfh = pair[1];
             continue;
           }
         }
-        if (named !== null && named.has(k)) continue;
-        if (HOP_BY_HOP.has(k)) {
-          if (k === "te" && v.split(",").some((t) => t.trim().toLowerCase() === "trailers")) {
-            lines += "te: trailers\r\n";
-          }
-          continue;
-        }
+        const v = forwardedValue(k, pair[1], named);
+        if (v === null) continue;
         if (k === "content-length") contentLength = true;
         else if (k === "host") host = true;
-        lines += `${k}: ${v}\r\n`;
+        fields.push(v === pair[1] ? pair : [k, v]);
       }
-      lines += `x-forwarded-for: ${isTrusted && xff ? `${xff}, ${remote}` : remote}\r\n`;
-      lines += `x-forwarded-proto: ${isTrusted && xfp !== null ? xfp : c.scheme}\r\n`;
-      lines += `x-forwarded-host: ${isTrusted && xfh !== null ? xfh : c.host}\r\n`;
-      if (!host) lines += `host: ${c.host}\r\n`;
-      return { lines, contentLength };
+      fields.push(["x-forwarded-for", isTrusted && xff ? `${xff}, ${remote}` : remote]);
+      fields.push(["x-forwarded-proto", isTrusted && xfp !== null ? xfp : c.scheme]);
+      fields.push(["x-forwarded-host", isTrusted && xfh !== null ? xfh : c.host]);
+      if (!host) fields.push(["host", c.host]);
+      return { fields, contentLength };
     }
 
-    /** The upstream's response headers without hop-by-hop ones, plus `Server` when due. */
+    /** The upstream's end-to-end response fields, plus `Server` when due. */
     function responseFields(c: RequestContext, raw: [string, string][]): [string, string][] {
-      let named: Set<string> | null = null;
-      let server = false;
-      for (const [k, v] of raw) {
-        if (k === "connection") {
-          for (const n of v.split(",")) {
-            const t = n.trim().toLowerCase();
-            if (t) (named ??= new Set()).add(t);
-          }
-        } else if (k === "server") server = true;
-      }
-      const out: [string, string][] = [];
-      for (const pair of raw) {
-        const k = pair[0];
-        if (named !== null && named.has(k)) continue;
-        if (HOP_BY_HOP.has(k)) {
-          if (
-            k === "te" && pair[1].split(",").some((t) => t.trim().toLowerCase() === "trailers")
-          ) out.push(["te", "trailers"]);
-          continue;
-        }
-        out.push(pair);
-      }
+      const out = endToEnd(raw);
       // With no headers waiting to be merged, the response is complete here.
       if (c.respHeaders === null) {
-        if (!server && c.serverHeader) out.push(["server", "Gatehouse"]);
+        if (c.serverHeader && !out.some((f) => f[0] === "server")) {
+          out.push(["server", "Gatehouse"]);
+        }
         c.headersFinal = true;
       }
       return out;
@@ -329,12 +291,14 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
       ws: boolean,
     ): Promise<Response> {
       const facts = c.proxy = proxyFacts(u);
-      // Header operations work on a Headers copy; without them the lines come straight from
-      // the request.
+      // Header operations work on a Headers copy; without them the fields go as they are.
+      const forwarded = forwardedFields(c);
+      let fwd: Forwarded = forwarded;
       let h: Headers | null = null;
       if (reqOps.size || !h1 || ws) {
-        h = forwardedHeaders(c);
-        if (reqOps.size) reqOps.apply(h, c);
+        h = new Headers(forwarded.fields);
+        reqOps.apply(h, c);
+        fwd = { fields: h, contentLength: h.has("content-length") };
       }
       const path = c.uri;
       if (ws) {
@@ -366,13 +330,12 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
       let resBody: ReadableStream<Uint8Array> | Uint8Array | null;
       let out: Headers | [string, string][];
       if (h1) {
-        const { lines, contentLength } = h ? headerLines(h) : forwardedLines(c);
         const res = await h1.roundTrip(
           u.dial,
           c.method,
           path,
-          lines,
-          contentLength,
+          fwd.fields,
+          fwd.contentLength,
           countedBody,
           transport.dialTimeout,
           transport.responseHeaderTimeout,
@@ -414,16 +377,13 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         countFailure(u);
       }
       if (passive.unhealthyLatency > 0 && latency >= passive.unhealthyLatency) countFailure(u);
-      if (Array.isArray(out)) {
-        if (!resOps.size) {
-          return new Response(resBody as BodyInit | null, {
-            status,
-            headers: responseFields(c, out),
-          });
-        }
-        out = new Headers(out);
+      if (Array.isArray(out) && !resOps.size) {
+        return new Response(resBody as BodyInit | null, {
+          status,
+          headers: responseFields(c, out),
+        });
       }
-      removeHopByHop(out);
+      out = new Headers(endToEnd(out));
       if (resOps.size && (resRequire === null || resRequire.match(status, out))) {
         resOps.apply(out, c);
       }

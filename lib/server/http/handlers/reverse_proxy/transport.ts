@@ -69,23 +69,59 @@ const HOP = [
   "upgrade",
 ];
 
-/** The hop-by-hop header names (lower case) a proxy never forwards. */
-export const HOP_BY_HOP: ReadonlySet<string> = new Set(HOP);
+const HOP_BY_HOP: ReadonlySet<string> = new Set(HOP);
 
-/** Removes hop-by-hop headers and those named in `Connection` (keeps `Te: trailers`). */
-export function removeHopByHop(h: Headers): void {
-  const conn = h.get("connection");
-  if (conn) {
-    for (const name of conn.split(",")) {
-      const n = name.trim().toLowerCase();
-      if (n) h.delete(n);
-    }
+/**
+ * The header names a `Connection` value lists (lower case); null when there is none.
+ *
+ * @example
+ * ```ts
+ * import { connectionNames } from "./transport.ts";
+ * connectionNames("keep-alive, X-Hop"); // Set { "keep-alive", "x-hop" }
+ * ```
+ */
+export function connectionNames(value: string | null): Set<string> | null {
+  if (!value) return null;
+  let named: Set<string> | null = null;
+  for (const n of value.split(",")) {
+    const t = n.trim().toLowerCase();
+    if (t) (named ??= new Set()).add(t);
   }
-  const te = h.get("te");
-  for (const n of HOP) h.delete(n);
-  if (te && te.split(",").some((v) => v.trim().toLowerCase() === "trailers")) {
-    h.set("te", "trailers");
+  return named;
+}
+
+/**
+ * What a proxy forwards of one header (name in lower case): its value; `trailers` for a `Te`
+ * that asks for them; null for other hop-by-hop headers and those `Connection` names.
+ */
+export function forwardedValue(
+  name: string,
+  value: string,
+  named: Set<string> | null,
+): string | null {
+  if (named !== null && named.has(name)) return null;
+  if (!HOP_BY_HOP.has(name)) return value;
+  if (name === "te" && value.split(",").some((t) => t.trim().toLowerCase() === "trailers")) {
+    return "trailers";
   }
+  return null;
+}
+
+/** The end-to-end fields of a header list (names in lower case): hop-by-hop ones removed. */
+export function endToEnd(fields: Iterable<[string, string]>): [string, string][] {
+  const list = [...fields];
+  let connection: string | null = null;
+  for (const [k, v] of list) {
+    if (k === "connection") connection = connection === null ? v : `${connection}, ${v}`;
+  }
+  const named = connectionNames(connection);
+  const out: [string, string][] = [];
+  for (const pair of list) {
+    const v = forwardedValue(pair[0], pair[1], named);
+    if (v === pair[1]) out.push(pair);
+    else if (v !== null) out.push([pair[0], v]);
+  }
+  return out;
 }
 
 /** The result of a round trip. */
