@@ -8,6 +8,7 @@
  * @module
  */
 import { DialError, UpstreamTimeout } from "./transport.ts";
+import { splitDial } from "./upstreams.ts";
 
 const CRLF = 0x0d0a;
 const enc = new TextEncoder();
@@ -116,8 +117,8 @@ export class H1Pool {
     const opts: Deno.ConnectOptions | Deno.UnixConnectOptions = dial.startsWith("unix/")
       ? { transport: "unix", path: dial.slice(5) }
       : (() => {
-        const m = /^\[?([^\]]*?)\]?:(\d+)$/.exec(dial);
-        return { hostname: m ? m[1] : dial, port: m ? Number(m[2]) : 80 };
+        const { host, port } = splitDial(dial);
+        return { hostname: host, port: port ? Number(port) : 80 };
       })();
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {

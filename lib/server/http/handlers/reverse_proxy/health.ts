@@ -113,9 +113,8 @@ export function startActive(
   const check = async (u: Upstream): Promise<boolean> => {
     const { http, https } = await loadNodeHttp();
     return await new Promise<boolean>((resolve) => {
-      const m = /^\[?([^\]]*?)\]?:(\d+)$/.exec(u.dial);
-      const host = m ? m[1] : u.dial;
-      const p = port || (m ? Number(m[2]) : 80);
+      const host = u.dialHost;
+      const p = port || (u.dialPort ? Number(u.dialPort) : 80);
       const ac = new AbortController();
       aborts.add(ac);
       const hdrs: Record<string, string> = {};

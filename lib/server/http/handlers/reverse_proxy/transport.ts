@@ -8,6 +8,7 @@
  */
 import type http from "node:http";
 import type httpsType from "node:https";
+import { splitDial } from "./upstreams.ts";
 
 let nodeHttp: typeof http;
 let nodeHttps: typeof httpsType;
@@ -134,11 +135,10 @@ export interface UpstreamResponse {
   body: ReadableStream<Uint8Array> | Uint8Array | null;
 }
 
-function splitDial(dial: string): { host?: string; port?: number; socketPath?: string } {
+function nodeTarget(dial: string): { host?: string; port?: number; socketPath?: string } {
   if (dial.startsWith("unix/")) return { socketPath: dial.slice(5) };
-  const m = /^\[?([^\]]*?)\]?:(\d+)$/.exec(dial);
-  if (!m) return { host: dial, port: 80 };
-  return { host: m[1], port: Number(m[2]) };
+  const { host, port } = splitDial(dial);
+  return { host, port: port ? Number(port) : 80 };
 }
 
 function nodeHeaders(h: Headers): Record<string, string | string[]> {
@@ -224,7 +224,7 @@ export function roundTrip(
     };
     const mod = o.tls ? nodeHttps : nodeHttp;
     const req = mod.request({
-      ...splitDial(dial),
+      ...nodeTarget(dial),
       method,
       path,
       headers: nodeHeaders(headers),

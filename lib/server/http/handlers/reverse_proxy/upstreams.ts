@@ -8,6 +8,21 @@
  */
 import type { AdminRoute } from "../../../module.ts";
 
+/**
+ * Splits a dial address (`host:port`, `[v6]:port`) into host and port; the port is "" when
+ * the address has none (and for `unix/` paths, which come back whole as the host).
+ *
+ * @example
+ * ```ts
+ * import { splitDial } from "./upstreams.ts";
+ * splitDial("[::1]:8080"); // { host: "::1", port: "8080" }
+ * ```
+ */
+export function splitDial(dial: string): { host: string; port: string } {
+  const m = /^\[?([^\]]*?)\]?:(\d+)$/.exec(dial);
+  return m ? { host: m[1], port: m[2] } : { host: dial, port: "" };
+}
+
 /** Shared per-address counters. */
 export class Host {
   /** Dial address. */
@@ -103,9 +118,9 @@ export class Upstream {
   /** Creates an upstream bound to the pooled host. */
   constructor(dial: string, maxRequests: number) {
     this.dial = dial;
-    const m = /^\[?([^\]]*?)\]?:(\d+)$/.exec(dial);
-    this.dialHost = m ? m[1] : dial;
-    this.dialPort = m ? m[2] : "";
+    const { host, port } = splitDial(dial);
+    this.dialHost = host;
+    this.dialPort = port;
     this.host = acquireHost(dial);
     this.maxRequests = maxRequests;
   }
