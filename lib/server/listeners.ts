@@ -22,14 +22,27 @@ class Handle implements ListenerHandle {
   }
 }
 
+/** What the pool needs of a running server, whichever engine runs it. */
+interface RunningServer {
+  shutdown(): Promise<void>;
+  readonly finished: Promise<void>;
+}
+
 interface Socket {
   key: string;
   pool: ListenerPool;
-  server: Deno.HttpServer<Deno.NetAddr | Deno.UnixAddr>;
+  server: RunningServer;
   handles: Handle[];
   address: string;
   port?: number;
   unixPath?: string;
+}
+
+/** Removes a unix socket file left by an earlier process (never a regular file). */
+function removeStaleSocket(path: string): void {
+  try {
+    if (Deno.lstatSync(path).isSocket) Deno.removeSync(path);
+  } catch { /* absent */ }
 }
 
 async function sha(text: string): Promise<string> {
@@ -76,14 +89,64 @@ export class ListenerPool {
       : `${addr.network}/${joinHostPort(addr.host, addr.startPort)}`;
     if (!unix && addr.startPort === 0) key += `#${occurrence}`;
     if (options.tls) key += `|tls:${await sha(options.tls.cert + "\0" + options.tls.key)}`;
+    const engine = options.engine ?? "deno";
+    if (engine !== "deno") key += `|${engine}`;
     let socket = this.#sockets.get(key);
     if (!socket) {
-      socket = this.#open(key, addr.host, addr.startPort, unix, addr.network, options.tls);
-      this.#sockets.set(key, socket);
+      socket = engine === "node"
+        ? await this.#openNode(key, addr.host, addr.startPort, unix, addr.network, options.tls)
+        : this.#open(key, addr.host, addr.startPort, unix, addr.network, options.tls);
+      // Another listen for the same key may have opened it meanwhile (node binds async).
+      const raced = this.#sockets.get(key);
+      if (raced) {
+        await socket.server.shutdown();
+        socket = raced;
+      } else this.#sockets.set(key, socket);
     }
     const handle = new Handle(socket, socket.address, socket.port);
     socket.handles.push(handle);
     return handle;
+  }
+
+  /** Hands a request to the newest live handle of a socket. */
+  #dispatch(socket: Socket, req: Request, si: ServeInfo): Response | Promise<Response> {
+    for (let i = socket.handles.length - 1; i >= 0; i--) {
+      const h = socket.handles[i];
+      if (h.handler && !h.released) return h.handler(req, si);
+    }
+    return new Response("no server is configured for this address\n", { status: 503 });
+  }
+
+  async #openNode(
+    key: string,
+    host: string,
+    port: number,
+    unix: boolean,
+    network: string,
+    tls?: ListenOptions["tls"],
+  ): Promise<Socket> {
+    const { serveNode } = await import("./node_listener.ts");
+    const socket = { key, pool: this, handles: [] as Handle[] } as unknown as Socket;
+    const handler = (req: Request, si: ServeInfo) => this.#dispatch(socket, req, si);
+    if (unix) {
+      removeStaleSocket(host);
+      socket.address = `unix/${host}`;
+      socket.unixPath = host;
+      socket.server = await serveNode({ path: host, handler, localAddress: () => socket.address });
+    } else {
+      const hostname = host === "" ? (network === "tcp6" ? "::" : "0.0.0.0") : host;
+      const server = await serveNode({
+        hostname,
+        port,
+        tls,
+        handler,
+        localAddress: () => socket.address,
+      });
+      socket.server = server;
+      socket.port = server.port;
+      socket.address = joinHostPort(host, server.port);
+    }
+    return socket;
   }
 
   #open(
@@ -96,42 +159,32 @@ export class ListenerPool {
   ): Socket {
     const socket = { key, pool: this, handles: [] as Handle[] } as unknown as Socket;
     const handler = (req: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr | Deno.UnixAddr>) => {
-      for (let i = socket.handles.length - 1; i >= 0; i--) {
-        const h = socket.handles[i];
-        if (h.handler && !h.released) {
-          const ra = info.remoteAddr as Deno.NetAddr | Deno.UnixAddr;
-          const si: ServeInfo = {
-            remoteAddr: ra.transport === "unix"
-              ? { transport: "unix", path: (ra as Deno.UnixAddr).path }
-              : {
-                transport: "tcp",
-                hostname: (ra as Deno.NetAddr).hostname,
-                port: (ra as Deno.NetAddr).port,
-              },
-            localAddress: socket.address,
-            completed: info.completed,
-          };
-          if (tls) si.tls = { proto: undefined };
-          return h.handler(req, si);
-        }
-      }
-      return new Response("no server is configured for this address\n", { status: 503 });
+      const ra = info.remoteAddr as Deno.NetAddr | Deno.UnixAddr;
+      const si: ServeInfo = {
+        remoteAddr: ra.transport === "unix"
+          ? { transport: "unix", path: (ra as Deno.UnixAddr).path }
+          : {
+            transport: "tcp",
+            hostname: (ra as Deno.NetAddr).hostname,
+            port: (ra as Deno.NetAddr).port,
+          },
+        localAddress: socket.address,
+        completed: info.completed,
+      };
+      if (tls) si.tls = { proto: undefined };
+      return this.#dispatch(socket, req, si);
     };
     if (unix) {
-      try {
-        const st = Deno.lstatSync(host);
-        if (st.isSocket) Deno.removeSync(host);
-      } catch { /* absent */ }
+      removeStaleSocket(host);
       socket.server = Deno.serve({ path: host, handler, onListen() {} });
       socket.address = `unix/${host}`;
       socket.unixPath = host;
     } else {
       const hostname = host === "" ? (network === "tcp6" ? "::" : "0.0.0.0") : host;
       const opts = { hostname, port, handler, onListen() {} };
-      socket.server = tls
-        ? Deno.serve({ ...opts, cert: tls.cert, key: tls.key })
-        : Deno.serve(opts);
-      const bound = socket.server.addr as Deno.NetAddr;
+      const server = tls ? Deno.serve({ ...opts, cert: tls.cert, key: tls.key }) : Deno.serve(opts);
+      socket.server = server;
+      const bound = server.addr as Deno.NetAddr;
       socket.port = bound.port;
       socket.address = joinHostPort(host, bound.port);
     }

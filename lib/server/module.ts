@@ -77,6 +77,36 @@ export interface ServeInfo {
   localAddress: string;
   /** Marks the request for the upgraded connection API (WebSocket); see Deno.upgradeWebSocket. */
   completed?: Promise<void>;
+  /**
+   * Set for an HTTP/1.1 request with `Connection: Upgrade` on a `listener_engine: "node"`
+   * listener: the connection can be taken over for any protocol (WebSocket, h2c, SPDY...).
+   * A handler that calls `accept` answers with that, and the Response it returns is not sent.
+   */
+  upgrade?: RawUpgrade;
+}
+
+/** Bytes both ways over a connection that left HTTP (an accepted upgrade, an upstream tunnel). */
+export interface Tunnel {
+  /** Bytes from the peer; ends when the peer stops sending. */
+  readonly readable: ReadableStream<Uint8Array>;
+  /** Bytes to the peer; closing it ends the sending side only (half close). */
+  readonly writable: WritableStream<Uint8Array>;
+  /** Closes the connection both ways at once. */
+  close(): void;
+}
+
+/** The connection of an upgrade request, for a handler to take over. */
+export interface RawUpgrade {
+  /** Whether `accept` was called. */
+  readonly accepted: boolean;
+  /** Status and header fields `accept` sent (for the access log). */
+  readonly sent?: { status: number; headers: [string, string][] };
+  /**
+   * Writes the response head (`101 Switching Protocols` and `headers`) on the connection and
+   * hands it over: the tunnel's `readable` starts with any bytes the client sent after its
+   * request head.
+   */
+  accept(status: number, headers: [string, string][]): Tunnel;
 }
 
 /** Options for a listener acquired from the engine's listener pool. */
@@ -85,6 +115,12 @@ export interface ListenOptions {
   address: string;
   /** TLS material when the listener terminates TLS. Listeners are keyed by address + TLS. */
   tls?: { cert: string; key: string; alpnProtocols?: string[] };
+  /**
+   * The HTTP implementation behind the socket: `deno` (`Deno.serve`: HTTP/1.1 and HTTP/2, the
+   * fastest) or `node` (`node:http`/`node:https`: HTTP/1.1 only, raw upgrades and TLS session
+   * details). Listeners are keyed by address + engine.
+   */
+  engine?: "deno" | "node";
 }
 
 /**

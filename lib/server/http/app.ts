@@ -98,7 +98,7 @@ export class HttpApp implements App {
         }
       }
       for (const a of server.addresses) {
-        const handle = await ctx.listen({ address: a.address, tls });
+        const handle = await ctx.listen({ address: a.address, tls, engine: server.engine });
         handles.push({ server, handle });
         server.listeners.push(handle);
       }

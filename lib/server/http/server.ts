@@ -27,6 +27,7 @@ import {
   optBool,
   optNumber,
   optObject,
+  optString,
   optStrings,
   type Raw,
 } from "./config.ts";
@@ -122,6 +123,7 @@ const SERVER_FIELDS = [
   "allow_h2c",
   "metrics",
   "named_routes",
+  "listener_engine",
 ];
 
 /** A provisioned server. */
@@ -136,6 +138,11 @@ export class HttpServer implements ServerFacts {
   tlsPolicies: ConnectionPolicy[] | null = null;
   /** Host names of the routes' `host` matchers (to choose the TLS certificate). */
   hostNames: string[] = [];
+  /**
+   * `listener_engine`: `deno` (default, `Deno.serve`: HTTP/1.1 and HTTP/2) or `node`
+   * (`node:http`: HTTP/1.1, raw upgrades for every protocol, TLS session details).
+   */
+  engine: "deno" | "node" = "deno";
   #chain: Next;
   #errorChain: Next | null;
   #logs: ServerLogConfig | null;
@@ -217,6 +224,14 @@ export class HttpServer implements ServerFacts {
       optStrings(raw, "client_ip_headers", where) ?? ["X-Forwarded-For"],
       optBool(raw, "trusted_proxies_strict", where) ?? false,
     );
+    const engine = optString(raw, "listener_engine", where) ?? "deno";
+    if (engine !== "deno" && engine !== "node") {
+      throw new HttpConfigError(
+        "invalid_config",
+        `${where}.listener_engine: must be "deno" or "node", got ${JSON.stringify(engine)}`,
+      );
+    }
+    server.engine = engine;
     server.tlsPolicies = policies;
     if (policies) server.hostNames = routeHostNames(raw.routes);
     return server;
@@ -306,16 +321,19 @@ export class HttpServer implements ServerFacts {
   #logged(c: RequestContext, res: Response): Response {
     const cfg = this.#logs!;
     const loggers = accessLoggers(cfg, this.#accessLogger, c);
+    // A taken-over connection answered with what `accept` sent, not with the placeholder.
+    const sent = c.info.upgrade?.sent;
+    const logged = sent ? { status: sent.status, headers: new Headers(sent.headers) } : res;
     const emit = (size: number) =>
       logHandledRequest(
         loggers,
         c,
-        res,
+        logged,
         size,
         performance.now() - c.start,
         cfg.shouldLogCredentials,
       );
-    if (res.body === null || c.method === "HEAD") {
+    if (res.body === null || c.method === "HEAD" || sent) {
       emit(0);
       return res;
     }

@@ -226,6 +226,46 @@ Deno.test("tls: load_files certificate serves HTTPS, access log tls object field
   }
 });
 
+Deno.test("tls: listener_engine node reports the real TLS session (version, cipher suite, SNI, ALPN)", async () => {
+  const files = await writePems();
+  const tlsApp = {
+    certificates: { load_files: [{ certificate: files.cert, key: files.key, tags: ["main"] }] },
+  };
+  const srv = await start((port) => {
+    const http = httpApp(port, "v={http.request.tls.version} c={http.request.tls.cipher_suite}");
+    (http.servers.srv0 as Record<string, unknown>).listener_engine = "node";
+    return { tls: tlsApp, http };
+  });
+  try {
+    // The client offers h2 and http/1.1; this engine speaks HTTP/1.1 and says so in ALPN.
+    const r = await get(`https://localhost:${srv.port}/node?x=1`);
+    assert.equal(r.status, 200);
+    const rec = (await srv.waitLog("/node?x=1")).request as Record<string, unknown>;
+    assert.equal(rec.proto, "HTTP/1.1");
+    const t = rec.tls as Record<string, unknown>;
+    assert.equal(t.version, 0x0304, "TLS 1.3, as Go numbers it");
+    assert.ok(
+      [0x1301, 0x1302, 0x1303].includes(t.cipher_suite as number),
+      `a TLS 1.3 suite, got ${t.cipher_suite}`,
+    );
+    assert.equal(t.proto, "http/1.1");
+    assert.equal(t.server_name, "localhost");
+    assert.equal(t.resumed, false);
+    assert.equal(r.body, `v=772 c=${t.cipher_suite}`);
+
+    await get(`https://127.0.0.1:${srv.port}/node-ip`, true);
+    const t2 = ((await srv.waitLog("/node-ip")).request as Record<string, unknown>).tls as Record<
+      string,
+      unknown
+    >;
+    assert.equal(t2.server_name, "", "no SNI for an IP address");
+    assert.equal(t2.version, 0x0304);
+  } finally {
+    await srv.stop();
+    await Deno.remove(files.dir, { recursive: true });
+  }
+});
+
 Deno.test("tls: load_pem certificates, chosen by tag or by sni among several", async () => {
   const loadPem = [
     { certificate: pki.leafs.other.cert, key: pki.leafs.other.key, tags: ["other"] },

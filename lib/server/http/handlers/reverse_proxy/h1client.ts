@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { Tunnel } from "../../../module.ts";
 import { DialError, UpstreamTimeout } from "./transport.ts";
 import { splitDial } from "./upstreams.ts";
 
@@ -25,6 +26,8 @@ export interface H1Response {
   headers: [string, string][];
   /** Body: a stream, the whole body for small ones, or null for no body. */
   body: ReadableStream<Uint8Array> | Uint8Array | null;
+  /** After `101 Switching Protocols`: the connection, for the caller to relay or close. */
+  tunnel?: Tunnel;
 }
 
 /** One pooled connection with a read buffer. */
@@ -85,6 +88,38 @@ function latin1(b: Uint8Array): string {
 async function writeAll(c: Deno.Conn, data: Uint8Array): Promise<void> {
   let off = 0;
   while (off < data.length) off += await c.write(data.subarray(off));
+}
+
+/** An upstream connection that left HTTP, bytes already read first. */
+function connTunnel(c: Conn): Tunnel {
+  return {
+    readable: new ReadableStream<Uint8Array>({
+      async pull(ctl) {
+        try {
+          if (!c.buf.length && !(await c.fill())) {
+            ctl.close();
+            return;
+          }
+          ctl.enqueue(c.take(c.buf.length));
+        } catch (e) {
+          ctl.error(e);
+        }
+      },
+      cancel() {
+        c.close();
+      },
+    }),
+    writable: new WritableStream<Uint8Array>({
+      write: (chunk) => writeAll(c.conn, chunk),
+      async close() {
+        await c.conn.closeWrite().catch(() => {});
+      },
+      abort() {
+        c.close();
+      },
+    }),
+    close: () => c.close(),
+  };
 }
 
 /** A keep-alive connection pool for one proxy handler. */
@@ -306,9 +341,11 @@ export class H1Pool {
       onDone();
     };
     if (res.status === 101) {
-      // The upstream switched protocols: the connection is no longer HTTP and never reused.
-      finish(false);
-      return { status: res.status, headers: res.headers, body: null };
+      // The upstream switched protocols: the connection is no longer HTTP and never reused;
+      // it is the caller's to relay or close.
+      finished = true;
+      onDone();
+      return { status: res.status, headers: res.headers, body: null, tunnel: connTunnel(c) };
     }
     if (noBody || (cl !== null && Number(cl) === 0 && !te)) {
       finish(true);

@@ -10,7 +10,7 @@
  * @module
  */
 import type http from "node:http";
-import type { ModuleDefinition, ProvisionContext } from "../../../module.ts";
+import type { ModuleDefinition, ProvisionContext, Tunnel } from "../../../module.ts";
 import {
   asObject,
   checkFields,
@@ -109,6 +109,21 @@ function sleep(ms: number): Promise<void> {
 function isWebSocket(c: RequestContext): boolean {
   return (c.headers.get("upgrade") ?? "").toLowerCase() === "websocket" &&
     (c.headers.get("connection") ?? "").toLowerCase().includes("upgrade");
+}
+
+/**
+ * Relays bytes both ways between a taken-over client connection and an upstream connection
+ * until both directions end; an error on either side closes both.
+ */
+function relay(client: Tunnel, upstream: Tunnel): void {
+  const closeBoth = () => {
+    client.close();
+    upstream.close();
+  };
+  Promise.all([
+    client.readable.pipeTo(upstream.writable),
+    upstream.readable.pipeTo(client.writable),
+  ]).then(closeBoth, closeBoth);
 }
 
 /** Registry entry. */
@@ -289,10 +304,18 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
       c: RequestContext,
       u: Upstream,
       ws: boolean,
+      upgrade: string | null,
     ): Promise<Response> {
       const facts = c.proxy = proxyFacts(u);
       // Header operations work on a Headers copy; without them the fields go as they are.
-      const forwarded = forwardedFields(c);
+      let forwarded = forwardedFields(c);
+      if (upgrade !== null) {
+        // The connection can be taken over: ask the upstream for the same protocol switch.
+        forwarded = {
+          fields: [...forwarded.fields, ["connection", "Upgrade"], ["upgrade", upgrade]],
+          contentLength: forwarded.contentLength,
+        };
+      }
       let fwd: Forwarded = forwarded;
       let h: Headers | null = null;
       if (reqOps.size || !h1 || ws) {
@@ -329,6 +352,7 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
       let status: number;
       let resBody: ReadableStream<Uint8Array> | Uint8Array | null;
       let out: Headers | [string, string][];
+      let tunnel: Tunnel | undefined;
       if (h1) {
         const res = await h1.roundTrip(
           u.dial,
@@ -344,6 +368,7 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         status = res.status;
         resBody = res.body;
         out = res.headers;
+        tunnel = res.tunnel;
       } else {
         const res = await roundTrip(
           agent!,
@@ -358,14 +383,31 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         status = res.status;
         resBody = res.body;
         out = res.headers;
+        tunnel = res.tunnel;
       }
       if (status === 101) {
-        // Only WebSocket upgrades can be relayed: Deno's server hands out no raw connection.
-        throw new HandlerError(
-          502,
-          `upstream ${u.dial} switched protocols; only WebSocket upgrades can be proxied`,
-          "reverse_proxy",
-        );
+        const client = c.info.upgrade;
+        if (!tunnel || !client || upgrade === null) {
+          tunnel?.close();
+          // Deno.serve hands out no raw connection: only WebSocket upgrades relay there.
+          throw new HandlerError(
+            502,
+            `upstream ${u.dial} switched protocols; only WebSocket upgrades can be proxied ` +
+              `on this server (listener_engine "node" relays every protocol)`,
+            "reverse_proxy",
+          );
+        }
+        facts.latencyMs = performance.now() - started;
+        facts.status = 101;
+        const h = new Headers(endToEnd(Array.isArray(out) ? out : [...out]));
+        if (resOps.size && (resRequire === null || resRequire.match(101, h))) resOps.apply(h, c);
+        h.set("connection", "Upgrade");
+        const switched = Array.isArray(out)
+          ? out.find((f) => f[0] === "upgrade")?.[1]
+          : out.get("upgrade");
+        h.set("upgrade", switched ?? upgrade);
+        relay(client.accept(101, [...h]), tunnel);
+        return new Response(null, { status: 200 }); // not sent: the connection was taken over
       }
       const latency = facts.latencyMs = performance.now() - started;
       facts.status = status;
@@ -393,7 +435,8 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
     return {
       async serveHTTP(c) {
         const start = performance.now();
-        const ws = isWebSocket(c);
+        const upgrade = c.info.upgrade ? c.headers.get("upgrade") : null;
+        const ws = upgrade === null && isWebSocket(c);
         let tries = 0;
         let lastErr: HandlerError | null = null;
         const tryAgain = (err: HandlerError, dial: boolean): boolean => {
@@ -414,7 +457,7 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
             continue;
           }
           try {
-            return await attempt(c, u, ws);
+            return await attempt(c, u, ws, upgrade);
           } catch (e) {
             if (e instanceof HandlerError) throw e;
             const dial = e instanceof DialError;

@@ -8,6 +8,8 @@
  */
 import type http from "node:http";
 import type httpsType from "node:https";
+import type net from "node:net";
+import type { Tunnel } from "../../../module.ts";
 import { splitDial } from "./upstreams.ts";
 
 let nodeHttp: typeof http;
@@ -133,6 +135,58 @@ export interface UpstreamResponse {
   headers: Headers;
   /** Body: a stream, the whole body for small ones, or null for no body. */
   body: ReadableStream<Uint8Array> | Uint8Array | null;
+  /** After `101 Switching Protocols`: the connection, for the caller to relay or close. */
+  tunnel?: Tunnel;
+}
+
+/** A node socket that left HTTP as a tunnel; `first` holds bytes read past the head. */
+function socketTunnel(socket: net.Socket, first: Uint8Array): Tunnel {
+  let ended = false;
+  return {
+    readable: new ReadableStream<Uint8Array>({
+      start(ctl) {
+        if (first.length) ctl.enqueue(first.slice());
+        socket.on("data", (d: Uint8Array) => {
+          if (ended) return;
+          ctl.enqueue(new Uint8Array(d.buffer, d.byteOffset, d.byteLength));
+          if ((ctl.desiredSize ?? 1) <= 0) socket.pause();
+        });
+        const end = () => {
+          if (ended) return;
+          ended = true;
+          try {
+            ctl.close();
+          } catch { /* cancelled */ }
+        };
+        socket.on("end", end);
+        socket.on("close", end);
+        socket.on("error", () => end());
+      },
+      pull() {
+        socket.resume();
+      },
+      cancel() {
+        ended = true;
+        socket.destroy();
+      },
+    }, { highWaterMark: 4 }),
+    writable: new WritableStream<Uint8Array>({
+      write(chunk) {
+        return new Promise<void>((resolve, reject) => {
+          if (socket.destroyed) return reject(new Error("upstream connection closed"));
+          if (socket.write(chunk)) resolve();
+          else socket.once("drain", () => resolve());
+        });
+      },
+      close() {
+        socket.end();
+      },
+      abort() {
+        socket.destroy();
+      },
+    }),
+    close: () => socket.destroy(),
+  };
 }
 
 function nodeTarget(dial: string): { host?: string; port?: number; socketPath?: string } {
@@ -266,6 +320,25 @@ export function roundTrip(
         fail(new UpstreamTimeout(`upstream ${dial}: no response headers in time`));
       }, o.responseHeaderTimeout)
       : undefined;
+    req.on("upgrade", (res, socket, head: Uint8Array) => {
+      clearTimeout(headerTimer);
+      const h = new Headers();
+      const raw = res.rawHeaders;
+      for (let i = 0; i < raw.length; i += 2) h.append(raw[i], raw[i + 1]);
+      socket.on("error", () => {});
+      if (settled) {
+        socket.destroy();
+        return;
+      }
+      settled = true;
+      onDone();
+      resolve({
+        status: res.statusCode ?? 101,
+        headers: h,
+        body: null,
+        tunnel: socketTunnel(socket, new Uint8Array(head.buffer, head.byteOffset, head.byteLength)),
+      });
+    });
     req.on("socket", (s) => {
       const onConnect = () => {
         connected = true;

@@ -1,0 +1,129 @@
+/**
+ * The command line's flag parser against `node:util` `parseArgs` (strict mode), whose grammar it
+ * keeps: the same values and arguments for accepted command lines, and the same refusals.
+ */
+import assert from "node:assert/strict";
+import { parseArgs } from "node:util";
+import fc from "fast-check";
+import type { Command } from "../../lib/cli/command.ts";
+import { parseFlags, UsageError } from "../../lib/cli/main.ts";
+
+const command: Command = {
+  name: "demo",
+  usage: "",
+  short: "",
+  flags: [
+    { name: "config", short: "c", type: "string", help: "" },
+    { name: "adapter", short: "a", type: "string", help: "", default: "json" },
+    { name: "watch", short: "w", type: "boolean", help: "" },
+    { name: "verbose", short: "v", type: "boolean", help: "" },
+    { name: "header", short: "H", type: "string", multiple: true, help: "" },
+  ],
+  run: () => Promise.resolve(0),
+};
+
+function viaNode(argv: string[]): { flags: Record<string, unknown>; args: string[] } | "error" {
+  const options: Record<
+    string,
+    { type: "string" | "boolean"; short?: string; multiple?: boolean }
+  > = {};
+  for (const f of command.flags) {
+    options[f.name] = { type: f.type, ...(f.short ? { short: f.short } : {}) };
+    if (f.multiple) options[f.name].multiple = true;
+  }
+  try {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      options,
+      allowPositionals: true,
+      strict: true,
+    });
+    const flags: Record<string, unknown> = {};
+    for (const f of command.flags) {
+      flags[f.name] = (values as Record<string, unknown>)[f.name] ?? f.default;
+    }
+    return { flags, args: positionals };
+  } catch {
+    return "error";
+  }
+}
+
+function viaOurs(argv: string[]): { flags: Record<string, unknown>; args: string[] } | "error" {
+  try {
+    return parseFlags(command, argv);
+  } catch (e) {
+    assert.ok(e instanceof UsageError, String(e));
+    assert.match(e.message, /^demo: /);
+    return "error";
+  }
+}
+
+Deno.test("flags: worked examples", () => {
+  assert.deepEqual(viaOurs(["-c", "a.json", "--watch", "x"]), {
+    flags: {
+      config: "a.json",
+      adapter: "json",
+      watch: true,
+      verbose: undefined,
+      header: undefined,
+    },
+    args: ["x"],
+  });
+  assert.deepEqual(viaOurs(["--config=b", "-vw", "-H", "A: 1", "-HB: 2", "--", "--watch"]), {
+    flags: { config: "b", adapter: "json", watch: true, verbose: true, header: ["A: 1", "B: 2"] },
+    args: ["--watch"],
+  });
+  assert.deepEqual(viaOurs(["-", "-cfile"]), {
+    flags: {
+      config: "file",
+      adapter: "json",
+      watch: undefined,
+      verbose: undefined,
+      header: undefined,
+    },
+    args: ["-"],
+  });
+  assert.throws(() => parseFlags(command, ["--nope"]), /demo: Unknown option '--nope'/);
+  assert.throws(() => parseFlags(command, ["-x"]), /demo: Unknown option '-x'/);
+  assert.throws(() => parseFlags(command, ["--watch=1"]), /does not take an argument/);
+  assert.throws(() => parseFlags(command, ["--config"]), /argument missing/);
+  assert.throws(() => parseFlags(command, ["-c", "--watch"]), /ambiguous/);
+});
+
+Deno.test("flags: same outcome as node:util parseArgs on random command lines", () => {
+  const token = fc.oneof(
+    fc.constantFrom(
+      "--config",
+      "--config=x",
+      "--adapter",
+      "-a",
+      "-c",
+      "-cv",
+      "-vc",
+      "-vw",
+      "-wv",
+      "--watch",
+      "--watch=",
+      "--verbose",
+      "-H",
+      "-Hx",
+      "--header",
+      "--header=k: v",
+      "--",
+      "-",
+      "--nope",
+      "-z",
+      "-vz",
+      "value",
+      "other.json",
+      "-c=1",
+    ),
+    fc.string({ maxLength: 6 }),
+  );
+  fc.assert(
+    fc.property(fc.array(token, { maxLength: 8 }), (argv) => {
+      assert.deepEqual(viaOurs(argv), viaNode(argv), JSON.stringify(argv));
+    }),
+    { numRuns: 3000 },
+  );
+});
