@@ -53,9 +53,11 @@ export {
   type ModuleDefinition,
   type ModuleInstance,
   type ProvisionContext,
+  type RawUpgrade,
   registerModule,
   type ServeInfo,
   type Storage,
+  type Tunnel,
 } from "./lib/server/module.ts";
 export {
   accessTree,

@@ -330,13 +330,21 @@ function remoteOf(s: net.Socket): ServeInfo["remoteAddr"] {
  */
 export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
   const scheme = o.tls ? "https" : "http";
+  // Node's own limits would differ from the Deno engine's: no whole-request time limit (a long
+  // upload or stream is not cut at 5 minutes) and Go's 1 MiB header limit, as Caddy.
+  const limits = { requestTimeout: 0, maxHeaderSize: 1 << 20 };
   let server: http.Server;
   if (o.tls) {
     const https = (await import("node:https")).default;
-    server = https.createServer({ cert: o.tls.cert, key: o.tls.key, ALPNProtocols: ["http/1.1"] });
+    server = https.createServer({
+      ...limits,
+      cert: o.tls.cert,
+      key: o.tls.key,
+      ALPNProtocols: ["http/1.1"],
+    });
   } else {
     const nodeHttp = (await import("node:http")).default;
-    server = nodeHttp.createServer();
+    server = nodeHttp.createServer(limits);
   }
   let closing = false;
   let inFlight = 0;
