@@ -60,11 +60,12 @@ const ALL_SCENARIOS: Scenario[] = [
 const BARE = ["respond 13 B", "file 1 KiB", "file 1 MiB"];
 const SCENARIOS = ONLY ? ALL_SCENARIOS.filter((s) => s.name.includes(ONLY)) : ALL_SCENARIOS;
 
-function httpConfig(listen: string, root: string, upstream: string) {
+function httpConfig(listen: string, root: string, upstream: string, engine = "deno") {
   return {
     servers: {
       bench: {
         listen: [listen],
+        ...(engine === "deno" ? {} : { listener_engine: engine }),
         automatic_https: { disable: true },
         routes: [
           {
@@ -344,6 +345,30 @@ const servers: Server[] = [];
       env,
     ),
   );
+  // The node listener engine (raw upgrades, TLS details), V8 defaults; skipped with NO_NODE=1.
+  if (!Deno.env.get("NO_NODE")) {
+    const port3 = freePort();
+    await Deno.writeTextFile(
+      `${dir}/gatehouse-node.json`,
+      JSON.stringify({
+        admin: { disabled: true },
+        apps: { http: httpConfig(`127.0.0.1:${port3}`, root, upstream, "node") },
+      }),
+    );
+    await warmUp(
+      [Deno.execPath(), "run", "-A", CLI, "run", "--config", `${dir}/gatehouse-node.json`],
+      port3,
+      env,
+    );
+    servers.push(
+      start(
+        "gatehouse (node engine)",
+        [Deno.execPath(), ...denoArgs, CLI, "run", "--config", `${dir}/gatehouse-node.json`],
+        port3,
+        env,
+      ),
+    );
+  }
 }
 if (has("caddy")) {
   const port = freePort();

@@ -282,3 +282,32 @@ Deno.test("node engine: an unknown listener_engine fails the load; a reload keep
     await srv.stop();
   }
 });
+
+Deno.test("node engine: switching an address's engine in a reload fails clearly and keeps the running config", async () => {
+  const srv = await startHttp({
+    servers: {
+      a: {
+        listen: ["127.0.0.1:0"],
+        routes: [{ handle: [{ handler: "static_response", body: "deno" }] }],
+      },
+    },
+  });
+  try {
+    await assert.rejects(
+      () =>
+        srv.reload({
+          servers: {
+            a: {
+              listen: ["127.0.0.1:0"],
+              listener_engine: "node",
+              routes: [{ handle: [{ handler: "static_response", body: "node" }] }],
+            },
+          },
+        }),
+      /in use/i,
+    );
+    assert.equal(await (await fetch(srv.url("a"))).text(), "deno");
+  } finally {
+    await srv.stop();
+  }
+});
