@@ -266,6 +266,92 @@ Deno.test("tls: listener_engine node reports the real TLS session (version, ciph
   }
 });
 
+Deno.test("tls: reverse_proxy to TLS upstreams (insecure_skip_verify), plain requests and a relayed upgrade", async () => {
+  const { cert, key } = pki.leafs.local;
+  const https = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, cert, key, onListen() {} },
+    (req) => new Response(`secure ${new URL(req.url).pathname} host=${req.headers.get("host")}`),
+  );
+  // A TLS backend on a raw socket: 101, then echoes upper-cased.
+  const raw = Deno.listenTls({ hostname: "127.0.0.1", port: 0, cert, key });
+  const serving = (async () => {
+    for await (const conn of raw) {
+      (async () => {
+        const buf = new Uint8Array(8192);
+        let got = "";
+        while (!got.includes("\r\n\r\n")) {
+          const n = await conn.read(buf);
+          if (n === null) return conn.close();
+          got += new TextDecoder().decode(buf.subarray(0, n));
+        }
+        await conn.write(new TextEncoder().encode(
+          "HTTP/1.1 101 Switching Protocols\r\nUpgrade: shout\r\nConnection: Upgrade\r\n\r\n",
+        ));
+        while (true) {
+          const n = await conn.read(buf).catch(() => null);
+          if (n === null) break;
+          const up = new TextDecoder().decode(buf.subarray(0, n)).toUpperCase();
+          await conn.write(new TextEncoder().encode(up));
+        }
+        conn.close();
+      })().catch(() => {});
+    }
+  })();
+  const dial = (l: { addr: Deno.Addr }) => `127.0.0.1:${(l.addr as Deno.NetAddr).port}`;
+  const transport = { protocol: "http", tls: { insecure_skip_verify: true } };
+  const srv = await start((port) => ({
+    http: {
+      servers: {
+        srv0: {
+          listen: [`127.0.0.1:${port}`],
+          listener_engine: "node",
+          routes: [
+            {
+              match: [{ path: ["/up"] }],
+              handle: [{ handler: "reverse_proxy", transport, upstreams: [{ dial: dial(raw) }] }],
+              terminal: true,
+            },
+            {
+              handle: [{ handler: "reverse_proxy", transport, upstreams: [{ dial: dial(https) }] }],
+            },
+          ],
+        },
+      },
+    },
+  }));
+  try {
+    const r = await fetch(`http://127.0.0.1:${srv.port}/page`);
+    assert.equal(await r.text(), `secure /page host=127.0.0.1:${srv.port}`);
+
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port: srv.port });
+    await conn.write(new TextEncoder().encode(
+      `GET /up HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: shout\r\n\r\n`,
+    ));
+    const buf = new Uint8Array(8192);
+    let got = "";
+    while (!got.includes("\r\n\r\n")) {
+      const n = await conn.read(buf);
+      if (n === null) break;
+      got += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    assert.match(got, /^HTTP\/1\.1 101 /);
+    await conn.write(new TextEncoder().encode("over tls"));
+    let echoed = got.split("\r\n\r\n")[1];
+    while (echoed.length < 8) {
+      const n = await conn.read(buf);
+      if (n === null) break;
+      echoed += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    assert.equal(echoed, "OVER TLS");
+    conn.close();
+  } finally {
+    await srv.stop();
+    await https.shutdown();
+    raw.close();
+    await serving.catch(() => {});
+  }
+});
+
 Deno.test("tls: load_pem certificates, chosen by tag or by sni among several", async () => {
   const loadPem = [
     { certificate: pki.leafs.other.cert, key: pki.leafs.other.key, tags: ["other"] },
