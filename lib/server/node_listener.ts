@@ -284,24 +284,24 @@ function toRequest(
   req: http.IncomingMessage,
   scheme: string,
   fallbackHost: string,
-  signal: AbortSignal,
   withBody: boolean,
 ): Request {
-  const headers = new Headers();
-  const raw = req.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
   const method = req.method ?? "GET";
   const hasBody = withBody && method !== "GET" && method !== "HEAD" &&
     (req.headers["transfer-encoding"] !== undefined ||
       (req.headers["content-length"] !== undefined && req.headers["content-length"] !== "0"));
   if (!hasBody) req.resume();
-  return new Request(requestURL(req, scheme, fallbackHost), {
-    method,
-    headers,
-    signal,
-    body: hasBody ? readableOf(req) : null,
-    duplex: "half",
-  } as RequestInit);
+  const url = requestURL(req, scheme, fallbackHost);
+  const request = hasBody
+    ? new Request(url, { method, body: readableOf(req), duplex: "half" } as RequestInit)
+    : method === "GET"
+    ? new Request(url)
+    : new Request(url, { method });
+  // Appending to the request's own list is cheaper than building a Headers to be copied.
+  const headers = request.headers;
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
+  return request;
 }
 
 function remoteOf(s: net.Socket): ServeInfo["remoteAddr"] {
@@ -364,12 +364,10 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     const socket = req.socket;
     idle.delete(socket);
     inFlight++;
-    const ac = new AbortController();
     let settle!: () => void;
     const si = info(socket);
     si.completed = new Promise<void>((r) => (settle = r));
     res.on("close", () => {
-      if (!res.writableFinished) ac.abort();
       inFlight--;
       if (!socket.destroyed) {
         if (closing) socket.end();
@@ -380,7 +378,7 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     if (closing) res.setHeader("connection", "close");
     let request: Request;
     try {
-      request = toRequest(req, scheme, o.localAddress(), ac.signal, true);
+      request = toRequest(req, scheme, o.localAddress(), true);
     } catch {
       badRequest(res);
       return;
@@ -399,7 +397,7 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     socket.on("error", () => {});
     let request: Request;
     try {
-      request = toRequest(req, scheme, o.localAddress(), new AbortController().signal, false);
+      request = toRequest(req, scheme, o.localAddress(), false);
     } catch {
       socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
       return;
