@@ -13,8 +13,9 @@
 import type http from "node:http";
 import type net from "node:net";
 import type tls from "node:tls";
-import type { RawUpgrade, ServeInfo, Tunnel } from "./module.ts";
+import type { RawUpgrade, ServeInfo } from "./module.ts";
 import { statusText } from "./http/status.ts";
+import { readableOf, tunnelOf, view, writeTo } from "./node_streams.ts";
 
 /** Where and how a node listener binds, and where its requests go. */
 export interface NodeListenOptions {
@@ -88,98 +89,6 @@ export function tlsFacts(s: tls.TLSSocket): NonNullable<ServeInfo["tls"]> {
     resumed: !!s.isSessionReused?.(),
     proto: typeof s.alpnProtocol === "string" ? s.alpnProtocol : "",
     serverName: typeof sni === "string" ? sni : "",
-  };
-}
-
-function view(d: Uint8Array): Uint8Array {
-  return new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
-}
-
-/** A node socket (or message) as a byte stream with backpressure. */
-function readableOf(
-  src: net.Socket | http.IncomingMessage,
-  first?: Uint8Array,
-): ReadableStream<Uint8Array> {
-  let ended = false;
-  return new ReadableStream<Uint8Array>({
-    start(ctl) {
-      if (first?.length) ctl.enqueue(first.slice());
-      src.on("data", (d: Uint8Array) => {
-        if (ended) return;
-        ctl.enqueue(view(d));
-        if ((ctl.desiredSize ?? 1) <= 0) src.pause();
-      });
-      const end = () => {
-        if (ended) return;
-        ended = true;
-        try {
-          ctl.close();
-        } catch { /* cancelled */ }
-      };
-      src.on("end", end);
-      src.on("close", () => {
-        if (ended) return;
-        ended = true;
-        // A message closed before its end lost its connection; a socket's close is its end.
-        try {
-          if ("socket" in src && !(src as http.IncomingMessage).complete) {
-            ctl.error(new Error("client connection closed before the request body ended"));
-          } else ctl.close();
-        } catch { /* cancelled */ }
-      });
-      src.on("error", (e: Error) => {
-        if (ended) return;
-        ended = true;
-        try {
-          ctl.error(e);
-        } catch { /* cancelled */ }
-      });
-    },
-    pull() {
-      src.resume();
-    },
-    cancel() {
-      ended = true;
-      src.resume();
-    },
-  }, { highWaterMark: 4 });
-}
-
-/** Writes to a node writable with backpressure; false when it closed first. */
-function writeTo(dst: net.Socket | http.ServerResponse, chunk: Uint8Array): Promise<boolean> {
-  if (dst.destroyed) return Promise.resolve(false);
-  if (dst.write(chunk)) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const done = (ok: boolean) => {
-      dst.off("drain", onDrain);
-      dst.off("close", onClose);
-      resolve(ok);
-    };
-    const onDrain = () => done(true);
-    const onClose = () => done(false);
-    dst.on("drain", onDrain);
-    dst.on("close", onClose);
-  });
-}
-
-/** A node socket as a tunnel: closing the writable half-closes the socket. */
-function tunnelOf(socket: net.Socket, first: Uint8Array): Tunnel {
-  return {
-    readable: readableOf(socket, first),
-    writable: new WritableStream<Uint8Array>({
-      async write(chunk) {
-        if (!(await writeTo(socket, chunk))) throw new Error("connection closed");
-      },
-      close() {
-        socket.end();
-      },
-      abort() {
-        socket.destroy();
-      },
-    }),
-    close() {
-      socket.destroy();
-    },
   };
 }
 

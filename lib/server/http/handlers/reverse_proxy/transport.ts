@@ -8,8 +8,8 @@
  */
 import type http from "node:http";
 import type httpsType from "node:https";
-import type net from "node:net";
 import type { Tunnel } from "../../../module.ts";
+import { tunnelOf, view } from "../../../node_streams.ts";
 import { splitDial } from "./upstreams.ts";
 
 let nodeHttp: typeof http;
@@ -137,56 +137,6 @@ export interface UpstreamResponse {
   body: ReadableStream<Uint8Array> | Uint8Array | null;
   /** After `101 Switching Protocols`: the connection, for the caller to relay or close. */
   tunnel?: Tunnel;
-}
-
-/** A node socket that left HTTP as a tunnel; `first` holds bytes read past the head. */
-function socketTunnel(socket: net.Socket, first: Uint8Array): Tunnel {
-  let ended = false;
-  return {
-    readable: new ReadableStream<Uint8Array>({
-      start(ctl) {
-        if (first.length) ctl.enqueue(first.slice());
-        socket.on("data", (d: Uint8Array) => {
-          if (ended) return;
-          ctl.enqueue(new Uint8Array(d.buffer, d.byteOffset, d.byteLength));
-          if ((ctl.desiredSize ?? 1) <= 0) socket.pause();
-        });
-        const end = () => {
-          if (ended) return;
-          ended = true;
-          try {
-            ctl.close();
-          } catch { /* cancelled */ }
-        };
-        socket.on("end", end);
-        socket.on("close", end);
-        socket.on("error", () => end());
-      },
-      pull() {
-        socket.resume();
-      },
-      cancel() {
-        ended = true;
-        socket.destroy();
-      },
-    }, { highWaterMark: 4 }),
-    writable: new WritableStream<Uint8Array>({
-      write(chunk) {
-        return new Promise<void>((resolve, reject) => {
-          if (socket.destroyed) return reject(new Error("upstream connection closed"));
-          if (socket.write(chunk)) resolve();
-          else socket.once("drain", () => resolve());
-        });
-      },
-      close() {
-        socket.end();
-      },
-      abort() {
-        socket.destroy();
-      },
-    }),
-    close: () => socket.destroy(),
-  };
 }
 
 function nodeTarget(dial: string): { host?: string; port?: number; socketPath?: string } {
@@ -336,7 +286,7 @@ export function roundTrip(
         status: res.statusCode ?? 101,
         headers: h,
         body: null,
-        tunnel: socketTunnel(socket, new Uint8Array(head.buffer, head.byteOffset, head.byteLength)),
+        tunnel: tunnelOf(socket, view(head)),
       });
     });
     req.on("socket", (s) => {
