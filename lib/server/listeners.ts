@@ -38,6 +38,11 @@ interface Socket {
   unixPath?: string;
 }
 
+/** The host to bind: an empty host means every interface of the network's family. */
+function bindHost(host: string, network: string): string {
+  return host === "" ? (network === "tcp6" ? "::" : "0.0.0.0") : host;
+}
+
 /** Removes a unix socket file left by an earlier process (never a regular file). */
 function removeStaleSocket(path: string): void {
   try {
@@ -134,7 +139,7 @@ export class ListenerPool {
       socket.unixPath = host;
       socket.server = await serveNode({ path: host, handler, localAddress: () => socket.address });
     } else {
-      const hostname = host === "" ? (network === "tcp6" ? "::" : "0.0.0.0") : host;
+      const hostname = bindHost(host, network);
       const server = await serveNode({
         hostname,
         port,
@@ -180,7 +185,7 @@ export class ListenerPool {
       socket.address = `unix/${host}`;
       socket.unixPath = host;
     } else {
-      const hostname = host === "" ? (network === "tcp6" ? "::" : "0.0.0.0") : host;
+      const hostname = bindHost(host, network);
       const opts = { hostname, port, handler, onListen() {} };
       const server = tls ? Deno.serve({ ...opts, cert: tls.cert, key: tls.key }) : Deno.serve(opts);
       socket.server = server;

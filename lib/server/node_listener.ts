@@ -112,12 +112,13 @@ async function send(res: http.ServerResponse, response: Response, head: boolean)
   const status = response.status;
   const headers = nodeHeaders(response.headers);
   const body = response.body;
+  const writeHead = () => res.writeHead(status, response.statusText || statusText(status), headers);
   if (body === null || head || BODYLESS(status)) {
     if (body !== null) body.cancel().catch(() => {});
     if (body === null && !head && !BODYLESS(status) && headers["content-length"] === undefined) {
       headers["content-length"] = "0";
     }
-    res.writeHead(status, response.statusText || statusText(status), headers);
+    writeHead();
     res.end();
     return;
   }
@@ -133,7 +134,7 @@ async function send(res: http.ServerResponse, response: Response, head: boolean)
     const first = await reader.read();
     if (first.done) {
       if (headers["content-length"] === undefined) headers["content-length"] = "0";
-      res.writeHead(status, response.statusText || statusText(status), headers);
+      writeHead();
       res.end();
       return;
     }
@@ -142,11 +143,11 @@ async function send(res: http.ServerResponse, response: Response, head: boolean)
       if (headers["content-length"] === undefined) {
         headers["content-length"] = String(first.value.byteLength);
       }
-      res.writeHead(status, response.statusText || statusText(status), headers);
+      writeHead();
       res.end(first.value);
       return;
     }
-    res.writeHead(status, response.statusText || statusText(status), headers);
+    writeHead();
     if (!(await writeTo(res, first.value)) || !(await writeTo(res, second.value))) return;
     while (!gone) {
       const { done, value } = await reader.read();
@@ -258,9 +259,15 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
   let closing = false;
   let inFlight = 0;
   const idle = new Set<net.Socket>();
+  // A connection's TLS session does not change: its facts are read once per connection.
+  const sessions = new WeakMap<net.Socket, NonNullable<ServeInfo["tls"]>>();
   const info = (s: net.Socket): ServeInfo => {
     const i: ServeInfo = { remoteAddr: remoteOf(s), localAddress: o.localAddress() };
-    if (o.tls) i.tls = tlsFacts(s as tls.TLSSocket);
+    if (o.tls) {
+      let facts = sessions.get(s);
+      if (!facts) sessions.set(s, facts = tlsFacts(s as tls.TLSSocket));
+      i.tls = { ...facts };
+    }
     return i;
   };
   const badRequest = (res: http.ServerResponse) => {
