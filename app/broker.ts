@@ -37,6 +37,7 @@ import { renderToString } from "preact-render-to-string";
 import type { AppEnv } from "./env.ts";
 import { oauthClients } from "./dev_idp.ts";
 import { siteSecret } from "./dev_secret.ts";
+import { publicOrigin } from "./public_url.ts";
 import {
   allowedReturnUrl,
   ensureRelayTables,
@@ -84,7 +85,7 @@ export async function createBroker(options: BrokerOptions): Promise<Hono> {
   const secret = siteSecret(env, "BROKER_SECRET");
   const app = new Hono();
 
-  const origin = (c: Context) => env.vars.APP_URL?.replace(/\/+$/, "") ?? new URL(c.req.url).origin;
+  const origin = (c: Context) => publicOrigin(env, c.req.raw);
   const oauth = (c: Context): OAuthConfig => ({
     clients: oauthClients(env, origin(c)),
     stateSecret: secret,

@@ -5,7 +5,7 @@
  * Variables: `MAIL_OPERATOR_TOKEN` (bearer token of the mailroom API under
  * `/api/account-docs/v2/mailroom`), `MAIL_SIGNING_SECRET` (signs file links) — both required in
  * production, fixed development defaults otherwise; `MAIL_BLOB_DIR` (envelope images and scans,
- * default `.data/mail-blobs`); `APP_URL` (origin for file links, default the request's).
+ * default `.data/mail-blobs`); `APP_URL` / `APP_HOSTS` (public origin of file links, see `public_url.ts`).
  *
  * @module
  */
@@ -14,6 +14,7 @@ import { createMailServer } from "../mail.ts";
 import type { AppEnv } from "./env.ts";
 import { siteSecret } from "./dev_secret.ts";
 import { openAppDatabase } from "./relay_registry.ts";
+import { publicOrigin } from "./public_url.ts";
 
 /** Builds the site: every request under the mount path goes to the mail server. */
 export async function createMailSite(env: AppEnv): Promise<Hono> {
@@ -22,7 +23,7 @@ export async function createMailSite(env: AppEnv): Promise<Hono> {
     operatorToken: siteSecret(env, "MAIL_OPERATOR_TOKEN"),
     signingSecret: siteSecret(env, "MAIL_SIGNING_SECRET"),
     blobDir: env.vars.MAIL_BLOB_DIR ?? ".data/mail-blobs",
-    publicUrl: env.vars.APP_URL ? new URL(env.vars.APP_URL).origin : undefined,
+    publicUrl: (request) => publicOrigin(env, request),
   });
   const site = new Hono();
   site.all("*", (c) => mail.fetch(c.req.raw));

@@ -35,6 +35,7 @@ import {
 } from "../mod.ts";
 import type { AppEnv } from "./env.ts";
 import { oauthClients } from "./dev_idp.ts";
+import { publicOrigin } from "./public_url.ts";
 import { codeParam, mountClientScript, renderPage } from "./auth_pages.ts";
 import { escapeHtml as esc, plainPage } from "./html.ts";
 
@@ -55,7 +56,6 @@ interface OwnerSettings {
   mode: ReturnType<typeof parseAccessMode>;
   domains: string;
   stateSecret: string;
-  appUrl?: string;
 }
 
 function settings(env: AppEnv): OwnerSettings {
@@ -78,7 +78,6 @@ function settings(env: AppEnv): OwnerSettings {
     mode: parseAccessMode(v.ACCESS_MODE),
     domains: v.ACCESS_DOMAINS ?? "",
     stateSecret: hasOAuth ? required("STATE_SECRET", `${DEV_SECRET}-state`) : `${DEV_SECRET}-state`,
-    appUrl: v.APP_URL?.replace(/\/+$/, ""),
   };
 }
 
@@ -112,7 +111,7 @@ export function createOwnerSite(env: AppEnv, base = "/owner"): Hono {
   const allowed = (email: string) =>
     emailAllowed({ mode: s.mode, email, owners: s.owners, domains: s.domains });
   const oauth = (c: Context): OAuthConfig => {
-    const origin = s.appUrl ?? new URL(c.req.url).origin;
+    const origin = publicOrigin(env, c.req.raw);
     const clients: Partial<Record<OAuthProvider, OAuthClient>> = oauthClients(env, origin);
     for (const [p, client] of Object.entries(clients)) {
       const baseUrl = env.vars[`${p.toUpperCase()}_BASE_URL`];

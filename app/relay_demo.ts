@@ -39,6 +39,7 @@ import { describeError, SsoButtons, styleFor } from "../react.ts";
 import { BROKER_PATH } from "./broker.ts";
 import { oauthClients } from "./dev_idp.ts";
 import { siteSecret } from "./dev_secret.ts";
+import { publicOrigin } from "./public_url.ts";
 import type { AppEnv } from "./env.ts";
 import { ensureRelayTables, openAppDatabase, registerRelaySite } from "./relay_registry.ts";
 import { cardPage, escapeHtml as esc } from "./html.ts";
@@ -94,12 +95,11 @@ export async function createRelayDemo(options: RelayDemoOptions): Promise<Hono> 
     id: siteId,
     name: "Relay demo",
     secret: relaySecret,
-    returnUrls: env.vars.APP_URL
-      ? [callbackPath, env.vars.APP_URL.replace(/\/+$/, "") + callbackPath]
-      : [callbackPath],
+    // A path: on the broker's public origin (APP_URL / APP_HOSTS), never the Host header.
+    returnUrls: [callbackPath],
   });
 
-  const origin = (c: Context) => env.vars.APP_URL?.replace(/\/+$/, "") ?? new URL(c.req.url).origin;
+  const origin = (c: Context) => publicOrigin(env, c.req.raw);
   const app = new Hono();
 
   const home = async (c: Context): Promise<Response> => {

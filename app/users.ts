@@ -7,7 +7,8 @@
  *
  * Variables: `DATABASE_URL` (default `file:.data/gatehouse.db`; the directory is created),
  * `DATABASE_AUTH_TOKEN`, `USERS_SESSION_SECRET` and `TOKEN_SECRET` (development defaults,
- * required in production), `APP_URL` (origin for e-mailed links; default the request's).
+ * required in production), `APP_URL` / `APP_HOSTS` (public origin of e-mailed links, see
+ * `public_url.ts`).
  * E-mail goes through the HTTP mail API when `MAIL_API_KEY` is set; otherwise, in
  * development, to the outbox shown at `/users/outbox`.
  *
@@ -49,6 +50,7 @@ import {
 } from "../d1.ts";
 import type { AppEnv } from "./env.ts";
 import { siteSecret } from "./dev_secret.ts";
+import { publicOrigin } from "./public_url.ts";
 import { oauthClients } from "./dev_idp.ts";
 import { mailSenderFromEnv } from "./mailer.ts";
 import { createOutbox, type Outbox } from "./outbox.ts";
@@ -142,8 +144,9 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     outbox = await createOutbox(db);
   }
   const sendEmail: EmailSender = real ?? outbox!.send;
-  const appUrl = (c: Context) =>
-    `${env.vars.APP_URL?.replace(/\/+$/, "") ?? new URL(c.req.url).origin}${base}`;
+  // Links and redirect URIs use the configured public origin, never the Host header.
+  const origin = (c: Context) => publicOrigin(env, c.req.raw);
+  const appUrl = (c: Context) => `${origin(c)}${base}`;
 
   const app = new Hono();
   mountClientScript(app);
@@ -163,7 +166,6 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
   // OAuth sign-in: real clients from <PROVIDER>_CLIENT_ID/_SECRET, else the development
   // provider (development mode only). Optional allowlist: USERS_ACCESS_MODE (default public),
   // USERS_OWNER_EMAILS, USERS_ACCESS_DOMAINS; a refused e-mail gets 403 forbidden.
-  const origin = (c: Context) => env.vars.APP_URL?.replace(/\/+$/, "") ?? new URL(c.req.url).origin;
   const oauth = (c: Context): OAuthConfig => ({
     clients: oauthClients(env, origin(c)),
     stateSecret,

@@ -44,8 +44,12 @@ export interface MailServerOptions {
   operatorToken?: string;
   /** Path the router is mounted at, for file links (default `/api/account-docs/v2`). */
   basePath?: string;
-  /** Origin for file links (default: the request's origin). */
-  publicUrl?: string;
+  /**
+   * Public origin of file links and of the index's OpenAPI link, e.g. `https://mail.example`,
+   * or a function of the request returning it. Without it the request's own origin is used,
+   * which comes from the `Host` header: set it wherever the server is reachable by others.
+   */
+  publicUrl?: string | ((request: Request) => string);
   /** Per-key rate limit (default 120 burst, 2/s), or false for none. */
   rateLimit?: RateLimitOptions | false;
   /** Webhook delivery settings. */
@@ -146,6 +150,13 @@ export async function createMailServer(options: MailServerOptions): Promise<Mail
   const webhooks = new WebhookDispatcher(db, options.webhooks);
   await webhooks.resume();
   const limiter = options.rateLimit === false ? null : new RateLimiter(options.rateLimit);
+  const publicUrl = options.publicUrl;
+  const fixedOrigin = typeof publicUrl === "string" ? new URL(publicUrl).origin : null;
+  const origin = (request: Request): string =>
+    fixedOrigin ??
+      (typeof publicUrl === "function"
+        ? new URL(publicUrl(request)).origin
+        : new URL(request.url).origin);
 
   const auth: MiddlewareHandler<MailEnv> = async (c, next) => {
     const key = await authenticate(db, c.req.header("x-api-key"));
@@ -163,7 +174,7 @@ export async function createMailServer(options: MailServerOptions): Promise<Mail
     maxBodyBytes: options.maxBodyBytes ?? 65536,
     maxUploadBytes: options.maxUploadBytes ?? 20 * 1024 * 1024,
     linker: (c) => {
-      const base = (options.publicUrl ?? new URL(c.req.url).origin) + basePath;
+      const base = origin(c.req.raw) + basePath;
       return (key) => signer.url(base, key);
     },
   };
@@ -242,7 +253,7 @@ export async function createMailServer(options: MailServerOptions): Promise<Mail
   });
 
   const index = (c: Context) => {
-    const base = (options.publicUrl ?? new URL(c.req.url).origin) + basePath;
+    const base = origin(c.req.raw) + basePath;
     return c.json({ name: "Mail-scanning API", version: "v2", openapi: `${base}/openapi.json` });
   };
   app.get("/", index);

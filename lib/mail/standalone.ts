@@ -6,7 +6,7 @@
  * Variables: `MAIL_DB` (default `file:.data/mail.db`), `HOST` (default 127.0.0.1), `PORT`
  * (default 8787; 0 picks a free port), `MAIL_OPERATOR_TOKEN` (default a random one, printed),
  * `MAIL_SIGNING_SECRET` (default random per start), `MAIL_BLOB_DIR` (default
- * `.data/mail-blobs`).
+ * `.data/mail-blobs`), `MAIL_PUBLIC_URL` (origin of file links; default the request's).
  *
  * @module
  */
@@ -32,6 +32,7 @@ const server = await createMailServer({
   operatorToken,
   signingSecret: env.MAIL_SIGNING_SECRET,
   blobDir: env.MAIL_BLOB_DIR ?? ".data/mail-blobs",
+  publicUrl: env.MAIL_PUBLIC_URL || undefined,
 });
 const { db } = mailInternals(server);
 

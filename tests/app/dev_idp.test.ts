@@ -17,9 +17,15 @@ Deno.test("dev IdP: on in development without credentials, off with them, refuse
   assert.equal(devIdpEnabled(loadAppEnv({})), true);
   assert.equal(devIdpEnabled(loadAppEnv({ DEV_IDP: "off" })), false);
   assert.equal(devIdpEnabled(loadAppEnv({ GITHUB_CLIENT_ID: "real" })), false);
-  assert.equal(devIdpEnabled(loadAppEnv({ MODE: "production" })), false);
+  assert.equal(
+    devIdpEnabled(loadAppEnv({ MODE: "production", APP_URL: "https://app.example" })),
+    false,
+  );
   assert.throws(
-    () => devIdpEnabled(loadAppEnv({ MODE: "production", DEV_IDP: "on" })),
+    () =>
+      devIdpEnabled(
+        loadAppEnv({ MODE: "production", APP_URL: "https://app.example", DEV_IDP: "on" }),
+      ),
     DevIdpError,
   );
   const real = oauthClients(
@@ -31,7 +37,10 @@ Deno.test("dev IdP: on in development without credentials, off with them, refuse
   const dev = oauthClients(loadAppEnv({}), "http://127.0.0.1:1");
   assert.deepEqual(Object.keys(dev), ["google", "github", "microsoft"]);
   assert.equal(dev.google?.baseUrl, "http://127.0.0.1:1/dev-idp/google");
-  assert.deepEqual(oauthClients(loadAppEnv({ MODE: "production" }), "http://x"), {});
+  assert.deepEqual(
+    oauthClients(loadAppEnv({ MODE: "production", APP_URL: "https://app.example" }), "http://x"),
+    {},
+  );
 });
 
 Deno.test("dev IdP: codes are single-use and bound to the PKCE verifier", async () => {
@@ -96,7 +105,8 @@ Deno.test("dev IdP: codes are single-use and bound to the PKCE verifier", async 
 });
 
 Deno.test("production: the dev IdP site refuses to start; broker and relay site need real secrets", async () => {
-  const prod = (vars: Record<string, string> = {}) => loadAppEnv({ MODE: "production", ...vars });
+  const prod = (vars: Record<string, string> = {}) =>
+    loadAppEnv({ MODE: "production", APP_URL: "https://app.example", ...vars });
   assert.throws(() => devIdpSite(prod({ DEV_IDP: "on" })), DevIdpError);
   const off = devIdpSite(prod());
   assert.equal((await off.request("/google/o/oauth2/v2/auth")).status, 404);

@@ -173,7 +173,9 @@ Deno.test("owner site: e-mails failing the allowlist get 403 forbidden", async (
 
 Deno.test("owner site: production refuses development defaults", async () => {
   const prod = (vars: Record<string, string>) =>
-    createOwnerSite(loadAppEnv({ MODE: "production", DEV_IDP: "off", ...vars }));
+    createOwnerSite(
+      loadAppEnv({ MODE: "production", APP_URL: "https://app.example", DEV_IDP: "off", ...vars }),
+    );
   const hash = await hashPassword("pw", { iterations: 1000 });
   assert.throws(() => prod({ OWNER_PASSWORD_HASH: hash }), /SESSION_SECRET/);
   assert.throws(() => prod({ SESSION_SECRET: "a-real-secret" }), /OWNER_PASSWORD_HASH/);
