@@ -9,12 +9,17 @@ import { Hono } from "hono";
 import { loadAppEnv } from "./env.ts";
 import { sites } from "./sites.ts";
 import { allowedHosts } from "./middleware/hosts.ts";
+import { bodyLimits, FORM_BODY_LIMIT } from "./middleware/body_limit.ts";
 
 /** Builds the whole reference app from its environment. */
 export async function createApp(env = loadAppEnv()): Promise<Hono> {
   // Not strict: "/owner" and "/owner/" reach the same site root.
   const app = new Hono({ strict: false });
   app.use("*", allowedHosts(env));
+  app.use(
+    "*",
+    bodyLimits(sites.map((s) => ({ path: s.path, limit: s.bodyLimit })), FORM_BODY_LIMIT),
+  );
   const mounted: { path: string; title: string }[] = [];
   for (const site of sites) {
     app.route(site.path, await site.create(env));

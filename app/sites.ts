@@ -11,6 +11,7 @@ import { createRelayDemo } from "./relay_demo.ts";
 import { createOwnerSite } from "./owner.ts";
 import { createMailSite } from "./mail.ts";
 import { createUsersSite } from "./users.ts";
+import { FORM_BODY_LIMIT } from "./middleware/body_limit.ts";
 
 /** One mounted site. */
 export interface SiteEntry {
@@ -20,22 +21,50 @@ export interface SiteEntry {
   title: string;
   /** Builds the site's Hono app (routes relative to the mount path). */
   create(env: AppEnv): Hono | Promise<Hono>;
+  /**
+   * Largest request body in bytes on every route of the site (413 above it), or `"own"` when
+   * the site enforces limits per route itself.
+   */
+  bodyLimit: number | "own";
 }
 
 /** Mounted sites, in index order. */
 export const sites: SiteEntry[] = [
-  { path: "/owner", title: "Owner-only site", create: (env) => createOwnerSite(env) },
-  { path: "/users", title: "Multi-user site", create: (env) => createUsersSite({ env }) },
-  { path: "/broker", title: "Relay broker", create: (env) => createBroker({ env }) },
+  {
+    path: "/owner",
+    title: "Owner-only site",
+    create: (env) => createOwnerSite(env),
+    bodyLimit: FORM_BODY_LIMIT,
+  },
+  {
+    path: "/users",
+    title: "Multi-user site",
+    create: (env) => createUsersSite({ env }),
+    bodyLimit: FORM_BODY_LIMIT,
+  },
+  {
+    path: "/broker",
+    title: "Relay broker",
+    create: (env) => createBroker({ env }),
+    bodyLimit: FORM_BODY_LIMIT,
+  },
   {
     path: "/relay-demo",
     title: "Relay demo site (sign-in through the broker)",
     create: (env) => createRelayDemo({ env }),
+    bodyLimit: FORM_BODY_LIMIT,
   },
-  { path: "/api/account-docs/v2", title: "Mail-scanning API", create: createMailSite },
+  // 64 KiB JSON bodies, 20 MiB mailroom uploads (after the operator token), see lib/mail.
+  {
+    path: "/api/account-docs/v2",
+    title: "Mail-scanning API",
+    create: createMailSite,
+    bodyLimit: "own",
+  },
   {
     path: "/dev-idp",
     title: "Development identity provider (development mode only)",
     create: devIdpSite,
+    bodyLimit: FORM_BODY_LIMIT,
   },
 ];

@@ -137,7 +137,7 @@ export function mailroomRouter(ctx: MailContext): Hono<MailEnv> {
     return c.json({ data: await ctx.webhooks.deliveries(id(c.req.param("id"), "webhook id")) });
   });
 
-  app.post("/items", async (c) => {
+  app.post("/items", ctx.uploadLimit, async (c) => {
     const f = await form(c);
     const envelope = f.envelope;
     if (!(envelope instanceof File) || envelope.size === 0 || !IMAGE_TYPES[envelope.type]) {
@@ -182,7 +182,7 @@ export function mailroomRouter(ctx: MailContext): Hono<MailEnv> {
     return c.json({ data: await pendingRequests(db, limit) });
   });
 
-  app.post("/items/:id/complete", async (c) => {
+  app.post("/items/:id/complete", ctx.uploadLimit, async (c) => {
     const mailId = id(c.req.param("id"), "mail id");
     const isForm = (c.req.header("content-type") ?? "").includes("multipart/form-data");
     const f = isForm ? await form(c) : {};

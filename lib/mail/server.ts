@@ -112,6 +112,8 @@ export interface MailContext {
   maxBodyBytes: number;
   /** Largest upload. */
   maxUploadBytes: number;
+  /** The upload routes' body limit (after the operator token check). */
+  uploadLimit: MiddlewareHandler<MailEnv>;
   /** Operator token, if any. */
   operatorToken?: string;
   /** Webhooks. */
@@ -121,6 +123,21 @@ export interface MailContext {
 }
 
 const ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+
+/**
+ * A body limit answering HTTP 413 with code 19: a `Content-Length` over `max` is refused
+ * before the body is read, a body without one is refused as soon as it streams past `max`.
+ */
+function bodyLimitOf(max: number): MiddlewareHandler<MailEnv> {
+  return bodyLimit({
+    maxSize: max,
+    onError: (c) =>
+      errorResponse(
+        c,
+        new MailServerError(19, `Request body too large (limit ${max} bytes).`, {}, 413),
+      ),
+  });
+}
 
 /**
  * Builds the server: migrates the tables, resumes pending webhook deliveries, returns the
@@ -173,6 +190,7 @@ export async function createMailServer(options: MailServerOptions): Promise<Mail
     operatorToken: options.operatorToken,
     maxBodyBytes: options.maxBodyBytes ?? 65536,
     maxUploadBytes: options.maxUploadBytes ?? 20 * 1024 * 1024,
+    uploadLimit: bodyLimitOf(options.maxUploadBytes ?? 20 * 1024 * 1024),
     linker: (c) => {
       const base = origin(c.req.raw) + basePath;
       return (key) => signer.url(base, key);
@@ -181,12 +199,15 @@ export async function createMailServer(options: MailServerOptions): Promise<Mail
 
   const app = new Hono<MailEnv>().basePath(basePath);
   app.onError((err, c) => errorResponse(c, err));
-  const tooLarge = (c: Context) =>
-    errorResponse(c, new MailServerError(19, "Request body too large.", {}, 413));
+  // Body limits: 64 KiB (maxBodyBytes) on every route, checked before anything else; the two
+  // mailroom upload routes take up to maxUploadBytes, checked only after the operator token
+  // (mailroom_api.ts), so an anonymous client never gets more than the small limit read.
+  const quoted = basePath.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const uploads = new RegExp(`^${quoted}/mailroom/items(?:/[^/]+/complete)?/?$`);
+  const small = bodyLimitOf(ctx.maxBodyBytes);
   app.use("*", async (c, next) => {
-    const upload = c.req.path.includes("/mailroom/") && c.req.method === "POST";
-    const max = upload ? ctx.maxUploadBytes : ctx.maxBodyBytes;
-    return await bodyLimit({ maxSize: max, onError: tooLarge })(c, next);
+    if (c.req.method === "POST" && uploads.test(c.req.path)) return await next();
+    return await small(c, next);
   });
 
   const routes: [string, string][] = [];
