@@ -10,12 +10,18 @@ import { loadAppEnv } from "./env.ts";
 import { sites } from "./sites.ts";
 import { allowedHosts } from "./middleware/hosts.ts";
 import { bodyLimits, FORM_BODY_LIMIT } from "./middleware/body_limit.ts";
+import { refuseCrossSite } from "./middleware/cross_site.ts";
+import { securityHeaders } from "./middleware/security_headers.ts";
 
 /** Builds the whole reference app from its environment. */
 export async function createApp(env = loadAppEnv()): Promise<Hono> {
   // Not strict: "/owner" and "/owner/" reach the same site root.
   const app = new Hono({ strict: false });
+  // Order: headers on every answer (refusals included), then the host check, the cross-site
+  // refusal and the body limit, all before any site's route.
+  app.use("*", securityHeaders());
   app.use("*", allowedHosts(env));
+  app.use("*", refuseCrossSite(env));
   app.use(
     "*",
     bodyLimits(sites.map((s) => ({ path: s.path, limit: s.bodyLimit })), FORM_BODY_LIMIT),

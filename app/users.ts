@@ -12,6 +12,8 @@
  * E-mail goes through the HTTP mail API when `MAIL_API_KEY` is set; otherwise, in
  * development, to the outbox shown at `/users/outbox`.
  *
+ * Cross-site posts never reach these routes: the app refuses them for every site
+ * (`app/middleware/cross_site.ts`). *
  * @module
  */
 import { Hono } from "hono";
@@ -82,12 +84,6 @@ async function openDatabase(env: AppEnv): Promise<D1Database> {
     if (dir) await Deno.mkdir(dir, { recursive: true });
   }
   return openLibsql({ url, authToken: env.vars.DATABASE_AUTH_TOKEN });
-}
-
-/** A cross-site form post (Origin present and not ours) is refused. */
-function sameOrigin(c: Context): boolean {
-  const origin = c.req.header("origin");
-  return !origin || origin === new URL(c.req.url).origin;
 }
 
 async function form(c: Context): Promise<Record<string, string>> {
@@ -161,7 +157,6 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     const r = await getUser(db, s.subject);
     return r.ok ? { user: r.user, session: s } : null;
   };
-  const guardPost = (c: Context) => (sameOrigin(c) ? null : c.text("forbidden", 403));
 
   // OAuth sign-in: real clients from <PROVIDER>_CLIENT_ID/_SECRET, else the development
   // provider (development mode only). Optional allowlist: USERS_ACCESS_MODE (default public),
@@ -285,8 +280,6 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
 
   // Form actions ---------------------------------------------------------------------------
   app.post("/api/auth/signup", async (c) => {
-    const bad = guardPost(c);
-    if (bad) return bad;
     const f = await form(c);
     const r = await signup(db, {
       email: f.email ?? "",
@@ -300,8 +293,6 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     return answerOk(c, `${base}/verify?email=${encodeURIComponent((f.email ?? "").trim())}`);
   });
   app.post("/api/auth/verify", async (c) => {
-    const bad = guardPost(c);
-    if (bad) return bad;
     const f = await form(c);
     const r = await verifyOtp(db, { email: f.email ?? "", code: f.code ?? "", secret });
     if (!r.ok) return fail(c, r.error, `${base}/verify`, { email: f.email ?? "" });
@@ -309,8 +300,6 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     return answerOk(c, `${base}/`);
   });
   app.post("/api/auth/login", async (c) => {
-    const bad = guardPost(c);
-    if (bad) return bad;
     const f = await form(c);
     const r = await login(db, { email: f.email ?? "", password: f.password ?? "", iterations });
     if (!r.ok) {
@@ -323,8 +312,6 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     return answerOk(c, `${base}/`);
   });
   app.post("/api/auth/forgot", async (c) => {
-    const bad = guardPost(c);
-    if (bad) return bad;
     const f = await form(c);
     await requestPasswordReset(db, {
       email: f.email ?? "",
@@ -337,8 +324,6 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     return answerOk(c, `${base}/forgot?sent=1`);
   });
   app.post("/api/auth/reset", async (c) => {
-    const bad = guardPost(c);
-    if (bad) return bad;
     const f = await form(c);
     const r = await resetPassword(db, {
       token: f.token ?? "",
@@ -353,8 +338,6 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     return answerOk(c, `${base}/login?reset=1`);
   });
   app.post("/logout", (c) => {
-    const bad = guardPost(c);
-    if (bad) return bad;
     c.header("set-cookie", clearSessionCookie(session));
     return c.redirect(`${base}/login`, 303);
   });
@@ -369,8 +352,6 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     ) => Promise<{ ok: boolean; error?: string }>,
   ) =>
     app.post(path, async (c) => {
-      const bad = guardPost(c);
-      if (bad) return bad;
       const me = await current(c);
       if (!me) return c.redirect(`${base}/login`, 303);
       const r = await act(me, await form(c), c);
@@ -422,8 +403,6 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     ));
   });
   app.post("/account/delete", async (c) => {
-    const bad = guardPost(c);
-    if (bad) return bad;
     const me = await current(c);
     if (!me) return c.redirect(`${base}/login`, 303);
     const f = await form(c);
