@@ -29,9 +29,11 @@ export {
 export {
   createMailServer,
   MAIL_BASE_PATH,
+  type MailRequestInfo,
   type MailServer,
   type MailServerOptions,
 } from "./lib/mail/server.ts";
+export type { AuthThrottleOptions } from "./lib/mail/auth_throttle.ts";
 export { type MailErrorCode, type MailErrorInfo, mailErrors } from "./lib/mail/errors.ts";
 export {
   ITEM_ACTIONS,

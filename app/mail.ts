@@ -10,7 +10,7 @@
  * @module
  */
 import { Hono } from "hono";
-import { createMailServer } from "../mail.ts";
+import { createMailServer, type MailRequestInfo } from "../mail.ts";
 import type { AppEnv } from "./env.ts";
 import { siteSecret } from "./dev_secret.ts";
 import { openAppDatabase } from "./relay_registry.ts";
@@ -26,6 +26,7 @@ export async function createMailSite(env: AppEnv): Promise<Hono> {
     publicUrl: (request) => publicOrigin(env, request),
   });
   const site = new Hono();
-  site.all("*", (c) => mail.fetch(c.req.raw));
+  // c.env is what Deno.serve passed: the connection's address, for the wrong-key throttle.
+  site.all("*", (c) => mail.fetch(c.req.raw, c.env as MailRequestInfo | undefined));
   return site;
 }

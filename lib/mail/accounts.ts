@@ -150,11 +150,21 @@ export async function revokeApiKey(db: MailDb, keyId: string): Promise<void> {
   });
 }
 
-/**
- * Checks an `x-api-key` value: 429 unknown, 431 revoked, 430 account closed, 433 no API access.
- */
-export async function authenticate(db: MailDb, apiKey: string | undefined): Promise<KeyContext> {
-  if (!apiKey || apiKey.length > 200) throw new MailServerError(429);
+/** A stored key found by its value (before the revocation and account checks). */
+export interface FoundKey {
+  /** Key row id. */
+  keyId: string;
+  /** The key's account. */
+  accountId: string;
+  /** Revoked, its account closed, or its account without API access. */
+  refusal: 431 | 430 | 433 | null;
+  /** True for a sandbox account. */
+  sandbox: boolean;
+}
+
+/** The stored key whose hash matches `apiKey`, or null (also for an over-long value). */
+export async function findApiKey(db: MailDb, apiKey: string): Promise<FoundKey | null> {
+  if (apiKey.length > 200) return null;
   const r = await db.execute({
     sql: `SELECT k.id, k.account_id, k.revoked_at, a.status, a.api_access, a.sandbox
           FROM mail_api_keys k JOIN mail_accounts a ON a.id = k.account_id
@@ -162,15 +172,40 @@ export async function authenticate(db: MailDb, apiKey: string | undefined): Prom
     args: [await sha256Hex(apiKey)],
   });
   const row = r.rows[0];
-  if (!row) throw new MailServerError(429);
-  if (row.revoked_at !== null) throw new MailServerError(431);
-  if (row.status !== "open") throw new MailServerError(430);
-  if (!Number(row.api_access)) throw new MailServerError(433);
+  if (!row) return null;
   return {
     keyId: String(row.id),
     accountId: String(row.account_id),
+    refusal: row.revoked_at !== null
+      ? 431
+      : row.status !== "open"
+      ? 430
+      : !Number(row.api_access)
+      ? 433
+      : null,
     sandbox: Boolean(Number(row.sandbox)),
   };
+}
+
+/** True when some stored key starts with `prefix` (the first 12 characters of a key). */
+export async function keyPrefixExists(db: MailDb, prefix: string): Promise<boolean> {
+  const r = await db.execute({
+    sql: "SELECT 1 FROM mail_api_keys WHERE prefix = ? LIMIT 1",
+    args: [prefix],
+  });
+  return r.rows.length > 0;
+}
+
+/**
+ * Checks an `x-api-key` value without throttling: 429 unknown, 431 revoked, 430 account
+ * closed, 433 no API access. (The server checks keys through `credentials.ts`, which adds the
+ * wrong-key throttle.)
+ */
+export async function authenticate(db: MailDb, apiKey: string | undefined): Promise<KeyContext> {
+  const found = apiKey ? await findApiKey(db, apiKey) : null;
+  if (!found) throw new MailServerError(429);
+  if (found.refusal !== null) throw new MailServerError(found.refusal);
+  return { keyId: found.keyId, accountId: found.accountId, sandbox: found.sandbox };
 }
 
 /**

@@ -17,7 +17,7 @@ import {
   revokeApiKey,
   updateAccount,
 } from "./accounts.ts";
-import { randomToken, timingSafeEqual } from "./crypto.ts";
+import { randomToken } from "./crypto.ts";
 import type { MailEventType } from "./db.ts";
 import { MailServerError } from "./errors.ts";
 import { jsonBody } from "./http.ts";
@@ -58,13 +58,7 @@ async function form(c: Context): Promise<Record<string, string | File>> {
 export function mailroomRouter(ctx: MailContext): Hono<MailEnv> {
   const { db, blobs } = ctx;
   const app = new Hono<MailEnv>();
-  app.use("*", async (c, next) => {
-    const given = (c.req.header("authorization") ?? "").replace(/^Bearer\s+/i, "");
-    if (!ctx.operatorToken || !timingSafeEqual(given, ctx.operatorToken)) {
-      throw new MailServerError(429, "Operator token is not correct.");
-    }
-    await next();
-  });
+  app.use("*", ctx.operatorAuth);
 
   app.post("/accounts", async (c) => {
     const b = await jsonBody(c);

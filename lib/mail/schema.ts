@@ -110,4 +110,21 @@ export const MAIL_SCHEMA: readonly string[] = [
     duration_ms INTEGER NOT NULL
   )`,
   `CREATE INDEX IF NOT EXISTS mail_webhook_attempts_delivery ON mail_webhook_attempts(delivery_id)`,
+  `CREATE INDEX IF NOT EXISTS mail_api_keys_prefix ON mail_api_keys(prefix)`,
+  // Wrong-credential throttle (auth_throttle.ts): failures per client and per credential.
+  `CREATE TABLE IF NOT EXISTS mail_auth_failures (
+    scope TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    failures INTEGER NOT NULL,
+    last_failure_at INTEGER NOT NULL,
+    blocked_until INTEGER NOT NULL,
+    PRIMARY KEY (scope, subject)
+  )`,
+  // Clients that used a credential successfully (exempt from that credential's backoff).
+  `CREATE TABLE IF NOT EXISTS mail_auth_known (
+    credential TEXT NOT NULL,
+    client TEXT NOT NULL,
+    seen_at INTEGER NOT NULL,
+    PRIMARY KEY (credential, client)
+  )`,
 ];

@@ -7,7 +7,9 @@
 import { Hono } from "hono";
 import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { authenticate, type KeyContext } from "./accounts.ts";
+import type { KeyContext } from "./accounts.ts";
+import { AuthThrottle, type AuthThrottleOptions, clientKey } from "./auth_throttle.ts";
+import { checkApiKey, checkOperatorToken } from "./credentials.ts";
 import { actionMessage, performAction } from "./actions.ts";
 import { type BlobStore, contentTypeOf, isBlobKey, LocalBlobStore } from "./blobs.ts";
 import { randomToken } from "./crypto.ts";
@@ -52,6 +54,18 @@ export interface MailServerOptions {
   publicUrl?: string | ((request: Request) => string);
   /** Per-key rate limit (default 120 burst, 2/s), or false for none. */
   rateLimit?: RateLimitOptions | false;
+  /**
+   * Throttle of wrong API keys and operator tokens, per client and per key prefix, kept in the
+   * database (defaults in `AuthThrottleOptions`: 10 free per client, 50 per prefix, backoff
+   * from 1 s doubling to 15 min, forgotten after 1 h), or false for none.
+   */
+  authThrottle?: AuthThrottleOptions | false;
+  /**
+   * The client's address for the throttle. Default: the connection's remote address (the
+   * `info` that `Deno.serve` passes to `fetch`). Behind a proxy, read the address the proxy
+   * sets (e.g. the last entry of `X-Forwarded-For` that your proxy appends).
+   */
+  clientAddress?: (request: Request, info: MailRequestInfo | undefined) => string | undefined;
   /** Webhook delivery settings. */
   webhooks?: WebhookOptions;
   /** Largest JSON body in bytes (default 65536). */
@@ -68,14 +82,23 @@ export interface MailServerOptions {
  * (`app.all(MAIL_BASE_PATH + "/*", (c) => mail.fetch(c.req.raw))`).
  */
 export interface MailServer {
-  /** Answers a request whose path starts with `basePath`. */
-  fetch(request: Request): Promise<Response>;
+  /**
+   * Answers a request whose path starts with `basePath`; `info` (what `Deno.serve` passes)
+   * gives the client's address to the wrong-credential throttle.
+   */
+  fetch(request: Request, info?: MailRequestInfo): Promise<Response>;
   /** Its blob store. */
   blobs: BlobStore;
   /** Resolves once no webhook delivery is queued, waiting or in flight. */
   idle(): Promise<void>;
   /** Stops webhook deliveries (does not close the libSQL client, which the caller owns). */
   close(): Promise<void>;
+}
+
+/** What the server reads from a connection: its remote address (`Deno.ServeHandlerInfo` fits). */
+export interface MailRequestInfo {
+  /** The client's address. */
+  remoteAddr: { hostname: string } | { transport: string };
 }
 
 /** Parts of a server for in-process use (the standalone runner, the reference app, bench). */
@@ -114,12 +137,12 @@ export interface MailContext {
   maxUploadBytes: number;
   /** The upload routes' body limit (after the operator token check). */
   uploadLimit: MiddlewareHandler<MailEnv>;
-  /** Operator token, if any. */
-  operatorToken?: string;
   /** Webhooks. */
   webhooks: WebhookDispatcher;
   /** Customer API-key check (auth and rate limit). */
   auth: MiddlewareHandler<MailEnv>;
+  /** Mailroom operator-token check. */
+  operatorAuth: MiddlewareHandler<MailEnv>;
 }
 
 const ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
@@ -175,11 +198,25 @@ export async function createMailServer(options: MailServerOptions): Promise<Mail
         ? new URL(publicUrl(request)).origin
         : new URL(request.url).origin);
 
+  const throttle = options.authThrottle === false
+    ? null
+    : new AuthThrottle(db, options.authThrottle);
+  const addressOf = options.clientAddress ??
+    ((_: Request, info: MailRequestInfo | undefined) =>
+      info?.remoteAddr && "hostname" in info.remoteAddr ? info.remoteAddr.hostname : undefined);
+  const clientOf = (c: Context) =>
+    clientKey(addressOf(c.req.raw, c.env as MailRequestInfo | undefined));
+
   const auth: MiddlewareHandler<MailEnv> = async (c, next) => {
-    const key = await authenticate(db, c.req.header("x-api-key"));
+    const key = await checkApiKey(db, throttle, c.req.header("x-api-key"), clientOf(c));
     const wait = limiter?.take(key.keyId) ?? 0;
     if (wait > 0) throw new MailServerError(434, undefined, { "Retry-After": String(wait) });
     c.set("key", key);
+    await next();
+  };
+  const operatorAuth: MiddlewareHandler<MailEnv> = async (c, next) => {
+    const header = c.req.header("authorization");
+    await checkOperatorToken(throttle, header, options.operatorToken, clientOf(c));
     await next();
   };
   const ctx: MailContext = {
@@ -187,7 +224,7 @@ export async function createMailServer(options: MailServerOptions): Promise<Mail
     blobs,
     webhooks,
     auth,
-    operatorToken: options.operatorToken,
+    operatorAuth,
     maxBodyBytes: options.maxBodyBytes ?? 65536,
     maxUploadBytes: options.maxUploadBytes ?? 20 * 1024 * 1024,
     uploadLimit: bodyLimitOf(options.maxUploadBytes ?? 20 * 1024 * 1024),
@@ -303,7 +340,7 @@ export async function createMailServer(options: MailServerOptions): Promise<Mail
 
   const router = app as unknown as Hono;
   const server: MailServer = {
-    fetch: async (request) => await router.fetch(request),
+    fetch: async (request, info) => await router.fetch(request, info),
     blobs,
     idle: () => webhooks.idle(),
     close: () => webhooks.close(),
