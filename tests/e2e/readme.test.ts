@@ -1,0 +1,265 @@
+/**
+ * Every TypeScript quick start of README.md, extracted from the file and run as pasted in a
+ * fresh directory (`deno run -A` with the project's config, so `@gatehouse/gatehouse` is this
+ * checkout). The only edits are the ones a reader makes: the key `deno task mail` printed for
+ * `<API_KEY>`, and free ports instead of fixed ones (tests never take fixed ports); the fixed
+ * ports themselves are checked not to collide with `deno task start`.
+ */
+import assert from "node:assert/strict";
+import { loadAppEnv } from "../../app/env.ts";
+
+const opts = { sanitizeOps: false, sanitizeResources: false };
+const ROOT = new URL("../../", import.meta.url).pathname;
+const README = await Deno.readTextFile(`${ROOT}README.md`);
+const BLOCKS = [...README.matchAll(/```(ts|tsx)\n([\s\S]*?)```/g)].map((m) => ({
+  lang: m[1],
+  code: m[2],
+  entry: m[2].match(/from "(@gatehouse\/gatehouse[^"]*)"/)?.[1] ?? "(none)",
+}));
+const APP_PORT = loadAppEnv({}).PORT;
+
+function block(entry: string): { lang: string; code: string } {
+  const found = BLOCKS.find((b) => b.entry === entry);
+  assert.ok(found, `README has a quick start importing ${entry}`);
+  return found;
+}
+
+function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+interface Run {
+  output(): string;
+  done: Promise<Deno.CommandStatus>;
+  waitFor(pattern: RegExp): Promise<RegExpMatchArray>;
+  stop(): Promise<void>;
+}
+
+/** Runs `code` as a file of its own in a fresh directory. */
+async function run(code: string, lang: string, env: Record<string, string> = {}): Promise<Run> {
+  const dir = await Deno.makeTempDir({ prefix: "gatehouse-readme-" });
+  const file = `${dir}/main.${lang}`;
+  await Deno.writeTextFile(file, code);
+  const base: Record<string, string> = { NO_COLOR: "1" };
+  for (const name of ["PATH", "HOME", "DENO_DIR", "XDG_CACHE_HOME"]) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) base[name] = value;
+  }
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--config", `${ROOT}deno.json`, file],
+    cwd: dir,
+    env: { ...base, ...env },
+    clearEnv: true, // no SESSION_SECRET or anything else of the caller's
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let out = "";
+  const pump = async (stream: ReadableStream<Uint8Array<ArrayBuffer>>) => {
+    for await (const text of stream.pipeThrough(new TextDecoderStream())) out += text;
+  };
+  const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
+  const done = child.status.then(async (s) => {
+    await pumps;
+    return s;
+  });
+  let exited = false;
+  done.then(() => (exited = true));
+  return {
+    output: () => out,
+    done,
+    async waitFor(pattern) {
+      // up to a minute (the first run may compile); a quick start that never gets there fails
+      for (let i = 0; i < 1200; i++) {
+        const m = out.match(pattern);
+        if (m) return m;
+        if (exited) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`no ${pattern} in the output:\n${out}`);
+    },
+    async stop() {
+      try {
+        child.kill("SIGTERM");
+      } catch { /* exited */ }
+      await done;
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+Deno.test("readme: every TypeScript quick start is covered here", () => {
+  assert.deepEqual(
+    BLOCKS.map((b) => b.entry).sort(),
+    [
+      "@gatehouse/gatehouse",
+      "@gatehouse/gatehouse/admin",
+      "@gatehouse/gatehouse/d1",
+      "@gatehouse/gatehouse/mail",
+      "@gatehouse/gatehouse/react",
+    ],
+  );
+});
+
+Deno.test({
+  name: "readme: the core quick start without SESSION_SECRET fails with AuthError(invalid_secret)",
+  ...opts,
+  async fn() {
+    const { code, lang } = block("@gatehouse/gatehouse");
+    const port = Number(code.match(/Deno\.serve\(\{ port: (\d+) \}/)?.[1]);
+    assert.ok(port > 0 && port !== APP_PORT, `its port ${port} is not deno task start's`);
+    const app = await run(code.replace(`port: ${port}`, "port: 0"), lang);
+    try {
+      const [, listen] = await app.waitFor(/Listening on http:\/\/[^:]+:(\d+)\//);
+      const res = await fetch(`http://127.0.0.1:${listen}/`, {
+        method: "POST",
+        body: new URLSearchParams({
+          email: "me@example.com",
+          password: "correct horse battery staple",
+        }),
+        redirect: "manual",
+      });
+      await res.body?.cancel();
+      assert.equal(res.status, 500);
+      await app.waitFor(/invalid_secret/);
+      assert.match(app.output(), /AuthError/);
+      assert.doesNotMatch(app.output(), /TypeError/);
+    } finally {
+      await app.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "readme: the core quick start with SESSION_SECRET signs the owner in",
+  ...opts,
+  async fn() {
+    const { code, lang } = block("@gatehouse/gatehouse");
+    const app = await run(code.replace(/port: \d+/, "port: 0"), lang, {
+      SESSION_SECRET: "a long random secret for the readme test",
+    });
+    try {
+      const [, listen] = await app.waitFor(/Listening on http:\/\/[^:]+:(\d+)\//);
+      const url = `http://127.0.0.1:${listen}/`;
+      const post = (password: string) =>
+        fetch(url, {
+          method: "POST",
+          body: new URLSearchParams({ email: "me@example.com", password }),
+          redirect: "manual",
+        });
+      const wrong = await post("wrong");
+      await wrong.body?.cancel();
+      assert.equal(wrong.status, 401);
+      const ok = await post("correct horse battery staple");
+      await ok.body?.cancel();
+      assert.equal(ok.status, 303);
+      const cookie = ok.headers.get("set-cookie")!.split(";")[0];
+      const home = await fetch(url, { headers: { cookie } });
+      assert.equal(await home.text(), "hello me@example.com");
+    } finally {
+      await app.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "readme: the database flows quick start runs to its documented error code",
+  ...opts,
+  async fn() {
+    const { code, lang } = block("@gatehouse/gatehouse/d1");
+    const app = await run(code, lang);
+    try {
+      const status = await app.done;
+      assert.equal(status.code, 0, app.output());
+      assert.match(app.output(), /ada@example\.com/);
+      // The made-up code "123456" is wrong, except once in a million signups.
+      assert.ok(/invalid_code/.test(app.output()) || /\b123456\b/.test(app.output()), app.output());
+    } finally {
+      await app.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "readme: the sign-in pages quick start renders",
+  ...opts,
+  async fn() {
+    const { code, lang } = block("@gatehouse/gatehouse/react");
+    const app = await run(
+      code + `\nconsole.log(html.includes('action="/api/auth/login"'));\n`,
+      lang,
+    );
+    try {
+      assert.equal((await app.done).code, 0, app.output());
+      assert.match(app.output(), /^true$/m);
+    } finally {
+      await app.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "readme: the mail client quick start lists the items of `deno task mail` with its key",
+  ...opts,
+  async fn() {
+    const { code, lang } = block("@gatehouse/gatehouse/mail");
+    const mailPort = Number(code.match(/http:\/\/127\.0\.0\.1:(\d+)/)?.[1]);
+    assert.equal(mailPort, 8787, "the quick start points at deno task mail's default port");
+    const dir = await Deno.makeTempDir({ prefix: "gatehouse-readme-mail-" });
+    const mail = await run(
+      `import "${ROOT}lib/mail/standalone.ts";\n`,
+      "ts",
+      { PORT: "0", MAIL_DB: `file:${dir}/mail.db`, MAIL_BLOB_DIR: `${dir}/blobs` },
+    );
+    try {
+      const [, origin] = await mail.waitFor(/Mail-scanning API on (http:\/\/127\.0\.0\.1:\d+)\//);
+      const [, key] = await mail.waitFor(/sandbox API key:\s+(\S+)/);
+      const client = await run(
+        code.replace("http://127.0.0.1:8787", origin).replace("<API_KEY>", key),
+        lang,
+      );
+      try {
+        assert.equal((await client.done).code, 0, client.output());
+        assert.equal(client.output().match(/^\d+ received$/gm)?.length, 3, client.output());
+      } finally {
+        await client.stop();
+      }
+    } finally {
+      await mail.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "readme: the web server quick start serves its static response",
+  ...opts,
+  async fn() {
+    const { code, lang } = block("@gatehouse/gatehouse/admin");
+    const [admin, web] = [freePort(), freePort()];
+    const app = await run(
+      code.replace("127.0.0.1:2019", `127.0.0.1:${admin}`).replace(
+        "127.0.0.1:8080",
+        `127.0.0.1:${web}`,
+      ),
+      lang,
+    );
+    try {
+      let body = "";
+      for (let i = 0; i < 1200 && body !== "hello"; i++) {
+        try {
+          body = await (await fetch(`http://127.0.0.1:${web}/`)).text();
+        } catch {
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+      assert.equal(body, "hello", app.output());
+      const config = await (await fetch(`http://127.0.0.1:${admin}/config/`)).json();
+      assert.ok(config.apps.http.servers.web, "the admin API has the config");
+    } finally {
+      await app.stop();
+    }
+  },
+});
