@@ -5,7 +5,9 @@
  * Variables: `MAIL_OPERATOR_TOKEN` (bearer token of the mailroom API under
  * `/api/account-docs/v2/mailroom`), `MAIL_SIGNING_SECRET` (signs file links) — both required in
  * production, fixed development defaults otherwise; `MAIL_BLOB_DIR` (envelope images and scans,
- * default `.data/mail-blobs`); `APP_URL` / `APP_HOSTS` (public origin of file links, see `public_url.ts`).
+ * default `.data/mail-blobs`); `APP_URL` / `APP_HOSTS` (public origin of file links, see
+ * `public_url.ts`); `TRUSTED_PROXIES` (proxies whose `X-Forwarded-For` names the client for the
+ * wrong-key throttle, see `client_address.ts`).
  *
  * @module
  */
@@ -15,6 +17,7 @@ import type { AppEnv } from "./env.ts";
 import { siteSecret } from "./dev_secret.ts";
 import { openAppDatabase } from "./relay_registry.ts";
 import { publicOrigin } from "./public_url.ts";
+import { clientAddress } from "./client_address.ts";
 
 /** Builds the site: every request under the mount path goes to the mail server. */
 export async function createMailSite(env: AppEnv): Promise<Hono> {
@@ -24,6 +27,7 @@ export async function createMailSite(env: AppEnv): Promise<Hono> {
     signingSecret: siteSecret(env, "MAIL_SIGNING_SECRET"),
     blobDir: env.vars.MAIL_BLOB_DIR ?? ".data/mail-blobs",
     publicUrl: (request) => publicOrigin(env, request),
+    clientAddress: clientAddress(env),
   });
   const site = new Hono();
   // c.env is what Deno.serve passed: the connection's address, for the wrong-key throttle.
