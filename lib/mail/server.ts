@@ -236,6 +236,16 @@ export async function createMailServer(options: MailServerOptions): Promise<Mail
 
   const app = new Hono<MailEnv>().basePath(basePath);
   app.onError((err, c) => errorResponse(c, err));
+  // Deno builds the URL from the Host header as given: one that does not parse is refused
+  // here, before any handler reads the URL.
+  app.use("*", async (c, next) => {
+    try {
+      new URL(c.req.url);
+    } catch {
+      throw new MailServerError(19, "The Host header is malformed.", {}, 400);
+    }
+    await next();
+  });
   // Body limits: 64 KiB (maxBodyBytes) on every route, checked before anything else; the two
   // mailroom upload routes take up to maxUploadBytes, checked only after the operator token
   // (mailroom_api.ts), so an anonymous client never gets more than the small limit read.

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { createClient } from "@libsql/client";
 import { createMailServer, mailErrors } from "../../mail.ts";
 import { OPERATOR_TOKEN, startMail } from "./_harness.ts";
+import { withHost } from "../app/_raw.ts";
 
 function expectError(
   r: { status: number; body: { code: number; message: string } },
@@ -243,6 +244,22 @@ Deno.test("file links: 9403 for a bad or expired signature", async () => {
     now += 3600_000;
     const r3 = await fetch(url);
     expectError({ status: r3.status, body: await r3.json() }, 9403);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("a Host header that makes no URL is answered 400 code 19, never 500", async () => {
+  const h = await startMail();
+  try {
+    const port = Number(new URL(h.base).port);
+    for (const host of ["! !", "a b", "[::1", "x%zz"]) {
+      for (const path of ["/api/account-docs/v2/", "/api/account-docs/v2/items"]) {
+        const res = await withHost(port, "GET", path, host);
+        assert.equal(res.status, 400, `${host} ${path}`);
+        assert.equal(JSON.parse(res.body).code, 19);
+      }
+    }
   } finally {
     await h.close();
   }
