@@ -8,6 +8,7 @@ import { Hono } from "hono";
 import { openLibsql } from "../../d1.ts";
 import { loadAppEnv } from "../../app/env.ts";
 import { createUsersSite } from "../../app/users.ts";
+import { refuseCrossSite } from "../../app/middleware/cross_site.ts";
 
 const ORIGIN = "http://localhost";
 
@@ -15,9 +16,11 @@ Deno.test("users site: signup, verify, login, forgot, reset, name, password, e-m
   const dir = await Deno.makeTempDir();
   const db = openLibsql(`file:${dir}/app.db`);
   try {
-    const app = new Hono().route(
+    const env = loadAppEnv({});
+    // The app refuses cross-site posts in one middleware for every site (app/main.ts).
+    const app = new Hono().use("*", refuseCrossSite(env)).route(
       "/users",
-      await createUsersSite({ env: loadAppEnv({}), db, iterations: 1000 }),
+      await createUsersSite({ env, db, iterations: 1000 }),
     );
     const json = (path: string, body: Record<string, string>, cookie = "") =>
       app.request(`${ORIGIN}${path}`, {
