@@ -8,8 +8,9 @@ import type { ConnHandler } from "../module.ts";
 import { AdminError, toAdminError } from "../errors.ts";
 import { adaptByContentType } from "../adapter.ts";
 import type { Engine } from "../engine.ts";
-import type { TreeMethod } from "../config_tree.ts";
+import { checkJsonDepth, type TreeMethod } from "../config_tree.ts";
 import { type AdminSecurity, checkAdminRequest } from "./security.ts";
+import { parseAdminPath, requestTarget, validHost } from "./request.ts";
 
 const JSON_HEADERS = { "content-type": "application/json" };
 
@@ -57,6 +58,14 @@ async function readBody(req: Request, limit: number): Promise<string> {
 
 const MUTATIONS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
+/** Adapts a `/load` or `/adapt` body; JSON bodies are refused past the nesting limit first. */
+function adapt(req: Request, raw: string) {
+  const ct = req.headers.get("content-type");
+  const type = (ct ?? "").split(";")[0].trim().toLowerCase();
+  if (type === "" || type.endsWith("/json")) checkJsonDepth(raw);
+  return adaptByContentType(ct, raw);
+}
+
 /** Creates the admin endpoint's handler for one config's security settings. */
 export function createAdminHandler(engine: Engine, sec: AdminSecurity): ConnHandler {
   const log = engine.log.named("admin.api");
@@ -88,8 +97,8 @@ export function createAdminHandler(engine: Engine, sec: AdminSecurity): ConnHand
     return new Response(null, { status: 200 });
   };
 
-  const route = async (req: Request, url: URL): Promise<Response> => {
-    const path = decodeURIComponent(url.pathname);
+  // `path` is the canonical decoded path (see request.ts): no dot-segments, no encoded slashes
+  const route = async (req: Request, path: string): Promise<Response> => {
     if (path === "/config" || path.startsWith("/config/")) return await config(req, path);
     if (path.startsWith("/id/") || path === "/id") {
       const parts = path.split("/");
@@ -106,7 +115,7 @@ export function createAdminHandler(engine: Engine, sec: AdminSecurity): ConnHand
     if (path === "/load") {
       if (req.method !== "POST") throw new AdminError("method_not_allowed", "method not allowed");
       const raw = await readBody(req, limit);
-      const { result, warnings } = await adaptByContentType(req.headers.get("content-type"), raw);
+      const { result, warnings } = await adapt(req, raw);
       const force = req.headers.get("cache-control") === "must-revalidate";
       await engine.load(result, force);
       log.info("load complete");
@@ -117,7 +126,7 @@ export function createAdminHandler(engine: Engine, sec: AdminSecurity): ConnHand
     if (path === "/adapt") {
       if (req.method !== "POST") throw new AdminError("method_not_allowed", "method not allowed");
       const raw = await readBody(req, limit);
-      const { result, warnings } = await adaptByContentType(req.headers.get("content-type"), raw);
+      const { result, warnings } = await adapt(req, raw);
       const out = warnings.length ? { warnings, result } : { result };
       return new Response(JSON.stringify(out) + "\n", { headers: JSON_HEADERS });
     }
@@ -138,17 +147,20 @@ export function createAdminHandler(engine: Engine, sec: AdminSecurity): ConnHand
   };
 
   return async (req) => {
-    const url = new URL(req.url);
-    log.info("received request", {
-      method: req.method,
-      host: req.headers.get("host") ?? "",
-      uri: url.pathname + url.search,
-    });
+    const target = requestTarget(req);
+    const host = req.headers.get("host") ?? "";
+    log.info("received request", { method: req.method, host, uri: target });
     let allowOrigin: string | undefined;
     let res: Response;
     try {
+      if (!validHost(host)) {
+        throw new AdminError(
+          "bad_request",
+          `malformed Host header: ${JSON.stringify(host.slice(0, 100))}`,
+        );
+      }
       allowOrigin = checkAdminRequest(req, sec);
-      res = await route(req, url);
+      res = await route(req, parseAdminPath(target));
     } catch (e) {
       const err = toAdminError(e);
       log.error("request error", { error: err.message, status_code: err.status });
