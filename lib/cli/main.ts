@@ -7,8 +7,12 @@ import type { Command, Flags, FlagSpec } from "./command.ts";
 import { ExitCode } from "./command.ts";
 
 import { UsageError } from "./usage_error.ts";
+import { ignoreInspectorSignal } from "./inspector_signal.ts";
 
 export { UsageError };
+
+/** Commands whose process keeps running as a server. */
+const SERVER_COMMANDS = new Set(["run", "file-server", "reverse-proxy", "respond"]);
 
 /**
  * Finds a command. `run`, the long-lived server process, loads only its own modules: the
@@ -108,6 +112,8 @@ export function parseFlags(command: Command, argv: string[]): { flags: Flags; ar
  * ```
  */
 export async function main(argv: string[]): Promise<number> {
+  // before anything else a server process does: SIGUSR1 must never open Deno's inspector
+  if (SERVER_COMMANDS.has(argv[0])) ignoreInspectorSignal();
   if (argv.length === 0) {
     await (await import("./help.ts")).printUsage();
     return ExitCode.Success;

@@ -114,19 +114,25 @@ export function checkAdminRequest(req: Request, sec: AdminSecurity): string | un
   const raw = h.get("origin") || h.get("referer") || "";
   const refused = () =>
     new AdminError("forbidden", `client is not allowed to access from origin '${raw}'`);
-  // like Go's url.Parse: text without a scheme (empty) parses as a host-less URL
-  if (!raw.includes("://")) {
-    if (sec.allowed.some((a) => !a.scheme && a.host === "")) return raw;
-    throw refused();
-  }
-  let origin: URL;
-  try {
-    origin = new URL(raw);
-  } catch {
-    throw new AdminError("forbidden", "required Origin header is missing or invalid");
-  }
-  const scheme = origin.protocol.replace(/:$/, "");
-  const ok = sec.allowed.some((a) => (!a.scheme || a.scheme === scheme) && a.host === origin.host);
+  const origin = parseOrigin(raw);
+  if (!origin) throw new AdminError("forbidden", "required Origin header is missing or invalid");
+  const ok = sec.allowed.some((a) =>
+    (!a.scheme || a.scheme === origin.scheme) && a.host === origin.host
+  );
   if (!ok) throw refused();
-  return `${origin.protocol}//${origin.host}`;
+  return origin.scheme ? `${origin.scheme}://${origin.host}` : raw;
+}
+
+/**
+ * Splits an Origin or Referer value into scheme and host the way Go's `url.Parse` does (what
+ * Caddy compares): no normalisation, so hosts are compared exactly as sent. Text without a
+ * scheme (the empty string) has an empty host; control characters and spaces make it invalid.
+ */
+function parseOrigin(raw: string): { scheme: string; host: string } | null {
+  // deno-lint-ignore no-control-regex
+  if (/[\u0000-\u0020\u007f]/.test(raw)) return null;
+  const m = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\/([^/?#]*)/.exec(raw);
+  if (!m) return /^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(raw) ? null : { scheme: "", host: "" };
+  const authority = m[2];
+  return { scheme: m[1].toLowerCase(), host: authority.slice(authority.lastIndexOf("@") + 1) };
 }
