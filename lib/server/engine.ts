@@ -30,6 +30,7 @@ import { parseNetworkAddress } from "./address.ts";
 import { adminSecurity } from "./admin/security.ts";
 import { createAdminHandler } from "./admin/handler.ts";
 import { writeFileAtomic } from "./storage/file_system.ts";
+import type { ResolveOptions } from "./resolve_host.ts";
 
 /** The admin address used when neither the config nor `GATEHOUSE_ADMIN` gives one. */
 export const DEFAULT_ADMIN_ADDRESS = "localhost:2019";
@@ -46,6 +47,11 @@ export interface EngineOptions {
   maxBodyBytes?: number;
   /** Grace period for in-flight requests when sockets close (ms; default: no limit). */
   gracePeriodMs?: number;
+  /**
+   * How listen host names are resolved before binding (default: the system's resolvers, 5 s
+   * limit). The lookup never holds the event loop: other sites and the admin API keep answering.
+   */
+  resolve?: ResolveOptions;
 }
 
 interface AdminState {
@@ -89,6 +95,7 @@ export class Engine {
     this.options = options;
     this.pool.gracePeriodMs = options.gracePeriodMs;
     this.#adminPool.gracePeriodMs = options.gracePeriodMs;
+    if (options.resolve) this.pool.resolve = this.#adminPool.resolve = options.resolve;
   }
 
   /** The running config (with `@id` fields), or null. */
