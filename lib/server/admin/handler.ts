@@ -11,6 +11,7 @@ import type { Engine } from "../engine.ts";
 import { checkJsonDepth, type TreeMethod } from "../config_tree.ts";
 import { type AdminSecurity, checkAdminRequest } from "./security.ts";
 import { parseAdminPath, requestTarget, validHost } from "./request.ts";
+import { routeMatches, STANDING_ROUTES } from "./standing_routes.ts";
 
 const JSON_HEADERS = { "content-type": "application/json" };
 
@@ -135,14 +136,12 @@ export function createAdminHandler(engine: Engine, sec: AdminSecurity): ConnHand
       setTimeout(() => engine.requestStop(), 0);
       return new Response(null, { status: 200 });
     }
-    const routes = engine.moduleRoutes;
-    const match = routes
-      .filter((r) =>
-        path === r.pattern ||
-        (r.pattern.endsWith("/") ? path.startsWith(r.pattern) : path.startsWith(r.pattern + "/"))
-      )
+    const match = engine.moduleRoutes
+      .filter((r) => routeMatches(r.pattern, path))
       .sort((a, b) => b.pattern.length - a.pattern.length)[0];
     if (match) return await match.handle(req);
+    const standing = STANDING_ROUTES.find((r) => routeMatches(r.pattern, path));
+    if (standing) return await (await standing.load()).handle(req);
     throw new AdminError("not_found", `no admin endpoint at ${path}`);
   };
 
