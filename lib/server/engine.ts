@@ -315,9 +315,10 @@ export class Engine {
 
   /**
    * Stops everything: apps, modules, listeners, the admin endpoint. Resolves to the exit
-   * code: 0, or 3 when some cleanup failed.
+   * code: 0, or 3 when some cleanup failed. `options.exitCode` is the code the process exits
+   * with for another reason (1 after a failed start): the final log record reports it.
    */
-  shutdown(graceMs?: number): Promise<number> {
+  shutdown(graceMs?: number, options: { exitCode?: number } = {}): Promise<number> {
     this.#stopped = true;
     if (graceMs !== undefined) this.pool.gracePeriodMs = graceMs;
     const run = async () => {
@@ -342,7 +343,12 @@ export class Engine {
       this.#admin = undefined;
       await this.#adminPool.closeAll(graceMs ?? 2000);
       while (this.#background.size) await Promise.all(this.#background);
-      if (code === 0) this.log.info("shutdown complete", { exit_code: 0 });
+      if (options.exitCode !== undefined && options.exitCode !== 0) {
+        this.log.error("shutdown after a failed start", {
+          exit_code: options.exitCode,
+          ...(code !== 0 ? { cleanup_exit_code: code } : {}),
+        });
+      } else if (code === 0) this.log.info("shutdown complete", { exit_code: 0 });
       else this.log.error("unclean shutdown", { exit_code: code });
       await this.#logs.flush().catch(() => {});
       return code;
