@@ -79,7 +79,7 @@ Deno.test("every command takes --help and -h: its own help on stdout, exit 0, no
     }
     const top = await runCli(["--help"], t.env);
     assert.equal(top.code, 0);
-    assert.match(top.stdout, /Usage:\n  gatehouse <command>/);
+    assert.match(top.stdout, /Usage:\n {2}gatehouse <command>/);
     // an unknown flag still fails, before any help
     const bad = await runCli(["run", "--bogus"], t.env);
     assert.equal(bad.code, 1);
