@@ -11,9 +11,6 @@ import { ignoreInspectorSignal } from "./inspector_signal.ts";
 
 export { UsageError };
 
-/** Commands whose process keeps running as a server. */
-const SERVER_COMMANDS = new Set(["run", "file-server", "reverse-proxy", "respond"]);
-
 /**
  * Finds a command. `run`, the long-lived server process, loads only its own modules: the
  * registry imports every command, the database client among them (~8 MiB resident).
@@ -118,8 +115,9 @@ export function parseFlags(
  * ```
  */
 export async function main(argv: string[]): Promise<number> {
-  // before anything else a server process does: SIGUSR1 must never open Deno's inspector
-  if (SERVER_COMMANDS.has(argv[0])) ignoreInspectorSignal();
+  // before anything else: SIGUSR1 must never open Deno's inspector, in a server process or in
+  // a command waiting for one (`start`)
+  ignoreInspectorSignal();
   if (argv.length === 0 || argv[0] === "--help" || argv[0] === "-h") {
     await (await import("./help.ts")).printUsage();
     return ExitCode.Success;

@@ -132,6 +132,28 @@ export function checkJsonDepth(text: string, max: number = MAX_JSON_DEPTH): void
 }
 
 /**
+ * Throws a 400 AdminError when a parsed value (an adapter's output) nests arrays/objects
+ * deeper than `max`. Walks with an explicit stack, so any depth is safe to check.
+ *
+ * @example
+ * ```ts
+ * import { checkValueDepth } from "./config_tree.ts";
+ * checkValueDepth({ a: [1, { b: 2 }] }); // fine: 3 levels
+ * ```
+ */
+export function checkValueDepth(value: unknown, max: number = MAX_JSON_DEPTH): void {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (depth + 1 > max) {
+      throw new AdminError("bad_request", `config nested deeper than ${max} levels`);
+    }
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+}
+
+/**
  * Parses a request body as JSON (empty body = null); throws 400 when malformed or nested
  * deeper than {@linkcode MAX_JSON_DEPTH}.
  */

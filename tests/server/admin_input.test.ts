@@ -152,6 +152,21 @@ Deno.test("deep and malformed JSON bodies answer 4xx and change nothing", async 
       assert.ok(status >= 400 && status < 500, `${method} ${target}: ${status}`);
       assertJsonError(r, status, `${method} ${target} (${body.slice(0, 20)}...)`);
     }
+    // other adapters' input nested past what the code walking it can follow: 400 as well
+    for (
+      const [type, text] of [["application/json5", deepObject], [
+        "text/caddyfile",
+        ":80 {\n" + "route {\n".repeat(20_000),
+      ]]
+    ) {
+      for (const target of ["/load", "/adapt"]) {
+        const r = await rawExchange(port, "POST", target, {
+          body: text,
+          headers: { "content-type": type },
+        });
+        assertJsonError(r, 400, `${target} ${type}`);
+      }
+    }
     const nested = await rawExchange(port, "POST", "/load", { body: deepArray, headers: json });
     assert.match(JSON.parse(nested.body).error, /nested deeper than 1000 levels/);
     // 1000 levels is within the limit and round-trips

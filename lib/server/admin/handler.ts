@@ -6,9 +6,9 @@
  */
 import type { ConnHandler } from "../module.ts";
 import { AdminError, toAdminError } from "../errors.ts";
-import { adaptByContentType } from "../adapter.ts";
+import { adaptByContentType, type AdaptResult } from "../adapter.ts";
 import type { Engine } from "../engine.ts";
-import { checkJsonDepth, type TreeMethod } from "../config_tree.ts";
+import { checkJsonDepth, checkValueDepth, type TreeMethod } from "../config_tree.ts";
 import { type AdminSecurity, checkAdminRequest } from "./security.ts";
 import { parseAdminPath, requestTarget, validHost } from "./request.ts";
 import { routeMatches, STANDING_ROUTES } from "./standing_routes.ts";
@@ -59,12 +59,17 @@ async function readBody(req: Request, limit: number): Promise<string> {
 
 const MUTATIONS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
-/** Adapts a `/load` or `/adapt` body; JSON bodies are refused past the nesting limit first. */
-function adapt(req: Request, raw: string) {
+/**
+ * Adapts a `/load` or `/adapt` body. JSON text is refused past the nesting limit before it is
+ * parsed; any adapter's result is held to the same limit.
+ */
+async function adapt(req: Request, raw: string): Promise<AdaptResult> {
   const ct = req.headers.get("content-type");
   const type = (ct ?? "").split(";")[0].trim().toLowerCase();
   if (type === "" || type.endsWith("/json")) checkJsonDepth(raw);
-  return adaptByContentType(ct, raw);
+  const adapted = await adaptByContentType(ct, raw);
+  checkValueDepth(adapted.result);
+  return adapted;
 }
 
 /** Creates the admin endpoint's handler for one config's security settings. */
