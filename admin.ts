@@ -68,5 +68,10 @@ export {
   type TreeMethod,
 } from "./lib/server/config_tree.ts";
 export { ListenerPool } from "./lib/server/listeners.ts";
+export {
+  DEFAULT_RESOLVE_TIMEOUT_MS,
+  resolveBindHost,
+  type ResolveOptions,
+} from "./lib/server/resolve_host.ts";
 export { autosavePath, configDir, dataDir } from "./lib/server/storage/dirs.ts";
 export { parseEnvFile } from "./lib/server/envfile.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 import { DEFAULT_ADMIN_ADDRESS } from "../server/engine.ts";
-import { parseNetworkAddress } from "../server/address.ts";
+import { joinHostPort, parseNetworkAddress } from "../server/address.ts";
 import { UsageError } from "./usage_error.ts";
 
 /** The default admin address: `GATEHOUSE_ADMIN` or `localhost:2019`. */
@@ -31,15 +31,19 @@ export async function adminRequest(
 ): Promise<Response> {
   const addr = parseNetworkAddress(address);
   const unix = addr.network.startsWith("unix");
-  const host = unix ? "127.0.0.1" : `${addr.host || "localhost"}:${addr.startPort}`;
+  const host = unix ? "127.0.0.1" : joinHostPort(addr.host || "localhost", addr.startPort);
   let client: Deno.HttpClient | undefined;
   if (unix) client = Deno.createHttpClient({ proxy: { transport: "unix", path: addr.host } });
-  const origin = `http://${host}`;
+  // As Caddy's command line: the Origin names the admin address as configured (so that
+  // `enforce_origin` endpoints accept it); none over a unix socket, which has no origin.
+  const headers: Record<string, string> = unix
+    ? {}
+    : { origin: `http://${joinHostPort(addr.host, addr.startPort)}` };
   try {
-    const res = await fetch(`${origin}${path}`, {
+    const res = await fetch(`http://${host}${path}`, {
       method,
       body: init.body,
-      headers: { origin, ...init.headers },
+      headers: { ...headers, ...init.headers },
       client,
     });
     if (res.status >= 400) {

@@ -24,6 +24,30 @@ export interface FlagSpec {
   default?: string | boolean;
 }
 
+/** `-h/--help`, which every command takes: it prints the command's help and exits 0. */
+export const HELP_FLAG: FlagSpec = {
+  name: "help",
+  short: "h",
+  type: "boolean",
+  help: "Show this help",
+};
+
+/**
+ * A command's declared flags plus `-h/--help` (unless the command declares flags of those
+ * names): what the parser accepts and what help, completion and man pages list.
+ *
+ * @example
+ * ```ts
+ * import { commandFlags } from "./command.ts";
+ * commandFlags({ name: "x", usage: "", short: "", flags: [], run: () => Promise.resolve(0) })
+ *   .map((f) => f.name); // ["help"]
+ * ```
+ */
+export function commandFlags(command: Command): FlagSpec[] {
+  const taken = command.flags.some((f) => f.name === "help" || f.short === "h");
+  return taken ? command.flags : [...command.flags, HELP_FLAG];
+}
+
 /** Parsed flags: strings, booleans, or arrays for repeatable flags. */
 export type Flags = Record<string, string | boolean | string[] | undefined>;
 

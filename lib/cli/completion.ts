@@ -4,11 +4,11 @@
  * @module
  */
 import type { Command } from "./command.ts";
-import { ExitCode } from "./command.ts";
+import { commandFlags, ExitCode } from "./command.ts";
 import { UsageError } from "./usage_error.ts";
 
 function flagWords(c: Command): string[] {
-  return c.flags.flatMap((f) => [`--${f.name}`, ...(f.short ? [`-${f.short}`] : [])]);
+  return commandFlags(c).flatMap((f) => [`--${f.name}`, ...(f.short ? [`-${f.short}`] : [])]);
 }
 
 /** Renders a completion script for `shell` from `commands`. */
@@ -48,7 +48,7 @@ export function renderCompletion(shell: string, commands: Command[]): string {
         "  case $words[2] in",
         ...commands.filter((c) => !c.name.includes(" ")).map((c) =>
           `    ${c.name}) _arguments ${
-            c.flags.map((f) =>
+            commandFlags(c).map((f) =>
               `'--${f.name}[${f.help.replaceAll("'", "").replaceAll("]", "")}]${
                 f.type === "string" ? ":value:" : ""
               }'`
@@ -68,7 +68,7 @@ export function renderCompletion(shell: string, commands: Command[]): string {
           }'`
         ),
         ...commands.filter((c) => !c.name.includes(" ")).flatMap((c) =>
-          c.flags.map((f) =>
+          commandFlags(c).map((f) =>
             `complete -c gatehouse -n "__fish_seen_subcommand_from ${c.name}" -l ${f.name}${
               f.short ? ` -s ${f.short}` : ""
             }${f.type === "string" ? " -r" : ""} -d '${f.help.replaceAll("'", "")}'`

@@ -117,17 +117,25 @@ export const fileServerCommand: Command = {
         throw new UsageError(`file-server: unknown precompressed encoding ${p}`);
       }
     }
-    return await runQuickServer(fileServerConfig({
+    const listen = typeof flags.listen === "string" ? flags.listen : undefined;
+    const domain = typeof flags.domain === "string" ? flags.domain : undefined;
+    const config = fileServerConfig({
       root: String(flags.root ?? "."),
-      listen: typeof flags.listen === "string" ? flags.listen : undefined,
-      domain: typeof flags.domain === "string" ? flags.domain : undefined,
+      listen,
+      domain,
       browse: !!flags.browse,
       revealSymlinks: !!flags["reveal-symlinks"],
       accessLog: !!flags["access-log"],
       debug: !!flags.debug,
       compress: !flags["no-compress"],
       precompressed,
-    }));
+    });
+    // as Caddy: one log record saying where it serves
+    const where = listen || (domain ? ":443" : ":80");
+    return await runQuickServer(
+      config,
+      (engine) => engine.log.info(`Gatehouse serving static files on ${where}`),
+    );
   },
 };
 

@@ -1,20 +1,47 @@
 /**
- * `gatehouse hash-password`: hashes a password with bcrypt (cost 14, as Caddy) and prints it
- * base64-encoded, the form `http_basic` accounts take (raw `$2a$` hashes work too). Without
- * `--plaintext` it prompts twice on the terminal with echo off, or reads one line from a
- * pipe.
+ * `gatehouse hash-password`: hashes a password as Caddy 2.6.2 does and prints what `http_basic`
+ * accounts take: with bcrypt (the default; cost 14) the raw `$2b$14$...` hash, with scrypt
+ * (deprecated, as in Caddy; N=32768, r=8, p=1, 32-byte key, salted with the bytes of `--salt`)
+ * the base64 key. Without `--plaintext` it prompts twice on the terminal with echo off, or
+ * reads one line from a pipe.
  *
  * @module
  */
-import bcrypt from "bcryptjs";
 import type { Command } from "./command.ts";
 import { ExitCode } from "./command.ts";
 import { UsageError } from "./usage_error.ts";
+import {
+  bcryptHash,
+  SCRYPT_DEFAULTS,
+  scryptKey,
+  toBase64,
+} from "../server/http/handlers/hashes.ts";
 
-/** Hashes a password as `hash-password` prints it (base64 of the bcrypt hash). */
-export async function hashPassword(plaintext: string, cost = 14): Promise<string> {
-  const hash = await bcrypt.hash(plaintext, cost);
-  return btoa(hash);
+/** Algorithms `hash-password` offers. */
+export const HASH_ALGORITHMS: readonly string[] = ["bcrypt", "scrypt"];
+
+/**
+ * Hashes a password as `hash-password` prints it: the bcrypt hash text, or for scrypt the
+ * base64 key of the password salted with `salt`'s bytes.
+ *
+ * @example
+ * ```ts ignore
+ * import { hashPassword } from "./hash_password.ts";
+ * await hashPassword("hunter2"); // "$2b$14$..."
+ * await hashPassword("hunter2", { algorithm: "scrypt", salt: "saltsalt" });
+ * ```
+ */
+export async function hashPassword(
+  plaintext: string,
+  options: { algorithm?: string; salt?: string } = {},
+): Promise<string> {
+  const algorithm = options.algorithm ?? "bcrypt";
+  if (algorithm === "bcrypt") return await bcryptHash(plaintext);
+  if (algorithm === "scrypt") {
+    const salt = new TextEncoder().encode(options.salt ?? "");
+    return toBase64(await scryptKey(plaintext, salt, SCRYPT_DEFAULTS));
+  }
+  throw new UsageError(`unrecognized hash algorithm: ${algorithm}`);
 }
 
 async function readLine(prompt: string, echo: boolean): Promise<string> {
@@ -45,11 +72,14 @@ async function readLine(prompt: string, echo: boolean): Promise<string> {
 /** `hash-password`. */
 export const hashPasswordCommand: Command = {
   name: "hash-password",
-  usage: "[--plaintext <password>] [--algorithm <name>]",
-  short: "Hashes a password and writes base64",
+  usage: "[--algorithm <name>] [--salt <string>] [--plaintext <password>]",
+  short: "Hashes a password and writes the hash",
   long: [
     "Hashes --plaintext (or a password read from the terminal, asked twice, or one line from",
-    "stdin) with bcrypt and writes the base64-encoded hash, ready for http_basic accounts.",
+    "stdin) and writes the hash, ready for the password of an http_basic account.",
+    "",
+    "--algorithm may be bcrypt (the default; prints the $2b$ hash) or scrypt (prints the",
+    "base64 key; the account's salt is the base64 of --salt). scrypt is deprecated: use bcrypt.",
   ].join("\n"),
   flags: [
     {
@@ -64,13 +94,19 @@ export const hashPasswordCommand: Command = {
       short: "a",
       type: "string",
       value: "<name>",
-      help: "Name of the hash algorithm",
+      help: "Name of the hash algorithm (bcrypt or scrypt)",
       default: "bcrypt",
+    },
+    {
+      name: "salt",
+      type: "string",
+      value: "<string>",
+      help: "The password salt (scrypt)",
     },
   ],
   async run({ flags }) {
     const algorithm = String(flags.algorithm ?? "bcrypt");
-    if (algorithm !== "bcrypt") {
+    if (!HASH_ALGORITHMS.includes(algorithm)) {
       throw new UsageError(`hash-password: unrecognized hash algorithm: ${algorithm}`);
     }
     let plaintext = typeof flags.plaintext === "string" ? flags.plaintext : undefined;
@@ -88,7 +124,8 @@ export const hashPasswordCommand: Command = {
       console.error("hash-password: plaintext is required");
       return ExitCode.Failure;
     }
-    console.log(await hashPassword(plaintext));
+    const salt = typeof flags.salt === "string" ? flags.salt : undefined;
+    console.log(await hashPassword(plaintext, { algorithm, salt }));
     return ExitCode.Success;
   },
 };

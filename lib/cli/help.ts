@@ -4,15 +4,16 @@
  * @module
  */
 import type { Command } from "./command.ts";
-import { ExitCode } from "./command.ts";
+import { commandFlags, ExitCode } from "./command.ts";
 
 /** Renders one command's help text from its declaration. */
 export function renderHelp(command: Command): string {
   const lines = [`Usage:\n  gatehouse ${command.name} ${command.usage}`.trimEnd(), ""];
   lines.push(command.long ?? command.short, "");
-  if (command.flags.length) {
+  const flags = commandFlags(command);
+  if (flags.length) {
     lines.push("Flags:");
-    for (const f of command.flags) {
+    for (const f of flags) {
       const names = (f.short ? `-${f.short}, ` : "    ") + `--${f.name}` +
         (f.type === "string" ? ` ${f.value ?? "<value>"}` : "");
       const def = f.default !== undefined && f.default !== false ? ` (default ${f.default})` : "";

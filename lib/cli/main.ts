@@ -4,9 +4,10 @@
  * @module
  */
 import type { Command, Flags, FlagSpec } from "./command.ts";
-import { ExitCode } from "./command.ts";
+import { commandFlags, ExitCode, HELP_FLAG } from "./command.ts";
 
 import { UsageError } from "./usage_error.ts";
+import { ignoreInspectorSignal } from "./inspector_signal.ts";
 
 export { UsageError };
 
@@ -25,11 +26,16 @@ async function findCommand(name: string): Promise<Command | undefined> {
  * The grammar is that of `node:util` `parseArgs` in strict mode, written here so that the
  * long-lived `run` process does not load Node compatibility (about 3 MiB resident):
  * `--name value`, `--name=value`, `-n value`, `-nvalue`, boolean groups such as `-vq`, and `--`
- * ending the flags. A lone `-` is an argument.
+ * ending the flags. A lone `-` is an argument. Every command also takes `-h`/`--help` (see
+ * {@linkcode commandFlags}), reported as `help: true`.
  */
-export function parseFlags(command: Command, argv: string[]): { flags: Flags; args: string[] } {
-  const byLong = new Map(command.flags.map((f) => [f.name, f]));
-  const byShort = new Map(command.flags.filter((f) => f.short).map((f) => [f.short!, f]));
+export function parseFlags(
+  command: Command,
+  argv: string[],
+): { flags: Flags; args: string[]; help: boolean } {
+  const all = commandFlags(command);
+  const byLong = new Map(all.map((f) => [f.name, f]));
+  const byShort = new Map(all.filter((f) => f.short).map((f) => [f.short!, f]));
   const values: Record<string, string | boolean | string[]> = {};
   const args: string[] = [];
   const fail = (msg: string): never => {
@@ -95,7 +101,8 @@ export function parseFlags(command: Command, argv: string[]): { flags: Flags; ar
   for (const f of command.flags) {
     flags[f.name] = (values[f.name] ?? f.default) as Flags[string];
   }
-  return { flags, args };
+  const help = all.includes(HELP_FLAG) && values.help === true;
+  return { flags, args, help };
 }
 
 /**
@@ -108,7 +115,10 @@ export function parseFlags(command: Command, argv: string[]): { flags: Flags; ar
  * ```
  */
 export async function main(argv: string[]): Promise<number> {
-  if (argv.length === 0) {
+  // before anything else: SIGUSR1 must never open Deno's inspector, in a server process or in
+  // a command waiting for one (`start`)
+  ignoreInspectorSignal();
+  if (argv.length === 0 || argv[0] === "--help" || argv[0] === "-h") {
     await (await import("./help.ts")).printUsage();
     return ExitCode.Success;
   }
@@ -126,7 +136,11 @@ export async function main(argv: string[]): Promise<number> {
     return ExitCode.Failure;
   }
   try {
-    const { flags, args } = parseFlags(command, rest);
+    const { flags, args, help } = parseFlags(command, rest);
+    if (help) {
+      console.log((await import("./help.ts")).renderHelp(command));
+      return ExitCode.Success;
+    }
     return await command.run({ flags, args });
   } catch (e) {
     if (e instanceof UsageError) {

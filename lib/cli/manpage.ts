@@ -5,7 +5,7 @@
  * @module
  */
 import type { Command } from "./command.ts";
-import { ExitCode } from "./command.ts";
+import { commandFlags, ExitCode } from "./command.ts";
 import { UsageError } from "./usage_error.ts";
 import { VERSION } from "./version.ts";
 
@@ -33,9 +33,9 @@ export function renderManpage(command: Command | undefined, commands: Command[])
         : "Gatehouse runs web servers configured through a REST admin API.",
     ),
   ];
-  if (command?.flags.length) {
+  if (command) {
     lines.push(".SH OPTIONS");
-    for (const f of command.flags) {
+    for (const f of commandFlags(command)) {
       lines.push(
         ".TP",
         `${f.short ? `\\fB\\-${f.short}\\fR, ` : ""}\\fB\\-\\-${esc(f.name)}\\fR${

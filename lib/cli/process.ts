@@ -6,7 +6,8 @@
  * | SIGINT | graceful exit (0, or 3 when cleanup fails); a second SIGINT exits at once with 2 |
  * | SIGQUIT | immediate exit with 2, storage locks still cleaned up |
  * | SIGTERM | graceful exit |
- * | SIGUSR1, SIGUSR2, SIGHUP | ignored (logged) |
+ * | SIGUSR1 | ignored: discarded by the kernel, so Deno's runtime cannot open its inspector |
+ * | SIGUSR2, SIGHUP | ignored (logged) |
  *
  * @module
  */
@@ -14,6 +15,10 @@ import type { Engine } from "../server/engine.ts";
 import { cleanUpOwnLocks } from "../server/storage/file_system.ts";
 import { parseDuration } from "../server/duration.ts";
 import { ExitCode } from "./command.ts";
+import { ignoreInspectorSignal, type SignalGuard } from "./inspector_signal.ts";
+
+/** Deno arms its SIGUSR1 inspector trigger this long after start; the guard is checked after. */
+const INSPECTOR_ARMED_MS = 1000;
 
 /** Controls the exit of a running server process. */
 export class ProcessLife {
@@ -87,16 +92,41 @@ export class ProcessLife {
     });
     on("SIGTERM", () => this.exitGracefully("SIGTERM"));
     on("SIGQUIT", () => this.exitNow("SIGQUIT"));
-    for (const sig of ["SIGUSR1", "SIGUSR2", "SIGHUP"] as const) {
+    for (const sig of ["SIGUSR2", "SIGHUP"] as const) {
       on(
         sig,
         () => this.engine.log.info("signal ignored; use reload or the admin API", { signal: sig }),
       );
     }
+    this.#guardInspectorSignal();
   }
 
-  /** Removes the signal handlers. */
+  /** Makes SIGUSR1 ignored by the kernel, now and once Deno armed its inspector trigger. */
+  #guardInspectorSignal(): void {
+    const warn = (guard: SignalGuard) => {
+      if (guard === "ignored" || Deno.build.os === "windows") return;
+      this.engine.log.warn(
+        "SIGUSR1 cannot be ignored: Deno opens its V8 inspector on 127.0.0.1:9229 when it " +
+          "receives SIGUSR1; run the server with -A or --allow-ffi",
+        { reason: guard },
+      );
+    };
+    const first = ignoreInspectorSignal();
+    warn(first);
+    if (first !== "ignored") return;
+    const timer = setTimeout(() => {
+      this.#guardTimer = undefined;
+      warn(ignoreInspectorSignal());
+    }, INSPECTOR_ARMED_MS);
+    Deno.unrefTimer(timer);
+    this.#guardTimer = timer;
+  }
+
+  #guardTimer?: ReturnType<typeof setTimeout>;
+
+  /** Removes the signal handlers (SIGUSR1 stays ignored). */
   removeSignals(): void {
+    clearTimeout(this.#guardTimer);
     for (const [sig, fn] of this.#listeners.splice(0)) {
       try {
         Deno.removeSignalListener(sig, fn);

@@ -11,7 +11,8 @@ import { ExitCode } from "./command.ts";
 import { ProcessLife } from "./process.ts";
 
 /**
- * Loads `config` and serves until a signal; `onStarted` runs once it serves.
+ * Loads `config` and serves until a signal; `onStarted` runs once it serves. A failed start
+ * prints the error and resolves to 1 (the exit code the log reports too).
  *
  * @example
  * ```ts ignore
@@ -21,7 +22,7 @@ import { ProcessLife } from "./process.ts";
  */
 export async function runQuickServer(
   config: Record<string, unknown>,
-  onStarted?: () => void,
+  onStarted?: (engine: Engine) => void,
 ): Promise<number> {
   const engine = new Engine({ defaultAdmin: false, autosavePath: false });
   const life = new ProcessLife(engine);
@@ -30,11 +31,11 @@ export async function runQuickServer(
     await engine.load(config, true);
   } catch (e) {
     life.removeSignals();
-    await engine.shutdown();
+    await engine.shutdown(undefined, { exitCode: ExitCode.Failure });
     console.error((e as Error).message);
     return ExitCode.Failure;
   }
-  onStarted?.();
+  onStarted?.(engine);
   return await life.exited;
 }
 

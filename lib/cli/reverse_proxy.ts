@@ -51,6 +51,18 @@ export function parseProxyAddress(input: string, defaultScheme: "http" | "https"
   return { scheme, host, ports };
 }
 
+/** The dial addresses of `--to` values (port ranges expanded) and whether any is HTTPS. */
+function upstreamDials(to: string[]): { dials: string[]; tls: boolean } {
+  const dials: string[] = [];
+  let tls = false;
+  for (const t of to) {
+    const a = parseProxyAddress(t, "http");
+    if (a.scheme === "https") tls = true;
+    for (const p of a.ports) dials.push(`${a.host || "localhost"}:${p}`);
+  }
+  return { dials, tls };
+}
+
 /** Options of the generated proxy config. */
 export interface ReverseProxyOptions {
   from: string;
@@ -68,13 +80,8 @@ export interface ReverseProxyOptions {
 export function reverseProxyConfig(o: ReverseProxyOptions): Record<string, unknown> {
   if (o.to.length === 0) throw new UsageError("reverse-proxy: --to is required");
   const from = parseProxyAddress(o.from || "localhost", "https");
-  const upstreams: { dial: string }[] = [];
-  let upstreamTLS = false;
-  for (const t of o.to) {
-    const a = parseProxyAddress(t, "http");
-    if (a.scheme === "https") upstreamTLS = true;
-    for (const p of a.ports) upstreams.push({ dial: `${a.host || "localhost"}:${p}` });
-  }
+  const { dials, tls: upstreamTLS } = upstreamDials(o.to);
+  const upstreams = dials.map((dial) => ({ dial }));
   const up = { ...o.headerUp };
   if (o.changeHostHeader) up.Host = ["{http.reverse_proxy.upstream.hostport}"];
   const handler: Record<string, unknown> = { handler: "reverse_proxy", upstreams };
@@ -96,6 +103,29 @@ export function reverseProxyConfig(o: ReverseProxyOptions): Record<string, unkno
   if (o.disableRedirects) server.automatic_https = { disable_redirects: true };
   if (o.accessLog) server.logs = {};
   return { ...NO_ADMIN, apps: { http: { servers: { proxy: server } } }, ...debugLogging(o.debug) };
+}
+
+/**
+ * What `reverse-proxy` prints once it serves, as Caddy: one `Gatehouse proxying <from> -> <to>`
+ * line per upstream, then the load-balancing policy when there are several.
+ *
+ * @example
+ * ```ts
+ * import { proxyBanner, reverseProxyConfig } from "./reverse_proxy.ts";
+ * proxyBanner(reverseProxyConfig({
+ *   from: ":8080", to: ["127.0.0.1:9000"], headerUp: {}, headerDown: {},
+ *   changeHostHeader: false, insecure: false, accessLog: false, debug: false,
+ *   disableRedirects: false,
+ * })); // "Gatehouse proxying http://:8080 -> 127.0.0.1:9000"
+ * ```
+ */
+export function proxyBanner(o: ReverseProxyOptions): string {
+  const from = parseProxyAddress(o.from || "localhost", "https");
+  const shown = `${from.scheme}://${from.host}:${from.ports[0]}`;
+  const to = upstreamDials(o.to).dials;
+  const lines = to.map((dial) => `Gatehouse proxying ${shown} -> ${dial}`);
+  if (to.length > 1) lines.push("Load balancing policy: random");
+  return lines.join("\n");
 }
 
 /** `reverse-proxy`. */
@@ -171,7 +201,7 @@ export const reverseProxyCommand: Command = {
   ],
   async run({ flags, args }) {
     if (args.length) throw new UsageError(`reverse-proxy: unexpected argument "${args[0]}"`);
-    const config = reverseProxyConfig({
+    const options: ReverseProxyOptions = {
       from: String(flags.from ?? "localhost"),
       to: (flags.to as string[] | undefined) ?? [],
       headerUp: parseHeaderFlags((flags["header-up"] as string[] | undefined) ?? [], "header-up"),
@@ -184,7 +214,8 @@ export const reverseProxyCommand: Command = {
       accessLog: !!flags["access-log"],
       debug: !!flags.debug,
       disableRedirects: !!flags["disable-redirects"],
-    });
-    return await runQuickServer(config);
+    };
+    const config = reverseProxyConfig(options);
+    return await runQuickServer(config, () => console.log(proxyBanner(options)));
   },
 };

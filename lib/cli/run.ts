@@ -120,7 +120,7 @@ export async function runServer(flags: Flags): Promise<number> {
     await engine.load(initial.config, true);
   } catch (e) {
     life.removeSignals();
-    await engine.shutdown();
+    await engine.shutdown(undefined, { exitCode: ExitCode.Failure });
     console.error(`gatehouse run: ${(e as Error).message}`);
     return ExitCode.Failure;
   }

@@ -90,9 +90,76 @@ export function parseIfMatch(header: string): { path: string; hash: string } {
   return { path: parts[0], hash: parts[1] };
 }
 
-/** Parses a request body as JSON (empty body = null); throws 400 when malformed. */
+/**
+ * Deepest nesting of arrays and objects a JSON body may have. Configs are a few dozen levels
+ * deep; the limit keeps every walk over a config (canonical encoding, `@id` index, modules)
+ * far from the call-stack limit.
+ */
+export const MAX_JSON_DEPTH = 1000;
+
+/**
+ * Throws a 400 AdminError when the JSON text nests arrays/objects deeper than `max`. A linear
+ * scan that skips strings, run before parsing so no deep value is ever built.
+ *
+ * @example
+ * ```ts
+ * import { checkJsonDepth } from "./config_tree.ts";
+ * checkJsonDepth('{"a":[1,2]}'); // fine
+ * // checkJsonDepth("[".repeat(100000)) throws: nested deeper than 1000 levels
+ * ```
+ */
+export function checkJsonDepth(text: string, max: number = MAX_JSON_DEPTH): void {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34 /* " */) {
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 92 /* \ */) i++;
+        else if (d === 34) break;
+      }
+    } else if (c === 91 /* [ */ || c === 123 /* { */) {
+      if (++depth > max) {
+        throw new AdminError(
+          "bad_request",
+          `decoding request body: JSON nested deeper than ${max} levels`,
+        );
+      }
+    } else if (c === 93 /* ] */ || c === 125 /* } */) {
+      depth--;
+    }
+  }
+}
+
+/**
+ * Throws a 400 AdminError when a parsed value (an adapter's output) nests arrays/objects
+ * deeper than `max`. Walks with an explicit stack, so any depth is safe to check.
+ *
+ * @example
+ * ```ts
+ * import { checkValueDepth } from "./config_tree.ts";
+ * checkValueDepth({ a: [1, { b: 2 }] }); // fine: 3 levels
+ * ```
+ */
+export function checkValueDepth(value: unknown, max: number = MAX_JSON_DEPTH): void {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (depth + 1 > max) {
+      throw new AdminError("bad_request", `config nested deeper than ${max} levels`);
+    }
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+}
+
+/**
+ * Parses a request body as JSON (empty body = null); throws 400 when malformed or nested
+ * deeper than {@linkcode MAX_JSON_DEPTH}.
+ */
 export function decodeBody(body: string): Json {
   if (body.trim() === "") return null;
+  checkJsonDepth(body);
   try {
     return JSON.parse(body) as Json;
   } catch (e) {

@@ -30,6 +30,7 @@ import { parseNetworkAddress } from "./address.ts";
 import { adminSecurity } from "./admin/security.ts";
 import { createAdminHandler } from "./admin/handler.ts";
 import { writeFileAtomic } from "./storage/file_system.ts";
+import type { ResolveOptions } from "./resolve_host.ts";
 
 /** The admin address used when neither the config nor `GATEHOUSE_ADMIN` gives one. */
 export const DEFAULT_ADMIN_ADDRESS = "localhost:2019";
@@ -46,6 +47,11 @@ export interface EngineOptions {
   maxBodyBytes?: number;
   /** Grace period for in-flight requests when sockets close (ms; default: no limit). */
   gracePeriodMs?: number;
+  /**
+   * How listen host names are resolved before binding (default: the system's resolvers, 5 s
+   * limit). The lookup never holds the event loop: other sites and the admin API keep answering.
+   */
+  resolve?: ResolveOptions;
 }
 
 interface AdminState {
@@ -89,6 +95,7 @@ export class Engine {
     this.options = options;
     this.pool.gracePeriodMs = options.gracePeriodMs;
     this.#adminPool.gracePeriodMs = options.gracePeriodMs;
+    if (options.resolve) this.pool.resolve = this.#adminPool.resolve = options.resolve;
   }
 
   /** The running config (with `@id` fields), or null. */
@@ -308,9 +315,10 @@ export class Engine {
 
   /**
    * Stops everything: apps, modules, listeners, the admin endpoint. Resolves to the exit
-   * code: 0, or 3 when some cleanup failed.
+   * code: 0, or 3 when some cleanup failed. `options.exitCode` is the code the process exits
+   * with for another reason (1 after a failed start): the final log record reports it.
    */
-  shutdown(graceMs?: number): Promise<number> {
+  shutdown(graceMs?: number, options: { exitCode?: number } = {}): Promise<number> {
     this.#stopped = true;
     if (graceMs !== undefined) this.pool.gracePeriodMs = graceMs;
     const run = async () => {
@@ -335,7 +343,12 @@ export class Engine {
       this.#admin = undefined;
       await this.#adminPool.closeAll(graceMs ?? 2000);
       while (this.#background.size) await Promise.all(this.#background);
-      if (code === 0) this.log.info("shutdown complete", { exit_code: 0 });
+      if (options.exitCode !== undefined && options.exitCode !== 0) {
+        this.log.error("shutdown after a failed start", {
+          exit_code: options.exitCode,
+          ...(code !== 0 ? { cleanup_exit_code: code } : {}),
+        });
+      } else if (code === 0) this.log.info("shutdown complete", { exit_code: 0 });
       else this.log.error("unclean shutdown", { exit_code: code });
       await this.#logs.flush().catch(() => {});
       return code;

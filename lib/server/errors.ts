@@ -13,6 +13,7 @@
  * - `conflict`: strict create on an existing key (409)
  * - `precondition_failed`: stale `If-Match` (412)
  * - `too_large`: body over the limit (413)
+ * - `uri_too_long`: request target over the limit (414)
  * - `load_failed`: the new config failed to provision, validate or start (400)
  * - `internal`: anything else (500)
  */
@@ -24,6 +25,7 @@ export type AdminErrorCode =
   | "conflict"
   | "precondition_failed"
   | "too_large"
+  | "uri_too_long"
   | "load_failed"
   | "internal";
 
@@ -35,6 +37,7 @@ const STATUS: Record<AdminErrorCode, number> = {
   conflict: 409,
   precondition_failed: 412,
   too_large: 413,
+  uri_too_long: 414,
   load_failed: 400,
   internal: 500,
 };
@@ -62,9 +65,22 @@ export class AdminError extends Error {
   }
 }
 
-/** Wraps any thrown value as an AdminError (unknown errors become `internal`). */
+/**
+ * Wraps any thrown value as an AdminError. A stack overflow is the input's doing (a value
+ * nested deeper than the code walking it can follow) and becomes `bad_request`; other unknown
+ * errors become `internal`.
+ *
+ * @example
+ * ```ts
+ * import { toAdminError } from "./errors.ts";
+ * toAdminError(new RangeError("Maximum call stack size exceeded")).status; // 400
+ * ```
+ */
 export function toAdminError(e: unknown): AdminError {
   if (e instanceof AdminError) return e;
+  if (e instanceof RangeError && /call stack/i.test(e.message)) {
+    return new AdminError("bad_request", "input is nested too deeply", { cause: e });
+  }
   return new AdminError("internal", e instanceof Error ? e.message : String(e), { cause: e });
 }
 

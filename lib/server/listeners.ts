@@ -7,6 +7,7 @@
  */
 import type { ConnHandler, ListenerHandle, ListenOptions, ServeInfo } from "./module.ts";
 import { joinHostPort, parseNetworkAddress } from "./address.ts";
+import { resolveBindHost, type ResolveOptions } from "./resolve_host.ts";
 
 class Handle implements ListenerHandle {
   handler?: ConnHandler;
@@ -71,6 +72,8 @@ export class ListenerPool {
   #sockets = new Map<string, Socket>();
   /** Longest wait for in-flight requests when a socket closes (ms); undefined = no limit. */
   gracePeriodMs?: number;
+  /** How listen host names are resolved (asynchronously, with a time limit) before binding. */
+  resolve: ResolveOptions = {};
 
   /** Number of open sockets. */
   get size(): number {
@@ -98,9 +101,19 @@ export class ListenerPool {
     if (engine !== "deno") key += `|${engine}`;
     let socket = this.#sockets.get(key);
     if (!socket) {
+      // a host name is looked up here, off the event loop; the socket binds the address found
+      const bind = unix ? addr.host : await resolveBindHost(addr.host, addr.network, this.resolve);
       socket = engine === "node"
-        ? await this.#openNode(key, addr.host, addr.startPort, unix, addr.network, options.tls)
-        : this.#open(key, addr.host, addr.startPort, unix, addr.network, options.tls);
+        ? await this.#openNode(
+          key,
+          addr.host,
+          bind,
+          addr.startPort,
+          unix,
+          addr.network,
+          options.tls,
+        )
+        : this.#open(key, addr.host, bind, addr.startPort, unix, addr.network, options.tls);
       // Another listen for the same key may have opened it meanwhile (node binds async).
       const raced = this.#sockets.get(key);
       if (raced) {
@@ -125,6 +138,7 @@ export class ListenerPool {
   async #openNode(
     key: string,
     host: string,
+    bind: string,
     port: number,
     unix: boolean,
     network: string,
@@ -139,7 +153,7 @@ export class ListenerPool {
       socket.unixPath = host;
       socket.server = await serveNode({ path: host, handler, localAddress: () => socket.address });
     } else {
-      const hostname = bindHost(host, network);
+      const hostname = bindHost(bind, network);
       const server = await serveNode({
         hostname,
         port,
@@ -157,6 +171,7 @@ export class ListenerPool {
   #open(
     key: string,
     host: string,
+    bind: string,
     port: number,
     unix: boolean,
     network: string,
@@ -185,7 +200,7 @@ export class ListenerPool {
       socket.address = `unix/${host}`;
       socket.unixPath = host;
     } else {
-      const hostname = bindHost(host, network);
+      const hostname = bindHost(bind, network);
       const opts = { hostname, port, handler, onListen() {} };
       const server = tls ? Deno.serve({ ...opts, cert: tls.cert, key: tls.key }) : Deno.serve(opts);
       socket.server = server;

@@ -423,3 +423,16 @@ Deno.test("embedded without a default admin address: DELETE /config/ keeps the e
     await s.stop();
   }
 });
+
+Deno.test("GET /reverse_proxy/upstreams answers [] with no proxy configured (as Caddy); other methods 405", async () => {
+  await withServer(async (base) => {
+    const r = await call(base, "GET", "/reverse_proxy/upstreams");
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get("content-type"), "application/json");
+    assert.equal(r.body, "[]\n");
+    const post = await call(base, "POST", "/reverse_proxy/upstreams");
+    assert.equal(post.status, 405);
+    assert.deepEqual(JSON.parse(post.body), { error: "method not allowed" });
+    assert.equal((await call(base, "GET", "/reverse_proxy/nope")).status, 404);
+  });
+});

@@ -84,6 +84,9 @@ const steps: Step[] = [
   { method: "POST", path: "/adapt", body: { apps: {} } },
   { method: "GET", path: "/load" },
   { method: "GET", path: "/stop" },
+  // always there, even with no reverse_proxy configured
+  { method: "GET", path: "/reverse_proxy/upstreams" },
+  { method: "POST", path: "/reverse_proxy/upstreams" },
   { method: "OPTIONS", path: "/config/" },
   { method: "POST", path: "/load", body: base },
   { method: "POST", path: "/load", body: base, headers: { "cache-control": "must-revalidate" } },
@@ -183,6 +186,7 @@ Deno.test({
           );
         }
         if (step.method === "GET" && c.status === 200) assert.equal(g.body, c.body, label);
+        if (step.path === "/reverse_proxy/upstreams") assert.equal(g.body, c.body, label);
         if (step.path === "/adapt") assert.deepEqual(JSON.parse(g.body), JSON.parse(c.body));
         const [cc, gc] = [
           await send(targets[0], { method: "GET", path: "/config/" }),

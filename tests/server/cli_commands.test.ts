@@ -57,3 +57,34 @@ Deno.test("the command line: help, version, list-modules, build-info, completion
     await Deno.remove(t.dir, { recursive: true });
   }
 });
+
+Deno.test("every command takes --help and -h: its own help on stdout, exit 0, nothing run", async () => {
+  const t = await tempEnv();
+  try {
+    const names = commands.map((c) => c.name);
+    const jobs = names.flatMap((name) => [[name, "--help"], [name, "-h"]]);
+    for (let i = 0; i < jobs.length; i += 4) {
+      await Promise.all(
+        jobs.slice(i, i + 4).map(async ([name, flag]) => {
+          // `run --help` and the quick servers would block if the command ran
+          const r = await runCli([...name.split(" "), flag], t.env);
+          assert.equal(r.code, 0, `${name} ${flag}: ${r.out}`);
+          assert.ok(
+            r.stdout.startsWith(`Usage:\n  gatehouse ${name}`),
+            `${name} ${flag}: ${r.stdout}`,
+          );
+          assert.match(r.stdout, /-h, --help +Show this help/, `${name} ${flag}`);
+        }),
+      );
+    }
+    const top = await runCli(["--help"], t.env);
+    assert.equal(top.code, 0);
+    assert.match(top.stdout, /Usage:\n {2}gatehouse <command>/);
+    // an unknown flag still fails, before any help
+    const bad = await runCli(["run", "--bogus"], t.env);
+    assert.equal(bad.code, 1);
+    assert.match(bad.out, /Unknown option '--bogus'/);
+  } finally {
+    await Deno.remove(t.dir, { recursive: true });
+  }
+});

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { parseArgs } from "node:util";
 import fc from "fast-check";
-import type { Command } from "../../lib/cli/command.ts";
+import { type Command, commandFlags } from "../../lib/cli/command.ts";
 import { parseFlags, UsageError } from "../../lib/cli/main.ts";
 
 const command: Command = {
@@ -22,12 +22,14 @@ const command: Command = {
   run: () => Promise.resolve(0),
 };
 
-function viaNode(argv: string[]): { flags: Record<string, unknown>; args: string[] } | "error" {
+type Parsed = { flags: Record<string, unknown>; args: string[]; help: boolean };
+
+function viaNode(argv: string[]): Parsed | "error" {
   const options: Record<
     string,
     { type: "string" | "boolean"; short?: string; multiple?: boolean }
   > = {};
-  for (const f of command.flags) {
+  for (const f of commandFlags(command)) {
     options[f.name] = { type: f.type, ...(f.short ? { short: f.short } : {}) };
     if (f.multiple) options[f.name].multiple = true;
   }
@@ -42,13 +44,13 @@ function viaNode(argv: string[]): { flags: Record<string, unknown>; args: string
     for (const f of command.flags) {
       flags[f.name] = (values as Record<string, unknown>)[f.name] ?? f.default;
     }
-    return { flags, args: positionals };
+    return { flags, args: positionals, help: values.help === true };
   } catch {
     return "error";
   }
 }
 
-function viaOurs(argv: string[]): { flags: Record<string, unknown>; args: string[] } | "error" {
+function viaOurs(argv: string[]): Parsed | "error" {
   try {
     return parseFlags(command, argv);
   } catch (e) {
@@ -68,10 +70,12 @@ Deno.test("flags: worked examples", () => {
       header: undefined,
     },
     args: ["x"],
+    help: false,
   });
   assert.deepEqual(viaOurs(["--config=b", "-vw", "-H", "A: 1", "-HB: 2", "--", "--watch"]), {
     flags: { config: "b", adapter: "json", watch: true, verbose: true, header: ["A: 1", "B: 2"] },
     args: ["--watch"],
+    help: false,
   });
   assert.deepEqual(viaOurs(["-", "-cfile"]), {
     flags: {
@@ -82,7 +86,10 @@ Deno.test("flags: worked examples", () => {
       header: undefined,
     },
     args: ["-"],
+    help: false,
   });
+  assert.equal((viaOurs(["-c", "x", "--help"]) as Parsed).help, true);
+  assert.equal((viaOurs(["-vh"]) as Parsed).help, true);
   assert.throws(() => parseFlags(command, ["--nope"]), /demo: Unknown option '--nope'/);
   assert.throws(() => parseFlags(command, ["-x"]), /demo: Unknown option '-x'/);
   assert.throws(() => parseFlags(command, ["--watch=1"]), /does not take an argument/);
@@ -117,6 +124,9 @@ Deno.test("flags: same outcome as node:util parseArgs on random command lines", 
       "value",
       "other.json",
       "-c=1",
+      "--help",
+      "-h",
+      "-vh",
     ),
     fc.string({ maxLength: 6 }),
   );

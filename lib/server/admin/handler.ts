@@ -6,10 +6,12 @@
  */
 import type { ConnHandler } from "../module.ts";
 import { AdminError, toAdminError } from "../errors.ts";
-import { adaptByContentType } from "../adapter.ts";
+import { adaptByContentType, type AdaptResult } from "../adapter.ts";
 import type { Engine } from "../engine.ts";
-import type { TreeMethod } from "../config_tree.ts";
+import { checkJsonDepth, checkValueDepth, type TreeMethod } from "../config_tree.ts";
 import { type AdminSecurity, checkAdminRequest } from "./security.ts";
+import { parseAdminPath, requestTarget, validHost } from "./request.ts";
+import { routeMatches, STANDING_ROUTES } from "./standing_routes.ts";
 
 const JSON_HEADERS = { "content-type": "application/json" };
 
@@ -57,6 +59,19 @@ async function readBody(req: Request, limit: number): Promise<string> {
 
 const MUTATIONS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
+/**
+ * Adapts a `/load` or `/adapt` body. JSON text is refused past the nesting limit before it is
+ * parsed; any adapter's result is held to the same limit.
+ */
+async function adapt(req: Request, raw: string): Promise<AdaptResult> {
+  const ct = req.headers.get("content-type");
+  const type = (ct ?? "").split(";")[0].trim().toLowerCase();
+  if (type === "" || type.endsWith("/json")) checkJsonDepth(raw);
+  const adapted = await adaptByContentType(ct, raw);
+  checkValueDepth(adapted.result);
+  return adapted;
+}
+
 /** Creates the admin endpoint's handler for one config's security settings. */
 export function createAdminHandler(engine: Engine, sec: AdminSecurity): ConnHandler {
   const log = engine.log.named("admin.api");
@@ -88,8 +103,8 @@ export function createAdminHandler(engine: Engine, sec: AdminSecurity): ConnHand
     return new Response(null, { status: 200 });
   };
 
-  const route = async (req: Request, url: URL): Promise<Response> => {
-    const path = decodeURIComponent(url.pathname);
+  // `path` is the canonical decoded path (see request.ts): no dot-segments, no encoded slashes
+  const route = async (req: Request, path: string): Promise<Response> => {
     if (path === "/config" || path.startsWith("/config/")) return await config(req, path);
     if (path.startsWith("/id/") || path === "/id") {
       const parts = path.split("/");
@@ -106,7 +121,7 @@ export function createAdminHandler(engine: Engine, sec: AdminSecurity): ConnHand
     if (path === "/load") {
       if (req.method !== "POST") throw new AdminError("method_not_allowed", "method not allowed");
       const raw = await readBody(req, limit);
-      const { result, warnings } = await adaptByContentType(req.headers.get("content-type"), raw);
+      const { result, warnings } = await adapt(req, raw);
       const force = req.headers.get("cache-control") === "must-revalidate";
       await engine.load(result, force);
       log.info("load complete");
@@ -117,7 +132,7 @@ export function createAdminHandler(engine: Engine, sec: AdminSecurity): ConnHand
     if (path === "/adapt") {
       if (req.method !== "POST") throw new AdminError("method_not_allowed", "method not allowed");
       const raw = await readBody(req, limit);
-      const { result, warnings } = await adaptByContentType(req.headers.get("content-type"), raw);
+      const { result, warnings } = await adapt(req, raw);
       const out = warnings.length ? { warnings, result } : { result };
       return new Response(JSON.stringify(out) + "\n", { headers: JSON_HEADERS });
     }
@@ -126,29 +141,30 @@ export function createAdminHandler(engine: Engine, sec: AdminSecurity): ConnHand
       setTimeout(() => engine.requestStop(), 0);
       return new Response(null, { status: 200 });
     }
-    const routes = engine.moduleRoutes;
-    const match = routes
-      .filter((r) =>
-        path === r.pattern ||
-        (r.pattern.endsWith("/") ? path.startsWith(r.pattern) : path.startsWith(r.pattern + "/"))
-      )
+    const match = engine.moduleRoutes
+      .filter((r) => routeMatches(r.pattern, path))
       .sort((a, b) => b.pattern.length - a.pattern.length)[0];
     if (match) return await match.handle(req);
+    const standing = STANDING_ROUTES.find((r) => routeMatches(r.pattern, path));
+    if (standing) return await (await standing.load()).handle(req);
     throw new AdminError("not_found", `no admin endpoint at ${path}`);
   };
 
   return async (req) => {
-    const url = new URL(req.url);
-    log.info("received request", {
-      method: req.method,
-      host: req.headers.get("host") ?? "",
-      uri: url.pathname + url.search,
-    });
+    const target = requestTarget(req);
+    const host = req.headers.get("host") ?? "";
+    log.info("received request", { method: req.method, host, uri: target });
     let allowOrigin: string | undefined;
     let res: Response;
     try {
+      if (!validHost(host)) {
+        throw new AdminError(
+          "bad_request",
+          `malformed Host header: ${JSON.stringify(host.slice(0, 100))}`,
+        );
+      }
       allowOrigin = checkAdminRequest(req, sec);
-      res = await route(req, url);
+      res = await route(req, parseAdminPath(target));
     } catch (e) {
       const err = toAdminError(e);
       log.error("request error", { error: err.message, status_code: err.status });

@@ -1,7 +1,8 @@
 /**
  * Host and Origin checks of the admin endpoint (defence against DNS rebinding and cross-site
- * requests), as Caddy does them: the Host header must name an allowed origin unless the
- * endpoint listens on all interfaces; with `enforce_origin` the Origin (or Referer) must too.
+ * requests), as current Caddy does them: the Host header must name an allowed origin unless the
+ * endpoint listens on all interfaces; requests a browser made must come from an allowed origin,
+ * and with `enforce_origin` every request must.
  *
  * @module
  */
@@ -64,37 +65,74 @@ export function adminSecurity(
   };
 }
 
+/** Request headers only browsers send: their presence makes the Origin check mandatory. */
+const BROWSER_HEADERS = ["origin", "sec-fetch-mode", "sec-fetch-site", "sec-fetch-dest"];
+
 /**
  * Checks a request; returns the origin to echo in `Access-Control-Allow-Origin` (or
- * undefined), throws a 403 AdminError when refused.
+ * undefined), throws a 403 AdminError when refused. As current Caddy does:
+ * - WebSocket upgrades, `Sec-Fetch-Mode: no-cors` (a page switching off the same-origin
+ *   policy) and `Origin: null` are always refused;
+ * - the Host header must be an allowed origin's host unless the endpoint listens on all
+ *   interfaces or a unix socket (DNS rebinding);
+ * - a request a browser made (it carries `Origin` or a `Sec-Fetch-*` header) must come from an
+ *   allowed origin (its `Origin`, or `Referer` when there is none), whatever `enforce_origin`
+ *   says; with `enforce_origin` every request must.
+ *
+ * @example
+ * ```ts
+ * import { adminSecurity, checkAdminRequest } from "./security.ts";
+ * import { parseNetworkAddress } from "../address.ts";
+ * const sec = adminSecurity(parseNetworkAddress("localhost:2019"), 2019, {});
+ * const req = new Request("http://localhost:2019/config/", {
+ *   headers: { host: "localhost:2019", origin: "http://localhost:2019" },
+ * });
+ * checkAdminRequest(req, sec); // "http://localhost:2019"
+ * ```
  */
 export function checkAdminRequest(req: Request, sec: AdminSecurity): string | undefined {
-  if ((req.headers.get("upgrade") ?? "").toLowerCase().includes("websocket")) {
+  const h = req.headers;
+  if ((h.get("upgrade") ?? "").toLowerCase().includes("websocket")) {
     throw new AdminError("forbidden", "websocket connections aren't allowed");
   }
+  if ((h.get("sec-fetch-mode") ?? "").toLowerCase().includes("no-cors")) {
+    throw new AdminError(
+      "forbidden",
+      "client attempted to make request by disabling same-origin policy using no-cors mode",
+    );
+  }
+  if (h.get("origin") === "null") {
+    throw new AdminError("forbidden", "invalid origin 'null'");
+  }
   if (sec.enforceHost) {
-    const host = req.headers.get("host") ?? "";
+    const host = h.get("host") ?? "";
     if (!sec.allowed.some((a) => a.host === host)) {
       throw new AdminError("forbidden", `host not allowed: ${host}`);
     }
   }
-  if (!sec.enforceOrigin) return undefined;
-  const raw = req.headers.get("origin") || req.headers.get("referer") || "";
+  if (!sec.enforceOrigin && !BROWSER_HEADERS.some((name) => h.has(name))) return undefined;
+  const raw = h.get("origin") || h.get("referer") || "";
   const refused = () =>
     new AdminError("forbidden", `client is not allowed to access from origin '${raw}'`);
-  // like Go's url.Parse: text without a scheme (empty, "null") parses as a host-less URL
-  if (!raw.includes("://")) {
-    if (sec.allowed.some((a) => !a.scheme && a.host === "")) return raw;
-    throw refused();
-  }
-  let origin: URL;
-  try {
-    origin = new URL(raw);
-  } catch {
-    throw new AdminError("forbidden", "required Origin header is missing or invalid");
-  }
-  const scheme = origin.protocol.replace(/:$/, "");
-  const ok = sec.allowed.some((a) => (!a.scheme || a.scheme === scheme) && a.host === origin.host);
+  const origin = parseOrigin(raw);
+  if (!origin) throw new AdminError("forbidden", "required Origin header is missing or invalid");
+  const ok = sec.allowed.some((a) =>
+    (!a.scheme || a.scheme === origin.scheme) && a.host === origin.host
+  );
   if (!ok) throw refused();
-  return `${origin.protocol}//${origin.host}`;
+  return origin.scheme ? `${origin.scheme}://${origin.host}` : raw;
+}
+
+/**
+ * Splits an Origin or Referer value into scheme and host the way Go's `url.Parse` does (what
+ * Caddy compares): no normalisation, so hosts are compared exactly as sent. Text without a
+ * scheme (the empty string) has an empty host; control characters and spaces make it invalid.
+ */
+function parseOrigin(raw: string): { scheme: string; host: string } | null {
+  // deno-lint-ignore no-control-regex
+  if (/[\u0000-\u0020\u007f]/.test(raw)) return null;
+  const m = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\/([^/?#]*)/.exec(raw);
+  if (!m) return /^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(raw) ? null : { scheme: "", host: "" };
+  const authority = m[2];
+  return { scheme: m[1].toLowerCase(), host: authority.slice(authority.lastIndexOf("@") + 1) };
 }

@@ -204,12 +204,12 @@ Deno.test("cli reverse-proxy: several upstreams from a range, header up/down, ch
   }
 });
 
-Deno.test("cli hash-password: bcrypt, base64, verifies; unknown algorithm fails", async () => {
+Deno.test("cli hash-password: bcrypt, verifies; unknown algorithm fails", async () => {
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", CLI, "hash-password", "--plaintext", "pw"],
   }).output();
   assert.equal(out.code, 0);
-  const hash = atob(new TextDecoder().decode(out.stdout).trim());
+  const hash = new TextDecoder().decode(out.stdout).trim();
   assert.match(hash, /^\$2[aby]\$14\$/);
   assert.ok(bcrypt.compareSync("pw", hash));
   const bad = await new Deno.Command(Deno.execPath(), {

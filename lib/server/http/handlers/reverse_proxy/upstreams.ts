@@ -79,12 +79,12 @@ export const upstreamsAdminRoute: AdminRoute = {
   pattern: "/reverse_proxy/upstreams",
   handle(request) {
     if (request.method !== "GET") {
-      return new Response(JSON.stringify({ error: "method not allowed" }), {
+      return new Response(JSON.stringify({ error: "method not allowed" }) + "\n", {
         status: 405,
         headers: { "content-type": "application/json", allow: "GET" },
       });
     }
-    return new Response(JSON.stringify(upstreamRecords()), {
+    return new Response(JSON.stringify(upstreamRecords()) + "\n", {
       headers: { "content-type": "application/json" },
     });
   },
