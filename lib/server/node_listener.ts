@@ -155,7 +155,16 @@ async function send(res: http.ServerResponse, response: Response, head: boolean)
       if (!(await writeTo(res, value))) return;
     }
     res.end();
-  } catch {
+  } catch (e) {
+    if (!res.headersSent && !gone) {
+      // Nothing was sent yet: answer with the error's status (502 for a broken upstream
+      // response), never with the handler's status and a body that is not there.
+      const s = (e as { status?: unknown })?.status;
+      const code = typeof s === "number" && s >= 500 && s <= 599 ? s : 500;
+      res.writeHead(code, statusText(code), { connection: "close", "content-length": "0" });
+      res.end();
+      return;
+    }
     // The body failed mid-way: the client must not take a truncated body for a whole one.
     res.destroy();
   }
