@@ -14,6 +14,7 @@ import type http from "node:http";
 import type net from "node:net";
 import type tls from "node:tls";
 import type { RawUpgrade, ServeInfo } from "./module.ts";
+import { splitAbsoluteTarget, validHost } from "./http/host.ts";
 import { statusText } from "./http/status.ts";
 import { readableOf, tunnelOf, view, writeTo } from "./node_streams.ts";
 
@@ -192,11 +193,38 @@ async function sendRaw(socket: net.Socket, response: Response, head: boolean): P
   socket.end();
 }
 
-function requestURL(req: http.IncomingMessage, scheme: string, fallbackHost: string): string {
+/**
+ * The URL of a request, from a validated host: the authority of an absolute-form target (which
+ * wins over Host, RFC 9112 §3.2.2), else the Host field, else the listener's address. Null for
+ * a request to answer 400: more than one Host field, a Host or authority that is not a valid
+ * host, an absolute-form target whose scheme is not http(s).
+ */
+function requestURL(
+  req: http.IncomingMessage,
+  scheme: string,
+  fallbackHost: string,
+): { url: string; host: string | null } | null {
+  const raw = req.rawHeaders;
+  let hosts = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].length === 4 && raw[i].toLowerCase() === "host") hosts++;
+  }
+  if (hosts > 1) return null;
+  const header = req.headers.host;
+  if (header !== undefined && header !== "" && !validHost(header)) return null;
   const target = req.url ?? "/";
-  if (/^https?:\/\//i.test(target)) return target;
-  const host = req.headers.host || fallbackHost;
-  return `${scheme}://${host}${target.startsWith("/") ? target : `/${target}`}`;
+  const abs = splitAbsoluteTarget(target);
+  if (abs) {
+    if ((abs.scheme !== "http" && abs.scheme !== "https") || !validHost(abs.authority)) {
+      return null;
+    }
+    return { url: `${scheme}://${abs.authority}${abs.rest}`, host: abs.authority };
+  }
+  const host = header || fallbackHost;
+  return {
+    url: `${scheme}://${host}${target.startsWith("/") ? target : `/${target}`}`,
+    host: null,
+  };
 }
 
 function toRequest(
@@ -204,13 +232,15 @@ function toRequest(
   scheme: string,
   fallbackHost: string,
   withBody: boolean,
-): Request {
+): Request | null {
+  const target = requestURL(req, scheme, fallbackHost);
+  if (target === null) return null;
   const method = req.method ?? "GET";
   const hasBody = withBody && method !== "GET" && method !== "HEAD" &&
     (req.headers["transfer-encoding"] !== undefined ||
       (req.headers["content-length"] !== undefined && req.headers["content-length"] !== "0"));
   if (!hasBody) req.resume();
-  const url = requestURL(req, scheme, fallbackHost);
+  const url = target.url;
   const request = hasBody
     ? new Request(url, { method, body: readableOf(req), duplex: "half" } as RequestInit)
     : method === "GET"
@@ -220,6 +250,8 @@ function toRequest(
   const headers = request.headers;
   const raw = req.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
+  // An absolute-form target's authority replaces Host.
+  if (target.host !== null) headers.set("host", target.host);
   return request;
 }
 
@@ -301,10 +333,13 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
       settle();
     });
     if (closing) res.setHeader("connection", "close");
-    let request: Request;
+    let request: Request | null;
     try {
       request = toRequest(req, scheme, o.localAddress(), true);
     } catch {
+      request = null;
+    }
+    if (request === null) {
       badRequest(res);
       return;
     }
@@ -320,10 +355,13 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
   server.on("upgrade", async (req: http.IncomingMessage, socket: net.Socket, head: Uint8Array) => {
     idle.delete(socket);
     socket.on("error", () => {});
-    let request: Request;
+    let request: Request | null;
     try {
       request = toRequest(req, scheme, o.localAddress(), false);
     } catch {
+      request = null;
+    }
+    if (request === null) {
       socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
       return;
     }

@@ -56,8 +56,19 @@ export class HostileUpstream {
   /** Connections accepted so far. */
   accepted = 0;
 
-  constructor(cases: Record<string, HostileCase>, tls?: { cert: string; key: string }) {
+  #echo: boolean;
+
+  /**
+   * Serves `cases`; any other path is answered `ok: <target>`, or with the whole request
+   * head as the body when `echo` is set.
+   */
+  constructor(
+    cases: Record<string, HostileCase>,
+    tls?: { cert: string; key: string },
+    echo = false,
+  ) {
     this.#cases = cases;
+    this.#echo = echo;
     this.listener = tls
       ? Deno.listenTls({ hostname: "127.0.0.1", port: 0, ...tls })
       : Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -129,8 +140,9 @@ export class HostileUpstream {
       pending = pending.slice(end + 4);
       const target = head.split(" ")[1] ?? "";
       const name = /^\/case\/([^/?]+)/.exec(target)?.[1] ?? "";
+      const text = this.#echo ? head : `ok: ${target}`;
       const c = this.#cases[name] ?? {
-        reply: [`HTTP/1.1 200 OK\r\nContent-Length: ${4 + target.length}\r\n\r\nok: ${target}`],
+        reply: [`HTTP/1.1 200 OK\r\nContent-Length: ${text.length}\r\n\r\n${text}`],
       };
       const ev = this.#event(name);
       ev.hits++;
@@ -169,6 +181,70 @@ export class HostileUpstream {
   }
 }
 
+/** A running `gatehouse run` process. */
+export interface GatehouseProcess {
+  /** Port of each server's first listener, by server name. */
+  ports: Record<string, number>;
+  /** Admin API base URL. */
+  admin: string;
+  /** Process output so far. */
+  output(): string;
+  /** Stops the process (POST /stop) and removes its files. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `gatehouse run` with the given `apps.http.servers`, each listening on a free loopback
+ * port, errors logged; resolves once the admin API and every server answer.
+ */
+export async function startGatehouse(
+  servers: Record<string, Record<string, unknown>>,
+): Promise<GatehouseProcess> {
+  const ports: Record<string, number> = {};
+  const withPorts: Record<string, Record<string, unknown>> = {};
+  for (const [name, srv] of Object.entries(servers)) {
+    ports[name] = freePort();
+    withPorts[name] = { ...srv, listen: [`127.0.0.1:${ports[name]}`] };
+  }
+  const config = {
+    logging: { logs: { default: { level: "ERROR" } } },
+    apps: { http: { servers: withPorts } },
+  };
+  const s = await serve(config);
+  try {
+    await up(s.base);
+    for (const port of Object.values(ports)) {
+      await until(
+        async () => {
+          const c = await Deno.connect({ hostname: "127.0.0.1", port });
+          c.close();
+          return true;
+        },
+        30000,
+        `listener on ${port}`,
+      );
+    }
+  } catch (e) {
+    s.p.child.kill("SIGKILL");
+    await s.p.status;
+    throw new Error(`${(e as Error).message}\n${s.p.output()}`);
+  }
+  return {
+    ports,
+    admin: s.base,
+    output: () => s.p.output(),
+    async stop() {
+      try {
+        await fetch(`${s.base}/stop`, { method: "POST" }).then((r) => r.body?.cancel());
+      } catch { /* gone */ }
+      const t = setTimeout(() => s.p.child.kill("SIGKILL"), 10000);
+      await s.p.status;
+      clearTimeout(t);
+      await Deno.remove(s.dir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
 /** A `gatehouse run` process with a proxied site, a plain site and the admin API. */
 export interface ProxyProcess {
   /** Port of the site proxying to the hostile upstream. */
@@ -183,65 +259,16 @@ export interface ProxyProcess {
   stop(): Promise<void>;
 }
 
-/**
- * Starts `gatehouse run` with `proxy` (a reverse_proxy handler config) on one site, a
- * static site beside it, and access logs on.
- */
+/** Starts `gatehouse run` with `proxy` (a reverse_proxy handler config) and a static site. */
 export async function startProxyProcess(
   proxy: Record<string, unknown>,
   engine: "deno" | "node" = "deno",
 ): Promise<ProxyProcess> {
-  const proxyPort = freePort();
-  const otherPort = freePort();
-  const config = {
-    logging: { logs: { default: { level: "ERROR" } } },
-    apps: {
-      http: {
-        servers: {
-          proxied: {
-            listen: [`127.0.0.1:${proxyPort}`],
-            listener_engine: engine,
-            routes: [{ handle: [proxy] }],
-          },
-          other: {
-            listen: [`127.0.0.1:${otherPort}`],
-            routes: [{ handle: [{ handler: "static_response", body: "other site" }] }],
-          },
-        },
-      },
-    },
-  };
-  const s = await serve(config);
-  try {
-    await up(s.base);
-    await until(
-      async () => {
-        const r = await fetch(`http://127.0.0.1:${otherPort}/`);
-        return (await r.text()) === "other site";
-      },
-      30000,
-      "other site",
-    );
-  } catch (e) {
-    s.p.child.kill("SIGKILL");
-    await s.p.status;
-    throw new Error(`${(e as Error).message}\n${s.p.output()}`);
-  }
-  return {
-    proxyPort,
-    otherPort,
-    admin: s.base,
-    output: () => s.p.output(),
-    async stop() {
-      try {
-        await fetch(`${s.base}/stop`, { method: "POST" }).then((r) => r.body?.cancel());
-      } catch { /* gone */ }
-      const t = setTimeout(() => s.p.child.kill("SIGKILL"), 10000);
-      await s.p.status;
-      clearTimeout(t);
-      await Deno.remove(s.dir, { recursive: true }).catch(() => {});
-    },
-  };
+  const g = await startGatehouse({
+    proxied: { listener_engine: engine, routes: [{ handle: [proxy] }] },
+    other: { routes: [{ handle: [{ handler: "static_response", body: "other site" }] }] },
+  });
+  return { ...g, proxyPort: g.ports.proxied, otherPort: g.ports.other };
 }
 
 /** A response read off a raw socket, and how it ended. */

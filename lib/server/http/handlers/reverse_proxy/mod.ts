@@ -230,7 +230,8 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
     /**
      * The forwarded request's header fields, straight from the request headers: hop-by-hop
      * ones and those `Connection` names left out, `X-Forwarded-For/Proto/Host` set (kept
-     * from a trusted proxy), `Host` kept. Also whether a Content-Length is among them.
+     * from a trusted proxy), `Host` the request host. Also whether a Content-Length is among
+     * them.
      */
     function forwardedFields(c: RequestContext): Forwarded & { fields: [string, string][] } {
       const hs = c.headers;
@@ -238,9 +239,8 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
       const remote = c.remoteHost;
       const ip = trusted.length > 0 ? parseIP(remote) : null;
       const isTrusted = ip !== null && ipInRanges(ip, trusted);
-      const fields: [string, string][] = [];
+      const fields: [string, string][] = [["host", c.host]];
       let contentLength = false;
-      let host = false;
       let xff: string | null = null;
       let xfp: string | null = null;
       let xfh: string | null = null;
@@ -260,16 +260,16 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
             continue;
           }
         }
+        // Host is the one settled request host (c.host), never a raw field.
+        if (k === "host") continue;
         const v = forwardedValue(k, pair[1], named);
         if (v === null) continue;
         if (k === "content-length") contentLength = true;
-        else if (k === "host") host = true;
         fields.push(v === pair[1] ? pair : [k, v]);
       }
       fields.push(["x-forwarded-for", isTrusted && xff ? `${xff}, ${remote}` : remote]);
       fields.push(["x-forwarded-proto", isTrusted && xfp !== null ? xfp : c.scheme]);
       fields.push(["x-forwarded-host", isTrusted && xfh !== null ? xfh : c.host]);
-      if (!host) fields.push(["host", c.host]);
       return { fields, contentLength };
     }
 
