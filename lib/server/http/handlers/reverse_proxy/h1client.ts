@@ -60,8 +60,11 @@ export interface RoundTrip {
   headerTimeout: number;
   /** True when the request asked for a protocol switch (a 101 is then acceptable). */
   upgrade?: boolean;
-  /** Aborts the wait for the response head (the client went away). */
-  signal?: AbortSignal;
+  /**
+   * Settles when the client's exchange is over (the listener's `completed`); if that happens
+   * while the response head is awaited, the client went away and the connection is closed.
+   */
+  clientDone?: Promise<unknown>;
   /** Runs once the exchange is over: body read or failed, or no body. */
   onDone(): void;
   /** Runs when the response body fails after the head was returned. */
@@ -298,8 +301,11 @@ export class H1Pool {
       }
     };
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const onAbort = () => c.close();
-    o.signal?.addEventListener("abort", onAbort, { once: true });
+    let waiting = true;
+    const gone = () => {
+      if (waiting) c.close();
+    };
+    o.clientDone?.then(gone, gone);
     try {
       if (o.headerTimeout <= 0) return await readHead();
       return await Promise.race([
@@ -313,7 +319,7 @@ export class H1Pool {
       ]);
     } finally {
       clearTimeout(timer);
-      o.signal?.removeEventListener("abort", onAbort);
+      waiting = false;
     }
   }
 

@@ -358,7 +358,7 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         dialTimeout: transport.dialTimeout,
         headerTimeout: transport.responseHeaderTimeout,
         upgrade: upgrade !== null,
-        signal: c.request.signal,
+        clientDone: c.info.completed,
         onDone: release,
         onBodyError: (e) =>
           bodyLogger.error("aborting with incomplete response", {
