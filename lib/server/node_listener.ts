@@ -14,7 +14,7 @@ import type http from "node:http";
 import type net from "node:net";
 import type tls from "node:tls";
 import type { RawUpgrade, ServeInfo } from "./module.ts";
-import { splitAbsoluteTarget, validHost } from "./http/host.ts";
+import { requestURL } from "./http/host.ts";
 import { statusText } from "./http/status.ts";
 import { readableOf, tunnelOf, view, writeTo } from "./node_streams.ts";
 
@@ -193,47 +193,18 @@ async function sendRaw(socket: net.Socket, response: Response, head: boolean): P
   socket.end();
 }
 
-/**
- * The URL of a request, from a validated host: the authority of an absolute-form target (which
- * wins over Host, RFC 9112 §3.2.2), else the Host field, else the listener's address. Null for
- * a request to answer 400: more than one Host field, a Host or authority that is not a valid
- * host, an absolute-form target whose scheme is not http(s).
- */
-function requestURL(
-  req: http.IncomingMessage,
-  scheme: string,
-  fallbackHost: string,
-): { url: string; host: string | null } | null {
-  const raw = req.rawHeaders;
-  let hosts = 0;
-  for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i].length === 4 && raw[i].toLowerCase() === "host") hosts++;
-  }
-  if (hosts > 1) return null;
-  const header = req.headers.host;
-  if (header !== undefined && header !== "" && !validHost(header)) return null;
-  const target = req.url ?? "/";
-  const abs = splitAbsoluteTarget(target);
-  if (abs) {
-    if ((abs.scheme !== "http" && abs.scheme !== "https") || !validHost(abs.authority)) {
-      return null;
-    }
-    return { url: `${scheme}://${abs.authority}${abs.rest}`, host: abs.authority };
-  }
-  const host = header || fallbackHost;
-  return {
-    url: `${scheme}://${host}${target.startsWith("/") ? target : `/${target}`}`,
-    host: null,
-  };
-}
-
 function toRequest(
   req: http.IncomingMessage,
   scheme: string,
   fallbackHost: string,
   withBody: boolean,
 ): Request | null {
-  const target = requestURL(req, scheme, fallbackHost);
+  const hosts: string[] = [];
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].length === 4 && raw[i].toLowerCase() === "host") hosts.push(raw[i + 1]);
+  }
+  const target = requestURL(req.url ?? "/", hosts, scheme, fallbackHost);
   if (target === null) return null;
   const method = req.method ?? "GET";
   const hasBody = withBody && method !== "GET" && method !== "HEAD" &&
@@ -248,7 +219,6 @@ function toRequest(
     : new Request(url, { method });
   // Appending to the request's own list is cheaper than building a Headers to be copied.
   const headers = request.headers;
-  const raw = req.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
   // An absolute-form target's authority replaces Host.
   if (target.host !== null) headers.set("host", target.host);

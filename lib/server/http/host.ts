@@ -96,3 +96,46 @@ export function splitAbsoluteTarget(target: string): AbsoluteTarget | null {
   if (rest === "" || rest.charCodeAt(0) !== 47) rest = "/" + rest;
   return { scheme: m[1].toLowerCase(), authority: target.slice(start, end), rest };
 }
+
+/** The URL a listener builds for a request, and the host that replaces `Host`, if any. */
+export interface RequestURL {
+  /** The request URL (scheme of the connection, settled host, target path and query). */
+  url: string;
+  /** The absolute-form target's authority, which replaces `Host`; null in origin form. */
+  host: string | null;
+}
+
+/**
+ * The URL of a request for a listener that builds it from the request line and the `Host`
+ * fields itself (the `node` engine): the authority of an absolute-form target wins over
+ * `Host` (RFC 9112 §3.2.2), else the `Host` field, else `fallbackHost`. Null for a request to
+ * answer 400: more than one `Host` field, a `Host` or authority that is not a valid host, an
+ * absolute-form target whose scheme is not http(s).
+ *
+ * @example
+ * ```ts
+ * import { requestURL } from "./host.ts";
+ * requestURL("http://a.example/x", ["b.example"], "http", "127.0.0.1:80");
+ * // { url: "http://a.example/x", host: "a.example" }
+ * requestURL("/x", ["b.example/evil"], "http", "127.0.0.1:80"); // null
+ * ```
+ */
+export function requestURL(
+  target: string,
+  hostFields: readonly string[],
+  scheme: string,
+  fallbackHost: string,
+): RequestURL | null {
+  if (hostFields.length > 1) return null;
+  const header = hostFields[0] ?? "";
+  if (header !== "" && !validHost(header)) return null;
+  const abs = splitAbsoluteTarget(target);
+  if (abs) {
+    if ((abs.scheme !== "http" && abs.scheme !== "https") || !validHost(abs.authority)) {
+      return null;
+    }
+    return { url: `${scheme}://${abs.authority}${abs.rest}`, host: abs.authority };
+  }
+  const path = target.startsWith("/") ? target : `/${target}`;
+  return { url: `${scheme}://${header || fallbackHost}${path}`, host: null };
+}

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { splitAbsoluteTarget, validHost } from "../../../lib/server/http/host.ts";
+import { requestURL, splitAbsoluteTarget, validHost } from "../../../lib/server/http/host.ts";
 import { HostileUpstream, readAnswer, startGatehouse } from "./hostile.ts";
 
 const labelArb = fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?$/);
@@ -71,6 +71,48 @@ Deno.test("splitAbsoluteTarget: the authority never holds / ? #, the rest is a p
       if (s === null) return;
       assert.doesNotMatch(s.authority, /[/?#]/);
       assert.ok(s.rest.startsWith("/"));
+    }),
+    { numRuns: 3000 },
+  );
+});
+
+Deno.test("requestURL (node engine): absolute form wins, Host checked, one Host only", () => {
+  const fb = "127.0.0.1:80";
+  assert.deepEqual(requestURL("http://a.example:81/x?y", ["b.example"], "http", fb), {
+    url: "http://a.example:81/x?y",
+    host: "a.example:81",
+  });
+  assert.deepEqual(requestURL("HTTPS://a.example", [], "http", fb), {
+    url: "http://a.example/",
+    host: "a.example",
+  });
+  assert.deepEqual(requestURL("/x", ["b.example"], "https", fb), {
+    url: "https://b.example/x",
+    host: null,
+  });
+  assert.deepEqual(requestURL("/x", [""], "http", fb), {
+    url: "http://127.0.0.1:80/x",
+    host: null,
+  });
+  for (
+    const [target, hosts] of [
+      ["/x", ["a.example", "a.example"]],
+      ["/x", ["a.example/x"]],
+      ["http://u@a.example/", ["b.example"]],
+      ["ftp://a.example/", ["b.example"]],
+      ["http://a.example/", ["b example"]],
+      ["http://:80/", []],
+    ] as [string, string[]][]
+  ) {
+    assert.equal(requestURL(target, hosts, "http", fb), null, `${target} ${hosts}`);
+  }
+  fc.assert(
+    fc.property(targetArb, fc.array(anyHostArb, { maxLength: 2 }), (t, hosts) => {
+      const r = requestURL(t, hosts, "http", fb);
+      if (r === null) return;
+      const u = r.url.slice("http://".length);
+      const authority = u.slice(0, u.search(/[/?#]|$/));
+      assert.ok(validHost(authority), JSON.stringify({ t, hosts, r }));
     }),
     { numRuns: 3000 },
   );
