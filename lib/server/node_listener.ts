@@ -14,6 +14,7 @@ import type http from "node:http";
 import type net from "node:net";
 import type tls from "node:tls";
 import type { RawUpgrade, ServeInfo } from "./module.ts";
+import { requestURL } from "./http/host.ts";
 import { statusText } from "./http/status.ts";
 import { readableOf, tunnelOf, view, writeTo } from "./node_streams.ts";
 
@@ -155,7 +156,16 @@ async function send(res: http.ServerResponse, response: Response, head: boolean)
       if (!(await writeTo(res, value))) return;
     }
     res.end();
-  } catch {
+  } catch (e) {
+    if (!res.headersSent && !gone) {
+      // Nothing was sent yet: answer with the error's status (502 for a broken upstream
+      // response), never with the handler's status and a body that is not there.
+      const s = (e as { status?: unknown })?.status;
+      const code = typeof s === "number" && s >= 500 && s <= 599 ? s : 500;
+      res.writeHead(code, statusText(code), { connection: "close", "content-length": "0" });
+      res.end();
+      return;
+    }
     // The body failed mid-way: the client must not take a truncated body for a whole one.
     res.destroy();
   }
@@ -183,25 +193,25 @@ async function sendRaw(socket: net.Socket, response: Response, head: boolean): P
   socket.end();
 }
 
-function requestURL(req: http.IncomingMessage, scheme: string, fallbackHost: string): string {
-  const target = req.url ?? "/";
-  if (/^https?:\/\//i.test(target)) return target;
-  const host = req.headers.host || fallbackHost;
-  return `${scheme}://${host}${target.startsWith("/") ? target : `/${target}`}`;
-}
-
 function toRequest(
   req: http.IncomingMessage,
   scheme: string,
   fallbackHost: string,
   withBody: boolean,
-): Request {
+): Request | null {
+  const hosts: string[] = [];
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].length === 4 && raw[i].toLowerCase() === "host") hosts.push(raw[i + 1]);
+  }
+  const target = requestURL(req.url ?? "/", hosts, scheme, fallbackHost);
+  if (target === null) return null;
   const method = req.method ?? "GET";
   const hasBody = withBody && method !== "GET" && method !== "HEAD" &&
     (req.headers["transfer-encoding"] !== undefined ||
       (req.headers["content-length"] !== undefined && req.headers["content-length"] !== "0"));
   if (!hasBody) req.resume();
-  const url = requestURL(req, scheme, fallbackHost);
+  const url = target.url;
   const request = hasBody
     ? new Request(url, { method, body: readableOf(req), duplex: "half" } as RequestInit)
     : method === "GET"
@@ -209,8 +219,9 @@ function toRequest(
     : new Request(url, { method });
   // Appending to the request's own list is cheaper than building a Headers to be copied.
   const headers = request.headers;
-  const raw = req.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
+  // An absolute-form target's authority replaces Host.
+  if (target.host !== null) headers.set("host", target.host);
   return request;
 }
 
@@ -292,10 +303,13 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
       settle();
     });
     if (closing) res.setHeader("connection", "close");
-    let request: Request;
+    let request: Request | null;
     try {
       request = toRequest(req, scheme, o.localAddress(), true);
     } catch {
+      request = null;
+    }
+    if (request === null) {
       badRequest(res);
       return;
     }
@@ -311,10 +325,13 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
   server.on("upgrade", async (req: http.IncomingMessage, socket: net.Socket, head: Uint8Array) => {
     idle.delete(socket);
     socket.on("error", () => {});
-    let request: Request;
+    let request: Request | null;
     try {
       request = toRequest(req, scheme, o.localAddress(), false);
     } catch {
+      request = null;
+    }
+    if (request === null) {
       socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
       return;
     }

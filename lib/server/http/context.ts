@@ -8,6 +8,7 @@
  */
 import type { ServeInfo } from "../module.ts";
 import type { HandlerError } from "./errors.ts";
+import { validHost } from "./host.ts";
 
 /** What `reverse_proxy` knows of the upstream a request went to (its placeholders). */
 export interface ProxyFacts {
@@ -95,7 +96,10 @@ export class RequestContext {
   readonly server: ServerFacts;
   /** `http` or `https`. */
   readonly scheme: string;
-  /** The Host header value (host and optional port). */
+  /**
+   * The request host and optional port: the target's authority (from `Host`, or the
+   * absolute-form target). Valid once `settleHost()` returned true.
+   */
   host: string;
   /** Current method (rewritable). */
   method: string;
@@ -150,17 +154,22 @@ export class RequestContext {
     this.start = server.timed ? performance.now() : 0;
     const url = request.url;
     const schemeEnd = url.indexOf("://");
-    this.scheme = schemeEnd > 0 ? url.slice(0, schemeEnd) : (info.tls ? "https" : "http");
+    // The scheme is the connection's: an absolute-form target cannot make plain HTTP https.
+    this.scheme = info.tls ? "https" : "http";
     const authStart = schemeEnd > 0 ? schemeEnd + 3 : 0;
-    let pathStart = url.indexOf("/", authStart);
-    if (pathStart < 0) pathStart = url.length;
+    let pathStart = authStart;
+    while (pathStart < url.length) {
+      const ch = url.charCodeAt(pathStart);
+      if (ch === 47 /* / */ || ch === 63 /* ? */ || ch === 35 /* # */) break;
+      pathStart++;
+    }
     this.host = url.slice(authStart, pathStart);
     const q = url.indexOf("?", pathStart);
     if (q < 0) {
       this.rawPath = pathStart < url.length ? url.slice(pathStart) : "/";
       this.query = "";
     } else {
-      this.rawPath = url.slice(pathStart, q);
+      this.rawPath = q > pathStart ? url.slice(pathStart, q) : "/";
       this.query = url.slice(q + 1);
     }
     this.method = request.method;
@@ -169,6 +178,27 @@ export class RequestContext {
     this.origMethod = this.method;
     this.origRawPath = this.rawPath;
     this.origQuery = this.query;
+  }
+
+  /**
+   * Settles the one request host (RFC 9112 §3.2.2): the authority of an absolute-form target
+   * wins over `Host`, which is then replaced by it, so routes, placeholders, logs and the
+   * `Host` sent upstream all see the same value. False when the `Host` field or the target's
+   * authority is not a valid host, or the target's scheme is not http(s): the server
+   * answers 400 before any route runs.
+   */
+  settleHost(): boolean {
+    const url = this.request.url;
+    const scheme = url.slice(0, url.indexOf("://")).toLowerCase();
+    if (scheme !== "http" && scheme !== "https") return false;
+    const header = this.headers.get("host");
+    if (header !== null && header !== "") {
+      if (!validHost(header)) return false;
+      if (header === this.host) return true;
+    }
+    if (!validHost(this.host)) return false;
+    if (header !== null) this.mutableHeaders().set("host", this.host);
+    return true;
   }
 
   /** The decoded path (`{http.request.uri.path}`); "" when the escape is malformed. */

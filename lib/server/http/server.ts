@@ -266,6 +266,9 @@ export class HttpServer implements ServerFacts {
     if (info.tls) fillTlsState(request, info);
     const c = new RequestContext(request, info, this);
     const log = this.#logs !== null && shouldLog(this.#logs, c);
+    if (!c.settleHost()) {
+      return this.#finish(c, new Response("400 Bad Request: invalid host", { status: 400 }), log);
+    }
     if (c.rawPath.indexOf("%") >= 0 && decodePath(c.rawPath) === null) {
       return this.#finish(c, new Response("400 Bad Request", { status: 400 }), log);
     }

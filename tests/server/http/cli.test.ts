@@ -162,6 +162,33 @@ Deno.test("cli file-server: compression on by default, browse, precompressed, ac
   assert.match(new TextDecoder().decode(tpl.stdout), /\{\{rows\}\}/);
 });
 
+Deno.test("cli file-server: dotfiles (.git/, .env) are not served or listed; .well-known is", async () => {
+  const root = await Deno.makeTempDir();
+  await Deno.mkdir(`${root}/.git`);
+  await Deno.mkdir(`${root}/.well-known`);
+  await Deno.writeTextFile(`${root}/.git/config`, "[core]");
+  await Deno.writeTextFile(`${root}/.env`, "SECRET=1");
+  await Deno.writeTextFile(`${root}/.well-known/security.txt`, "Contact: x");
+  await Deno.writeTextFile(`${root}/index.txt`, "home");
+  const port = freePort();
+  const proc = spawn(["file-server", "--root", root, "--listen", `127.0.0.1:${port}`, "--browse"]);
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    await waitFor(base);
+    for (const path of ["/.env", "/.git/config", "/%2Egit/config", "/x/../.env"]) {
+      const r = await raw(base, "GET", path);
+      assert.equal(r.status, 404, path);
+      assert.doesNotMatch(r.text, /SECRET|core/);
+    }
+    assert.equal((await raw(base, "GET", "/.well-known/security.txt")).text, "Contact: x");
+    const list = await raw(base, "GET", "/.well-known/", { accept: "application/json" });
+    assert.deepEqual(JSON.parse(list.text).map((i: { name: string }) => i.name), ["security.txt"]);
+  } finally {
+    await proc.stop();
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
 Deno.test("cli reverse-proxy: several upstreams from a range, header up/down, change-host-header", async () => {
   const backends = [0, 1].map((i) =>
     Deno.serve(

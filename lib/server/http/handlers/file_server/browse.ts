@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { fileHidden } from "./sanitize.ts";
+import { fileHidden, isDotName } from "./sanitize.ts";
 
 /** One listed entry (JSON field names as Caddy's). */
 export interface ListingItem {
@@ -28,6 +28,8 @@ export interface BrowseOptions {
   revealSymlinks: boolean;
   /** Patterns of hidden files. */
   hide: readonly string[];
+  /** Leave out names starting with a dot (`.well-known` excepted). */
+  hideDotfiles: boolean;
 }
 
 /** Reads a directory into listing items. */
@@ -35,6 +37,7 @@ export async function readListing(dir: string, opts: BrowseOptions): Promise<Lis
   const items: ListingItem[] = [];
   for await (const e of Deno.readDir(dir)) {
     const full = `${dir.replace(/\/$/, "")}/${e.name}`;
+    if (opts.hideDotfiles && isDotName(e.name)) continue;
     if (fileHidden(full, opts.hide)) continue;
     let info: Deno.FileInfo | null = null;
     try {

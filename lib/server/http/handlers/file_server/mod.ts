@@ -4,7 +4,8 @@
  * `index.html`, `index.txt`), `browse` (`template_file`, `reveal_symlinks`),
  * `canonical_uris` (308 to add/remove the trailing slash), `status_code`, `pass_thru`
  * (call the next handler instead of 404), `precompressed` (`gzip`, `br`, `zstd` sidecar
- * files) with `precompressed_order`. Nothing outside the root is served: the request path is
+ * files) with `precompressed_order`; ours: `hide_dotfiles` (default true: paths with a
+ * segment starting with a dot, `.well-known` excepted, are 404 and left out of listings). Nothing outside the root is served: the request path is
  * cleaned as absolute, NUL bytes are refused, and the resolved real path must stay inside
  * the real root (symlinks pointing out are 404). Contents and header values of small and
  * medium files are kept in memory, validated by one stat per request (file_cache.ts).
@@ -23,7 +24,7 @@ import { DEFAULT_BROWSE_TEMPLATE } from "./browse_template.ts";
 import { AbsentPaths, type CachedFile, FileCache, identityOf, sameFile } from "./file_cache.ts";
 import { contentTypeFor } from "./mime.ts";
 import { bodyOf, fastHeaders, fileStream, plainRequest, readExact, SMALL_FILE } from "./read.ts";
-import { fileHidden, insideRoot, sanitizedPathJoin } from "./sanitize.ts";
+import { fileHidden, hasDotSegment, insideRoot, sanitizedPathJoin } from "./sanitize.ts";
 import { type Content, serveContent } from "./serve_content.ts";
 
 const SUFFIX: Record<string, string> = { gzip: ".gz", br: ".br", zstd: ".zst" };
@@ -74,11 +75,14 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
       "pass_thru",
       "precompressed",
       "precompressed_order",
+      "hide_dotfiles",
     ], where);
     const rootT = compileTemplate(optString(config, "root", where) || "{http.vars.root}", {
       empty: ".",
     });
     const hide = optStrings(config, "hide", where) ?? [];
+    // Ours: dotfiles (`.git/`, `.env`...) are not served unless `hide_dotfiles` is false.
+    const hideDotfiles = optBool(config, "hide_dotfiles", where) ?? true;
     const indexNames = (optStrings(config, "index_names", where) ?? ["index.html", "index.txt"])
       .map((n) => compileTemplate(n));
     const browseRaw = optObject(config, "browse", where);
@@ -90,6 +94,7 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
         template: tf ? await Deno.readTextFile(tf) : DEFAULT_BROWSE_TEMPLATE,
         revealSymlinks: optBool(browseRaw, "reveal_symlinks", where) ?? false,
         hide,
+        hideDotfiles,
       };
     }
     const canonical = optBool(config, "canonical_uris", where) ?? true;
@@ -173,6 +178,8 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
 
     return {
       async serveHTTP(c, next) {
+        // A dotfile answers as if it did not exist, before any file system access.
+        if (hideDotfiles && hasDotSegment(c.path)) return notFound(c, next);
         const root = rootT.render(c);
         let filename = sanitizedPathJoin(root, c.path);
         if (filename === null) return notFound(c, next);

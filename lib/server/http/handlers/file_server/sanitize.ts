@@ -42,6 +42,38 @@ export function fileHidden(filename: string, hide: readonly string[]): boolean {
   return false;
 }
 
+/**
+ * True for a dotfile name (`.git`, `.env`, `.htpasswd`...), except `.well-known` (RFC 8615:
+ * ACME challenges, security.txt and the like live there).
+ *
+ * @example
+ * ```ts
+ * import { isDotName } from "./sanitize.ts";
+ * isDotName(".env"); // true
+ * isDotName(".well-known"); // false
+ * ```
+ */
+export function isDotName(name: string): boolean {
+  return name.charCodeAt(0) === 46 /* . */ && name !== ".well-known";
+}
+
+/**
+ * True when a request path (decoded) has a dotfile segment once cleaned: `/.git/config`,
+ * `/a/.env`, `/x/../.env`.
+ *
+ * @example
+ * ```ts
+ * import { hasDotSegment } from "./sanitize.ts";
+ * hasDotSegment("/a/../.git/HEAD"); // true
+ * hasDotSegment("/.well-known/security.txt"); // false
+ * ```
+ */
+export function hasDotSegment(path: string): boolean {
+  if (path.indexOf("/.") < 0 && path.charCodeAt(0) !== 46) return false;
+  for (const part of goClean("/" + path).split("/")) if (part && isDotName(part)) return true;
+  return false;
+}
+
 /** True when `real` is `root` or inside it (both real, absolute paths). */
 export function insideRoot(real: string, realRoot: string): boolean {
   if (real === realRoot) return true;

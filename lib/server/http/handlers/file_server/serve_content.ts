@@ -1,11 +1,13 @@
 /**
  * Conditional and range requests for files, as Go's `http.ServeContent` answers them:
  * `If-Match`/`If-Unmodified-Since` (412), `If-None-Match`/`If-Modified-Since` (304),
- * `If-Range`, `Range` with one range (206 + Content-Range), several (multipart/byteranges)
- * or none satisfiable (416), `Last-Modified`, `Accept-Ranges`, `Content-Length`.
+ * `If-Range`, `Range` (settled by range.ts) with one range (206 + Content-Range), several
+ * (multipart/byteranges), none satisfiable or malformed (416 + `Content-Range: bytes *` and
+ * the size), `Last-Modified`, `Accept-Ranges`, `Content-Length`.
  *
  * @module
  */
+import { type ByteRange, planRange } from "./range.ts";
 
 /** What ServeContent needs to know about the content. */
 export interface Content {
@@ -86,65 +88,6 @@ function checkPreconditions(h: Headers, method: string, etag: string, mtime: Dat
   return { status: 0 as const, range };
 }
 
-/** A byte range `[start, start+length)`. */
-export interface ByteRange {
-  /** First byte. */
-  start: number;
-  /** Number of bytes. */
-  length: number;
-}
-
-/**
- * Parses a `Range` header for content of `size` bytes (Go's rules): null for no header,
- * "invalid" or "no-overlap" on errors.
- *
- * @example
- * ```ts
- * import { parseRange } from "./serve_content.ts";
- * parseRange("bytes=0-9", 100); // [{ start: 0, length: 10 }]
- * ```
- */
-export function parseRange(
-  s: string | null,
-  size: number,
-): ByteRange[] | null | "invalid" | "no-overlap" {
-  if (!s) return null;
-  if (!s.startsWith("bytes=")) return "invalid";
-  const ranges: ByteRange[] = [];
-  let noOverlap = false;
-  for (let ra of s.slice(6).split(",")) {
-    ra = ra.trim();
-    if (!ra) continue;
-    const dash = ra.indexOf("-");
-    if (dash < 0) return "invalid";
-    const start = ra.slice(0, dash).trim();
-    const end = ra.slice(dash + 1).trim();
-    if (start === "") {
-      if (end === "" || !/^\d+$/.test(end)) return "invalid";
-      let i = Number(end);
-      if (i > size) i = size;
-      ranges.push({ start: size - i, length: i });
-    } else {
-      if (!/^\d+$/.test(start)) return "invalid";
-      const i = Number(start);
-      if (i >= size) {
-        noOverlap = true;
-        continue;
-      }
-      if (end === "") ranges.push({ start: i, length: size - i });
-      else {
-        if (!/^\d+$/.test(end)) return "invalid";
-        let e = Number(end);
-        if (i > e) return "invalid";
-        if (e >= size) e = size - 1;
-        ranges.push({ start: i, length: e - i + 1 });
-      }
-    }
-  }
-  if (noOverlap && ranges.length === 0) return "no-overlap";
-  return ranges;
-}
-
 function notModified(h: Headers, status: number): Response {
   h.delete("content-type");
   h.delete("content-length");
@@ -200,22 +143,25 @@ export function serveContent(
   if (pre.status === 412) return new Response(null, { status: st(412), headers: h });
   if (pre.status === 304) return notModified(h, st(304));
   const size = content.size;
-  let ranges = parseRange(pre.range ?? null, size);
-  if (ranges === "no-overlap") {
+  const plan = planRange(pre.range ?? null, size);
+  if (plan.kind === "unsatisfiable" || plan.kind === "invalid") {
     h.set("content-range", `bytes */${size}`);
-    return textError(h, st(416), "invalid range: failed to overlap");
+    return textError(
+      h,
+      st(416),
+      plan.kind === "invalid" ? "invalid range" : "invalid range: failed to overlap",
+    );
   }
-  if (ranges === "invalid") return textError(h, st(416), "invalid range");
-  if (ranges && ranges.reduce((n, r) => n + r.length, 0) > size) ranges = null;
   h.set("accept-ranges", "bytes");
   const noLength = h.has("content-encoding");
-  if (!ranges || ranges.length === 0) {
+  if (plan.kind === "full") {
     if (!noLength) h.set("content-length", String(size));
     return new Response(method === "HEAD" ? null : content.read(0, size) as BodyInit, {
       status: st(200),
       headers: h,
     });
   }
+  const ranges: ByteRange[] = plan.ranges;
   if (ranges.length === 1) {
     const r = ranges[0];
     h.set("content-range", `bytes ${r.start}-${r.start + r.length - 1}/${size}`);

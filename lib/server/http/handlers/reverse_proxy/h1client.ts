@@ -1,22 +1,32 @@
 /**
- * A small HTTP/1.1 client for plain-text upstreams: pooled keep-alive connections over
- * `Deno.connect`, the request head written in one call, responses framed by Content-Length,
- * chunked encoding or connection close, bodies streamed both ways. It exists because `fetch`
+ * The HTTP/1.1 client of `reverse_proxy`: pooled keep-alive connections (plain TCP, unix
+ * sockets or TLS), the request head written in one call, bodies streamed both ways, and
+ * responses parsed as strictly as a server parses requests (h1parse.ts, h1chunked.ts). A
+ * malformed response head is an `UpstreamProtocolError` (502); a body that breaks its framing
+ * after the head was relayed errors its stream (the client's response is cut short). A
+ * connection is reused only when its response ended exactly where its framing said, with no
+ * byte after it, and nothing arrives while it waits in the pool. It exists because `fetch`
  * rewrites Host, adds headers and decodes compressed bodies, and `node:http` spends most of a
  * proxied request in its own JS layers.
  *
  * @module
  */
 import type { Tunnel } from "../../../module.ts";
-import { DialError, UpstreamTimeout } from "./transport.ts";
-import { splitDial } from "./upstreams.ts";
+import { ChunkedDecoder } from "./h1chunked.ts";
+import { Conn, connTunnel, dialUpstream, type UpstreamTls, writeAll } from "./h1conn.ts";
+import {
+  framing,
+  H1_LIMITS,
+  HeadScanner,
+  parseResponseHead,
+  type ResponseHead,
+  UpstreamProtocolError,
+} from "./h1parse.ts";
+import { UpstreamTimeout } from "./transport.ts";
 
-const CRLF = 0x0d0a;
 const enc = new TextEncoder();
-const MAX_HEAD = 64 * 1024;
 const MAX_IDLE_PER_HOST = 64;
 const SMALL_BODY = 64 * 1024;
-const READ_BUFFER = 32 * 1024;
 
 /** A response head from the upstream: header names in lower case, in the order received. */
 export interface H1Response {
@@ -30,102 +40,62 @@ export interface H1Response {
   tunnel?: Tunnel;
 }
 
-/** One pooled connection with a read buffer. */
-class Conn {
-  /** Bytes read and not yet consumed (its own allocation: safe to hand out as a body). */
-  buf: Uint8Array = new Uint8Array(0);
-  closed = false;
-  /** The socket read buffer, reused for every read on this connection. */
-  #scratch = new Uint8Array(READ_BUFFER);
-  constructor(readonly conn: Deno.Conn) {}
-  /** Reads more bytes into the buffer; false on EOF. */
-  async fill(): Promise<boolean> {
-    const n = await this.conn.read(this.#scratch);
-    if (n === null) return false;
-    if (this.buf.length === 0) this.buf = this.#scratch.slice(0, n);
-    else {
-      const merged = new Uint8Array(this.buf.length + n);
-      merged.set(this.buf);
-      merged.set(this.#scratch.subarray(0, n), this.buf.length);
-      this.buf = merged;
-    }
-    return true;
-  }
-  take(n: number): Uint8Array {
-    const out = this.buf.subarray(0, n);
-    this.buf = this.buf.subarray(n);
-    return out;
-  }
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    try {
-      this.conn.close();
-    } catch { /* closed */ }
-  }
+/** One request/response exchange. */
+export interface RoundTrip {
+  /** Dial address (`host:port` or `unix//path`). */
+  dial: string;
+  /** Request method (a token). */
+  method: string;
+  /** Request target (origin-form). */
+  target: string;
+  /** Header fields to send, names in lower case (from a `Headers` or the request's list). */
+  fields: Iterable<[string, string]>;
+  /** The fields carry a Content-Length (else a body goes chunked). */
+  contentLength: boolean;
+  /** Request body, or null. */
+  body: ReadableStream<Uint8Array> | null;
+  /** Connect timeout (ms, 0 = none). */
+  dialTimeout: number;
+  /** Time to wait for the response head (ms, 0 = none). */
+  headerTimeout: number;
+  /** True when the request asked for a protocol switch (a 101 is then acceptable). */
+  upgrade?: boolean;
+  /**
+   * Settles when the client's exchange is over (the listener's `completed`); if that happens
+   * while the response head is awaited, the client went away and the connection is closed.
+   */
+  clientDone?: Promise<unknown>;
+  /** Runs once the exchange is over: body read or failed, or no body. */
+  onDone(): void;
+  /** Runs when the response body fails after the head was returned. */
+  onBodyError?(e: unknown): void;
 }
 
-function indexOfHeadEnd(b: Uint8Array): number {
-  for (let i = 0; i + 3 < b.length; i++) {
-    if (b[i] === 13 && b[i + 1] === 10 && b[i + 2] === 13 && b[i + 3] === 10) return i;
+/** The target as it may appear in a request line: bytes outside VCHAR percent-encoded. */
+function safeTarget(t: string): string {
+  if (/^[\x21-\x7e]+$/.test(t) && !t.includes("#")) return t;
+  let out = "";
+  for (const b of enc.encode(t)) {
+    out += b > 0x20 && b < 0x7f && b !== 0x23
+      ? String.fromCharCode(b)
+      : `%${b.toString(16).toUpperCase().padStart(2, "0")}`;
   }
-  return -1;
+  return out || "/";
 }
 
-function indexOfCRLF(b: Uint8Array, from = 0): number {
-  for (let i = from; i + 1 < b.length; i++) if (((b[i] << 8) | b[i + 1]) === CRLF) return i;
-  return -1;
-}
-
-function latin1(b: Uint8Array): string {
-  let s = "";
-  for (let i = 0; i < b.length; i += 8192) {
-    s += String.fromCharCode.apply(null, b.subarray(i, i + 8192) as unknown as number[]);
-  }
-  return s;
-}
-
-async function writeAll(c: Deno.Conn, data: Uint8Array): Promise<void> {
-  let off = 0;
-  while (off < data.length) off += await c.write(data.subarray(off));
-}
-
-/** An upstream connection that left HTTP, bytes already read first. */
-function connTunnel(c: Conn): Tunnel {
-  return {
-    readable: new ReadableStream<Uint8Array>({
-      async pull(ctl) {
-        try {
-          if (!c.buf.length && !(await c.fill())) {
-            ctl.close();
-            return;
-          }
-          ctl.enqueue(c.take(c.buf.length));
-        } catch (e) {
-          ctl.error(e);
-        }
-      },
-      cancel() {
-        c.close();
-      },
-    }),
-    writable: new WritableStream<Uint8Array>({
-      write: (chunk) => writeAll(c.conn, chunk),
-      async close() {
-        await c.conn.closeWrite().catch(() => {});
-      },
-      abort() {
-        c.close();
-      },
-    }),
-    close: () => c.close(),
-  };
-}
+/** The upstream closed a reused connection before answering: safe to retry once. */
+class StaleConnection extends Error {}
 
 /** A keep-alive connection pool for one proxy handler. */
 export class H1Pool {
   #idle = new Map<string, Conn[]>();
   #closed = false;
+  #tls: UpstreamTls | null;
+
+  /** A pool for plain upstreams, or TLS ones when `tls` is given. */
+  constructor(tls: UpstreamTls | null = null) {
+    this.#tls = tls;
+  }
 
   /** Closes every idle connection. */
   close(): void {
@@ -146,61 +116,38 @@ export class H1Pool {
     }
     list.push(c);
     this.#idle.set(dial, list);
+    c.park(() => {
+      const l = this.#idle.get(dial);
+      const i = l?.indexOf(c) ?? -1;
+      if (i >= 0) l!.splice(i, 1);
+    });
   }
 
-  async #dial(dial: string, timeout: number): Promise<Conn> {
-    const opts: Deno.ConnectOptions | Deno.UnixConnectOptions = dial.startsWith("unix/")
-      ? { transport: "unix", path: dial.slice(5) }
-      : (() => {
-        const { host, port } = splitDial(dial);
-        return { hostname: host, port: port ? Number(port) : 80 };
-      })();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    try {
-      const connecting = Deno.connect(opts as Deno.ConnectOptions);
-      const conn = timeout > 0
-        ? await Promise.race([
-          connecting,
-          new Promise<never>((_, rej) => {
-            timer = setTimeout(() => {
-              connecting.then((c) => c.close(), () => {});
-              rej(new DialError(`dial ${dial}: timeout`));
-            }, timeout);
-          }),
-        ])
-        : await connecting;
-      if ("setNoDelay" in conn) (conn as Deno.TcpConn).setNoDelay(true);
-      return new Conn(conn);
-    } catch (e) {
-      if (e instanceof DialError) throw e;
-      throw new DialError(`dial ${dial}: ${(e as Error).message}`);
-    } finally {
-      clearTimeout(timer);
+  #takeIdle(dial: string): Conn | undefined {
+    const list = this.#idle.get(dial);
+    while (list?.length) {
+      const c = list.pop()!;
+      if (c.unpark()) return c;
     }
+    return undefined;
   }
 
   /**
    * One request/response exchange. Resolves at the response head; `onDone` runs when the
    * body has been read completely or failed.
    */
-  async roundTrip(
-    dial: string,
-    method: string,
-    path: string,
-    fields: Iterable<[string, string]>,
-    contentLength: boolean,
-    body: ReadableStream<Uint8Array> | null,
-    dialTimeout: number,
-    headerTimeout: number,
-    onDone: () => void,
-  ): Promise<H1Response> {
-    let head = `${method} ${path} HTTP/1.1\r\n`;
-    for (const [k, v] of fields) {
+  async roundTrip(o: RoundTrip): Promise<H1Response> {
+    if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(o.method)) {
+      o.onDone();
+      throw new UpstreamProtocolError(`invalid request method ${JSON.stringify(o.method)}`);
+    }
+    let head = `${o.method} ${safeTarget(o.target)} HTTP/1.1\r\n`;
+    for (const [k, v] of o.fields) {
       if (k !== "transfer-encoding") head += `${k}: ${v}\r\n`;
     }
-    const chunked = body !== null && !contentLength;
+    const chunked = o.body !== null && !o.contentLength;
     if (chunked) head += "transfer-encoding: chunked\r\n";
-    else if (body === null && !contentLength && method !== "GET" && method !== "HEAD") {
+    else if (o.body === null && !o.contentLength && o.method !== "GET" && o.method !== "HEAD") {
       head += "content-length: 0\r\n";
     }
     head += "\r\n";
@@ -208,27 +155,23 @@ export class H1Pool {
 
     // Reuse an idle connection; a stale one (closed by the upstream) is retried once fresh.
     for (let attempt = 0;; attempt++) {
-      const idle = attempt === 0 ? this.#idle.get(dial)?.pop() : undefined;
-      const c = idle ?? await this.#dial(dial, dialTimeout);
+      const idle = attempt === 0 ? this.#takeIdle(o.dial) : undefined;
+      let c: Conn;
       try {
-        return await this.#exchange(
-          c,
-          dial,
-          method,
-          headBytes,
-          body,
-          chunked,
-          headerTimeout,
-          onDone,
-        );
+        c = idle ?? new Conn(await dialUpstream(o.dial, o.dialTimeout, this.#tls));
+      } catch (e) {
+        o.onDone();
+        throw e;
+      }
+      try {
+        return await this.#exchange(c, o, headBytes, chunked);
       } catch (e) {
         c.close();
-        if (idle && e instanceof StaleConnection && body === null) continue;
+        if (idle && e instanceof StaleConnection && o.body === null) continue;
+        o.onDone();
         if (e instanceof StaleConnection) {
-          onDone();
-          throw new Error(`upstream ${dial} closed the connection`);
+          throw new UpstreamProtocolError(`upstream ${o.dial} closed the connection`);
         }
-        onDone();
         throw e;
       }
     }
@@ -236,13 +179,9 @@ export class H1Pool {
 
   async #exchange(
     c: Conn,
-    dial: string,
-    method: string,
+    o: RoundTrip,
     headBytes: Uint8Array,
-    body: ReadableStream<Uint8Array> | null,
     chunked: boolean,
-    headerTimeout: number,
-    onDone: () => void,
   ): Promise<H1Response> {
     try {
       await writeAll(c.conn, headBytes);
@@ -251,7 +190,8 @@ export class H1Pool {
     }
     let bodyDone = Promise.resolve();
     let bodyFailed: unknown = null;
-    if (body) {
+    if (o.body) {
+      const body = o.body;
       bodyDone = (async () => {
         const reader = body.getReader();
         try {
@@ -272,91 +212,43 @@ export class H1Pool {
         }
       })();
     }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const readHead = async () => {
-      while (true) {
-        let end = indexOfHeadEnd(c.buf);
-        while (end < 0) {
-          if (c.buf.length > MAX_HEAD) throw new Error(`upstream ${dial}: response head too large`);
-          let more: boolean;
-          try {
-            more = await c.fill();
-          } catch (e) {
-            if (bodyFailed) throw bodyFailed;
-            throw c.buf.length ? e : new StaleConnection();
-          }
-          if (!more) {
-            if (bodyFailed) throw bodyFailed;
-            throw c.buf.length
-              ? new Error(`upstream ${dial}: truncated response`)
-              : new StaleConnection();
-          }
-          end = indexOfHeadEnd(c.buf);
-        }
-        const text = latin1(c.take(end + 4).subarray(0, end));
-        const lines = text.split("\r\n");
-        const status = Number(lines[0].split(" ")[1]);
-        if (!(status >= 100 && status <= 999)) throw new Error(`upstream ${dial}: bad status line`);
-        if (status >= 100 && status < 200 && status !== 101) continue; // 100 Continue etc.
-        const h: [string, string][] = [];
-        let close = lines[0].startsWith("HTTP/1.0");
-        let te: string | null = null;
-        let cl: string | null = null;
-        for (let i = 1; i < lines.length; i++) {
-          const line = lines[i];
-          const colon = line.indexOf(":");
-          if (colon <= 0) continue;
-          const name = line.slice(0, colon).trim().toLowerCase();
-          const value = line.slice(colon + 1).trim();
-          h.push([name, value]);
-          if (name === "connection") close ||= /\bclose\b/i.test(value);
-          else if (name === "transfer-encoding") te = te === null ? value : `${te}, ${value}`;
-          else if (name === "content-length") cl = value;
-        }
-        return { status, headers: h, close, te, cl };
-      }
-    };
-    const res = headerTimeout > 0
-      ? await Promise.race([
-        readHead(),
-        new Promise<never>((_, rej) => {
-          timer = setTimeout(
-            () => rej(new UpstreamTimeout(`upstream ${dial}: no response headers in time`)),
-            headerTimeout,
-          );
-        }),
-      ]).finally(() => clearTimeout(timer))
-      : await readHead();
-
-    const noBody = method === "HEAD" || res.status === 204 || res.status === 304;
-    const { te, cl } = res;
+    const res = await this.#readFinalHead(c, o, () => bodyFailed);
+    const kind = framing(res, o.method);
     let finished = false;
     const finish = (reusable: boolean) => {
       if (finished) return;
       finished = true;
       bodyDone.then(() => {
-        if (reusable && !res.close && !bodyFailed) this.#release(dial, c);
+        if (reusable && !res.close && !bodyFailed) this.#release(o.dial, c);
         else c.close();
       });
-      onDone();
+      o.onDone();
     };
     if (res.status === 101) {
-      // The upstream switched protocols: the connection is no longer HTTP and never reused;
-      // it is the caller's to relay or close.
+      if (!o.upgrade) {
+        throw new UpstreamProtocolError(
+          `upstream ${o.dial} switched protocols (101) although no switch was asked for; ` +
+            `only WebSocket upgrades can be proxied on this server (listener_engine "node" ` +
+            `relays every protocol)`,
+        );
+      }
+      // The connection is no longer HTTP and never reused: the caller relays or closes it.
       finished = true;
-      onDone();
-      return { status: res.status, headers: res.headers, body: null, tunnel: connTunnel(c) };
+      o.onDone();
+      return { status: 101, headers: res.headers, body: null, tunnel: connTunnel(c) };
     }
-    if (noBody || (cl !== null && Number(cl) === 0 && !te)) {
+    if (kind === "none" || (kind === "length" && res.contentLength === 0)) {
       finish(true);
       return { status: res.status, headers: res.headers, body: null };
     }
-    if (!te && cl !== null && Number(cl) <= SMALL_BODY) {
+    if (kind === "length" && res.contentLength! <= SMALL_BODY) {
       // Small bodies of known length are read whole: a byte array answers faster than a stream.
-      const want = Number(cl);
+      const want = res.contentLength!;
       try {
         while (c.buf.length < want) {
-          if (!(await c.fill())) throw new Error(`upstream ${dial}: truncated body`);
+          if (!(await c.fill())) {
+            throw new UpstreamProtocolError(`upstream ${o.dial}: body shorter than Content-Length`);
+          }
         }
       } catch (e) {
         finish(false);
@@ -366,108 +258,132 @@ export class H1Pool {
       finish(true);
       return { status: res.status, headers: res.headers, body: bytes };
     }
-    let stream: ReadableStream<Uint8Array>;
-    if (te && /chunked/i.test(te)) {
-      let left = 0;
-      let trailers = false;
-      stream = new ReadableStream<Uint8Array>({
-        async pull(ctl) {
+    return { status: res.status, headers: res.headers, body: this.#bodyStream(c, o, res, finish) };
+  }
+
+  /** Reads heads until the final (non-1xx, or 101) one, within the header timeout. */
+  async #readFinalHead(
+    c: Conn,
+    o: RoundTrip,
+    bodyFailed: () => unknown,
+  ): Promise<ResponseHead> {
+    const readHead = async (): Promise<ResponseHead> => {
+      for (let interim = 0;; interim++) {
+        const scanner = new HeadScanner();
+        let end = scanner.scan(c.buf);
+        while (end < 0) {
+          let more: boolean;
           try {
-            while (true) {
-              if (trailers) {
-                // Skip trailers up to the empty line.
-                let e = indexOfCRLF(c.buf);
-                while (e < 0) {
-                  if (!(await c.fill())) throw new Error("truncated chunked body");
-                  e = indexOfCRLF(c.buf);
-                }
-                const line = c.take(e + 2);
-                if (line.length === 2) {
-                  ctl.close();
-                  finish(true);
-                  return;
-                }
-                continue;
-              }
-              if (left > 0) {
-                if (!c.buf.length && !(await c.fill())) throw new Error("truncated chunked body");
-                const n = Math.min(left, c.buf.length);
-                const part = c.take(n);
-                left -= n;
-                if (left === 0) {
-                  while (c.buf.length < 2) {
-                    if (!(await c.fill())) throw new Error("truncated chunked body");
-                  }
-                  c.take(2);
-                }
-                ctl.enqueue(part);
+            more = await c.fill();
+          } catch (e) {
+            if (bodyFailed()) throw bodyFailed();
+            if (c.buf.length || interim) throw e;
+            throw new StaleConnection();
+          }
+          if (!more) {
+            if (bodyFailed()) throw bodyFailed();
+            if (c.buf.length || interim) {
+              throw new UpstreamProtocolError(
+                `upstream ${o.dial} closed the connection in the response head`,
+              );
+            }
+            throw new StaleConnection();
+          }
+          end = scanner.scan(c.buf);
+        }
+        const head = parseResponseHead(c.take(end));
+        if (head.status >= 200 || head.status === 101) return head;
+        if (interim >= H1_LIMITS.maxInterim) {
+          throw new UpstreamProtocolError(
+            `upstream ${o.dial}: more than ${H1_LIMITS.maxInterim} interim responses`,
+          );
+        }
+      }
+    };
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let waiting = true;
+    const gone = () => {
+      if (waiting) c.close();
+    };
+    o.clientDone?.then(gone, gone);
+    try {
+      if (o.headerTimeout <= 0) return await readHead();
+      return await Promise.race([
+        readHead(),
+        new Promise<never>((_, rej) => {
+          timer = setTimeout(
+            () => rej(new UpstreamTimeout(`upstream ${o.dial}: no response headers in time`)),
+            o.headerTimeout,
+          );
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+      waiting = false;
+    }
+  }
+
+  /** The body as a stream: Content-Length, chunked or until the connection closes. */
+  #bodyStream(
+    c: Conn,
+    o: RoundTrip,
+    res: ResponseHead,
+    finish: (reusable: boolean) => void,
+  ): ReadableStream<Uint8Array> {
+    const kind = framing(res, o.method);
+    const dial = o.dial;
+    let left = res.contentLength ?? 0;
+    const decoder = kind === "chunked" ? new ChunkedDecoder() : null;
+    const fail = (ctl: ReadableStreamDefaultController<Uint8Array>, e: unknown) => {
+      finish(false);
+      o.onBodyError?.(e);
+      ctl.error(e);
+    };
+    return new ReadableStream<Uint8Array>({
+      async pull(ctl) {
+        try {
+          while (true) {
+            if (!c.buf.length && !(await c.fill())) {
+              if (kind === "close") {
+                ctl.close();
+                finish(false);
                 return;
               }
-              let e = indexOfCRLF(c.buf);
-              while (e < 0) {
-                if (!(await c.fill())) throw new Error("truncated chunked body");
-                e = indexOfCRLF(c.buf);
-              }
-              const size = parseInt(latin1(c.take(e + 2).subarray(0, e)).split(";")[0], 16);
-              if (Number.isNaN(size)) throw new Error("bad chunk size");
-              if (size === 0) trailers = true;
-              else left = size;
+              throw new UpstreamProtocolError(
+                `upstream ${dial} closed the connection before the body ended`,
+              );
             }
-          } catch (err) {
-            finish(false);
-            ctl.error(err);
-          }
-        },
-        cancel() {
-          finish(false);
-        },
-      });
-    } else if (cl !== null) {
-      let left = Number(cl);
-      stream = new ReadableStream<Uint8Array>({
-        async pull(ctl) {
-          try {
-            if (!c.buf.length && !(await c.fill())) throw new Error("truncated body");
-            const n = Math.min(left, c.buf.length);
-            const part = c.take(n);
-            left -= n;
-            ctl.enqueue(part);
-            if (left === 0) {
-              ctl.close();
-              finish(true);
-            }
-          } catch (err) {
-            finish(false);
-            ctl.error(err);
-          }
-        },
-        cancel() {
-          finish(false);
-        },
-      });
-    } else {
-      stream = new ReadableStream<Uint8Array>({
-        async pull(ctl) {
-          try {
-            if (!c.buf.length && !(await c.fill())) {
-              ctl.close();
-              finish(false);
+            if (kind === "close") {
+              ctl.enqueue(c.take(c.buf.length));
               return;
             }
-            ctl.enqueue(c.take(c.buf.length));
-          } catch (err) {
-            finish(false);
-            ctl.error(err);
+            if (decoder === null) {
+              const part = c.take(Math.min(left, c.buf.length));
+              left -= part.length;
+              ctl.enqueue(part);
+              if (left === 0) {
+                ctl.close();
+                finish(c.buf.length === 0);
+              }
+              return;
+            }
+            const step = decoder.push(c.buf);
+            c.take(step.used);
+            for (const d of step.data) if (d.length) ctl.enqueue(d);
+            if (step.done) {
+              ctl.close();
+              finish(c.buf.length === 0);
+              return;
+            }
+            if (step.data.some((d) => d.length)) return;
           }
-        },
-        cancel() {
-          finish(false);
-        },
-      });
-    }
-    return { status: res.status, headers: res.headers, body: stream };
+        } catch (e) {
+          fail(ctl, e);
+        }
+      },
+      cancel() {
+        finish(false);
+      },
+    });
   }
 }
-
-/** The upstream closed a connection before answering (reused keep-alive connection). */
-class StaleConnection extends Error {}

@@ -9,7 +9,6 @@
  *
  * @module
  */
-import type http from "node:http";
 import type { ModuleDefinition, ProvisionContext, Tunnel } from "../../../module.ts";
 import {
   asObject,
@@ -37,9 +36,7 @@ import {
   DialError,
   endToEnd,
   forwardedValue,
-  makeAgent,
   relayWebSocket,
-  roundTrip,
   type TransportOptions,
   UpstreamTimeout,
 } from "./transport.ts";
@@ -138,9 +135,11 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
       }
     }
     const transport = parseTransport(optObject(config, "transport", where), `${where}.transport`);
-    // Plain-text upstreams use the small HTTP/1.1 client; TLS upstreams go through node:https.
-    const h1 = transport.tls ? null : new H1Pool();
-    const agent: http.Agent | null = transport.tls ? await makeAgent(transport) : null;
+    // One strict HTTP/1.1 client for plain and TLS upstreams.
+    const h1 = new H1Pool(
+      transport.tls ? { insecure: transport.insecure, serverName: transport.serverName } : null,
+    );
+    const bodyLogger = ctx.logger("http.handlers.reverse_proxy");
     const upstreams: Upstream[] = [];
     for (const u of optArray(config, "upstreams", where) ?? []) {
       const o = asObject(u, `${where}.upstreams`);
@@ -231,7 +230,8 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
     /**
      * The forwarded request's header fields, straight from the request headers: hop-by-hop
      * ones and those `Connection` names left out, `X-Forwarded-For/Proto/Host` set (kept
-     * from a trusted proxy), `Host` kept. Also whether a Content-Length is among them.
+     * from a trusted proxy), `Host` the request host. Also whether a Content-Length is among
+     * them.
      */
     function forwardedFields(c: RequestContext): Forwarded & { fields: [string, string][] } {
       const hs = c.headers;
@@ -239,9 +239,8 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
       const remote = c.remoteHost;
       const ip = trusted.length > 0 ? parseIP(remote) : null;
       const isTrusted = ip !== null && ipInRanges(ip, trusted);
-      const fields: [string, string][] = [];
+      const fields: [string, string][] = [["host", c.host]];
       let contentLength = false;
-      let host = false;
       let xff: string | null = null;
       let xfp: string | null = null;
       let xfh: string | null = null;
@@ -261,16 +260,16 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
             continue;
           }
         }
+        // Host is the one settled request host (c.host), never a raw field.
+        if (k === "host") continue;
         const v = forwardedValue(k, pair[1], named);
         if (v === null) continue;
         if (k === "content-length") contentLength = true;
-        else if (k === "host") host = true;
         fields.push(v === pair[1] ? pair : [k, v]);
       }
       fields.push(["x-forwarded-for", isTrusted && xff ? `${xff}, ${remote}` : remote]);
       fields.push(["x-forwarded-proto", isTrusted && xfp !== null ? xfp : c.scheme]);
       fields.push(["x-forwarded-host", isTrusted && xfh !== null ? xfh : c.host]);
-      if (!host) fields.push(["host", c.host]);
       return { fields, contentLength };
     }
 
@@ -318,7 +317,7 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
       }
       let fwd: Forwarded = forwarded;
       let h: Headers | null = null;
-      if (reqOps.size || !h1 || ws) {
+      if (reqOps.size || ws) {
         h = new Headers(forwarded.fields);
         reqOps.apply(h, c);
         fwd = { fields: h, contentLength: h.has("content-length") };
@@ -349,41 +348,30 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
           }),
         );
       }
-      let status: number;
-      let resBody: ReadableStream<Uint8Array> | Uint8Array | null;
-      let out: Headers | [string, string][];
-      let tunnel: Tunnel | undefined;
-      if (h1) {
-        const res = await h1.roundTrip(
-          u.dial,
-          c.method,
-          path,
-          fwd.fields,
-          fwd.contentLength,
-          countedBody,
-          transport.dialTimeout,
-          transport.responseHeaderTimeout,
-          release,
-        );
-        status = res.status;
-        resBody = res.body;
-        out = res.headers;
-        tunnel = res.tunnel;
-      } else {
-        const res = await roundTrip(
-          agent!,
-          transport,
-          u.dial,
-          c.method,
-          path,
-          h!,
-          countedBody,
-          release,
-        );
-        status = res.status;
-        resBody = res.body;
-        out = res.headers;
-        tunnel = res.tunnel;
+      const res = await h1.roundTrip({
+        dial: u.dial,
+        method: c.method,
+        target: path,
+        fields: fwd.fields,
+        contentLength: fwd.contentLength,
+        body: countedBody,
+        dialTimeout: transport.dialTimeout,
+        headerTimeout: transport.responseHeaderTimeout,
+        upgrade: upgrade !== null,
+        clientDone: c.info.completed,
+        onDone: release,
+        onBodyError: (e) =>
+          bodyLogger.error("aborting with incomplete response", {
+            upstream: u.dial,
+            error: (e as Error)?.message ?? String(e),
+          }),
+      });
+      const { status, tunnel } = res;
+      let resBody = res.body;
+      if (status === 205 && resBody !== null) {
+        // 205 Reset Content never has content: whatever the upstream framed is dropped.
+        if (resBody instanceof ReadableStream) resBody.cancel().catch(() => {});
+        resBody = null;
       }
       if (status === 101) {
         const client = c.info.upgrade;
@@ -399,12 +387,10 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         }
         facts.latencyMs = performance.now() - started;
         facts.status = 101;
-        const h = new Headers(endToEnd(Array.isArray(out) ? out : [...out]));
+        const h = new Headers(endToEnd(res.headers));
         if (resOps.size && (resRequire === null || resRequire.match(101, h))) resOps.apply(h, c);
         h.set("connection", "Upgrade");
-        const switched = Array.isArray(out)
-          ? out.find((f) => f[0] === "upgrade")?.[1]
-          : out.get("upgrade");
+        const switched = res.headers.find((f) => f[0] === "upgrade")?.[1];
         h.set("upgrade", switched ?? upgrade);
         relay(client.accept(101, [...h]), tunnel);
         return new Response(null, { status: 200 }); // not sent: the connection was taken over
@@ -419,13 +405,13 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         countFailure(u);
       }
       if (passive.unhealthyLatency > 0 && latency >= passive.unhealthyLatency) countFailure(u);
-      if (Array.isArray(out) && !resOps.size) {
+      if (!resOps.size) {
         return new Response(resBody as BodyInit | null, {
           status,
-          headers: responseFields(c, out),
+          headers: responseFields(c, res.headers),
         });
       }
-      out = new Headers(endToEnd(out));
+      const out = new Headers(endToEnd(res.headers));
       if (resOps.size && (resRequire === null || resRequire.match(status, out))) {
         resOps.apply(out, c);
       }
@@ -479,8 +465,7 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
           u.host.fails--;
         }
         failTimers.clear();
-        agent?.destroy();
-        h1?.close();
+        h1.close();
         for (const u of upstreams) releaseHost(u.host);
       },
     };

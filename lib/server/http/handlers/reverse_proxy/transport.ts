@@ -1,16 +1,13 @@
 /**
- * The HTTP transport of `reverse_proxy`: one upstream round trip over `node:http` (keep-alive
- * pooled), which, unlike `fetch`, sends the Host header we choose, adds no headers of its own
- * and passes compressed bodies through untouched. Bodies stream both ways. Also the
- * hop-by-hop header rules and the WebSocket relay.
+ * Transport pieces of `reverse_proxy` around the HTTP/1.1 client (h1client.ts): the
+ * `transport` settings, the errors that decide retries and 504s, the hop-by-hop header rules,
+ * the WebSocket relay of the `deno` listener engine, and `node:http` loading for active
+ * health checks over TLS.
  *
  * @module
  */
 import type http from "node:http";
 import type httpsType from "node:https";
-import type { Tunnel } from "../../../module.ts";
-import { tunnelOf, view } from "../../../node_streams.ts";
-import { splitDial } from "./upstreams.ts";
 
 let nodeHttp: typeof http;
 let nodeHttps: typeof httpsType;
@@ -46,18 +43,6 @@ export interface TransportOptions {
   dialTimeout: number;
   /** Time to wait for response headers (ms, 0 = none). */
   responseHeaderTimeout: number;
-}
-
-/** A keep-alive connection pool for one proxy handler. */
-export async function makeAgent(o: TransportOptions): Promise<http.Agent> {
-  const { http, https } = await loadNodeHttp();
-  return o.tls
-    ? new https.Agent({
-      keepAlive: true,
-      rejectUnauthorized: !o.insecure,
-      servername: o.serverName,
-    })
-    : new http.Agent({ keepAlive: true });
 }
 
 const HOP = [
@@ -125,208 +110,6 @@ export function endToEnd(fields: Iterable<[string, string]>): [string, string][]
     else if (v !== null) out.push([pair[0], v]);
   }
   return out;
-}
-
-/** The result of a round trip. */
-export interface UpstreamResponse {
-  /** Status code. */
-  status: number;
-  /** Response headers. */
-  headers: Headers;
-  /** Body: a stream, the whole body for small ones, or null for no body. */
-  body: ReadableStream<Uint8Array> | Uint8Array | null;
-  /** After `101 Switching Protocols`: the connection, for the caller to relay or close. */
-  tunnel?: Tunnel;
-}
-
-function nodeTarget(dial: string): { host?: string; port?: number; socketPath?: string } {
-  if (dial.startsWith("unix/")) return { socketPath: dial.slice(5) };
-  const { host, port } = splitDial(dial);
-  return { host, port: port ? Number(port) : 80 };
-}
-
-function nodeHeaders(h: Headers): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [k, v] of h) {
-    if (k === "set-cookie") continue;
-    out[k] = v;
-  }
-  const cookies = h.getSetCookie();
-  if (cookies.length) out["set-cookie"] = cookies;
-  return out;
-}
-
-function toWeb(res: http.IncomingMessage, onDone: () => void): ReadableStream<Uint8Array> {
-  let finished = false;
-  const done = () => {
-    if (!finished) {
-      finished = true;
-      onDone();
-    }
-  };
-  return new ReadableStream<Uint8Array>({
-    start(ctl) {
-      res.on("data", (d: Uint8Array) => {
-        ctl.enqueue(new Uint8Array(d.buffer, d.byteOffset, d.byteLength));
-        if ((ctl.desiredSize ?? 1) <= 0) res.pause();
-      });
-      res.on("end", () => {
-        done();
-        try {
-          ctl.close();
-        } catch { /* cancelled */ }
-      });
-      res.on("error", (e) => {
-        done();
-        try {
-          ctl.error(e);
-        } catch { /* cancelled */ }
-      });
-      res.on("close", done);
-    },
-    pull() {
-      res.resume();
-    },
-    cancel() {
-      res.destroy();
-      done();
-    },
-  }, { highWaterMark: 4 });
-}
-
-const DIAL_CODES = new Set([
-  "ECONNREFUSED",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "ENOENT",
-]);
-
-/**
- * Sends one request upstream and resolves when the response headers arrive. `onDone` runs
- * once the response body ended (or failed), for in-flight request counting.
- */
-export function roundTrip(
-  agent: http.Agent,
-  o: TransportOptions,
-  dial: string,
-  method: string,
-  path: string,
-  headers: Headers,
-  body: ReadableStream<Uint8Array> | null,
-  onDone: () => void,
-): Promise<UpstreamResponse> {
-  return new Promise<UpstreamResponse>((resolve, reject) => {
-    let settled = false;
-    let connected = false;
-    const fail = (e: unknown) => {
-      if (settled) return;
-      settled = true;
-      onDone();
-      reject(e);
-    };
-    const mod = o.tls ? nodeHttps : nodeHttp;
-    const req = mod.request({
-      ...nodeTarget(dial),
-      method,
-      path,
-      headers: nodeHeaders(headers),
-      agent,
-      setHost: false,
-    } as http.RequestOptions, (res) => {
-      if (settled) {
-        res.destroy();
-        return;
-      }
-      settled = true;
-      clearTimeout(headerTimer);
-      const h = new Headers();
-      const raw = res.rawHeaders;
-      for (let i = 0; i < raw.length; i += 2) h.append(raw[i], raw[i + 1]);
-      const noBody = method === "HEAD" || res.statusCode === 204 || res.statusCode === 304;
-      if (noBody) {
-        res.resume();
-        res.on("end", onDone);
-        res.on("close", onDone);
-      }
-      resolve({
-        status: res.statusCode ?? 502,
-        headers: h,
-        body: noBody ? null : toWeb(res, onDone),
-      });
-    });
-    const dialTimer = o.dialTimeout > 0
-      ? setTimeout(() => {
-        if (!connected) {
-          req.destroy();
-          fail(new DialError(`dial ${dial}: timeout`));
-        }
-      }, o.dialTimeout)
-      : undefined;
-    const headerTimer = o.responseHeaderTimeout > 0
-      ? setTimeout(() => {
-        req.destroy();
-        fail(new UpstreamTimeout(`upstream ${dial}: no response headers in time`));
-      }, o.responseHeaderTimeout)
-      : undefined;
-    req.on("upgrade", (res, socket, head: Uint8Array) => {
-      clearTimeout(headerTimer);
-      const h = new Headers();
-      const raw = res.rawHeaders;
-      for (let i = 0; i < raw.length; i += 2) h.append(raw[i], raw[i + 1]);
-      socket.on("error", () => {});
-      if (settled) {
-        socket.destroy();
-        return;
-      }
-      settled = true;
-      onDone();
-      resolve({
-        status: res.statusCode ?? 101,
-        headers: h,
-        body: null,
-        tunnel: tunnelOf(socket, view(head)),
-      });
-    });
-    req.on("socket", (s) => {
-      const onConnect = () => {
-        connected = true;
-        clearTimeout(dialTimer);
-      };
-      if ((s as unknown as { connecting?: boolean }).connecting) s.once("connect", onConnect);
-      else onConnect();
-    });
-    req.on("error", (e: Error & { code?: string }) => {
-      clearTimeout(dialTimer);
-      clearTimeout(headerTimer);
-      if (!connected && DIAL_CODES.has(e.code ?? "")) {
-        fail(new DialError(`dial ${dial}: ${e.message}`));
-      } else fail(e);
-    });
-    req.on("close", () => {
-      clearTimeout(dialTimer);
-      clearTimeout(headerTimer);
-    });
-    if (!body) {
-      req.end();
-      return;
-    }
-    (async () => {
-      const reader = body.getReader();
-      try {
-        while (true) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          if (!req.write(value)) await new Promise<void>((r) => req.once("drain", () => r()));
-        }
-        req.end();
-      } catch (e) {
-        req.destroy();
-        fail(e);
-      }
-    })();
-  });
 }
 
 /**
