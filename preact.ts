@@ -65,7 +65,7 @@ export type { SignupPageProps } from "./lib/react/signup.ts";
 export { type ForgotPasswordPageProps, RESET_SENT } from "./lib/react/forgot.ts";
 export type { ResetPasswordPageProps } from "./lib/react/reset.ts";
 export type { VerifyEmailPageProps } from "./lib/react/verify.ts";
-export type { AuthNode } from "./lib/react/runtime.ts";
+export type { AuthElement, AuthNode } from "./lib/react/runtime.ts";
 export type {
   AuthDocumentOptions,
   AuthPageData,

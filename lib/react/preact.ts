@@ -1,11 +1,11 @@
 /**
  * The sign-in components bound to Preact: the shared components of `pages.ts` over Preact's
- * `h` and `useState`, typed with Preact's `ComponentChildren`/`VNode`. The document helpers
+ * `h` and `useState`, typed with `AuthNode`/`AuthElement` (Preact's nodes and elements). The document helpers
  * use `preact-render-to-string` and Preact's `hydrate`.
  *
  * @module
  */
-import { type ComponentChildren, Fragment, h, hydrate, type VNode } from "preact";
+import { Fragment, h, hydrate, type VNode } from "preact";
 import { useState } from "preact/hooks";
 import { renderToString } from "preact-render-to-string";
 import {
@@ -22,15 +22,15 @@ import type { ForgotPasswordPageProps } from "./forgot.ts";
 import type { LoginPageProps } from "./login.ts";
 import { createAuthComponents } from "./pages.ts";
 import type { ResetPasswordPageProps } from "./reset.ts";
-import type { AuthRuntime } from "./runtime.ts";
+import type { AuthElement, AuthNode, AuthRuntime } from "./runtime.ts";
 import type { SignupPageProps } from "./signup.ts";
 import type { SsoButtonsProps } from "./sso.ts";
 import type { VerifyEmailPageProps } from "./verify.ts";
 
-const runtime: AuthRuntime<VNode> = {
-  createElement: h as AuthRuntime<VNode>["createElement"],
+const runtime: AuthRuntime<AuthElement> = {
+  createElement: h as AuthRuntime<AuthElement>["createElement"],
   Fragment,
-  useState: useState as AuthRuntime<VNode>["useState"],
+  useState: useState as AuthRuntime<AuthElement>["useState"],
 };
 const c = createAuthComponents(runtime);
 
@@ -52,7 +52,7 @@ const c = createAuthComponents(runtime);
  * }));
  * ```
  */
-export function LoginPage(props: LoginPageProps<ComponentChildren>): VNode {
+export function LoginPage(props: LoginPageProps<AuthNode>): AuthElement {
   return c.LoginPage(props);
 }
 
@@ -68,7 +68,7 @@ export function LoginPage(props: LoginPageProps<ComponentChildren>): VNode {
  * renderToString(h(SignupPage, { action: "/api/auth/signup", loginHref: "/login" }));
  * ```
  */
-export function SignupPage(props: SignupPageProps<ComponentChildren>): VNode {
+export function SignupPage(props: SignupPageProps<AuthNode>): AuthElement {
   return c.SignupPage(props);
 }
 
@@ -84,7 +84,7 @@ export function SignupPage(props: SignupPageProps<ComponentChildren>): VNode {
  * renderToString(h(ForgotPasswordPage, { action: "/api/auth/forgot", loginHref: "/login" }));
  * ```
  */
-export function ForgotPasswordPage(props: ForgotPasswordPageProps): VNode {
+export function ForgotPasswordPage(props: ForgotPasswordPageProps): AuthElement {
   return c.ForgotPasswordPage(props);
 }
 
@@ -100,7 +100,7 @@ export function ForgotPasswordPage(props: ForgotPasswordPageProps): VNode {
  * renderToString(h(ResetPasswordPage, { token, loginHref: "/login" }));
  * ```
  */
-export function ResetPasswordPage(props: ResetPasswordPageProps): VNode {
+export function ResetPasswordPage(props: ResetPasswordPageProps): AuthElement {
   return c.ResetPasswordPage(props);
 }
 
@@ -116,7 +116,7 @@ export function ResetPasswordPage(props: ResetPasswordPageProps): VNode {
  * renderToString(h(VerifyEmailPage, { email: "ada@example.com", action: "/api/auth/verify" }));
  * ```
  */
-export function VerifyEmailPage(props: VerifyEmailPageProps): VNode {
+export function VerifyEmailPage(props: VerifyEmailPageProps): AuthElement {
   return c.VerifyEmailPage(props);
 }
 
@@ -133,7 +133,7 @@ export function VerifyEmailPage(props: VerifyEmailPageProps): VNode {
  * // <ul ...><li><a href="/api/auth/oauth/github/start" ...>Continue with GitHub</a></li></ul>
  * ```
  */
-export function SsoButtons(props: SsoButtonsProps): VNode | null {
+export function SsoButtons(props: SsoButtonsProps): AuthElement | null {
   return c.SsoButtons(props);
 }
 
@@ -148,7 +148,7 @@ export function SsoButtons(props: SsoButtonsProps): VNode | null {
  * h(AuthCard, { title: "Signed out" }, h("p", null, "See you soon."));
  * ```
  */
-export function AuthCard(props: AuthCardProps<ComponentChildren>): VNode {
+export function AuthCard(props: AuthCardProps<AuthNode>): AuthElement {
   return c.AuthCard(props);
 }
 
@@ -163,7 +163,7 @@ export function AuthCard(props: AuthCardProps<ComponentChildren>): VNode {
  * h(AuthLinks, { links: [{ href: "/login", label: "Back to sign in" }] });
  * ```
  */
-export function AuthLinks(props: AuthLinksProps): VNode | null {
+export function AuthLinks(props: AuthLinksProps): AuthElement | null {
   return c.AuthLinks(props);
 }
 
@@ -184,7 +184,7 @@ export function AuthLinks(props: AuthLinksProps): VNode | null {
  * });
  * ```
  */
-export function AuthForm(props: AuthFormProps): VNode {
+export function AuthForm(props: AuthFormProps): AuthElement {
   // AuthForm holds state: rendered as its own element so its hooks belong to it.
   return runtime.createElement(c.AuthForm, props);
 }
@@ -200,7 +200,7 @@ export function AuthForm(props: AuthFormProps): VNode {
  * renderToString(authPageElement({ page: "forgot", props: { loginHref: "/login" } }));
  * ```
  */
-export function authPageElement(data: AuthPageData, onSuccess?: OnSuccess): VNode {
+export function authPageElement(data: AuthPageData, onSuccess?: OnSuccess): AuthElement {
   return authPageNode(runtime, c, data, onSuccess);
 }
 
@@ -221,7 +221,7 @@ export function authPageElement(data: AuthPageData, onSuccess?: OnSuccess): VNod
  */
 export function renderAuthDocument(data: AuthPageData, options: AuthDocumentOptions = {}): string {
   const safe = safeAuthPageData(data);
-  return authDocumentHtml(renderToString(authPageElement(safe)), safe, options);
+  return authDocumentHtml(renderToString(authPageElement(safe) as VNode), safe, options);
 }
 
 /**
@@ -238,6 +238,9 @@ export function renderAuthDocument(data: AuthPageData, options: AuthDocumentOpti
 export function hydrateAuthPage(options: HydrateOptions = {}): boolean {
   const found = findAuthPage(options);
   if (!found) return false;
-  hydrate(authPageElement(found.data, found.onSuccess), found.root as Element);
+  hydrate(
+    authPageElement(found.data, found.onSuccess) as VNode,
+    found.root as Element,
+  );
   return true;
 }

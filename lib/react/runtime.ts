@@ -38,3 +38,17 @@ export interface AuthRuntime<E> {
  * `ComponentChildren`.
  */
 export type AuthNode = object | string | number | bigint | boolean | null | undefined;
+
+/**
+ * An element of the Preact build, as its public API names it (what Preact's `h()` returns),
+ * declared here so the API does not expose Preact's internal types. Render it with
+ * `preact-render-to-string` or mount it with Preact's `render`/`hydrate`.
+ */
+export interface AuthElement {
+  /** The element's tag name or component. */
+  type: unknown;
+  /** The element's props. */
+  props: unknown;
+  /** The element's key, if any. */
+  key: unknown;
+}

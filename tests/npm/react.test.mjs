@@ -16,7 +16,10 @@ import { renderToString } from "../../npm/node_modules/preact-render-to-string/d
 const mirror = fileURLToPath(new URL("../../npm/", import.meta.url));
 
 const PAGES = [
-  [{ page: "login", props: { forgotHref: "/forgot" }, sso: { providers: ["github"] } }, "current-password"],
+  [
+    { page: "login", props: { forgotHref: "/forgot" }, sso: { providers: ["github"] } },
+    "current-password",
+  ],
   [{ page: "signup", props: {} }, "new-password"],
   [{ page: "verify", props: { email: "ada@example.com" } }, "one-time-code"],
   [{ page: "forgot", props: {} }, "email"],
@@ -65,7 +68,10 @@ process.stdout.write(JSON.stringify({ version, documents, login, warnings }));
 `;
 
 function packMirror(dir) {
-  execFileSync("npm", ["pack", "--silent", "--pack-destination", dir], { cwd: mirror, stdio: "ignore" });
+  execFileSync("npm", ["pack", "--silent", "--pack-destination", dir], {
+    cwd: mirror,
+    stdio: "ignore",
+  });
   return join(dir, readdirSync(dir).find((f) => f.endsWith(".tgz")));
 }
 
@@ -74,16 +80,28 @@ for (const major of [18, 19]) {
     const dir = mkdtempSync(join(tmpdir(), `gatehouse-react${major}-`));
     try {
       const tarball = packMirror(dir);
-      writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
+      writeFileSync(
+        join(dir, "package.json"),
+        JSON.stringify({ name: "app", private: true, type: "module" }),
+      );
       execFileSync("npm", [
-        "install", "--no-audit", "--no-fund", "--no-package-lock", "--omit=optional", "--ignore-scripts",
-        tarball, `react@${major}`, `react-dom@${major}`,
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--no-package-lock",
+        "--omit=optional",
+        "--ignore-scripts",
+        tarball,
+        `react@${major}`,
+        `react-dom@${major}`,
       ], { cwd: dir, stdio: "ignore" });
       writeFileSync(join(dir, "probe.mjs"), PROBE);
-      const out = JSON.parse(execFileSync("node", ["probe.mjs", JSON.stringify(PAGES.map((p) => p[0]))], {
-        cwd: dir,
-        encoding: "utf8",
-      }));
+      const out = JSON.parse(
+        execFileSync("node", ["probe.mjs", JSON.stringify(PAGES.map((p) => p[0]))], {
+          cwd: dir,
+          encoding: "utf8",
+        }),
+      );
       assert.equal(out.version.split(".")[0], String(major));
       assert.deepEqual(out.warnings, [], "React printed no warning");
       PAGES.forEach(([data, autocomplete], i) => {
@@ -96,7 +114,10 @@ for (const major of [18, 19]) {
       });
       assert.match(out.login, /That e-mail and password don(&#x27;|')t match an account\./);
       assert.match(out.login, /background:black/);
-      assert.match(out.login, /href="\/api\/auth\/oauth\/google\/start"[^>]*>Continue with Google</);
+      assert.match(
+        out.login,
+        /href="\/api\/auth\/oauth\/google\/start"[^>]*>Continue with Google</,
+      );
       assert.match(out.login, /aria-invalid="true"/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
