@@ -20,11 +20,22 @@ interface Site {
 const configs = new URL("../react/", import.meta.url);
 const siteFile = new URL("./hydration/site.tsx", import.meta.url).pathname;
 
-/** Starts `hydration/site.tsx` for a runtime under a React version's config. */
+/** Starts `hydration/site.tsx` for a runtime under a React version's import map. */
 async function startSite(name: string, runtime: "react" | "preact", major: 18 | 19): Promise<Site> {
-  const config = new URL(`react${major}.json`, configs).pathname;
+  const map = new URL(`react${major}.importmap.json`, configs).pathname;
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--quiet", "--check", "-A", "--config", config, siteFile, runtime, config],
+    args: [
+      "run",
+      "--quiet",
+      "--check",
+      "-A",
+      "--no-config",
+      "--import-map",
+      map,
+      siteFile,
+      runtime,
+      map,
+    ],
     env: { NO_COLOR: "1" },
     stdout: "piped",
     stderr: "inherit",
@@ -36,11 +47,12 @@ async function startSite(name: string, runtime: "react" | "preact", major: 18 | 
     if (done) break;
     seen += value;
   }
-  const origin = seen.match(/listening (http:\/\/\S+)/)?.[1];
-  if (!origin) {
+  const [, origin, version] = seen.match(/listening (http:\/\/\S+) (\S+)/) ?? [];
+  const expected = runtime === "preact" ? "preact" : `${major}.`;
+  if (!origin || !version.startsWith(expected)) {
     child.kill();
     await child.status;
-    throw new Error(`${name} site did not start: ${seen}`);
+    throw new Error(`${name} site did not start with ${expected}: ${seen}`);
   }
   return {
     name,

@@ -1,6 +1,6 @@
 /**
  * The same components in React 18, React 19 and Preact: every case of `_cases.ts` is rendered
- * by `react-dom/server` of each React version (in a child process under that version's config,
+ * by `react-dom/server` of each React version (in a child process under that version's import map,
  * type-checked against that version's types) and by `preact-render-to-string`, and the HTML
  * must be the same (see `_html.ts` for what "the same" allows).
  */
@@ -10,6 +10,7 @@ import { renderToString } from "preact-render-to-string";
 import * as preactBuild from "../../preact.ts";
 import { cases } from "./_cases.ts";
 import { canonical } from "./_html.ts";
+import { reactFlags } from "./_flags.ts";
 
 interface ReactRender {
   version: string;
@@ -20,7 +21,7 @@ interface ReactRender {
 
 const here = new URL(".", import.meta.url);
 
-/** Renders the cases with the React build under `tests/react/react<major>.json`. */
+/** Renders the cases with the React build under `tests/react/react<major>.importmap.json`. */
 export async function renderWithReact(major: 18 | 19): Promise<ReactRender> {
   const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
     args: [
@@ -29,10 +30,10 @@ export async function renderWithReact(major: 18 | 19): Promise<ReactRender> {
       "--check",
       "--allow-env",
       "--allow-read",
-      "--config",
-      new URL(`react${major}.json`, here).pathname,
+      ...reactFlags(major),
       new URL("_render_react.tsx", here).pathname,
     ],
+    cwd: Deno.cwd(),
     env: { NO_COLOR: "1" },
     stdout: "piped",
     stderr: "piped",

@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /**
  * A small Preact app around the Preact build's pages, the twin of `app_react.tsx` (written
  * with `h`, as the React config's JSX settings are React's): the app keeps its own state, and

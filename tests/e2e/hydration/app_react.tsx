@@ -1,3 +1,6 @@
+/** @jsxImportSource react */
+/** @jsxImportSourceTypes @types/react */
+/// <reference lib="dom" />
 /**
  * A small React app around the React build's pages: the app keeps its own state, and each
  * page's `onSuccess` puts the site's answer into it (no page load). Rendered on the server by

@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /** Browser entry of the Preact test app: hydrates the server-rendered `App`. */
 import { h, hydrate } from "preact";
 import { App } from "./app_preact.ts";

@@ -1,3 +1,6 @@
+/** @jsxImportSource react */
+/** @jsxImportSourceTypes @types/react */
+/// <reference lib="dom" />
 /** Browser entry of the React test app: hydrates the server-rendered `App`. */
 import { hydrateRoot } from "react-dom/client";
 import { App } from "./app_react.tsx";

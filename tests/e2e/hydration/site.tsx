@@ -1,15 +1,16 @@
 /**
- * The test site of `tests/e2e/hydration.test.ts`, run as its own process under the config of
- * one React version (`tests/react/react18.json` or `react19.json`):
+ * The test site of `tests/e2e/hydration.test.ts`, run as its own process under the import map
+ * of one React version (`tests/react/react18.importmap.json` or `react19.importmap.json`):
  *
- *     deno run -A --config <config> site.tsx <react|preact>
+ *     deno run -A --no-config --import-map <map> site.tsx <react|preact> <map>
  *
  * It server-renders the test app of that runtime (`react-dom/server` or
  * `preact-render-to-string`), serves the app's client bundled by `deno bundle` under the
- * same config, and answers the forms the way docs/react.md says a site does: 303 redirects
- * for a plain form post, JSON for `fetch`. Prints `listening <origin>` when ready.
+ * same import map, and answers the forms the way docs/react.md says a site does: 303 redirects
+ * for a plain form post, JSON for `fetch`. Prints `listening <origin>` when ready, with the React version
+ * (or `preact`).
  */
-import { createElement } from "react";
+import { createElement, version as reactVersion } from "react";
 import { renderToString as renderReact } from "react-dom/server";
 import { h } from "preact";
 import { renderToString as renderPreact } from "preact-render-to-string";
@@ -19,7 +20,7 @@ import { type AppProps, PROPS_ID } from "./props.ts";
 
 const runtime = Deno.args[0];
 if (runtime !== "react" && runtime !== "preact") throw new Error("usage: site.tsx <react|preact>");
-const config = Deno.args[1];
+const importMap = Deno.args[1];
 
 async function bundle(): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "gatehouse-hydration-" });
@@ -29,7 +30,18 @@ async function bundle(): Promise<string> {
       new URL(runtime === "react" ? "client_react.tsx" : "client_preact.ts", import.meta.url)
         .pathname;
     const { success, stderr } = await new Deno.Command(Deno.execPath(), {
-      args: ["bundle", "--quiet", "--platform", "browser", "--config", config, "-o", out, entry],
+      args: [
+        "bundle",
+        "--quiet",
+        "--platform",
+        "browser",
+        "--no-config",
+        "--import-map",
+        importMap,
+        "-o",
+        out,
+        entry,
+      ],
       stdout: "null",
       stderr: "piped",
     }).output();
@@ -125,4 +137,6 @@ const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }
   }
   return new Response("not found", { status: 404 });
 });
-console.log(`listening http://127.0.0.1:${server.addr.port}`);
+console.log(
+  `listening http://127.0.0.1:${server.addr.port} ${runtime === "react" ? reactVersion : "preact"}`,
+);
