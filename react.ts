@@ -1,22 +1,30 @@
 /**
- * Sign-in pages for Gatehouse sites, written with preact and free of framework-specific
- * imports: {@linkcode LoginPage}, {@linkcode SsoButtons}, {@linkcode SignupPage},
- * {@linkcode ForgotPasswordPage}, {@linkcode ResetPasswordPage} and
- * {@linkcode VerifyEmailPage}. They render on the server (`preact-render-to-string`, or
- * {@linkcode renderAuthDocument} for a whole document) and hydrate in the browser
- * ({@linkcode hydrateAuthPage}). Each page is a plain form that works with JavaScript off
- * (POST and a redirect) and, once hydrated, posts with `fetch`, shows errors inline in an
- * `aria-live` region and calls `onSuccess`. The look is set by style objects: see
- * {@linkcode defaultStyles}; a site overrides any element through the `styles` prop.
+ * Sign-in pages for Gatehouse sites as React components, for React 18 and 19 (Next.js,
+ * Remix/React Router, Astro with React, or any React app): {@linkcode LoginPage},
+ * {@linkcode SsoButtons}, {@linkcode SignupPage}, {@linkcode ForgotPasswordPage},
+ * {@linkcode ResetPasswordPage} and {@linkcode VerifyEmailPage}. The same components, from
+ * the same source, are built for Preact in `@gatehouse/gatehouse/preact`; both render the
+ * same HTML for the same props.
  *
- * @example
- * ```ts
- * import { renderAuthDocument } from "@gatehouse/gatehouse/react";
- * const html = renderAuthDocument({
- *   page: "login",
- *   props: { action: "/api/auth/login", forgotHref: "/forgot", styles: { button: { background: "#111" } } },
- *   sso: { providers: ["google", "github"] },
- * });
+ * Each page is a plain form that works with JavaScript off (POST and a redirect) and, once
+ * hydrated, posts with `fetch`, shows errors inline in an `aria-live` region and calls
+ * `onSuccess`. The look is set by style objects: see {@linkcode defaultStyles}; a site
+ * overrides any element through the `styles` prop. Only `react` is imported; the document
+ * helpers take `react-dom`'s `renderToString` and `hydrateRoot` from the caller.
+ *
+ * @example A client component (Next.js App Router)
+ * ```ts ignore
+ * "use client";
+ * import { createElement as h } from "react";
+ * import { LoginPage, SsoButtons } from "@gatehouse/gatehouse/react";
+ * export default function Login() {
+ *   return h(LoginPage, {
+ *     action: "/api/auth/login",
+ *     forgotHref: "/forgot",
+ *     onSuccess: (answer) => location.assign(answer.redirect ?? "/"),
+ *     ssoSlot: h(SsoButtons, { providers: ["google", "github"] }),
+ *   });
+ * }
  * ```
  *
  * @module
@@ -24,8 +32,23 @@
 export {
   AuthCard,
   AuthForm,
-  type AuthFormProps,
   AuthLinks,
+  authPageElement,
+  ForgotPasswordPage,
+  hydrateAuthPage,
+  LoginPage,
+  type ReactAuthDocumentOptions,
+  type ReactHydrateOptions,
+  renderAuthDocument,
+  ResetPasswordPage,
+  SignupPage,
+  SsoButtons,
+  VerifyEmailPage,
+} from "./lib/react/react.ts";
+export {
+  type AuthCardProps,
+  type AuthFormProps,
+  type AuthLinksProps,
   type AuthResult,
   type FieldSpec,
   type OnSuccess,
@@ -43,24 +66,17 @@ export {
   GENERIC_ERROR,
   isDescribedError,
 } from "./lib/react/messages.ts";
-export { LoginPage, type LoginPageProps } from "./lib/react/login.ts";
-export { SsoButtons, type SsoButtonsProps } from "./lib/react/sso.ts";
-export { SignupPage, type SignupPageProps } from "./lib/react/signup.ts";
-export {
-  ForgotPasswordPage,
-  type ForgotPasswordPageProps,
-  RESET_SENT,
-} from "./lib/react/forgot.ts";
-export { ResetPasswordPage, type ResetPasswordPageProps } from "./lib/react/reset.ts";
-export { VerifyEmailPage, type VerifyEmailPageProps } from "./lib/react/verify.ts";
-export type { AuthElement, AuthNode } from "./lib/react/types.ts";
-export {
-  type AuthDocumentOptions,
-  type AuthPageData,
-  authPageElement,
-  type AuthPages,
-  hydrateAuthPage,
-  type HydrateOptions,
-  type HydrationDocument,
-  renderAuthDocument,
+export type { LoginPageProps } from "./lib/react/login.ts";
+export type { SsoButtonsProps } from "./lib/react/sso.ts";
+export type { SignupPageProps } from "./lib/react/signup.ts";
+export { type ForgotPasswordPageProps, RESET_SENT } from "./lib/react/forgot.ts";
+export type { ResetPasswordPageProps } from "./lib/react/reset.ts";
+export type { VerifyEmailPageProps } from "./lib/react/verify.ts";
+export type { AuthNode } from "./lib/react/runtime.ts";
+export type {
+  AuthDocumentOptions,
+  AuthPageData,
+  AuthPages,
+  HydrateOptions,
+  HydrationDocument,
 } from "./lib/react/document.ts";

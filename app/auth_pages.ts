@@ -15,7 +15,7 @@
  * @module
  */
 import type { Context, Hono } from "hono";
-import { type AuthPageData, renderAuthDocument } from "../react.ts";
+import { type AuthPageData, renderAuthDocument } from "../preact.ts";
 import { CLIENT_SCRIPT, clientBundle, serveClientBundle } from "./client_bundle.ts";
 
 /** True when the request is a plain browser form post (JavaScript off). */

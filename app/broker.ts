@@ -31,7 +31,7 @@ import {
   startOAuth,
   verifyToken,
 } from "../mod.ts";
-import { SsoButtons } from "../react.ts";
+import { SsoButtons } from "../preact.ts";
 import { h } from "preact";
 import { renderToString } from "preact-render-to-string";
 import type { AppEnv } from "./env.ts";

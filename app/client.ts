@@ -5,6 +5,6 @@
  *
  * @module
  */
-import { hydrateAuthPage } from "../react.ts";
+import { hydrateAuthPage } from "../preact.ts";
 
 hydrateAuthPage();

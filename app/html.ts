@@ -6,7 +6,7 @@
  */
 import { h } from "preact";
 import { renderToString } from "preact-render-to-string";
-import { AuthCard } from "../react.ts";
+import { AuthCard } from "../preact.ts";
 import { escapeHtml } from "../d1.ts";
 
 export { escapeHtml };

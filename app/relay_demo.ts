@@ -35,7 +35,7 @@ import {
   verifyRelay,
   verifyToken,
 } from "../mod.ts";
-import { describeError, SsoButtons, styleFor } from "../react.ts";
+import { describeError, SsoButtons, styleFor } from "../preact.ts";
 import { BROKER_PATH } from "./broker.ts";
 import { oauthClients } from "./dev_idp.ts";
 import { siteSecret } from "./dev_secret.ts";

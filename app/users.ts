@@ -58,7 +58,7 @@ import { mailSenderFromEnv } from "./mailer.ts";
 import { createOutbox, type Outbox } from "./outbox.ts";
 import { answerError, answerOk, codeParam, mountClientScript, renderPage } from "./auth_pages.ts";
 import { escapeHtml as esc, plainPage } from "./html.ts";
-import { describeError } from "../react.ts";
+import { describeError } from "../preact.ts";
 
 const usersPage = (title: string, body: string): string => plainPage(title, body, "30rem");
 

@@ -2,7 +2,7 @@
  * Server-render cost of the sign-in pages: one whole document per iteration, as a site does
  * per request.
  */
-import { renderAuthDocument } from "../react.ts";
+import { renderAuthDocument } from "../preact.ts";
 
 Deno.bench("renderAuthDocument: login with SSO buttons", { group: "pages", baseline: true }, () => {
   renderAuthDocument(

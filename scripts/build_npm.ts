@@ -68,6 +68,18 @@ if (entries.length === 0) throw new Error("deno.json exports name no existing fi
 
 const dependencies = new Map<string, string>();
 
+/**
+ * UI libraries an app brings itself, exactly one copy of each: listed as optional peer
+ * dependencies with the majors the pages support, never installed by the mirror. `@types/react`
+ * only names React's types for Deno (`@ts-types`); TypeScript users have their own.
+ */
+const PEERS: Record<string, string> = {
+  react: "^18.0.0 || ^19.0.0",
+  preact: "^10.0.0",
+};
+const TYPE_ONLY = new Set(["@types/react"]);
+const peersUsed = new Set<string>();
+
 /** Maps a bare specifier through the import map to an npm specifier; records the dependency. */
 function mapBare(specifier: string, from: string): string {
   let target: NpmTarget | null = null;
@@ -90,6 +102,12 @@ function mapBare(specifier: string, from: string): string {
       `${from}: cannot map "${specifier}" to an npm package (add it to deno.json imports as npm:)`,
     );
   }
+  if (Object.hasOwn(PEERS, target.name)) {
+    peersUsed.add(target.name);
+    const sub = `${target.subpath}${rest}`.replace(/^\/+/, "");
+    return sub ? `${target.name}/${sub}` : target.name;
+  }
+  if (TYPE_ONLY.has(target.name)) return target.name;
   const known = dependencies.get(target.name);
   if (known && known !== target.range) {
     throw new Error(`${target.name}: conflicting ranges ${known} and ${target.range}`);
@@ -271,6 +289,14 @@ const pkg = {
   ),
   ...(dependencies.size > 0
     ? { dependencies: Object.fromEntries([...dependencies].sort(([a], [b]) => a.localeCompare(b))) }
+    : {}),
+  ...(peersUsed.size > 0
+    ? {
+      peerDependencies: Object.fromEntries([...peersUsed].sort().map((n) => [n, PEERS[n]])),
+      peerDependenciesMeta: Object.fromEntries(
+        [...peersUsed].sort().map((n) => [n, { optional: true }]),
+      ),
+    }
     : {}),
 };
 await Deno.writeTextFile(`${outDir}/package.json`, JSON.stringify(pkg, null, 2) + "\n");

@@ -1,38 +1,39 @@
 /**
- * Whole pages: server-render a sign-in page into an HTML document that carries its own props,
- * and hydrate that document in the browser so the form switches to `fetch` with inline errors.
+ * Whole pages, for any runtime: the page named in JSON data as an element, a complete HTML
+ * document around a server-rendered page that carries its own props, and the lookup that
+ * finds those props again in the browser for hydration. The React and Preact builds wrap
+ * these with their own `renderToString` and `hydrate`.
  *
  * @module
  */
-import type { AuthElement } from "./types.ts";
-import { h, hydrate, type VNode } from "preact";
-import { renderToString } from "preact-render-to-string";
 import type { OnSuccess } from "./form.ts";
+import type { ForgotPasswordPageProps } from "./forgot.ts";
+import type { LoginPageProps } from "./login.ts";
 import { isDescribedError } from "./messages.ts";
-import { ForgotPasswordPage, type ForgotPasswordPageProps } from "./forgot.ts";
-import { LoginPage, type LoginPageProps } from "./login.ts";
-import { ResetPasswordPage, type ResetPasswordPageProps } from "./reset.ts";
-import { SignupPage, type SignupPageProps } from "./signup.ts";
-import { SsoButtons, type SsoButtonsProps } from "./sso.ts";
-import { VerifyEmailPage, type VerifyEmailPageProps } from "./verify.ts";
+import type { AuthComponents } from "./pages.ts";
+import type { ResetPasswordPageProps } from "./reset.ts";
+import type { AuthRuntime } from "./runtime.ts";
+import type { SignupPageProps } from "./signup.ts";
+import type { SsoButtonsProps } from "./sso.ts";
+import type { VerifyEmailPageProps } from "./verify.ts";
 
 /** The pages a document can hold, by name. */
 export interface AuthPages {
-  /** {@linkcode LoginPage} */
+  /** `LoginPage` */
   login: LoginPageProps;
-  /** {@linkcode SignupPage} */
+  /** `SignupPage` */
   signup: SignupPageProps;
-  /** {@linkcode ForgotPasswordPage} */
+  /** `ForgotPasswordPage` */
   forgot: ForgotPasswordPageProps;
-  /** {@linkcode ResetPasswordPage} */
+  /** `ResetPasswordPage` */
   reset: ResetPasswordPageProps;
-  /** {@linkcode VerifyEmailPage} */
+  /** `VerifyEmailPage` */
   verify: VerifyEmailPageProps;
 }
 
 /**
  * A page and its props as JSON: everything but the callbacks and nodes, plus the props of
- * the {@linkcode SsoButtons} that fill `ssoSlot` (login and sign-up pages).
+ * the `SsoButtons` that fill `ssoSlot` (login and sign-up pages).
  */
 export type AuthPageData = {
   [K in keyof AuthPages]: {
@@ -42,47 +43,53 @@ export type AuthPageData = {
   };
 }[keyof AuthPages];
 
-/** Options of {@linkcode renderAuthDocument}. */
+/** Options of `renderAuthDocument`. */
 export interface AuthDocumentOptions {
   /** The document's `<title>`; default the page's heading. */
   title?: string;
-  /** URL of the client script that calls {@linkcode hydrateAuthPage}; none: the page stays plain HTML. */
+  /** URL of the client script that calls `hydrateAuthPage`; none: the page stays plain HTML. */
   scriptSrc?: string;
   /** The document's language; default `en`. */
   lang?: string;
 }
 
+/** The part of a DOM `Document` that hydration uses. */
+export interface HydrationDocument {
+  /** Finds an element by id (`Document.getElementById`). */
+  getElementById(id: string): unknown;
+}
+
+/** Options of `hydrateAuthPage` shared by every runtime. */
+export interface HydrateOptions {
+  /** Called after a successful submission; default: go to the answer's `redirect`, if any. */
+  onSuccess?: OnSuccess;
+  /** The document to hydrate (a DOM `Document`); default the global `document`. */
+  document?: HydrationDocument;
+}
+
 const ROOT_ID = "gatehouse-auth";
 const DATA_ID = "gatehouse-auth-data";
 
-/**
- * The element for a page: the component with its props, `onSuccess`, and its SSO buttons.
- *
- * @example
- * ```ts
- * import { renderToString } from "preact-render-to-string";
- * import { authPageElement } from "@gatehouse/gatehouse/react";
- * renderToString(authPageElement({ page: "forgot", props: { loginHref: "/login" } }));
- * ```
- */
-export function authPageElement(data: AuthPageData, onSuccess?: OnSuccess): AuthElement {
-  return pageNode(data, onSuccess);
-}
-
-// deno-lint-ignore no-explicit-any
-function pageNode(data: AuthPageData, onSuccess?: OnSuccess): VNode<any> {
-  const ssoSlot = data.sso ? h(SsoButtons, data.sso) : undefined;
+/** The element for a page: the component with its props, `onSuccess`, and its SSO buttons. */
+export function authPageNode<E>(
+  rt: AuthRuntime<E>,
+  c: AuthComponents<E>,
+  data: AuthPageData,
+  onSuccess?: OnSuccess,
+): E {
+  const h = rt.createElement;
+  const ssoSlot = data.sso ? h(c.SsoButtons, data.sso) : undefined;
   switch (data.page) {
     case "login":
-      return h(LoginPage, { ...data.props, onSuccess, ssoSlot });
+      return h(c.LoginPage, { ...data.props, onSuccess, ssoSlot });
     case "signup":
-      return h(SignupPage, { ...data.props, onSuccess, ssoSlot });
+      return h(c.SignupPage, { ...data.props, onSuccess, ssoSlot });
     case "forgot":
-      return h(ForgotPasswordPage, { ...data.props, onSuccess });
+      return h(c.ForgotPasswordPage, { ...data.props, onSuccess });
     case "reset":
-      return h(ResetPasswordPage, { ...data.props, onSuccess });
+      return h(c.ResetPasswordPage, { ...data.props, onSuccess });
     case "verify":
-      return h(VerifyEmailPage, { ...data.props, onSuccess });
+      return h(c.VerifyEmailPage, { ...data.props, onSuccess });
   }
 }
 
@@ -95,28 +102,26 @@ const titles: Record<AuthPageData["page"], string> = {
 };
 
 /**
- * A complete HTML document for a page, server-rendered, with its props embedded as JSON so
- * the script at `scriptSrc` can hydrate it. Without `scriptSrc` it is plain HTML that works
- * with JavaScript off.
- *
- * @example
- * ```ts
- * import { renderAuthDocument } from "@gatehouse/gatehouse/react";
- * const html = renderAuthDocument(
- *   { page: "login", props: { signupHref: "/signup" }, sso: { providers: ["google"] } },
- *   { scriptSrc: "/auth-client.js" },
- * );
- * new Response(html, { headers: { "content-type": "text/html; charset=utf-8" } });
- * ```
+ * The data with an error code nobody described (e.g. a hand-edited `?oauth_error=`) replaced
+ * by `unknown`, so the code never reaches the page, not even inside the hydration data.
  */
-export function renderAuthDocument(data: AuthPageData, options: AuthDocumentOptions = {}): string {
-  // An error code nobody described (e.g. a hand-edited ?oauth_error=) is shown as the generic
-  // sentence and never reaches the page, not even inside the hydration data.
+export function safeAuthPageData(data: AuthPageData): AuthPageData {
   const error = data.props.error;
   if (error !== undefined && !isDescribedError(error, data.props.messages)) {
-    data = { ...data, props: { ...data.props, error: "unknown" } } as AuthPageData;
+    return { ...data, props: { ...data.props, error: "unknown" } } as AuthPageData;
   }
-  const body = renderToString(pageNode(data));
+  return data;
+}
+
+/**
+ * A complete HTML document around `body` (the server-rendered page of `data`, made safe with
+ * {@linkcode safeAuthPageData}), with the props embedded as JSON for hydration.
+ */
+export function authDocumentHtml(
+  body: string,
+  data: AuthPageData,
+  options: AuthDocumentOptions,
+): string {
   const title = options.title ?? data.props.title ?? titles[data.page];
   const json = JSON.stringify(data).replace(/</g, "\\u003c").replace(/\u2028|\u2029/g, "");
   const script = options.scriptSrc
@@ -129,42 +134,27 @@ export function renderAuthDocument(data: AuthPageData, options: AuthDocumentOpti
     `<script type="application/json" id="${DATA_ID}">${json}</script>${script}</body></html>`;
 }
 
-/** The part of a DOM `Document` that hydration uses. */
-export interface HydrationDocument {
-  /** Finds an element by id (`Document.getElementById`). */
-  getElementById(id: string): unknown;
+/** What hydration needs: the root element, the page data and the `onSuccess` to use. */
+export interface FoundAuthPage {
+  /** The element holding the server-rendered page (a DOM `Element`). */
+  root: unknown;
+  /** The page and props embedded by {@linkcode authDocumentHtml}. */
+  data: AuthPageData;
+  /** The caller's `onSuccess`, or one that goes to the answer's `redirect`. */
+  onSuccess: OnSuccess;
 }
 
-/** Options of {@linkcode hydrateAuthPage}. */
-export interface HydrateOptions {
-  /** Called after a successful submission; default: go to the answer's `redirect`, if any. */
-  onSuccess?: OnSuccess;
-  /** The document to hydrate (a DOM `Document`); default the global `document`. */
-  document?: HydrationDocument;
-}
-
-/**
- * In the browser: hydrates the page that {@linkcode renderAuthDocument} rendered, so forms
- * post with `fetch`, errors appear inline and `onSuccess` runs. Returns false when the
- * document holds no page.
- *
- * @example The client script served at `scriptSrc`
- * ```ts ignore
- * import { hydrateAuthPage } from "@gatehouse/gatehouse/react";
- * hydrateAuthPage({ onSuccess: (r) => location.assign(r.redirect ?? "/") });
- * ```
- */
-export function hydrateAuthPage(options: HydrateOptions = {}): boolean {
+/** Finds the page of {@linkcode authDocumentHtml} in a document; null when there is none. */
+export function findAuthPage(options: HydrateOptions): FoundAuthPage | null {
   const doc = options.document ?? (globalThis as { document?: HydrationDocument }).document;
-  const root = doc?.getElementById(ROOT_ID) as Element | null | undefined;
-  const raw = (doc?.getElementById(DATA_ID) as Element | null | undefined)?.textContent;
-  if (!root || !raw) return false;
-  const data = JSON.parse(raw) as AuthPageData;
+  const root = doc?.getElementById(ROOT_ID);
+  const raw = (doc?.getElementById(DATA_ID) as { textContent?: string | null } | null)
+    ?.textContent;
+  if (!root || !raw) return null;
   const onSuccess: OnSuccess = options.onSuccess ?? ((result) => {
     if (typeof result.redirect === "string") globalThis.location.assign(result.redirect);
   });
-  hydrate(pageNode(data, onSuccess), root);
-  return true;
+  return { root, data: JSON.parse(raw) as AuthPageData, onSuccess };
 }
 
 function escapeHtml(s: string): string {

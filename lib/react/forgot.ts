@@ -3,10 +3,9 @@
  *
  * @module
  */
-import type { AuthElement } from "./types.ts";
-import { h } from "preact";
-import { AuthCard, AuthForm, AuthLinks, emailField, type OnSuccess } from "./form.ts";
+import { emailField, type FormPieces, type OnSuccess } from "./form.ts";
 import type { ErrorMessages } from "./messages.ts";
+import type { AuthRuntime } from "./runtime.ts";
 import type { AuthStyles } from "./styles.ts";
 
 /** Props of {@linkcode ForgotPasswordPage}. */
@@ -38,42 +37,37 @@ export interface ForgotPasswordPageProps {
 export const RESET_SENT =
   "If an account exists for that address, we sent it a link to choose a new password.";
 
-/**
- * A forgot-password page. Posts `email` to `action`; afterwards it always says the same
- * sentence, so it never tells whether an account exists.
- *
- * @example
- * ```ts
- * import { h } from "preact";
- * import { renderToString } from "preact-render-to-string";
- * import { ForgotPasswordPage } from "@gatehouse/gatehouse/react";
- * renderToString(h(ForgotPasswordPage, { action: "/api/auth/forgot", loginHref: "/login" }));
- * ```
- */
-export function ForgotPasswordPage(props: ForgotPasswordPageProps): AuthElement {
-  const { styles } = props;
-  return h(
-    AuthCard,
-    {
-      title: props.title ?? "Reset your password",
-      intro: "Enter your e-mail address and we will send you a link to choose a new password.",
-      styles,
-    },
-    h(AuthForm, {
-      idPrefix: "gh-forgot",
-      action: props.action ?? "/api/auth/forgot",
-      fields: [
-        emailField(props.email),
-      ],
-      submitLabel: "Send reset link",
-      pendingLabel: "Sending…",
-      onSuccess: props.onSuccess,
-      successMessage: RESET_SENT,
-      error: props.error,
-      notice: props.sent ? RESET_SENT : undefined,
-      messages: props.messages,
-      styles,
-    }),
-    h(AuthLinks, { styles, links: [{ href: props.loginHref, label: "Back to sign in" }] }),
-  );
+/** Builds the ForgotPasswordPage component over a runtime and the shared form pieces. */
+export function createForgotPasswordPage<E>(
+  rt: AuthRuntime<E>,
+  { AuthCard, AuthForm, AuthLinks }: FormPieces<E>,
+): (props: ForgotPasswordPageProps) => E {
+  const h = rt.createElement;
+  return function ForgotPasswordPage(props: ForgotPasswordPageProps): E {
+    const { styles } = props;
+    return h(
+      AuthCard,
+      {
+        title: props.title ?? "Reset your password",
+        intro: "Enter your e-mail address and we will send you a link to choose a new password.",
+        styles,
+      },
+      h(AuthForm, {
+        idPrefix: "gh-forgot",
+        action: props.action ?? "/api/auth/forgot",
+        fields: [
+          emailField(props.email),
+        ],
+        submitLabel: "Send reset link",
+        pendingLabel: "Sending…",
+        onSuccess: props.onSuccess,
+        successMessage: RESET_SENT,
+        error: props.error,
+        notice: props.sent ? RESET_SENT : undefined,
+        messages: props.messages,
+        styles,
+      }),
+      h(AuthLinks, { styles, links: [{ href: props.loginHref, label: "Back to sign in" }] }),
+    );
+  };
 }

@@ -9,10 +9,8 @@
  *
  * @module
  */
-import type { AuthElement, AuthNode } from "./types.ts";
-import { Fragment, h } from "preact";
-import { useState } from "preact/hooks";
 import { describeError, type ErrorMessages } from "./messages.ts";
+import type { AuthNode, AuthRuntime } from "./runtime.ts";
 import { type AuthStyles, styleFor } from "./styles.ts";
 
 /**
@@ -85,148 +83,194 @@ export interface AuthFormProps {
   styles?: AuthStyles;
 }
 
-/** The card that holds a page: `<main>`, a heading, an optional sentence, the content. */
-export function AuthCard(
-  props: { title: string; intro?: string; styles?: AuthStyles; children?: AuthNode },
-): AuthElement {
-  const { styles } = props;
-  return h(
-    "main",
-    { style: styleFor(styles, "page") },
-    h(
-      "div",
-      { style: styleFor(styles, "card") },
-      h("h1", { style: styleFor(styles, "title") }, props.title),
-      props.intro ? h("p", { style: styleFor(styles, "intro") }, props.intro) : null,
-      props.children,
-    ),
-  );
+/** Props of {@linkcode FormPieces.AuthCard}. */
+export interface AuthCardProps<N = AuthNode> {
+  /** The `<h1>`. */
+  title: string;
+  /** A sentence under the title. */
+  intro?: string;
+  /** Per-element style overrides. */
+  styles?: AuthStyles;
+  /** The card's content. */
+  children?: N;
 }
 
-/** A row of secondary links; links without an `href` are left out. */
-export function AuthLinks(
-  props: { links: { href?: string; label: string }[]; styles?: AuthStyles },
-): AuthElement | null {
-  const links = props.links.filter((l) => l.href);
-  if (links.length === 0) return null;
-  return h(
-    "nav",
-    { style: styleFor(props.styles, "links"), "aria-label": "Other options" },
-    links.map((l) =>
-      h("a", { key: l.href, href: l.href, style: styleFor(props.styles, "link") }, l.label)
-    ),
-  );
+/** Props of {@linkcode FormPieces.AuthLinks}. */
+export interface AuthLinksProps {
+  /** The links, in order; links without an `href` are left out. */
+  links: { href?: string; label: string }[];
+  /** Per-element style overrides. */
+  styles?: AuthStyles;
 }
 
-/** The form of a page; see the module documentation for its two modes. */
-export function AuthForm(props: AuthFormProps): AuthElement {
-  const { idPrefix, styles } = props;
-  const [error, setError] = useState(props.error ? describeError(props.error, props.messages) : "");
-  const [notice, setNotice] = useState(props.notice ?? "");
-  const [pending, setPending] = useState(false);
-  const errorId = `${idPrefix}-error`;
+/** The shared pieces of every page, bound to one runtime. */
+export interface FormPieces<E> {
+  /** The card that holds a page: `<main>`, a heading, an optional sentence, the content. */
+  AuthCard(props: AuthCardProps<unknown>): E;
+  /** A row of secondary links; nothing when no link has an `href`. */
+  AuthLinks(props: AuthLinksProps): E | null;
+  /** The form of a page; see the module documentation for its two modes. */
+  AuthForm(props: AuthFormProps): E;
+}
 
-  async function submit(event: Event): Promise<void> {
-    const form = event.currentTarget as HTMLFormElement;
-    if (typeof fetch !== "function" || typeof FormData !== "function") return;
-    event.preventDefault();
-    if (pending) return;
-    setPending(true);
-    setError("");
-    setNotice("");
-    try {
-      const body = new URLSearchParams(new FormData(form) as unknown as Record<string, string>);
-      const response = await fetch(form.action, {
-        method: "POST",
-        body,
-        headers: { accept: "application/json" },
-        credentials: "same-origin",
-      });
-      const answer = await readAnswer(response);
-      if (response.ok) {
-        if (props.successMessage) setNotice(props.successMessage);
-        props.onSuccess?.(answer);
-      } else {
-        const code = typeof answer.error === "string" ? answer.error : "unknown";
-        setError(describeError(code, props.messages));
-      }
-    } catch {
-      setError(describeError("network", props.messages));
-    } finally {
-      setPending(false);
-    }
+/** Builds the shared pieces over a runtime's `createElement` and `useState`. */
+export function createFormPieces<E>(rt: AuthRuntime<E>): FormPieces<E> {
+  const h = rt.createElement;
+
+  function AuthCard(props: AuthCardProps<unknown>): E {
+    const { styles } = props;
+    return h(
+      "main",
+      { style: styleFor(styles, "page") },
+      h(
+        "div",
+        { style: styleFor(styles, "card") },
+        h("h1", { style: styleFor(styles, "title") }, props.title),
+        props.intro ? h("p", { style: styleFor(styles, "intro") }, props.intro) : null,
+        props.children,
+      ),
+    );
   }
 
-  const invalid = error !== "";
-  return h(
-    Fragment,
-    null,
-    // The live regions sit above the form, always present so later messages are announced;
-    // empty, they take no room.
-    h(
-      "div",
+  function AuthLinks(props: AuthLinksProps): E | null {
+    const links = props.links.filter((l) => l.href);
+    if (links.length === 0) return null;
+    return h(
+      "nav",
+      { style: styleFor(props.styles, "links"), "aria-label": "Other options" },
+      links.map((l) =>
+        h("a", { key: l.href, href: l.href, style: styleFor(props.styles, "link") }, l.label)
+      ),
+    );
+  }
+
+  function AuthForm(props: AuthFormProps): E {
+    const { idPrefix, styles } = props;
+    const [error, setError] = rt.useState(
+      props.error ? describeError(props.error, props.messages) : "",
+    );
+    const [notice, setNotice] = rt.useState(props.notice ?? "");
+    const [pending, setPending] = rt.useState(false);
+    const errorId = `${idPrefix}-error`;
+
+    // React's synthetic event and Preact's DOM event both carry these two.
+    async function submit(
+      event: { currentTarget: unknown; preventDefault(): void },
+    ): Promise<void> {
+      const form = event.currentTarget as { action: string };
+      if (typeof fetch !== "function" || typeof FormData !== "function") return;
+      event.preventDefault();
+      if (pending) return;
+      setPending(true);
+      setError("");
+      setNotice("");
+      try {
+        const body = new URLSearchParams(
+          new (FormData as unknown as FormDataOfForm)(form) as unknown as Record<string, string>,
+        );
+        const response = await fetch(form.action, {
+          method: "POST",
+          body,
+          headers: { accept: "application/json" },
+          credentials: "same-origin",
+        });
+        const answer = await readAnswer(response);
+        if (response.ok) {
+          if (props.successMessage) setNotice(props.successMessage);
+          props.onSuccess?.(answer);
+        } else {
+          const code = typeof answer.error === "string" ? answer.error : "unknown";
+          setError(describeError(code, props.messages));
+        }
+      } catch {
+        setError(describeError("network", props.messages));
+      } finally {
+        setPending(false);
+      }
+    }
+
+    const invalid = error !== "";
+    return h(
+      rt.Fragment,
       null,
+      // The live regions sit above the form, always present so later messages are announced;
+      // empty, they take no room.
       h(
         "div",
-        { id: errorId, role: "alert", "aria-live": "assertive", "aria-atomic": "true" },
-        error ? h("p", { style: styleFor(styles, "error") }, error) : null,
-      ),
-      h(
-        "div",
-        { id: `${idPrefix}-notice`, role: "status", "aria-live": "polite", "aria-atomic": "true" },
-        notice ? h("p", { style: styleFor(styles, "notice") }, notice) : null,
-      ),
-    ),
-    h(
-      "form",
-      { method: "post", action: props.action, onSubmit: submit },
-      // The layout lives on an inner box, so the <form> tag itself is plain.
-      h(
-        "div",
-        { style: styleFor(styles, "form") },
-        Object.entries(props.hidden ?? {}).map(([name, value]) =>
-          h("input", { key: name, type: "hidden", name, value })
-        ),
-        props.fields.map((f) => {
-          const id = `${idPrefix}-${f.name}`;
-          return h(
-            "div",
-            { key: f.name, style: styleFor(styles, "field") },
-            h("label", { for: id, style: styleFor(styles, "label") }, f.label),
-            h("input", {
-              id,
-              name: f.name,
-              type: f.type,
-              autocomplete: f.autocomplete,
-              required: true,
-              defaultValue: f.value,
-              readOnly: f.readOnly,
-              inputMode: f.inputMode,
-              minLength: f.minLength,
-              pattern: f.pattern,
-              "aria-invalid": invalid ? "true" : undefined,
-              "aria-describedby": invalid ? errorId : undefined,
-              // A read-only field looks inactive unless the site styles inputs itself.
-              style: f.readOnly
-                ? { ...styleFor(undefined, "input"), background: "#f3f4f6", ...styles?.input }
-                : styleFor(styles, "input"),
-            }),
-          );
-        }),
+        null,
         h(
-          "button",
+          "div",
+          { id: errorId, role: "alert", "aria-live": "assertive", "aria-atomic": "true" },
+          error ? h("p", { style: styleFor(styles, "error") }, error) : null,
+        ),
+        h(
+          "div",
           {
-            type: "submit",
-            style: styleFor(styles, "button"),
-            disabled: pending,
-            "aria-busy": pending ? "true" : undefined,
+            id: `${idPrefix}-notice`,
+            role: "status",
+            "aria-live": "polite",
+            "aria-atomic": "true",
           },
-          pending ? props.pendingLabel : props.submitLabel,
+          notice ? h("p", { style: styleFor(styles, "notice") }, notice) : null,
         ),
       ),
-    ),
-  );
+      h(
+        "form",
+        { method: "post", action: props.action, onSubmit: submit },
+        // The layout lives on an inner box, so the <form> tag itself is plain.
+        h(
+          "div",
+          { style: styleFor(styles, "form") },
+          // `value` last: React writes an input's value after its other attributes.
+          Object.entries(props.hidden ?? {}).map(([name, value]) =>
+            h("input", { key: name, type: "hidden", name, value })
+          ),
+          props.fields.map((f) => {
+            const id = `${idPrefix}-${f.name}`;
+            return h(
+              "div",
+              { key: f.name, style: styleFor(styles, "field") },
+              h("label", { htmlFor: id, style: styleFor(styles, "label") }, f.label),
+              h("input", {
+                id,
+                name: f.name,
+                type: f.type,
+                autoComplete: f.autocomplete,
+                required: true,
+                readOnly: f.readOnly,
+                inputMode: f.inputMode,
+                minLength: f.minLength,
+                pattern: f.pattern,
+                "aria-invalid": invalid ? "true" : undefined,
+                "aria-describedby": invalid ? errorId : undefined,
+                // A read-only field looks inactive unless the site styles inputs itself.
+                style: f.readOnly
+                  ? { ...styleFor(undefined, "input"), background: "#f3f4f6", ...styles?.input }
+                  : styleFor(styles, "input"),
+                defaultValue: f.value,
+              }),
+            );
+          }),
+          h(
+            "button",
+            {
+              type: "submit",
+              style: styleFor(styles, "button"),
+              disabled: pending,
+              "aria-busy": pending ? "true" : undefined,
+            },
+            pending ? props.pendingLabel : props.submitLabel,
+          ),
+        ),
+      ),
+    );
+  }
+
+  return { AuthCard, AuthLinks, AuthForm };
 }
+
+/** The DOM's `FormData` constructor that reads a `<form>` (absent from Deno's own types). */
+type FormDataOfForm = new (form: unknown) => FormData;
 
 async function readAnswer(response: Response): Promise<AuthResult> {
   const type = response.headers.get("content-type") ?? "";

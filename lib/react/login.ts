@@ -4,14 +4,13 @@
  *
  * @module
  */
-import type { AuthElement, AuthNode } from "./types.ts";
-import { h } from "preact";
-import { AuthCard, AuthForm, AuthLinks, emailField, type OnSuccess } from "./form.ts";
+import { emailField, type FormPieces, type OnSuccess } from "./form.ts";
 import type { ErrorMessages } from "./messages.ts";
+import type { AuthNode, AuthRuntime } from "./runtime.ts";
 import { type AuthStyles, styleFor } from "./styles.ts";
 
 /** Props of {@linkcode LoginPage}. */
-export interface LoginPageProps {
+export interface LoginPageProps<N = AuthNode> {
   /** Where the form posts `email` and `password`; default `/api/auth/login`. */
   action?: string;
   /** Called in the browser after a successful sign-in with the site's JSON answer. */
@@ -23,7 +22,7 @@ export interface LoginPageProps {
   /** Per-element style overrides. */
   styles?: AuthStyles;
   /** Shown under the form after an "or" line, typically {@linkcode SsoButtons}. */
-  ssoSlot?: AuthNode;
+  ssoSlot?: N;
   /** Error code to show in words, e.g. from `?error=` or `?oauth_error=`. */
   error?: string;
   /** Good news to show, e.g. "Your password was changed. Sign in with the new one." */
@@ -38,57 +37,51 @@ export interface LoginPageProps {
   messages?: ErrorMessages;
 }
 
-/**
- * A sign-in page. Posts `email`, `password` (and `next` when given) to `action`. With
- * JavaScript off the browser follows the site's redirect; with it on, the page posts with
- * `fetch`, shows `{error}` answers in words and calls `onSuccess` with a success answer.
- *
- * @example Server-render the page
- * ```ts
- * import { h } from "preact";
- * import { renderToString } from "preact-render-to-string";
- * import { LoginPage, SsoButtons } from "@gatehouse/gatehouse/react";
- * const html = renderToString(h(LoginPage, {
- *   action: "/api/auth/login",
- *   signupHref: "/signup",
- *   forgotHref: "/forgot",
- *   ssoSlot: h(SsoButtons, { providers: ["google", "github"] }),
- * }));
- * ```
- */
-export function LoginPage(props: LoginPageProps): AuthElement {
-  const { styles } = props;
-  return h(
-    AuthCard,
-    { title: props.title ?? "Sign in", styles },
-    h(AuthForm, {
-      idPrefix: "gh-login",
-      action: props.action ?? "/api/auth/login",
-      fields: [
-        emailField(props.email),
-        { name: "password", label: "Password", type: "password", autocomplete: "current-password" },
-      ],
-      hidden: props.next ? { next: props.next } : undefined,
-      submitLabel: "Sign in",
-      pendingLabel: "Signing in…",
-      onSuccess: props.onSuccess,
-      error: props.error,
-      notice: props.notice,
-      messages: props.messages,
-      styles,
-    }),
-    props.ssoSlot
-      ? [
-        h("p", { key: "or", style: styleFor(styles, "divider") }, "or"),
-        h("div", { key: "sso" }, props.ssoSlot),
-      ]
-      : null,
-    h(AuthLinks, {
-      styles,
-      links: [
-        { href: props.forgotHref, label: "Forgot your password?" },
-        { href: props.signupHref, label: "Create an account" },
-      ],
-    }),
-  );
+/** Builds the LoginPage component over a runtime and the shared form pieces. */
+export function createLoginPage<E>(
+  rt: AuthRuntime<E>,
+  { AuthCard, AuthForm, AuthLinks }: FormPieces<E>,
+): (props: LoginPageProps<unknown>) => E {
+  const h = rt.createElement;
+  return function LoginPage(props: LoginPageProps<unknown>): E {
+    const { styles } = props;
+    return h(
+      AuthCard,
+      { title: props.title ?? "Sign in", styles },
+      h(AuthForm, {
+        idPrefix: "gh-login",
+        action: props.action ?? "/api/auth/login",
+        fields: [
+          emailField(props.email),
+          {
+            name: "password",
+            label: "Password",
+            type: "password",
+            autocomplete: "current-password",
+          },
+        ],
+        hidden: props.next ? { next: props.next } : undefined,
+        submitLabel: "Sign in",
+        pendingLabel: "Signing in…",
+        onSuccess: props.onSuccess,
+        error: props.error,
+        notice: props.notice,
+        messages: props.messages,
+        styles,
+      }),
+      props.ssoSlot
+        ? [
+          h("p", { key: "or", style: styleFor(styles, "divider") }, "or"),
+          h("div", { key: "sso" }, props.ssoSlot),
+        ]
+        : null,
+      h(AuthLinks, {
+        styles,
+        links: [
+          { href: props.forgotHref, label: "Forgot your password?" },
+          { href: props.signupHref, label: "Create an account" },
+        ],
+      }),
+    );
+  };
 }

@@ -3,10 +3,9 @@
  *
  * @module
  */
-import type { AuthElement } from "./types.ts";
-import { h } from "preact";
-import { AuthCard, AuthForm, AuthLinks, type OnSuccess } from "./form.ts";
+import type { FormPieces, OnSuccess } from "./form.ts";
 import type { ErrorMessages } from "./messages.ts";
+import type { AuthRuntime } from "./runtime.ts";
 import type { AuthStyles } from "./styles.ts";
 
 /** Props of {@linkcode ResetPasswordPage}. */
@@ -33,47 +32,42 @@ export interface ResetPasswordPageProps {
   messages?: ErrorMessages;
 }
 
-/**
- * A reset-password page. Posts `token` and `password` (autocomplete `new-password`).
- *
- * @example
- * ```ts
- * import { h } from "preact";
- * import { renderToString } from "preact-render-to-string";
- * import { ResetPasswordPage } from "@gatehouse/gatehouse/react";
- * const token = new URL("https://example.com/reset?token=abc").searchParams.get("token") ?? "";
- * renderToString(h(ResetPasswordPage, { token, loginHref: "/login" }));
- * ```
- */
-export function ResetPasswordPage(props: ResetPasswordPageProps): AuthElement {
-  const { styles } = props;
-  return h(
-    AuthCard,
-    { title: props.title ?? "Choose a new password", styles },
-    h(AuthForm, {
-      idPrefix: "gh-reset",
-      action: props.action ?? "/api/auth/reset",
-      fields: [{
-        name: "password",
-        label: "New password",
-        type: "password",
-        autocomplete: "new-password",
-        minLength: props.minLength ?? 8,
-      }],
-      hidden: { token: props.token },
-      submitLabel: "Save new password",
-      pendingLabel: "Saving…",
-      onSuccess: props.onSuccess,
-      error: props.error,
-      messages: props.messages,
-      styles,
-    }),
-    h(AuthLinks, {
-      styles,
-      links: [
-        { href: props.loginHref, label: "Back to sign in" },
-        { href: props.forgotHref, label: "Send a new link" },
-      ],
-    }),
-  );
+/** Builds the ResetPasswordPage component over a runtime and the shared form pieces. */
+export function createResetPasswordPage<E>(
+  rt: AuthRuntime<E>,
+  { AuthCard, AuthForm, AuthLinks }: FormPieces<E>,
+): (props: ResetPasswordPageProps) => E {
+  const h = rt.createElement;
+  return function ResetPasswordPage(props: ResetPasswordPageProps): E {
+    const { styles } = props;
+    return h(
+      AuthCard,
+      { title: props.title ?? "Choose a new password", styles },
+      h(AuthForm, {
+        idPrefix: "gh-reset",
+        action: props.action ?? "/api/auth/reset",
+        fields: [{
+          name: "password",
+          label: "New password",
+          type: "password",
+          autocomplete: "new-password",
+          minLength: props.minLength ?? 8,
+        }],
+        hidden: { token: props.token },
+        submitLabel: "Save new password",
+        pendingLabel: "Saving…",
+        onSuccess: props.onSuccess,
+        error: props.error,
+        messages: props.messages,
+        styles,
+      }),
+      h(AuthLinks, {
+        styles,
+        links: [
+          { href: props.loginHref, label: "Back to sign in" },
+          { href: props.forgotHref, label: "Send a new link" },
+        ],
+      }),
+    );
+  };
 }

@@ -3,14 +3,13 @@
  *
  * @module
  */
-import type { AuthElement, AuthNode } from "./types.ts";
-import { h } from "preact";
-import { AuthCard, AuthForm, AuthLinks, emailField, type OnSuccess } from "./form.ts";
+import { emailField, type FormPieces, type OnSuccess } from "./form.ts";
 import type { ErrorMessages } from "./messages.ts";
+import type { AuthNode, AuthRuntime } from "./runtime.ts";
 import { type AuthStyles, styleFor } from "./styles.ts";
 
 /** Props of {@linkcode SignupPage}. */
-export interface SignupPageProps {
+export interface SignupPageProps<N = AuthNode> {
   /** Where the form posts `email` and `password`; default `/api/auth/signup`. */
   action?: string;
   /** Called in the browser after the site accepted the sign-up (the code was sent). */
@@ -20,7 +19,7 @@ export interface SignupPageProps {
   /** Per-element style overrides. */
   styles?: AuthStyles;
   /** Shown under the form after an "or" line, typically {@linkcode SsoButtons}. */
-  ssoSlot?: AuthNode;
+  ssoSlot?: N;
   /** Error code to show in words. */
   error?: string;
   /** E-mail to fill in. */
@@ -33,52 +32,47 @@ export interface SignupPageProps {
   messages?: ErrorMessages;
 }
 
-/**
- * A sign-up page. Posts `email` and `password` (autocomplete `new-password`) to `action`;
- * the site answers with where to enter the code (a redirect, or JSON `{redirect}`).
- *
- * @example
- * ```ts
- * import { h } from "preact";
- * import { renderToString } from "preact-render-to-string";
- * import { SignupPage } from "@gatehouse/gatehouse/react";
- * renderToString(h(SignupPage, { action: "/api/auth/signup", loginHref: "/login" }));
- * ```
- */
-export function SignupPage(props: SignupPageProps): AuthElement {
-  const { styles } = props;
-  return h(
-    AuthCard,
-    { title: props.title ?? "Create an account", styles },
-    h(AuthForm, {
-      idPrefix: "gh-signup",
-      action: props.action ?? "/api/auth/signup",
-      fields: [
-        emailField(props.email),
-        {
-          name: "password",
-          label: "Password",
-          type: "password",
-          autocomplete: "new-password",
-          minLength: props.minLength ?? 8,
-        },
-      ],
-      submitLabel: "Create account",
-      pendingLabel: "Creating…",
-      onSuccess: props.onSuccess,
-      error: props.error,
-      messages: props.messages,
-      styles,
-    }),
-    props.ssoSlot
-      ? [
-        h("p", { key: "or", style: styleFor(styles, "divider") }, "or"),
-        h("div", { key: "sso" }, props.ssoSlot),
-      ]
-      : null,
-    h(AuthLinks, {
-      styles,
-      links: [{ href: props.loginHref, label: "Already have an account? Sign in" }],
-    }),
-  );
+/** Builds the SignupPage component over a runtime and the shared form pieces. */
+export function createSignupPage<E>(
+  rt: AuthRuntime<E>,
+  { AuthCard, AuthForm, AuthLinks }: FormPieces<E>,
+): (props: SignupPageProps<unknown>) => E {
+  const h = rt.createElement;
+  return function SignupPage(props: SignupPageProps<unknown>): E {
+    const { styles } = props;
+    return h(
+      AuthCard,
+      { title: props.title ?? "Create an account", styles },
+      h(AuthForm, {
+        idPrefix: "gh-signup",
+        action: props.action ?? "/api/auth/signup",
+        fields: [
+          emailField(props.email),
+          {
+            name: "password",
+            label: "Password",
+            type: "password",
+            autocomplete: "new-password",
+            minLength: props.minLength ?? 8,
+          },
+        ],
+        submitLabel: "Create account",
+        pendingLabel: "Creating…",
+        onSuccess: props.onSuccess,
+        error: props.error,
+        messages: props.messages,
+        styles,
+      }),
+      props.ssoSlot
+        ? [
+          h("p", { key: "or", style: styleFor(styles, "divider") }, "or"),
+          h("div", { key: "sso" }, props.ssoSlot),
+        ]
+        : null,
+      h(AuthLinks, {
+        styles,
+        links: [{ href: props.loginHref, label: "Already have an account? Sign in" }],
+      }),
+    );
+  };
 }

@@ -3,8 +3,7 @@
  *
  * @module
  */
-import type { AuthElement } from "./types.ts";
-import { h } from "preact";
+import type { AuthRuntime } from "./runtime.ts";
 import { type AuthStyles, styleFor } from "./styles.ts";
 
 /** Props of {@linkcode SsoButtons}. */
@@ -31,38 +30,30 @@ const names: Record<string, string> = {
   microsoft: "Microsoft",
 };
 
-/**
- * Links to `/api/auth/oauth/{provider}/start` for each provider, labelled "Continue with …".
- * Plain links: they work the same with JavaScript off.
- *
- * @example
- * ```ts
- * import { h } from "preact";
- * import { renderToString } from "preact-render-to-string";
- * import { SsoButtons } from "@gatehouse/gatehouse/react";
- * renderToString(h(SsoButtons, { providers: ["github"] }));
- * // <ul ...><li><a href="/api/auth/oauth/github/start" ...>Continue with GitHub</a></li></ul>
- * ```
- */
-export function SsoButtons(props: SsoButtonsProps): AuthElement | null {
-  if (props.providers.length === 0) return null;
-  const template = props.hrefTemplate ?? "/api/auth/oauth/{provider}/start";
-  return h(
-    "ul",
-    { style: styleFor(props.styles, "sso"), "aria-label": "Sign in with another account" },
-    props.providers.map((p) =>
-      h(
-        "li",
-        { key: p },
+/** Builds the SsoButtons component over a runtime. */
+export function createSsoButtons<E>(rt: AuthRuntime<E>): (props: SsoButtonsProps) => E | null {
+  const h = rt.createElement;
+  return function SsoButtons(props: SsoButtonsProps): E | null {
+    if (props.providers.length === 0) return null;
+    const template = props.hrefTemplate ?? "/api/auth/oauth/{provider}/start";
+    return h(
+      "ul",
+      { style: styleFor(props.styles, "sso"), "aria-label": "Sign in with another account" },
+      props.providers.map((p) =>
         h(
-          "a",
-          {
-            href: (props.basePath ?? "") + template.replaceAll("{provider}", encodeURIComponent(p)),
-            style: styleFor(props.styles, "ssoButton"),
-          },
-          `Continue with ${props.labels?.[p] ?? names[p] ?? p}`,
-        ),
-      )
-    ),
-  );
+          "li",
+          { key: p },
+          h(
+            "a",
+            {
+              href: (props.basePath ?? "") +
+                template.replaceAll("{provider}", encodeURIComponent(p)),
+              style: styleFor(props.styles, "ssoButton"),
+            },
+            `Continue with ${props.labels?.[p] ?? names[p] ?? p}`,
+          ),
+        )
+      ),
+    );
+  };
 }

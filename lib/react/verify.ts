@@ -3,10 +3,9 @@
  *
  * @module
  */
-import type { AuthElement } from "./types.ts";
-import { h } from "preact";
-import { AuthCard, AuthForm, AuthLinks, emailField, type OnSuccess } from "./form.ts";
+import { emailField, type FormPieces, type OnSuccess } from "./form.ts";
 import type { ErrorMessages } from "./messages.ts";
+import type { AuthRuntime } from "./runtime.ts";
 import type { AuthStyles } from "./styles.ts";
 
 /** Props of {@linkcode VerifyEmailPage}. */
@@ -33,55 +32,50 @@ export interface VerifyEmailPageProps {
   messages?: ErrorMessages;
 }
 
-/**
- * A verify-e-mail page. Posts `email` and `code` (autocomplete `one-time-code`, numeric
- * keyboard) to `action`.
- *
- * @example
- * ```ts
- * import { h } from "preact";
- * import { renderToString } from "preact-render-to-string";
- * import { VerifyEmailPage } from "@gatehouse/gatehouse/react";
- * renderToString(h(VerifyEmailPage, { email: "ada@example.com", action: "/api/auth/verify" }));
- * ```
- */
-export function VerifyEmailPage(props: VerifyEmailPageProps): AuthElement {
-  const { styles } = props;
-  return h(
-    AuthCard,
-    {
-      title: props.title ?? "Check your e-mail",
-      intro: "Enter the code we sent to your e-mail address to finish creating your account.",
-      styles,
-    },
-    h(AuthForm, {
-      idPrefix: "gh-verify",
-      action: props.action ?? "/api/auth/verify",
-      fields: [
-        emailField(props.email, props.email !== undefined && props.email !== ""),
-        {
-          name: "code",
-          label: "Code",
-          type: "text",
-          autocomplete: "one-time-code",
-          inputMode: "numeric",
-          pattern: "[0-9 ]*",
-        },
-      ],
-      submitLabel: "Verify",
-      pendingLabel: "Checking…",
-      onSuccess: props.onSuccess,
-      error: props.error,
-      notice: props.notice,
-      messages: props.messages,
-      styles,
-    }),
-    h(AuthLinks, {
-      styles,
-      links: [
-        { href: props.signupHref, label: "Send a new code" },
-        { href: props.loginHref, label: "Sign in" },
-      ],
-    }),
-  );
+/** Builds the VerifyEmailPage component over a runtime and the shared form pieces. */
+export function createVerifyEmailPage<E>(
+  rt: AuthRuntime<E>,
+  { AuthCard, AuthForm, AuthLinks }: FormPieces<E>,
+): (props: VerifyEmailPageProps) => E {
+  const h = rt.createElement;
+  return function VerifyEmailPage(props: VerifyEmailPageProps): E {
+    const { styles } = props;
+    return h(
+      AuthCard,
+      {
+        title: props.title ?? "Check your e-mail",
+        intro: "Enter the code we sent to your e-mail address to finish creating your account.",
+        styles,
+      },
+      h(AuthForm, {
+        idPrefix: "gh-verify",
+        action: props.action ?? "/api/auth/verify",
+        fields: [
+          emailField(props.email, props.email !== undefined && props.email !== ""),
+          {
+            name: "code",
+            label: "Code",
+            type: "text",
+            autocomplete: "one-time-code",
+            inputMode: "numeric",
+            pattern: "[0-9 ]*",
+          },
+        ],
+        submitLabel: "Verify",
+        pendingLabel: "Checking…",
+        onSuccess: props.onSuccess,
+        error: props.error,
+        notice: props.notice,
+        messages: props.messages,
+        styles,
+      }),
+      h(AuthLinks, {
+        styles,
+        links: [
+          { href: props.signupHref, label: "Send a new code" },
+          { href: props.loginHref, label: "Sign in" },
+        ],
+      }),
+    );
+  };
 }

@@ -98,7 +98,7 @@ Deno.test("readme: every TypeScript quick start is covered here", () => {
       "@gatehouse/gatehouse/admin",
       "@gatehouse/gatehouse/d1",
       "@gatehouse/gatehouse/mail",
-      "@gatehouse/gatehouse/react",
+      "@gatehouse/gatehouse/preact",
     ],
   );
 });
@@ -186,7 +186,7 @@ Deno.test({
   name: "readme: the sign-in pages quick start renders",
   ...opts,
   async fn() {
-    const { code, lang } = block("@gatehouse/gatehouse/react");
+    const { code, lang } = block("@gatehouse/gatehouse/preact");
     const app = await run(
       code + `\nconsole.log(html.includes('action="/api/auth/login"'));\n`,
       lang,

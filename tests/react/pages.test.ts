@@ -14,7 +14,7 @@ import {
   SignupPage,
   SsoButtons,
   VerifyEmailPage,
-} from "../../react.ts";
+} from "../../preact.ts";
 
 /** Every `<input>` of the markup as a map of its attributes. */
 function inputs(html: string): Record<string, string>[] {

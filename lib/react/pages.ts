@@ -1,0 +1,44 @@
+/**
+ * All sign-in components bound to one runtime: the single place where the React and Preact
+ * builds get their components, so both are made from the same code.
+ *
+ * @module
+ */
+import { createFormPieces, type FormPieces } from "./form.ts";
+import { createForgotPasswordPage, type ForgotPasswordPageProps } from "./forgot.ts";
+import { createLoginPage, type LoginPageProps } from "./login.ts";
+import { createResetPasswordPage, type ResetPasswordPageProps } from "./reset.ts";
+import type { AuthRuntime } from "./runtime.ts";
+import { createSignupPage, type SignupPageProps } from "./signup.ts";
+import { createSsoButtons, type SsoButtonsProps } from "./sso.ts";
+import { createVerifyEmailPage, type VerifyEmailPageProps } from "./verify.ts";
+
+/** Every component of the sign-in pages, for one runtime with element type `E`. */
+export interface AuthComponents<E> extends FormPieces<E> {
+  /** The sign-in page. */
+  LoginPage(props: LoginPageProps<unknown>): E;
+  /** The sign-up page. */
+  SignupPage(props: SignupPageProps<unknown>): E;
+  /** The forgot-password page. */
+  ForgotPasswordPage(props: ForgotPasswordPageProps): E;
+  /** The reset-password page. */
+  ResetPasswordPage(props: ResetPasswordPageProps): E;
+  /** The verify-e-mail page. */
+  VerifyEmailPage(props: VerifyEmailPageProps): E;
+  /** Single sign-on links. */
+  SsoButtons(props: SsoButtonsProps): E | null;
+}
+
+/** Builds every component over `rt` (React's or Preact's `createElement` and `useState`). */
+export function createAuthComponents<E>(rt: AuthRuntime<E>): AuthComponents<E> {
+  const pieces = createFormPieces(rt);
+  return {
+    ...pieces,
+    LoginPage: createLoginPage(rt, pieces),
+    SignupPage: createSignupPage(rt, pieces),
+    ForgotPasswordPage: createForgotPasswordPage(rt, pieces),
+    ResetPasswordPage: createResetPasswordPage(rt, pieces),
+    VerifyEmailPage: createVerifyEmailPage(rt, pieces),
+    SsoButtons: createSsoButtons(rt),
+  };
+}

@@ -1,0 +1,258 @@
+/**
+ * The sign-in components bound to React 18 or 19: the shared components of `pages.ts` over
+ * `React.createElement` and `React.useState`, typed with React's `ReactNode`/`ReactElement`.
+ * Only `react` is imported: the document helpers take `renderToString` (react-dom/server) and
+ * `hydrateRoot` (react-dom/client) from the caller, so a client bundle never pulls in the
+ * server renderer.
+ *
+ * @module
+ */
+// @ts-types="@types/react"
+import { createElement, Fragment, type ReactElement, type ReactNode, useState } from "react";
+import {
+  authDocumentHtml,
+  type AuthDocumentOptions,
+  type AuthPageData,
+  authPageNode,
+  findAuthPage,
+  type HydrateOptions,
+  safeAuthPageData,
+} from "./document.ts";
+import type { AuthCardProps, AuthFormProps, AuthLinksProps, OnSuccess } from "./form.ts";
+import type { ForgotPasswordPageProps } from "./forgot.ts";
+import type { LoginPageProps } from "./login.ts";
+import { createAuthComponents } from "./pages.ts";
+import type { ResetPasswordPageProps } from "./reset.ts";
+import type { AuthRuntime } from "./runtime.ts";
+import type { SignupPageProps } from "./signup.ts";
+import type { SsoButtonsProps } from "./sso.ts";
+import type { VerifyEmailPageProps } from "./verify.ts";
+
+const runtime: AuthRuntime<ReactElement> = {
+  createElement: createElement as AuthRuntime<ReactElement>["createElement"],
+  Fragment,
+  useState: useState as AuthRuntime<ReactElement>["useState"],
+};
+const c = createAuthComponents(runtime);
+
+/**
+ * A sign-in page. Posts `email`, `password` (and `next` when given) to `action`. With
+ * JavaScript off the browser follows the site's redirect; with it on, the page posts with
+ * `fetch`, shows `{error}` answers in words and calls `onSuccess` with a success answer.
+ *
+ * @example Server-render the page
+ * ```ts ignore
+ * import { createElement as h } from "react";
+ * import { renderToString } from "react-dom/server";
+ * import { LoginPage, SsoButtons } from "@gatehouse/gatehouse/react";
+ * const html = renderToString(h(LoginPage, {
+ *   action: "/api/auth/login",
+ *   signupHref: "/signup",
+ *   forgotHref: "/forgot",
+ *   ssoSlot: h(SsoButtons, { providers: ["google", "github"] }),
+ * }));
+ * ```
+ */
+export function LoginPage(props: LoginPageProps<ReactNode>): ReactElement {
+  return c.LoginPage(props);
+}
+
+/**
+ * A sign-up page. Posts `email` and `password` (autocomplete `new-password`) to `action`;
+ * the site answers with where to enter the code (a redirect, or JSON `{redirect}`).
+ *
+ * @example
+ * ```ts ignore
+ * import { createElement as h } from "react";
+ * import { renderToString } from "react-dom/server";
+ * import { SignupPage } from "@gatehouse/gatehouse/react";
+ * renderToString(h(SignupPage, { action: "/api/auth/signup", loginHref: "/login" }));
+ * ```
+ */
+export function SignupPage(props: SignupPageProps<ReactNode>): ReactElement {
+  return c.SignupPage(props);
+}
+
+/**
+ * A forgot-password page. Posts `email` to `action`; afterwards it always says the same
+ * sentence, so it never tells whether an account exists.
+ *
+ * @example
+ * ```ts ignore
+ * import { createElement as h } from "react";
+ * import { renderToString } from "react-dom/server";
+ * import { ForgotPasswordPage } from "@gatehouse/gatehouse/react";
+ * renderToString(h(ForgotPasswordPage, { action: "/api/auth/forgot", loginHref: "/login" }));
+ * ```
+ */
+export function ForgotPasswordPage(props: ForgotPasswordPageProps): ReactElement {
+  return c.ForgotPasswordPage(props);
+}
+
+/**
+ * A reset-password page. Posts `token` and `password` (autocomplete `new-password`).
+ *
+ * @example
+ * ```ts ignore
+ * import { createElement as h } from "react";
+ * import { renderToString } from "react-dom/server";
+ * import { ResetPasswordPage } from "@gatehouse/gatehouse/react";
+ * const token = new URL("https://example.com/reset?token=abc").searchParams.get("token") ?? "";
+ * renderToString(h(ResetPasswordPage, { token, loginHref: "/login" }));
+ * ```
+ */
+export function ResetPasswordPage(props: ResetPasswordPageProps): ReactElement {
+  return c.ResetPasswordPage(props);
+}
+
+/**
+ * A verify-e-mail page. Posts `email` and `code` (autocomplete `one-time-code`, numeric
+ * keyboard) to `action`.
+ *
+ * @example
+ * ```ts ignore
+ * import { createElement as h } from "react";
+ * import { renderToString } from "react-dom/server";
+ * import { VerifyEmailPage } from "@gatehouse/gatehouse/react";
+ * renderToString(h(VerifyEmailPage, { email: "ada@example.com", action: "/api/auth/verify" }));
+ * ```
+ */
+export function VerifyEmailPage(props: VerifyEmailPageProps): ReactElement {
+  return c.VerifyEmailPage(props);
+}
+
+/**
+ * Links to `/api/auth/oauth/{provider}/start` for each provider, labelled "Continue with …".
+ * Plain links: they work the same with JavaScript off. Nothing for an empty list.
+ *
+ * @example
+ * ```ts ignore
+ * import { createElement as h } from "react";
+ * import { renderToString } from "react-dom/server";
+ * import { SsoButtons } from "@gatehouse/gatehouse/react";
+ * renderToString(h(SsoButtons, { providers: ["github"] }));
+ * // <ul ...><li><a href="/api/auth/oauth/github/start" ...>Continue with GitHub</a></li></ul>
+ * ```
+ */
+export function SsoButtons(props: SsoButtonsProps): ReactElement | null {
+  return c.SsoButtons(props);
+}
+
+/**
+ * The card that holds a page: `<main>`, a heading, an optional sentence, the content. For a
+ * site's own pages that sit beside the sign-in pages.
+ *
+ * @example
+ * ```ts ignore
+ * import { createElement as h } from "react";
+ * import { AuthCard } from "@gatehouse/gatehouse/react";
+ * h(AuthCard, { title: "Signed out" }, h("p", null, "See you soon."));
+ * ```
+ */
+export function AuthCard(props: AuthCardProps<ReactNode>): ReactElement {
+  return c.AuthCard(props);
+}
+
+/**
+ * A row of secondary links; links without an `href` are left out, and nothing is rendered
+ * when none is left.
+ *
+ * @example
+ * ```ts ignore
+ * import { createElement as h } from "react";
+ * import { AuthLinks } from "@gatehouse/gatehouse/react";
+ * h(AuthLinks, { links: [{ href: "/login", label: "Back to sign in" }] });
+ * ```
+ */
+export function AuthLinks(props: AuthLinksProps): ReactElement | null {
+  return c.AuthLinks(props);
+}
+
+/**
+ * The form every page is made of: a plain `<form method="post">` that, once hydrated, posts
+ * with `fetch`, shows errors in words in an `aria-live` region and calls `onSuccess`.
+ *
+ * @example A page of a site's own
+ * ```ts ignore
+ * import { createElement as h } from "react";
+ * import { AuthForm } from "@gatehouse/gatehouse/react";
+ * h(AuthForm, {
+ *   idPrefix: "invite",
+ *   action: "/api/invite",
+ *   fields: [{ name: "email", label: "E-mail", type: "email", autocomplete: "email" }],
+ *   submitLabel: "Invite",
+ *   pendingLabel: "Inviting…",
+ * });
+ * ```
+ */
+export function AuthForm(props: AuthFormProps): ReactElement {
+  // AuthForm holds state: rendered as its own element so its hooks belong to it.
+  return runtime.createElement(c.AuthForm, props);
+}
+
+/**
+ * The element for a page named in JSON data: the component with its props, `onSuccess`, and
+ * its SSO buttons in `ssoSlot`.
+ *
+ * @example
+ * ```ts ignore
+ * import { renderToString } from "react-dom/server";
+ * import { authPageElement } from "@gatehouse/gatehouse/react";
+ * renderToString(authPageElement({ page: "forgot", props: { loginHref: "/login" } }));
+ * ```
+ */
+export function authPageElement(data: AuthPageData, onSuccess?: OnSuccess): ReactElement {
+  return authPageNode(runtime, c, data, onSuccess);
+}
+
+/** Options of the React build's {@linkcode renderAuthDocument}. */
+export interface ReactAuthDocumentOptions extends AuthDocumentOptions {
+  /** `renderToString` of `react-dom/server`. */
+  renderToString(element: ReactElement): string;
+}
+
+/**
+ * A complete HTML document for a page, server-rendered with the given `renderToString`, with
+ * its props embedded as JSON so the script at `scriptSrc` can hydrate it. Without `scriptSrc`
+ * it is plain HTML that works with JavaScript off.
+ *
+ * @example
+ * ```ts ignore
+ * import { renderToString } from "react-dom/server";
+ * import { renderAuthDocument } from "@gatehouse/gatehouse/react";
+ * const html = renderAuthDocument(
+ *   { page: "login", props: { signupHref: "/signup" }, sso: { providers: ["google"] } },
+ *   { renderToString, scriptSrc: "/auth-client.js" },
+ * );
+ * new Response(html, { headers: { "content-type": "text/html; charset=utf-8" } });
+ * ```
+ */
+export function renderAuthDocument(data: AuthPageData, options: ReactAuthDocumentOptions): string {
+  const safe = safeAuthPageData(data);
+  return authDocumentHtml(options.renderToString(authPageElement(safe)), safe, options);
+}
+
+/** Options of the React build's {@linkcode hydrateAuthPage}. */
+export interface ReactHydrateOptions extends HydrateOptions {
+  /** `hydrateRoot` of `react-dom/client`. */
+  hydrateRoot(container: Element, element: ReactElement): unknown;
+}
+
+/**
+ * In the browser: hydrates the page that {@linkcode renderAuthDocument} rendered, so forms
+ * post with `fetch`, errors appear inline and `onSuccess` runs. Returns false when the
+ * document holds no page.
+ *
+ * @example The client script served at `scriptSrc`
+ * ```ts ignore
+ * import { hydrateRoot } from "react-dom/client";
+ * import { hydrateAuthPage } from "@gatehouse/gatehouse/react";
+ * hydrateAuthPage({ hydrateRoot, onSuccess: (r) => location.assign(r.redirect ?? "/") });
+ * ```
+ */
+export function hydrateAuthPage(options: ReactHydrateOptions): boolean {
+  const found = findAuthPage(options);
+  if (!found) return false;
+  options.hydrateRoot(found.root as Element, authPageElement(found.data, found.onSuccess));
+  return true;
+}

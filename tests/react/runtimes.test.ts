@@ -1,0 +1,112 @@
+/**
+ * The same components in React 18, React 19 and Preact: every case of `_cases.ts` is rendered
+ * by `react-dom/server` of each React version (in a child process under that version's import map,
+ * type-checked against that version's types) and by `preact-render-to-string`, and the HTML
+ * must be the same (see `_html.ts` for what "the same" allows).
+ */
+import assert from "node:assert/strict";
+import { h } from "preact";
+import { renderToString } from "preact-render-to-string";
+import * as preactBuild from "../../preact.ts";
+import { cases } from "./_cases.ts";
+import { canonical } from "./_html.ts";
+import { reactFlags } from "./_flags.ts";
+
+interface ReactRender {
+  version: string;
+  html: Record<string, string>;
+  document: string;
+  stderr: string;
+}
+
+const here = new URL(".", import.meta.url);
+
+/** Renders the cases with the React build under `tests/react/react<major>.importmap.json`. */
+export async function renderWithReact(major: 18 | 19): Promise<ReactRender> {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      "--check",
+      "--allow-env",
+      "--allow-read",
+      ...reactFlags(major),
+      new URL("_render_react.tsx", here).pathname,
+    ],
+    cwd: Deno.cwd(),
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const err = new TextDecoder().decode(stderr);
+  assert.equal(code, 0, `React ${major} render failed:\n${err}`);
+  return { ...JSON.parse(new TextDecoder().decode(stdout)), stderr: err };
+}
+
+function preactHtml(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, el] of Object.entries(cases(preactBuild, h as never))) {
+    out[name] = renderToString(el as preact.VNode);
+  }
+  return out;
+}
+
+const reacts = Promise.all([renderWithReact(18), renderWithReact(19)]);
+
+Deno.test("react-dom/server 18 and 19 render every case without a warning", async () => {
+  const [r18, r19] = await reacts;
+  assert.match(r18.version, /^18\./);
+  assert.match(r19.version, /^19\./);
+  const names = Object.keys(cases(preactBuild, h as never));
+  for (const r of [r18, r19]) {
+    assert.deepEqual(Object.keys(r.html), names);
+    // React's development build reports invalid props, keys and nesting on stderr.
+    assert.equal(r.stderr, "", `React ${r.version} warned:\n${r.stderr}`);
+    assert.match(r.html["login (defaults)"], /<form [^>]*method="post"/);
+    assert.equal(r.html["sso buttons (none)"], "");
+  }
+});
+
+Deno.test("React 18, React 19 and Preact render the same HTML for the same props", async () => {
+  const [r18, r19] = await reacts;
+  const p = preactHtml();
+  for (const [name, html] of Object.entries(p)) {
+    const want = canonical(html);
+    assert.deepEqual(canonical(r18.html[name]), want, `React 18 differs from Preact: ${name}`);
+    assert.deepEqual(canonical(r19.html[name]), want, `React 19 differs from Preact: ${name}`);
+  }
+  // The comparison sees real differences: a changed prop changes the canonical form.
+  assert.notDeepEqual(canonical(p["login (defaults)"]), canonical(p["login (error in words)"]));
+  assert.notDeepEqual(
+    canonical(p["login (defaults)"]),
+    canonical(p["login (defaults)"].replace("required ", 'required="false" ')),
+  );
+});
+
+Deno.test("the React build's renderAuthDocument matches the Preact build's", async () => {
+  const [r18, r19] = await reacts;
+  const data = {
+    page: "login" as const,
+    props: { error: "<b>x</b>", next: "/n" },
+    sso: { providers: ["github"] },
+  };
+  const p = preactBuild.renderAuthDocument(data, { scriptSrc: "/client.js" });
+  for (const r of [r18, r19]) {
+    assert.deepEqual(
+      canonical(r.document.replace(/^<!doctype html>/, "")),
+      canonical(p.replace(/^<!doctype html>/, "")),
+    );
+    assert.ok(!r.document.includes("<b>"), "an undescribed error code is never echoed");
+  }
+});
+
+Deno.test("canonical(): attribute order, boolean spelling and separators are erased, nothing else", () => {
+  assert.deepEqual(
+    canonical('<input a="1" required="" b="x&#x27;y"/><p>a<!-- -->b</p>'),
+    canonical('<input b="x\'y" required a="1"><p>ab</p>'),
+  );
+  assert.notDeepEqual(canonical('<input a="1">'), canonical('<input a="2">'));
+  assert.notDeepEqual(canonical("<p>a</p>"), canonical("<p>a </p>"));
+  assert.notDeepEqual(canonical('<p style="a:1;b:2"></p>'), canonical('<p style="b:2;a:1"></p>'));
+  assert.throws(() => canonical("<p>x<!-- hidden --></p>"));
+});
