@@ -22,6 +22,7 @@ import { mailroomRouter } from "./mailroom_api.ts";
 import { openApiDocument } from "./openapi.ts";
 import { RateLimiter, type RateLimitOptions } from "./rate_limit.ts";
 import { isAutomationName } from "./rules.ts";
+import { referenceRouter } from "./reference_page.ts";
 import { sandboxRouter } from "./sandbox_api.ts";
 import { FileSigner } from "./signed_url.ts";
 import { listSystemRules, setSystemRule } from "./system_rules.ts";
@@ -341,6 +342,7 @@ export async function createMailServer(options: MailServerOptions): Promise<Mail
       },
     );
   }
+  app.route("/docs", referenceRouter(basePath));
   app.route("/sandbox", sandboxRouter(ctx));
   app.route("/mailroom", mailroomRouter(ctx));
   app.all("*", (c) => {
