@@ -53,7 +53,7 @@ Deno.test("openapi.json is served and matches the real responses", async () => {
       "post",
       await h.call("POST", `/sandbox/items/${id}/complete`, { key: s.apiKey }),
     );
-    await h.ops.completeRequest((await h.ops.pendingRequests())[0].mail_id, {
+    await h.ops.completeRequest((await h.ops.listRequests())[0].mail_id, {
       scan: new Blob([PDF]),
     });
     const items = await h.call("GET", "/items?sort_order=asc", { key: s.apiKey });
