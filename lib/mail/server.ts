@@ -327,7 +327,12 @@ export async function createMailServer(options: MailServerOptions): Promise<Mail
 
   const index = (c: Context) => {
     const base = origin(c.req.raw) + basePath;
-    return c.json({ name: "Mail-scanning API", version: "v2", openapi: `${base}/openapi.json` });
+    return c.json({
+      name: "Mail-scanning API",
+      version: "v2",
+      openapi: `${base}/openapi.json`,
+      reference: `${base}/docs`,
+    });
   };
   app.get("/", index);
 
