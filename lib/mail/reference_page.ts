@@ -10,6 +10,7 @@
  * @module
  */
 import { Hono } from "hono";
+import { MailServerError } from "./errors.ts";
 import type { MailEnv } from "./server.ts";
 
 /** Settings the page hands the renderer (read by `init.js` from the page). */
@@ -100,12 +101,21 @@ export function referenceRouter(basePath: string): Hono<MailEnv> {
   const app = new Hono<MailEnv>();
   const html = page(basePath);
   app.get("/", (c) => c.html(html, 200, { "cache-control": "no-cache" }));
-  app.get("/assets/init.js", (c) =>
-    c.body(INIT_JS, 200, {
-      "content-type": "text/javascript; charset=utf-8",
-      "cache-control": "no-cache",
-    }));
-  app.get("/assets/reference.js", async (c) => {
+  app.get("/assets/:file", async (c) => {
+    const file = c.req.param("file");
+    if (file === "init.js") {
+      return c.body(INIT_JS, 200, {
+        "content-type": "text/javascript; charset=utf-8",
+        "cache-control": "no-cache",
+      });
+    }
+    if (file !== "reference.js") {
+      throw new MailServerError(
+        9404,
+        `No such endpoint: the reference's scripts are ${basePath}/docs/assets/reference.js ` +
+          "and init.js.",
+      );
+    }
     const bytes = await loadBundle();
     if (!bytes) {
       return c.text(

@@ -346,7 +346,7 @@ export async function createMailServer(options: MailServerOptions): Promise<Mail
     app.on(
       ALL_METHODS.filter((m) => m !== method && !(method === "GET" && m === "HEAD")),
       path,
-      (c) => {
+      function wrongMethod(c: Context): never {
         throw new MailServerError(
           432,
           `Specified method is incorrect, please recheck and try again later. ${c.req.path} ` +
