@@ -42,7 +42,7 @@ function task(args: string[]) {
     stderr: "piped",
   }).spawn();
   let out = "";
-  const pump = async (s: ReadableStream<Uint8Array>) => {
+  const pump = async (s: ReadableStream<Uint8Array<ArrayBuffer>>) => {
     for await (const t of s.pipeThrough(new TextDecoderStream())) out += t;
   };
   const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
