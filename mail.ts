@@ -61,9 +61,25 @@ export {
   verifyWebhook,
   type VerifyWebhookInput,
 } from "./lib/mail/webhook_signature.ts";
-export type { DeliveryLog, WebhookOptions } from "./lib/mail/webhooks.ts";
+export type { DeliveryLog, SignedDelivery, WebhookOptions } from "./lib/mail/webhooks.ts";
 export { MAIL_EVENT_TYPES, type MailEvent, type MailEventType } from "./lib/mail/db.ts";
 export type { PendingRequest } from "./lib/mail/requests.ts";
+export type {
+  AccountDetail,
+  AccountRecord,
+  AddressRecord,
+  ApiKeyRecord,
+  UserRecord,
+  WebhookRecord,
+} from "./lib/mail/mailroom_lists.ts";
+export type { CreatedKey } from "./lib/mail/accounts.ts";
+export type {
+  ItemReceivedData,
+  RequestCompletedData,
+  RequestFailedData,
+  RuleChangedData,
+  WebhookPayload,
+} from "./lib/mail/event_types.ts";
 export type { RateLimitOptions } from "./lib/mail/rate_limit.ts";
 export { type Json, openApiDocument } from "./lib/mail/openapi.ts";
 export type {

@@ -9,10 +9,15 @@
  * `public_url.ts`); `TRUSTED_PROXIES` (proxies whose `X-Forwarded-For` names the client for the
  * wrong-key throttle, see `client_address.ts`).
  *
+ * In development `deno task start` also prints a ready sandbox key (`mailSandboxLines`): the
+ * key in one step, for an account whose address has sample items.
+ *
  * @module
  */
 import { Hono } from "hono";
-import { createMailServer, type MailRequestInfo } from "../mail.ts";
+import { createMailServer, LocalBlobStore, type MailRequestInfo } from "../mail.ts";
+import { MailDb } from "../lib/mail/db.ts";
+import { prepareSandbox, type SandboxKey, sandboxLines } from "../lib/mail/sandbox_setup.ts";
 import type { AppEnv } from "./env.ts";
 import { siteSecret } from "./dev_secret.ts";
 import { openAppDatabase } from "./relay_registry.ts";
@@ -33,4 +38,18 @@ export async function createMailSite(env: AppEnv): Promise<Hono> {
   // c.env is what Deno.serve passed: the connection's address, for the wrong-key throttle.
   site.all("*", (c) => mail.fetch(c.req.raw, c.env as MailRequestInfo | undefined));
   return site;
+}
+
+/**
+ * Development only: prepares the sandbox account on the app's database (made on first start,
+ * reused after) with a new key, and returns the lines to print at start; in production, none
+ * (a key is never printed there).
+ */
+export async function mailSandboxLines(env: AppEnv, origin: string): Promise<string[]> {
+  if (env.MODE !== "development") return [];
+  const db = new MailDb(await openAppDatabase(env));
+  await db.migrate();
+  const blobs = new LocalBlobStore(env.vars.MAIL_BLOB_DIR ?? ".data/mail-blobs");
+  const sandbox: SandboxKey = await prepareSandbox(db, blobs, "deno task start");
+  return ["Mail-scanning API:", ...sandboxLines(`${origin}/api/account-docs/v2`, sandbox)];
 }

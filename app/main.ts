@@ -12,6 +12,7 @@ import { allowedHosts } from "./middleware/hosts.ts";
 import { bodyLimits, FORM_BODY_LIMIT } from "./middleware/body_limit.ts";
 import { refuseCrossSite } from "./middleware/cross_site.ts";
 import { securityHeaders } from "./middleware/security_headers.ts";
+import { mailSandboxLines } from "./mail.ts";
 
 /** Builds the whole reference app from its environment. */
 export async function createApp(env = loadAppEnv()): Promise<Hono> {
@@ -45,10 +46,13 @@ export async function createApp(env = loadAppEnv()): Promise<Hono> {
 if (import.meta.main) {
   const env = loadAppEnv();
   const app = await createApp(env);
-  Deno.serve({
+  const server = Deno.serve({
     hostname: env.HOST,
     port: env.PORT,
-    onListen: ({ hostname, port }) =>
-      console.log(`Gatehouse demo listening on http://${hostname}:${port}/`),
+    onListen: () => {},
   }, app.fetch);
+  const origin = `http://${server.addr.hostname}:${server.addr.port}`;
+  // the mail API's sandbox key first, so the "listening" line ends the start-up output
+  for (const line of await mailSandboxLines(env, origin)) console.log(line);
+  console.log(`Gatehouse demo listening on ${origin}/`);
 }

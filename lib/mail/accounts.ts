@@ -10,6 +10,7 @@
 import type { MailDb } from "./db.ts";
 import { randomToken, sha256Hex } from "./crypto.ts";
 import { MailServerError } from "./errors.ts";
+import { unknownAccount } from "./mailroom_lists.ts";
 
 /** Who a valid API key speaks for. */
 export interface KeyContext {
@@ -66,7 +67,7 @@ export async function updateAccount(
         accountId,
       ],
     });
-    if (r.rowsAffected === 0) throw new MailServerError(19, "unknown account_id");
+    if (r.rowsAffected === 0) throw unknownAccount(accountId);
   });
 }
 
@@ -75,7 +76,7 @@ async function requireAccount(db: MailDb, accountId: string): Promise<void> {
     sql: "SELECT 1 FROM mail_accounts WHERE id = ?",
     args: [accountId],
   });
-  if (r.rows.length === 0) throw new MailServerError(19, "unknown account_id");
+  if (r.rows.length === 0) throw unknownAccount(accountId);
 }
 
 /** Adds a user (rules start inactive); returns its id. */
@@ -105,7 +106,14 @@ export async function createAddress(
     sql: "SELECT 1 FROM mail_users WHERE id = ? AND account_id = ?",
     args: [userId, accountId],
   });
-  if (user.rows.length === 0) throw new MailServerError(19, "user_id is not a user of the account");
+  if (user.rows.length === 0) {
+    throw new MailServerError(
+      19,
+      `user_id ${userId} is not a user of account ${accountId}: list its users with ` +
+        `GET /mailroom/accounts/${accountId}, or add one with POST /mailroom/accounts/${accountId}/users ` +
+        '{"full_name": "..."}.',
+    );
+  }
   const r = await db.write(({ tx, now }) =>
     tx.execute({
       sql:
@@ -126,7 +134,7 @@ export async function createApiKey(
     sql: "SELECT sandbox FROM mail_accounts WHERE id = ?",
     args: [accountId],
   });
-  if (acct.rows.length === 0) throw new MailServerError(19, "unknown account_id");
+  if (acct.rows.length === 0) throw unknownAccount(accountId);
   const apiKey = (Number(acct.rows[0].sandbox) ? "gh_test_" : "gh_live_") + randomToken(24);
   const hash = await sha256Hex(apiKey);
   const r = await db.write(({ tx, now }) =>
@@ -146,7 +154,13 @@ export async function revokeApiKey(db: MailDb, keyId: string): Promise<void> {
       sql: "UPDATE mail_api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?",
       args: [now, keyId],
     });
-    if (r.rowsAffected === 0) throw new MailServerError(19, "unknown key_id");
+    if (r.rowsAffected === 0) {
+      throw new MailServerError(
+        19,
+        `No API key ${keyId}: find keys by prefix with GET /mailroom/api-keys?prefix=gh_live_AbCd ` +
+          "or list an account's keys with GET /mailroom/accounts/{account_id}.",
+      );
+    }
   });
 }
 
@@ -217,13 +231,24 @@ export async function resolveAddress(
   accountId: string,
   addressId: string,
 ): Promise<{ userId: string }> {
-  if (!/^[1-9][0-9]{0,17}$/.test(addressId)) throw new MailServerError(89);
+  const notFound = new MailServerError(
+    89,
+    `Address not found: there is no address ${addressId.slice(0, 40)}. The address_id of ` +
+      "your items (GET /items) names your addresses.",
+  );
+  if (!/^[1-9][0-9]{0,17}$/.test(addressId)) throw notFound;
   const r = await db.execute({
     sql: "SELECT account_id, user_id FROM mail_addresses WHERE id = ?",
     args: [addressId],
   });
   const row = r.rows[0];
-  if (!row) throw new MailServerError(89);
-  if (String(row.account_id) !== accountId) throw new MailServerError(9400);
+  if (!row) throw notFound;
+  if (String(row.account_id) !== accountId) {
+    throw new MailServerError(
+      9400,
+      `Address is not registered to account: address ${addressId} belongs to another ` +
+        "account. Use an address_id of your own items (GET /items).",
+    );
+  }
   return { userId: String(row.user_id) };
 }

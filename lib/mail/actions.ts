@@ -9,6 +9,7 @@
 import type { MailDb, SqlStatement, SqlValue } from "./db.ts";
 import { MailServerError } from "./errors.ts";
 import {
+  allowedStates,
   cancelTransition,
   type ItemAction,
   type ItemState,
@@ -66,11 +67,21 @@ export async function performAction(
     for (const id of req.mailIds) {
       const row = found.get(id);
       if (!row || String(row.account_id) !== accountId) {
-        throw new MailServerError(14, `Item not found: ${id.slice(0, 40)}`);
+        throw new MailServerError(
+          14,
+          `Item not found: ${id.slice(0, 40)} is not an item of this account. ` +
+            "GET /items lists your items' mail_id values.",
+        );
       }
     }
-    if (req.mailIds.some((id) => String(found.get(id)!.address_id) !== req.addressId)) {
-      throw new MailServerError(469);
+    const elsewhere = req.mailIds.find((id) => String(found.get(id)!.address_id) !== req.addressId);
+    if (elsewhere !== undefined) {
+      const at = String(found.get(elsewhere)!.address_id);
+      throw new MailServerError(
+        469,
+        `Items don't belong to the specified address: item ${elsewhere} is at address ${at}; ` +
+          `send it to /addresses/${at}/items/actions/... (one request per address).`,
+      );
     }
     // group changes by (to, before, cancelled) so 100 items cost a few statements
     const groups = new Map<string, string[]>();
@@ -87,9 +98,14 @@ export async function performAction(
         ? cancelTransition(state, req.action)
         : requestTransition(state, req.action);
       if (t.kind === "refused") {
+        const what = req.cancel ? `cancel ${req.action}` : req.action;
         throw new MailServerError(
           471,
-          `Item status does not allow this operation (item ${id} is ${state.status}).`,
+          `Item status does not allow this operation (item ${id} is ${state.status}; ` +
+            `${what} needs an item that is ${
+              allowedStates(req.action, req.cancel).join(" or ")
+            }).` +
+            " GET /items shows each item's current_status.",
         );
       }
       if (t.kind === "noop") continue;

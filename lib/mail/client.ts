@@ -311,6 +311,22 @@ export class MailClient {
     return this.request("POST", `/sandbox/items/${encodeURIComponent(mailId)}/complete`);
   }
 
+  /**
+   * Downloads a signed file link of an item (`cover_image`, `pdf_content`). The link is its
+   * own credential: the API key is not sent. Throws `MailApiError` (9403 for an expired link:
+   * list the items again for fresh ones).
+   */
+  async downloadFile(link: string): Promise<Uint8Array> {
+    const res = await this.#fetch(link, { method: "GET" });
+    if (res.ok) return new Uint8Array(await res.arrayBuffer());
+    const err = await res.json().catch(() => ({})) as { code?: unknown; message?: unknown };
+    throw new MailApiError(
+      res.status,
+      typeof err.code === "number" ? err.code : 0,
+      typeof err.message === "string" ? err.message : `HTTP ${res.status}`,
+    );
+  }
+
   /** The server's OpenAPI document. */
   openApi(): Promise<Record<string, unknown>> {
     return this.request("GET", "/openapi.json");

@@ -14,6 +14,24 @@ import { MailServerError } from "./errors.ts";
 
 const KEY_PREFIX = /^gh_(?:live|test)_[A-Za-z0-9_-]{4}/;
 
+/** The answer for a key that is not accepted, with the next step in its message. */
+function keyRefused(code: 429 | 431 | 430 | 433, missing = false): MailServerError {
+  const text: Record<typeof code, string> = {
+    429: missing
+      ? "No API key: send your key in the x-api-key header. `deno task mail` prints a sandbox " +
+        "key; an operator creates keys with POST /mailroom/accounts/{account_id}/api-keys."
+      : "Key is not correct, please use the right key and try again. Keys start gh_live_ or " +
+        "gh_test_ and are shown once, when created (POST /mailroom/accounts/{account_id}/api-keys).",
+    431: "Key is revoked, please use the right key and try again. An operator creates a new one " +
+      "with POST /mailroom/accounts/{account_id}/api-keys.",
+    430: "Account is closed, please contact support for further help. An operator reopens it " +
+      'with PATCH /mailroom/accounts/{account_id} {"status": "open"}.',
+    433: "You don't have access to the API specified. This account has no API access: an " +
+      'operator turns it on with PATCH /mailroom/accounts/{account_id} {"api_access": true}.',
+  };
+  return new MailServerError(code, text[code]);
+}
+
 function tooMany(seconds: number, what: string): MailServerError {
   return new MailServerError(
     434,
@@ -32,11 +50,11 @@ export async function checkApiKey(
   apiKey: string | undefined,
   client: string,
 ): Promise<KeyContext> {
-  if (!apiKey) throw new MailServerError(429); // no key at all is not a guess
+  if (!apiKey) throw keyRefused(429, true); // no key at all is not a guess
   if (!throttle) {
     const found = await findApiKey(db, apiKey);
-    if (!found) throw new MailServerError(429);
-    if (found.refusal !== null) throw new MailServerError(found.refusal);
+    if (!found) throw keyRefused(429);
+    if (found.refusal !== null) throw keyRefused(found.refusal);
     return { keyId: found.keyId, accountId: found.accountId, sandbox: found.sandbox };
   }
   const prefix = KEY_PREFIX.exec(apiKey)?.[0] ?? null;
@@ -51,7 +69,7 @@ export async function checkApiKey(
       throw tooMany(wait.credential, "API keys with this prefix");
     }
     await throttle.succeeded(credential, client);
-    if (found.refusal !== null) throw new MailServerError(found.refusal);
+    if (found.refusal !== null) throw keyRefused(found.refusal);
     return { keyId: found.keyId, accountId: found.accountId, sandbox: found.sandbox };
   }
   const counted = subject !== null && await keyPrefixExists(db, prefix!) ? subject : null;
@@ -59,7 +77,7 @@ export async function checkApiKey(
   if (wait.credential > 0 || after > 0) {
     throw tooMany(Math.max(wait.credential, after), "API keys");
   }
-  throw new MailServerError(429);
+  throw keyRefused(429);
 }
 
 /**
@@ -73,8 +91,19 @@ export async function checkOperatorToken(
   client: string,
 ): Promise<void> {
   const given = (authorization ?? "").replace(/^Bearer\s+/i, "");
-  const wrong = new MailServerError(429, "Operator token is not correct.");
-  if (!expected || !given) throw wrong; // nothing to guess, or no guess
+  const wrong = new MailServerError(
+    429,
+    "Operator token is not correct: send Authorization: Bearer <operator token> (the token " +
+      "the server was started with, MAIL_OPERATOR_TOKEN; `deno task mail` prints it).",
+  );
+  if (!expected) {
+    throw new MailServerError(
+      429,
+      "The mailroom API is off on this server: start it with an operator token " +
+        "(MAIL_OPERATOR_TOKEN, or createMailServer's operatorToken).",
+    );
+  }
+  if (!given) throw wrong; // no guess
   if (!throttle) {
     if (!timingSafeEqual(given, expected)) throw wrong;
     return;

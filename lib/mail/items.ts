@@ -150,7 +150,14 @@ async function receiveIn(
     args: [input.address_id],
   });
   const row = addr.rows[0];
-  if (!row) throw new MailServerError(89);
+  if (!row) {
+    throw new MailServerError(
+      89,
+      `Address not found: there is no address ${input.address_id.slice(0, 40)}. Create one ` +
+        "with POST /mailroom/accounts/{account_id}/addresses; GET /mailroom/accounts/{account_id} " +
+        "lists an account's addresses.",
+    );
+  }
   const receivedAt = input.received_at ?? now;
   const plan = arrivalPlan({
     auto_scan: Boolean(Number(row.auto_scan)),

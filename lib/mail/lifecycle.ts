@@ -108,6 +108,20 @@ export function cancelTransition(item: ItemState, action: ItemAction): Transitio
 }
 
 /**
+ * The states in which `action` (or its cancel) may be filed: what an error names as the next
+ * step.
+ *
+ * @example
+ * ```ts
+ * import { allowedStates } from "./lifecycle.ts";
+ * console.log(allowedStates("shred", false)); // ["received", "opened"]
+ * ```
+ */
+export function allowedStates(action: ItemAction, cancel: boolean): readonly ItemStatus[] {
+  return cancel ? [REQUESTS[action].pending] : REQUESTS[action].from;
+}
+
+/**
  * The action pending on an item in `status`, or null.
  *
  * @example

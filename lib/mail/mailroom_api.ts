@@ -20,7 +20,8 @@ import {
 import { randomToken } from "./crypto.ts";
 import type { MailEventType } from "./db.ts";
 import { MailServerError } from "./errors.ts";
-import { jsonBody } from "./http.ts";
+import { jsonBody, parseListQuery } from "./http.ts";
+import { findApiKeys, getAccount, listAccounts } from "./mailroom_lists.ts";
 import { getItems, receiveItem } from "./items.ts";
 import { completeRequest, failRequest, pendingRequests } from "./requests.ts";
 import { ITEM_TYPES } from "./types.ts";
@@ -68,6 +69,23 @@ export function mailroomRouter(ctx: MailContext): Hono<MailEnv> {
       sandbox: Boolean(b.sandbox),
     });
     return c.json({ account_id: accountId }, 201);
+  });
+
+  app.get("/accounts", async (c) => {
+    const q = parseListQuery(c);
+    return c.json(await listAccounts(db, q.page, q.sortOrder));
+  });
+
+  app.get("/accounts/:id", async (c) => {
+    return c.json(await getAccount(db, id(c.req.param("id"), "account id")));
+  });
+
+  app.get("/api-keys", async (c) => {
+    return c.json({ data: await findApiKeys(db, c.req.query("prefix") ?? "") });
+  });
+
+  app.get("/deliveries/:id", async (c) => {
+    return c.json(await ctx.webhooks.signedDelivery(id(c.req.param("id"), "delivery id")));
   });
 
   app.patch("/accounts/:id", async (c) => {
@@ -164,7 +182,13 @@ export function mailroomRouter(ctx: MailContext): Hono<MailEnv> {
 
   app.get("/items/:id", async (c) => {
     const [item] = await getItems(db, [id(c.req.param("id"), "mail id")], ctx.linker(c));
-    if (!item) throw new MailServerError(14);
+    if (!item) {
+      throw new MailServerError(
+        14,
+        `Item not found: no item ${c.req.param("id")}. GET /mailroom/requests lists the items ` +
+          "with a pending request.",
+      );
+    }
     return c.json(item);
   });
 

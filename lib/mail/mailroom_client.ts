@@ -3,11 +3,12 @@
  *
  * @module
  */
-import { MailApiError } from "./client.ts";
+import { type ListQuery, MailApiError } from "./client.ts";
 import type { MailEventType } from "./db.ts";
 import type { PendingRequest } from "./requests.ts";
-import type { ActionResult, MailItem } from "./types.ts";
-import type { DeliveryLog } from "./webhooks.ts";
+import type { AccountDetail, AccountRecord, ApiKeyRecord } from "./mailroom_lists.ts";
+import type { ActionResult, MailItem, Page } from "./types.ts";
+import type { DeliveryLog, SignedDelivery } from "./webhooks.ts";
 
 /** Mailroom client settings. */
 export interface MailroomClientOptions {
@@ -75,6 +76,30 @@ export class MailroomClient {
     return parsed as T;
   }
 
+  /** One page of accounts, newest first (`sort_order: "asc"` for oldest first). */
+  listAccounts(query: ListQuery = {}): Promise<Page<AccountRecord>> {
+    const params = new URLSearchParams();
+    if (query.sort_order) params.set("sort_order", query.sort_order);
+    if (query.page !== undefined) params.set("page", String(query.page));
+    return this.#call("GET", `/accounts${params.size ? `?${params}` : ""}`);
+  }
+
+  /** One account with its users, addresses, API keys (by prefix) and webhooks. */
+  getAccount(accountId: string): Promise<AccountDetail> {
+    return this.#call("GET", `/accounts/${encodeURIComponent(accountId)}`);
+  }
+
+  /** API keys whose first characters are `prefix` (4 to 12, e.g. `gh_test_AbCd`). */
+  async findApiKeys(prefix: string): Promise<ApiKeyRecord[]> {
+    const q = new URLSearchParams({ prefix });
+    return (await this.#call<{ data: ApiKeyRecord[] }>("GET", `/api-keys?${q}`)).data;
+  }
+
+  /** A past webhook delivery, signed afresh under its webhook's secret (for a replay). */
+  getDelivery(deliveryId: string): Promise<SignedDelivery> {
+    return this.#call("GET", `/deliveries/${encodeURIComponent(deliveryId)}`);
+  }
+
   /** Registers an account. */
   createAccount(
     input: { name: string; api_access?: boolean; sandbox?: boolean },
@@ -123,8 +148,8 @@ export class MailroomClient {
     return this.#call("POST", `/accounts/${accountId}/webhooks`, { url, events });
   }
 
-  /** A webhook's delivery log. */
-  async deliveries(webhookId: string): Promise<DeliveryLog[]> {
+  /** A webhook's delivery log, newest first (at most 100). */
+  async listDeliveries(webhookId: string): Promise<DeliveryLog[]> {
     return (await this.#call<{ data: DeliveryLog[] }>("GET", `/webhooks/${webhookId}/deliveries`))
       .data;
   }
@@ -146,7 +171,7 @@ export class MailroomClient {
   }
 
   /** Pending requests, oldest item first (at most `limit`, default 100, up to 1000). */
-  async pendingRequests(limit = 100): Promise<PendingRequest[]> {
+  async listRequests(limit = 100): Promise<PendingRequest[]> {
     return (await this.#call<{ data: PendingRequest[] }>("GET", `/requests?limit=${limit}`)).data;
   }
 

@@ -1,66 +1,69 @@
 /**
- * The OpenAPI 3.1 document of the customer API, served at `<base>/openapi.json`.
+ * The OpenAPI 3.1 document of the whole mail API, served at `<base>/openapi.json` and rendered
+ * at `<base>/docs`: the customer API, the sandbox, signed file links, the mailroom API and the
+ * webhooks, with component schemas for every record, an example for every request and
+ * response, tags, operationIds that are the typed clients' method names, and every error code
+ * as a documented response.
  *
  * @module
  */
-import { ITEM_ACTIONS, ITEM_STATUSES } from "./lifecycle.ts";
-import { AUTOMATION_NAMES } from "./rules.ts";
-import { ITEM_TYPES, MAX_MAIL_IDS, PAGE_SIZE } from "./types.ts";
 import { mailErrors } from "./errors.ts";
+import { customerPaths } from "./openapi_customer.ts";
+import { mailroomPaths } from "./openapi_mailroom.ts";
+import { ERROR_MEANINGS } from "./openapi_ops.ts";
+import { componentSchemas, type Json } from "./openapi_schemas.ts";
+import { webhooks } from "./openapi_webhooks.ts";
+import { MAX_MAIL_IDS, PAGE_SIZE } from "./types.ts";
 
-/** A JSON object. */
-export type Json = Record<string, unknown>;
+export type { Json } from "./openapi_schemas.ts";
 
-const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: Json, description: string): Json => ({
-  description,
-  content: { "application/json": { schema } },
-});
-const errors = (...statuses: number[]): Json =>
-  Object.fromEntries(
-    [401, 403, 405, 429, 500, ...statuses].sort().map((
-      s,
-    ) => [String(s), json(ref("Error"), "Error")]),
+const INTRO = `A virtual mailbox over HTTP: list the mail your addresses received (envelope
+image, scan PDF, status history), ask for items to be opened (scanned), rescanned, shredded or
+discarded, cancel those requests while pending, and switch the automation rules. The mailroom
+API is the operator's side; webhooks tell you when something happened.
+
+**A key in one step.** \`deno task mail\` (or \`deno task start\` for the reference app) prints
+a sandbox key (\`gh_test_...\`) for an account with an address that already has three items.
+Put it in *Authentication* above and use *Test Request* on \`GET /items\`. Sandbox keys may
+also create test items (\`POST /sandbox/items\`) and complete their requests.
+
+**Authentication.** Customer calls send the account's key in \`x-api-key\`. Mailroom calls send
+\`Authorization: Bearer <operator token>\`.
+
+**Lists.** ${PAGE_SIZE} rows a page, \`page\` from 1, \`sort_order\` \`asc\` or \`desc\`.
+
+**Limits.** JSON bodies up to 64 KiB (413, code 19), mailroom uploads up to 20 MiB; at most
+${MAX_MAIL_IDS} ids per action; 120 requests of burst and 2 a second per key (429, code 434,
+\`Retry-After\`); wrong keys and operator tokens are slowed down per client and per key prefix
+(10 free, then waits from 1 s doubling to 15 minutes).
+
+**Errors.** Every error is \`{"code": N, "message": "..."}\`; the message says what to do next.`;
+
+function errorTable(): string {
+  const rows = Object.entries(mailErrors).map(([code, e]) =>
+    `| ${code} | ${e.status} | ${ERROR_MEANINGS[Number(code) as keyof typeof mailErrors]} |`
   );
-const listParams = [
-  {
-    name: "sort_order",
-    in: "query",
-    required: false,
-    schema: { type: "string", enum: ["asc", "desc"], default: "desc" },
-  },
-  {
-    name: "page",
-    in: "query",
-    required: false,
-    schema: { type: "integer", minimum: 1, default: 1 },
-  },
-];
-const page = (item: string): Json => ({
-  type: "object",
-  required: ["data", "current_page", "per_page", "total"],
-  properties: {
-    data: { type: "array", items: ref(item) },
-    current_page: { type: "integer", minimum: 1 },
-    per_page: { type: "integer", const: PAGE_SIZE },
-    total: { type: "integer", minimum: 0 },
-  },
-});
-
-function actionPath(action: string, cancel: boolean): Json {
-  return {
-    post: {
-      operationId: cancel ? `cancel_${action}` : action,
-      summary: cancel ? `Cancel a pending ${action} request` : `Request ${action} of items`,
-      parameters: [{ name: "address_id", in: "path", required: true, schema: { type: "string" } }],
-      requestBody: {
-        required: true,
-        content: { "application/json": { schema: ref("ActionBody") } },
-      },
-      responses: { "200": json(ref("ActionResult"), "Accepted"), ...errors(404, 413, 422) },
-    },
-  };
+  return [
+    "| code | HTTP | meaning |",
+    "| --- | --- | --- |",
+    ...rows,
+    "| 19 | 413 | the request body is over the limit |",
+    "| 19 | 400 | the Host header is malformed |",
+  ].join("\n");
 }
+
+const TAGS: [string, string][] = [
+  ["Items", "The account's mail."],
+  ["Item actions", "Requests on items (open, rescan, shred, discard) and their cancels."],
+  ["Rules", "System automation rules: Auto Scan, Auto Shred, Auto Discard."],
+  ["Sandbox", "Sandbox keys only: make test items and complete their requests."],
+  ["Files", "Envelope images and scans behind signed, expiring links."],
+  ["Documents", "This API's index, OpenAPI document and interactive reference."],
+  ["Mailroom: accounts", "Operator: accounts, users, addresses and API keys."],
+  ["Mailroom: items", "Operator: receive items, complete or fail pending requests."],
+  ["Mailroom: webhooks", "Operator: register webhooks, read and replay deliveries."],
+  ["Webhooks", "What the server POSTs to your webhook URL, signed."],
+];
 
 /**
  * The document, with `basePath` as its server URL.
@@ -68,190 +71,48 @@ function actionPath(action: string, cancel: boolean): Json {
  * @example
  * ```ts
  * import { openApiDocument } from "./openapi.ts";
- * console.log(openApiDocument("/api/account-docs/v2").openapi); // "3.1.0"
+ * const doc = openApiDocument("/api/account-docs/v2");
+ * console.log(doc.openapi); // "3.1.0"
  * ```
  */
 export function openApiDocument(basePath: string): Json & { openapi: string } {
-  const paths: Json = {
-    "/items": {
-      get: {
-        operationId: "listItems",
-        summary: "Items received in the account, 20 per page, by received time",
-        parameters: listParams,
-        responses: { "200": json(ref("ItemPage"), "A page of items"), ...errors(422) },
-      },
-    },
-    "/user-defined-rules/system-user-defined-rules": {
-      get: {
-        operationId: "listSystemRules",
-        summary: "System rules: one row per user of the account",
-        parameters: listParams,
-        responses: { "200": json(ref("RulePage"), "A page of rule rows"), ...errors(422) },
-      },
-    },
-    "/user-defined-rules/update-system-user-defined-rule": {
-      put: {
-        operationId: "updateSystemRule",
-        summary: "Enable or disable a system rule for all users",
-        requestBody: {
-          required: true,
-          content: { "application/json": { schema: ref("RuleUpdate") } },
-        },
-        responses: { "200": json(ref("ActionResult"), "Updated"), ...errors(413, 422) },
-      },
-    },
-    "/sandbox/items": {
-      post: {
-        operationId: "createTestItem",
-        summary: "Sandbox accounts only: create a test item (rules act on it)",
-        requestBody: { content: { "application/json": { schema: ref("TestItemInput") } } },
-        responses: { "200": json(ref("TestItemResult"), "Created"), ...errors(404, 422) },
-      },
-    },
-    "/sandbox/items/{mail_id}/complete": {
-      post: {
-        operationId: "completeTestRequest",
-        summary: "Sandbox accounts only: complete an item's pending request",
-        parameters: [{ name: "mail_id", in: "path", required: true, schema: { type: "string" } }],
-        responses: { "200": json(ref("ActionResult"), "Completed"), ...errors(404) },
-      },
-    },
-  };
-  for (const action of ITEM_ACTIONS) {
-    paths[`/addresses/{address_id}/items/actions/${action}`] = actionPath(action, false);
-    paths[`/addresses/{address_id}/items/actions/${action}/cancel`] = actionPath(action, true);
-  }
-  const time = { type: "string", pattern: "^\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d$" };
   return {
     openapi: "3.1.0",
+    jsonSchemaDialect: "https://spec.openapis.org/oas/3.1/dialect/base",
     info: {
       title: "Mail-scanning API",
       version: "2",
-      description: "Peer-compatible mail-scanning API. Error codes: " +
-        Object.entries(mailErrors).map(([code, e]) => `${code} (HTTP ${e.status})`).join(", "),
+      summary: "Scanned mail over HTTP, with a mailroom API and signed webhooks.",
+      description: `${INTRO}\n\n${errorTable()}`,
+      license: { name: "MIT", identifier: "MIT" },
     },
-    servers: [{ url: basePath }],
+    servers: [{ url: basePath, description: "This server" }],
     security: [{ apiKey: [] }],
-    paths,
+    tags: TAGS.map(([name, description]) => ({ name, description })),
+    paths: { ...customerPaths(), ...mailroomPaths() },
+    webhooks: webhooks(),
     components: {
-      securitySchemes: { apiKey: { type: "apiKey", in: "header", name: "x-api-key" } },
-      schemas: {
-        Error: {
-          type: "object",
-          required: ["code", "message"],
-          properties: { code: { type: "integer" }, message: { type: "string" } },
+      securitySchemes: {
+        apiKey: {
+          type: "apiKey",
+          in: "header",
+          name: "x-api-key",
+          description: "The account's API key (gh_live_... or, in the sandbox, gh_test_...).",
         },
-        ActionResult: {
-          type: "object",
-          required: ["status", "message"],
-          properties: { status: { type: "integer", const: 1 }, message: { type: "string" } },
-        },
-        StatusChange: {
-          type: "object",
-          required: ["status", "changed_at", "source", "note"],
-          properties: {
-            status: { type: "string", enum: ITEM_STATUSES },
-            changed_at: time,
-            source: { type: "string", enum: ["mailroom", "customer", "rule", "sandbox"] },
-            note: { type: ["string", "null"] },
-          },
-        },
-        MailItem: {
-          type: "object",
-          required: [
-            "mail_id",
-            "address_id",
-            "sender_name",
-            "cover_image",
-            "pdf_content",
-            "received_at",
-            "current_status",
-            "current_folder_name",
-            "page_count",
-            "item_type",
-            "status_history",
-          ],
-          properties: {
-            mail_id: { type: "string" },
-            address_id: { type: "string" },
-            sender_name: { type: "string" },
-            cover_image: { type: ["string", "null"], format: "uri" },
-            pdf_content: { type: ["string", "null"], format: "uri" },
-            received_at: time,
-            current_status: { type: "string", enum: ITEM_STATUSES },
-            current_folder_name: {
-              type: "string",
-              enum: ["Inbox", "Scanned", "Shredded", "Discarded"],
-            },
-            page_count: { type: "integer", minimum: 0 },
-            item_type: { type: "string", enum: ITEM_TYPES },
-            status_history: { type: "array", items: ref("StatusChange") },
-          },
-        },
-        ItemPage: page("MailItem"),
-        SystemRuleRow: {
-          type: "object",
-          required: [
-            "user_id",
-            "user_full_name",
-            "auto_scan",
-            "auto_shred",
-            "auto_discard",
-            "last_changed_at",
-          ],
-          properties: {
-            user_id: { type: "string" },
-            user_full_name: { type: "string" },
-            auto_scan: { type: "boolean" },
-            auto_shred: { type: "boolean" },
-            auto_discard: { type: "boolean" },
-            last_changed_at: time,
-          },
-        },
-        RulePage: page("SystemRuleRow"),
-        RuleUpdate: {
-          type: "object",
-          required: ["automation_name", "is_active"],
-          properties: {
-            automation_name: { type: "string", enum: AUTOMATION_NAMES },
-            is_active: { type: "integer", enum: [0, 1] },
-          },
-        },
-        ActionBody: {
-          type: "object",
-          description: "Give mail_ids or mail_id. Options: delete_digital_copy (shred, " +
-            "discard), rescan_type and comment (rescan); none on cancels.",
-          properties: {
-            mail_ids: {
-              type: "array",
-              minItems: 1,
-              maxItems: MAX_MAIL_IDS,
-              items: { type: "string" },
-            },
-            mail_id: { type: "string" },
-            delete_digital_copy: { type: "boolean" },
-            rescan_type: { type: "integer", enum: [1, 2, 3] },
-            comment: { type: "string", maxLength: 1000 },
-          },
-        },
-        TestItemInput: {
-          type: "object",
-          properties: {
-            address_id: { type: "string" },
-            sender_name: { type: "string" },
-            item_type: { type: "string", enum: ITEM_TYPES },
-          },
-        },
-        TestItemResult: {
-          type: "object",
-          required: ["status", "message", "mail_id"],
-          properties: {
-            status: { type: "integer", const: 1 },
-            message: { type: "string" },
-            mail_id: { type: "string" },
-          },
+        operatorToken: {
+          type: "http",
+          scheme: "bearer",
+          description: "The mailroom's operator token (MAIL_OPERATOR_TOKEN).",
         },
       },
+      headers: {
+        RetryAfter: {
+          description: "Seconds to wait before the next request.",
+          schema: { type: "integer", minimum: 1 },
+          example: 4,
+        },
+      },
+      schemas: componentSchemas(),
     },
   };
 }

@@ -63,7 +63,7 @@ export function completeRequest(
     const status = String(row.status) as ItemStatus;
     const action = pendingAction(status);
     const done = completedStatus(status);
-    if (!action || !done) throw new MailServerError(471);
+    if (!action || !done) throw nothingPending(mailId, status);
     const options = row.request_options === null ? {} : JSON.parse(String(row.request_options));
     const oldPdf = row.pdf_key === null ? null : String(row.pdf_key);
     let pdfKey = oldPdf;
@@ -101,7 +101,9 @@ export function failRequest(db: MailDb, mailId: string, reason: string): Promise
   return db.write(async ({ tx, now, emit }) => {
     const row = await loadItem(tx, mailId);
     const action = pendingAction(String(row.status) as ItemStatus);
-    if (!action || row.status_before === null) throw new MailServerError(471);
+    if (!action || row.status_before === null) {
+      throw nothingPending(mailId, String(row.status));
+    }
     const back = String(row.status_before) as ItemStatus;
     await tx.batch([
       {
@@ -121,12 +123,25 @@ export function failRequest(db: MailDb, mailId: string, reason: string): Promise
   });
 }
 
+function nothingPending(mailId: string, status: string): MailServerError {
+  return new MailServerError(
+    471,
+    `Item status does not allow this operation (item ${mailId} is ${status}, with no pending ` +
+      "request). GET /mailroom/requests lists the items with a pending request.",
+  );
+}
+
 async function loadItem(
   tx: { execute: MailDb["execute"] },
   mailId: string,
 ): Promise<Record<string, unknown>> {
-  if (!/^[1-9][0-9]{0,17}$/.test(mailId)) throw new MailServerError(14);
+  const missing = new MailServerError(
+    14,
+    `Item not found: no item ${mailId.slice(0, 40)}. GET /mailroom/requests lists the items ` +
+      "with a pending request.",
+  );
+  if (!/^[1-9][0-9]{0,17}$/.test(mailId)) throw missing;
   const r = await tx.execute({ sql: "SELECT * FROM mail_items WHERE id = ?", args: [mailId] });
-  if (!r.rows[0]) throw new MailServerError(14);
+  if (!r.rows[0]) throw missing;
   return r.rows[0] as unknown as Record<string, unknown>;
 }

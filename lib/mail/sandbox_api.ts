@@ -20,7 +20,14 @@ import { resolveAddress } from "./accounts.ts";
 export function sandboxRouter(ctx: MailContext): Hono<MailEnv> {
   const app = new Hono<MailEnv>();
   app.use("*", ctx.auth, async (c, next) => {
-    if (!c.var.key.sandbox) throw new MailServerError(433);
+    if (!c.var.key.sandbox) {
+      throw new MailServerError(
+        433,
+        "You don't have access to the API specified. Sandbox endpoints take a sandbox key " +
+          "(gh_test_...): `deno task mail` prints one, or an operator creates a sandbox account " +
+          'with POST /mailroom/accounts {"name": "...", "sandbox": true}.',
+      );
+    }
     await next();
   });
 
@@ -33,7 +40,14 @@ export function sandboxRouter(ctx: MailContext): Hono<MailEnv> {
         sql: "SELECT id FROM mail_addresses WHERE account_id = ? ORDER BY id LIMIT 1",
         args: [accountId],
       });
-      if (!r.rows[0]) throw new MailServerError(89);
+      if (!r.rows[0]) {
+        throw new MailServerError(
+          89,
+          `Address not found: account ${accountId} has no address yet. Create one with ` +
+            `POST /mailroom/accounts/${accountId}/addresses {"user_id": "..."} (a user first: ` +
+            `POST /mailroom/accounts/${accountId}/users {"full_name": "..."}), then retry.`,
+        );
+      }
       addressId = String(r.rows[0].id);
     }
     await resolveAddress(ctx.db, accountId, addressId);
@@ -63,7 +77,11 @@ export function sandboxRouter(ctx: MailContext): Hono<MailEnv> {
       args: [/^\d{1,18}$/.test(mailId) ? mailId : "0"],
     });
     if (!r.rows[0] || String(r.rows[0].account_id) !== c.var.key.accountId) {
-      throw new MailServerError(14);
+      throw new MailServerError(
+        14,
+        `Item not found: ${mailId.slice(0, 40)} is not an item of this account. GET /items ` +
+          "lists your items' mail_id values; POST /sandbox/items makes a new one.",
+      );
     }
     const pdfKey = `scans/${randomToken(16)}.pdf`;
     await ctx.blobs.put(pdfKey, samplePdf(`Sandbox scan of item ${mailId}`));

@@ -22,6 +22,7 @@ import { mailroomRouter } from "./mailroom_api.ts";
 import { openApiDocument } from "./openapi.ts";
 import { RateLimiter, type RateLimitOptions } from "./rate_limit.ts";
 import { isAutomationName } from "./rules.ts";
+import { referenceRouter } from "./reference_page.ts";
 import { sandboxRouter } from "./sandbox_api.ts";
 import { FileSigner } from "./signed_url.ts";
 import { listSystemRules, setSystemRule } from "./system_rules.ts";
@@ -310,9 +311,13 @@ export async function createMailServer(options: MailServerOptions): Promise<Mail
   app.get("/files/:dir/:name", async (c) => {
     const key = `${c.req.param("dir")}/${c.req.param("name")}`;
     const query = new URL(c.req.url).searchParams;
-    if (!isBlobKey(key) || !(await signer.verify(key, query))) throw new MailServerError(9403);
+    const expired = new MailServerError(
+      9403,
+      "The file link is invalid or has expired. GET /items again: every list carries fresh links.",
+    );
+    if (!isBlobKey(key) || !(await signer.verify(key, query))) throw expired;
     const bytes = await blobs.get(key);
-    if (!bytes) throw new MailServerError(9403);
+    if (!bytes) throw expired;
     return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
       "content-type": contentTypeOf(key),
       "cache-control": "private, max-age=300",
@@ -322,7 +327,12 @@ export async function createMailServer(options: MailServerOptions): Promise<Mail
 
   const index = (c: Context) => {
     const base = origin(c.req.raw) + basePath;
-    return c.json({ name: "Mail-scanning API", version: "v2", openapi: `${base}/openapi.json` });
+    return c.json({
+      name: "Mail-scanning API",
+      version: "v2",
+      openapi: `${base}/openapi.json`,
+      reference: `${base}/docs`,
+    });
   };
   app.get("/", index);
 
@@ -336,16 +346,25 @@ export async function createMailServer(options: MailServerOptions): Promise<Mail
     app.on(
       ALL_METHODS.filter((m) => m !== method && !(method === "GET" && m === "HEAD")),
       path,
-      () => {
-        throw new MailServerError(432);
+      function wrongMethod(c: Context): never {
+        throw new MailServerError(
+          432,
+          `Specified method is incorrect, please recheck and try again later. ${c.req.path} ` +
+            `takes ${method}.`,
+        );
       },
     );
   }
+  app.route("/docs", referenceRouter(basePath));
   app.route("/sandbox", sandboxRouter(ctx));
   app.route("/mailroom", mailroomRouter(ctx));
   app.all("*", (c) => {
     if (c.req.method === "GET" && c.req.path === `${basePath}/`) return index(c);
-    throw new MailServerError(9404);
+    throw new MailServerError(
+      9404,
+      `No such endpoint: ${c.req.method} ${c.req.path.slice(0, 200)}. Every endpoint is in ` +
+        `the reference at ${basePath}/docs and in ${basePath}/openapi.json.`,
+    );
   });
 
   const router = app as unknown as Hono;

@@ -1,7 +1,8 @@
 /**
  * `deno task mail`: the mail-scanning API on its own, on an embedded libSQL file. Prints a
- * sandbox API key (a new one each start; keys are shown once) and a curl command that works as
- * printed. Deno only (not part of the npm mirror).
+ * ready sandbox API key (a new one each start; keys are shown once) for an account whose
+ * address has sample items, the reference's address and a curl command that works as printed
+ * (see `sandbox_setup.ts`). Deno only (not part of the npm mirror).
  *
  * Variables: `MAIL_DB` (default `file:.data/mail.db`), `HOST` (default 127.0.0.1), `PORT`
  * (default 8787; 0 picks a free port), `MAIL_OPERATOR_TOKEN` (default a random one, printed),
@@ -12,10 +13,8 @@
  */
 import { createClient } from "@libsql/client";
 import { createMailServer, MAIL_BASE_PATH, mailInternals } from "./server.ts";
-import { createAccount, createAddress, createApiKey, createUser } from "./accounts.ts";
 import { randomToken } from "./crypto.ts";
-import { receiveItem } from "./items.ts";
-import { envelopeSvg } from "./sample_files.ts";
+import { prepareSandbox, sandboxLines } from "./sandbox_setup.ts";
 
 const env = Deno.env.toObject();
 const dbUrl = env.MAIL_DB ?? "file:.data/mail.db";
@@ -35,41 +34,7 @@ const server = await createMailServer({
   publicUrl: env.MAIL_PUBLIC_URL || undefined,
 });
 const { db } = mailInternals(server);
-
-// the sandbox account: made on first start, reused after
-let found = await db.execute(
-  "SELECT a.id AS account_id, d.id AS address_id FROM mail_accounts a " +
-    "JOIN mail_addresses d ON d.account_id = a.id WHERE a.sandbox = 1 AND a.name = 'Sandbox' " +
-    "ORDER BY d.id LIMIT 1",
-);
-if (!found.rows[0]) {
-  const accountId = await createAccount(db, { name: "Sandbox", sandbox: true });
-  const userId = await createUser(db, accountId, "Sandbox User");
-  await createAddress(db, accountId, userId, "Sandbox mailbox");
-  found = await db.execute({
-    sql: "SELECT account_id, id AS address_id FROM mail_addresses WHERE account_id = ?",
-    args: [accountId],
-  });
-}
-const accountId = String(found.rows[0].account_id);
-const addressId = String(found.rows[0].address_id);
-const count = await db.execute({
-  sql: "SELECT count(*) AS n FROM mail_items WHERE account_id = ?",
-  args: [accountId],
-});
-if (Number(count.rows[0].n) === 0) {
-  for (const sender of ["City Water Department", "ACME Bank", "Tax Office"]) {
-    const coverKey = `covers/${randomToken(16)}.svg`;
-    await server.blobs.put(coverKey, envelopeSvg(sender));
-    await receiveItem(db, {
-      address_id: addressId,
-      sender_name: sender,
-      item_type: "letter",
-      cover_key: coverKey,
-    }, "sandbox");
-  }
-}
-const { api_key } = await createApiKey(db, accountId, "deno task mail");
+const sandbox = await prepareSandbox(db, server.blobs, "deno task mail");
 
 const http = Deno.serve({
   hostname: env.HOST ?? "127.0.0.1",
@@ -77,12 +42,8 @@ const http = Deno.serve({
   onListen({ hostname, port }) {
     const base = `http://${hostname}:${port}${MAIL_BASE_PATH}`;
     console.log(`Mail-scanning API on ${base}  (database ${dbUrl})`);
-    console.log(`  sandbox API key:  ${api_key}`);
-    console.log(`  sandbox address:  ${addressId}`);
     console.log(`  operator token:   ${operatorToken}  (mailroom API at ${base}/mailroom)`);
-    console.log(`  OpenAPI document: ${base}/openapi.json`);
-    console.log("Try:");
-    console.log(`curl -sS "${base}/items?sort_order=desc&page=1" -H "x-api-key: ${api_key}"`);
+    for (const line of sandboxLines(base, sandbox)) console.log(line);
   },
 }, server.fetch);
 

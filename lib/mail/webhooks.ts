@@ -9,6 +9,7 @@ import type { MailDb, MailEvent, MailEventType } from "./db.ts";
 import { MAIL_EVENT_TYPES } from "./db.ts";
 import { randomToken } from "./crypto.ts";
 import { MailServerError } from "./errors.ts";
+import { unknownAccount } from "./mailroom_lists.ts";
 import { formatTime } from "./types.ts";
 import { SIGNATURE_HEADER, signWebhook, TIMESTAMP_HEADER } from "./webhook_signature.ts";
 
@@ -38,6 +39,24 @@ export interface DeliveryLog {
   state: string;
   /** Attempts, oldest first. */
   attempts: { attempt: number; at: string; status_code: number | null; error: string | null }[];
+}
+
+/** A past delivery, signed afresh, as the replay command fetches it. */
+export interface SignedDelivery {
+  /** Delivery id. */
+  delivery_id: string;
+  /** Webhook id. */
+  webhook_id: string;
+  /** Event type. */
+  event_type: MailEventType;
+  /** `pending`, `delivered` or `failed`. */
+  state: string;
+  /** The raw body, exactly as delivered. */
+  body: string;
+  /** Unix seconds of this signature (now). */
+  timestamp: number;
+  /** `v1=<hex>` over `<timestamp>.<body>` under the webhook's secret. */
+  signature: string;
 }
 
 /** Delivers events to webhooks. */
@@ -87,7 +106,7 @@ export class WebhookDispatcher {
       sql: "SELECT 1 FROM mail_accounts WHERE id = ?",
       args: [accountId],
     });
-    if (!acct.rows.length) throw new MailServerError(19, "unknown account_id");
+    if (!acct.rows.length) throw unknownAccount(accountId);
     const secret = "whsec_" + randomToken(24);
     const r = await this.#db.write(({ tx, now }) =>
       tx.execute({
@@ -127,6 +146,38 @@ export class WebhookDispatcher {
       });
     }
     return out;
+  }
+
+  /**
+   * A past delivery with a fresh signature under its webhook's secret (which is never shown),
+   * so a receiver can check it as it checks a live delivery. 19 naming the next step if unknown.
+   */
+  async signedDelivery(deliveryId: string): Promise<SignedDelivery> {
+    const r = await this.#db.execute({
+      sql: `SELECT d.id, d.webhook_id, d.event_type, d.state, d.payload, w.secret
+            FROM mail_webhook_deliveries d JOIN mail_webhooks w ON w.id = d.webhook_id
+            WHERE d.id = ?`,
+      args: [deliveryId],
+    });
+    const d = r.rows[0];
+    if (!d) {
+      throw new MailServerError(
+        19,
+        `No delivery ${deliveryId}: a webhook's deliveries are listed by ` +
+          "GET /mailroom/webhooks/{webhook_id}/deliveries.",
+      );
+    }
+    const timestamp = Math.floor(this.#db.now() / 1000);
+    const body = String(d.payload);
+    return {
+      delivery_id: String(d.id),
+      webhook_id: String(d.webhook_id),
+      event_type: String(d.event_type) as MailEventType,
+      state: String(d.state),
+      body,
+      timestamp,
+      signature: await signWebhook(String(d.secret), timestamp, body),
+    };
   }
 
   /** Schedules deliveries left pending by a previous run. */

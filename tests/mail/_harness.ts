@@ -3,6 +3,7 @@
  * typed clients for both sides.
  */
 import { createClient } from "@libsql/client";
+import { ResponseChecker } from "./_openapi.ts";
 import {
   createMailServer,
   MailClient,
@@ -40,6 +41,8 @@ export interface Harness {
   server: MailServer;
   ops: MailroomClient;
   dir: string;
+  /** Checks every answer against the OpenAPI document. */
+  checker: ResponseChecker;
   account(opts?: { sandbox?: boolean; users?: number }): Promise<Account>;
   receive(addressId: string, sender?: string, receivedAt?: Date): Promise<string>;
   /** Raw request to the customer API. */
@@ -63,7 +66,12 @@ export async function startMail(options: Partial<MailServerOptions> = {}): Promi
     webhooks: { baseDelayMs: 50, maxDelayMs: 200, timeoutMs: 2000 },
     ...options,
   });
-  const http = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, server.fetch);
+  // every answer is checked against the OpenAPI document; close() fails on any mismatch
+  const checker = new ResponseChecker();
+  const http = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    checker.wrap((request, info) => server.fetch(request, info)),
+  );
   const base = `http://127.0.0.1:${http.addr.port}/api/account-docs/v2`;
   const ops = new MailroomClient({ baseUrl: base, operatorToken: OPERATOR_TOKEN });
   let n = 0;
@@ -72,6 +80,7 @@ export async function startMail(options: Partial<MailServerOptions> = {}): Promi
     server,
     ops,
     dir,
+    checker,
     async account(opts = {}) {
       const { account_id } = await ops.createAccount({
         name: `Account ${++n}`,
@@ -124,6 +133,11 @@ export async function startMail(options: Partial<MailServerOptions> = {}): Promi
       await http.shutdown();
       client.close();
       await Deno.remove(dir, { recursive: true });
+      if (checker.problems.length) {
+        throw new Error(
+          `answers that do not match the OpenAPI document:\n${checker.problems.join("\n")}`,
+        );
+      }
     },
   };
   return h;

@@ -122,10 +122,10 @@ Deno.test("actions: 100 items at once, all-or-nothing, idempotent repeats, optio
     await h.ops.completeRequest(ids[0], { scan: new Blob([PDF]), page_count: 4 });
     // one opened item among 100: the whole request fails and nothing changes
     await assert.rejects(a.client.open(addr, ids));
-    const pending0 = await h.ops.pendingRequests();
+    const pending0 = await h.ops.listRequests();
     assert.equal(pending0.length, 0);
     await a.client.open(addr, ids.slice(1));
-    assert.equal((await h.ops.pendingRequests()).length, 99);
+    assert.equal((await h.ops.listRequests()).length, 99);
     // repeating holds already: 200, no duplicate history
     const r = await a.client.open(addr, ids.slice(1));
     assert.equal(r.status, 1);
@@ -135,7 +135,7 @@ Deno.test("actions: 100 items at once, all-or-nothing, idempotent repeats, optio
     await a.client.rescan(addr, ids[0], { rescan_type: 2, comment: "blurry" });
     const fresh = await h.receive(addr);
     await a.client.shred(addr, fresh, { delete_digital_copy: true });
-    const pending = await h.ops.pendingRequests(1000);
+    const pending = await h.ops.listRequests(1000);
     const rescan = pending.find((p) => p.mail_id === ids[0]);
     assert.deepEqual(rescan?.options, { rescan_type: 2, comment: "blurry" });
     const shred = pending.find((p) => p.mail_id === fresh);
@@ -245,7 +245,7 @@ Deno.test("concurrent actions on the same items: one wins, the other changes not
     const statuses = new Set<string>();
     for (const id of ids.slice(20)) statuses.add((await h.ops.getItem(id)).current_status);
     assert.equal(statuses.size, 1, "the last ten items all moved with one request");
-    const total = (await h.ops.pendingRequests(1000)).length;
+    const total = (await h.ops.listRequests(1000)).length;
     const first = results.findIndex((r) => r.status === "fulfilled");
     assert.equal(total, [30, 20, 10][first]);
   } finally {

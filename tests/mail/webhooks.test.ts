@@ -61,7 +61,7 @@ Deno.test("webhooks: signed, retried after a failed attempt, logged", async () =
       [rule.event.data.automation_name, rule.event.data.is_active],
       ["auto_shred", 1],
     );
-    const log = await h.ops.deliveries(hook.webhook_id);
+    const log = await h.ops.listDeliveries(hook.webhook_id);
     assert.equal(log.length, 3);
     for (const d of log) {
       assert.equal(d.state, "delivered");
@@ -97,7 +97,7 @@ Deno.test("webhooks: subscriptions filter events; a dead receiver ends failed af
     await h.server.idle();
     await dead.shutdown();
     assert.deepEqual(rx.received.map((r) => r.event.type), ["rule.changed"]);
-    const [failed] = await h.ops.deliveries(deadHook.webhook_id);
+    const [failed] = await h.ops.listDeliveries(deadHook.webhook_id);
     assert.equal(failed.state, "failed");
     assert.equal(failed.attempts.length, 3);
     await assert.rejects(

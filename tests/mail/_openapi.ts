@@ -1,0 +1,133 @@
+/**
+ * Checks real answers against the OpenAPI document with Ajv (JSON Schema 2020-12, the dialect
+ * of OpenAPI 3.1): the operation is found by method and path template, its status and content
+ * type must be documented, and a JSON body must validate against the documented schema.
+ */
+import { Ajv2020 } from "ajv/dist/2020.js";
+import { openApiDocument } from "../../lib/mail/openapi.ts";
+
+type Json = Record<string, unknown>;
+const SCHEMA_BASE = "https://gatehouse.test/schemas/";
+
+/** The document with `$ref`s rewritten to absolute ids, so Ajv resolves them. */
+function absolute<T>(value: T): T {
+  return JSON.parse(
+    JSON.stringify(value).replaceAll('"#/components/schemas/', `"${SCHEMA_BASE}`),
+  );
+}
+
+/** An Ajv holding every component schema of `doc`. */
+export function schemaValidator(doc: Json): Ajv2020 {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  ajv.addFormat("uri", { validate: (s: string) => URL.canParse(s) });
+  ajv.addFormat("date-time", { validate: (s: string) => !Number.isNaN(Date.parse(s)) });
+  const schemas = (doc.components as { schemas: Record<string, Json> }).schemas;
+  for (const [name, schema] of Object.entries(schemas)) {
+    ajv.addSchema({ ...absolute(schema), $id: SCHEMA_BASE + name });
+  }
+  return ajv;
+}
+
+/** Problems of `value` against `schema` (a schema of `doc`, refs as in the document). */
+export function validate(ajv: Ajv2020, schema: Json, value: unknown): string[] {
+  const fn = ajv.compile(absolute(schema));
+  if (fn(value)) return [];
+  return (fn.errors ?? []).map((e) => `${e.instancePath || "$"} ${e.message}`);
+}
+
+interface Route {
+  method: string;
+  template: string;
+  pattern: RegExp;
+  op: Json;
+}
+
+/** What the checker saw: operations answered, and problems. */
+export class ResponseChecker {
+  readonly doc: Json;
+  readonly ajv: Ajv2020;
+  readonly problems: string[] = [];
+  /** `METHOD template status` of every checked answer. */
+  readonly seen = new Set<string>();
+  #routes: Route[] = [];
+  #base: string;
+
+  constructor(basePath = "/api/account-docs/v2") {
+    this.#base = basePath;
+    this.doc = openApiDocument(basePath);
+    this.ajv = schemaValidator(this.doc);
+    const paths = this.doc.paths as Record<string, Record<string, Json>>;
+    for (const [template, item] of Object.entries(paths)) {
+      const pattern = new RegExp(
+        "^" + template.replace(/[.]/g, "\\.").replace(/\{[^}]+\}/g, "[^/]+") + "$",
+      );
+      for (const [method, op] of Object.entries(item)) {
+        this.#routes.push({ method: method.toUpperCase(), template, pattern, op });
+      }
+    }
+  }
+
+  /** Checks one answer; returns its problems (also kept in `problems`). */
+  async check(
+    request: { method: string; url: string },
+    response: Response,
+    headers: Headers = response.headers,
+  ): Promise<string[]> {
+    // a malformed Host makes no URL: such a request is answered 400 code 19 (checked below)
+    const url = URL.canParse(request.url) ? new URL(request.url) : new URL("http://bad.host/");
+    const path = url.pathname.slice(this.#base.length) || "/";
+    const method = request.method === "HEAD" ? "GET" : request.method;
+    const type = (headers.get("content-type") ?? "").split(";")[0].trim();
+    const text = await response.text();
+    const body = type === "application/json" && text !== "" ? JSON.parse(text) : text;
+    const found = this.#routes.filter((r) => r.pattern.test(path));
+    const route = found.find((r) => r.method === method);
+    const code = typeof body === "object" && body !== null ? (body as Json).code : undefined;
+    const where = `${request.method} ${path} → ${response.status}`;
+    const problems: string[] = [];
+    const errorSchema = { $ref: "#/components/schemas/Error" };
+    if (!route) {
+      // a path or method the document does not have: must be the documented "no such endpoint"
+      // or "wrong method" error
+      const ok = (code === 9404 && response.status === 404) ||
+        (code === 432 && response.status === 405 && found.length > 0) ||
+        (code === 19 && response.status === 413) || (code === 19 && response.status === 400);
+      if (!ok) problems.push(`${where}: not in the document (code ${code})`);
+      else problems.push(...validate(this.ajv, errorSchema, body).map((p) => `${where}: ${p}`));
+    } else if (response.status === 400 && code === 19) {
+      // a malformed Host header, on any route (documented in info's error table)
+      problems.push(...validate(this.ajv, errorSchema, body).map((p) => `${where}: ${p}`));
+    } else {
+      this.seen.add(`${route.method} ${route.template} ${response.status}`);
+      const responses = route.op.responses as Record<string, Json>;
+      const doc = responses[String(response.status)] ??
+        responses[`${String(response.status)[0]}XX`] ?? responses.default;
+      if (!doc) problems.push(`${where}: status not documented for ${route.template}`);
+      else {
+        const content = doc.content as Record<string, Json> | undefined;
+        const media = content?.[type];
+        if (!media) problems.push(`${where}: content type ${type} not documented`);
+        else if (type === "application/json") {
+          problems.push(
+            ...validate(this.ajv, media.schema as Json, body).map((p) => `${where}: ${p}`),
+          );
+        }
+      }
+    }
+    this.problems.push(...problems);
+    return problems;
+  }
+
+  /** A `fetch` handler that checks every answer of `handler`. */
+  wrap(
+    handler: (request: Request, info: Deno.ServeHandlerInfo) => Promise<Response>,
+  ): (request: Request, info: Deno.ServeHandlerInfo) => Promise<Response> {
+    return async (request, info) => {
+      const seen = { method: request.method, url: request.url };
+      const response = await handler(request, info);
+      // (a clone of Hono's answer may lose its headers: they are read from the original)
+      await this.check(seen, response.clone(), response.headers);
+      return response;
+    };
+  }
+}
