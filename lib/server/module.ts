@@ -139,23 +139,9 @@ export interface ListenerHandle {
   release(): Promise<void>;
 }
 
-/** Key/value storage for certificates, locks and app state (`storage` config section). */
-export interface Storage {
-  /** Reads a value, or null when the key is absent. */
-  load(key: string): Promise<Uint8Array | null>;
-  /** Writes a value atomically. */
-  store(key: string, value: Uint8Array): Promise<void>;
-  /** Deletes a key (and everything under it when it is a prefix). */
-  delete(key: string): Promise<void>;
-  /** Lists keys under a prefix. */
-  list(prefix: string, recursive: boolean): Promise<string[]>;
-  /** True when the key exists. */
-  exists(key: string): Promise<boolean>;
-  /** Takes an exclusive lock (across processes sharing the storage). */
-  lock(name: string): Promise<void>;
-  /** Releases a lock taken with `lock`. */
-  unlock(name: string): Promise<void>;
-}
+/** Key/value storage (the contract lives in `storage/mod.ts`). */
+import type { Storage } from "./storage/mod.ts";
+export type { Storage };
 
 /** An admin API route that a module registers while provisioned (e.g. `/reverse_proxy/upstreams`). */
 export interface AdminRoute {
