@@ -22,6 +22,7 @@ import { runCommand } from "./run.ts";
 import { setupDbCommand } from "./setup_db.ts";
 import { startCommand } from "./start.ts";
 import { stopCommand } from "./stop.ts";
+import { storageExportCommand, storageImportCommand } from "./storage.ts";
 import { validateCommand } from "./validate.ts";
 import { versionCommand } from "./version.ts";
 
@@ -45,6 +46,8 @@ export const commands: Command[] = [
   setupDbCommand,
   startCommand,
   stopCommand,
+  storageExportCommand,
+  storageImportCommand,
   validateCommand,
   versionCommand,
 ];

@@ -326,3 +326,118 @@ Deno.test("libsql storage: config errors are clear; the auth token never appears
     },
   );
 });
+
+Deno.test("storage export | storage import: a round trip onto an empty storage keeps every key (file_system → libsql)", async () => {
+  const { readTar } = await import("../../lib/server/storage/tar.ts");
+  const dir = await Deno.makeTempDir({ prefix: "gatehouse-export-" });
+  try {
+    const src = fileStorage(`${dir}/src`);
+    const values: Record<string, Uint8Array> = {
+      "pki/authorities/local/root.crt": enc("-----BEGIN CERTIFICATE-----\nroot\n"),
+      "pki/authorities/local/root.key": new Uint8Array([0, 1, 2, 255]),
+      "certificates/local/localhost/localhost.json": enc('{"sans":["localhost"]}'),
+      [`certificates/local/${"long-name.".repeat(20)}x/${"long-name.".repeat(20)}x.crt`]: enc("L"),
+    };
+    for (const [k, v] of Object.entries(values)) await src.store(k, v);
+    await src.lock("held"); // locks are never exported
+    await Deno.writeTextFile(
+      `${dir}/src.json`,
+      JSON.stringify({ storage: backends[0].config(`${dir}/src`) }),
+    );
+    await Deno.writeTextFile(
+      `${dir}/dst.json`,
+      JSON.stringify({ storage: { module: "libsql", url: `file:${dir}/dst.db` } }),
+    );
+    const cli = (args: string[], stdin: "piped" | "null") =>
+      new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", "--config", `${ROOT}deno.json`, `${ROOT}cli.ts`, ...args],
+        stdin,
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+    const exp = cli(["storage", "export", "-c", `${dir}/src.json`, "-o", "-"], "null");
+    const imp = cli(["storage", "import", "--config", `${dir}/dst.json`, "--input", "-"], "piped");
+    const [tee1, tee2] = exp.stdout.tee();
+    const piped = tee1.pipeTo(imp.stdin);
+    const archive = new Response(tee2).arrayBuffer();
+    const errs = Promise.all([new Response(exp.stderr).text(), new Response(imp.stderr).text()]);
+    imp.stdout.cancel();
+    const [es, is] = await Promise.all([exp.status, imp.status, piped]);
+    const [eErr, iErr] = await errs;
+    assert.equal(es.code, 0, eErr);
+    assert.equal(is.code, 0, iErr);
+    assert.match(eErr, /exported 4 keys/);
+    assert.match(iErr, /imported 4 keys/);
+    const names: string[] = [];
+    for await (const e of readTar(new Blob([await archive]).stream())) names.push(e.name);
+    assert.deepEqual(names.sort(), Object.keys(values).sort());
+    const dst = await openLibsqlStorage({ url: `file:${dir}/dst.db` });
+    try {
+      for (const [k, v] of Object.entries(values)) assert.deepEqual(await dst.load(k), v, k);
+      assert.deepEqual(
+        (await dst.list("", true)).filter((k) => (values[k] !== undefined)).sort(),
+        Object.keys(values).sort(),
+      );
+      assert.equal(await dst.exists("locks"), false);
+    } finally {
+      await (dst as ModuleInstance).cleanup?.();
+      await src.unlock("held");
+    }
+    // flags are checked; a broken archive writes nothing
+    const noOut = await cli(["storage", "export", "-c", `${dir}/src.json`], "null").output();
+    assert.equal(noOut.code, 1);
+    assert.match(dec(noOut.stderr), /--output is required/);
+    await Deno.writeTextFile(`${dir}/bad.tar`, "x".repeat(600));
+    const bad = await cli(
+      ["storage", "import", "-c", `${dir}/src.json`, "-i", `${dir}/bad.tar`],
+      "null",
+    )
+      .output();
+    assert.equal(bad.code, 1);
+    assert.match(dec(bad.stderr), /bad header checksum at byte 0/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("tar reader: never throws anything but TarError on arbitrary bytes, round-trips any keys", async () => {
+  const fc = (await import("fast-check")).default;
+  const { readTar, tarEntry, tarEnd, TarError } = await import("../../lib/server/storage/tar.ts");
+  const readAll = async (bytes: Uint8Array) => {
+    const out = [];
+    for await (const e of readTar(new Blob([bytes as Uint8Array<ArrayBuffer>]).stream())) {
+      out.push(e);
+    }
+    return out;
+  };
+  await fc.assert(
+    fc.asyncProperty(fc.uint8Array({ maxLength: 3000 }), async (bytes) => {
+      try {
+        await readAll(bytes);
+      } catch (e) {
+        if (!(e instanceof TarError)) throw e;
+      }
+    }),
+    { numRuns: 300 },
+  );
+  const key = fc.array(fc.stringMatching(/^[a-z0-9._@-]{1,40}$/), { minLength: 1, maxLength: 8 })
+    .map((p) => p.join("/"));
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.tuple(key, fc.uint8Array({ maxLength: 700 })), { maxLength: 5 }),
+      async (files) => {
+        const when = new Date(1_700_000_000_000);
+        const parts = files.map(([name, data]) => tarEntry({ name, data, modified: when }));
+        const bytes = new Uint8Array(await new Blob([...parts, tarEnd()]).arrayBuffer());
+        const back = await readAll(bytes);
+        assert.deepEqual(back.map((e) => [e.name, e.data]), files);
+        // any truncation is refused, never read as a shorter archive
+        if (files.length) {
+          const cut = bytes.subarray(0, bytes.length - 1024 - 1);
+          await assert.rejects(readAll(cut), TarError);
+        }
+      },
+    ),
+    { numRuns: 150 },
+  );
+});
