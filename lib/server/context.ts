@@ -11,6 +11,7 @@ import {
   getModule,
   type ListenerHandle,
   type ListenOptions,
+  listModules,
   type Logger,
   type ModuleInstance,
   type ProvisionContext,
@@ -97,6 +98,10 @@ export class ConfigContext {
           cause: e,
         });
       }
+    }
+    // Admin endpoint modules (`admin.api.*`) are part of every config, as in Caddy.
+    for (const id of listModules()) {
+      if (id.startsWith("admin.api.")) await this.#create(id, {});
     }
     for (const m of this.#instances) {
       if (m.validate) await m.validate();
