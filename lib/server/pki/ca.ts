@@ -167,7 +167,7 @@ export class CertificateAuthority {
   ) {
     this.id = id;
     this.name = config.name || DEFAULT_CA_NAME;
-    this.installTrust = config.install_trust ?? true;
+    this.installTrust = config.install_trust ?? false;
     this.#rootCNTemplate = config.root_common_name || DEFAULT_ROOT_CN;
     this.#interCNTemplate = config.intermediate_common_name || DEFAULT_INTERMEDIATE_CN;
   }

@@ -72,8 +72,9 @@ async function systemSupported(): Promise<boolean> {
   return await has("update-ca-certificates");
 }
 
-async function updateSystem(): Promise<void> {
-  const r = await run("update-ca-certificates", []);
+async function updateSystem(fresh = false): Promise<void> {
+  // --fresh also drops the links of removed certificates from /etc/ssl/certs.
+  const r = await run("update-ca-certificates", fresh ? ["--fresh"] : []);
   if (r.code !== 0) {
     throw new TrustStoreError("failed", `update-ca-certificates failed (exit ${r.code}): ${r.out}`);
   }
@@ -179,7 +180,7 @@ export async function uninstallRoot(pem: string): Promise<string[]> {
     } catch (e) {
       permission(e, `removing ${file}`);
     }
-    await updateSystem();
+    await updateSystem(true);
     done.push("system");
   }
   const dir = nssDir();
