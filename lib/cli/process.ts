@@ -12,7 +12,7 @@
  * @module
  */
 import type { Engine } from "../server/engine.ts";
-import { cleanUpOwnLocks } from "../server/storage/file_system.ts";
+import { cleanUpOwnLocks } from "../server/storage/mod.ts";
 import { parseDuration } from "../server/duration.ts";
 import { ExitCode } from "./command.ts";
 import { ignoreInspectorSignal, type SignalGuard } from "./inspector_signal.ts";
@@ -53,12 +53,19 @@ export class ProcessLife {
     );
   }
 
-  /** Immediate exit with code 2, after removing this process's storage locks. */
-  exitNow(reason: string): never {
+  /**
+   * Immediate exit with code 2, after releasing this process's storage locks (file locks at
+   * once; a database storage gets at most 2 s to answer).
+   */
+  exitNow(reason: string): void {
     this.engine.log.error("exiting immediately", { reason, exit_code: ExitCode.Forced });
-    cleanUpOwnLocks();
-    this.#removePidfile();
-    Deno.exit(ExitCode.Forced);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise<void>((r) => (timer = setTimeout(r, 2000)));
+    Promise.race([cleanUpOwnLocks(), bound]).finally(() => {
+      clearTimeout(timer);
+      this.#removePidfile();
+      Deno.exit(ExitCode.Forced);
+    });
   }
 
   #removePidfile(): boolean {
@@ -71,8 +78,8 @@ export class ProcessLife {
     }
   }
 
-  #finish(code: number): void {
-    cleanUpOwnLocks();
+  async #finish(code: number): Promise<void> {
+    await cleanUpOwnLocks();
     if (!this.#removePidfile()) code = ExitCode.CleanupFailed;
     this.removeSignals();
     this.#resolve(code);

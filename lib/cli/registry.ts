@@ -21,7 +21,10 @@ import { reverseProxyCommand } from "./reverse_proxy.ts";
 import { runCommand } from "./run.ts";
 import { setupDbCommand } from "./setup_db.ts";
 import { startCommand } from "./start.ts";
+import { trustCommand } from "./trust.ts";
+import { untrustCommand } from "./untrust.ts";
 import { stopCommand } from "./stop.ts";
+import { storageExportCommand, storageImportCommand } from "./storage.ts";
 import { validateCommand } from "./validate.ts";
 import { versionCommand } from "./version.ts";
 
@@ -45,6 +48,10 @@ export const commands: Command[] = [
   setupDbCommand,
   startCommand,
   stopCommand,
+  storageExportCommand,
+  storageImportCommand,
+  trustCommand,
+  untrustCommand,
   validateCommand,
   versionCommand,
 ];

@@ -5,16 +5,29 @@
  *
  * @module
  */
-import type { ConnHandler, ListenerHandle, ListenOptions, ServeInfo } from "./module.ts";
+import type {
+  ConnHandler,
+  ListenerHandle,
+  ListenOptions,
+  ServeInfo,
+  TlsCertificateSource,
+} from "./module.ts";
 import { joinHostPort, parseNetworkAddress } from "./address.ts";
 import { resolveBindHost, type ResolveOptions } from "./resolve_host.ts";
+import { reusePortAvailable } from "./tls/deno_listener.ts";
 
 class Handle implements ListenerHandle {
   handler?: ConnHandler;
   released = false;
-  constructor(readonly socket: Socket, readonly address: string, readonly port?: number) {}
+  constructor(
+    readonly socket: Socket,
+    readonly address: string,
+    readonly port?: number,
+    readonly tls?: TlsCertificateSource,
+  ) {}
   setHandler(handler: ConnHandler): void {
     this.handler = handler;
+    if (this.tls) this.socket.pool.certificateSourceChanged(this);
   }
   release(): Promise<void> {
     if (this.released) return Promise.resolve();
@@ -27,6 +40,8 @@ class Handle implements ListenerHandle {
 interface RunningServer {
   shutdown(): Promise<void>;
   readonly finished: Promise<void>;
+  /** TLS listeners: the certificates (or their source) changed. */
+  certificatesChanged?(): void;
 }
 
 interface Socket {
@@ -37,6 +52,10 @@ interface Socket {
   address: string;
   port?: number;
   unixPath?: string;
+  /** TLS sockets: unsubscribes from the current certificate source. */
+  unsubscribe?: () => void;
+  /** TLS sockets: the source the subscription is on. */
+  subscribed?: TlsCertificateSource;
 }
 
 /** The host to bind: an empty host means every interface of the network's family. */
@@ -51,10 +70,11 @@ function removeStaleSocket(path: string): void {
   } catch { /* absent */ }
 }
 
-async function sha(text: string): Promise<string> {
-  const d = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(d).slice(0, 8), (b) => b.toString(16).padStart(2, "0")).join("");
-}
+/** The source of a TLS socket no config holds any more: no certificates. */
+const NO_CERTIFICATES: TlsCertificateSource = {
+  getCertificate: () => Promise.resolve(null),
+  subscribe: () => () => {},
+};
 
 /**
  * A pool of HTTP listeners.
@@ -70,10 +90,13 @@ async function sha(text: string): Promise<string> {
  */
 export class ListenerPool {
   #sockets = new Map<string, Socket>();
+  #warnedEngine = false;
   /** Longest wait for in-flight requests when a socket closes (ms); undefined = no limit. */
   gracePeriodMs?: number;
   /** How listen host names are resolved (asynchronously, with a time limit) before binding. */
   resolve: ResolveOptions = {};
+  /** Where listener events are logged (TLS listener replacement). */
+  log?: (msg: string, fields?: Record<string, unknown>) => void;
 
   /** Number of open sockets. */
   get size(): number {
@@ -96,8 +119,21 @@ export class ListenerPool {
       ? `unix/${addr.host}`
       : `${addr.network}/${joinHostPort(addr.host, addr.startPort)}`;
     if (!unix && addr.startPort === 0) key += `#${occurrence}`;
-    if (options.tls) key += `|tls:${await sha(options.tls.cert + "\0" + options.tls.key)}`;
-    const engine = options.engine ?? "deno";
+    if (options.tls) key += "|tls";
+    let engine = options.engine ?? "deno";
+    if (options.tls && engine === "deno" && !reusePortAvailable()) {
+      // Live certificates on the deno engine replace listeners on a shared port, which needs
+      // --unstable-net; without it HTTPS runs on the node engine (HTTP/1.1).
+      if (!this.#warnedEngine) {
+        this.#warnedEngine = true;
+        this.log?.(
+          "HTTPS listeners run on the node engine (HTTP/1.1): start Deno with --unstable-net " +
+            "for the deno engine (HTTP/2, faster)",
+          { address: options.address },
+        );
+      }
+      engine = "node";
+    }
     if (engine !== "deno") key += `|${engine}`;
     let socket = this.#sockets.get(key);
     if (!socket) {
@@ -113,7 +149,7 @@ export class ListenerPool {
           addr.network,
           options.tls,
         )
-        : this.#open(key, addr.host, bind, addr.startPort, unix, addr.network, options.tls);
+        : await this.#open(key, addr.host, bind, addr.startPort, unix, addr.network, options.tls);
       // Another listen for the same key may have opened it meanwhile (node binds async).
       const raced = this.#sockets.get(key);
       if (raced) {
@@ -121,9 +157,33 @@ export class ListenerPool {
         socket = raced;
       } else this.#sockets.set(key, socket);
     }
-    const handle = new Handle(socket, socket.address, socket.port);
+    const handle = new Handle(socket, socket.address, socket.port, options.tls);
     socket.handles.push(handle);
     return handle;
+  }
+
+  /** The certificate source of a TLS socket: the newest live config's. */
+  #source(socket: Socket): TlsCertificateSource {
+    for (let i = socket.handles.length - 1; i >= 0; i--) {
+      const h = socket.handles[i];
+      if (h.tls && h.handler && !h.released) return h.tls;
+    }
+    for (let i = socket.handles.length - 1; i >= 0; i--) {
+      if (socket.handles[i].tls && !socket.handles[i].released) return socket.handles[i].tls!;
+    }
+    return NO_CERTIFICATES;
+  }
+
+  /** A config took over (or left) the TLS socket of `handle`: follow its certificate source. */
+  certificateSourceChanged(handle: ListenerHandle): void {
+    const socket = (handle as Handle).socket;
+    const source = this.#source(socket);
+    if (socket.subscribed !== source) {
+      socket.unsubscribe?.();
+      socket.subscribed = source;
+      socket.unsubscribe = source.subscribe(() => socket.server.certificatesChanged?.());
+    }
+    socket.server?.certificatesChanged?.();
   }
 
   /** Hands a request to the newest live handle of a socket. */
@@ -157,7 +217,7 @@ export class ListenerPool {
       const server = await serveNode({
         hostname,
         port,
-        tls,
+        tls: tls ? { source: () => this.#source(socket) } : undefined,
         handler,
         localAddress: () => socket.address,
       });
@@ -168,7 +228,7 @@ export class ListenerPool {
     return socket;
   }
 
-  #open(
+  async #open(
     key: string,
     host: string,
     bind: string,
@@ -176,7 +236,7 @@ export class ListenerPool {
     unix: boolean,
     network: string,
     tls?: ListenOptions["tls"],
-  ): Socket {
+  ): Promise<Socket> {
     const socket = { key, pool: this, handles: [] as Handle[] } as unknown as Socket;
     const handler = (req: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr | Deno.UnixAddr>) => {
       const ra = info.remoteAddr as Deno.NetAddr | Deno.UnixAddr;
@@ -201,12 +261,25 @@ export class ListenerPool {
       socket.unixPath = host;
     } else {
       const hostname = bindHost(bind, network);
-      const opts = { hostname, port, handler, onListen() {} };
-      const server = tls ? Deno.serve({ ...opts, cert: tls.cert, key: tls.key }) : Deno.serve(opts);
-      socket.server = server;
-      const bound = server.addr as Deno.NetAddr;
-      socket.port = bound.port;
-      socket.address = joinHostPort(host, bound.port);
+      if (tls) {
+        const { serveDenoTls } = await import("./tls/deno_listener.ts");
+        const server = await serveDenoTls({
+          hostname,
+          port,
+          getter: () => this.#source(socket),
+          handler: handler as (r: Request, i: Deno.ServeHandlerInfo<Deno.NetAddr>) => Response,
+          log: (msg, fields) => this.log?.(msg, fields),
+        });
+        socket.server = server;
+        socket.port = server.port;
+        socket.address = joinHostPort(host, server.port);
+      } else {
+        const server = Deno.serve({ hostname, port, handler, onListen() {} });
+        socket.server = server;
+        const bound = server.addr as Deno.NetAddr;
+        socket.port = bound.port;
+        socket.address = joinHostPort(host, bound.port);
+      }
     }
     return socket;
   }
@@ -216,8 +289,12 @@ export class ListenerPool {
     const handle = released as Handle;
     const socket = handle.socket;
     socket.handles = socket.handles.filter((h) => h !== handle);
-    if (socket.handles.length > 0 || this.#sockets.get(socket.key) !== socket) return;
+    if (socket.handles.length > 0 || this.#sockets.get(socket.key) !== socket) {
+      if (handle.tls && socket.handles.length > 0) this.certificateSourceChanged(socket.handles[0]);
+      return;
+    }
     this.#sockets.delete(socket.key);
+    socket.unsubscribe?.();
     // The socket stops accepting at once (the address is free again); in-flight requests
     // drain in the background, so a reload is never held up by long-lived connections.
     const drained = socket.server.shutdown().then(() => socket.server.finished);
@@ -236,6 +313,7 @@ export class ListenerPool {
     const all = [...this.#sockets.values()];
     this.#sockets.clear();
     for (const s of all) for (const h of s.handles) h.released = true;
+    for (const s of all) s.unsubscribe?.();
     for (const s of all) {
       const drained = s.server.shutdown().then(() => s.server.finished);
       const tracked = drained.catch(() => {}).finally(() => this.#draining.delete(tracked));

@@ -113,14 +113,25 @@ export interface RawUpgrade {
 export interface ListenOptions {
   /** Network address, Caddy form: `host:port`, `:port`, `unix//path`, `tcp/host:port`. */
   address: string;
-  /** TLS material when the listener terminates TLS. Listeners are keyed by address + TLS. */
-  tls?: { cert: string; key: string; alpnProtocols?: string[] };
+  /**
+   * When the listener terminates TLS: where each handshake gets its certificate (by server
+   * name). Listeners are keyed by address + TLS; a reload swaps the getter on the same socket.
+   */
+  tls?: TlsCertificateSource;
   /**
    * The HTTP implementation behind the socket: `deno` (`Deno.serve`: HTTP/1.1 and HTTP/2, the
    * fastest) or `node` (`node:http`/`node:https`: HTTP/1.1 only, raw upgrades and TLS session
    * details). Listeners are keyed by address + engine.
    */
   engine?: "deno" | "node";
+}
+
+/** Where a TLS listener gets the certificate of each handshake (the `tls` app's getter). */
+export interface TlsCertificateSource {
+  /** The PEM certificate chain and key for a server name (`""`: no SNI), or null for none. */
+  getCertificate(serverName: string): Promise<{ cert: string; key: string } | null>;
+  /** Calls `fn` when certificates changed; returns an unsubscribe function. */
+  subscribe(fn: () => void): () => void;
 }
 
 /**
@@ -139,23 +150,9 @@ export interface ListenerHandle {
   release(): Promise<void>;
 }
 
-/** Key/value storage for certificates, locks and app state (`storage` config section). */
-export interface Storage {
-  /** Reads a value, or null when the key is absent. */
-  load(key: string): Promise<Uint8Array | null>;
-  /** Writes a value atomically. */
-  store(key: string, value: Uint8Array): Promise<void>;
-  /** Deletes a key (and everything under it when it is a prefix). */
-  delete(key: string): Promise<void>;
-  /** Lists keys under a prefix. */
-  list(prefix: string, recursive: boolean): Promise<string[]>;
-  /** True when the key exists. */
-  exists(key: string): Promise<boolean>;
-  /** Takes an exclusive lock (across processes sharing the storage). */
-  lock(name: string): Promise<void>;
-  /** Releases a lock taken with `lock`. */
-  unlock(name: string): Promise<void>;
-}
+/** Key/value storage (the contract lives in `storage/mod.ts`). */
+import type { Storage } from "./storage/mod.ts";
+export type { Storage };
 
 /** An admin API route that a module registers while provisioned (e.g. `/reverse_proxy/upstreams`). */
 export interface AdminRoute {

@@ -7,7 +7,8 @@
 import "./logging/encoders.ts";
 import "./logging/writers.ts";
 import "./logging/file_writer.ts";
-import "./storage/file_system.ts";
+import "./storage/register.ts";
 import "./adapters/json5.ts";
 import "./http/mod.ts";
 import "./tls/mod.ts";
+import "./pki/mod.ts";

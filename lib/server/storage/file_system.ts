@@ -1,33 +1,31 @@
 /**
- * `caddy.storage.file_system`: keys are paths under `root` (default: the data directory).
- * Writes are atomic (temp file, fsync, rename). Locks are files that the holder refreshes;
- * a lock not refreshed for 10 seconds is stale and may be taken over.
+ * `caddy.storage.file_system`: keys are paths under `root` (default: the data directory),
+ * directories 0700, files 0600. Writes are atomic (temp file, fsync, rename). A lock is a file
+ * `locks/<name>.lock` holding `{"created", "updated"}` (certmagic's format), refreshed by its
+ * holder every 5 s; one not refreshed for 10 s is stale and is taken over.
+ *
+ * Config: `{"module": "file_system", "root": "/var/lib/gatehouse"}`.
  *
  * @module
  */
-import { type ModuleInstance, registerModule, type Storage } from "../module.ts";
+import type { ModuleDefinition, ModuleInstance } from "../module.ts";
 import { dataDir } from "./dirs.ts";
+import {
+  cleanUpOwnLocks,
+  type KeyInfo,
+  LOCK_POLL_MS,
+  LOCK_REFRESH_MS,
+  normalizeKey,
+  safeKey,
+  sleep,
+  STALE_LOCK_MS,
+  type Storage,
+  StorageNotFoundError,
+  trackLock,
+  untrackLock,
+} from "./mod.ts";
 
-const held = new Map<string, ReturnType<typeof setInterval>>(); // lock path -> refresh timer
-
-/**
- * Removes every lock this process holds (used on exit, including SIGQUIT).
- *
- * @example
- * ```ts
- * import { cleanUpOwnLocks } from "./file_system.ts";
- * cleanUpOwnLocks();
- * ```
- */
-export function cleanUpOwnLocks(): void {
-  for (const [path, timer] of held) {
-    clearInterval(timer);
-    try {
-      Deno.removeSync(path);
-    } catch { /* already gone */ }
-  }
-  held.clear();
-}
+export { cleanUpOwnLocks };
 
 /** Writes `data` to `path` atomically: temp file in the same directory, fsync, rename. */
 export async function writeFileAtomic(path: string, data: Uint8Array, mode = 0o600): Promise<void> {
@@ -59,10 +57,175 @@ export async function writeFileAtomic(path: string, data: Uint8Array, mode = 0o6
   } catch { /* some platforms cannot fsync a directory */ }
 }
 
-function checkKey(key: string): string {
-  const parts = key.split("/").filter((p) => p !== "");
-  if (parts.some((p) => p === "..")) throw new Error(`invalid storage key: ${key}`);
-  return parts.join("/");
+function notFound(e: unknown, key: string): never {
+  if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) {
+    throw new StorageNotFoundError(key);
+  }
+  throw e;
+}
+
+interface LockMeta {
+  created?: string;
+  updated?: string;
+}
+
+/** The file storage rooted at `root`. */
+class FileStorage implements Storage, ModuleInstance {
+  readonly #timers = new Map<string, ReturnType<typeof setInterval>>();
+  constructor(readonly root: string) {}
+
+  #path(key: string): string {
+    const k = normalizeKey(key);
+    return k ? `${this.root}/${k}` : this.root;
+  }
+
+  async load(key: string): Promise<Uint8Array> {
+    try {
+      return await Deno.readFile(this.#path(key));
+    } catch (e) {
+      if (e instanceof Deno.errors.IsADirectory) throw new StorageNotFoundError(key);
+      notFound(e, key);
+    }
+  }
+
+  async store(key: string, value: Uint8Array): Promise<void> {
+    if (!normalizeKey(key)) throw new StorageNotFoundError(key);
+    await writeFileAtomic(this.#path(key), value);
+  }
+
+  async delete(key: string): Promise<void> {
+    try {
+      await Deno.remove(this.#path(key), { recursive: true });
+    } catch (e) {
+      notFound(e, key);
+    }
+  }
+
+  async exists(key: string): Promise<boolean> {
+    try {
+      await Deno.stat(this.#path(key));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async stat(key: string): Promise<KeyInfo> {
+    try {
+      const st = await Deno.stat(this.#path(key));
+      return {
+        key: normalizeKey(key),
+        modified: st.mtime ?? new Date(0),
+        size: st.isFile ? st.size : 0,
+        isTerminal: st.isFile,
+      };
+    } catch (e) {
+      notFound(e, key);
+    }
+  }
+
+  async list(prefix: string, recursive: boolean): Promise<string[]> {
+    const base = normalizeKey(prefix);
+    const out: string[] = [];
+    const walk = async (rel: string, top: boolean): Promise<void> => {
+      let entries: Deno.DirEntry[];
+      try {
+        entries = await Array.fromAsync(Deno.readDir(rel ? `${this.root}/${rel}` : this.root));
+      } catch (e) {
+        if (top) notFound(e, prefix);
+        return; // removed while walking
+      }
+      for (const e of entries) {
+        if (e.name.includes(".tmp-")) continue; // an atomic write in progress
+        const k = rel ? `${rel}/${e.name}` : e.name;
+        out.push(k);
+        if (recursive && e.isDirectory) await walk(k, false);
+      }
+    };
+    await walk(base, true);
+    return out.sort();
+  }
+
+  #lockPath(name: string): string {
+    return `${this.root}/locks/${safeKey(name)}.lock`;
+  }
+
+  async #isStale(path: string): Promise<boolean> {
+    let meta: LockMeta = {};
+    try {
+      meta = JSON.parse(await Deno.readTextFile(path));
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return false; // released meanwhile: retry create
+      // unreadable or half-written: judge by the file's modification time
+    }
+    let ref = Date.parse(meta.updated ?? meta.created ?? "");
+    if (Number.isNaN(ref)) {
+      const st = await Deno.stat(path).catch(() => null);
+      if (!st) return false;
+      ref = st.mtime?.getTime() ?? 0;
+    }
+    return Date.now() - ref > STALE_LOCK_MS;
+  }
+
+  async #create(name: string): Promise<boolean> {
+    const path = this.#lockPath(name);
+    await Deno.mkdir(`${this.root}/locks`, { recursive: true, mode: 0o700 });
+    const now = new Date().toISOString();
+    try {
+      const f = await Deno.open(path, { write: true, createNew: true, mode: 0o600 });
+      try {
+        await f.write(new TextEncoder().encode(JSON.stringify({ created: now, updated: now })));
+      } finally {
+        f.close();
+      }
+    } catch (e) {
+      if (e instanceof Deno.errors.AlreadyExists) return false;
+      throw e;
+    }
+    const timer = setInterval(() => {
+      const meta = JSON.stringify({ created: now, updated: new Date().toISOString() });
+      Deno.writeTextFile(path, meta).catch(() => {});
+    }, LOCK_REFRESH_MS);
+    Deno.unrefTimer(timer as unknown as number);
+    this.#timers.set(path, timer);
+    trackLock(this, `${this}|${name}`, () => this.unlock(name));
+    return true;
+  }
+
+  async tryLock(name: string): Promise<boolean> {
+    if (await this.#create(name)) return true;
+    const path = this.#lockPath(name);
+    if (await this.#isStale(path)) {
+      await Deno.remove(path).catch(() => {});
+      return await this.#create(name);
+    }
+    return false;
+  }
+
+  async lock(name: string, signal?: AbortSignal): Promise<void> {
+    while (!(await this.tryLock(name))) await sleep(LOCK_POLL_MS, signal);
+  }
+
+  unlock(name: string): Promise<void> {
+    const path = this.#lockPath(name);
+    const timer = this.#timers.get(path);
+    if (timer !== undefined) clearInterval(timer);
+    this.#timers.delete(path);
+    untrackLock(`${this}|${name}`);
+    // Synchronous on purpose: the SIGQUIT path releases locks right before exiting.
+    try {
+      Deno.removeSync(path);
+    } catch { /* already gone */ }
+    return Promise.resolve();
+  }
+
+  toString(): string {
+    return `FileStorage:${this.root}`;
+  }
+
+  cleanup(): void {
+    // Locks outlive a config change only while their job runs; jobs release them.
+  }
 }
 
 /**
@@ -76,94 +239,27 @@ function checkKey(key: string): string {
  * ```
  */
 export function fileStorage(root: string = dataDir()): Storage {
-  const p = (key: string) => `${root}/${checkKey(key)}`;
-  return {
-    async load(key) {
-      try {
-        return await Deno.readFile(p(key));
-      } catch (e) {
-        if (e instanceof Deno.errors.NotFound) return null;
-        throw e;
-      }
-    },
-    store: (key, value) => writeFileAtomic(p(key), value),
-    async delete(key) {
-      await Deno.remove(p(key), { recursive: true }).catch((e) => {
-        if (!(e instanceof Deno.errors.NotFound)) throw e;
-      });
-    },
-    async exists(key) {
-      try {
-        await Deno.stat(p(key));
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    async list(prefix, recursive) {
-      const base = checkKey(prefix);
-      const out: string[] = [];
-      const walk = async (rel: string) => {
-        let entries: Deno.DirEntry[] = [];
-        try {
-          entries = await Array.fromAsync(Deno.readDir(rel ? `${root}/${rel}` : root));
-        } catch (e) {
-          if (e instanceof Deno.errors.NotFound) return;
-          throw e;
-        }
-        for (const e of entries) {
-          const k = rel ? `${rel}/${e.name}` : e.name;
-          out.push(k);
-          if (recursive && e.isDirectory) await walk(k);
-        }
-      };
-      await walk(base);
-      return out.sort();
-    },
-    async lock(name) {
-      const path = `${root}/locks/${checkKey(name).replaceAll("/", "_")}.lock`;
-      await Deno.mkdir(`${root}/locks`, { recursive: true, mode: 0o700 });
-      for (;;) {
-        try {
-          const f = await Deno.open(path, { write: true, createNew: true, mode: 0o600 });
-          await f.write(
-            new TextEncoder().encode(JSON.stringify({ pid: Deno.pid, created: Date.now() })),
-          );
-          f.close();
-          const timer = setInterval(() => {
-            const now = new Date();
-            Deno.utime(path, now, now).catch(() => {});
-          }, 5000);
-          Deno.unrefTimer(timer as unknown as number);
-          held.set(path, timer);
-          return;
-        } catch (e) {
-          if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
-          const st = await Deno.stat(path).catch(() => null);
-          if (st && Date.now() - (st.mtime?.getTime() ?? 0) > 10_000) {
-            await Deno.remove(path).catch(() => {});
-            continue;
-          }
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      }
-    },
-    async unlock(name) {
-      const path = `${root}/locks/${checkKey(name).replaceAll("/", "_")}.lock`;
-      const timer = held.get(path);
-      if (timer !== undefined) clearInterval(timer);
-      held.delete(path);
-      await Deno.remove(path).catch(() => {});
-    },
-  };
+  return new FileStorage(root.replace(/\/+$/, "") || "/");
 }
 
-registerModule({
+/**
+ * Registry entry of `caddy.storage.file_system`.
+ *
+ * @example
+ * ```ts
+ * import { fileSystemStorageModule } from "./file_system.ts";
+ * fileSystemStorageModule.id; // "caddy.storage.file_system"
+ * ```
+ */
+export const fileSystemStorageModule: ModuleDefinition<Storage & ModuleInstance> = {
   id: "caddy.storage.file_system",
   create: (c) => {
-    if (c.root !== undefined && typeof c.root !== "string") {
-      throw new Error("file_system storage: root must be a string");
+    for (const k of Object.keys(c)) {
+      if (k !== "root") throw new Error(`file_system storage: unknown field "${k}"`);
     }
-    return fileStorage((c.root as string) || dataDir()) as Storage & ModuleInstance;
+    if (c.root !== undefined && (typeof c.root !== "string" || c.root === "")) {
+      throw new Error("file_system storage: root must be a non-empty string");
+    }
+    return new FileStorage(((c.root as string | undefined) || dataDir()).replace(/\/+$/, ""));
   },
-});
+};
