@@ -204,7 +204,12 @@ export async function startGatehouse(
   const withPorts: Record<string, Record<string, unknown>> = {};
   for (const [name, srv] of Object.entries(servers)) {
     ports[name] = freePort();
-    withPorts[name] = { ...srv, listen: [`127.0.0.1:${ports[name]}`] };
+    // Loopback ports with host matchers would become HTTPS sites, as in Caddy: plain HTTP here.
+    withPorts[name] = {
+      automatic_https: { disable: true },
+      ...srv,
+      listen: [`127.0.0.1:${ports[name]}`],
+    };
   }
   const config = {
     logging: { logs: { default: { level: "ERROR" } } },
@@ -225,7 +230,9 @@ export async function startGatehouse(
       );
     }
   } catch (e) {
-    s.p.child.kill("SIGKILL");
+    try {
+      s.p.child.kill("SIGKILL");
+    } catch { /* already exited */ }
     await s.p.status;
     throw new Error(`${(e as Error).message}\n${s.p.output()}`);
   }
