@@ -67,6 +67,7 @@ export {
 export {
   resendOtp,
   type ResendOtpParams,
+  type ResendOtpResult,
   signup,
   type SignupError,
   type SignupParams,

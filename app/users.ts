@@ -15,6 +15,7 @@
  */
 import { Hono } from "hono";
 import type { Context } from "hono";
+import { getCookie } from "hono/cookie";
 import {
   clearOAuthStateCookie,
   clearSessionCookie,
@@ -59,6 +60,11 @@ import { describeError } from "../react.ts";
 const usersPage = (title: string, body: string): string => plainPage(title, body, "30rem");
 
 const APP_NAME = "Gatehouse multi-user demo";
+
+/** Keeps a signup's attempt in the browser that signed up; `verifyOtp` needs it with the code. */
+const ATTEMPT_COOKIE = "__Host-users-signup";
+const attemptCookie = (value: string, maxAge: number) =>
+  `${ATTEMPT_COOKIE}=${value}; HttpOnly; Secure; SameSite=Lax; Path=/; Max-Age=${maxAge}`;
 
 /** Options of {@linkcode createUsersSite}. */
 export interface UsersSiteOptions {
@@ -295,14 +301,17 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
       iterations,
     });
     if (!r.ok) return fail(c, r.error, `${base}/signup`, { email: f.email ?? "" });
+    c.header("set-cookie", attemptCookie(r.attempt, 86_400), { append: true });
     return answerOk(c, `${base}/verify?email=${encodeURIComponent((f.email ?? "").trim())}`);
   });
   app.post("/api/auth/verify", async (c) => {
     const bad = guardPost(c);
     if (bad) return bad;
     const f = await form(c);
-    const r = await verifyOtp(db, { email: f.email ?? "", code: f.code ?? "", secret });
+    const attempt = getCookie(c, ATTEMPT_COOKIE) ?? "";
+    const r = await verifyOtp(db, { email: f.email ?? "", code: f.code ?? "", attempt, secret });
     if (!r.ok) return fail(c, r.error, `${base}/verify`, { email: f.email ?? "" });
+    c.header("set-cookie", attemptCookie("", 0), { append: true });
     await signIn(c, r.userId);
     return answerOk(c, `${base}/`);
   });

@@ -1,8 +1,9 @@
 /**
  * Password login. Unknown addresses and wrong passwords get the same answer after the same
- * work (a PBKDF2 verification against a dummy hash); the right password of an unverified
- * account gets its own code. A hash stored with another cost than `iterations` (default the
- * core's) is rehashed at that cost after a successful login.
+ * work (a PBKDF2 verification against a dummy hash); the pending password of an unverified
+ * account (its latest signup's) gets its own code, `email_not_verified`. A hash stored with
+ * another cost than `iterations` (default the core's) is rehashed at that cost after a
+ * successful login.
  *
  * @module
  */
@@ -13,7 +14,7 @@ import type { CommonError, FlowResult } from "./errors.ts";
 import { fail, guard } from "./errors.ts";
 import type { D1Database } from "./types.ts";
 import { normalizeEmail, normalizePassword } from "./policy.ts";
-import { userByEmail, verifyOrDummy } from "./users.ts";
+import { credentialsByEmail, verifyOrDummy } from "./users.ts";
 import { run } from "./query.ts";
 
 /** Parameters of {@linkcode login}. */
@@ -48,17 +49,17 @@ export function login(db: D1Database, p: LoginParams): Promise<LoginResult> {
     const iterations = iterationsOf(o.iterations);
     const now = nowOf(o.now);
     const email = normalizeEmail(o.email);
-    const user = email ? await userByEmail(db, email) : null;
-    const ok = await verifyOrDummy(password, user?.password_hash, iterations);
+    const user = email ? await credentialsByEmail(db, email) : null;
+    const ok = await verifyOrDummy(password, user?.hash, iterations);
     if (!user || !ok) fail("invalid_credentials");
-    if (Number(user.email_verified) !== 1) fail("email_not_verified");
-    if (user.password_hash && needsRehash(user.password_hash, { iterations })) {
+    if (!user.verified) fail("email_not_verified");
+    if (user.hash && needsRehash(user.hash, { iterations })) {
       try {
         const upgraded = await hashPassword(password, { iterations });
         await run(
           db,
           "UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ? AND password_hash = ?",
-          [upgraded, now, user.id, user.password_hash],
+          [upgraded, now, user.id, user.hash],
         );
       } catch {
         // The login stands; the upgrade is retried next time.

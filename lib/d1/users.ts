@@ -26,6 +26,34 @@ export function userByEmail(db: D1Database, email: string): Promise<UserRow | nu
   return first<UserRow>(db, `SELECT ${COLUMNS} FROM users WHERE email = ?`, email);
 }
 
+/** What a password sign-in reads: the user, and the pending password of an unverified one. */
+export interface CredentialRow {
+  id: string;
+  email_verified: number;
+  password_hash: string | null;
+  pending_hash: string | null;
+}
+
+/**
+ * The password a sign-in is checked against, in one query: the confirmed one of a verified
+ * account, the pending signup's of an unverified one (whose own column is never used). @internal
+ */
+export async function credentialsByEmail(
+  db: D1Database,
+  email: string,
+): Promise<{ id: string; verified: boolean; hash: string | null } | null> {
+  const row = await first<CredentialRow>(
+    db,
+    `SELECT u.id, u.email_verified, u.password_hash, o.password_hash AS pending_hash
+     FROM users u LEFT JOIN otp_codes o ON o.email = u.email AND o.purpose = 'signup'
+     WHERE u.email = ?`,
+    email,
+  );
+  if (!row) return null;
+  const verified = Number(row.email_verified) === 1;
+  return { id: row.id, verified, hash: verified ? row.password_hash : row.pending_hash };
+}
+
 /** The user with this id, or null. @internal */
 export function userById(db: D1Database, id: string): Promise<UserRow | null> {
   return first<UserRow>(db, `SELECT ${COLUMNS} FROM users WHERE id = ?`, id);

@@ -37,7 +37,9 @@ Deno.test("users site: signup, verify, login, forgot, reset, name, password, e-m
         body: new URLSearchParams(body),
       });
     const outboxText = async () => await (await app.request(`${ORIGIN}/users/outbox`)).text();
-    const cookieOf = (r: Response) => (r.headers.get("set-cookie") ?? "").split(";")[0];
+    const cookieOf = (r: Response, name = "__Host-users-session") =>
+      r.headers.getSetCookie().map((c) => c.split(";")[0]).find((c) => c.startsWith(`${name}=`)) ??
+        "";
 
     assert.equal((await app.request(`${ORIGIN}/users/signup`)).status, 200);
     assert.equal((await app.request(`${ORIGIN}/users/`)).status, 302);
@@ -51,16 +53,22 @@ Deno.test("users site: signup, verify, login, forgot, reset, name, password, e-m
       ok: true,
       redirect: `/users/verify?email=${encodeURIComponent(email)}`,
     });
+    const signupCookie = cookieOf(s, "__Host-users-signup");
+    assert.match(signupCookie, /^__Host-users-signup=[\w-]{43}$/);
     const box = await outboxText();
     assert.ok(box.includes(email));
     const code = box.match(/verification code is (\d{6})/)![1];
     const wrong = await json("/users/api/auth/verify", {
       email,
       code: code === "000000" ? "111111" : "000000",
-    });
+    }, signupCookie);
     assert.equal(wrong.status, 400);
     assert.deepEqual(await wrong.json(), { error: "invalid_code" });
-    const v = await json("/users/api/auth/verify", { email, code });
+    // The code alone, from another browser than the one that signed up, verifies nothing.
+    const elsewhere = await json("/users/api/auth/verify", { email, code });
+    assert.equal(elsewhere.status, 400);
+    assert.deepEqual(await elsewhere.json(), { error: "invalid_code" });
+    const v = await json("/users/api/auth/verify", { email, code }, signupCookie);
     assert.equal(v.status, 200);
     let cookie = cookieOf(v);
     assert.match(cookie, /^__Host-users-session=/);

@@ -1,6 +1,7 @@
 /** Every case of the flow suite, run on each backend. */
 import type { Case } from "../_backend.ts";
 import { signupCases } from "./signup.ts";
+import { takeoverCases } from "./takeover.ts";
 import { loginCases } from "./login.ts";
 import { resetCases } from "./reset.ts";
 import { accountCases } from "./account.ts";
@@ -11,6 +12,7 @@ import { fuzzCases } from "./fuzz.ts";
 
 export const allCases: Case[] = [
   ...signupCases,
+  ...takeoverCases,
   ...loginCases,
   ...resetCases,
   ...accountCases,
