@@ -121,4 +121,16 @@ export {
   type OAuthUserParams,
   type OAuthUserResult,
 } from "./lib/d1/oauth.ts";
+export {
+  createUserSession,
+  type CreateUserSessionParams,
+  type CreateUserSessionResult,
+  readUserSession,
+  type ReadUserSessionParams,
+  signOutEverywhere,
+  type SignOutEverywhereParams,
+  type SignOutEverywhereResult,
+  type UserSession,
+} from "./lib/d1/session.ts";
+export type { GenerationLookup, Session, SessionConfig } from "./lib/auth/session.ts";
 export { parseDatabaseName, planSetup, type SetupInput, type SetupPlan } from "./lib/d1/setup.ts";

@@ -42,6 +42,7 @@ export {
   createSessionCookie,
   type CreateSessionOptions,
   DEFAULT_SESSION_MAX_AGE,
+  type GenerationLookup,
   readSession,
   type ReadSessionOptions,
   type Session,

@@ -2,8 +2,8 @@
  * The multi-user demo site (mounted at `/users`): the `/d1` flows on the app's libSQL
  * database. Visitors sign up (a 6-digit code is e-mailed), verify, sign in, ask for a reset
  * link and choose a new password; signed in, they change their name, password or e-mail
- * address (confirmation link to the new one), sign out, or delete the account. Sessions carry
- * the user id.
+ * address (confirmation link to the new one), sign out (here or everywhere), or delete the
+ * account. Sessions carry the user id, bound to the user's security stamp.
  *
  * Variables: `DATABASE_URL` (default `file:.data/gatehouse.db`; the directory is created),
  * `DATABASE_AUTH_TOKEN`, `USERS_SESSION_SECRET` and `TOKEN_SECRET` (development defaults,
@@ -20,13 +20,11 @@ import {
   clearOAuthStateCookie,
   clearSessionCookie,
   configuredProviders,
-  createSessionCookie,
   emailAllowed,
   handleOAuthCallback,
   type OAuthConfig,
   type OAuthProvider,
   parseAccessMode,
-  readSession,
   type SessionConfig,
   startOAuth,
 } from "../mod.ts";
@@ -34,17 +32,19 @@ import {
   changeName,
   changePassword,
   confirmEmailChange,
+  createUserSession,
   type D1Database,
   type EmailSender,
   findOrCreateOAuthUser,
-  getUser,
   login,
   migrate,
   openLibsql,
+  readUserSession,
   removeUser,
   requestEmailChange,
   requestPasswordReset,
   resetPassword,
+  signOutEverywhere,
   signup,
   verifyOtp,
 } from "../d1.ts";
@@ -155,15 +155,13 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
   mountClientScript(app);
   const fail = (c: Context, code: string, page: string, keep: Record<string, string> = {}) =>
     answerError(c, code, STATUS[code] ?? 400, page, keep);
+  // Sessions are bound to the user's stamp: a password change, reset, e-mail change or
+  // "sign out everywhere" ends every cookie issued before.
   const signIn = async (c: Context, userId: string) => {
-    c.header("set-cookie", await createSessionCookie(session, userId), { append: true });
+    const s = await createUserSession(db, { session, userId });
+    if (s.ok) c.header("set-cookie", s.setCookie, { append: true });
   };
-  const current = async (c: Context) => {
-    const s = await readSession(session, c.req.raw);
-    if (!s) return null;
-    const r = await getUser(db, s.subject);
-    return r.ok ? { user: r.user, session: s } : null;
-  };
+  const current = (c: Context) => readUserSession(db, { session, request: c.req.raw });
   const guardPost = (c: Context) => (sameOrigin(c) ? null : c.text("forbidden", 403));
 
   // OAuth sign-in: real clients from <PROVIDER>_CLIENT_ID/_SECRET, else the development
@@ -220,6 +218,8 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
         `<input name="password" type="password" autocomplete="current-password" required>` +
         `</label></p><p><button type="submit">Change e-mail</button></p></form>` +
         `<form method="post" action="${base}/logout"><button type="submit">Sign out</button></form>` +
+        `<form method="post" action="${base}/account/sessions"><button type="submit">` +
+        `Sign out everywhere</button></form>` +
         `<form method="post" action="${base}/account/delete"><p><label>Password to delete the ` +
         `account<br><input name="password" type="password" autocomplete="current-password">` +
         `</label></p><p><button type="submit">Delete my account</button></p></form>`,
@@ -359,6 +359,14 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     }
     return answerOk(c, `${base}/login?reset=1`);
   });
+  app.post("/account/sessions", async (c) => {
+    const bad = guardPost(c);
+    if (bad) return bad;
+    const me = await current(c);
+    if (me) await signOutEverywhere(db, { userId: me.user.id });
+    c.header("set-cookie", clearSessionCookie(session));
+    return c.redirect(`${base}/login`, 303);
+  });
   app.post("/logout", (c) => {
     const bad = guardPost(c);
     if (bad) return bad;
@@ -382,6 +390,8 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
       if (!me) return c.redirect(`${base}/login`, 303);
       const r = await act(me, await form(c), c);
       if (!r.ok) return c.redirect(`${base}/?error=${encodeURIComponent(r.error ?? "error")}`, 303);
+      // A password change ended every session; this browser stays signed in.
+      if (path === "/account/password") await signIn(c, me.user.id);
       return c.redirect(`${base}/?done=1`, 303);
     });
   account(

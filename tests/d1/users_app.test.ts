@@ -108,11 +108,21 @@ Deno.test("users site: signup, verify, login, forgot, reset, name, password, e-m
     const page = await (await app.request(`${ORIGIN}/users/`, { headers: { cookie } })).text();
     assert.ok(page.includes("Ada &#60;Lovelace&#62;"));
 
+    const homeOf = (c: string) => app.request(`${ORIGIN}/users/`, { headers: { cookie: c } });
+    const otherDevice = cookieOf(
+      await json("/users/api/auth/login", { email, password: "a brand new passphrase" }),
+    );
+    assert.equal((await homeOf(otherDevice)).status, 200);
     const pw = await html("/users/account/password", {
       currentPassword: "a brand new passphrase",
       newPassword: "the third passphrase",
     }, cookie);
     assert.equal(pw.headers.get("location"), "/users/?done=1");
+    // The password change ended the other sessions; this browser got a new cookie.
+    assert.equal((await homeOf(otherDevice)).status, 302);
+    assert.equal((await homeOf(cookie)).status, 302);
+    cookie = cookieOf(pw);
+    assert.equal((await homeOf(cookie)).status, 200);
     const weak = await html("/users/account/password", {
       currentPassword: "the third passphrase",
       newPassword: "short",
@@ -131,8 +141,35 @@ Deno.test("users site: signup, verify, login, forgot, reset, name, password, e-m
     assert.match(await confirmed.text(), /ada@new\.example/);
     assert.match(await outboxText(), /your e-mail address was changed/);
     assert.equal((await app.request(confirm)).status, 400, "the link works once");
-    const moved = await (await app.request(`${ORIGIN}/users/`, { headers: { cookie } })).text();
+    // The e-mail change ended the sessions; signing in with the new address works.
+    assert.equal((await homeOf(cookie)).status, 302);
+    const relog = await json("/users/api/auth/login", {
+      email: "ada@new.example",
+      password: "the third passphrase",
+    });
+    cookie = cookieOf(relog);
+    const moved = await (await homeOf(cookie)).text();
     assert.ok(moved.includes("ada@new.example"));
+    assert.ok(moved.includes("Sign out everywhere"));
+    // Sign out everywhere: both browsers are out; a new sign-in works.
+    const second = cookieOf(
+      await json("/users/api/auth/login", {
+        email: "ada@new.example",
+        password: "the third passphrase",
+      }),
+    );
+    const all = await html("/users/account/sessions", {}, second);
+    assert.equal(all.status, 303);
+    assert.equal(all.headers.get("location"), "/users/login");
+    assert.equal((await homeOf(second)).status, 302);
+    assert.equal((await homeOf(cookie)).status, 302);
+    cookie = cookieOf(
+      await json("/users/api/auth/login", {
+        email: "ada@new.example",
+        password: "the third passphrase",
+      }),
+    );
+    assert.equal((await homeOf(cookie)).status, 200);
 
     const forged = await app.request(`${ORIGIN}/users/account/delete`, {
       method: "POST",

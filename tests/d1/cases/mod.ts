@@ -7,6 +7,7 @@ import { resetCases } from "./reset.ts";
 import { accountCases } from "./account.ts";
 import { emailChangeCases } from "./email_change.ts";
 import { oauthCases } from "./oauth.ts";
+import { sessionCases } from "./sessions.ts";
 import { schemaCases } from "./schema.ts";
 import { fuzzCases } from "./fuzz.ts";
 
@@ -18,6 +19,7 @@ export const allCases: Case[] = [
   ...accountCases,
   ...emailChangeCases,
   ...oauthCases,
+  ...sessionCases,
   ...schemaCases,
   ...fuzzCases,
 ];
