@@ -78,6 +78,7 @@ export {
   type VerifyOtpResult,
 } from "./lib/d1/signup.ts";
 export { login, type LoginError, type LoginParams, type LoginResult } from "./lib/d1/login.ts";
+export { THROTTLE } from "./lib/d1/throttle.ts";
 export {
   requestPasswordReset,
   type RequestPasswordResetParams,

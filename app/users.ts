@@ -88,6 +88,12 @@ async function openDatabase(env: AppEnv): Promise<D1Database> {
   return openLibsql({ url, authToken: env.vars.DATABASE_AUTH_TOKEN });
 }
 
+/** The client's address, for the sign-in throttle: `Deno.serve` passes it with the request. */
+function clientAddress(c: Context): string | undefined {
+  const addr = (c.env as { remoteAddr?: { hostname?: unknown } } | undefined)?.remoteAddr;
+  return typeof addr?.hostname === "string" ? addr.hostname : undefined;
+}
+
 /** A cross-site form post (Origin present and not ours) is refused. */
 function sameOrigin(c: Context): boolean {
   const origin = c.req.header("origin");
@@ -319,8 +325,14 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     const bad = guardPost(c);
     if (bad) return bad;
     const f = await form(c);
-    const r = await login(db, { email: f.email ?? "", password: f.password ?? "", iterations });
+    const r = await login(db, {
+      email: f.email ?? "",
+      password: f.password ?? "",
+      client: clientAddress(c),
+      iterations,
+    });
     if (!r.ok) {
+      if (r.retryAfter) c.header("retry-after", String(r.retryAfter));
       if (r.error === "email_not_verified") {
         return fail(c, r.error, `${base}/verify`, { email: f.email ?? "" });
       }

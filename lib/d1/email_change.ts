@@ -72,7 +72,8 @@ export type RequestEmailChangeError =
   | "invalid_email"
   | "same_email"
   | "wrong_password"
-  | "reauth_required";
+  | "reauth_required"
+  | "too_many_attempts";
 
 /** Result of {@linkcode requestEmailChange}. */
 export type RequestEmailChangeResult = FlowResult<Record<never, never>, RequestEmailChangeError>;
@@ -111,7 +112,7 @@ export function requestEmailChange(
     const now = nowOf(o.now);
     const user = await userById(db, userId);
     if (!user) fail("not_found");
-    const denied = await reauthError(user, o, now);
+    const denied = await reauthError(db, user, o, now);
     if (denied) fail(denied);
     if (newEmail === user.email) fail("same_email");
     const holder = await userByEmail(db, newEmail);

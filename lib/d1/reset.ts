@@ -32,6 +32,7 @@ import { checkPassword, normalizeEmail, normalizePassword } from "./policy.ts";
 import { issueCode, releaseCode } from "./otp.ts";
 import { newStamp, userByEmail, userById } from "./users.ts";
 import { run } from "./query.ts";
+import { resetTries } from "./throttle.ts";
 
 /** Default lifetime of a reset link, in hours. */
 export const RESET_TTL_HOURS = 1;
@@ -171,6 +172,8 @@ export function resetPassword(
     if (changed !== 1) fail("invalid_token");
     // A signup code still pending for this address must not set another password later.
     await run(db, "DELETE FROM otp_codes WHERE email = ? AND purpose = 'signup'", [user.email]);
+    // The inbox was proved: sign-in, code and re-authentication throttles start over.
+    await resetTries(db, user.email, now);
     return { ok: true as const, userId: id };
   });
 }

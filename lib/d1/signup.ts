@@ -42,6 +42,7 @@ import {
 } from "./attempt.ts";
 import { newStamp, newUserId, userByEmail } from "./users.ts";
 import { run } from "./query.ts";
+import { clearTries, takeTry, THROTTLE } from "./throttle.ts";
 import type { Secrets } from "../auth/token.ts";
 
 /** Purpose of "account exists" notices (throttled like codes). */
@@ -179,8 +180,9 @@ export type VerifyOtpResult = FlowResult<{ userId: string }, VerifyOtpError>;
 
 /**
  * Checks a signup code with the signup's attempt and marks the address verified with the
- * password of that signup. At most 5 tries per code; a code works once; a code sent for
- * another signup of the address, or a wrong attempt, is `invalid_code`. Never throws.
+ * password of that signup. At most 5 tries per code, and 10 wrong codes per address before
+ * the throttle asks to wait (`too_many_attempts` with `retryAfter`); a code works once; a code
+ * sent for another signup of the address, or a wrong attempt, is `invalid_code`. Never throws.
  *
  * @example
  * ```ts
@@ -199,6 +201,8 @@ export function verifyOtp(db: D1Database, p: VerifyOtpParams): Promise<VerifyOtp
     const code = stringOf(o.code, 64).replace(/\s+/g, "");
     const attempt = stringOf(o.attempt, 256);
     const now = nowOf(o.now);
+    // Wrong codes of an address, over all its codes: 10, then waits (each code has 5 tries).
+    await takeTry(db, [{ kind: "code", account: email, client: "", free: THROTTLE.code }], now);
     const pending = await consumeCode(db, {
       email,
       purpose: SIGNUP,
@@ -216,6 +220,7 @@ export function verifyOtp(db: D1Database, p: VerifyOtpParams): Promise<VerifyOtp
       [pending, newStamp(), now, email],
     );
     if (changed !== 1) fail("invalid_code");
+    await clearTries(db, "code", email, "", now);
     const user = await userByEmail(db, email);
     if (!user) fail("invalid_code");
     return { ok: true as const, userId: user.id };

@@ -190,3 +190,36 @@ Deno.test("users site: signup, verify, login, forgot, reset, name, password, e-m
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("users site: wrong passwords from one client are throttled: 429 with Retry-After", async () => {
+  const dir = await Deno.makeTempDir();
+  const db = openLibsql(`file:${dir}/app.db`);
+  try {
+    const app = new Hono().route(
+      "/users",
+      await createUsersSite({ env: loadAppEnv({}), db, iterations: 1000 }),
+    );
+    // As Deno.serve calls it: the connection's address comes with the request.
+    const login = (password: string, hostname: string) =>
+      app.request(`${ORIGIN}/users/api/auth/login`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json", origin: ORIGIN },
+        body: JSON.stringify({ email: "eve-target@example.com", password }),
+      }, { remoteAddr: { hostname, port: 1, transport: "tcp" } });
+    for (let i = 0; i < 5; i++) {
+      const r = await login("guess number " + i, "203.0.113.5");
+      assert.equal(r.status, 401);
+      await r.body?.cancel();
+    }
+    const slowed = await login("guess number 5", "203.0.113.5");
+    assert.equal(slowed.status, 429);
+    assert.equal(slowed.headers.get("retry-after"), "1");
+    assert.deepEqual(await slowed.json(), { error: "too_many_attempts" });
+    const other = await login("guess number 6", "198.51.100.7");
+    assert.equal(other.status, 401, "another client is not slowed by it");
+    await other.body?.cancel();
+  } finally {
+    db.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

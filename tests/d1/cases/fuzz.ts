@@ -64,6 +64,7 @@ const paramsArb = fc.oneof(
     session: fc.oneof(fc.constant({ secret: SECRET, cookieName: "sid" }), value),
     request: fc.oneof(fc.constant(new Request("https://x.example/")), value),
     attempt: value,
+    client: fc.oneof(fc.constantFrom("203.0.113.9", "2001:db8::1", "[::ffff:1.2.3.4]"), value),
     maxAge: value,
     now: value,
     ttlHours: value,

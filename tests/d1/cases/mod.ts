@@ -8,6 +8,7 @@ import { accountCases } from "./account.ts";
 import { emailChangeCases } from "./email_change.ts";
 import { oauthCases } from "./oauth.ts";
 import { sessionCases } from "./sessions.ts";
+import { throttleCases } from "./throttle.ts";
 import { schemaCases } from "./schema.ts";
 import { fuzzCases } from "./fuzz.ts";
 
@@ -20,6 +21,7 @@ export const allCases: Case[] = [
   ...emailChangeCases,
   ...oauthCases,
   ...sessionCases,
+  ...throttleCases,
   ...schemaCases,
   ...fuzzCases,
 ];
