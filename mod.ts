@@ -48,6 +48,7 @@ export {
   type Session,
   type SessionConfig,
 } from "./lib/auth/session.ts";
+export { canonicalEmail } from "./lib/auth/email.ts";
 export {
   type AccessMode,
   emailAllowed,

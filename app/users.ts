@@ -154,6 +154,14 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     outbox = await createOutbox(db);
   }
   const sendEmail: EmailSender = real ?? outbox!.send;
+  // Mail that must not be part of an answer's time (reset links: the answer must not tell
+  // whether the account exists) is sent after it; the development outbox waits for it.
+  const sending = new Set<Promise<unknown>>();
+  const waitUntil = (delivery: Promise<unknown>) => {
+    sending.add(delivery);
+    const done = () => void sending.delete(delivery);
+    delivery.then(done, done);
+  };
   const appUrl = (c: Context) =>
     `${env.vars.APP_URL?.replace(/\/+$/, "") ?? new URL(c.req.url).origin}${base}`;
 
@@ -352,6 +360,7 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
       appUrl: appUrl(c),
       resetPath: "/reset",
       appName: APP_NAME,
+      waitUntil,
     });
     return answerOk(c, `${base}/forgot?sent=1`);
   });
@@ -503,6 +512,7 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
   if (outbox) {
     const box = outbox;
     app.get("/outbox", async (c) => {
+      await Promise.allSettled(sending);
       c.header("cache-control", "no-store");
       return c.html(await box.page({ title: "Outbox (multi-user demo)" }));
     });

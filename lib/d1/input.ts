@@ -55,6 +55,13 @@ export function senderOf(v: unknown): EmailSender {
   return v as EmailSender;
 }
 
+/** The optional `waitUntil` of a flow that sends e-mail, or `invalid_input`. @internal */
+export function waitUntilOf(v: unknown): ((delivery: Promise<unknown>) => void) | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== "function") fail("invalid_input");
+  return v as (delivery: Promise<unknown>) => void;
+}
+
 /** A normalized e-mail, or `invalid_email` (`invalid_input` when not a string). @internal */
 export function emailOf(v: unknown): string {
   if (typeof v !== "string") fail("invalid_input");

@@ -52,8 +52,8 @@ export const THROTTLE: {
   knownSeconds: 90 * 86_400,
 });
 
-/** What a bucket counts. @internal */
-export type ThrottleKind = "sign-in" | "code" | "reauth";
+/** What a bucket counts (`send`: the reset-link slot of an address). @internal */
+export type ThrottleKind = "sign-in" | "code" | "reauth" | "send";
 
 /** One counter: `account` is "" for a client-wide bucket, `client` "" for an account-wide one. */
 export interface Bucket {
@@ -194,6 +194,38 @@ export function signInBuckets(account: string, client: string): Bucket[] {
       unlessKnown: { account, client },
     },
   ];
+}
+
+/**
+ * Takes the one e-mail per `seconds` that an address may be sent (reset links), for any
+ * address, account or not: one write of the same row shape either way, so the work does not
+ * tell whether the address has an account. Resolves to whether the e-mail is due. @internal
+ */
+export async function takeSendSlot(
+  db: D1Database,
+  account: string,
+  seconds: number,
+  now: number,
+): Promise<boolean> {
+  const changed = await run(
+    db,
+    `INSERT INTO auth_throttle (kind, account, client, failures, blocked_until, known, updated_at)
+     VALUES ('send', ?, '', 0, ?, 0, ?)
+     ON CONFLICT (kind, account, client) DO UPDATE SET
+       blocked_until = excluded.blocked_until, updated_at = excluded.updated_at
+     WHERE auth_throttle.blocked_until <= ?`,
+    [account, now + seconds * 1000, now, now],
+  );
+  return changed === 1;
+}
+
+/** Gives back the slot of an e-mail that could not be sent. @internal */
+export async function releaseSendSlot(db: D1Database, account: string): Promise<void> {
+  await run(
+    db,
+    "UPDATE auth_throttle SET blocked_until = 0 WHERE kind = 'send' AND account = ? AND client = ''",
+    [account],
+  ).catch(() => 0);
 }
 
 /** A reset proved the inbox: every bucket of the account starts over. @internal */

@@ -2,8 +2,10 @@
 import type { Case } from "../_backend.ts";
 import { signupCases } from "./signup.ts";
 import { takeoverCases } from "./takeover.ts";
+import { emailFormCases } from "./email_form.ts";
 import { loginCases } from "./login.ts";
 import { resetCases } from "./reset.ts";
+import { forgotWorkCases } from "./forgot_work.ts";
 import { accountCases } from "./account.ts";
 import { emailChangeCases } from "./email_change.ts";
 import { oauthCases } from "./oauth.ts";
@@ -15,8 +17,10 @@ import { fuzzCases } from "./fuzz.ts";
 export const allCases: Case[] = [
   ...signupCases,
   ...takeoverCases,
+  ...emailFormCases,
   ...loginCases,
   ...resetCases,
+  ...forgotWorkCases,
   ...accountCases,
   ...emailChangeCases,
   ...oauthCases,
