@@ -1,6 +1,7 @@
 /** Every case of the flow suite, run on each backend. */
 import type { Case } from "../_backend.ts";
 import { signupCases } from "./signup.ts";
+import { signupAgainCases } from "./signup_again.ts";
 import { takeoverCases } from "./takeover.ts";
 import { emailFormCases } from "./email_form.ts";
 import { loginCases } from "./login.ts";
@@ -16,6 +17,7 @@ import { fuzzCases } from "./fuzz.ts";
 
 export const allCases: Case[] = [
   ...signupCases,
+  ...signupAgainCases,
   ...takeoverCases,
   ...emailFormCases,
   ...loginCases,
