@@ -233,7 +233,7 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
         `</label></p><p><button type="submit">Change e-mail</button></p></form>` +
         `<form method="post" action="${base}/logout"><button type="submit">Sign out</button></form>` +
         `<form method="post" action="${base}/account/sessions"><button type="submit">` +
-        `Sign out everywhere</button></form>` +
+        `End all sessions, on every device</button></form>` +
         `<form method="post" action="${base}/account/delete"><p><label>Password to delete the ` +
         `account<br><input name="password" type="password" autocomplete="current-password">` +
         `</label></p><p><button type="submit">Delete my account</button></p></form>`,

@@ -150,7 +150,7 @@ Deno.test("users site: signup, verify, login, forgot, reset, name, password, e-m
     cookie = cookieOf(relog);
     const moved = await (await homeOf(cookie)).text();
     assert.ok(moved.includes("ada@new.example"));
-    assert.ok(moved.includes("Sign out everywhere"));
+    assert.ok(moved.includes("End all sessions, on every device"));
     // Sign out everywhere: both browsers are out; a new sign-in works.
     const second = cookieOf(
       await json("/users/api/auth/login", {
