@@ -67,6 +67,7 @@ export {
 export {
   resendOtp,
   type ResendOtpParams,
+  type ResendOtpResult,
   signup,
   type SignupError,
   type SignupParams,
@@ -77,6 +78,7 @@ export {
   type VerifyOtpResult,
 } from "./lib/d1/signup.ts";
 export { login, type LoginError, type LoginParams, type LoginResult } from "./lib/d1/login.ts";
+export { THROTTLE } from "./lib/d1/throttle.ts";
 export {
   requestPasswordReset,
   type RequestPasswordResetParams,
@@ -120,4 +122,16 @@ export {
   type OAuthUserParams,
   type OAuthUserResult,
 } from "./lib/d1/oauth.ts";
+export {
+  createUserSession,
+  type CreateUserSessionParams,
+  type CreateUserSessionResult,
+  readUserSession,
+  type ReadUserSessionParams,
+  signOutEverywhere,
+  type SignOutEverywhereParams,
+  type SignOutEverywhereResult,
+  type UserSession,
+} from "./lib/d1/session.ts";
+export type { GenerationLookup, Session, SessionConfig } from "./lib/auth/session.ts";
 export { parseDatabaseName, planSetup, type SetupInput, type SetupPlan } from "./lib/d1/setup.ts";

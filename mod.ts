@@ -42,11 +42,13 @@ export {
   createSessionCookie,
   type CreateSessionOptions,
   DEFAULT_SESSION_MAX_AGE,
+  type GenerationLookup,
   readSession,
   type ReadSessionOptions,
   type Session,
   type SessionConfig,
 } from "./lib/auth/session.ts";
+export { canonicalEmail } from "./lib/auth/email.ts";
 export {
   type AccessMode,
   emailAllowed,

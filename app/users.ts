@@ -2,8 +2,8 @@
  * The multi-user demo site (mounted at `/users`): the `/d1` flows on the app's libSQL
  * database. Visitors sign up (a 6-digit code is e-mailed), verify, sign in, ask for a reset
  * link and choose a new password; signed in, they change their name, password or e-mail
- * address (confirmation link to the new one), sign out, or delete the account. Sessions carry
- * the user id.
+ * address (confirmation link to the new one), sign out (here or everywhere), or delete the
+ * account. Sessions carry the user id, bound to the user's security stamp.
  *
  * Variables: `DATABASE_URL` (default `file:.data/gatehouse.db`; the directory is created),
  * `DATABASE_AUTH_TOKEN`, `USERS_SESSION_SECRET` and `TOKEN_SECRET` (development defaults,
@@ -18,17 +18,16 @@
  */
 import { Hono } from "hono";
 import type { Context } from "hono";
+import { getCookie } from "hono/cookie";
 import {
   clearOAuthStateCookie,
   clearSessionCookie,
   configuredProviders,
-  createSessionCookie,
   emailAllowed,
   handleOAuthCallback,
   type OAuthConfig,
   type OAuthProvider,
   parseAccessMode,
-  readSession,
   type SessionConfig,
   startOAuth,
 } from "../mod.ts";
@@ -36,23 +35,26 @@ import {
   changeName,
   changePassword,
   confirmEmailChange,
+  createUserSession,
   type D1Database,
   type EmailSender,
   findOrCreateOAuthUser,
-  getUser,
   login,
   migrate,
   openLibsql,
+  readUserSession,
   removeUser,
   requestEmailChange,
   requestPasswordReset,
   resetPassword,
+  signOutEverywhere,
   signup,
   verifyOtp,
 } from "../d1.ts";
 import type { AppEnv } from "./env.ts";
 import { siteSecret } from "./dev_secret.ts";
 import { publicOrigin } from "./public_url.ts";
+import { clientAddress, type ConnectionInfo } from "./client_address.ts";
 import { oauthClients } from "./dev_idp.ts";
 import { mailSenderFromEnv } from "./mailer.ts";
 import { createOutbox, type Outbox } from "./outbox.ts";
@@ -63,6 +65,11 @@ import { describeError } from "../preact.ts";
 const usersPage = (title: string, body: string): string => plainPage(title, body, "30rem");
 
 const APP_NAME = "Gatehouse multi-user demo";
+
+/** Keeps a signup's attempt in the browser that signed up; `verifyOtp` needs it with the code. */
+const ATTEMPT_COOKIE = "__Host-users-signup";
+const attemptCookie = (value: string, maxAge: number) =>
+  `${ATTEMPT_COOKIE}=${value}; HttpOnly; Secure; SameSite=Lax; Path=/; Max-Age=${maxAge}`;
 
 /** Options of {@linkcode createUsersSite}. */
 export interface UsersSiteOptions {
@@ -143,20 +150,28 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
   // Links and redirect URIs use the configured public origin, never the Host header.
   const origin = (c: Context) => publicOrigin(env, c.req.raw);
   const appUrl = (c: Context) => `${origin(c)}${base}`;
+  // Mail that must not be part of an answer's time (reset links: the answer must not tell
+  // whether the account exists) is sent after it; the development outbox waits for it.
+  const sending = new Set<Promise<unknown>>();
+  const waitUntil = (delivery: Promise<unknown>) => {
+    sending.add(delivery);
+    const done = () => void sending.delete(delivery);
+    delivery.then(done, done);
+  };
+  // The client's address for the sign-in throttle (TRUSTED_PROXIES names proxies to look behind).
+  const clientOf = clientAddress(env);
 
   const app = new Hono();
   mountClientScript(app);
   const fail = (c: Context, code: string, page: string, keep: Record<string, string> = {}) =>
     answerError(c, code, STATUS[code] ?? 400, page, keep);
+  // Sessions are bound to the user's stamp: a password change, reset, e-mail change or
+  // "sign out everywhere" ends every cookie issued before.
   const signIn = async (c: Context, userId: string) => {
-    c.header("set-cookie", await createSessionCookie(session, userId), { append: true });
+    const s = await createUserSession(db, { session, userId });
+    if (s.ok) c.header("set-cookie", s.setCookie, { append: true });
   };
-  const current = async (c: Context) => {
-    const s = await readSession(session, c.req.raw);
-    if (!s) return null;
-    const r = await getUser(db, s.subject);
-    return r.ok ? { user: r.user, session: s } : null;
-  };
+  const current = (c: Context) => readUserSession(db, { session, request: c.req.raw });
 
   // OAuth sign-in: real clients from <PROVIDER>_CLIENT_ID/_SECRET, else the development
   // provider (development mode only). Optional allowlist: USERS_ACCESS_MODE (default public),
@@ -211,6 +226,8 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
         `<input name="password" type="password" autocomplete="current-password" required>` +
         `</label></p><p><button type="submit">Change e-mail</button></p></form>` +
         `<form method="post" action="${base}/logout"><button type="submit">Sign out</button></form>` +
+        `<form method="post" action="${base}/account/sessions"><button type="submit">` +
+        `End all sessions, on every device</button></form>` +
         `<form method="post" action="${base}/account/delete"><p><label>Password to delete the ` +
         `account<br><input name="password" type="password" autocomplete="current-password">` +
         `</label></p><p><button type="submit">Delete my account</button></p></form>`,
@@ -290,19 +307,28 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
       iterations,
     });
     if (!r.ok) return fail(c, r.error, `${base}/signup`, { email: f.email ?? "" });
+    c.header("set-cookie", attemptCookie(r.attempt, 86_400), { append: true });
     return answerOk(c, `${base}/verify?email=${encodeURIComponent((f.email ?? "").trim())}`);
   });
   app.post("/api/auth/verify", async (c) => {
     const f = await form(c);
-    const r = await verifyOtp(db, { email: f.email ?? "", code: f.code ?? "", secret });
+    const attempt = getCookie(c, ATTEMPT_COOKIE) ?? "";
+    const r = await verifyOtp(db, { email: f.email ?? "", code: f.code ?? "", attempt, secret });
     if (!r.ok) return fail(c, r.error, `${base}/verify`, { email: f.email ?? "" });
+    c.header("set-cookie", attemptCookie("", 0), { append: true });
     await signIn(c, r.userId);
     return answerOk(c, `${base}/`);
   });
   app.post("/api/auth/login", async (c) => {
     const f = await form(c);
-    const r = await login(db, { email: f.email ?? "", password: f.password ?? "", iterations });
+    const r = await login(db, {
+      email: f.email ?? "",
+      password: f.password ?? "",
+      client: clientOf(c.req.raw, c.env as ConnectionInfo | undefined),
+      iterations,
+    });
     if (!r.ok) {
+      if (r.retryAfter) c.header("retry-after", String(r.retryAfter));
       if (r.error === "email_not_verified") {
         return fail(c, r.error, `${base}/verify`, { email: f.email ?? "" });
       }
@@ -320,6 +346,7 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
       appUrl: appUrl(c),
       resetPath: "/reset",
       appName: APP_NAME,
+      waitUntil,
     });
     return answerOk(c, `${base}/forgot?sent=1`);
   });
@@ -336,6 +363,12 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
       return fail(c, r.error, `${base}/reset`, { token: f.token ?? "" });
     }
     return answerOk(c, `${base}/login?reset=1`);
+  });
+  app.post("/account/sessions", async (c) => {
+    const me = await current(c);
+    if (me) await signOutEverywhere(db, { userId: me.user.id });
+    c.header("set-cookie", clearSessionCookie(session));
+    return c.redirect(`${base}/login`, 303);
   });
   app.post("/logout", (c) => {
     c.header("set-cookie", clearSessionCookie(session));
@@ -356,6 +389,8 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
       if (!me) return c.redirect(`${base}/login`, 303);
       const r = await act(me, await form(c), c);
       if (!r.ok) return c.redirect(`${base}/?error=${encodeURIComponent(r.error ?? "error")}`, 303);
+      // A password change ended every session; this browser stays signed in.
+      if (path === "/account/password") await signIn(c, me.user.id);
       return c.redirect(`${base}/?done=1`, 303);
     });
   account(
@@ -453,6 +488,7 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
   if (outbox) {
     const box = outbox;
     app.get("/outbox", async (c) => {
+      await Promise.allSettled(sending);
       c.header("cache-control", "no-store");
       return c.html(await box.page({ title: "Outbox (multi-user demo)" }));
     });

@@ -98,7 +98,7 @@ async function signupAndVerify(iterations?: number): Promise<void> {
   });
   if (!s.ok || !mail) throw new Error(`signup failed: ${JSON.stringify(s)}`);
   const code = mail.text.match(/\b(\d{6})\b/)![1];
-  const v = await verifyOtp(db, { email, code, secret: SECRET });
+  const v = await verifyOtp(db, { email, code, attempt: s.attempt, secret: SECRET });
   if (!v.ok) throw new Error(`verify failed: ${v.error}`);
 }
 

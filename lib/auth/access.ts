@@ -1,10 +1,13 @@
 /**
- * Who may sign in: the owner allowlist, e-mail domains and the three access modes. E-mails are
- * trimmed and compared case-insensitively; a domain matches only exactly (the part after the
- * last `@`), so `evil-example.com` and `example.com.evil.net` never pass for `example.com`.
+ * Who may sign in: the owner allowlist, e-mail domains and the three access modes. E-mails and
+ * list entries are compared in the canonical form of `email.ts` (trimmed, ASCII letters
+ * lowercased, nothing else changed), so Unicode look-alikes never match; a domain matches only
+ * exactly (the part after the last `@`), so `evil-example.com` and `example.com.evil.net`
+ * never pass for `example.com`.
  *
  * @module
  */
+import { asciiLower, canonicalEmail } from "./email.ts";
 
 /** A site's access mode: `public` (any e-mail), `domain` (listed domains, plus owners), `owners`. */
 export type AccessMode = "public" | "domain" | "owners";
@@ -21,21 +24,14 @@ export interface EmailAllowedInput {
   domains?: string;
 }
 
-function normalizeEmail(email: unknown): string | null {
-  if (typeof email !== "string") return null;
-  const e = email.trim().toLowerCase();
-  const at = e.lastIndexOf("@");
-  if (at <= 0 || at === e.length - 1) return null;
-  return e;
-}
-
 function list(raw: unknown): string[] {
   if (typeof raw !== "string") return [];
-  return raw.split(",").map((s) => s.trim().toLowerCase()).filter((s) => s.length > 0);
+  return raw.split(",").map((s) => asciiLower(s.trim())).filter((s) => s.length > 0);
 }
 
 /**
- * Whether `email` is in the comma-separated owner list. An empty list contains nobody.
+ * Whether `email` is in the comma-separated owner list, both in the canonical form
+ * ({@linkcode canonicalEmail}). An empty list contains nobody.
  *
  * @example
  * ```ts
@@ -44,7 +40,7 @@ function list(raw: unknown): string[] {
  * ```
  */
 export function isOwner(owners: string, email: string): boolean {
-  const e = normalizeEmail(email);
+  const e = canonicalEmail(email);
   return e !== null && list(owners).includes(e);
 }
 
@@ -61,7 +57,7 @@ export function isOwner(owners: string, email: string): boolean {
  * ```
  */
 export function emailAllowed(input: EmailAllowedInput): boolean {
-  const e = normalizeEmail(input?.email);
+  const e = canonicalEmail(input?.email);
   if (e === null) return false;
   switch (input.mode) {
     case "public":
@@ -90,6 +86,6 @@ export function emailAllowed(input: EmailAllowedInput): boolean {
  * ```
  */
 export function parseAccessMode(raw: string | null | undefined): AccessMode {
-  const m = typeof raw === "string" ? raw.trim().toLowerCase() : "";
+  const m = typeof raw === "string" ? asciiLower(raw.trim()) : "";
   return m === "public" || m === "domain" ? m : "owners";
 }

@@ -1,12 +1,18 @@
 /**
  * Session cookies: a purpose-bound signed token (see `token.ts`) carrying the subject (an
- * e-mail or a user id), in a cookie that is HttpOnly, Secure, SameSite=Lax, Path=/ and has a
- * Max-Age, so `__Host-` names work.
+ * e-mail or a user id) and, optionally, a generation, in a cookie that is HttpOnly, Secure,
+ * SameSite=Lax, Path=/ and has a Max-Age, so `__Host-` names work.
+ *
+ * Revocation: a cookie created with a `generation` (a per-user value the site changes to end
+ * that user's sessions, e.g. the `/d1` users' security stamp) is accepted by `readSession` only
+ * while the site passes the same current generation. Changing a secret list so that the
+ * signing secret is gone ends every session.
  *
  * @module
  */
 import { AuthError } from "./_errors.ts";
 import { COOKIE_NAME, cookieValues } from "./_cookie.ts";
+import { timingSafeEqualText } from "./_encoding.ts";
 import { type Secrets, signToken, verifyToken } from "./token.ts";
 
 /** Default session lifetime: 7 days, in seconds. */
@@ -22,10 +28,20 @@ export interface SessionConfig {
   maxAge?: number;
 }
 
+/** Longest generation accepted, in characters. */
+const MAX_GENERATION = 256;
+
 /** Options of {@linkcode createSessionCookie}. */
 export interface CreateSessionOptions {
   /** Lifetime in seconds for this cookie, overriding the config's. */
   maxAge?: number;
+  /**
+   * The user's current session generation (1 to 256 characters), signed into the cookie. When
+   * the site later changes it (password change, reset, "sign out everywhere"), every cookie
+   * issued before stops verifying in {@linkcode readSession} given the new value. It is
+   * signed, not encrypted: the cookie's holder can read it, so it must not be a secret.
+   */
+  generation?: string;
   /** Current time in milliseconds since the epoch (default `Date.now()`), for tests. */
   now?: number;
 }
@@ -34,7 +50,20 @@ export interface CreateSessionOptions {
 export interface ReadSessionOptions {
   /** Current time in milliseconds since the epoch (default `Date.now()`), for tests. */
   now?: number;
+  /**
+   * The current generation of the session's subject: a string, or a function that looks it up
+   * for the subject (called after the signature check, on every read, cached cookies
+   * included). When given, only a cookie carrying exactly this generation is a session; a
+   * cookie without one, a function that answers `null`/`undefined`, throws or rejects, all
+   * give `null`. When omitted, generations are not checked.
+   */
+  generation?: string | GenerationLookup;
 }
+
+/** Looks up the current session generation of a subject (e.g. from the site's user store). */
+export type GenerationLookup = (
+  subject: string,
+) => string | null | undefined | Promise<string | null | undefined>;
 
 /** The identity in a valid session cookie. */
 export interface Session {
@@ -44,6 +73,8 @@ export interface Session {
   issuedAt: number;
   /** Expires at, seconds since the epoch. */
   expiresAt: number;
+  /** The generation the cookie was created with (absent when it has none). */
+  generation?: string;
 }
 
 function cookieName(config: SessionConfig): string {
@@ -64,8 +95,8 @@ function attributes(maxAge: number): string {
 
 /**
  * Creates a signed session for `subject` and returns the `Set-Cookie` header value. Throws
- * {@linkcode AuthError} for an invalid cookie name, empty secret or subject, or a non-positive
- * max age.
+ * {@linkcode AuthError} for an invalid cookie name, empty secret or subject, a non-positive
+ * max age, or a generation that is not 1 to 256 characters.
  *
  * @example
  * ```ts
@@ -88,9 +119,13 @@ export async function createSessionCookie(
   if (!Number.isSafeInteger(maxAge) || maxAge <= 0) {
     throw new AuthError("invalid_options", "maxAge must be a positive integer of seconds");
   }
+  const generation = options?.generation;
+  if (generation !== undefined && !isGeneration(generation)) {
+    throw new AuthError("invalid_options", "generation must be a string of 1 to 256 characters");
+  }
   const token = await signToken(config.secret, {
     purpose: purpose(name),
-    payload: subject,
+    payload: generation === undefined ? subject : [subject, generation],
     ttlSeconds: maxAge,
     now: options?.now,
   });
@@ -99,7 +134,8 @@ export async function createSessionCookie(
 
 /**
  * Reads the session from a request's `Cookie` header: the identity, or `null` when the cookie
- * is missing, tampered, truncated, expired, or signed with another secret. Never throws.
+ * is missing, tampered, truncated, expired, signed with another secret, or (with the
+ * `generation` option) of another generation. Never throws.
  *
  * @example
  * ```ts
@@ -107,6 +143,11 @@ export async function createSessionCookie(
  * const config = { secret: "a long random SESSION_SECRET", cookieName: "__Host-session" };
  * const session = await readSession(config, new Request("https://example.com/"));
  * console.log(session); // null: no cookie
+ * // With revocation: the site's current generation for the subject.
+ * const generations = new Map([["u1", "3"]]);
+ * await readSession(config, new Request("https://example.com/"), {
+ *   generation: (subject) => generations.get(subject),
+ * });
  * ```
  */
 export async function readSession(
@@ -119,26 +160,61 @@ export async function readSession(
     const now = options?.now ?? Date.now();
     const scope = verifiedScope(config.secret, name);
     for (const value of cookieValues(request.headers.get("cookie"), name)) {
-      const seen = scope?.get(value);
-      if (seen) {
-        if (now < seen.expiresAt * 1000) return { ...seen };
+      let session = scope?.get(value);
+      if (session && !(now < session.expiresAt * 1000)) {
         scope!.delete(value);
         continue;
       }
-      const claims = await verifyToken<unknown>(config.secret, value, {
-        purpose: purpose(name),
-        now,
-      });
-      if (claims && typeof claims.payload === "string" && claims.payload.length > 0) {
-        const session = { subject: claims.payload, issuedAt: claims.iat, expiresAt: claims.exp };
+      if (!session) {
+        const claims = await verifyToken<unknown>(config.secret, value, {
+          purpose: purpose(name),
+          now,
+        });
+        const parsed = claims && sessionOf(claims.payload, claims.iat, claims.exp);
+        if (!parsed) continue;
+        session = parsed;
         if (scope) remember(scope, value, session);
-        return { ...session };
       }
+      // Checked on every read, remembered cookie or not: revocation is never cached.
+      if (options?.generation !== undefined && !(await current(session, options.generation))) {
+        continue;
+      }
+      return { ...session };
     }
     return null;
   } catch {
     return null;
   }
+}
+
+function isGeneration(g: unknown): g is string {
+  return typeof g === "string" && g.length > 0 && g.length <= MAX_GENERATION;
+}
+
+/** The session in a verified token's payload: a subject, or `[subject, generation]`. */
+function sessionOf(payload: unknown, issuedAt: number, expiresAt: number): Session | null {
+  if (typeof payload === "string" && payload.length > 0) {
+    return { subject: payload, issuedAt, expiresAt };
+  }
+  if (Array.isArray(payload) && payload.length === 2) {
+    const [subject, generation] = payload;
+    if (typeof subject === "string" && subject.length > 0 && isGeneration(generation)) {
+      return { subject, issuedAt, expiresAt, generation };
+    }
+  }
+  return null;
+}
+
+/** Whether the session's generation is the subject's current one. */
+async function current(session: Session, wanted: string | GenerationLookup): Promise<boolean> {
+  if (session.generation === undefined) return false;
+  let expected: unknown;
+  try {
+    expected = typeof wanted === "function" ? await wanted(session.subject) : wanted;
+  } catch {
+    return false;
+  }
+  return isGeneration(expected) && timingSafeEqualText(session.generation, expected);
 }
 
 // Cookies verified by this process, per secret list and cookie name: a browser sends the same

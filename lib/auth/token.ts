@@ -69,8 +69,10 @@ function hmacKey(secret: string): CryptoKey | Promise<CryptoKey> {
   return pending;
 }
 
+/** The secrets as a list; anything that is neither a string nor an array is no secret at all. */
 function secretList(secrets: Secrets): readonly string[] {
-  return typeof secrets === "string" ? [secrets] : secrets;
+  if (typeof secrets === "string") return [secrets];
+  return Array.isArray(secrets) ? secrets : [];
 }
 
 function signingInput(purpose: string, body: string): Uint8Array<ArrayBuffer> {

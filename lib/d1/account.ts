@@ -14,13 +14,13 @@ import { deliver } from "./email.ts";
 import { accountDeletedEmail } from "./templates.ts";
 import { checkPassword, normalizeName, normalizePassword } from "./policy.ts";
 import {
+  checkCurrentPassword,
   newStamp,
   publicUser,
   reauthError,
   type ReauthOptions,
   type User,
   userById,
-  verifyOrDummy,
 } from "./users.ts";
 import { batch, run, stmt } from "./query.ts";
 
@@ -37,14 +37,20 @@ export interface ChangePasswordParams extends HashingOptions, ClockOptions {
 }
 
 /** Errors of {@linkcode changePassword}. */
-export type ChangePasswordError = CommonError | "not_found" | "wrong_password" | PasswordError;
+export type ChangePasswordError =
+  | CommonError
+  | "not_found"
+  | "wrong_password"
+  | "too_many_attempts"
+  | PasswordError;
 
 /** Result of {@linkcode changePassword}. */
 export type ChangePasswordResult = FlowResult<Record<never, never>, ChangePasswordError>;
 
 /**
- * Changes the password after checking the current one; outstanding reset and e-mail-change
- * links stop working. Never throws.
+ * Changes the password after checking the current one (5 wrong ones per account, then the
+ * throttle asks to wait: `too_many_attempts` with `retryAfter`); outstanding reset and
+ * e-mail-change links and every session stop working. Never throws.
  *
  * @example
  * ```ts
@@ -70,7 +76,9 @@ export function changePassword(
     const now = nowOf(o.now);
     const user = await userById(db, userId);
     if (!user) fail("not_found");
-    if (!(await verifyOrDummy(current, user.password_hash, iterations))) fail("wrong_password");
+    if (!(await checkCurrentPassword(db, user, current, iterations, now))) {
+      fail("wrong_password");
+    }
     const weak = checkPassword(next, { email: user.email, appName: appNameOf(o.appName) });
     if (weak) fail(weak);
     const hash = await hashPassword(next, { iterations });
@@ -152,7 +160,12 @@ export interface RemoveUserParams extends ReauthOptions, HashingOptions, ClockOp
 }
 
 /** Errors of {@linkcode removeUser}. */
-export type RemoveUserError = CommonError | "not_found" | "wrong_password" | "reauth_required";
+export type RemoveUserError =
+  | CommonError
+  | "not_found"
+  | "wrong_password"
+  | "reauth_required"
+  | "too_many_attempts";
 
 /** Result of {@linkcode removeUser}: `notified` is false when the notice could not be sent. */
 export type RemoveUserResult = FlowResult<{ notified: boolean }, RemoveUserError>;
@@ -182,7 +195,7 @@ export function removeUser(db: D1Database, p: RemoveUserParams): Promise<RemoveU
     const now = nowOf(o.now);
     const user = await userById(db, userId);
     if (!user) fail("not_found");
-    const denied = await reauthError(user, o, now);
+    const denied = await reauthError(db, user, o, now);
     if (denied) fail(denied);
     const [, , removed] = await batch(db, [
       stmt(db, "DELETE FROM oauth_identities WHERE user_id = ?", userId),

@@ -5,8 +5,10 @@
  * holds the user id, the new address and the user's security stamp, so it works once and
  * fails after any password or e-mail change.
  *
- * When the new address already belongs to another account, the request answers the same and
- * sends nothing (no enumeration); a confirmation that loses a race answers `email_taken`.
+ * When the new address already belongs to another verified account, the request answers the
+ * same and sends nothing (no enumeration); a confirmation that loses a race answers
+ * `email_taken`. An unverified signup of the new address does not hold it: the confirmation
+ * proves the inbox, so that signup (its pending password and codes) is discarded.
  *
  * @module
  */
@@ -33,7 +35,7 @@ import { deliver } from "./email.ts";
 import { emailChangedNoticeEmail, emailChangeEmail } from "./templates.ts";
 import { newStamp, reauthError, type ReauthOptions, userByEmail, userById } from "./users.ts";
 import { issueCode, releaseCode } from "./otp.ts";
-import { run } from "./query.ts";
+import { batch, run, stmt } from "./query.ts";
 
 /** Default lifetime of an e-mail-change link, in hours. */
 export const EMAIL_CHANGE_TTL_HOURS = 24;
@@ -70,7 +72,8 @@ export type RequestEmailChangeError =
   | "invalid_email"
   | "same_email"
   | "wrong_password"
-  | "reauth_required";
+  | "reauth_required"
+  | "too_many_attempts";
 
 /** Result of {@linkcode requestEmailChange}. */
 export type RequestEmailChangeResult = FlowResult<Record<never, never>, RequestEmailChangeError>;
@@ -109,10 +112,11 @@ export function requestEmailChange(
     const now = nowOf(o.now);
     const user = await userById(db, userId);
     if (!user) fail("not_found");
-    const denied = await reauthError(user, o, now);
+    const denied = await reauthError(db, user, o, now);
     if (denied) fail(denied);
     if (newEmail === user.email) fail("same_email");
-    if (await userByEmail(db, newEmail)) return { ok: true as const };
+    const holder = await userByEmail(db, newEmail);
+    if (holder && Number(holder.email_verified) === 1) return { ok: true as const };
     if (!(await issueCode(db, { email: user.email, purpose: "email-change", secrets, now }))) {
       return { ok: true as const };
     }
@@ -192,13 +196,30 @@ export function confirmEmailChange(
     }
     const user = await userById(db, id);
     if (!user || user.stamp !== stamp) fail("invalid_token");
-    const changed = await run(
-      db,
-      `UPDATE users SET email = ?, email_verified = 1, stamp = ?, updated_at = ?
-       WHERE id = ? AND stamp = ?`,
-      [newEmail, newStamp(), now, id, stamp],
-      "email_taken",
-    );
+    // One transaction, each step only while the token's stamp is current: an unverified signup
+    // of the new address is discarded (this link proved the inbox), then the address moves.
+    const current = "EXISTS (SELECT 1 FROM users WHERE id = ? AND stamp = ?)";
+    const [, , changed] = await batch(db, [
+      stmt(
+        db,
+        `DELETE FROM users WHERE email = ? AND email_verified = 0 AND id <> ? AND ${current}`,
+        newEmail,
+        id,
+        id,
+        stamp,
+      ),
+      stmt(db, `DELETE FROM otp_codes WHERE email = ? AND ${current}`, newEmail, id, stamp),
+      stmt(
+        db,
+        `UPDATE users SET email = ?, email_verified = 1, stamp = ?, updated_at = ?
+         WHERE id = ? AND stamp = ?`,
+        newEmail,
+        newStamp(),
+        now,
+        id,
+        stamp,
+      ),
+    ], "email_taken");
     if (changed !== 1) fail("invalid_token");
     await run(db, "DELETE FROM otp_codes WHERE email = ?", [user.email]);
     let notified = false;

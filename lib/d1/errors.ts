@@ -15,7 +15,9 @@
  *   NIST SP 800-63B policy (see `checkPassword`).
  * - `invalid_code`: the one-time code is wrong, or there is no code for this address.
  * - `expired_code`: the code's lifetime is over.
- * - `too_many_attempts`: five wrong tries were used up; request a new code.
+ * - `too_many_attempts`: five wrong tries of a code were used up (request a new code), or a
+ *   throttle of password sign-in, codes or re-authentication asks to wait: then `retryAfter`
+ *   gives the seconds (see `THROTTLE`).
  * - `invalid_credentials`: login with an unknown e-mail or a wrong password (same answer).
  * - `email_not_verified`: login with the right password for an account not yet verified.
  * - `invalid_token`: a reset or e-mail-change token that is forged, expired, of another
@@ -77,6 +79,11 @@ export interface FlowFailure<E extends D1ErrorCode = D1ErrorCode> {
   ok: false;
   /** What went wrong. */
   error: E;
+  /**
+   * With `too_many_attempts` from a throttle: the whole seconds to wait before the next try
+   * can be counted (absent when waiting does not help, e.g. a code's five tries are used).
+   */
+  retryAfter?: number;
 }
 
 /** A flow's result: success with its fields, or a failure with one of the codes `E`. */
@@ -86,14 +93,14 @@ export type FlowResult<T extends object, E extends D1ErrorCode> =
 
 /** Thrown inside a flow to end it with an error code; caught by `guard`. @internal */
 export class FlowStop extends Error {
-  constructor(readonly error: D1ErrorCode) {
+  constructor(readonly error: D1ErrorCode, readonly retryAfter?: number) {
     super(error);
   }
 }
 
-/** Ends the current flow with `code`. @internal */
-export function fail(code: D1ErrorCode): never {
-  throw new FlowStop(code);
+/** Ends the current flow with `code` (and the seconds to wait, for a throttle). @internal */
+export function fail(code: D1ErrorCode, retryAfter?: number): never {
+  throw new FlowStop(code, retryAfter);
 }
 
 /** Runs a flow body; anything thrown becomes `{ok:false, error}`. @internal */
@@ -101,6 +108,9 @@ export async function guard<R>(body: () => Promise<R>): Promise<R | FlowFailure<
   try {
     return await body();
   } catch (e) {
+    if (e instanceof FlowStop && e.retryAfter !== undefined) {
+      return { ok: false, error: e.error, retryAfter: e.retryAfter } as FlowFailure<never>;
+    }
     const error = e instanceof FlowStop ? e.error : "internal_error";
     return { ok: false, error } as FlowFailure<never>;
   }

@@ -9,6 +9,7 @@ import { MAX_PASSWORD_ITERATIONS } from "../auth/password.ts";
 import { fail } from "./errors.ts";
 import type { EmailSender } from "./email.ts";
 import { normalizeEmail } from "./policy.ts";
+import { clientKey } from "./throttle.ts";
 
 /** Options every flow that hashes passwords accepts. */
 export interface HashingOptions {
@@ -54,10 +55,27 @@ export function senderOf(v: unknown): EmailSender {
   return v as EmailSender;
 }
 
+/** The optional `waitUntil` of a flow that sends e-mail, or `invalid_input`. @internal */
+export function waitUntilOf(v: unknown): ((delivery: Promise<unknown>) => void) | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== "function") fail("invalid_input");
+  return v as (delivery: Promise<unknown>) => void;
+}
+
 /** A normalized e-mail, or `invalid_email` (`invalid_input` when not a string). @internal */
 export function emailOf(v: unknown): string {
   if (typeof v !== "string") fail("invalid_input");
   return normalizeEmail(v) ?? fail("invalid_email");
+}
+
+/**
+ * The optional client of a sign-in (an IP address or device id, at most 200 characters) as a
+ * throttle key; "" when absent. @internal
+ */
+export function clientOf(v: unknown): string {
+  if (v === undefined) return "";
+  if (typeof v !== "string" || v.length > 200) fail("invalid_input");
+  return clientKey(v as string);
 }
 
 /** A string of at most `max` characters, or `invalid_input`. @internal */

@@ -1,20 +1,23 @@
 /**
  * Password login. Unknown addresses and wrong passwords get the same answer after the same
- * work (a PBKDF2 verification against a dummy hash); the right password of an unverified
- * account gets its own code. A hash stored with another cost than `iterations` (default the
- * core's) is rehashed at that cost after a successful login.
+ * work (a PBKDF2 verification against a dummy hash); the pending password of an unverified
+ * account (its latest signup's) gets its own code, `email_not_verified`. A hash stored with
+ * another cost than `iterations` (default the core's) is rehashed at that cost after a
+ * successful login. Every try is counted first by the sign-in throttle (`throttle.ts`): per
+ * account and client, per client and per account, the same for unknown addresses.
  *
  * @module
  */
 import { hashPassword, needsRehash } from "../auth/password.ts";
 import type { ClockOptions, HashingOptions } from "./input.ts";
-import { iterationsOf, nowOf, params, passwordOf } from "./input.ts";
+import { clientOf, iterationsOf, nowOf, params, passwordOf } from "./input.ts";
 import type { CommonError, FlowResult } from "./errors.ts";
 import { fail, guard } from "./errors.ts";
 import type { D1Database } from "./types.ts";
 import { normalizeEmail, normalizePassword } from "./policy.ts";
-import { userByEmail, verifyOrDummy } from "./users.ts";
+import { credentialsByEmail, verifyOrDummy } from "./users.ts";
 import { run } from "./query.ts";
+import { clearTries, signInBuckets, takeTry } from "./throttle.ts";
 
 /** Parameters of {@linkcode login}. */
 export interface LoginParams extends HashingOptions, ClockOptions {
@@ -22,23 +25,39 @@ export interface LoginParams extends HashingOptions, ClockOptions {
   email: string;
   /** The password. */
   password: string;
+  /**
+   * Who is signing in, for the throttle: the client's IP address as the site sees it (behind
+   * a proxy, the address the proxy reports), or a device id. Without it only the looser
+   * account-wide bucket applies, which strangers can fill for the owner; pass it.
+   */
+  client?: string;
 }
 
 /** Errors of {@linkcode login}. */
-export type LoginError = CommonError | "invalid_credentials" | "email_not_verified";
+export type LoginError =
+  | CommonError
+  | "invalid_credentials"
+  | "email_not_verified"
+  | "too_many_attempts";
 
 /** Result of {@linkcode login}. */
 export type LoginResult = FlowResult<{ userId: string }, LoginError>;
 
 /**
- * Checks an e-mail and password. Never throws.
+ * Checks an e-mail and password. Never throws. A try refused by the throttle is
+ * `too_many_attempts` with `retryAfter` seconds, and costs no password hashing.
  *
  * @example
  * ```ts
  * import { login, openLibsql } from "@gatehouse/gatehouse/d1";
  * const db = openLibsql("file:.data/site.db");
- * const result = await login(db, { email: "ada@example.com", password: "correct horse" });
+ * const result = await login(db, {
+ *   email: "ada@example.com",
+ *   password: "correct horse",
+ *   client: "203.0.113.7", // the client's IP address
+ * });
  * if (result.ok) console.log("user", result.userId);
+ * else if (result.error === "too_many_attempts") console.log("wait", result.retryAfter, "s");
  * ```
  */
 export function login(db: D1Database, p: LoginParams): Promise<LoginResult> {
@@ -47,18 +66,23 @@ export function login(db: D1Database, p: LoginParams): Promise<LoginResult> {
     const password = normalizePassword(passwordOf(o.password));
     const iterations = iterationsOf(o.iterations);
     const now = nowOf(o.now);
+    const client = clientOf(o.client);
     const email = normalizeEmail(o.email);
-    const user = email ? await userByEmail(db, email) : null;
-    const ok = await verifyOrDummy(password, user?.password_hash, iterations);
+    // Unparseable addresses share one bucket ("-" is no address): they never sign anyone in.
+    const account = email ?? "-";
+    await takeTry(db, signInBuckets(account, client), now);
+    const user = email ? await credentialsByEmail(db, email) : null;
+    const ok = await verifyOrDummy(password, user?.hash, iterations);
     if (!user || !ok) fail("invalid_credentials");
-    if (Number(user.email_verified) !== 1) fail("email_not_verified");
-    if (user.password_hash && needsRehash(user.password_hash, { iterations })) {
+    await clearTries(db, "sign-in", account, client, now);
+    if (!user.verified) fail("email_not_verified");
+    if (user.hash && needsRehash(user.hash, { iterations })) {
       try {
         const upgraded = await hashPassword(password, { iterations });
         await run(
           db,
           "UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ? AND password_hash = ?",
-          [upgraded, now, user.id, user.password_hash],
+          [upgraded, now, user.id, user.hash],
         );
       } catch {
         // The login stands; the upgrade is retried next time.

@@ -1,7 +1,8 @@
 /**
- * Migration of databases created before 0.2.0: version 0.2.0 added `users.name` (TEXT) and
- * `users.is_admin` (INTEGER NOT NULL DEFAULT 0). Each is added only when `PRAGMA table_info`
- * shows it missing, then `schema.sql` is applied; safe to run any number of times.
+ * Migration of older databases: version 0.2.0 added `users.name` (TEXT) and `users.is_admin`
+ * (INTEGER NOT NULL DEFAULT 0); each is added only when `PRAGMA table_info` shows it missing.
+ * Then `schema.sql` is applied, which creates the tables added since (`auth_throttle`, the
+ * throttles of guessing). Safe to run any number of times.
  *
  * @module
  */

@@ -42,18 +42,33 @@ function key(secret: string): Promise<CryptoKey> {
   );
 }
 
-function message(purpose: string, email: string, code: string): Uint8Array<ArrayBuffer> {
-  return enc.encode(`gatehouse-otp\u0000${purpose}\u0000${email}\u0000${code}`);
+function message(
+  purpose: string,
+  email: string,
+  code: string,
+  bind: string | undefined,
+): Uint8Array<ArrayBuffer> {
+  const bound = bind === undefined ? "" : `\u0000${bind}`;
+  return enc.encode(`gatehouse-otp\u0000${purpose}\u0000${email}\u0000${code}${bound}`);
 }
 
-/** HMAC of a code (hex); the code itself is never stored. @internal */
+/**
+ * HMAC of a code (hex); the code itself is never stored. `bind` ties the code to a value (a
+ * signup's pending password hash): the code then verifies only together with that value.
+ * @internal
+ */
 export async function codeMac(
   secret: string,
   purpose: string,
   email: string,
   code: string,
+  bind?: string,
 ): Promise<string> {
-  const sig = await crypto.subtle.sign("HMAC", await key(secret), message(purpose, email, code));
+  const sig = await crypto.subtle.sign(
+    "HMAC",
+    await key(secret),
+    message(purpose, email, code, bind),
+  );
   return Array.from(new Uint8Array(sig), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
@@ -64,6 +79,7 @@ async function macMatches(
   email: string,
   code: string,
   stored: string,
+  bind: string | undefined,
 ): Promise<boolean> {
   if (!/^[0-9a-f]{64}$/.test(stored)) return false;
   const sig = new Uint8Array(32);
@@ -71,7 +87,8 @@ async function macMatches(
   const list = typeof secrets === "string" ? [secrets] : secrets;
   let ok = false;
   for (const s of list) {
-    ok = await crypto.subtle.verify("HMAC", await key(s), sig, message(purpose, email, code)) || ok;
+    const input = message(purpose, email, code, bind);
+    ok = await crypto.subtle.verify("HMAC", await key(s), sig, input) || ok;
   }
   return ok;
 }
@@ -82,8 +99,6 @@ export interface IssueOptions {
   purpose: string;
   secrets: Secrets;
   now: number;
-  /** A password hash that verifying this code sets (signup); null for none. */
-  pendingHash?: string | null;
 }
 
 /**
@@ -97,16 +112,15 @@ export async function issueCode(db: D1Database, o: IssueOptions): Promise<string
   const changed = await run(
     db,
     `INSERT INTO otp_codes (email, purpose, code_hash, password_hash, attempts, sent_at, expires_at)
-     VALUES (?, ?, ?, ?, 0, ?, ?)
+     VALUES (?, ?, ?, NULL, 0, ?, ?)
      ON CONFLICT (email, purpose) DO UPDATE SET code_hash = excluded.code_hash,
-       password_hash = excluded.password_hash, attempts = 0, sent_at = excluded.sent_at,
+       password_hash = NULL, attempts = 0, sent_at = excluded.sent_at,
        expires_at = excluded.expires_at
      WHERE otp_codes.sent_at <= ?`,
     [
       o.email,
       o.purpose,
       mac,
-      o.pendingHash ?? null,
       o.now,
       o.now + OTP_TTL_MINUTES * 60_000,
       o.now - OTP_RESEND_SECONDS * 1000,
@@ -123,16 +137,27 @@ export async function releaseCode(db: D1Database, email: string, purpose: string
   ]).catch(() => 0);
 }
 
+/** What `consumeCode` checks. @internal */
+export interface ConsumeOptions {
+  email: string;
+  purpose: string;
+  code: string;
+  secrets: Secrets;
+  now: number;
+  /**
+   * For codes bound to their pending password hash (signup): accepts the pending hash when the
+   * caller holds its attempt. The code is then compared bound to that hash.
+   */
+  attempt?: (pendingHash: string) => Promise<boolean>;
+}
+
 /**
  * Checks a code: counts the try first (refusing once `OTP_MAX_ATTEMPTS` were used), then
  * compares, then deletes the row so the code works once. Resolves to the pending password
  * hash stored with it (or null); stops with `invalid_code`, `expired_code` or
  * `too_many_attempts`. @internal
  */
-export async function consumeCode(
-  db: D1Database,
-  o: { email: string; purpose: string; code: string; secrets: Secrets; now: number },
-): Promise<string | null> {
+export async function consumeCode(db: D1Database, o: ConsumeOptions): Promise<string | null> {
   const counted = await run(
     db,
     `UPDATE otp_codes SET attempts = attempts + 1
@@ -150,14 +175,24 @@ export async function consumeCode(
     return fail(Number(row.expires_at) <= o.now ? "expired_code" : "too_many_attempts");
   }
   if (!/^[0-9]{6}$/.test(o.code)) return fail("invalid_code");
-  if (!(await macMatches(o.secrets, o.purpose, o.email, o.code, String(row.code_hash)))) {
+  const pending = typeof row.password_hash === "string" && row.password_hash
+    ? row.password_hash
+    : null;
+  let bind: string | undefined;
+  if (o.attempt) {
+    if (pending === null || !(await o.attempt(pending))) return fail("invalid_code");
+    bind = pending;
+  }
+  const stored = String(row.code_hash);
+  if (!(await macMatches(o.secrets, o.purpose, o.email, o.code, stored, bind))) {
     return fail("invalid_code");
   }
+  // The row as it was checked: a signup that replaced the pending password meanwhile wins.
   const used = await run(
     db,
-    "DELETE FROM otp_codes WHERE email = ? AND purpose = ? AND code_hash = ?",
-    [o.email, o.purpose, row.code_hash],
+    "DELETE FROM otp_codes WHERE email = ? AND purpose = ? AND code_hash = ? AND password_hash IS ?",
+    [o.email, o.purpose, row.code_hash, row.password_hash ?? null],
   );
   if (used !== 1) return fail("invalid_code");
-  return row.password_hash ?? null;
+  return pending;
 }

@@ -14,6 +14,7 @@
  * @module
  */
 import type { PasswordError } from "./errors.ts";
+import { canonicalEmail } from "../auth/email.ts";
 
 /** The password length bounds, in Unicode code points. */
 export const PASSWORD_LENGTH: { readonly min: number; readonly max: number } = {
@@ -141,17 +142,20 @@ export function checkPassword(
 }
 
 /**
- * Parses an e-mail address: trims, NFC-normalizes and lowercases it; null when implausible.
+ * Parses an e-mail address into the toolkit's canonical form (the core's `canonicalEmail`:
+ * trimmed, ASCII letters lowercased, no Unicode case mapping or normalization, so look-alikes
+ * such as the Kelvin sign stay distinct addresses); null when implausible.
  *
  * @example
  * ```ts
  * import { normalizeEmail } from "@gatehouse/gatehouse/d1";
  * normalizeEmail("  Ada@Example.COM "); // "ada@example.com"
+ * normalizeEmail("\u212Aate@example.com"); // "\u212Aate@example.com", not "kate@example.com"
  * ```
  */
 export function normalizeEmail(raw: unknown): string | null {
-  if (typeof raw !== "string" || raw.length > 1000) return null;
-  const email = raw.trim().normalize("NFC").toLowerCase();
+  const email = canonicalEmail(raw);
+  if (email === null) return null;
   if (email.length < 3 || email.length > MAX_EMAIL_LENGTH) return null;
   // deno-lint-ignore no-control-regex
   if (/[\s\u0000-\u001f\u007f<>"(),;:\\[\]]/.test(email)) return null;

@@ -49,6 +49,22 @@ CREATE TABLE IF NOT EXISTS otp_codes (
 );
 
 CREATE INDEX IF NOT EXISTS otp_codes_expires ON otp_codes (expires_at);
+
+-- Throttles of guessing (password sign-in, signup codes, re-authentication): one row per
+-- bucket. kind: 'sign-in' | 'code' | 'reauth'; account: the canonical e-mail, '' for a
+-- client-wide bucket; client: the site-given client key, '' for an account-wide bucket.
+CREATE TABLE IF NOT EXISTS auth_throttle (
+  kind TEXT NOT NULL,
+  account TEXT NOT NULL,
+  client TEXT NOT NULL,
+  failures INTEGER NOT NULL DEFAULT 0,
+  blocked_until INTEGER NOT NULL DEFAULT 0,
+  known INTEGER NOT NULL DEFAULT 0,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (kind, account, client)
+);
+
+CREATE INDEX IF NOT EXISTS auth_throttle_updated ON auth_throttle (updated_at);
 `.trimStart();
 
 /**
@@ -58,7 +74,7 @@ CREATE INDEX IF NOT EXISTS otp_codes_expires ON otp_codes (expires_at);
  * @example
  * ```ts
  * import { SCHEMA_SQL, splitStatements } from "@gatehouse/gatehouse/d1";
- * console.log(splitStatements(SCHEMA_SQL).length); // 6
+ * console.log(splitStatements(SCHEMA_SQL).length); // 8
  * ```
  */
 export function splitStatements(sql: string): string[] {

@@ -1,11 +1,13 @@
 /**
- * Signup with a one-time code: `signup` creates an unverified user and e-mails a code;
- * `verifyOtp` checks it and marks the address verified; `resendOtp` sends a fresh code.
+ * Signup with a one-time code: `signup` creates an unverified user, e-mails a code and answers
+ * the signup's `attempt`; `verifyOtp` checks the code together with the attempt and marks the
+ * address verified with that signup's password; `resendOtp` sends a fresh code for an attempt.
  *
- * Signing up with an address that already has a verified account answers exactly like a new
- * signup (same work, same result) and e-mails the owner a notice instead of a code. Signing up
- * again with an unverified address sends a new code (throttled); verifying a code sets the
- * password of the signup that code was sent for.
+ * A verification only confirms the password of whoever holds both the inbox (the code) and
+ * the browser that signed up (the attempt), see `attempt.ts`. Signing up with an address that
+ * already has a verified account answers exactly like a new signup (same work, same result,
+ * an attempt that verifies nothing) and e-mails the owner a notice instead of a code. An
+ * unverified account holds no password until a verification confirms one.
  *
  * @module
  */
@@ -30,12 +32,19 @@ import { deliver } from "./email.ts";
 import { accountExistsEmail, otpEmail } from "./templates.ts";
 import { checkPassword, normalizePassword } from "./policy.ts";
 import { consumeCode, issueCode, OTP_TTL_MINUTES, releaseCode } from "./otp.ts";
+import {
+  attemptFor,
+  attemptMatches,
+  decoyAttempt,
+  renewSignupCode,
+  SIGNUP,
+  startSignupAttempt,
+} from "./attempt.ts";
 import { newStamp, newUserId, userByEmail } from "./users.ts";
-import { first, run } from "./query.ts";
+import { run } from "./query.ts";
+import { clearTries, takeTry, THROTTLE } from "./throttle.ts";
 import type { Secrets } from "../auth/token.ts";
 
-/** Purpose of signup codes in `otp_codes`. */
-const SIGNUP = "signup";
 /** Purpose of "account exists" notices (throttled like codes). */
 const NOTICE = "signup-notice";
 
@@ -60,11 +69,18 @@ export interface SignupParams extends HashingOptions, ClockOptions {
 /** Errors of {@linkcode signup}. */
 export type SignupError = CommonError | "invalid_email" | PasswordError;
 
-/** Result of {@linkcode signup}: the same for new and existing addresses. */
-export type SignupResult = FlowResult<Record<never, never>, SignupError>;
+/**
+ * Result of {@linkcode signup}: the same for new and existing addresses. `attempt` identifies
+ * this signup: keep it in the browser that signed up (e.g. an HttpOnly cookie) and pass it to
+ * {@linkcode verifyOtp} and {@linkcode resendOtp}; it is not shown to the user.
+ */
+export type SignupResult = FlowResult<{ attempt: string }, SignupError>;
 
 /**
- * Creates an unverified user and e-mails a 6-digit code. Never throws.
+ * Creates an unverified user and e-mails a 6-digit code. Never throws. The latest signup of an
+ * unverified address wins: its password becomes the pending one and earlier codes stop
+ * working; inside the resend throttle (`OTP_RESEND_SECONDS`) no e-mail is sent, and the code
+ * comes with {@linkcode resendOtp} once the throttle allows.
  *
  * @example
  * ```ts
@@ -76,7 +92,8 @@ export type SignupResult = FlowResult<Record<never, never>, SignupError>;
  *   secret: "TOKEN_SECRET value",
  *   sendEmail: (mail) => console.log(mail.to, mail.subject),
  * });
- * if (!result.ok) console.log(result.error);
+ * if (result.ok) console.log("keep in an HttpOnly cookie:", result.attempt);
+ * else console.log(result.error);
  * ```
  */
 export function signup(db: D1Database, p: SignupParams): Promise<SignupResult> {
@@ -93,16 +110,18 @@ export function signup(db: D1Database, p: SignupParams): Promise<SignupResult> {
     if (weak) fail(weak);
     // Hash first in every case: new and existing addresses cost the same.
     const hash = await hashPassword(password, { iterations });
-    // The unique index decides who creates the user: concurrent signups create one.
+    // The unique index decides who creates the user: concurrent signups create one. The
+    // password stays pending (in otp_codes) until a verification confirms it.
     await run(
       db,
       `INSERT INTO users (id, email, password_hash, email_verified, stamp, created_at, updated_at)
-       VALUES (?, ?, ?, 0, ?, ?, ?) ON CONFLICT DO NOTHING`,
-      [newUserId(), email, hash, newStamp(), now, now],
+       VALUES (?, ?, NULL, 0, ?, ?, ?) ON CONFLICT DO NOTHING`,
+      [newUserId(), email, newStamp(), now, now],
     );
     const user = await userByEmail(db, email);
     if (!user) fail("db_error");
     if (Number(user.email_verified) === 1) {
+      const attempt = await decoyAttempt(secrets, email);
       if (await issueCode(db, { email, purpose: NOTICE, secrets, now })) {
         try {
           await deliver(send, email, accountExistsEmail, o.renderAccountExists, { appName });
@@ -111,11 +130,12 @@ export function signup(db: D1Database, p: SignupParams): Promise<SignupResult> {
           throw e;
         }
       }
-      return { ok: true as const };
+      return { ok: true as const, attempt };
     }
-    const code = await issueCode(db, { email, purpose: SIGNUP, secrets, now, pendingHash: hash });
+    const attempt = await attemptFor(secrets, email, hash);
+    const code = await startSignupAttempt(db, { email, pendingHash: hash, secrets, now });
     if (code) await sendCode(db, send, email, code, o.renderOtp, appName);
-    return { ok: true as const };
+    return { ok: true as const, attempt };
   });
 }
 
@@ -141,6 +161,8 @@ export interface VerifyOtpParams extends ClockOptions {
   email: string;
   /** The 6-digit code (spaces are ignored). */
   code: string;
+  /** The `attempt` that {@linkcode signup} answered, kept by the browser that signed up. */
+  attempt: string;
   /** The site's `TOKEN_SECRET` (or a rotation list). */
   secret: Secrets;
 }
@@ -157,14 +179,17 @@ export type VerifyOtpError =
 export type VerifyOtpResult = FlowResult<{ userId: string }, VerifyOtpError>;
 
 /**
- * Checks a signup code and marks the address verified. At most 5 tries per code; a code
- * works once. Never throws.
+ * Checks a signup code with the signup's attempt and marks the address verified with the
+ * password of that signup. At most 5 tries per code, and 10 wrong codes per address before
+ * the throttle asks to wait (`too_many_attempts` with `retryAfter`); a code works once; a code
+ * sent for another signup of the address, or a wrong attempt, is `invalid_code`. Never throws.
  *
  * @example
  * ```ts
  * import { openLibsql, verifyOtp } from "@gatehouse/gatehouse/d1";
  * const db = openLibsql("file:.data/site.db");
- * const result = await verifyOtp(db, { email: "ada@example.com", code: "123456", secret: "s" });
+ * const attempt = "from the signup's cookie";
+ * const result = await verifyOtp(db, { email: "ada@example.com", code: "123456", attempt, secret: "s" });
  * if (result.ok) console.log("signed up", result.userId);
  * ```
  */
@@ -174,15 +199,28 @@ export function verifyOtp(db: D1Database, p: VerifyOtpParams): Promise<VerifyOtp
     const secrets = secretOf(o.secret);
     const email = emailOf(o.email);
     const code = stringOf(o.code, 64).replace(/\s+/g, "");
+    const attempt = stringOf(o.attempt, 256);
     const now = nowOf(o.now);
-    const pending = await consumeCode(db, { email, purpose: SIGNUP, code, secrets, now });
+    // Wrong codes of an address, over all its codes: 10, then waits (each code has 5 tries).
+    await takeTry(db, [{ kind: "code", account: email, client: "", free: THROTTLE.code }], now);
+    const pending = await consumeCode(db, {
+      email,
+      purpose: SIGNUP,
+      code,
+      secrets,
+      now,
+      attempt: (hash) => attemptMatches(secrets, email, hash, attempt),
+    });
+    if (!pending) fail("invalid_code");
+    // Only an account still unverified: a reset or an OAuth sign-in that verified it first wins.
     const changed = await run(
       db,
-      `UPDATE users SET email_verified = 1, password_hash = COALESCE(?, password_hash),
-         stamp = ?, updated_at = ? WHERE email = ?`,
+      `UPDATE users SET email_verified = 1, password_hash = ?, stamp = ?, updated_at = ?
+       WHERE email = ? AND email_verified = 0`,
       [pending, newStamp(), now, email],
     );
     if (changed !== 1) fail("invalid_code");
+    await clearTries(db, "code", email, "", now);
     const user = await userByEmail(db, email);
     if (!user) fail("invalid_code");
     return { ok: true as const, userId: user.id };
@@ -193,6 +231,8 @@ export function verifyOtp(db: D1Database, p: VerifyOtpParams): Promise<VerifyOtp
 export interface ResendOtpParams extends ClockOptions {
   /** The address to send a fresh code to. */
   email: string;
+  /** The `attempt` that {@linkcode signup} answered, kept by the browser that signed up. */
+  attempt: string;
   /** The site's `TOKEN_SECRET` (or a rotation list). */
   secret: Secrets;
   /** The site's e-mail sender. */
@@ -203,42 +243,50 @@ export interface ResendOtpParams extends ClockOptions {
   appName?: string;
 }
 
+/** Result of {@linkcode resendOtp}: `{ok:true}` whether or not a code was sent. */
+export type ResendOtpResult = FlowResult<Record<never, never>, "invalid_input" | "invalid_email">;
+
 /**
- * Sends a fresh signup code to an unverified address (throttled to one per
- * `OTP_RESEND_SECONDS`; the previous code stops working). Always `{ok:true}`, whether or not
- * the address has an account. Never throws.
+ * Sends a fresh code for a pending signup, when `attempt` is that address's current signup
+ * (throttled to one per `OTP_RESEND_SECONDS`; the previous code stops working). Answers
+ * `{ok:true}` whether or not the address has an account or a code was sent; an error only for
+ * missing or malformed parameters. Never throws.
  *
  * @example
  * ```ts
  * import { openLibsql, resendOtp } from "@gatehouse/gatehouse/d1";
  * const db = openLibsql("file:.data/site.db");
- * await resendOtp(db, { email: "ada@example.com", secret: "s", sendEmail: console.log });
+ * const attempt = "from the signup's cookie";
+ * await resendOtp(db, { email: "ada@example.com", attempt, secret: "s", sendEmail: console.log });
  * ```
  */
-export async function resendOtp(db: D1Database, p: ResendOtpParams): Promise<{ ok: true }> {
-  await guard(async () => {
+export async function resendOtp(db: D1Database, p: ResendOtpParams): Promise<ResendOtpResult> {
+  const input = await guard(() => {
     const o = params(p);
-    const secrets = secretOf(o.secret);
-    const send = senderOf(o.sendEmail);
-    const email = emailOf(o.email);
-    const now = nowOf(o.now);
+    return Promise.resolve({
+      ok: true as const,
+      secrets: secretOf(o.secret),
+      send: senderOf(o.sendEmail),
+      email: emailOf(o.email),
+      attempt: stringOf(o.attempt, 256),
+      now: nowOf(o.now),
+      render: o.renderOtp,
+      appName: appNameOf(o.appName),
+    });
+  });
+  if (!input.ok) {
+    return {
+      ok: false,
+      error: input.error === "invalid_email" ? "invalid_email" : "invalid_input",
+    };
+  }
+  const { email, send } = input;
+  // Whatever happens from here (no account, throttled, a failed send), the answer is the same.
+  await guard(async () => {
     const user = await userByEmail(db, email);
     if (!user || Number(user.email_verified) === 1) return;
-    // Keep the password of the signup this address is waiting on.
-    const row = await first<{ password_hash: string | null }>(
-      db,
-      "SELECT password_hash FROM otp_codes WHERE email = ? AND purpose = ?",
-      email,
-      SIGNUP,
-    );
-    const code = await issueCode(db, {
-      email,
-      purpose: SIGNUP,
-      secrets,
-      now,
-      pendingHash: row?.password_hash ?? user.password_hash,
-    });
-    if (code) await sendCode(db, send, email, code, o.renderOtp, appNameOf(o.appName));
+    const code = await renewSignupCode(db, input);
+    if (code) await sendCode(db, send, email, code, input.render, input.appName);
   });
   return { ok: true };
 }

@@ -6,6 +6,7 @@
 import { hashPassword, verifyPassword } from "../auth/password.ts";
 import type { D1Database } from "./types.ts";
 import { first } from "./query.ts";
+import { clearTries, takeTry, THROTTLE } from "./throttle.ts";
 
 /** A user row as the flows read it. @internal */
 export interface UserRow {
@@ -24,6 +25,34 @@ const COLUMNS = "id, email, password_hash, email_verified, stamp, name, is_admin
 /** The user with this (normalized) e-mail, or null. @internal */
 export function userByEmail(db: D1Database, email: string): Promise<UserRow | null> {
   return first<UserRow>(db, `SELECT ${COLUMNS} FROM users WHERE email = ?`, email);
+}
+
+/** What a password sign-in reads: the user, and the pending password of an unverified one. */
+export interface CredentialRow {
+  id: string;
+  email_verified: number;
+  password_hash: string | null;
+  pending_hash: string | null;
+}
+
+/**
+ * The password a sign-in is checked against, in one query: the confirmed one of a verified
+ * account, the pending signup's of an unverified one (whose own column is never used). @internal
+ */
+export async function credentialsByEmail(
+  db: D1Database,
+  email: string,
+): Promise<{ id: string; verified: boolean; hash: string | null } | null> {
+  const row = await first<CredentialRow>(
+    db,
+    `SELECT u.id, u.email_verified, u.password_hash, o.password_hash AS pending_hash
+     FROM users u LEFT JOIN otp_codes o ON o.email = u.email AND o.purpose = 'signup'
+     WHERE u.email = ?`,
+    email,
+  );
+  if (!row) return null;
+  const verified = Number(row.email_verified) === 1;
+  return { id: row.id, verified, hash: verified ? row.password_hash : row.pending_hash };
 }
 
 /** The user with this id, or null. @internal */
@@ -105,21 +134,43 @@ export function publicUser(row: UserRow): User {
 export const DEFAULT_REAUTH_SECONDS = 300;
 
 /**
- * Re-authentication for sensitive changes: the current password (checked against the row),
- * or a session issued less than `maxAgeSeconds` ago. Resolves to the error code, or null.
- * @internal
+ * Checks the current password of a signed-in user (password change, e-mail change, account
+ * removal) through the re-authentication throttle: 5 wrong passwords per account, then waits
+ * (stops the flow with `too_many_attempts`). Resolves to whether it is right. @internal
+ */
+export async function checkCurrentPassword(
+  db: D1Database,
+  row: UserRow,
+  password: string,
+  iterations: number | undefined,
+  now: number,
+): Promise<boolean> {
+  const bucket = { kind: "reauth" as const, account: row.email, client: "", free: THROTTLE.reauth };
+  await takeTry(db, [bucket], now);
+  const ok = await verifyOrDummy(password, row.password_hash, iterations);
+  if (ok) await clearTries(db, "reauth", row.email, "", now);
+  return ok;
+}
+
+/**
+ * Re-authentication for sensitive changes: the current password (checked against the row,
+ * throttled), or a session issued less than `maxAgeSeconds` ago. Resolves to the error code,
+ * or null. @internal
  */
 export async function reauthError(
+  db: D1Database,
   row: UserRow,
   o: Record<string, unknown>,
   now: number,
 ): Promise<"wrong_password" | "reauth_required" | "invalid_input" | null> {
   if (o.password !== undefined) {
     if (typeof o.password !== "string" || o.password.length > 4096) return "invalid_input";
-    const ok = await verifyOrDummy(
+    const ok = await checkCurrentPassword(
+      db,
+      row,
       o.password.normalize("NFKC"),
-      row.password_hash,
       typeof o.iterations === "number" ? o.iterations : undefined,
+      now,
     );
     return ok ? null : "wrong_password";
   }

@@ -39,6 +39,7 @@ Deno.test("setup-db <name>: a local libSQL file with the schema, twice; prints D
       assert.match(r.out, /^\s+DATABASE_URL=file:\.data\/site\.db$/m);
     }
     assert.deepEqual(await tables(`file:${dir}/.data/site.db`), [
+      "auth_throttle",
       "oauth_identities",
       "otp_codes",
       "users",
@@ -52,6 +53,7 @@ Deno.test("setup-db <name>: a local libSQL file with the schema, twice; prints D
     assert.equal(other.code, 0, other.err);
     assert.match(other.out, new RegExp(`DATABASE_URL=file:${dir}/nested/dir/o.db`));
     assert.deepEqual(await tables(`file:${dir}/nested/dir/o.db`), [
+      "auth_throttle",
       "oauth_identities",
       "otp_codes",
       "users",

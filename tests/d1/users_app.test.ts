@@ -40,7 +40,9 @@ Deno.test("users site: signup, verify, login, forgot, reset, name, password, e-m
         body: new URLSearchParams(body),
       });
     const outboxText = async () => await (await app.request(`${ORIGIN}/users/outbox`)).text();
-    const cookieOf = (r: Response) => (r.headers.get("set-cookie") ?? "").split(";")[0];
+    const cookieOf = (r: Response, name = "__Host-users-session") =>
+      r.headers.getSetCookie().map((c) => c.split(";")[0]).find((c) => c.startsWith(`${name}=`)) ??
+        "";
 
     assert.equal((await app.request(`${ORIGIN}/users/signup`)).status, 200);
     assert.equal((await app.request(`${ORIGIN}/users/`)).status, 302);
@@ -54,16 +56,22 @@ Deno.test("users site: signup, verify, login, forgot, reset, name, password, e-m
       ok: true,
       redirect: `/users/verify?email=${encodeURIComponent(email)}`,
     });
+    const signupCookie = cookieOf(s, "__Host-users-signup");
+    assert.match(signupCookie, /^__Host-users-signup=[\w-]{43}$/);
     const box = await outboxText();
     assert.ok(box.includes(email));
     const code = box.match(/verification code is (\d{6})/)![1];
     const wrong = await json("/users/api/auth/verify", {
       email,
       code: code === "000000" ? "111111" : "000000",
-    });
+    }, signupCookie);
     assert.equal(wrong.status, 400);
     assert.deepEqual(await wrong.json(), { error: "invalid_code" });
-    const v = await json("/users/api/auth/verify", { email, code });
+    // The code alone, from another browser than the one that signed up, verifies nothing.
+    const elsewhere = await json("/users/api/auth/verify", { email, code });
+    assert.equal(elsewhere.status, 400);
+    assert.deepEqual(await elsewhere.json(), { error: "invalid_code" });
+    const v = await json("/users/api/auth/verify", { email, code }, signupCookie);
     assert.equal(v.status, 200);
     let cookie = cookieOf(v);
     assert.match(cookie, /^__Host-users-session=/);
@@ -103,11 +111,21 @@ Deno.test("users site: signup, verify, login, forgot, reset, name, password, e-m
     const page = await (await app.request(`${ORIGIN}/users/`, { headers: { cookie } })).text();
     assert.ok(page.includes("Ada &#60;Lovelace&#62;"));
 
+    const homeOf = (c: string) => app.request(`${ORIGIN}/users/`, { headers: { cookie: c } });
+    const otherDevice = cookieOf(
+      await json("/users/api/auth/login", { email, password: "a brand new passphrase" }),
+    );
+    assert.equal((await homeOf(otherDevice)).status, 200);
     const pw = await html("/users/account/password", {
       currentPassword: "a brand new passphrase",
       newPassword: "the third passphrase",
     }, cookie);
     assert.equal(pw.headers.get("location"), "/users/?done=1");
+    // The password change ended the other sessions; this browser got a new cookie.
+    assert.equal((await homeOf(otherDevice)).status, 302);
+    assert.equal((await homeOf(cookie)).status, 302);
+    cookie = cookieOf(pw);
+    assert.equal((await homeOf(cookie)).status, 200);
     const weak = await html("/users/account/password", {
       currentPassword: "the third passphrase",
       newPassword: "short",
@@ -126,8 +144,35 @@ Deno.test("users site: signup, verify, login, forgot, reset, name, password, e-m
     assert.match(await confirmed.text(), /ada@new\.example/);
     assert.match(await outboxText(), /your e-mail address was changed/);
     assert.equal((await app.request(confirm)).status, 400, "the link works once");
-    const moved = await (await app.request(`${ORIGIN}/users/`, { headers: { cookie } })).text();
+    // The e-mail change ended the sessions; signing in with the new address works.
+    assert.equal((await homeOf(cookie)).status, 302);
+    const relog = await json("/users/api/auth/login", {
+      email: "ada@new.example",
+      password: "the third passphrase",
+    });
+    cookie = cookieOf(relog);
+    const moved = await (await homeOf(cookie)).text();
     assert.ok(moved.includes("ada@new.example"));
+    assert.ok(moved.includes("End all sessions, on every device"));
+    // Sign out everywhere: both browsers are out; a new sign-in works.
+    const second = cookieOf(
+      await json("/users/api/auth/login", {
+        email: "ada@new.example",
+        password: "the third passphrase",
+      }),
+    );
+    const all = await html("/users/account/sessions", {}, second);
+    assert.equal(all.status, 303);
+    assert.equal(all.headers.get("location"), "/users/login");
+    assert.equal((await homeOf(second)).status, 302);
+    assert.equal((await homeOf(cookie)).status, 302);
+    cookie = cookieOf(
+      await json("/users/api/auth/login", {
+        email: "ada@new.example",
+        password: "the third passphrase",
+      }),
+    );
+    assert.equal((await homeOf(cookie)).status, 200);
 
     const forged = await app.request(`${ORIGIN}/users/account/delete`, {
       method: "POST",
@@ -143,6 +188,39 @@ Deno.test("users site: signup, verify, login, forgot, reset, name, password, e-m
       password: "the third passphrase",
     });
     assert.equal(gone.status, 401);
+  } finally {
+    db.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("users site: wrong passwords from one client are throttled: 429 with Retry-After", async () => {
+  const dir = await Deno.makeTempDir();
+  const db = openLibsql(`file:${dir}/app.db`);
+  try {
+    const app = new Hono().route(
+      "/users",
+      await createUsersSite({ env: loadAppEnv({}), db, iterations: 1000 }),
+    );
+    // As Deno.serve calls it: the connection's address comes with the request.
+    const login = (password: string, hostname: string) =>
+      app.request(`${ORIGIN}/users/api/auth/login`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json", origin: ORIGIN },
+        body: JSON.stringify({ email: "eve-target@example.com", password }),
+      }, { remoteAddr: { hostname, port: 1, transport: "tcp" } });
+    for (let i = 0; i < 5; i++) {
+      const r = await login("guess number " + i, "203.0.113.5");
+      assert.equal(r.status, 401);
+      await r.body?.cancel();
+    }
+    const slowed = await login("guess number 5", "203.0.113.5");
+    assert.equal(slowed.status, 429);
+    assert.equal(slowed.headers.get("retry-after"), "1");
+    assert.deepEqual(await slowed.json(), { error: "too_many_attempts" });
+    const other = await login("guess number 6", "198.51.100.7");
+    assert.equal(other.status, 401, "another client is not slowed by it");
+    await other.body?.cancel();
   } finally {
     db.close();
     await Deno.remove(dir, { recursive: true });

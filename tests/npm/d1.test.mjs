@@ -33,18 +33,19 @@ test("Node: signup → verifyOtp → login against libSQL", async () => {
       sendEmail: (m) => void sent.push(m),
       iterations: 1000,
     });
-    assert.deepEqual(s, { ok: true });
+    assert.equal(s.ok, true);
+    assert.match(s.attempt, /^[\w-]{43}$/);
     assert.equal(sent.length, 1);
     const code = sent[0].text.match(/\b(\d{6})\b/)[1];
     assert.deepEqual(
       await d1.login(db, { email, password: "correct horse battery staple" }),
       { ok: false, error: "email_not_verified" },
     );
-    const v = await d1.verifyOtp(db, { email, code, secret });
+    const v = await d1.verifyOtp(db, { email, code, attempt: s.attempt, secret });
     assert.equal(v.ok, true);
     const l = await d1.login(db, { email, password: "correct horse battery staple" });
     assert.deepEqual(l, { ok: true, userId: v.userId });
-    assert.deepEqual(await d1.verifyOtp(db, { email, code, secret }), {
+    assert.deepEqual(await d1.verifyOtp(db, { email, code, attempt: s.attempt, secret }), {
       ok: false,
       error: "invalid_code",
     });

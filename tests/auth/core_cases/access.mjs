@@ -50,3 +50,51 @@ test("access: parseAccessMode maps unknown to owners", ({ api }) => {
   }
   return Promise.resolve();
 });
+
+test("access: one canonical form; Unicode look-alikes never match an ASCII address", ({ api }) => {
+  const kelvin = "\u212Aate@example.com"; // KELVIN SIGN: lowercases and normalizes to "k"
+  assert.equal(api.canonicalEmail("  Kate@Example.COM "), "kate@example.com");
+  assert.equal(api.canonicalEmail(kelvin), kelvin);
+  assert.equal(api.canonicalEmail("no-at-sign"), null);
+  assert.equal(api.canonicalEmail(42), null);
+  const localLookAlikes = [
+    kelvin,
+    "\u212AATE@example.com",
+    "\uFF4Bate@example.com", // FULLWIDTH k (NFKC: k)
+    "k\u0430te@example.com", // CYRILLIC a
+    "kat\u0435@example.com", // CYRILLIC e
+    "\u0138ate@example.com", // KRA
+  ];
+  for (const email of localLookAlikes) {
+    assert.equal(api.isOwner("kate@example.com", email), false, email);
+    assert.equal(api.emailAllowed({ mode: "owners", email, owners: "Kate@Example.com" }), false);
+    assert.equal(api.emailAllowed({ mode: "domain", email, owners: "kate@example.com" }), false);
+  }
+  const domainLookAlikes = [
+    "kate@examp\u217Ce.com", // SMALL ROMAN NUMERAL FIFTY (NFKC: l)
+    "kate@example.\u0441om", // CYRILLIC es
+    "kate@\u212Aexample.com",
+  ];
+  for (const email of domainLookAlikes) {
+    assert.equal(api.emailAllowed({ mode: "domain", email, domains: "example.com" }), false);
+    assert.equal(api.emailAllowed({ mode: "domain", email, domains: "kexample.com" }), false);
+  }
+  assert.equal(api.isOwner("kate@example.com", " KATE@EXAMPLE.COM "), true);
+  // A listed look-alike matches only itself, and list entries are canonical too.
+  assert.equal(api.isOwner(` ${kelvin.toUpperCase()} `, kelvin.toUpperCase()), true);
+  assert.equal(api.isOwner(kelvin, "kate@example.com"), false);
+  assert.equal(
+    api.emailAllowed({ mode: "domain", email: "x@kexample.com", domains: "\u212Aexample.com" }),
+    false,
+  );
+  assert.equal(
+    api.emailAllowed({ mode: "domain", email: "x@\u212Aexample.com", domains: "kexample.com" }),
+    false,
+  );
+  assert.equal(
+    api.emailAllowed({ mode: "domain", email: "x@KExample.com", domains: "kexample.COM" }),
+    true,
+  );
+  assert.equal(api.parseAccessMode("PUBLIC"), "public");
+  return Promise.resolve();
+});

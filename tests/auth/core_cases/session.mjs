@@ -143,3 +143,84 @@ test("session: a repeated cookie skips the HMAC yet still expires and still need
     else delete subtle.verify;
   }
 });
+
+test("session: a generation binds the cookie; a changed one refuses it, remembered cookie or not", async ({ api }) => {
+  const subtle = crypto.subtle;
+  const hadOwn = Object.hasOwn(subtle, "verify");
+  const original = subtle.verify;
+  let verifies = 0;
+  subtle.verify = function (...args) {
+    verifies++;
+    return original.apply(this, args);
+  };
+  try {
+    const config = { secret: `generation-${Math.random()}`, cookieName: "sid" };
+    const c = cookiePair(
+      await api.createSessionCookie(config, "u1", { now: T0, generation: "g1" }),
+    );
+    const read = (generation) =>
+      api.readSession(config, requestWithCookie(c), { now: T0 + 1000, generation });
+    assert.deepEqual(await read("g1"), {
+      subject: "u1",
+      issuedAt: T0 / 1000,
+      expiresAt: T0 / 1000 + 604_800,
+      generation: "g1",
+    });
+    assert.equal(verifies, 1);
+    // The user's generation changed (password change, reset, sign out everywhere).
+    assert.equal(await read("g2"), null);
+    assert.equal(verifies, 1, "refused from the remembered cookie: no second HMAC needed");
+    // A lookup by subject, sync or async; a missing user, a throw or a rejection is null.
+    const seen = [];
+    assert.equal((await read((s) => (seen.push(s), "g1")))?.subject, "u1");
+    assert.deepEqual(seen, ["u1"]);
+    assert.equal((await read(() => Promise.resolve("g1")))?.subject, "u1");
+    assert.equal(await read(() => Promise.resolve("g2")), null);
+    for (const lookup of [() => null, () => undefined, () => "", () => 7]) {
+      assert.equal(await read(lookup), null);
+    }
+    assert.equal(
+      await read(() => {
+        throw new Error("store down");
+      }),
+      null,
+    );
+    assert.equal(await read(() => Promise.reject(new Error("store down"))), null);
+    // Without the option the generation is only reported.
+    assert.equal(
+      (await api.readSession(config, requestWithCookie(c), { now: T0 + 1000 }))?.generation,
+      "g1",
+    );
+    // A cookie made without a generation is refused wherever one is required.
+    const plain = cookiePair(await api.createSessionCookie(config, "u1", { now: T0 }));
+    assert.equal(
+      await api.readSession(config, requestWithCookie(plain), { now: T0 + 1000, generation: "g1" }),
+      null,
+    );
+    for (const generation of ["", "x".repeat(257), 42]) {
+      await assert.rejects(api.createSessionCookie(config, "u1", { generation }), {
+        code: "invalid_options",
+      });
+    }
+  } finally {
+    if (hadOwn) subtle.verify = original;
+    else delete subtle.verify;
+  }
+});
+
+test("session: a missing secret is AuthError invalid_secret, never a TypeError", async ({ api }) => {
+  for (const secret of [undefined, null, 42, "", []]) {
+    await assert.rejects(api.createSessionCookie({ secret, cookieName: "sid" }, "u1"), {
+      name: "AuthError",
+      code: "invalid_secret",
+    });
+    await assert.rejects(api.signToken(secret, { purpose: "p", payload: 1, ttlSeconds: 60 }), {
+      code: "invalid_secret",
+    });
+    assert.equal(
+      await api.readSession({ secret, cookieName: "sid" }, requestWithCookie("sid=a.b")),
+      null,
+    );
+    assert.equal(await api.verifyToken(secret, "a.b", { purpose: "p" }), null);
+  }
+});

@@ -61,7 +61,11 @@ const paramsArb = fc.oneof(
     secret: fc.oneof(fc.constant(SECRET), value),
     sendEmail: fc.oneof(fc.constant(() => {}), value),
     appUrl: fc.oneof(fc.constant("https://example.com"), value),
-    session: value,
+    session: fc.oneof(fc.constant({ secret: SECRET, cookieName: "sid" }), value),
+    request: fc.oneof(fc.constant(new Request("https://x.example/")), value),
+    attempt: value,
+    client: fc.oneof(fc.constantFrom("203.0.113.9", "2001:db8::1", "[::ffff:1.2.3.4]"), value),
+    maxAge: value,
     now: value,
     ttlHours: value,
     renderOtp: value,
@@ -86,6 +90,8 @@ const flows: [string, Flow][] = [
   ["confirmEmailChange", d1.confirmEmailChange as Flow],
   ["findOrCreateOAuthUser", d1.findOrCreateOAuthUser as Flow],
   ["getUser", d1.getUser as unknown as Flow],
+  ["createUserSession", d1.createUserSession as Flow],
+  ["signOutEverywhere", d1.signOutEverywhere as Flow],
 ];
 
 export const fuzzCases: Case[] = [
@@ -114,6 +120,13 @@ export const fuzzCases: Case[] = [
           { numRuns: 40 },
         );
       }
+      await fc.assert(
+        fc.asyncProperty(dbArb, paramsArb, async (target, p) => {
+          const r = await d1.readUserSession(target as d1.D1Database, p as never);
+          assert.equal(r, null);
+        }),
+        { numRuns: 40 },
+      );
     },
   },
 ];

@@ -1,21 +1,33 @@
 /** Every case of the flow suite, run on each backend. */
 import type { Case } from "../_backend.ts";
 import { signupCases } from "./signup.ts";
+import { signupAgainCases } from "./signup_again.ts";
+import { takeoverCases } from "./takeover.ts";
+import { emailFormCases } from "./email_form.ts";
 import { loginCases } from "./login.ts";
 import { resetCases } from "./reset.ts";
+import { forgotWorkCases } from "./forgot_work.ts";
 import { accountCases } from "./account.ts";
 import { emailChangeCases } from "./email_change.ts";
 import { oauthCases } from "./oauth.ts";
+import { sessionCases } from "./sessions.ts";
+import { throttleCases } from "./throttle.ts";
 import { schemaCases } from "./schema.ts";
 import { fuzzCases } from "./fuzz.ts";
 
 export const allCases: Case[] = [
   ...signupCases,
+  ...signupAgainCases,
+  ...takeoverCases,
+  ...emailFormCases,
   ...loginCases,
   ...resetCases,
+  ...forgotWorkCases,
   ...accountCases,
   ...emailChangeCases,
   ...oauthCases,
+  ...sessionCases,
+  ...throttleCases,
   ...schemaCases,
   ...fuzzCases,
 ];
