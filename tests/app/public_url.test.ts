@@ -20,9 +20,9 @@ function assertNoEvil(where: string, text: string | null): void {
 
 /** Signs a user up through the API (on a served host) and returns the session cookie. */
 async function signedInUser(app: ProdApp, host: string, email: string): Promise<string> {
-  const form = (o: Record<string, string>) => ({
+  const form = (o: Record<string, string>, cookie = "") => ({
     method: "POST",
-    headers: json,
+    headers: cookie ? { ...json, cookie } : json,
     body: new URLSearchParams(o),
   });
   const up = await fetchAs(
@@ -33,7 +33,15 @@ async function signedInUser(app: ProdApp, host: string, email: string): Promise<
   );
   assert.equal(up.status, 200, up.body);
   const code = app.mails.at(-1)!.text.match(/\b(\d{6})\b/)![1];
-  const verify = await fetchAs(app.port, host, "/users/api/auth/verify", form({ email, code }));
+  // The code confirms the signup of the browser that made it: its attempt cookie goes along.
+  const attempt = up.headers.getSetCookie().find((c) => c.startsWith("__Host-users-signup="));
+  assert.ok(attempt, "signup sets the attempt cookie");
+  const verify = await fetchAs(
+    app.port,
+    host,
+    "/users/api/auth/verify",
+    form({ email, code }, attempt.split(";")[0]),
+  );
   assert.equal(verify.status, 200);
   const cookie = verify.headers.getSetCookie().find((c) => c.startsWith("__Host-users-session="));
   return cookie!.split(";")[0];
