@@ -21,6 +21,8 @@ export interface Directive {
   block?: Line[];
   /** Marks directives whose first argument is never a matcher (e.g. `root` with one argument). */
   noMatcherToken?: boolean;
+  /** Without a matcher, write `*` before the arguments (`root * /srv`). */
+  starFirst?: boolean;
   /** The directive writes the route's matcher itself (`handle_path <path>`). */
   replacesMatcher?: boolean;
 }

@@ -60,7 +60,8 @@ function regexpName(r: Record<string, unknown>, path: string, ctx: MatcherCtx): 
     );
   }
   if (typeof name !== "string") throw new MatcherError(childPath(path, "name"), "must be a string");
-  return name === ctx.name ? [] : [name];
+  // written even when it is the matcher's name: older adapters do not default to it
+  return [name];
 }
 
 const MATCHERS: Record<string, MatcherFn> = {
@@ -327,5 +328,21 @@ export class MatcherScope {
         : { words: [bare(token)], block: lines },
     );
     return token;
+  }
+}
+
+/**
+ * Lines of a matcher set nested in another directive (`lb_retry_match`, `not`), which has no
+ * name of its own; null after reporting a problem.
+ */
+export function nestedSetLines(set: unknown, path: string, problems: Problems): Line[] | null {
+  try {
+    return setLines(set, path, { name: "", problems });
+  } catch (e) {
+    if (e instanceof MatcherError) {
+      problems.add(e.path, e.message);
+      return null;
+    }
+    throw e;
   }
 }

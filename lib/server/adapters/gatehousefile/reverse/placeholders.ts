@@ -88,13 +88,36 @@ export function expandShorthands(text: string): string {
   return out;
 }
 
+/** Shorthands every Caddy-syntax adapter knows (the others are written in full). */
+const CLASSIC = new Set([
+  "{host}",
+  "{hostport}",
+  "{port}",
+  "{method}",
+  "{uri}",
+  "{path}",
+  "{dir}",
+  "{file}",
+  "{query}",
+  "{?query}",
+  "{remote}",
+  "{remote_host}",
+  "{remote_port}",
+  "{scheme}",
+  "{uuid}",
+  "{upstream_hostport}",
+]);
+const CLASSIC_COMPLEX = new Set(["header.", "cookie.", "labels.", "query."]);
+
 /** Placeholders in `text` written in their short form, where one exists. */
 function shorten(text: string): string {
   return text.replace(/\{[^{}\s]+\}/g, (m) => {
     const simple = LONG_SIMPLE.get(m);
-    if (simple) return simple;
+    if (simple && CLASSIC.has(simple)) return simple;
+    if (simple) return m;
     const inner = m.slice(1, -1);
     for (const [short, long] of COMPLEX) {
+      if (!CLASSIC_COMPLEX.has(short)) continue;
       if (inner.startsWith(long) && inner.length > long.length) {
         return `{${short}${inner.slice(long.length)}}`;
       }

@@ -58,7 +58,7 @@ export function directiveLine(d: Directive, matcher: string | undefined): Line {
   if (matcher !== undefined) words.push(word(matcher));
   else if (
     !d.noMatcherToken && !d.replacesMatcher && d.args.length > 0 &&
-    (d.args[0].text === "*" || /^[/@]/.test(d.args[0].text))
+    (d.starFirst || d.args[0].text === "*" || /^[/@]/.test(d.args[0].text))
   ) {
     // a first argument that looks like a matcher needs an explicit "match all" before it
     words.push(bare("*"));

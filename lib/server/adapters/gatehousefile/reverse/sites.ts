@@ -118,6 +118,7 @@ export function reverseServers(
       ah.done("automatic_https");
     }
     facts.autoHttps.push(autoHttps);
+    f.skip("named_routes");
     const hasTlsPolicies = f.has("tls_connection_policies");
     f.take("tls_connection_policies");
     const routes = f.arr("routes") ?? [];

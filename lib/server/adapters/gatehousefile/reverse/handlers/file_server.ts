@@ -6,7 +6,7 @@
  */
 import type { Ctx, HandlerReverser } from "../context.ts";
 import { isObject } from "../problems.ts";
-import { bare, line, type Line } from "../tokens.ts";
+import { bare, type Line, line } from "../tokens.ts";
 import { statusText } from "./static_response.ts";
 
 const CONFIG_NAME = /(^|[/\\])(Gatehousefile|Caddyfile)$|\.(gatehousefile|caddyfile)$/i;

@@ -9,6 +9,7 @@ import { encode } from "./encode.ts";
 import { error } from "./error.ts";
 import { fileServer } from "./file_server.ts";
 import { headers } from "./headers.ts";
+import { reverseProxy } from "./reverse_proxy.ts";
 import { rewrite } from "./rewrite.ts";
 import {
   authentication,
@@ -33,6 +34,7 @@ export const HANDLERS: Record<string, HandlerReverser> = {
   headers,
   invoke,
   request_body: requestBody,
+  reverse_proxy: reverseProxy,
   rewrite,
   static_response: staticResponse,
   subroute,

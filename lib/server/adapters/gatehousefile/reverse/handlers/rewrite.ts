@@ -27,7 +27,7 @@ export const rewrite: HandlerReverser = (f, ctx) => {
     case "uri":
       if (typeof v !== "string") break;
       f.take(k);
-      return { name: "rewrite", args: [word(v)], noMatcherToken: true };
+      return { name: "rewrite", args: [word(v)], starFirst: true };
     case "method":
       if (typeof v !== "string") break;
       f.take(k);

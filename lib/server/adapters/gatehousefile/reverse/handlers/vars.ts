@@ -29,8 +29,8 @@ export const vars: HandlerReverser = (f) => {
     const v = f.value[k];
     if (k === "root" && typeof v === "string") {
       f.take(k);
-      // one argument is always the path; a matcher goes before it
-      return { name: "root", args: [word(v)], noMatcherToken: true };
+      // "*" keeps a path-like root from being read as a matcher (older adapters do)
+      return { name: "root", args: [word(v)], starFirst: true };
     }
     if (k === "fs" && typeof v === "string") {
       f.take(k);
