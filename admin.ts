@@ -68,5 +68,11 @@ export {
   type TreeMethod,
 } from "./lib/server/config_tree.ts";
 export { ListenerPool } from "./lib/server/listeners.ts";
+export {
+  gatehousefileFromJson,
+  type ReverseOptions,
+  type ReverseProblem,
+  type ReverseResult,
+} from "./lib/server/adapters/gatehousefile/reverse/mod.ts";
 export { autosavePath, configDir, dataDir } from "./lib/server/storage/dirs.ts";
 export { parseEnvFile } from "./lib/server/envfile.ts";

@@ -7,15 +7,22 @@ import type { Command } from "./command.ts";
 import { ExitCode } from "./command.ts";
 import { printWarnings, readConfigFile } from "./config_file.ts";
 import { validateConfig } from "./validate.ts";
+import { reverseCommandRun } from "./adapt_reverse.ts";
 
 /** `adapt`. */
 export const adaptCommand: Command = {
   name: "adapt",
-  usage: "[--config <path>] [--adapter <name>] [--pretty] [--validate]",
+  usage:
+    "[--config <path>] [--adapter <name>] [--pretty] [--validate] | --reverse [--config <file.json>] [--address <interface>]",
   short: "Adapts a config to native JSON",
   long: [
     "Writes the native JSON form of a config to stdout and warnings to stderr, then exits.",
     "--validate also loads and provisions the result without running it (stricter than adapting).",
+    "",
+    "--reverse goes the other way: it turns native JSON (--config <file.json>, - for stdin, or the",
+    "live config of the server whose admin endpoint is --address) into a formatted Gatehousefile on",
+    "stdout. Parts with no Gatehousefile form are listed on stderr with their JSON path, and the",
+    "exit code is 1; the text is then incomplete.",
   ].join("\n"),
   flags: [
     {
@@ -36,8 +43,16 @@ export const adaptCommand: Command = {
     },
     { name: "pretty", short: "p", type: "boolean", help: "Indent the output" },
     { name: "validate", type: "boolean", help: "Validate the result" },
+    { name: "reverse", type: "boolean", help: "Turn native JSON into a Gatehousefile" },
+    {
+      name: "address",
+      type: "string",
+      value: "<interface>",
+      help: "With --reverse: read the live config from this admin endpoint",
+    },
   ],
   async run({ flags }) {
+    if (flags.reverse || flags.address) return await reverseCommandRun(flags);
     const loaded = await readConfigFile(flags.config as string, flags.adapter as string);
     printWarnings(loaded.warnings);
     console.log(

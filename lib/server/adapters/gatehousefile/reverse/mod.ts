@@ -16,6 +16,7 @@ import { reverseRoutes } from "./routes.ts";
 import { type Block, gline, type Line, line, render } from "./tokens.ts";
 import { reverseGlobal } from "./global.ts";
 import { diffJson } from "./diff.ts";
+import { getAdapter } from "../../../adapter.ts";
 
 export type { ReverseProblem } from "./problems.ts";
 
@@ -23,9 +24,10 @@ export type { ReverseProblem } from "./problems.ts";
 export interface ReverseOptions {
   /**
    * Adapts Gatehousefile text to JSON, to check the result: every difference between the
-   * adapted text and the input becomes a problem. Omitted: no check.
+   * adapted text and the input becomes a problem. Omitted: the registered `gatehousefile`
+   * adapter, when there is one; `null`: no check.
    */
-  adapt?: (text: string) => unknown | Promise<unknown>;
+  adapt?: ((text: string) => unknown | Promise<unknown>) | null;
 }
 
 /** What {@linkcode gatehousefileFromJson} produces. */
@@ -116,10 +118,17 @@ export async function gatehousefileFromJson(
 ): Promise<ReverseResult> {
   const r = reverseConfig(config);
   let verified = false;
-  if (options.adapt) {
+  let adapt = options.adapt;
+  if (adapt === undefined) {
+    const registered = getAdapter("gatehousefile");
+    if (registered) {
+      adapt = async (text) => (await registered.adapt(text, { filename: "Gatehousefile" })).result;
+    }
+  }
+  if (adapt && r.text !== "") {
     let back: unknown;
     try {
-      back = await options.adapt(r.text);
+      back = await adapt(r.text);
     } catch (e) {
       r.problems.push({
         path: "",
