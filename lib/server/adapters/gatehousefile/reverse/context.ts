@@ -52,6 +52,10 @@ export interface Ctx {
   inGroup: boolean;
   /** The config file name a file_server hid (the adapter adds the new file's name instead). */
   fileHidden?: string;
+  /** The `debug` global option is written (DEBUG log levels are implied). */
+  debug: boolean;
+  /** `exclude` entries of the default log that the adapter adds for site logs. */
+  impliedExcludes: Set<string>;
   /** The `match` of the route whose handlers are being written. */
   routeMatch: unknown;
   /** How many handlers that route has. */

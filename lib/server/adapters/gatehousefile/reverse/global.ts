@@ -30,8 +30,13 @@ export function reverseGlobal(config: unknown, ctx: Ctx): { global: Line[]; bloc
   const apps = root.fields("apps");
   const http = apps?.fields("http");
   let blocks: Block[] = [];
-  let logs = root.fields("logging");
+  const logs = root.fields("logging");
   const logsObj = logs?.fields("logs");
+  const def = logsObj?.value.default;
+  if (isObject(def) && def.level === "DEBUG") {
+    ctx.debug = true;
+    global.push(gline(["debug"]));
+  }
   if (http) {
     const httpPort = http.num("http_port");
     if (httpPort !== undefined) global.push(gline(["http_port", String(httpPort)]));
@@ -75,15 +80,16 @@ export function reverseGlobal(config: unknown, ctx: Ctx): { global: Line[]; bloc
     for (const name of logsObj.rest()) {
       const lf = logsObj.fields(name);
       if (!lf) continue;
-      const lines = logLines(lf, true);
+      const lines = logLines(lf, true, { debug: ctx.debug, excludes: ctx.impliedExcludes });
       lf.done(`log ${name}`);
+      // a default log holding only what the adapter adds by itself is not written
+      if (name === "default" && lines.length === 0) continue;
       global.push(
         gline(name === "default" ? ["log"] : ["log", name], lines.length ? lines : undefined),
       );
     }
     logsObj.done("logging.logs");
     logs.done("logging");
-    logs = undefined;
   }
   if (apps) apps.done("the apps");
   root.done("the config");

@@ -96,8 +96,16 @@ function encoderLine(e: Fields): Line | null {
   return null;
 }
 
+/** What the adapter adds to logs by itself, so it is not written. */
+export interface LogImplied {
+  /** The `debug` option is written: DEBUG levels are implied. */
+  debug?: boolean;
+  /** Exclusions the adapter adds to the default log. */
+  excludes?: Set<string>;
+}
+
 /** The lines inside a `log` block for one custom log; `global` allows include/exclude. */
-export function logLines(f: Fields, global: boolean): Line[] {
+export function logLines(f: Fields, global: boolean, implied: LogImplied = {}): Line[] {
   const out: Line[] = [];
   const w = f.fields("writer");
   if (w) {
@@ -112,7 +120,9 @@ export function logLines(f: Fields, global: boolean): Line[] {
     if (l) out.push(l);
   }
   const level = f.str("level");
-  if (level !== undefined) out.push(gline(["level", level]));
+  if (level !== undefined && !(implied.debug && level === "DEBUG")) {
+    out.push(gline(["level", level]));
+  }
   const s = f.fields("sampling");
   if (s) {
     const b: Line[] = [];
@@ -128,8 +138,8 @@ export function logLines(f: Fields, global: boolean): Line[] {
   if (global) {
     const inc = f.strs("include");
     if (inc) out.push(gline(["include", ...inc]));
-    const exc = f.strs("exclude");
-    if (exc) out.push(gline(["exclude", ...exc]));
+    const exc = f.strs("exclude")?.filter((x) => !implied.excludes?.has(x));
+    if (exc?.length) out.push(gline(["exclude", ...exc]));
   }
   return out;
 }

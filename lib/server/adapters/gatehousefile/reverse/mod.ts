@@ -50,6 +50,8 @@ export function reverseConfig(config: unknown): Omit<ReverseResult, "verified"> 
     scope: new MatcherScope(problems),
     sorted: [],
     inGroup: false,
+    impliedExcludes: new Set(),
+    debug: false,
     routeMatch: undefined,
     routeHandlers: 0,
     routes: (routes, path, sorted, skip) => reverseRoutes(routes, path, ctx, sorted, skip),

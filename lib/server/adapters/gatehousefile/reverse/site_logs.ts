@@ -52,7 +52,7 @@ export function siteLogs(
         if (Array.isArray(inc) && inc.length === 1 && inc[0] === `http.log.access.${name}`) {
           lf.skip("include");
         }
-        lines.push(...logLines(lf, false));
+        lines.push(...logLines(lf, false, { debug: ctx.debug }));
         lf.done(`log ${name}`);
         claimed.add(name);
       }
@@ -62,16 +62,6 @@ export function siteLogs(
       site.lines.push(gline(words, lines.length ? lines : undefined));
     }
   }
-  // the adapter excludes every site log from the default log
-  if (logs?.has("default") && claimed.size) {
-    const d = logs.value.default;
-    if (isObject(d) && Array.isArray(d.exclude)) {
-      const implied = [...claimed].map((n) => `http.log.access.${n}`);
-      const rest = d.exclude.filter((x) => !implied.includes(String(x)));
-      if (rest.length) d.exclude = rest;
-      else delete d.exclude;
-      if (Object.keys(d).length === 0) logs.skip("default");
-    }
-  }
-  void ctx;
+  // the adapter excludes every site log from the default log: not written
+  for (const n of claimed) ctx.impliedExcludes.add(`http.log.access.${n}`);
 }

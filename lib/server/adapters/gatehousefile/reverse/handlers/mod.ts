@@ -9,6 +9,7 @@ import { encode } from "./encode.ts";
 import { error } from "./error.ts";
 import { fileServer } from "./file_server.ts";
 import { headers } from "./headers.ts";
+import { acmeServer, map, metrics, push } from "./more.ts";
 import { reverseProxy } from "./reverse_proxy.ts";
 import { rewrite } from "./rewrite.ts";
 import {
@@ -25,6 +26,7 @@ import { vars } from "./vars.ts";
 
 /** Handler module name → reverser. */
 export const HANDLERS: Record<string, HandlerReverser> = {
+  acme_server: acmeServer,
   authentication,
   copy_response: copyResponse,
   copy_response_headers: copyResponseHeaders,
@@ -33,6 +35,9 @@ export const HANDLERS: Record<string, HandlerReverser> = {
   file_server: fileServer,
   headers,
   invoke,
+  map,
+  metrics,
+  push,
   request_body: requestBody,
   reverse_proxy: reverseProxy,
   rewrite,
