@@ -48,6 +48,8 @@ export interface Ctx {
   scope: MatcherScope;
   /** Every sorted list written so far. */
   sorted: SortedList[];
+  /** True while the list being written has exactly one subroute, ungrouped (it may be `handle`). */
+  soleHandle: boolean;
   /** True while the handlers of a grouped route are written (a subroute is then `handle`). */
   inGroup: boolean;
   /** The config file name a file_server hid (the adapter adds the new file's name instead). */

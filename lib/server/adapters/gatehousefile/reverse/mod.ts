@@ -50,6 +50,7 @@ export function reverseConfig(config: unknown): Omit<ReverseResult, "verified"> 
     scope: new MatcherScope(problems),
     sorted: [],
     inGroup: false,
+    soleHandle: false,
     impliedExcludes: new Set(),
     debug: false,
     routeMatch: undefined,

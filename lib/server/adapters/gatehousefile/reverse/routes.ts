@@ -87,6 +87,17 @@ export function reverseRoutes(
     return lines;
   }
   const units: SortUnit[] = [];
+  // handle blocks are grouped when a list has several, so at most one ungrouped subroute
+  // may be a handle: the first (handle sorts before route), and none when some are grouped
+  const isSub = (h: unknown) => isObject(h) && h.handler === "subroute";
+  const grouped = routes.some((r) =>
+    isObject(r) && r.group !== undefined && Array.isArray(r.handle) && r.handle.some(isSub)
+  );
+  const firstSub = grouped
+    ? -1
+    : routes.findIndex((r) =>
+      isObject(r) && r.group === undefined && Array.isArray(r.handle) && r.handle.some(isSub)
+    );
   let prev: { match: string; group: unknown; handlers: number } | undefined;
   routes.forEach((r, i) => {
     if (i < skip) return;
@@ -125,15 +136,16 @@ export function reverseRoutes(
     const dirs: Directive[] = [];
     if (special) dirs.push(special);
     else {
-      const outer = [ctx.inGroup, ctx.routeMatch, ctx.routeHandlers] as const;
+      const outer = [ctx.inGroup, ctx.routeMatch, ctx.routeHandlers, ctx.soleHandle] as const;
       handle.forEach((h, j) => {
         ctx.inGroup = group !== undefined;
+        ctx.soleHandle = i === firstSub && handle.findIndex(isSub) === j;
         ctx.routeMatch = match;
         ctx.routeHandlers = handle.length;
         const d = reverseHandler(h, childPath(childPath(rp, "handle"), j), ctx);
         if (d) dirs.push(...d);
       });
-      [ctx.inGroup, ctx.routeMatch, ctx.routeHandlers] = outer;
+      [ctx.inGroup, ctx.routeMatch, ctx.routeHandlers, ctx.soleHandle] = outer;
     }
     for (const d of dirs) {
       if (group !== undefined && !GROUPED.has(d.name)) {

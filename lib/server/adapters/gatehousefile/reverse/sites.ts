@@ -31,6 +31,29 @@ export interface Site {
   hosts: string[];
   /** Server names the site is on. */
   servers: string[];
+  /** The lowest route group number inside the site's nested blocks (numbered in source order). */
+  nestedGroup: number;
+}
+
+/** The lowest `groupN` number in routes nested below the top level of `routes`. */
+function lowestNestedGroup(routes: unknown, depth = 0): number {
+  let low = Infinity;
+  if (!Array.isArray(routes)) return low;
+  for (const r of routes) {
+    if (!isObject(r)) continue;
+    if (depth > 0 && typeof r.group === "string") {
+      const m = r.group.match(/^group(\d+)$/);
+      if (m) low = Math.min(low, Number(m[1]));
+    }
+    for (const h of Array.isArray(r.handle) ? r.handle : []) {
+      if (!isObject(h)) continue;
+      low = Math.min(low, lowestNestedGroup(h.routes, depth + 1));
+      for (const hr of Array.isArray(h.handle_response) ? h.handle_response : []) {
+        if (isObject(hr)) low = Math.min(low, lowestNestedGroup(hr.routes, depth + 1));
+      }
+    }
+  }
+  return low;
 }
 
 /** What the servers part leaves for the global options. */
@@ -135,6 +158,7 @@ export function reverseServers(
       identity: "",
       hosts,
       servers: [name],
+      nestedGroup: Infinity,
     });
     const usedSkip = new Set<string>();
     const keysOf = (match: unknown): { keys: string[]; hosts: string[] } => {
@@ -167,6 +191,7 @@ export function reverseServers(
       site.lines.push(...reverseRoutes(routes, f.at("routes"), ctx, true));
       site.lines.push(...errorBlocks(errorRoutes, errors?.at("routes") ?? "", ctx));
       site.identity = JSON.stringify([routes, errorRoutes]);
+      site.nestedGroup = lowestNestedGroup(routes);
       serverSites.push(site);
     } else {
       routes.forEach((r, i) => {
@@ -179,7 +204,9 @@ export function reverseServers(
         if (sub) {
           const sf = new Fields(sub, childPath(childPath(rp, "handle"), 0), ctx.problems);
           sf.skip("handler");
-          site.lines.push(...reverseRoutes(sf.take("routes"), sf.at("routes"), ctx, true));
+          const inner = sf.take("routes");
+          site.nestedGroup = lowestNestedGroup(inner);
+          site.lines.push(...reverseRoutes(inner, sf.at("routes"), ctx, true));
           sf.done("a site's subroute");
         }
         const er = errorRoutes.filter((e) =>
@@ -237,9 +264,17 @@ export function reverseServers(
   return { sites, facts };
 }
 
-/** Site blocks for the sites (matcher definitions first). */
+/**
+ * Site blocks for the sites (matcher definitions first). Sites with nested route groups are
+ * put in the order of their group numbers, which the adapter hands out in source order;
+ * the other sites keep their places.
+ */
 export function siteBlocks(sites: Site[]): Block[] {
-  return sites.map((s) => ({
+  const slots = sites.map((s, i) => ({ s, i })).filter((x) => x.s.nestedGroup !== Infinity);
+  const ordered = [...sites];
+  const byGroup = slots.map((x) => x.s).sort((a, b) => a.nestedGroup - b.nestedGroup);
+  slots.forEach((x, k) => ordered[x.i] = byGroup[k]);
+  return ordered.map((s) => ({
     keys: s.keys.map((k) => bare(k)),
     lines: [...s.scope.definitions, ...s.lines],
   }));

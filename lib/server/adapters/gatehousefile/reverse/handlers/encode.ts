@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { Token } from "../../lexer.ts";
 import type { HandlerReverser } from "../context.ts";
 import { isObject } from "../problems.ts";
 import { type Line, line, word } from "../tokens.ts";
@@ -21,7 +22,7 @@ export const encode: HandlerReverser = (f) => {
     );
     return null;
   }
-  const args = [];
+  const args: Token[] = [];
   const block: Line[] = [];
   for (const name of prefer) {
     const opts = encodings[name];

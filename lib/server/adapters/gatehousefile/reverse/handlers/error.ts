@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type { Token } from "../../lexer.ts";
 import type { HandlerReverser } from "../context.ts";
 import { type Line, line, word } from "../tokens.ts";
 import { statusText } from "./static_response.ts";
@@ -12,7 +13,7 @@ export const error: HandlerReverser = (f) => {
   const status = statusText(f.take("status_code"));
   const message = f.str("error") ?? "";
   const block: Line[] = [];
-  const args = [];
+  const args: Token[] = [];
   if (status === undefined) {
     if (message === "") {
       f.problems.add(

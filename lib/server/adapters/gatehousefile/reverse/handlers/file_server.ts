@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { Token } from "../../lexer.ts";
 import type { Ctx, HandlerReverser } from "../context.ts";
 import { isObject } from "../problems.ts";
 import { bare, type Line, line } from "../tokens.ts";
@@ -14,7 +15,7 @@ const CONFIG_NAME = /(^|[/\\])(Gatehousefile|Caddyfile)$|\.(gatehousefile|caddyf
 /** `file_server`. */
 export const fileServer: HandlerReverser = (f, ctx: Ctx) => {
   const block: Line[] = [];
-  const args = [];
+  const args: Token[] = [];
   const fs = f.str("fs");
   if (fs !== undefined) block.push(line(["fs", fs]));
   const root = f.str("root");

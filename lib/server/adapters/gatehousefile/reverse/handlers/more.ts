@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type { Token } from "../../lexer.ts";
 import type { HandlerReverser } from "../context.ts";
 import { durationText } from "../duration.ts";
 import { Fields, isObject } from "../problems.ts";
@@ -31,7 +32,7 @@ export const map: HandlerReverser = (f) => {
 
 /** `push [<resources...>] { <METHOD> <target>; <header ops> }`. */
 export const push: HandlerReverser = (f) => {
-  const args = [];
+  const args: Token[] = [];
   const block: Line[] = [];
   (f.arr("resources") ?? []).forEach((r, i) => {
     if (!isObject(r) || typeof r.target !== "string") return;

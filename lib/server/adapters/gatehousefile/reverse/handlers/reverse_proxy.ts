@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { Token } from "../../lexer.ts";
 import type { Ctx, HandlerReverser } from "../context.ts";
 import { durationText } from "../duration.ts";
 import { nestedSetLines } from "../matchers.ts";
@@ -144,7 +145,7 @@ function responseMatcher(m: unknown, name: string, path: string, f: Fields): Lin
 
 /** `reverse_proxy`. */
 export const reverseProxy: HandlerReverser = (f, ctx: Ctx) => {
-  const args = [];
+  const args: Token[] = [];
   const block: Line[] = [];
   const transport = f.fields("transport");
   const ups = f.arr("upstreams") ?? [];

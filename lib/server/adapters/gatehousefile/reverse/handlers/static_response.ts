@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type { Token } from "../../lexer.ts";
 import type { Directive, HandlerReverser } from "../context.ts";
 import { type Fields, isObject } from "../problems.ts";
 import { bare, type Line, line, word } from "../tokens.ts";
@@ -92,7 +93,7 @@ export const staticResponse: HandlerReverser = (f: Fields) => {
   const body = f.str("body") ?? "";
   const close = f.bool("close") === true;
   const block: Line[] = [];
-  const args = [];
+  const args: Token[] = [];
   if (status === undefined) {
     if (isStatus(body)) block.push(line(["body", body]));
     else if (body !== "") args.push(word(body));

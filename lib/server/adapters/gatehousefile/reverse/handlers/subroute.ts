@@ -8,6 +8,7 @@
 import type { Ctx, HandlerReverser } from "../context.ts";
 import { type Fields, isObject } from "../problems.ts";
 import { word } from "../tokens.ts";
+import { DEFAULT_DIRECTIVE_ORDER, keepsOrder, positions } from "../order.ts";
 
 function stripPrefixOf(routes: unknown[]): string | undefined {
   const first = routes[0];
@@ -46,7 +47,9 @@ export const subroute: HandlerReverser = (f: Fields, ctx: Ctx) => {
   const routes = f.arr("routes") ?? [];
   const path = f.at("routes");
   const p = singlePath(ctx.routeMatch);
-  if (p !== undefined && ctx.routeHandlers === 1 && stripPrefixOf(routes) === handlePathStrip(p)) {
+  // handle and handle_path blocks are grouped when a list has more than one
+  const single = ctx.inGroup || ctx.soleHandle;
+  if (single && p !== undefined && stripPrefixOf(routes) === handlePathStrip(p)) {
     return {
       name: "handle_path",
       args: [word(p)],
@@ -55,5 +58,16 @@ export const subroute: HandlerReverser = (f: Fields, ctx: Ctx) => {
     };
   }
   if (ctx.inGroup) return { name: "handle", args: [], block: ctx.routes(routes, path, true) };
+  if (ctx.soleHandle) {
+    // a lone ungrouped subroute reads best as handle, when sorting keeps its order
+    const before = ctx.sorted.length;
+    const block = ctx.routes(routes, path, true);
+    const mine = ctx.sorted.slice(before).find((l) => l.path === path);
+    if (!mine || keepsOrder(mine.units, positions(DEFAULT_DIRECTIVE_ORDER))) {
+      return { name: "handle", args: [], block };
+    }
+    ctx.sorted.splice(ctx.sorted.indexOf(mine), 1);
+    return { name: "route", args: [], block };
+  }
   return { name: "route", args: [], block: ctx.routes(routes, path, false) };
 };
