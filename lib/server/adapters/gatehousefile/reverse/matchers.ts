@@ -46,7 +46,7 @@ export function canonicalHeader(s: string): string {
   return s.toLowerCase().replace(/(^|-)([a-z])/g, (_m, p, c) => p + c.toUpperCase());
 }
 
-function regexpName(r: Record<string, unknown>, path: string, ctx: MatcherCtx): string[] {
+function regexpName(r: Record<string, unknown>, path: string, _ctx: MatcherCtx): string[] {
   const name = r.name;
   const extra = Object.keys(r).filter((k) => k !== "name" && k !== "pattern");
   if (extra.length) throw new MatcherError(childPath(path, extra[0]), `unknown regexp field`);
