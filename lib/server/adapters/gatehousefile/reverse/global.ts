@@ -15,6 +15,8 @@ import { reverseServers, siteBlocks } from "./sites.ts";
 import { type Block, gline, type Line } from "./tokens.ts";
 import { namedRouteBlocks } from "./named_routes.ts";
 import { siteLogs } from "./site_logs.ts";
+import { reverseTlsApp } from "./tls.ts";
+import { reversePki } from "./pki.ts";
 
 /** Global option lines and the other blocks of the config. */
 export function reverseGlobal(config: unknown, ctx: Ctx): { global: Line[]; blocks: Block[] } {
@@ -56,6 +58,7 @@ export function reverseGlobal(config: unknown, ctx: Ctx): { global: Line[]; bloc
       String(httpPort ?? 80),
     );
     siteLogs(sites, facts, logsObj, ctx);
+    global.push(...reverseTlsApp(apps?.fields("tls"), sites, facts.connPolicies, ctx));
     const ah = facts.autoHttps;
     const first = [...(ah[0] ?? [])].sort().join(" ");
     if (ah.some((s) => [...s].sort().join(" ") !== first)) {
@@ -75,6 +78,11 @@ export function reverseGlobal(config: unknown, ctx: Ctx): { global: Line[]; bloc
     blocks = siteBlocks(sites);
     blocks.push(...namedRouteBlocks(servers, http.at("servers"), ctx));
     http.done("the http app");
+  }
+  const pki = apps?.fields("pki");
+  if (pki) global.push(...reversePki(pki, ctx));
+  if (!http && apps?.has("tls")) {
+    global.push(...reverseTlsApp(apps.fields("tls"), [], new Map(), ctx));
   }
   if (logs && logsObj) {
     for (const name of logsObj.rest()) {

@@ -62,6 +62,8 @@ export interface ServerFacts {
   autoHttps: Set<string>[];
   /** Each server's fields not read yet (server options), by server name. */
   serverFields: Map<string, Fields>;
+  /** Each server's TLS connection policies, by server name. */
+  connPolicies: Map<string, { value: unknown; path: string }>;
 }
 
 function isSiteRoute(r: unknown): boolean {
@@ -98,7 +100,7 @@ export function reverseServers(
   httpPort: string,
 ): { sites: Site[]; facts: ServerFacts } {
   const sites: Site[] = [];
-  const facts: ServerFacts = { autoHttps: [], serverFields: new Map() };
+  const facts: ServerFacts = { autoHttps: [], serverFields: new Map(), connPolicies: new Map() };
   const names = Object.keys(servers).sort((a, b) =>
     (Number(a.replace(/^srv/, "")) || 0) - (Number(b.replace(/^srv/, "")) || 0)
   );
@@ -143,7 +145,12 @@ export function reverseServers(
     facts.autoHttps.push(autoHttps);
     f.skip("named_routes");
     const hasTlsPolicies = f.has("tls_connection_policies");
-    f.take("tls_connection_policies");
+    if (hasTlsPolicies) {
+      facts.connPolicies.set(name, {
+        value: f.take("tls_connection_policies"),
+        path: f.at("tls_connection_policies"),
+      });
+    }
     const routes = f.arr("routes") ?? [];
     const errors = f.fields("errors");
     const errorRoutes = errors?.arr("routes") ?? [];

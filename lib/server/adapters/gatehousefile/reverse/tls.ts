@@ -1,0 +1,315 @@
+/**
+ * The tls app and the servers' TLS connection policies → the `local_certs` / `key_type`
+ * global options and each site's `tls` directive. The adapter derives much of the tls app
+ * from site addresses (a policy per site, `automate` for names next to a catch-all key, an
+ * internal policy for non-public names, empty and catch-all connection policies); those parts
+ * are recognised as derived and not written. What is set explicitly becomes `tls internal`,
+ * `tls { issuer internal {...}; on_demand; key_type; protocols; ciphers; curves; alpn;
+ * client_auth {...} }`.
+ *
+ * @module
+ */
+import type { Ctx } from "./context.ts";
+import { durationText } from "./duration.ts";
+import { childPath, Fields, isObject } from "./problems.ts";
+import type { Site } from "./sites.ts";
+import { MatcherScope } from "./matchers.ts";
+import { gline, type Line, line } from "./tokens.ts";
+
+const INTERNAL = JSON.stringify([{ module: "internal" }]);
+const ZEROSSL = "https://acme.zerossl.com/v2/DV90";
+
+/** The email of the implicit issuers `email` or `tls <email>` make (ACME, then ZeroSSL). */
+function implicitEmail(issuers: unknown): string | undefined {
+  if (!Array.isArray(issuers) || issuers.length !== 2) return undefined;
+  const [a, z] = issuers;
+  if (!isObject(a) || !isObject(z) || typeof a.email !== "string") return undefined;
+  if (stable(a) !== stable({ email: a.email, module: "acme" })) return undefined;
+  if (stable(z) !== stable({ ca: ZEROSSL, email: a.email, module: "acme" })) return undefined;
+  return a.email;
+}
+
+/** Names that never get a public certificate (certmagic's rule, simplified). */
+function isInternalName(s: string): boolean {
+  const h = s.toLowerCase();
+  return h === "localhost" || /\.(localhost|local|internal|home\.arpa)$/.test(h) ||
+    /^[\d.]+$/.test(h) || h.includes(":");
+}
+
+function stable(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(stable).join(",")}]`;
+  if (isObject(v)) {
+    return `{${
+      Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stable(v[k])}`).join(",")
+    }}`;
+  }
+  return JSON.stringify(v);
+}
+
+/** Site TLS lines collected per site, written as one `tls` directive each. */
+class SiteTls {
+  readonly bySite = new Map<Site, { arg?: string; lines: Line[]; keys: Set<string> }>();
+
+  /** Adds a line, or the directive's argument (`internal` or an email address). */
+  add(site: Site, key: string, l: Line | { arg: string }): void {
+    let e = this.bySite.get(site);
+    if (!e) this.bySite.set(site, e = { lines: [], keys: new Set() });
+    if (e.keys.has(key)) return;
+    e.keys.add(key);
+    if ("arg" in l) e.arg = l.arg;
+    else e.lines.push(l);
+  }
+
+  write(): void {
+    for (const [site, e] of this.bySite) {
+      const args = e.arg !== undefined ? ["tls", e.arg] : ["tls"];
+      if (e.arg === "internal" && e.lines.length) {
+        site.lines.push(line(["tls"], [line(["issuer", "internal"]), ...e.lines]));
+      } else site.lines.push(line(args, e.lines.length ? e.lines : undefined));
+    }
+  }
+}
+
+/** A site without host names on an HTTPS port (made when the config has none). */
+function hostlessSite(sites: Site[], make: () => Site): Site {
+  const found = sites.find((s) =>
+    s.hosts.length === 0 && s.keys.some((k) => /^(https:\/\/)?:\d+$/.test(k) && !k.endsWith(":80"))
+  );
+  if (found) return found;
+  const site = make();
+  sites.push(site);
+  return site;
+}
+
+function issuerLines(
+  issuers: unknown,
+  path: string,
+  ctx: Ctx,
+): Line | { arg: string } | null {
+  if (stable(issuers) === INTERNAL) return { arg: "internal" };
+  const email = implicitEmail(issuers);
+  if (email !== undefined) return { arg: email };
+  if (Array.isArray(issuers) && issuers.length === 1 && isObject(issuers[0])) {
+    const f = new Fields(issuers[0], childPath(path, 0), ctx.problems);
+    if (f.value.module === "acme") {
+      f.skip("module");
+      const b: Line[] = [];
+      const ca = f.str("ca");
+      if (ca !== undefined) b.push(line(["dir", ca]));
+      const em = f.str("email");
+      if (em !== undefined) b.push(line(["email", em]));
+      const pc = f.fields("preferred_chains");
+      if (pc) {
+        const pb: Line[] = [];
+        if (pc.bool("smallest")) pb.push(line(["smallest"]));
+        const any = pc.strs("any_common_name");
+        if (any) pb.push(line(["any_common_name", ...any]));
+        const root = pc.strs("root_common_name");
+        if (root) pb.push(line(["root_common_name", ...root]));
+        pc.done("preferred_chains");
+        b.push(line(["preferred_chains"], pb));
+      }
+      f.done("the acme issuer");
+      return line(["issuer", "acme"], b);
+    }
+  }
+  if (Array.isArray(issuers) && issuers.length === 1 && isObject(issuers[0])) {
+    const f = new Fields(issuers[0], childPath(path, 0), ctx.problems);
+    if (f.str("module") === "internal") {
+      const b: Line[] = [];
+      const ca = f.str("ca");
+      if (ca !== undefined) b.push(line(["ca", ca]));
+      if (f.has("lifetime")) b.push(line(["lifetime", durationText(f.take("lifetime")) ?? ""]));
+      if (f.bool("sign_with_root")) b.push(line(["sign_with_root"]));
+      f.done("the internal issuer");
+      return line(["issuer", "internal"], b);
+    }
+  }
+  ctx.problems.add(path, "these certificate issuers have no Gatehousefile form here");
+  return null;
+}
+
+/** Writes the tls app: returns global option lines, adds `tls` directives to sites. */
+export function reverseTlsApp(
+  tls: Fields | undefined,
+  sites: Site[],
+  connPolicies: Map<string, { value: unknown; path: string }>,
+  ctx: Ctx,
+): Line[] {
+  const newSite = (): Site => ({
+    keys: [":443"],
+    lines: [],
+    scope: new MatcherScope(ctx.problems),
+    identity: "",
+    hosts: [],
+    servers: [],
+    nestedGroup: Infinity,
+  });
+  const global: Line[] = [];
+  const siteTls = new SiteTls();
+  const hostSites = (h: string) => sites.filter((s) => s.hosts.includes(h));
+  if (tls) {
+    const auto = tls.fields("automation");
+    const policies = auto?.arr("policies") ?? [];
+    let base = "{}";
+    const catchAll = policies.findIndex((p) => isObject(p) && p.subjects === undefined);
+    // the email option gives every policy of public names the same implicit issuers
+    const emails = new Set(
+      policies.filter((p) => isObject(p) && p.subjects !== undefined)
+        .map((p) => implicitEmail((p as Record<string, unknown>).issuers)),
+    );
+    const globalEmail = catchAll < 0 && emails.size === 1 ? [...emails][0] : undefined;
+    if (globalEmail !== undefined) {
+      global.push(gline(["email", globalEmail]));
+      base = stable({
+        issuers: JSON.parse(JSON.stringify(policies.find((p) =>
+          isObject(p) && p.subjects !== undefined
+        ) as Record<string, unknown>)).issuers,
+      });
+    }
+    if (catchAll >= 0) {
+      const pf = new Fields(
+        policies[catchAll] as Record<string, unknown>,
+        childPath(auto!.at("policies"), catchAll),
+        ctx.problems,
+      );
+      const issuers = pf.take("issuers");
+      if (issuers !== undefined) {
+        if (stable(issuers) === INTERNAL) global.push(gline(["local_certs"]));
+        else ctx.problems.add(pf.at("issuers"), "these default issuers have no form here");
+      }
+      const kt = pf.str("key_type");
+      if (kt !== undefined) global.push(gline(["key_type", kt]));
+      if (pf.bool("on_demand")) {
+        // a site without host names on an HTTPS port made the catch-all policy
+        siteTls.add(hostlessSite(sites, newSite), "on_demand", line(["on_demand"]));
+      }
+      pf.done("the default automation policy");
+      base = stable(Object.fromEntries(
+        Object.entries(policies[catchAll] as object).filter(([k]) => k !== "on_demand"),
+      ));
+    }
+    policies.forEach((p, i) => {
+      if (i === catchAll || !isObject(p)) return;
+      const pp = childPath(auto!.at("policies"), i);
+      const { subjects, ...settings } = p;
+      const subs = Array.isArray(subjects) ? subjects.map(String) : [];
+      const owners = new Set(subs.flatMap(hostSites));
+      if (subs.some((s) => hostSites(s).length === 0)) {
+        ctx.problems.add(
+          childPath(pp, "subjects"),
+          "an automation policy for names that no site serves has no Gatehousefile form",
+        );
+        return;
+      }
+      if (stable(settings) === base) return; // what every site gets anyway
+      // the adapter gives names that cannot have a public certificate an internal policy
+      if (stable(settings.issuers) === INTERNAL && subs.every(isInternalName)) {
+        const rest = { ...settings };
+        delete rest.issuers;
+        if (stable(rest) === "{}") return;
+      }
+      const f = new Fields(settings, pp, ctx.problems);
+      const add = (key: string, l: Line | { arg: string }) => {
+        for (const s of owners) siteTls.add(s, key, l);
+      };
+      const issuers = f.take("issuers");
+      if (issuers !== undefined && stable(issuers) !== stable(JSON.parse(base).issuers)) {
+        const l = issuerLines(issuers, childPath(pp, "issuers"), ctx);
+        if (l) add("issuer", l);
+      }
+      if (f.bool("on_demand")) add("on_demand", line(["on_demand"]));
+      const kt = f.str("key_type");
+      if (kt !== undefined && kt !== JSON.parse(base).key_type) {
+        add("key_type", line(["key_type", kt]));
+      }
+      f.done("an automation policy");
+    });
+    auto?.done("tls automation");
+    const certs = tls.fields("certificates");
+    if (certs) {
+      const automate = certs.strs("automate") ?? [];
+      for (const h of automate) {
+        if (hostSites(h).length > 0) continue;
+        // a name in the same block as an address without host names is automated
+        hostlessSite(sites, newSite).keys.push(h);
+      }
+      certs.done("tls certificates");
+    }
+    tls.done("the tls app");
+  }
+  for (const [, { value, path }] of connPolicies) {
+    connPolicyLines(value, path, sites, siteTls, ctx);
+  }
+  siteTls.write();
+  return global;
+}
+
+function connPolicyLines(
+  policies: unknown,
+  path: string,
+  sites: Site[],
+  siteTls: SiteTls,
+  ctx: Ctx,
+): void {
+  if (!Array.isArray(policies)) return;
+  policies.forEach((p, i) => {
+    const pp = childPath(path, i);
+    if (!isObject(p)) return;
+    const f = new Fields(p, pp, ctx.problems);
+    const match = f.obj("match");
+    const sni = match && Array.isArray(match.sni) ? match.sni.map(String) : [];
+    const otherMatch = Object.keys(match ?? {}).filter((k) => k !== "sni");
+    if (otherMatch.length) {
+      ctx.problems.add(
+        childPath(childPath(pp, "match"), otherMatch[0]),
+        "connection policies match only site names (sni) in a Gatehousefile",
+      );
+      return;
+    }
+    const owners = sites.filter((s) => sni.some((h) => s.hosts.includes(h)));
+    if (Object.keys(p).every((k) => k === "match")) return; // derived (empty or sni only)
+    if (owners.length === 0) {
+      ctx.problems.add(pp, "a TLS connection policy for names that no site serves has no form");
+      f.skip(...f.rest());
+      return;
+    }
+    const lines: [string, Line][] = [];
+    const min = f.str("protocol_min"), max = f.str("protocol_max");
+    if (min !== undefined) {
+      lines.push(["protocols", line(["protocols", min, ...(max ? [max] : [])])]);
+    }
+    const ciphers = f.strs("cipher_suites");
+    if (ciphers) lines.push(["ciphers", line(["ciphers", ...ciphers])]);
+    const curves = f.strs("curves");
+    if (curves) lines.push(["curves", line(["curves", ...curves])]);
+    const alpn = f.strs("alpn");
+    if (alpn) lines.push(["alpn", line(["alpn", ...alpn])]);
+    const ca = f.fields("client_authentication");
+    if (ca) {
+      const b: Line[] = [];
+      const mode = ca.str("mode");
+      if (mode !== undefined) b.push(line(["mode", mode]));
+      const pool = ca.obj("ca");
+      if (pool) {
+        if (
+          pool.provider === "file" && Array.isArray(pool.pem_files) &&
+          Object.keys(pool).length === 2
+        ) {
+          b.push(line(["trust_pool", "file", ...pool.pem_files.map(String)]));
+        } else if (
+          pool.provider === "inline" && Array.isArray(pool.trusted_ca_certs) &&
+          Object.keys(pool).length === 2
+        ) {
+          b.push(line(["trust_pool", "inline", ...pool.trusted_ca_certs.map(String)]));
+        } else ca.problems.add(ca.at("ca"), "this client CA pool has no form here");
+      }
+      const leaf = ca.strs("trusted_leaf_certs");
+      for (const c of leaf ?? []) b.push(line(["trusted_leaf_cert", c]));
+      ca.done("client authentication");
+      lines.push(["client_auth", line(["client_auth"], b)]);
+    }
+    f.done("a TLS connection policy");
+    for (const s of owners) for (const [k, l] of lines) siteTls.add(s, k, l);
+  });
+}
