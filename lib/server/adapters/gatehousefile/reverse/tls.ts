@@ -48,10 +48,10 @@ function stable(v: unknown): string {
 
 /** Site TLS lines collected per site, written as one `tls` directive each. */
 class SiteTls {
-  readonly bySite = new Map<Site, { arg?: string; lines: Line[]; keys: Set<string> }>();
+  readonly bySite = new Map<Site, { arg?: string[]; lines: Line[]; keys: Set<string> }>();
 
-  /** Adds a line, or the directive's argument (`internal` or an email address). */
-  add(site: Site, key: string, l: Line | { arg: string }): void {
+  /** Adds a line, or the directive's arguments (`internal`, an email, a cert and key). */
+  add(site: Site, key: string, l: Line | { arg: string[] }): void {
     let e = this.bySite.get(site);
     if (!e) this.bySite.set(site, e = { lines: [], keys: new Set() });
     if (e.keys.has(key)) return;
@@ -62,8 +62,8 @@ class SiteTls {
 
   write(): void {
     for (const [site, e] of this.bySite) {
-      const args = e.arg !== undefined ? ["tls", e.arg] : ["tls"];
-      if (e.arg === "internal" && e.lines.length) {
+      const args = ["tls", ...(e.arg ?? [])];
+      if (e.arg?.[0] === "internal" && e.arg.length === 1 && e.lines.length) {
         site.lines.push(line(["tls"], [line(["issuer", "internal"]), ...e.lines]));
       } else site.lines.push(line(args, e.lines.length ? e.lines : undefined));
     }
@@ -81,52 +81,65 @@ function hostlessSite(sites: Site[], make: () => Site): Site {
   return site;
 }
 
+/** One issuer as `<module> [args] { ... }` words (for `issuer` and `cert_issuer`). */
+function issuerLine(issuer: unknown, path: string, ctx: Ctx, head: string): Line | null {
+  if (!isObject(issuer)) return null;
+  const f = new Fields(issuer, path, ctx.problems);
+  const mod = f.str("module");
+  const b: Line[] = [];
+  if (mod === "internal") {
+    const ca = f.str("ca");
+    if (ca !== undefined) b.push(line(["ca", ca]));
+    if (f.has("lifetime")) b.push(line(["lifetime", durationText(f.take("lifetime")) ?? ""]));
+    if (f.bool("sign_with_root")) b.push(line(["sign_with_root"]));
+    f.done("the internal issuer");
+    return line([head, "internal"], b.length ? b : undefined);
+  }
+  if (mod === "zerossl") {
+    const key = f.str("api_key");
+    f.done("the zerossl issuer");
+    return line([head, "zerossl", ...(key !== undefined ? [key] : [])]);
+  }
+  if (mod === "acme") {
+    const ca = f.str("ca");
+    if (ca !== undefined) b.push(line(["dir", ca]));
+    const em = f.str("email");
+    if (em !== undefined) b.push(line(["email", em]));
+    const pc = f.fields("preferred_chains");
+    if (pc) {
+      const pb: Line[] = [];
+      if (pc.bool("smallest")) pb.push(line(["smallest"]));
+      const any = pc.strs("any_common_name");
+      if (any) pb.push(line(["any_common_name", ...any]));
+      const root = pc.strs("root_common_name");
+      if (root) pb.push(line(["root_common_name", ...root]));
+      pc.done("preferred_chains");
+      b.push(line(["preferred_chains"], pb));
+    }
+    f.done("the acme issuer");
+    return line([head, "acme"], b.length ? b : undefined);
+  }
+  ctx.problems.add(path, `certificate issuer ${mod} has no Gatehousefile form here`);
+  f.skip(...f.rest());
+  return null;
+}
+
 function issuerLines(
   issuers: unknown,
   path: string,
   ctx: Ctx,
-): Line | { arg: string } | null {
-  if (stable(issuers) === INTERNAL) return { arg: "internal" };
+): Line[] | { arg: string[] } | null {
+  if (stable(issuers) === INTERNAL) return { arg: ["internal"] };
   const email = implicitEmail(issuers);
-  if (email !== undefined) return { arg: email };
-  if (Array.isArray(issuers) && issuers.length === 1 && isObject(issuers[0])) {
-    const f = new Fields(issuers[0], childPath(path, 0), ctx.problems);
-    if (f.value.module === "acme") {
-      f.skip("module");
-      const b: Line[] = [];
-      const ca = f.str("ca");
-      if (ca !== undefined) b.push(line(["dir", ca]));
-      const em = f.str("email");
-      if (em !== undefined) b.push(line(["email", em]));
-      const pc = f.fields("preferred_chains");
-      if (pc) {
-        const pb: Line[] = [];
-        if (pc.bool("smallest")) pb.push(line(["smallest"]));
-        const any = pc.strs("any_common_name");
-        if (any) pb.push(line(["any_common_name", ...any]));
-        const root = pc.strs("root_common_name");
-        if (root) pb.push(line(["root_common_name", ...root]));
-        pc.done("preferred_chains");
-        b.push(line(["preferred_chains"], pb));
-      }
-      f.done("the acme issuer");
-      return line(["issuer", "acme"], b);
-    }
+  if (email !== undefined) return { arg: [email] };
+  if (!Array.isArray(issuers)) return null;
+  const out: Line[] = [];
+  for (const [i, iss] of issuers.entries()) {
+    const l = issuerLine(iss, childPath(path, i), ctx, "issuer");
+    if (!l) return null;
+    out.push(l);
   }
-  if (Array.isArray(issuers) && issuers.length === 1 && isObject(issuers[0])) {
-    const f = new Fields(issuers[0], childPath(path, 0), ctx.problems);
-    if (f.str("module") === "internal") {
-      const b: Line[] = [];
-      const ca = f.str("ca");
-      if (ca !== undefined) b.push(line(["ca", ca]));
-      if (f.has("lifetime")) b.push(line(["lifetime", durationText(f.take("lifetime")) ?? ""]));
-      if (f.bool("sign_with_root")) b.push(line(["sign_with_root"]));
-      f.done("the internal issuer");
-      return line(["issuer", "internal"], b);
-    }
-  }
-  ctx.problems.add(path, "these certificate issuers have no Gatehousefile form here");
-  return null;
+  return out;
 }
 
 /** Writes the tls app: returns global option lines, adds `tls` directives to sites. */
@@ -147,6 +160,7 @@ export function reverseTlsApp(
   });
   const global: Line[] = [];
   const siteTls = new SiteTls();
+  const loaded = new Map<string, { cert: string; key: string; path: string }>();
   const hostSites = (h: string) => sites.filter((s) => s.hosts.includes(h));
   if (tls) {
     const auto = tls.fields("automation");
@@ -176,7 +190,12 @@ export function reverseTlsApp(
       const issuers = pf.take("issuers");
       if (issuers !== undefined) {
         if (stable(issuers) === INTERNAL) global.push(gline(["local_certs"]));
-        else ctx.problems.add(pf.at("issuers"), "these default issuers have no form here");
+        else if (Array.isArray(issuers)) {
+          issuers.forEach((iss, k) => {
+            const l = issuerLine(iss, childPath(pf.at("issuers"), k), ctx, "cert_issuer");
+            if (l) global.push(l);
+          });
+        }
       }
       const kt = pf.str("key_type");
       if (kt !== undefined) global.push(gline(["key_type", kt]));
@@ -210,24 +229,54 @@ export function reverseTlsApp(
         if (stable(rest) === "{}") return;
       }
       const f = new Fields(settings, pp, ctx.problems);
-      const add = (key: string, l: Line | { arg: string }) => {
+      const add = (key: string, l: Line | { arg: string[] }) => {
         for (const s of owners) siteTls.add(s, key, l);
       };
       const issuers = f.take("issuers");
       if (issuers !== undefined && stable(issuers) !== stable(JSON.parse(base).issuers)) {
         const l = issuerLines(issuers, childPath(pp, "issuers"), ctx);
-        if (l) add("issuer", l);
+        if (Array.isArray(l)) l.forEach((x, k) => add(`issuer${k}`, x));
+        else if (l) add("issuer", l);
       }
       if (f.bool("on_demand")) add("on_demand", line(["on_demand"]));
       const kt = f.str("key_type");
       if (kt !== undefined && kt !== JSON.parse(base).key_type) {
         add("key_type", line(["key_type", kt]));
       }
+      for (const [k, g] of (f.arr("get_certificate") ?? []).entries()) {
+        const gp = childPath(childPath(pp, "get_certificate"), k);
+        if (
+          isObject(g) && g.via === "http" && typeof g.url === "string" &&
+          Object.keys(g).length === 2
+        ) {
+          add(`get_certificate${k}`, line(["get_certificate", "http", g.url]));
+        } else if (isObject(g) && g.via === "tailscale" && Object.keys(g).length === 1) {
+          add(`get_certificate${k}`, line(["get_certificate", "tailscale"]));
+        } else ctx.problems.add(gp, "this certificate manager has no form here");
+      }
       f.done("an automation policy");
     });
     auto?.done("tls automation");
     const certs = tls.fields("certificates");
     if (certs) {
+      for (const [k, lf] of (certs.arr("load_files") ?? []).entries()) {
+        const tags = isObject(lf) && Array.isArray(lf.tags) ? lf.tags : [];
+        if (
+          isObject(lf) && typeof lf.certificate === "string" && typeof lf.key === "string" &&
+          tags.length === 1 && Object.keys(lf).length === 3
+        ) {
+          loaded.set(String(tags[0]), {
+            cert: lf.certificate,
+            key: lf.key,
+            path: childPath(certs.at("load_files"), k),
+          });
+        } else {
+          ctx.problems.add(
+            childPath(certs.at("load_files"), k),
+            "only certificate, key and one tag have a form",
+          );
+        }
+      }
       const automate = certs.strs("automate") ?? [];
       for (const h of automate) {
         if (hostSites(h).length > 0) continue;
@@ -238,8 +287,21 @@ export function reverseTlsApp(
     }
     tls.done("the tls app");
   }
-  for (const [, { value, path }] of connPolicies) {
-    connPolicyLines(value, path, sites, siteTls, ctx);
+  for (const [server, { value, path }] of connPolicies) {
+    connPolicyLines(
+      value,
+      path,
+      sites.filter((s) => s.servers.includes(server)),
+      siteTls,
+      loaded,
+      ctx,
+    );
+  }
+  for (const [tag, l] of loaded) {
+    ctx.problems.add(
+      l.path,
+      `a certificate tagged ${tag} that no connection policy selects has no form`,
+    );
   }
   siteTls.write();
   return global;
@@ -250,6 +312,7 @@ function connPolicyLines(
   path: string,
   sites: Site[],
   siteTls: SiteTls,
+  loaded: Map<string, { cert: string; key: string; path: string }>,
   ctx: Ctx,
 ): void {
   if (!Array.isArray(policies)) return;
@@ -267,14 +330,32 @@ function connPolicyLines(
       );
       return;
     }
-    const owners = sites.filter((s) => sni.some((h) => s.hosts.includes(h)));
+    const owners = match
+      ? sites.filter((s) => sni.some((h) => s.hosts.includes(h)))
+      : sites.filter((s) => s.hosts.length === 0);
     if (Object.keys(p).every((k) => k === "match")) return; // derived (empty or sni only)
     if (owners.length === 0) {
       ctx.problems.add(pp, "a TLS connection policy for names that no site serves has no form");
       f.skip(...f.rest());
       return;
     }
-    const lines: [string, Line][] = [];
+    const lines: [string, Line | { arg: string[] }][] = [];
+    const sel = f.obj("certificate_selection");
+    if (sel) {
+      const tag = Array.isArray(sel.any_tag) && sel.any_tag.length === 1
+        ? String(sel.any_tag[0])
+        : "";
+      const l = loaded.get(tag);
+      if (l && Object.keys(sel).length === 1) {
+        loaded.delete(tag);
+        lines.push(["load", { arg: [l.cert, l.key] }]);
+      } else {
+        ctx.problems.add(
+          childPath(pp, "certificate_selection"),
+          "only a certificate loaded by tls <cert> <key> has a form here",
+        );
+      }
+    }
     const min = f.str("protocol_min"), max = f.str("protocol_max");
     if (min !== undefined) {
       lines.push(["protocols", line(["protocols", min, ...(max ? [max] : [])])]);
