@@ -37,7 +37,8 @@ function readsBackAs(spelled: string, text: string, quote: Token["quote"]): bool
     return false;
   }
   if (toks.length !== 1 || toks[0].text !== text || toks[0].quote !== quote) return false;
-  const probe = `x ${spelled}`;
+  // fmt must leave the word alone, and the space before the next word
+  const probe = `x ${spelled} y`;
   return formatGatehousefile(probe) === probe + "\n";
 }
 
