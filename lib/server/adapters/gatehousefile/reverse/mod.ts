@@ -83,8 +83,14 @@ function keepOrder(ctx: Ctx): [string, "before", string][] {
     const rejected = lists.filter((l, i) => !sol.accepted[i] || !keepsOrder(l.units, pos));
     if (rejected.length === 0) return sol.options;
     for (const l of rejected) {
-      const inner = l.lines.splice(0, l.lines.length);
-      l.lines.push(line(["route"], inner));
+      // the Line objects are shared with the block they were written into: the first becomes
+      // the route block holding copies of all, the others are left out
+      const inner = l.lines.map((x) => ({ ...x }));
+      const [first, ...rest] = l.lines;
+      const wrapper = line(["route"], inner);
+      first.words = wrapper.words;
+      first.block = wrapper.block;
+      for (const x of rest) x.omit = true;
       ctx.problems.warn(
         l.path,
         "written inside a route block: no directive order keeps these handlers in their order (adapts to an equivalent subroute)",

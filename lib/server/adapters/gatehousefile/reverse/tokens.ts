@@ -16,6 +16,8 @@ export interface Line {
   words: Token[];
   /** The lines of the block the line opens (`{ ... }`), if any. */
   block?: Line[];
+  /** Not written (its content moved elsewhere, e.g. into a `route` block). */
+  omit?: boolean;
 }
 
 /** A top-level block: a site (keys = addresses), the global options (no keys), a named route. */
@@ -115,6 +117,7 @@ function spell(t: Token): string {
 function writeLines(lines: Line[], depth: number, out: string[]): void {
   const indent = "\t".repeat(depth);
   for (const l of lines) {
+    if (l.omit) continue;
     const text = l.words.map(spell).join(" ");
     if (l.block) {
       out.push(`${indent}${text} {`);
