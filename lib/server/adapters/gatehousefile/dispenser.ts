@@ -360,13 +360,14 @@ export class Dispenser {
 
   /**
    * An error for an unknown subdirective (the current token), with a "did you mean"
-   * suggestion when one of `known` is close. `what` names the kind, e.g. `subdirective`.
+   * suggestion when one of `known` is close. `format` is the message, `%s` standing for the
+   * name (default `unrecognized subdirective %s`).
    */
   unknownSubdirective(
     known: readonly string[],
-    what = "unrecognized subdirective",
+    format = "unrecognized subdirective %s",
   ): GatehousefileError {
-    return this.err(`${what} ${this.val()}${didYouMean(this.val(), known)}`);
+    return this.err(`${format.replace("%s", this.val())}${didYouMean(this.val(), known)}`);
   }
 }
 

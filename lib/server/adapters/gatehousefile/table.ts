@@ -1,0 +1,101 @@
+/**
+ * Every directive, global option and module syntax the Gatehousefile knows, one line each.
+ * A module's syntax lives beside the module; this table only lists it.
+ *
+ * @module
+ */
+import { registerClientAuthSyntaxes } from "../../tls/client_auth_caddyfile.ts";
+import { registerIssuerSyntaxes } from "../../tls/issuers_caddyfile.ts";
+import { parseTLS } from "../../tls/caddyfile.ts";
+import { fileWriter, netWriter, plainEncoder } from "../../logging/caddyfile.ts";
+import { parseError } from "../../http/handlers/error_caddyfile.ts";
+import {
+  parseAbort,
+  parseRedir,
+  parseRespond,
+} from "../../http/handlers/static_response_caddyfile.ts";
+import {
+  parseHandle,
+  parseHandleErrors,
+  parseInvoke,
+  parseRoute,
+} from "../../http/handlers/subroute_caddyfile.ts";
+import {
+  parseFilesystem,
+  parseLogName,
+  parseLogSkip,
+  parseRoot,
+  parseVars,
+} from "../../http/handlers/vars_caddyfile.ts";
+import {
+  expressionMatcher,
+  fieldRegexpMatcher,
+  headerMatcher,
+  ipMatcher,
+  listMatcher,
+  notMatcher,
+  pathRegexpMatcher,
+  protocolMatcher,
+  queryMatcher,
+  tlsMatcher,
+  urlPatternMatcher,
+  varsMatcher,
+} from "../../http/matchers/caddyfile.ts";
+import { parseLog } from "./logs.ts";
+import { registerGeneralOptions } from "./options.ts";
+import { registerTLSOptions } from "./options_tls.ts";
+import { registerDirective, registerHandlerDirective, registerSyntax } from "./registry.ts";
+import { fileSystemStorage, mockDNSProvider, parseBind } from "./site_directives.ts";
+
+// global options
+registerGeneralOptions();
+registerTLSOptions();
+
+// directives
+registerDirective("bind", parseBind);
+registerDirective("tls", parseTLS);
+registerHandlerDirective("fs", parseFilesystem);
+registerDirective("root", parseRoot);
+registerHandlerDirective("vars", parseVars);
+registerHandlerDirective("redir", parseRedir);
+registerHandlerDirective("respond", parseRespond);
+registerHandlerDirective("abort", parseAbort);
+registerHandlerDirective("error", parseError);
+registerHandlerDirective("route", parseRoute);
+registerHandlerDirective("handle", parseHandle);
+registerDirective("handle_errors", parseHandleErrors);
+registerHandlerDirective("invoke", parseInvoke);
+registerDirective("log", (h) => parseLog(h));
+registerHandlerDirective("skip_log", parseLogSkip);
+registerHandlerDirective("log_skip", parseLogSkip);
+registerHandlerDirective("log_name", parseLogName);
+
+// request matchers
+for (const m of ["host", "path", "method"]) registerSyntax(`http.matchers.${m}`, listMatcher(m));
+registerSyntax("http.matchers.path_regexp", pathRegexpMatcher);
+registerSyntax("http.matchers.query", queryMatcher);
+registerSyntax("http.matchers.header", headerMatcher);
+registerSyntax("http.matchers.header_regexp", fieldRegexpMatcher("header_regexp"));
+registerSyntax("http.matchers.vars_regexp", fieldRegexpMatcher("vars_regexp"));
+registerSyntax("http.matchers.protocol", protocolMatcher);
+registerSyntax("http.matchers.remote_ip", ipMatcher("remote_ip"));
+registerSyntax("http.matchers.client_ip", ipMatcher("client_ip"));
+registerSyntax("http.matchers.vars", varsMatcher);
+registerSyntax("http.matchers.not", notMatcher);
+registerSyntax("http.matchers.expression", expressionMatcher);
+registerSyntax("http.matchers.tls", tlsMatcher);
+registerSyntax("http.matchers.url_pattern", urlPatternMatcher);
+
+// logging
+registerSyntax("caddy.logging.writers.file", fileWriter);
+registerSyntax("caddy.logging.writers.net", netWriter);
+registerSyntax("caddy.logging.encoders.console", plainEncoder);
+registerSyntax("caddy.logging.encoders.json", plainEncoder);
+
+// tls
+registerIssuerSyntaxes();
+registerClientAuthSyntaxes();
+
+// storage, dns
+registerSyntax("caddy.storage.file_system", fileSystemStorage);
+registerSyntax("dns.providers.mock", mockDNSProvider);
