@@ -41,6 +41,27 @@ import {
   urlPatternMatcher,
   varsMatcher,
 } from "../../http/matchers/caddyfile.ts";
+import {
+  fileMatcher,
+  parseFileServer,
+  parseTryFiles,
+} from "../../http/handlers/file_server/caddyfile.ts";
+import { parseHeader, parseRequestHeader } from "../../http/handlers/headers_caddyfile.ts";
+import {
+  parseHandlePath,
+  parseMethod,
+  parseRewrite,
+  parseURI,
+} from "../../http/handlers/rewrite_caddyfile.ts";
+import { parseMap } from "../../http/handlers/map_caddyfile.ts";
+import { gzipEncoding, parseEncode, zstdEncoding } from "../../http/handlers/encode_caddyfile.ts";
+import {
+  parseCopyResponse,
+  parseCopyResponseHeaders,
+  parseReverseProxy,
+} from "../../http/handlers/reverse_proxy/caddyfile.ts";
+import { registerProxySyntaxes } from "../../http/handlers/reverse_proxy/caddyfile_transport.ts";
+import { registerListenerWrapperSyntaxes } from "../../http/listener_wrappers_caddyfile.ts";
 import { parseLog } from "./logs.ts";
 import { registerGeneralOptions } from "./options.ts";
 import { registerTLSOptions } from "./options_tls.ts";
@@ -69,6 +90,19 @@ registerDirective("log", (h) => parseLog(h));
 registerHandlerDirective("skip_log", parseLogSkip);
 registerHandlerDirective("log_skip", parseLogSkip);
 registerHandlerDirective("log_name", parseLogName);
+registerHandlerDirective("file_server", parseFileServer);
+registerDirective("try_files", parseTryFiles);
+registerDirective("header", parseHeader);
+registerDirective("request_header", parseRequestHeader);
+registerDirective("rewrite", parseRewrite);
+registerHandlerDirective("method", parseMethod);
+registerHandlerDirective("uri", parseURI);
+registerDirective("handle_path", parseHandlePath);
+registerHandlerDirective("map", parseMap);
+registerHandlerDirective("encode", parseEncode);
+registerHandlerDirective("reverse_proxy", parseReverseProxy);
+registerHandlerDirective("copy_response", parseCopyResponse);
+registerHandlerDirective("copy_response_headers", parseCopyResponseHeaders);
 
 // request matchers
 for (const m of ["host", "path", "method"]) registerSyntax(`http.matchers.${m}`, listMatcher(m));
@@ -85,6 +119,13 @@ registerSyntax("http.matchers.not", notMatcher);
 registerSyntax("http.matchers.expression", expressionMatcher);
 registerSyntax("http.matchers.tls", tlsMatcher);
 registerSyntax("http.matchers.url_pattern", urlPatternMatcher);
+registerSyntax("http.matchers.file", fileMatcher);
+
+// handler parts
+registerSyntax("http.encoders.gzip", gzipEncoding);
+registerSyntax("http.encoders.zstd", zstdEncoding);
+registerProxySyntaxes();
+registerListenerWrapperSyntaxes();
 
 // logging
 registerSyntax("caddy.logging.writers.file", fileWriter);

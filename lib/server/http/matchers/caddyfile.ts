@@ -45,8 +45,10 @@ export function queryMatcher(d: Dispenser): Record<string, string[]> {
 }
 
 /** `header <field> <value>` / `header !<field>` (field absent). */
-export function headerMatcher(d: Dispenser): Record<string, string[] | null> {
-  const out: Record<string, string[] | null> = {};
+export function headerMatcher(
+  d: Dispenser,
+  out: Record<string, string[] | null> = {},
+): Record<string, string[] | null> {
   while (d.next()) {
     const a = d.args(1);
     if (!a) throw d.err("malformed header matcher: expected field");
@@ -245,4 +247,50 @@ export function notMatcher(d: Dispenser): MatcherSet | MatcherSet[] {
   const sets: MatcherSet[] = [];
   while (d.next()) sets.push(parseNestedMatcherSet(d));
   return sets;
+}
+
+/** A response matcher (`status`, `header`), as in `@name { status 5xx; header X v }`. */
+export interface ResponseMatcher {
+  /** Status codes (a single digit stands for its class, e.g. 5 for 5xx). */
+  status_code?: number[];
+  /** Header fields and values (null: the field must be absent). */
+  headers?: Record<string, string[] | null>;
+}
+
+/** Parses one named response matcher into `matchers` (keyed by its name). */
+export function parseNamedResponseMatcher(
+  d: Dispenser,
+  matchers: Map<string, ResponseMatcher>,
+): void {
+  d.next();
+  const name = d.val();
+  if (matchers.has(name)) throw d.err(`matcher is defined more than once: ${name}`);
+  const m: ResponseMatcher = {};
+  for (const n = d.nesting(); d.nextArg() || d.nextBlock(n);) {
+    switch (d.val()) {
+      case "header":
+        m.headers = headerMatcher(d.newFromNextSegment(), m.headers ?? {});
+        break;
+      case "status": {
+        m.status_code ??= [];
+        const args = d.remainingArgs();
+        if (args.length === 0) throw d.argErr();
+        for (let a of args) {
+          if (a.length === 3 && a.endsWith("xx")) a = a.slice(0, 1);
+          if (!/^[+-]?\d+$/.test(a)) {
+            throw d.err(
+              `bad status value '${a}': strconv.Atoi: parsing ${JSON.stringify(a)}: invalid syntax`,
+            );
+          }
+          m.status_code.push(Number(a));
+        }
+        break;
+      }
+      default:
+        throw d.err(`unrecognized response matcher ${d.val()}`);
+    }
+  }
+  if (m.status_code?.length === 0) delete m.status_code;
+  if (m.headers && Object.keys(m.headers).length === 0) delete m.headers;
+  matchers.set(name, m);
 }
