@@ -248,8 +248,10 @@ export function serversFromPairings(
         const ncl = v.value as NamedCustomLog;
         if (ncl.noHostname) continue;
         const l = srv.logs!;
-        if (hasHostCatchAllKey(sb) && ncl.hostnames.length === 0) l.default_logger_name = ncl.name;
-        else {
+        if (hasHostCatchAllKey(sb) && ncl.hostnames.length === 0) {
+          if (ncl.name) l.default_logger_name = ncl.name;
+          else delete l.default_logger_name;
+        } else {
           const names = (l.logger_names ??= {});
           const hosts = ncl.hostnames.length > 0
             ? ncl.hostnames

@@ -62,6 +62,11 @@ import {
 } from "../../http/handlers/reverse_proxy/caddyfile.ts";
 import { registerProxySyntaxes } from "../../http/handlers/reverse_proxy/caddyfile_transport.ts";
 import { registerListenerWrapperSyntaxes } from "../../http/listener_wrappers_caddyfile.ts";
+import { registerEncoderSyntaxes } from "../../logging/caddyfile_encoders.ts";
+import { parseIntercept } from "../../http/handlers/intercept_caddyfile.ts";
+import { parseLogAppend } from "../../http/handlers/log_append_caddyfile.ts";
+import { parsePush } from "../../http/handlers/push_caddyfile.ts";
+import { staticIPSource } from "../../http/ip_source_static_caddyfile.ts";
 import { parseLog } from "./logs.ts";
 import { registerGeneralOptions } from "./options.ts";
 import { registerTLSOptions } from "./options_tls.ts";
@@ -103,6 +108,9 @@ registerHandlerDirective("encode", parseEncode);
 registerHandlerDirective("reverse_proxy", parseReverseProxy);
 registerHandlerDirective("copy_response", parseCopyResponse);
 registerHandlerDirective("copy_response_headers", parseCopyResponseHeaders);
+registerHandlerDirective("intercept", parseIntercept);
+registerHandlerDirective("log_append", parseLogAppend);
+registerHandlerDirective("push", parsePush);
 
 // request matchers
 for (const m of ["host", "path", "method"]) registerSyntax(`http.matchers.${m}`, listMatcher(m));
@@ -126,12 +134,14 @@ registerSyntax("http.encoders.gzip", gzipEncoding);
 registerSyntax("http.encoders.zstd", zstdEncoding);
 registerProxySyntaxes();
 registerListenerWrapperSyntaxes();
+registerSyntax("http.ip_sources.static", staticIPSource);
 
 // logging
 registerSyntax("caddy.logging.writers.file", fileWriter);
 registerSyntax("caddy.logging.writers.net", netWriter);
 registerSyntax("caddy.logging.encoders.console", plainEncoder);
 registerSyntax("caddy.logging.encoders.json", plainEncoder);
+registerEncoderSyntaxes();
 
 // tls
 registerIssuerSyntaxes();

@@ -401,29 +401,9 @@ export function parseProxySegment(
       case "handle_response":
         p.handleResponse.push(d.newFromNextSegment());
         break;
-      case "replace_status": {
-        const args = d.remainingArgs();
-        if (args.length !== 1 && args.length !== 2) {
-          throw d.err(
-            "must have one or two arguments: an optional response matcher, and a status code",
-          );
-        }
-        const rh: Obj = {};
-        if (args.length === 2) {
-          if (!args[0].startsWith("@")) {
-            throw d.err("must use a named response matcher, starting with '@'");
-          }
-          const m = p.matchers.get(args[0]);
-          if (!m) throw d.err(`no named response matcher defined with name '${args[0].slice(1)}'`);
-          rh.match = m;
-          set(rh, "status_code", args[1] === "" ? "" : weakString(args[1]));
-        } else set(rh, "status_code", args[0] === "" ? "" : weakString(args[0]));
-        if (d.nextBlock(d.nesting())) {
-          throw d.err("cannot define routes for 'replace_status', use 'handle_response' instead.");
-        }
-        h.handle_response = [...((h.handle_response as Obj[]) ?? []), rh];
+      case "replace_status":
+        h.handle_response = [...((h.handle_response as Obj[]) ?? []), replaceStatus(d, p)];
         break;
-      }
       case "verbose_logs":
         if (h.verbose_logs) throw d.err("verbose_logs already specified");
         h.verbose_logs = true;
@@ -456,6 +436,29 @@ export function parseProxySegment(
     }
   }
   return p;
+}
+
+/** `replace_status [@matcher] <status>`: one response handler that only changes the status. */
+export function replaceStatus(d: Dispenser, p: ProxyParse): Obj {
+  const args = d.remainingArgs();
+  if (args.length !== 1 && args.length !== 2) {
+    throw d.err("must have one or two arguments: an optional response matcher, and a status code");
+  }
+  const rh: Obj = {};
+  const code = args[args.length - 1];
+  if (args.length === 2) {
+    if (!args[0].startsWith("@")) {
+      throw d.err("must use a named response matcher, starting with '@'");
+    }
+    const m = p.matchers.get(args[0]);
+    if (!m) throw d.err(`no named response matcher defined with name '${args[0].slice(1)}'`);
+    rh.match = m;
+  }
+  if (code !== "") rh.status_code = weakString(code);
+  if (d.nextBlock(d.nesting())) {
+    throw d.err("cannot define routes for 'replace_status', use 'handle_response' instead.");
+  }
+  return rh;
 }
 
 /** Parses the pending `handle_response` blocks and orders handlers with matchers first. */
