@@ -301,6 +301,18 @@ export class Dispenser {
     return this.tokens;
   }
 
+  /** Deletes the current token and the `amount - 1` before it; the cursor moves back. */
+  deleteN(amount: number): Token[] {
+    if (amount > 0 && this.cursor >= amount - 1 && this.cursor <= this.tokens.length - 1) {
+      this.tokens = [
+        ...this.tokens.slice(0, this.cursor - (amount - 1)),
+        ...this.tokens.slice(this.cursor + 1),
+      ];
+      this.cursor -= amount;
+    }
+    return this.tokens;
+  }
+
   /** Stores a value for the syntaxes that read this dispenser. */
   setContext(key: string, value: unknown): void {
     (this.context ??= new Map()).set(key, value);

@@ -67,6 +67,13 @@ import { parseIntercept } from "../../http/handlers/intercept_caddyfile.ts";
 import { parseLogAppend } from "../../http/handlers/log_append_caddyfile.ts";
 import { parsePush } from "../../http/handlers/push_caddyfile.ts";
 import { staticIPSource } from "../../http/ip_source_static_caddyfile.ts";
+import { parseForwardAuth } from "../../http/handlers/reverse_proxy/caddyfile_forward_auth.ts";
+import {
+  fastcgiTransport,
+  parsePHPFastCGI,
+} from "../../http/handlers/reverse_proxy/caddyfile_fastcgi.ts";
+import { parseACMEServer } from "../../http/handlers/acme_server_caddyfile.ts";
+import { parseMetrics, parseTracing } from "../../http/handlers/observability_caddyfile.ts";
 import { parseLog } from "./logs.ts";
 import { registerGeneralOptions } from "./options.ts";
 import { registerTLSOptions } from "./options_tls.ts";
@@ -111,6 +118,11 @@ registerHandlerDirective("copy_response_headers", parseCopyResponseHeaders);
 registerHandlerDirective("intercept", parseIntercept);
 registerHandlerDirective("log_append", parseLogAppend);
 registerHandlerDirective("push", parsePush);
+registerDirective("forward_auth", parseForwardAuth);
+registerDirective("php_fastcgi", parsePHPFastCGI);
+registerDirective("acme_server", parseACMEServer);
+registerHandlerDirective("metrics", parseMetrics);
+registerHandlerDirective("tracing", parseTracing);
 
 // request matchers
 for (const m of ["host", "path", "method"]) registerSyntax(`http.matchers.${m}`, listMatcher(m));
@@ -133,6 +145,7 @@ registerSyntax("http.matchers.file", fileMatcher);
 registerSyntax("http.encoders.gzip", gzipEncoding);
 registerSyntax("http.encoders.zstd", zstdEncoding);
 registerProxySyntaxes();
+registerSyntax("http.reverse_proxy.transport.fastcgi", fastcgiTransport);
 registerListenerWrapperSyntaxes();
 registerSyntax("http.ip_sources.static", staticIPSource);
 

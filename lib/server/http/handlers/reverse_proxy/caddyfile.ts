@@ -131,14 +131,14 @@ function set(o: Obj, k: string, v: unknown): void {
 
 /**
  * Reads a `reverse_proxy` segment (also used by `php_fastcgi` and `forward_auth`, which
- * extend it). `extra` may handle subdirectives first; it returns true when it did.
+ * start from a prepared handler `init`).
  */
 export function parseProxySegment(
   d: Dispenser,
-  extra?: (d: Dispenser, p: ProxyParse) => boolean,
+  init: Handler = { handler: "reverse_proxy" },
 ): ProxyParse {
   const p: ProxyParse = {
-    handler: { handler: "reverse_proxy" },
+    handler: init,
     matchers: new Map(),
     handleResponse: [],
   };
@@ -194,7 +194,6 @@ export function parseProxySegment(
       parseNamedResponseMatcher(d.newFromNextSegment(), p.matchers);
       continue;
     }
-    if (extra?.(d, p)) continue;
     switch (k) {
       case "to": {
         const args = d.remainingArgs();
@@ -393,7 +392,7 @@ export function parseProxySegment(
       }
       case "transport": {
         if (!d.nextArg()) throw d.argErr();
-        if (transport) throw d.err("transport already specified");
+        if (transport || h.transport) throw d.err("transport already specified");
         transportName = d.val();
         transport = unmarshalModule(d, `http.reverse_proxy.transport.${transportName}`) as Obj;
         break;
