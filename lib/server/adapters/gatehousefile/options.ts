@@ -204,6 +204,42 @@ function optLog(d: Dispenser, existing: unknown, h: Parameters<typeof parseLog>[
   return parseLog(h.withDispenser(d), names);
 }
 
+/** `events { on <event|*> <handler> ... }`: the events app (handlers are modules). */
+function optEvents(d: Dispenser): { appName: string; appValue: unknown } {
+  d.next();
+  const subs: unknown[] = [];
+  for (const n = d.nesting(); d.nextBlock(n);) {
+    if (d.val() !== "on") throw d.argErr();
+    if (!d.nextArg()) throw d.argErr();
+    const event = d.val() === "*" ? "" : d.val();
+    if (!d.nextArg()) throw d.argErr();
+    const name = d.val();
+    const handler = unmarshalModule(d, `events.handlers.${name}`) as Record<string, unknown>;
+    subs.push({
+      ...(event ? { events: [event] } : { events: [""] }),
+      handlers: [{ ...handler, handler: name }],
+    });
+  }
+  return { appName: "events", appValue: subs.length ? { subscriptions: subs } : {} };
+}
+
+/** `filesystem <name> <module> ...`: named file systems (the `caddy.filesystems` app). */
+function optFilesystem(d: Dispenser, existing: unknown): { filesystems: unknown[] } {
+  const fs = (existing as { filesystems: unknown[] } | undefined) ?? { filesystems: [] };
+  const entry: Record<string, unknown> = {};
+  while (d.next()) {
+    const a = d.args(1);
+    if (!a) throw d.argErr();
+    if (a[0] !== "") entry.name = a[0];
+    if (!d.nextArg()) throw d.argErr();
+    const name = d.val();
+    const backend = unmarshalModule(d, `caddy.fs.${name}`) as Record<string, unknown>;
+    entry.file_system = { ...backend, backend: name };
+  }
+  fs.filesystems.push(entry);
+  return fs;
+}
+
 /** Registers the general global options. */
 export function registerGeneralOptions(): void {
   registerGlobalOption("debug", optTrue);
@@ -222,4 +258,6 @@ export function registerGeneralOptions(): void {
   registerGlobalOption("servers", (d) => parseServerOptions(d));
   registerGlobalOption("log", optLog);
   registerGlobalOption("persist_config", optOffOnly("persist_config"));
+  registerGlobalOption("events", optEvents);
+  registerGlobalOption("filesystem", optFilesystem);
 }

@@ -74,6 +74,12 @@ import {
 } from "../../http/handlers/reverse_proxy/caddyfile_fastcgi.ts";
 import { parseACMEServer } from "../../http/handlers/acme_server_caddyfile.ts";
 import { parseMetrics, parseTracing } from "../../http/handlers/observability_caddyfile.ts";
+import { parseBasicAuth } from "../../http/handlers/authentication_caddyfile.ts";
+import {
+  parseRequestBody,
+  parseTemplates,
+  parseTimeouts,
+} from "../../http/handlers/templates_caddyfile.ts";
 import { parseLog } from "./logs.ts";
 import { registerGeneralOptions } from "./options.ts";
 import { registerTLSOptions } from "./options_tls.ts";
@@ -123,6 +129,11 @@ registerDirective("php_fastcgi", parsePHPFastCGI);
 registerDirective("acme_server", parseACMEServer);
 registerHandlerDirective("metrics", parseMetrics);
 registerHandlerDirective("tracing", parseTracing);
+registerHandlerDirective("basicauth", parseBasicAuth);
+registerHandlerDirective("basic_auth", parseBasicAuth);
+registerHandlerDirective("templates", parseTemplates);
+registerHandlerDirective("request_body", parseRequestBody);
+registerHandlerDirective("timeouts", parseTimeouts);
 
 // request matchers
 for (const m of ["host", "path", "method"]) registerSyntax(`http.matchers.${m}`, listMatcher(m));
