@@ -122,14 +122,14 @@ export function mapAddresses(
       try {
         parsed = normalizeSiteAddress(parseSiteAddress(key.text));
       } catch (e) {
-        throw new Error(`parsing key: ${(e as Error).message}`);
+        throw new Error(`${key.file}:${key.line}: parsing key: ${(e as Error).message}`);
       }
       let listeners: Map<string, Set<string>>;
       try {
         listeners = listenersFor(sb, parsed, options);
       } catch (e) {
         throw new Error(
-          `server block ${i}, key ${j} (${key.text}): determining listener address: ${
+          `${key.file}:${key.line}: server block ${i}, key ${j} (${key.text}): determining listener address: ${
             (e as Error).message
           }`,
         );

@@ -144,7 +144,12 @@ export function parseSegmentAsConfig(h: Helper): ConfigValue[] {
       try {
         results = fn(sub);
       } catch (e) {
-        throw h.err(`parsing caddyfile tokens for '${dir}': ${(e as Error).message}`);
+        const msg = (e as Error).message;
+        throw h.err(
+          `parsing caddyfile tokens for '${dir}': ${
+            /, at \S+:\d+/.test(msg) ? msg : `${msg}, at ${seg[0].file}:${seg[0].line}`
+          }`,
+        );
       }
       for (const r of results) all.push({ ...r, directive: normalizeDirectiveName(dir) });
     }

@@ -146,7 +146,7 @@ export function serversFromPairings(
       for (const key of a.block.keys) {
         p.blocks.forEach((b, k) => {
           if (k !== j && b.block.keys.some((t) => t.text === key.text)) {
-            throw new Error(`ambiguous site definition: ${key.text}`);
+            throw new Error(`${key.file}:${key.line}: ambiguous site definition: ${key.text}`);
           }
         });
       }

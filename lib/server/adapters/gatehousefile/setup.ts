@@ -56,7 +56,9 @@ function evaluateGlobalOptions(blocks: ServerBlock[], ctx: AdaptContext): Server
     try {
       val = fn(d, options.get(opt), new Helper(segment, ctx, scope));
     } catch (e) {
-      throw new Error(`parsing caddyfile tokens for '${opt}': ${(e as Error).message}`);
+      throw new Error(
+        `parsing caddyfile tokens for '${opt}': ${withLocation((e as Error).message, segment[0])}`,
+      );
     }
     if (opt === "servers" || opt === "log" || opt === "default_bind") {
       const prev = (options.get(opt) as unknown[] | undefined) ?? [];
@@ -114,7 +116,10 @@ function extractNamedRoutes(blocks: ServerBlock[], ctx: AdaptContext): ServerBlo
       route.handle = [routes[0].handle![0]];
     } else route.handle = [subrouteHandler(routes)];
     const key = b.keys[0].text;
-    if (named.has(key)) throw new Error(`cannot have duplicate named_routes: ${key}`);
+    if (named.has(key)) {
+      const t = b.keys[0];
+      throw new Error(`${t.file}:${t.line}: cannot have duplicate named_routes: ${key}`);
+    }
     named.set(key, route);
     const invoked = state.named_route as Set<string> | undefined;
     if (invoked) {
@@ -163,7 +168,9 @@ function evaluateSite(
     try {
       results = fn(h);
     } catch (e) {
-      throw new Error(`parsing caddyfile tokens for '${dir}': ${(e as Error).message}`);
+      throw new Error(
+        `parsing caddyfile tokens for '${dir}': ${withLocation((e as Error).message, seg[0])}`,
+      );
     }
     dir = normalizeDirectiveName(dir);
     for (const r of results) {
@@ -270,6 +277,11 @@ export function setup(blocks: ServerBlock[], warnings: AdapterWarning[]): SetupR
   const logs = assembleLogs(globalLogs, siteLogs, options.has("debug"));
   if (logs) config.logging = { logs };
   return { config: orderKeys(config), warnings };
+}
+
+/** `message`, with `, at file:line` of `t` added when it names no location yet. */
+export function withLocation(message: string, t: { file: string; line: number }): string {
+  return /, at \S+:\d+/.test(message) ? message : `${message}, at ${t.file}:${t.line}`;
 }
 
 /** Top-level keys in Caddy's order (admin, logging, storage, apps). */

@@ -1,9 +1,10 @@
 /**
  * Directives about the site itself rather than its handlers: `bind` (listener addresses and
  * protocols) and `log` (access logging; syntax in `logs.ts`). Also the syntaxes of modules
- * the adapter names but that have no folder of their own here: `file_system` storage and the
- * `mock` DNS provider (a no-op provider Caddy's own tests use; adapting configs that name it
- * works, running them does not).
+ * the adapter names but that have no folder of their own here: `file_system` storage, and the
+ * two no-op modules of Caddy's own test build — the `mock` DNS provider and the `dummy` client
+ * certificate verifier — so that configs written against Caddy's test suite adapt (running
+ * them fails with "module ... is not available").
  *
  * @module
  */

@@ -174,3 +174,4 @@ registerClientAuthSyntaxes();
 // storage, dns
 registerSyntax("caddy.storage.file_system", fileSystemStorage);
 registerSyntax("dns.providers.mock", mockDNSProvider);
+registerSyntax("tls.client_auth.verifier.dummy", () => ({}));
