@@ -5,7 +5,8 @@
  */
 import type { Command } from "./command.ts";
 import { ExitCode } from "./command.ts";
-import { printWarnings, readConfigFile } from "./config_file.ts";
+import { findDefaultConfig, printWarnings, readConfigFile } from "./config_file.ts";
+import { UsageError } from "./usage_error.ts";
 import { validateConfig } from "./validate.ts";
 
 /** `adapt`. */
@@ -23,8 +24,7 @@ export const adaptCommand: Command = {
       short: "c",
       type: "string",
       value: "<path>",
-      help: "Config file",
-      default: "Gatehousefile",
+      help: "Config file (default: the Gatehousefile or Caddyfile in the current directory)",
     },
     {
       name: "adapter",
@@ -38,7 +38,13 @@ export const adaptCommand: Command = {
     { name: "validate", type: "boolean", help: "Validate the result" },
   ],
   async run({ flags }) {
-    const loaded = await readConfigFile(flags.config as string, flags.adapter as string);
+    const path = (flags.config as string | undefined) || await findDefaultConfig();
+    if (!path) {
+      throw new UsageError(
+        "adapt: no Gatehousefile or Caddyfile in the current directory; give one with --config",
+      );
+    }
+    const loaded = await readConfigFile(path, flags.adapter as string);
     printWarnings(loaded.warnings);
     console.log(
       flags.pretty ? JSON.stringify(loaded.config, null, "\t") : JSON.stringify(loaded.config),
