@@ -10,6 +10,7 @@ import { Dispenser, MATCHER_NAME_CONTEXT_KEY } from "../../adapters/gatehousefil
 import { didYouMean } from "../../adapters/gatehousefile/dispenser.ts";
 import { cloneToken, isQuoted, type Token } from "../../adapters/gatehousefile/lexer.ts";
 import { getSyntax, syntaxNames } from "../../adapters/gatehousefile/registry.ts";
+import { MAX_NESTING } from "../../adapters/gatehousefile/parser.ts";
 import type { MatcherSet } from "../../adapters/gatehousefile/types.ts";
 import { canonicalHeaderKey } from "../../adapters/gatehousefile/values.ts";
 
@@ -217,6 +218,20 @@ export function urlPatternMatcher(d: Dispenser): Record<string, unknown> {
  * their arguments or blocks; a quoted token is an expression.
  */
 export function parseNestedMatcherSet(d: Dispenser): MatcherSet {
+  if (nestedDepth >= MAX_NESTING) {
+    throw d.err(`matchers are nested too deeply (more than ${MAX_NESTING} levels)`);
+  }
+  nestedDepth++;
+  try {
+    return nestedMatcherSet(d);
+  } finally {
+    nestedDepth--;
+  }
+}
+
+let nestedDepth = 0;
+
+function nestedMatcherSet(d: Dispenser): MatcherSet {
   const byName = new Map<string, Token[]>();
   for (const n = d.nesting(); d.nextArg() || d.nextBlock(n);) {
     if (isQuoted(d.token())) {
