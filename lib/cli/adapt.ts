@@ -5,7 +5,8 @@
  */
 import type { Command } from "./command.ts";
 import { ExitCode } from "./command.ts";
-import { printWarnings, readConfigFile } from "./config_file.ts";
+import { findDefaultConfig, printWarnings, readConfigFile } from "./config_file.ts";
+import { UsageError } from "./usage_error.ts";
 import { validateConfig } from "./validate.ts";
 import { reverseCommandRun } from "./adapt_reverse.ts";
 
@@ -30,8 +31,7 @@ export const adaptCommand: Command = {
       short: "c",
       type: "string",
       value: "<path>",
-      help: "Config file",
-      default: "Gatehousefile",
+      help: "Config file (default: the Gatehousefile or Caddyfile in the current directory)",
     },
     {
       name: "adapter",
@@ -53,7 +53,13 @@ export const adaptCommand: Command = {
   ],
   async run({ flags }) {
     if (flags.reverse || flags.address) return await reverseCommandRun(flags);
-    const loaded = await readConfigFile(flags.config as string, flags.adapter as string);
+    const path = (flags.config as string | undefined) || await findDefaultConfig();
+    if (!path) {
+      throw new UsageError(
+        "adapt: no Gatehousefile or Caddyfile in the current directory; give one with --config",
+      );
+    }
+    const loaded = await readConfigFile(path, flags.adapter as string);
     printWarnings(loaded.warnings);
     console.log(
       flags.pretty ? JSON.stringify(loaded.config, null, "\t") : JSON.stringify(loaded.config),

@@ -17,8 +17,8 @@ async function readJson(flags: Flags): Promise<unknown> {
     const res = await adminRequest(flags.address as string, "GET", "/config/");
     return await res.json();
   }
-  const path = flags.config as string;
-  if (path === "Gatehousefile") {
+  const path = flags.config as string | undefined;
+  if (!path) {
     throw new UsageError(
       "adapt --reverse reads native JSON: give --config <file.json> (- for stdin), or --address <interface> for the live config of a running server",
     );

@@ -9,5 +9,6 @@ import "./logging/writers.ts";
 import "./logging/file_writer.ts";
 import "./storage/file_system.ts";
 import "./adapters/json5.ts";
+import "./adapters/gatehousefile/mod.ts";
 import "./http/mod.ts";
 import "./tls/mod.ts";

@@ -203,6 +203,15 @@ Deno.test("parser: every syntax error path names file and line", () => {
       /^a cycle of imports exists between Gatehousefile:b and Gatehousefile:a$/,
     ],
     ["x <<EOF\nabc", /^incomplete heredoc <<EOF/],
+    [
+      ":80 {\n" + "handle {\n".repeat(101) + "}\n".repeat(102),
+      /^blocks are nested too deeply \(more than 100 levels\), at Gatehousefile:102$/,
+    ],
+    [
+      Array.from({ length: 102 }, (_, i) => `(s${i}) {\n\timport s${i + 1}\n}\n`).join("") +
+      ":80 {\n\timport s0\n}\n",
+      /^imports are nested too deeply \(more than 100 levels\)/,
+    ],
   ];
   for (const [input, re] of cases) assertError(input, re);
   const e = assertError(":80 {\n\tdir }\n}", /./);

@@ -301,6 +301,18 @@ export class Dispenser {
     return this.tokens;
   }
 
+  /** Deletes the current token and the `amount - 1` before it; the cursor moves back. */
+  deleteN(amount: number): Token[] {
+    if (amount > 0 && this.cursor >= amount - 1 && this.cursor <= this.tokens.length - 1) {
+      this.tokens = [
+        ...this.tokens.slice(0, this.cursor - (amount - 1)),
+        ...this.tokens.slice(this.cursor + 1),
+      ];
+      this.cursor -= amount;
+    }
+    return this.tokens;
+  }
+
   /** Stores a value for the syntaxes that read this dispenser. */
   setContext(key: string, value: unknown): void {
     (this.context ??= new Map()).set(key, value);
@@ -360,13 +372,14 @@ export class Dispenser {
 
   /**
    * An error for an unknown subdirective (the current token), with a "did you mean"
-   * suggestion when one of `known` is close. `what` names the kind, e.g. `subdirective`.
+   * suggestion when one of `known` is close. `format` is the message, `%s` standing for the
+   * name (default `unrecognized subdirective %s`).
    */
   unknownSubdirective(
     known: readonly string[],
-    what = "unrecognized subdirective",
+    format = "unrecognized subdirective %s",
   ): GatehousefileError {
-    return this.err(`${what} ${this.val()}${didYouMean(this.val(), known)}`);
+    return this.err(`${format.replace("%s", this.val())}${didYouMean(this.val(), known)}`);
   }
 }
 

@@ -84,9 +84,16 @@ export class GlobPatternError extends Error {
   }
 }
 
-/** Go's `path.Match` for one path element (`*`, `?`, `[...]`, `\` escapes). */
+/**
+ * Go's `filepath.Match`: `*` and `?` do not cross `/`; `[...]` classes; `\` escapes. False
+ * for a malformed pattern.
+ */
 export function matchGlobElement(pattern: string, name: string): boolean {
-  return compileElement(pattern).test(name);
+  try {
+    return compileElement(pattern).test(name);
+  } catch {
+    return false;
+  }
 }
 
 function compileElement(pattern: string): RegExp {

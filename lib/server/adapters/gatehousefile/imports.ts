@@ -10,7 +10,7 @@ import { Dispenser, GatehousefileError } from "./dispenser.ts";
 import { absPath, glob, GlobPatternError } from "./files.ts";
 import { replaceArgs, variadicRange } from "./import_args.ts";
 import { isCloseBrace, isNextOnNewLine, isOpenBrace, type Token } from "./lexer.ts";
-import { allTokens, type Parser } from "./parser.ts";
+import { allTokens, MAX_NESTING, type Parser } from "./parser.ts";
 
 /** Which file or snippet imports which, to refuse cycles. */
 export class ImportGraph {
@@ -64,6 +64,10 @@ export class ImportGraph {
  * the first imported token. `nesting` is 0 at the top level, 1 inside a block.
  */
 export function doImport(p: Parser, nesting: number): void {
+  const depth = (p.token().importDepth ?? 0) + 1;
+  if (depth > MAX_NESTING) {
+    throw p.err(`imports are nested too deeply (more than ${MAX_NESTING} levels)`);
+  }
   if (!p.nextArg()) throw p.argErr();
   const pattern = p.val();
   if (pattern === "") throw p.err("Import requires a non-empty filepath");
@@ -83,8 +87,8 @@ export function doImport(p: Parser, nesting: number): void {
     }
   }
 
-  const before = p.tokens.slice(0, p.cursor - 1 - args.length - blockTokens.length);
-  const after = p.tokens.slice(p.cursor + 1);
+  const start = p.cursor - 1 - args.length - blockTokens.length;
+  const end = p.cursor + 1;
   let imported: Token[] = [];
   let nodes: string[] = [];
 
@@ -145,7 +149,7 @@ export function doImport(p: Parser, nesting: number): void {
   const warn = (message: string, where?: { file?: string; line?: number }) =>
     p.warn({ message, ...where });
   for (let i = 0; i < imported.length; i++) {
-    const token: Token = { ...imported[i] };
+    const token: Token = { ...imported[i], importDepth: depth };
     token.imports = [
       ...token.imports,
       token.snippetName !== ""
@@ -195,8 +199,20 @@ export function doImport(p: Parser, nesting: number): void {
     }
   }
 
-  p.tokens = [...before, ...out, ...after];
+  spliceTokens(p.tokens, start, end - start, out);
   p.cursor -= args.length + blockTokens.length + 1;
+}
+
+/** Replaces `tokens[start, start+deleteCount)` by `items` in place (large lists too). */
+function spliceTokens(tokens: Token[], start: number, deleteCount: number, items: Token[]): void {
+  if (items.length < 10_000) {
+    tokens.splice(start, deleteCount, ...items);
+    return;
+  }
+  const tail = tokens.splice(start + deleteCount);
+  tokens.length = start;
+  for (const t of items) tokens.push(t);
+  for (const t of tail) tokens.push(t);
 }
 
 function count(s: string, ch: string): number {

@@ -30,6 +30,8 @@ export interface Token {
   imports: string[];
   /** The snippet the token was defined in, if any. */
   snippetName: string;
+  /** How many imports deep the token was brought in (0 or absent: written in place). */
+  importDepth?: number;
 }
 
 /** A syntax error found while lexing (heredoc markers and indentation). */

@@ -21,6 +21,9 @@ import {
   tokenize,
 } from "./lexer.ts";
 
+/** Deepest block nesting accepted (deeper input is refused, not recursed into). */
+export const MAX_NESTING = 100;
+
 /** A directive's tokens: its line and the block it opens, if any. */
 export type Segment = Token[];
 
@@ -231,6 +234,9 @@ export class Parser extends Dispenser {
       const t = this.token();
       if (isOpenBrace(t)) {
         this.braceDepth++;
+        if (this.braceDepth > MAX_NESTING) {
+          throw this.err(`blocks are nested too deeply (more than ${MAX_NESTING} levels)`);
+        }
         if (!this.isNextOnNewLine()) throw this.err("Unexpected next token after '{' on same line");
         if (this.isNewLine()) {
           throw this.err(
