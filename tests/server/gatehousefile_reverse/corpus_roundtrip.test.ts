@@ -67,7 +67,19 @@ async function equalAfter(adapt: AdaptFn, text: string, json: unknown): Promise<
   return d.length ? `${d[0].path}: ${d[0].message}` : "";
 }
 
-async function roundTrip(label: string, adapt: AdaptFn, cases: Case[]): Promise<void> {
+/**
+ * Corpus cases our adapter reproduces but the JSON → Gatehousefile direction does not write
+ * back yet, each with its reason (the reverse reports these parts as having no form). A case
+ * that starts to round-trip is printed so it can leave the list; a new failure fails the test.
+ */
+const KNOWN_GAPS: Record<string, string> = {};
+
+async function roundTrip(
+  label: string,
+  adapt: AdaptFn,
+  cases: Case[],
+  gaps: Record<string, string> = {},
+): Promise<void> {
   const results = await pool(cases, 2, async (c) => {
     // the cases this adapter supports: it turns the Caddyfile into the expected JSON
     const supported = (await equalAfter(adapt, c.caddyfile, c.json)) === "";
@@ -87,7 +99,11 @@ async function roundTrip(label: string, adapt: AdaptFn, cases: Case[]): Promise<
       `${results.filter((r) => r.supported).length} are adapted exactly by this adapter`,
   );
   for (const r of bad) console.log(`  ${r.supported ? "SUPPORTED " : ""}${r.name}: ${r.reason}`);
-  const supportedBad = bad.filter((r) => r.supported).map((r) => `${r.name}: ${r.reason}`);
+  const fixed = ok.filter((r) => gaps[r.name]).map((r) => r.name);
+  if (fixed.length) console.log(`  now round-trip (remove from KNOWN_GAPS): ${fixed.join(", ")}`);
+  const supportedBad = bad.filter((r) => r.supported && !gaps[r.name]).map((r) =>
+    `${r.name}: ${r.reason}`
+  );
   assert.deepEqual(supportedBad, [], "configs the adapter supports must round-trip");
 }
 
@@ -106,6 +122,6 @@ Deno.test({
   name: "corpus round trip through our gatehousefile adapter for the configs it supports",
   ignore: !cases || !ourAdapt(),
   fn: async () => {
-    await roundTrip("gatehousefile", ourAdapt()!, cases!);
+    await roundTrip("gatehousefile", ourAdapt()!, cases!, KNOWN_GAPS);
   },
 });

@@ -14,6 +14,7 @@ import { durationText } from "./duration.ts";
 import { childPath, Fields, isObject } from "./problems.ts";
 import type { Site } from "./sites.ts";
 import { MatcherScope } from "./matchers.ts";
+import { poolSpec, verifierLines } from "./trust_pool.ts";
 import { gline, type Line, line } from "./tokens.ts";
 
 const INTERNAL = JSON.stringify([{ module: "internal" }]);
@@ -371,19 +372,13 @@ function connPolicyLines(
       const b: Line[] = [];
       const mode = ca.str("mode");
       if (mode !== undefined) b.push(line(["mode", mode]));
-      const pool = ca.obj("ca");
-      if (pool) {
-        if (
-          pool.provider === "file" && Array.isArray(pool.pem_files) &&
-          Object.keys(pool).length === 2
-        ) {
-          b.push(line(["trust_pool", "file", ...pool.pem_files.map(String)]));
-        } else if (
-          pool.provider === "inline" && Array.isArray(pool.trusted_ca_certs) &&
-          Object.keys(pool).length === 2
-        ) {
-          b.push(line(["trust_pool", "inline", ...pool.trusted_ca_certs.map(String)]));
-        } else ca.problems.add(ca.at("ca"), "this client CA pool has no form here");
+      if (ca.has("ca")) {
+        const spec = poolSpec(ca.take("ca"), ca.at("ca"), ctx.problems);
+        if (spec) b.push(line(["trust_pool", ...spec.words], spec.block));
+      }
+      if (ca.has("verifiers")) {
+        const v = verifierLines(ca.take("verifiers"), ca.at("verifiers"), ctx.problems);
+        if (v) b.push(...v);
       }
       const leaf = ca.strs("trusted_leaf_certs");
       for (const c of leaf ?? []) b.push(line(["trusted_leaf_cert", c]));

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { poolSpec } from "../trust_pool.ts";
 import { durationText } from "../duration.ts";
 import { type Fields, isObject } from "../problems.ts";
 import { type Line, line } from "../tokens.ts";
@@ -68,14 +69,9 @@ export function httpTransportLines(t: Fields): Line[] {
     if (rn !== undefined) out.push(line(["tls_renegotiation", rn]));
     const ex = tls.strs("except_ports");
     if (ex) out.push(line(["tls_except_ports", ...ex]));
-    const caRaw = tls.obj("ca");
-    if (caRaw) {
-      if (
-        caRaw.provider === "file" && Array.isArray(caRaw.pem_files) &&
-        Object.keys(caRaw).length === 2
-      ) {
-        out.push(line(["tls_trust_pool", "file", ...caRaw.pem_files.map(String)]));
-      } else tls.problems.add(tls.at("ca"), "this trust pool has no form here");
+    if (tls.has("ca")) {
+      const spec = poolSpec(tls.take("ca"), tls.at("ca"), tls.problems);
+      if (spec) out.push(line(["tls_trust_pool", ...spec.words], spec.block));
     }
     tls.done("the transport's TLS settings");
     if (out.length === before) out.push(line(["tls"]));
