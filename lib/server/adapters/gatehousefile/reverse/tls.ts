@@ -82,6 +82,93 @@ function hostlessSite(sites: Site[], make: () => Site): Site {
   return site;
 }
 
+function dur(f: Fields, key: string, sub: string, out: Line[]): void {
+  if (!f.has(key)) return;
+  const v = f.take(key);
+  const d = v === -1 ? "-1" : durationText(v);
+  if (d === undefined) f.problems.add(f.at(key), "must be a duration");
+  else out.push(line([sub, d]));
+}
+
+/** The block of `issuer acme` (and `cert_issuer acme`). */
+function acmeLines(f: Fields, b: Line[], ctx: Ctx): void {
+  const ca = f.str("ca");
+  if (ca !== undefined) b.push(line(["dir", ca]));
+  const test = f.str("test_ca");
+  if (test !== undefined) b.push(line(["test_dir", test]));
+  const em = f.str("email");
+  if (em !== undefined) b.push(line(["email", em]));
+  const profile = f.str("profile");
+  if (profile !== undefined) b.push(line(["profile", profile]));
+  dur(f, "acme_timeout", "timeout", b);
+  const roots = f.strs("trusted_roots_pem_files");
+  if (roots) b.push(line(["trusted_roots", ...roots]));
+  const eab = f.fields("external_account");
+  if (eab) {
+    const id = eab.str("key_id"), mac = eab.str("mac_key");
+    eab.done("external_account");
+    b.push(line(["eab", id ?? "", mac ?? ""]));
+  }
+  const ch = f.fields("challenges");
+  if (ch) {
+    const http = ch.fields("http");
+    if (http) {
+      if (http.bool("disabled")) b.push(line(["disable_http_challenge"]));
+      const port = http.num("alternate_port");
+      if (port !== undefined) b.push(line(["alt_http_port", String(port)]));
+      http.done("the http challenge");
+    }
+    const alpn = ch.fields("tls-alpn");
+    if (alpn) {
+      if (alpn.bool("disabled")) b.push(line(["disable_tlsalpn_challenge"]));
+      const port = alpn.num("alternate_port");
+      if (port !== undefined) b.push(line(["alt_tlsalpn_port", String(port)]));
+      alpn.done("the tls-alpn challenge");
+    }
+    const dns = ch.fields("dns");
+    if (dns) {
+      const prov = dns.obj("provider");
+      if (prov) {
+        const { name, ...args } = prov;
+        const keys = Object.keys(args);
+        if (typeof name === "string" && (keys.length === 0 || keys.join() === "argument")) {
+          b.push(line(["dns", name, ...(keys.length ? [String(args.argument)] : [])]));
+        } else {
+          ctx.problems.add(
+            dns.at("provider"),
+            `options of DNS provider ${String(name)} have no form here`,
+          );
+        }
+      } else {
+        // no provider of its own: the globally configured one is used
+        b.push(line(["dns"]));
+      }
+      dur(dns, "ttl", "dns_ttl", b);
+      dur(dns, "propagation_delay", "propagation_delay", b);
+      dur(dns, "propagation_timeout", "propagation_timeout", b);
+      const res = dns.strs("resolvers");
+      if (res) b.push(line(["resolvers", ...res]));
+      const od = dns.str("override_domain");
+      if (od !== undefined) b.push(line(["dns_challenge_override_domain", od]));
+      dns.done("the dns challenge");
+    }
+    const bind = ch.str("bind_host");
+    if (bind !== undefined) ctx.problems.add(ch.at("bind_host"), "comes from a bind directive");
+    ch.done("acme challenges");
+  }
+  const pc = f.fields("preferred_chains");
+  if (pc) {
+    const pb: Line[] = [];
+    const any = pc.strs("any_common_name");
+    if (any) pb.push(line(["any_common_name", ...any]));
+    const root = pc.strs("root_common_name");
+    if (root) pb.push(line(["root_common_name", ...root]));
+    const smallest = pc.bool("smallest") ? ["smallest"] : [];
+    pc.done("preferred_chains");
+    b.push(line(["preferred_chains", ...smallest], pb.length ? pb : undefined));
+  }
+}
+
 /** One issuer as `<module> [args] { ... }` words (for `issuer` and `cert_issuer`). */
 function issuerLine(issuer: unknown, path: string, ctx: Ctx, head: string): Line | null {
   if (!isObject(issuer)) return null;
@@ -102,21 +189,7 @@ function issuerLine(issuer: unknown, path: string, ctx: Ctx, head: string): Line
     return line([head, "zerossl", ...(key !== undefined ? [key] : [])]);
   }
   if (mod === "acme") {
-    const ca = f.str("ca");
-    if (ca !== undefined) b.push(line(["dir", ca]));
-    const em = f.str("email");
-    if (em !== undefined) b.push(line(["email", em]));
-    const pc = f.fields("preferred_chains");
-    if (pc) {
-      const pb: Line[] = [];
-      if (pc.bool("smallest")) pb.push(line(["smallest"]));
-      const any = pc.strs("any_common_name");
-      if (any) pb.push(line(["any_common_name", ...any]));
-      const root = pc.strs("root_common_name");
-      if (root) pb.push(line(["root_common_name", ...root]));
-      pc.done("preferred_chains");
-      b.push(line(["preferred_chains"], pb));
-    }
+    acmeLines(f, b, ctx);
     f.done("the acme issuer");
     return line([head, "acme"], b.length ? b : undefined);
   }
@@ -286,6 +359,19 @@ export function reverseTlsApp(
       }
       certs.done("tls certificates");
     }
+    const dns = tls.obj("dns");
+    if (dns) {
+      const { name, ...args } = dns;
+      const keys = Object.keys(args);
+      if (typeof name === "string" && (keys.length === 0 || keys.join() === "argument")) {
+        global.push(gline(["dns", name, ...(keys.length ? [String(args.argument)] : [])]));
+      } else {ctx.problems.add(
+          tls.at("dns"),
+          `options of DNS provider ${String(name)} have no form here`,
+        );}
+    }
+    const resolvers = tls.strs("resolvers");
+    if (resolvers) global.push(gline(["tls_resolvers", ...resolvers]));
     tls.done("the tls app");
   }
   for (const [server, { value, path }] of connPolicies) {
