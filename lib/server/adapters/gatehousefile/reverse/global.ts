@@ -44,6 +44,14 @@ export function reverseGlobal(config: unknown, ctx: Ctx): { global: Line[]; bloc
     if (httpPort !== undefined) global.push(gline(["http_port", String(httpPort)]));
     const httpsPort = http.num("https_port");
     if (httpsPort !== undefined) global.push(gline(["https_port", String(httpsPort)]));
+    const metrics = http.fields("metrics");
+    if (metrics) {
+      const b: Line[] = [];
+      if (metrics.bool("per_host")) b.push(gline(["per_host"]));
+      if (metrics.bool("otlp")) b.push(gline(["otlp"]));
+      metrics.done("metrics");
+      global.push(gline(["metrics"], b.length ? b : undefined));
+    }
     for (const k of ["grace_period", "shutdown_delay"]) {
       if (!http.has(k)) continue;
       const d = durationText(http.take(k));

@@ -125,8 +125,8 @@ const MATCHERS: Record<string, MatcherFn> = {
     return [line(["path_regexp", ...regexpName(r, p, ctx), r.pattern as string])];
   },
   expression: (v, p, ctx) => {
-    // without a matcher name (nested sets), the expression is a plain string
-    if (typeof v === "string" && ctx.name === "") return [line(["expression", v])];
+    // a plain string: the adapter gave it no name
+    if (typeof v === "string") return [line(["expression", v])];
     const r = object(v, p, "expression");
     if (typeof r.expr !== "string") {
       throw new MatcherError(childPath(p, "expr"), "must be a string");

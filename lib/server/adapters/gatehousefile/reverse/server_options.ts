@@ -59,7 +59,8 @@ export function serverOptionLines(f: Fields, name: string, defaultName: boolean)
   if (f.bool("trusted_proxies_unix")) out.push(gline(["trusted_proxies_unix"]));
   const cih = f.strs("client_ip_headers");
   if (cih) out.push(gline(["client_ip_headers", ...cih]));
-  if (f.bool("log_credentials")) out.push(gline(["log_credentials"]));
+  const logs = f.value.logs;
+  if (isObject(logs) && logs.should_log_credentials === true) out.push(gline(["log_credentials"]));
   const a0 = f.bool("allow_0rtt");
   if (a0 === false) out.push(gline(["0rtt", "off"]));
   const wrappers = f.arr("listener_wrappers");

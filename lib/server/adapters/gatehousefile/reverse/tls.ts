@@ -273,6 +273,9 @@ export function reverseTlsApp(
       }
       const kt = pf.str("key_type");
       if (kt !== undefined) global.push(gline(["key_type", kt]));
+      const rwr = pf.num("renewal_window_ratio");
+      if (rwr !== undefined) global.push(gline(["renewal_window_ratio", String(rwr)]));
+      if (pf.bool("disable_ocsp_stapling")) global.push(gline(["ocsp_stapling", "off"]));
       if (pf.bool("on_demand")) {
         // a site without host names on an HTTPS port made the catch-all policy
         siteTls.add(hostlessSite(sites, newSite), "on_demand", line(["on_demand"]));
@@ -317,6 +320,10 @@ export function reverseTlsApp(
       if (kt !== undefined && kt !== JSON.parse(base).key_type) {
         add("key_type", line(["key_type", kt]));
       }
+      const rwr = f.num("renewal_window_ratio");
+      if (rwr !== undefined && rwr !== JSON.parse(base).renewal_window_ratio) {
+        add("renewal_window_ratio", line(["renewal_window_ratio", String(rwr)]));
+      }
       for (const [k, g] of (f.arr("get_certificate") ?? []).entries()) {
         const gp = childPath(childPath(pp, "get_certificate"), k);
         if (
@@ -330,6 +337,31 @@ export function reverseTlsApp(
       }
       f.done("an automation policy");
     });
+    const od = auto?.fields("on_demand");
+    if (od) {
+      const b: Line[] = [];
+      const perm = od.obj("permission");
+      if (
+        perm && perm.module === "http" && typeof perm.endpoint === "string" &&
+        Object.keys(perm).length === 2
+      ) {
+        b.push(gline(["ask", perm.endpoint]));
+      } else if (perm) {
+        ctx.problems.add(od.at("permission"), "this on-demand permission has no form here");
+      }
+      od.done("on-demand TLS");
+      global.push(gline(["on_demand_tls"], b));
+    }
+    for (
+      const [field, opt] of [["renew_interval", "renew_interval"], [
+        "ocsp_interval",
+        "ocsp_interval",
+      ], ["storage_clean_interval", "storage_clean_interval"]]
+    ) {
+      if (!auto?.has(field)) continue;
+      const d = durationText(auto.take(field));
+      if (d !== undefined) global.push(gline([opt, d]));
+    }
     auto?.done("tls automation");
     const certs = tls.fields("certificates");
     if (certs) {
@@ -369,6 +401,13 @@ export function reverseTlsApp(
           tls.at("dns"),
           `options of DNS provider ${String(name)} have no form here`,
         );}
+    }
+    if (tls.bool("disable_storage_check")) global.push(gline(["storage_check", "off"]));
+    if (tls.bool("disable_storage_clean")) global.push(gline(["storage_clean_interval", "off"]));
+    if (
+      tls.bool("disable_ocsp_stapling") && !global.some((l) => l.words[0].text === "ocsp_stapling")
+    ) {
+      global.push(gline(["ocsp_stapling", "off"]));
     }
     const resolvers = tls.strs("resolvers");
     if (resolvers) global.push(gline(["tls_resolvers", ...resolvers]));

@@ -9,7 +9,7 @@ import { encode } from "./encode.ts";
 import { error } from "./error.ts";
 import { fileServer } from "./file_server.ts";
 import { headers } from "./headers.ts";
-import { acmeServer, map, metrics, push } from "./more.ts";
+import { acmeServer, logAppend, map, metrics, push, tracing } from "./more.ts";
 import { reverseProxy } from "./reverse_proxy.ts";
 import { rewrite } from "./rewrite.ts";
 import {
@@ -35,6 +35,7 @@ export const HANDLERS: Record<string, HandlerReverser> = {
   file_server: fileServer,
   headers,
   invoke,
+  log_append: logAppend,
   map,
   metrics,
   push,
@@ -44,5 +45,6 @@ export const HANDLERS: Record<string, HandlerReverser> = {
   static_response: staticResponse,
   subroute,
   templates,
+  tracing,
   vars,
 };

@@ -69,5 +69,37 @@ export const acmeServer: HandlerReverser = (f) => {
   const ch = f.strs("challenges");
   if (ch) block.push(line(["challenges", ...ch]));
   if (f.bool("sign_with_root")) block.push(line(["sign_with_root"]));
+  const policy = f.fields("policy");
+  if (policy) {
+    for (const k of ["allow", "deny"]) {
+      const r = policy.fields(k);
+      if (!r) continue;
+      const rl: Line[] = [];
+      for (const field of ["domains", "ip_ranges"]) {
+        const v = r.strs(field);
+        if (v) rl.push(line([field, ...v]));
+      }
+      r.done(`the ${k} rule`);
+      block.push(line([k], rl));
+    }
+    if (policy.bool("allow_wildcard_names")) block.push(line(["allow_wildcard_names"]));
+    policy.done("the acme_server policy");
+  }
   return { name: "acme_server", args: [], block: block.length ? block : undefined };
+};
+
+/** `tracing { span <name> }`. */
+export const tracing: HandlerReverser = (f) => {
+  const span = f.str("span");
+  return {
+    name: "tracing",
+    args: [],
+    block: span !== undefined ? [line(["span", span])] : undefined,
+  };
+};
+
+/** `log_append <key> <value>`. */
+export const logAppend: HandlerReverser = (f) => {
+  const key = f.str("key") ?? "", value = f.str("value") ?? "";
+  return { name: "log_append", args: [word(key), word(value)] };
 };
