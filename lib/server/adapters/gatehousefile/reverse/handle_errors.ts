@@ -35,11 +35,46 @@ export function codesOf(expr: string): string[] | undefined {
   return out;
 }
 
+/**
+ * The adapter's stable sort of handle_errors blocks (Go's insertion sort with a comparison
+ * that is true unless a block without codes would pass one with codes).
+ */
+function adapterSort<T>(items: T[], hasCodes: (t: T) => boolean): T[] {
+  const a = [...items];
+  const less = (x: T, y: T) => !(!hasCodes(x) && hasCodes(y));
+  for (let i = 1; i < a.length; i++) {
+    for (let j = i; j > 0 && less(a[j], a[j - 1]); j--) [a[j], a[j - 1]] = [a[j - 1], a[j]];
+  }
+  return a;
+}
+
+/** The source order of blocks whose sorted order is `routes` (the first that sorts back to it). */
+function sourceOrder(routes: unknown[]): number[] | undefined {
+  const idx = routes.map((_, i) => i);
+  const has = (i: number) =>
+    isObject(routes[i]) && (routes[i] as Record<string, unknown>).match !== undefined;
+  const withCodes = idx.filter(has), without = idx.filter((i) => !has(i));
+  const candidates = [
+    [...withCodes].reverse().concat(without),
+    [...idx].reverse(),
+    idx,
+  ];
+  for (const c of candidates) {
+    if (adapterSort(c, has).every((v, k) => v === k)) return c;
+  }
+  return undefined;
+}
+
 /** Writes the error routes of one site. */
 export function errorBlocks(routes: unknown[], path: string, ctx: Ctx): Line[] {
   const out: Line[] = [];
-  let sawCatchAll = false;
-  routes.forEach((r, i) => {
+  const order = sourceOrder(routes);
+  if (!order) {
+    ctx.problems.add(path, "no order of handle_errors blocks gives these error routes");
+    return out;
+  }
+  order.forEach((i) => {
+    const r = routes[i];
     const rp = childPath(path, i);
     if (!isObject(r)) {
       ctx.problems.add(rp, `a route must be an object, got ${kindOf(r)}`);
@@ -74,11 +109,8 @@ export function errorBlocks(routes: unknown[], path: string, ctx: Ctx): Line[] {
         );
         return;
       }
-      if (sawCatchAll) {
-        ctx.problems.add(rp, "handle_errors blocks with codes always come before the one without");
-      }
       codes = c;
-    } else sawCatchAll = true;
+    }
     const inner = childPath(childPath(childPath(rp, "handle"), 0), "routes");
     const lines = reverseRoutes(h[0].routes, inner, ctx, true);
     out.push({ words: [bare("handle_errors"), ...codes.map((c) => word(c))], block: lines });

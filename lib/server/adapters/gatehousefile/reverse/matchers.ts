@@ -7,9 +7,10 @@
  *
  * @module
  */
-import { bare, type Line, line } from "./tokens.ts";
+import { bare, type Line, line, word } from "./tokens.ts";
 import { childPath, isObject, kindOf, type Problems } from "./problems.ts";
-import { WordError } from "./placeholders.ts";
+import { siteText, WordError } from "./placeholders.ts";
+import { makeToken, type Token } from "../lexer.ts";
 
 /** Lines of one matcher module inside a matcher set (each line starts with the module name). */
 type MatcherFn = (value: unknown, path: string, ctx: MatcherCtx) => Line[];
@@ -125,8 +126,18 @@ const MATCHERS: Record<string, MatcherFn> = {
     return [line(["path_regexp", ...regexpName(r, p, ctx), r.pattern as string])];
   },
   expression: (v, p, ctx) => {
-    // a plain string: the adapter gave it no name
-    if (typeof v === "string") return [line(["expression", v])];
+    // a plain string: written as several words, which the adapter keeps raw and leaves unnamed
+    if (typeof v === "string") {
+      if (ctx.name === "") return [line(["expression", v])];
+      const words = rawExpressionWords(v);
+      if (!words) {
+        throw new MatcherError(
+          p,
+          "an unnamed expression of one word has no form in a named matcher (one word takes the matcher's name)",
+        );
+      }
+      return [{ words: [bare("expression"), ...words] }];
+    }
     const r = object(v, p, "expression");
     if (typeof r.expr !== "string") {
       throw new MatcherError(childPath(p, "expr"), "must be a string");
@@ -169,6 +180,25 @@ const MATCHERS: Record<string, MatcherFn> = {
     });
   },
 };
+
+/** Words whose raw forms (quotes kept) joined by spaces are `expr`, at least two. */
+function rawExpressionWords(expr: string): Token[] | undefined {
+  const parts = expr.split(" ");
+  if (parts.length < 2 || parts.some((x) => x === "")) return undefined;
+  const out: Token[] = [];
+  for (const part of parts) {
+    let tok: Token | undefined;
+    try {
+      const t = word(part);
+      if (t.quote === "" && t.text === siteText(part)) tok = t;
+    } catch { /* tried below */ }
+    if (!tok && /^"[^"\\]*"$/.test(part)) tok = makeToken({ text: part.slice(1, -1), quote: '"' });
+    if (!tok && /^`[^`]*`$/.test(part)) tok = makeToken({ text: part.slice(1, -1), quote: "`" });
+    if (!tok) return undefined;
+    out.push(tok);
+  }
+  return out;
+}
 
 function ipRanges(name: string, v: unknown, p: string): Line[] {
   const o = object(v, p, name);

@@ -34,6 +34,8 @@ export function siteLogs(
       const map = isObject(l.logger_names) ? l.logger_names : {};
       if (site.hosts.length === 0) {
         if (typeof l.default_logger_name === "string") names.push(l.default_logger_name);
+        // a log without settings has no name: the catch-all is simply not skipped
+        else if (l.skip_unmapped_hosts !== true && !names.includes("")) names.push("");
         continue;
       }
       for (const [host, list] of Object.entries(map)) {
