@@ -8,7 +8,8 @@ import { adaptGatehousefile } from "../../../lib/server/adapters/gatehousefile/m
 import { noFiles } from "../../../lib/server/adapters/gatehousefile/files.ts";
 import { getAdapter } from "../../../lib/server/adapter.ts";
 
-type J = Record<string, any>; // deno-lint-ignore no-explicit-any
+// deno-lint-ignore no-explicit-any
+type J = Record<string, any>;
 
 function adapt(src: string): J {
   return adaptGatehousefile(src, {
