@@ -152,6 +152,15 @@ Deno.test("parser: import of files, globs (dot files skipped) and cycles, relati
       () => parseGatehousefile(main, "import conf.d\n", { env: none }),
       /Could not import .*conf.d: is a directory/,
     );
+    await Deno.writeTextFile(`${dir}/broken.conf`, "respond <<EOF\nnever closed\n");
+    assert.throws(
+      () => parseGatehousefile(main, ":80 {\n\timport broken.conf\n}\n", { env: none }),
+      /Could not read tokens while importing .*broken.conf: incomplete heredoc <<EOF/,
+    );
+    assert.throws(
+      () => parseGatehousefile(main, ":80 {\n\timport conf.d/[a*\n}\n", { env: none }),
+      /Failed to use import pattern conf.d\/\[a\*: syntax error in pattern, at .*Gatehousefile:2$/,
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

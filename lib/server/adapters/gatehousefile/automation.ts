@@ -5,11 +5,11 @@
  *
  * @module
  */
-import { matchWildcard, subjectIsInternal, subjectIsIP } from "./certnames.ts";
+import { hostOnly, matchWildcard, subjectIsInternal, subjectIsIP } from "./certnames.ts";
 import { goStableSort } from "./gosort.ts";
 import type { BindValue } from "./listeners.ts";
 import type { IssuerJSON } from "./options_tls.ts";
-import { cloneJSON, type ConfigValue, jsonEqual, stableJSON } from "./types.ts";
+import { cloneJSON, type ConfigValue, stableJSON } from "./types.ts";
 
 /** An automation policy while it is built; `issuers` become JSON `issuers` at the end. */
 export interface AutomationPolicy {
@@ -184,41 +184,6 @@ export function isTailscale(name: string): boolean {
   return name.toLowerCase().endsWith(".ts.net");
 }
 
-function isSubset(a: AutomationPolicy, b: AutomationPolicy): boolean {
-  if (!b.subjects?.length) return true;
-  if (!a.subjects?.length) return false;
-  return a.subjects.every((s) => b.subjects!.some((w) => matchWildcard(s, w)));
-}
-
-function shadows(i: number, aps: AutomationPolicy[]): number {
-  for (let j = i + 1; j < aps.length; j++) if (isSubset(aps[i], aps[j])) return j;
-  return -1;
-}
-
-function implicitClass(ap: AutomationPolicy): string {
-  if (!ap.subjects?.length) return "catch-all";
-  const pub = ap.subjects.some((s) => subjectQualifiesForPublicCert(ap, s));
-  const internal = ap.subjects.some((s) => !subjectQualifiesForPublicCert(ap, s));
-  return pub && internal ? "mixed" : pub ? "public" : "internal";
-}
-
-function usesDefaultInternal(ap: AutomationPolicy): boolean {
-  if (!ap.issuersRaw?.length && !ap.issuers?.length) return implicitClass(ap) === "internal";
-  return ap.issuersRaw?.length === 1 && !ap.issuers?.length &&
-    jsonEqual(ap.issuersRaw[0], { module: "internal" });
-}
-
-function sameIssuers(a: AutomationPolicy, b: AutomationPolicy): boolean {
-  if (jsonEqual(a.issuersRaw ?? null, b.issuersRaw ?? null)) {
-    if (a.issuersRaw?.length || a.issuers?.length || b.issuersRaw?.length || b.issuers?.length) {
-      return true;
-    }
-    const ac = implicitClass(a), bc = implicitClass(b);
-    return ac === "catch-all" || bc === "catch-all" || ac === bc;
-  }
-  return usesDefaultInternal(a) && usesDefaultInternal(b);
-}
-
 const SAME_FIELDS = [
   "get_certificate",
   "storage",
@@ -229,10 +194,74 @@ const SAME_FIELDS = [
   "renewal_window_ratio",
 ];
 
-/** Sorts policies most specific first and merges or drops redundant ones. */
+/** Derived facts of a policy, computed once per consolidation (subjects reset some). */
+interface Facts {
+  key?: string;
+  issuers?: string;
+  fields?: string;
+  cls?: string;
+  exact?: Set<string>;
+  wild?: string[];
+  subjectSet?: Set<string>;
+}
+
+/**
+ * Sorts policies most specific first and merges or drops redundant ones (Caddy's
+ * `consolidateAutomationPolicies`; derived facts are cached so that thousands of sites
+ * consolidate quickly).
+ */
 export function consolidateAutomationPolicies(
   aps: AutomationPolicy[],
 ): AutomationPolicy[] | undefined {
+  const facts = new Map<AutomationPolicy, Facts>();
+  const f = (ap: AutomationPolicy): Facts => {
+    let x = facts.get(ap);
+    if (!x) facts.set(ap, x = {});
+    return x;
+  };
+  const subjectsChanged = (ap: AutomationPolicy) => {
+    const x = f(ap);
+    x.key = x.cls = undefined;
+    x.exact = x.wild = undefined;
+  };
+  const key = (ap: AutomationPolicy) => f(ap).key ??= apKey(ap);
+  const issuersKey = (ap: AutomationPolicy) =>
+    f(ap).issuers ??= stableJSON(ap.issuersRaw?.length ? ap.issuersRaw : null);
+  const fieldsKey = (ap: AutomationPolicy) =>
+    f(ap).fields ??= stableJSON(SAME_FIELDS.map((k) => norm(ap.fields[k])));
+  const cls = (ap: AutomationPolicy) => f(ap).cls ??= implicitClass(ap);
+  const isSubset = (a: AutomationPolicy, b: AutomationPolicy): boolean => {
+    if (!b.subjects?.length) return true;
+    if (!a.subjects?.length) return false;
+    const fb = f(b);
+    if (!fb.exact) {
+      fb.exact = new Set(b.subjects.map((w) => w.toLowerCase()));
+      fb.wild = b.subjects.filter((w) => w.includes("*"));
+    }
+    return a.subjects.every((s) =>
+      fb.exact!.has(hostOnly(s).toLowerCase()) || fb.wild!.some((w) => matchWildcard(s, w))
+    );
+  };
+  const shadows = (i: number): number => {
+    for (let j = i + 1; j < aps.length; j++) if (isSubset(aps[i], aps[j])) return j;
+    return -1;
+  };
+  const usesDefaultInternal = (ap: AutomationPolicy): boolean => {
+    if (!ap.issuersRaw?.length && !ap.issuers?.length) return cls(ap) === "internal";
+    return ap.issuersRaw?.length === 1 && !ap.issuers?.length &&
+      issuersKey(ap) === '[{"module":"internal"}]';
+  };
+  const sameIssuers = (a: AutomationPolicy, b: AutomationPolicy): boolean => {
+    if (issuersKey(a) === issuersKey(b)) {
+      if (a.issuersRaw?.length || a.issuers?.length || b.issuersRaw?.length || b.issuers?.length) {
+        return true;
+      }
+      const ac = cls(a), bc = cls(b);
+      return ac === "catch-all" || bc === "catch-all" || ac === bc;
+    }
+    return usesDefaultInternal(a) && usesDefaultInternal(b);
+  };
+
   goStableSort(aps, (a, b) => {
     if (isSubset(a, b)) return true;
     if (isSubset(b, a)) return false;
@@ -245,7 +274,7 @@ export function consolidateAutomationPolicies(
   for (let i = 0; i < aps.length; i++) {
     if (!isEmpty(aps[i], false)) continue;
     emptyCount++;
-    const sh = shadows(i, aps);
+    const sh = shadows(i);
     if (i === aps.length - 1 || (sh >= 0 && isEmpty(aps[sh], true))) {
       aps.splice(i, 1);
       i--;
@@ -255,25 +284,32 @@ export function consolidateAutomationPolicies(
 
   outer: for (let i = 0; i < aps.length; i++) {
     for (let j = i + 1; j < aps.length; j++) {
-      if (apEqual(aps[i], aps[j])) {
+      const sameLength = (aps[i].subjects?.length ?? -1) === (aps[j].subjects?.length ?? -1);
+      if (aps[i] === aps[j] || (sameLength && key(aps[i]) === key(aps[j]))) {
         aps.splice(j, 1);
         i--;
         continue outer;
       }
-      if (
-        sameIssuers(aps[i], aps[j]) &&
-        SAME_FIELDS.every((k) => jsonEqual(norm(aps[i].fields[k]), norm(aps[j].fields[k])))
-      ) {
+      if (sameIssuers(aps[i], aps[j]) && fieldsKey(aps[i]) === fieldsKey(aps[j])) {
         if ((aps[i].subjects?.length ?? 0) > 0 && (aps[j].subjects?.length ?? 0) === 0) {
-          if (shadows(i, aps) >= j) {
+          if (shadows(i) >= j) {
             aps.splice(i, 1);
             i--;
             continue outer;
           }
         } else {
-          const subj = [...(aps[i].subjects ?? [])];
-          for (const s of aps[j].subjects ?? []) if (!subj.includes(s)) subj.push(s);
-          if (aps[i].subjects !== undefined || subj.length > 0) aps[i].subjects = subj;
+          const fi = f(aps[i]);
+          const set = fi.subjectSet ??= new Set(aps[i].subjects ?? []);
+          const added = (aps[j].subjects ?? []).filter((s) => !set.has(s));
+          if (added.length > 0 || aps[i].subjects === undefined && aps[j].subjects !== undefined) {
+            const subj = aps[i].subjects ?? [];
+            for (const s of added) {
+              set.add(s);
+              subj.push(s);
+            }
+            if (aps[i].subjects !== undefined || subj.length > 0) aps[i].subjects = subj;
+            subjectsChanged(aps[i]);
+          }
           aps.splice(j, 1);
           j--;
         }
@@ -281,6 +317,13 @@ export function consolidateAutomationPolicies(
     }
   }
   return aps;
+}
+
+function implicitClass(ap: AutomationPolicy): string {
+  if (!ap.subjects?.length) return "catch-all";
+  const pub = ap.subjects.some((s) => subjectQualifiesForPublicCert(ap, s));
+  const internal = ap.subjects.some((s) => !subjectQualifiesForPublicCert(ap, s));
+  return pub && internal ? "mixed" : pub ? "public" : "internal";
 }
 
 const norm = (v: unknown) => isSetValue(v) ? v : null;

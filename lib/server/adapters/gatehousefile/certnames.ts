@@ -8,6 +8,7 @@ import { parseIPv4, parseIPv6, splitHostPort } from "./netaddr.ts";
 
 /** The host of `host:port` (brackets of a bare IPv6 address removed). */
 export function hostOnly(hostport: string): string {
+  if (!hostport.includes(":") && !hostport.startsWith("[")) return hostport;
   try {
     return splitHostPort(hostport)[0];
   } catch {

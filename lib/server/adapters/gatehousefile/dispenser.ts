@@ -16,9 +16,11 @@
  * ```
  *
  * The method names and semantics follow Caddy's `caddyfile.Dispenser` one to one (`Next` →
- * `next`, `NextArg` → `nextArg`, `NextBlock` → `nextBlock`, `ArgErr` → `argErr`, ...), so a
- * Caddy module's `UnmarshalCaddyfile` reads the same here. This API is stable: directive
- * files build on it.
+ * `next`, `NextArg` → `nextArg`, `NextBlock` → `nextBlock`, `Args(&a, &b)` → `args(2)`,
+ * `ArgErr` → `argErr`, `Err`/`Errf` → `err` with a template string, `DeleteN` → `deleteN`),
+ * so a Caddy module's `UnmarshalCaddyfile` reads the same here. Every error carries
+ * `, at <file>:<line>` (and the import chain), and `unknownSubdirective` adds "did you mean".
+ * This API is stable: directive files build on it.
  *
  * @module
  */

@@ -142,13 +142,20 @@ export function serversFromPairings(
 
   pairings.forEach((p, index) => {
     // the same host twice on one listener is ambiguous
+    const blocksByKey = new Map<string, Set<number>>();
+    p.blocks.forEach((b, k) => {
+      for (const t of b.block.keys) {
+        let set = blocksByKey.get(t.text);
+        if (!set) blocksByKey.set(t.text, set = new Set());
+        set.add(k);
+      }
+    });
     p.blocks.forEach((a, j) => {
       for (const key of a.block.keys) {
-        p.blocks.forEach((b, k) => {
-          if (k !== j && b.block.keys.some((t) => t.text === key.text)) {
-            throw new Error(`${key.file}:${key.line}: ambiguous site definition: ${key.text}`);
-          }
-        });
+        const holders = blocksByKey.get(key.text)!;
+        if (holders.size > 1 || !holders.has(j)) {
+          throw new Error(`${key.file}:${key.line}: ambiguous site definition: ${key.text}`);
+        }
       }
     });
 

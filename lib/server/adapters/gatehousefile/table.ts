@@ -55,11 +55,11 @@ import {
 } from "../../http/handlers/rewrite_caddyfile.ts";
 import { parseMap } from "../../http/handlers/map_caddyfile.ts";
 import { gzipEncoding, parseEncode, zstdEncoding } from "../../http/handlers/encode_caddyfile.ts";
+import { parseReverseProxy } from "../../http/handlers/reverse_proxy/caddyfile.ts";
 import {
   parseCopyResponse,
   parseCopyResponseHeaders,
-  parseReverseProxy,
-} from "../../http/handlers/reverse_proxy/caddyfile.ts";
+} from "../../http/handlers/reverse_proxy/caddyfile_response.ts";
 import { registerProxySyntaxes } from "../../http/handlers/reverse_proxy/caddyfile_transport.ts";
 import { registerListenerWrapperSyntaxes } from "../../http/listener_wrappers_caddyfile.ts";
 import { registerEncoderSyntaxes } from "../../logging/caddyfile_encoders.ts";

@@ -8,7 +8,8 @@
 import type { Helper } from "../../adapters/gatehousefile/helper.ts";
 import type { Handler } from "../../adapters/gatehousefile/types.ts";
 import { parseNamedResponseMatcher } from "../matchers/caddyfile.ts";
-import { finishHandleResponse, type ProxyParse, replaceStatus } from "./reverse_proxy/caddyfile.ts";
+import type { ProxyParse } from "./reverse_proxy/caddyfile.ts";
+import { finishHandleResponse, replaceStatus } from "./reverse_proxy/caddyfile_response.ts";
 
 /** `intercept`. */
 export function parseIntercept(h: Helper): Handler {

@@ -14,7 +14,8 @@ import {
   subrouteHandler,
 } from "../../../adapters/gatehousefile/types.ts";
 import { parseCaddyDuration } from "../../../adapters/gatehousefile/values.ts";
-import { finishHandleResponse, parseProxySegment } from "./caddyfile.ts";
+import { parseProxySegment } from "./caddyfile.ts";
+import { finishHandleResponse } from "./caddyfile_response.ts";
 
 type Obj = Record<string, unknown>;
 

@@ -9,7 +9,8 @@ import type { Helper } from "../../../adapters/gatehousefile/helper.ts";
 import type { ConfigValue, Route } from "../../../adapters/gatehousefile/types.ts";
 import { canonicalHeaderKey } from "../../../adapters/gatehousefile/values.ts";
 import { Dispenser } from "../../../adapters/gatehousefile/dispenser.ts";
-import { finishHandleResponse, parseProxySegment } from "./caddyfile.ts";
+import { parseProxySegment } from "./caddyfile.ts";
+import { finishHandleResponse } from "./caddyfile_response.ts";
 
 /** `forward_auth [<matcher>] [<upstreams...>] { uri <to>; copy_headers <fields...>; ... }`. */
 export function parseForwardAuth(h: Helper): ConfigValue[] {
