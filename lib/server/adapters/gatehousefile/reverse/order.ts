@@ -9,48 +9,9 @@
  * @module
  */
 
-/** Handler directives in Caddy's default order. */
-export const DEFAULT_DIRECTIVE_ORDER: readonly string[] = [
-  "tracing",
-  "map",
-  "vars",
-  "fs",
-  "root",
-  "log_append",
-  "skip_log",
-  "log_skip",
-  "log_name",
-  "header",
-  "copy_response_headers",
-  "request_body",
-  "timeouts",
-  "redir",
-  "method",
-  "rewrite",
-  "uri",
-  "try_files",
-  "basicauth",
-  "basic_auth",
-  "forward_auth",
-  "request_header",
-  "encode",
-  "push",
-  "intercept",
-  "templates",
-  "invoke",
-  "handle",
-  "handle_path",
-  "route",
-  "abort",
-  "error",
-  "copy_response",
-  "respond",
-  "metrics",
-  "reverse_proxy",
-  "php_fastcgi",
-  "file_server",
-  "acme_server",
-];
+import { DEFAULT_DIRECTIVE_ORDER } from "../registry.ts";
+
+export { DEFAULT_DIRECTIVE_ORDER };
 
 /** One directive of a sorted list: its name (as sorted: `handle_path` sorts as `handle`) and matcher. */
 export interface SortUnit {
