@@ -17,8 +17,9 @@ const UNITS: [string, number][] = [
 /** The duration text for a JSON duration, or undefined when it is not one. */
 export function durationText(v: unknown): string | undefined {
   if (typeof v === "string") return v;
-  if (typeof v !== "number" || !Number.isInteger(v) || v < 0) return undefined;
+  if (typeof v !== "number" || !Number.isInteger(v)) return undefined;
   if (v === 0) return "0s";
+  if (v < 0) return "-" + durationText(-v);
   for (const [u, n] of UNITS) if (v % n === 0) return `${v / n}${u}`;
   return `${v}ns`;
 }

@@ -18,7 +18,10 @@ function writerLine(w: Fields): Line | null {
       return gline(["output", kind]);
     case "file": {
       const name = w.str("filename");
-      if (name === undefined) return null;
+      if (name === undefined) {
+        w.problems.add(w.path, "a file log writer needs a filename");
+        return null;
+      }
       const b: Line[] = [];
       const mode = w.take("mode");
       if (mode !== undefined) b.push(gline(["mode", String(mode)]));
@@ -44,19 +47,55 @@ function writerLine(w: Fields): Line | null {
   }
 }
 
-const FILTERS: Record<string, (f: Fields) => Line[] | null> = {
-  delete: () => [],
-  ip_mask: (f) => {
-    const b: Line[] = [];
-    const v4 = f.num("ipv4_cidr");
-    if (v4 !== undefined) b.push(gline(["ipv4", String(v4)]));
-    const v6 = f.num("ipv6_cidr");
-    if (v6 !== undefined) b.push(gline(["ipv6", String(v6)]));
-    return b;
-  },
-  hash: () => [],
-  replace: (f) => [gline([f.str("value") ?? ""])],
-};
+/** Lines of one filtered field (`<field> <filter> ...`); null after a problem. */
+function filterLines(name: string, f: Fields): Line[] | null {
+  const filter = f.str("filter");
+  switch (filter) {
+    case "delete":
+    case "hash":
+      return [gline([name, filter])];
+    case "replace":
+      return [gline([name, "replace", f.str("value") ?? ""])];
+    case "ip_mask": {
+      const b: Line[] = [];
+      const v4 = f.num("ipv4_cidr");
+      if (v4 !== undefined) b.push(gline(["ipv4", String(v4)]));
+      const v6 = f.num("ipv6_cidr");
+      if (v6 !== undefined) b.push(gline(["ipv6", String(v6)]));
+      return [gline([name, "ip_mask"], b)];
+    }
+    case "regexp":
+      return [gline([name, "regexp", f.str("regexp") ?? "", f.str("value") ?? ""])];
+    case "multi_regexp": {
+      const out: Line[] = [];
+      for (const op of f.arr("operations") ?? []) {
+        if (!isObject(op) || typeof op.regexp !== "string") {
+          f.problems.add(f.at("operations"), "each operation needs a regexp");
+          return null;
+        }
+        out.push(gline([name, "regexp", op.regexp, String(op.value ?? "")]));
+      }
+      return out;
+    }
+    case "cookie":
+    case "query": {
+      const b: Line[] = [];
+      const key = filter === "cookie" ? "name" : "parameter";
+      for (const a of f.arr("actions") ?? []) {
+        if (!isObject(a) || typeof a.type !== "string" || typeof a[key] !== "string") {
+          f.problems.add(f.at("actions"), `each action needs a type and a ${key}`);
+          return null;
+        }
+        b.push(
+          gline([a.type, a[key] as string, ...(typeof a.value === "string" ? [a.value] : [])]),
+        );
+      }
+      return [gline([name, filter], b)];
+    }
+  }
+  f.problems.add(f.at("filter"), `log field filter ${filter} has no form here`);
+  return null;
+}
 
 function encoderLine(e: Fields): Line | null {
   const format = e.str("format");
@@ -75,18 +114,15 @@ function encoderLine(e: Fields): Line | null {
     if (fields) {
       const fl: Line[] = [];
       for (const [name, cfg] of Object.entries(fields)) {
-        if (!isObject(cfg) || typeof cfg.filter !== "string" || !FILTERS[cfg.filter]) {
-          e.problems.add(e.at("fields") + "/" + name, "this log field filter has no form here");
+        if (!isObject(cfg)) {
+          e.problems.add(e.at("fields") + "/" + name, "a field filter must be an object");
           return null;
         }
         const ff = new Fields(cfg, e.at("fields") + "/" + name, e.problems);
-        ff.skip("filter");
-        const sub = FILTERS[cfg.filter](ff);
-        ff.done(`the ${cfg.filter} log filter`);
-        if (!sub) return null;
-        if (cfg.filter === "replace") {
-          fl.push(gline([name, "replace", ...sub[0].words.map((t) => t.text)]));
-        } else fl.push(gline([name, cfg.filter as string], sub.length ? sub : undefined));
+        const lines = filterLines(name, ff);
+        ff.done(`the ${String(cfg.filter)} log filter`);
+        if (!lines) return null;
+        fl.push(...lines);
       }
       b.push(gline(["fields"], fl));
     }

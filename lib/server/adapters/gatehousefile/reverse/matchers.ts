@@ -167,6 +167,22 @@ const MATCHERS: Record<string, MatcherFn> = {
     }
     return [block.length ? line(["file"], block) : line(["file"])];
   },
+  url_pattern: (v, p) => {
+    const r = object(v, p, "url_pattern");
+    if (typeof r.pattern !== "string") {
+      throw new MatcherError(childPath(p, "pattern"), "must be a string");
+    }
+    const b: Line[] = [];
+    for (const k of Object.keys(r)) {
+      if (k === "base_url" && typeof r.base_url === "string") {
+        b.push(line(["base_url", r.base_url]));
+      } else if (k === "ignore_case" && r.ignore_case === true) b.push(line(["ignore_case"]));
+      else if (k !== "pattern") {
+        throw new MatcherError(childPath(p, k), "this url_pattern option has no form");
+      }
+    }
+    return [line(["url_pattern", r.pattern], b.length ? b : undefined)];
+  },
   not: (v, p, ctx) => {
     if (!Array.isArray(v) || v.length === 0) {
       throw new MatcherError(p, "not must be a non-empty array of matcher sets");

@@ -90,6 +90,33 @@ function dur(f: Fields, key: string, sub: string, out: Line[]): void {
   else out.push(line([sub, d]));
 }
 
+/** DNS challenge settings (`dns <provider>`, timings, resolvers, override domain). */
+function dnsLines(dns: Fields, b: Line[], ctx: Ctx): void {
+  const prov = dns.obj("provider");
+  if (prov) {
+    const { name, ...args } = prov;
+    const keys = Object.keys(args);
+    if (typeof name === "string" && (keys.length === 0 || keys.join() === "argument")) {
+      b.push(line(["dns", name, ...(keys.length ? [String(args.argument)] : [])]));
+    } else {
+      ctx.problems.add(
+        dns.at("provider"),
+        `options of DNS provider ${String(name)} have no form here`,
+      );
+    }
+  } else if (dns.path.endsWith("/dns")) {
+    // no provider of its own: the globally configured one is used
+    b.push(line(["dns"]));
+  }
+  dur(dns, "ttl", "dns_ttl", b);
+  dur(dns, "propagation_delay", "propagation_delay", b);
+  dur(dns, "propagation_timeout", "propagation_timeout", b);
+  const res = dns.strs("resolvers");
+  if (res) b.push(line(["resolvers", ...res]));
+  const od = dns.str("override_domain");
+  if (od !== undefined) b.push(line(["dns_challenge_override_domain", od]));
+}
+
 /** The block of `issuer acme` (and `cert_issuer acme`). */
 function acmeLines(f: Fields, b: Line[], ctx: Ctx): void {
   const ca = f.str("ca");
@@ -127,29 +154,7 @@ function acmeLines(f: Fields, b: Line[], ctx: Ctx): void {
     }
     const dns = ch.fields("dns");
     if (dns) {
-      const prov = dns.obj("provider");
-      if (prov) {
-        const { name, ...args } = prov;
-        const keys = Object.keys(args);
-        if (typeof name === "string" && (keys.length === 0 || keys.join() === "argument")) {
-          b.push(line(["dns", name, ...(keys.length ? [String(args.argument)] : [])]));
-        } else {
-          ctx.problems.add(
-            dns.at("provider"),
-            `options of DNS provider ${String(name)} have no form here`,
-          );
-        }
-      } else {
-        // no provider of its own: the globally configured one is used
-        b.push(line(["dns"]));
-      }
-      dur(dns, "ttl", "dns_ttl", b);
-      dur(dns, "propagation_delay", "propagation_delay", b);
-      dur(dns, "propagation_timeout", "propagation_timeout", b);
-      const res = dns.strs("resolvers");
-      if (res) b.push(line(["resolvers", ...res]));
-      const od = dns.str("override_domain");
-      if (od !== undefined) b.push(line(["dns_challenge_override_domain", od]));
+      dnsLines(dns, b, ctx);
       dns.done("the dns challenge");
     }
     const bind = ch.str("bind_host");
@@ -171,7 +176,10 @@ function acmeLines(f: Fields, b: Line[], ctx: Ctx): void {
 
 /** One issuer as `<module> [args] { ... }` words (for `issuer` and `cert_issuer`). */
 function issuerLine(issuer: unknown, path: string, ctx: Ctx, head: string): Line | null {
-  if (!isObject(issuer)) return null;
+  if (!isObject(issuer)) {
+    ctx.problems.add(path, "an issuer must be an object");
+    return null;
+  }
   const f = new Fields(issuer, path, ctx.problems);
   const mod = f.str("module");
   const b: Line[] = [];
@@ -185,8 +193,13 @@ function issuerLine(issuer: unknown, path: string, ctx: Ctx, head: string): Line
   }
   if (mod === "zerossl") {
     const key = f.str("api_key");
+    const cv = f.fields("cname_validation");
+    if (cv) {
+      dnsLines(cv, b, ctx);
+      cv.done("cname_validation");
+    }
     f.done("the zerossl issuer");
-    return line([head, "zerossl", ...(key !== undefined ? [key] : [])]);
+    return line([head, "zerossl", ...(key !== undefined ? [key] : [])], b.length ? b : undefined);
   }
   if (mod === "acme") {
     acmeLines(f, b, ctx);
@@ -206,7 +219,10 @@ function issuerLines(
   if (stable(issuers) === INTERNAL) return { arg: ["internal"] };
   const email = implicitEmail(issuers);
   if (email !== undefined) return { arg: [email] };
-  if (!Array.isArray(issuers)) return null;
+  if (!Array.isArray(issuers)) {
+    ctx.problems.add(path, "issuers must be an array");
+    return null;
+  }
   const out: Line[] = [];
   for (const [i, iss] of issuers.entries()) {
     const l = issuerLine(iss, childPath(path, i), ctx, "issuer");

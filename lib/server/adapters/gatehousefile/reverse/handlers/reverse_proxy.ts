@@ -124,7 +124,10 @@ function healthLines(hc: Fields, out: Line[]): void {
 
 /** A named response matcher definition; null after a problem. */
 function responseMatcher(m: unknown, name: string, path: string, f: Fields): Line | null {
-  if (!isObject(m)) return null;
+  if (!isObject(m)) {
+    f.problems.add(path, "a response matcher must be an object");
+    return null;
+  }
   const lines: Line[] = [];
   for (const [k, v] of Object.entries(m)) {
     if (k === "status_code" && Array.isArray(v)) lines.push(line(["status", ...v.map(String)]));
@@ -173,6 +176,8 @@ export const reverseProxy: HandlerReverser = (f, ctx: Ctx) => {
       else if (Array.isArray(v)) b.push(line([k, ...v.map(String)]));
       else if (isObject(v) && k === "resolver" && Array.isArray(v.addresses)) {
         b.push(line(["resolvers", ...v.addresses.map(String)]));
+      } else if (isObject(v) && k === "versions") {
+        b.push(line(["versions", ...Object.keys(v).filter((x) => v[x] === true)]));
       } else f.problems.add(dyn.at(k), "this dynamic upstream option has no form here");
     }
     block.push(line(["dynamic", src ?? ""], b.length ? b : undefined));

@@ -37,7 +37,10 @@ export const authentication: HandlerReverser = (f) => {
   if (!providers) return { name: "basic_auth", args: [] };
   const basic = providers.fields("http_basic");
   providers.done("authentication providers");
-  if (!basic) return null;
+  if (!basic) {
+    f.problems.add(providers.path, "only the http_basic provider has a Gatehousefile form");
+    return null;
+  }
   const hash = basic.obj("hash");
   const algorithm = isObject(hash) ? hash.algorithm : undefined;
   if (typeof algorithm !== "string" || Object.keys(hash!).length !== 1) {
@@ -66,7 +69,10 @@ export const authentication: HandlerReverser = (f) => {
 /** `invoke`. */
 export const invoke: HandlerReverser = (f) => {
   const name = f.str("name");
-  if (name === undefined) return null;
+  if (name === undefined) {
+    f.problems.add(f.path, "invoke needs the name of a route");
+    return null;
+  }
   return { name: "invoke", args: [word(name)] };
 };
 
