@@ -81,26 +81,19 @@ const KNOWN_GAPS: Record<string, string> = {
     "forward_auth is written as its reverse_proxy parts; handle_response routes then nest differently",
   forward_auth_rename_headers:
     "forward_auth is written as its reverse_proxy parts; handle_response routes then nest differently",
-  intercept_response: "no writer for the intercept handler",
   log_append_encoder: "the append log encoder has no writer",
-  log_filters: "log field filters other than delete, hash, ip_mask, replace",
   log_journald_encoder: "the journald log encoder has no writer",
   log_multi_logger_name: "several named logs per site and log hostnames overrides",
-  log_multiple_regexp_filters: "the regexp log field filter has no writer",
   log_override_hostname: "log hostnames overrides are not written",
   log_roll_days: "roll_at / roll_interval / roll_minutes of the file log writer",
-  matcher_url_pattern: "no writer for the url_pattern matcher",
   php_fastcgi_handle_response:
     "php_fastcgi is not rebuilt from its expansion (an ungrouped try_files rewrite with split_path has no other form)",
   php_fastcgi_matcher: "php_fastcgi is not rebuilt from its expansion",
   php_fastcgi_subdirectives: "php_fastcgi is not rebuilt from its expansion",
   php_fastcgi_try_files_override: "php_fastcgi is not rebuilt from its expansion",
   php_fastcgi_try_files_override_no_dir_index: "php_fastcgi is not rebuilt from its expansion",
-  reverse_proxy_dynamic_upstreams: "the versions option of dynamic a/srv upstreams",
   tls_automation_wildcard_force_automate:
     "tls force_automate next to a loaded wildcard certificate (policy order and sni lists)",
-  tls_explicit_issuer_dns_ttl: "cname_validation of the zerossl issuer",
-  tls_explicit_issuer_propagation_options: "cname_validation of the zerossl issuer",
 };
 
 async function roundTrip(

@@ -9,7 +9,7 @@ import { encode } from "./encode.ts";
 import { error } from "./error.ts";
 import { fileServer } from "./file_server.ts";
 import { headers } from "./headers.ts";
-import { acmeServer, logAppend, map, metrics, push, tracing } from "./more.ts";
+import { acmeServer, intercept, logAppend, map, metrics, push, tracing } from "./more.ts";
 import { reverseProxy } from "./reverse_proxy.ts";
 import { rewrite } from "./rewrite.ts";
 import {
@@ -34,6 +34,7 @@ export const HANDLERS: Record<string, HandlerReverser> = {
   error,
   file_server: fileServer,
   headers,
+  intercept,
   invoke,
   log_append: logAppend,
   map,

@@ -9,6 +9,7 @@ import { durationText } from "../duration.ts";
 import { Fields, isObject } from "../problems.ts";
 import { type Line, line, word } from "../tokens.ts";
 import { headerOpLines } from "./header_ops.ts";
+import { handleResponseLines } from "./reverse_proxy.ts";
 
 /** `map <source> <destinations...> { <input> <outputs...>; default <outputs...> }`. */
 export const map: HandlerReverser = (f) => {
@@ -102,4 +103,10 @@ export const tracing: HandlerReverser = (f) => {
 export const logAppend: HandlerReverser = (f) => {
   const key = f.str("key") ?? "", value = f.str("value") ?? "";
   return { name: "log_append", args: [word(key), word(value)] };
+};
+
+/** `intercept { @m status ...; handle_response @m { ... }; replace_status ... }`. */
+export const intercept: HandlerReverser = (f, ctx) => {
+  const block = handleResponseLines(f, ctx);
+  return { name: "intercept", args: [], block: block.length ? block : undefined };
 };

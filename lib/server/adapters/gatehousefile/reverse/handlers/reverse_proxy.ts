@@ -249,6 +249,14 @@ export const reverseProxy: HandlerReverser = (f, ctx: Ctx) => {
     } else f.problems.add(transport.at("protocol"), `transport ${proto} has no form here`);
     transport.done(`the ${proto} transport`);
   }
+  block.push(...handleResponseLines(f, ctx));
+  if (f.bool("verbose_logs")) block.push(line(["verbose_logs"]));
+  return { name: "reverse_proxy", args, block: block.length ? block : undefined };
+};
+
+/** `handle_response` / `replace_status` lines with named response matchers (also `intercept`). */
+export function handleResponseLines(f: Fields, ctx: Ctx): Line[] {
+  const block: Line[] = [];
   const hr = f.arr("handle_response") ?? [];
   let n = 0;
   hr.forEach((h, i) => {
@@ -277,6 +285,5 @@ export const reverseProxy: HandlerReverser = (f, ctx: Ctx) => {
       block.push(line(["replace_status", ...(matcher ? [bare("@" + matcher)] : []), status]));
     }
   });
-  if (f.bool("verbose_logs")) block.push(line(["verbose_logs"]));
-  return { name: "reverse_proxy", args, block: block.length ? block : undefined };
-};
+  return block;
+}
