@@ -27,6 +27,14 @@ export const rewrite: HandlerReverser = (f, ctx) => {
     case "uri":
       if (typeof v !== "string") break;
       f.take(k);
+      if (!ctx.inGroup) {
+        // the rewrite directive always puts its route in a group
+        f.problems.add(
+          f.at(k),
+          "a whole-URI rewrite outside a route group has no Gatehousefile form (rewrite always groups; try_files makes one only with a plain file matcher)",
+        );
+        return null;
+      }
       return { name: "rewrite", args: [word(v)], starFirst: true };
     case "method":
       if (typeof v !== "string") break;
@@ -68,7 +76,6 @@ export const rewrite: HandlerReverser = (f, ctx) => {
         block.push(line([String(p.key), String(p.search_regexp), String(p.replace)]));
       }
       for (const d of Array.isArray(v.delete) ? v.delete : []) block.push(line(["-" + d]));
-      void ctx;
       return { name: "uri", args: [word("query")], block };
     }
   }
