@@ -75,5 +75,11 @@ export {
   resolveBindHost,
   type ResolveOptions,
 } from "./lib/server/resolve_host.ts";
+export {
+  gatehousefileFromJson,
+  type ReverseOptions,
+  type ReverseProblem,
+  type ReverseResult,
+} from "./lib/server/adapters/gatehousefile/reverse/mod.ts";
 export { autosavePath, configDir, dataDir } from "./lib/server/storage/dirs.ts";
 export { parseEnvFile } from "./lib/server/envfile.ts";

@@ -5,17 +5,25 @@
  */
 import type { Command } from "./command.ts";
 import { ExitCode } from "./command.ts";
-import { printWarnings, readConfigFile } from "./config_file.ts";
+import { findDefaultConfig, printWarnings, readConfigFile } from "./config_file.ts";
+import { UsageError } from "./usage_error.ts";
 import { validateConfig } from "./validate.ts";
+import { reverseCommandRun } from "./adapt_reverse.ts";
 
 /** `adapt`. */
 export const adaptCommand: Command = {
   name: "adapt",
-  usage: "[--config <path>] [--adapter <name>] [--pretty] [--validate]",
+  usage:
+    "[--config <path>] [--adapter <name>] [--pretty] [--validate] | --reverse [--config <file.json>] [--address <interface>]",
   short: "Adapts a config to native JSON",
   long: [
     "Writes the native JSON form of a config to stdout and warnings to stderr, then exits.",
     "--validate also loads and provisions the result without running it (stricter than adapting).",
+    "",
+    "--reverse goes the other way: it turns native JSON (--config <file.json>, - for stdin, or the",
+    "live config of the server whose admin endpoint is --address) into a formatted Gatehousefile on",
+    "stdout. Parts with no Gatehousefile form are listed on stderr with their JSON path, and the",
+    "exit code is 1; the text is then incomplete.",
   ].join("\n"),
   flags: [
     {
@@ -23,8 +31,7 @@ export const adaptCommand: Command = {
       short: "c",
       type: "string",
       value: "<path>",
-      help: "Config file",
-      default: "Gatehousefile",
+      help: "Config file (default: the Gatehousefile or Caddyfile in the current directory)",
     },
     {
       name: "adapter",
@@ -36,9 +43,23 @@ export const adaptCommand: Command = {
     },
     { name: "pretty", short: "p", type: "boolean", help: "Indent the output" },
     { name: "validate", type: "boolean", help: "Validate the result" },
+    { name: "reverse", type: "boolean", help: "Turn native JSON into a Gatehousefile" },
+    {
+      name: "address",
+      type: "string",
+      value: "<interface>",
+      help: "With --reverse: read the live config from this admin endpoint",
+    },
   ],
   async run({ flags }) {
-    const loaded = await readConfigFile(flags.config as string, flags.adapter as string);
+    if (flags.reverse || flags.address) return await reverseCommandRun(flags);
+    const path = (flags.config as string | undefined) || await findDefaultConfig();
+    if (!path) {
+      throw new UsageError(
+        "adapt: no Gatehousefile or Caddyfile in the current directory; give one with --config",
+      );
+    }
+    const loaded = await readConfigFile(path, flags.adapter as string);
     printWarnings(loaded.warnings);
     console.log(
       flags.pretty ? JSON.stringify(loaded.config, null, "\t") : JSON.stringify(loaded.config),

@@ -10,6 +10,7 @@ import { buildInfoCommand } from "./build_info.ts";
 import { completionCommand } from "./completion.ts";
 import { environCommand } from "./environ.ts";
 import { fileServerCommand, fileServerExportTemplateCommand } from "./file_server.ts";
+import { fmtCommand } from "./fmt.ts";
 import { hashPasswordCommand } from "./hash_password.ts";
 import { helpCommand } from "./help.ts";
 import { listModulesCommand } from "./list_modules.ts";
@@ -36,6 +37,7 @@ export const commands: Command[] = [
   environCommand,
   fileServerCommand,
   fileServerExportTemplateCommand,
+  fmtCommand,
   hashPasswordCommand,
   helpCommand,
   listModulesCommand,

@@ -7,7 +7,7 @@ import type { Command, Flags } from "./command.ts";
 import { ExitCode } from "./command.ts";
 import { Engine } from "../server/engine.ts";
 import { autosavePath } from "../server/storage/dirs.ts";
-import { findDefaultConfig, printWarnings, readConfigFile } from "./config_file.ts";
+import { findDefaultConfig, readConfigFile } from "./config_file.ts";
 import { defaultAdminAddress } from "./admin_client.ts";
 import { ProcessLife } from "./process.ts";
 import { applyEnvFiles, printEnviron } from "./environ.ts";
@@ -83,7 +83,9 @@ function watch(path: string, flags: Flags, engine: Engine): () => void {
       timer = setTimeout(async () => {
         try {
           const loaded = await readConfigFile(path, str(flags.adapter));
-          printWarnings(loaded.warnings);
+          for (const w of loaded.warnings) {
+            engine.log.warn("adapter warning", { ...w, file: w.file ?? path });
+          }
           await engine.load(loaded.config);
           engine.log.info("config file reloaded", { file: path });
         } catch (e) {

@@ -204,7 +204,11 @@ export class ConfigContext {
 
   async #create<T>(id: string, raw: unknown): Promise<T> {
     const def = getModule(id);
-    if (!def) throw new Error(`unknown module: ${id}`);
+    if (!def) {
+      throw new Error(
+        `unknown module: ${id} (module ${id} is not available in this build; \`gatehouse list-modules\` lists the available ones)`,
+      );
+    }
     if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
       throw new Error(`${id}: config must be a JSON object`);
     }

@@ -9,6 +9,7 @@ import "./logging/writers.ts";
 import "./logging/file_writer.ts";
 import "./storage/register.ts";
 import "./adapters/json5.ts";
+import "./adapters/gatehousefile/mod.ts";
 import "./http/mod.ts";
 import "./tls/mod.ts";
 import "./pki/mod.ts";

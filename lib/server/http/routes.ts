@@ -75,7 +75,12 @@ export async function loadMatcher(
     return await ctx.loadModuleByName<RequestMatcher>("http.matchers", name, cfg);
   }
   const def = getModule(`http.matchers.${name}`);
-  if (!def) throw new HttpConfigError("invalid_config", `unknown module: http.matchers.${name}`);
+  if (!def) {
+    throw new HttpConfigError(
+      "invalid_config",
+      `unknown module: http.matchers.${name} (module http.matchers.${name} is not available in this build; \`gatehouse list-modules\` lists the available ones)`,
+    );
+  }
   return await def.create(cfg as Record<string, unknown>, ctx) as RequestMatcher;
 }
 

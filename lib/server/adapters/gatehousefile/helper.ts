@@ -1,0 +1,204 @@
+/**
+ * The helper a directive receives: a dispenser over the directive's tokens plus the adapt
+ * state (global options, warnings, named matchers in scope, route group counter, shared
+ * state), and the route-building shortcuts directives share.
+ *
+ * @module
+ */
+import type { AdapterWarning } from "../../adapter.ts";
+import { didYouMean, Dispenser, MATCHER_NAME_CONTEXT_KEY } from "./dispenser.ts";
+import { cloneToken, isQuoted, type Token } from "./lexer.ts";
+import type { ServerBlock } from "./parser.ts";
+import { getSyntax, syntaxNames } from "./registry.ts";
+import type { ConfigValue, Handler, MatcherSet, Route } from "./types.ts";
+
+/** State shared by every helper of one adaptation. */
+export interface AdaptContext {
+  /** Global options by name. */
+  options: Map<string, unknown>;
+  /** Warnings collected so far. */
+  warnings: AdapterWarning[];
+  /** Handler directives in run order (the `order` option changes it). */
+  order: string[];
+  /** Counter for route group names (`group0`, `group1`, ...). */
+  groups: { n: number };
+}
+
+/** The per-scope part of a helper. */
+export interface HelperScope {
+  /** Named matchers in scope, by `@name`. */
+  matcherDefs: Map<string, MatcherSet>;
+  /** The site block being adapted. */
+  parentBlock: ServerBlock;
+  /** State shared by the whole site block (e.g. `tls` certificate tags, log counter). */
+  state: Record<string, unknown>;
+  /** State visible to this block and nested ones, not to the parent (e.g. `root`). */
+  blockState: Record<string, unknown>;
+}
+
+/**
+ * A dispenser over one directive's tokens with the adapt state. Mirrors Caddy's
+ * `httpcaddyfile.Helper`.
+ */
+export class Helper extends Dispenser {
+  /** Adapt-wide state. */
+  readonly ctx: AdaptContext;
+  /** Scope of this directive. */
+  readonly scope: HelperScope;
+
+  /** A helper over `tokens`. */
+  constructor(tokens: Token[], ctx: AdaptContext, scope: HelperScope) {
+    super(tokens);
+    this.ctx = ctx;
+    this.scope = scope;
+  }
+
+  /** A helper over another dispenser's tokens (and cursor) with the same state. */
+  withDispenser(d: Dispenser, scope: Partial<HelperScope> = {}): Helper {
+    const h = new Helper(d.tokens, this.ctx, { ...this.scope, ...scope });
+    h.cursor = d.cursor;
+    h.depth = d.nesting();
+    return h;
+  }
+
+  /** The value of a global option. */
+  option(name: string): unknown {
+    return this.ctx.options.get(name);
+  }
+
+  /** Adds a warning located at the current token. */
+  warn(message: string): void {
+    this.ctx.warnings.push({ file: this.file(), line: this.line(), message });
+  }
+
+  /** The next route group name. */
+  nextGroup(): string {
+    return `group${this.ctx.groups.n++}`;
+  }
+
+  /** The sorted list of files the current site block's tokens came from. */
+  caddyfiles(): string[] {
+    const files = new Set<string>();
+    for (const seg of this.scope.parentBlock.segments) for (const t of seg) files.add(t.file);
+    return [...files].sort();
+  }
+
+  /**
+   * When the next argument is a matcher token (`*`, `/path`, `@name`), its matcher set
+   * (undefined for `*`) and true; otherwise false (the argument is still consumed).
+   */
+  matcherToken(): [MatcherSet | undefined, boolean] {
+    if (!this.nextArg()) return [undefined, false];
+    return matcherSetFromToken(this.token(), this.scope.matcherDefs);
+  }
+
+  /**
+   * Looks ahead for a matcher token: returns its matcher set (or undefined), removes the token
+   * from the dispenser and rewinds to the start, as if the look-ahead never happened.
+   */
+  extractMatcherSet(): MatcherSet | undefined {
+    const [set, has] = this.matcherToken();
+    if (has) this.delete();
+    this.reset();
+    return set;
+  }
+
+  /** One `route` config value: `handler` behind the optional matcher set. */
+  newRoute(matcherSet: MatcherSet | undefined, handler: Handler): ConfigValue[] {
+    const route: Route = { handle: [handler] };
+    if (matcherSet) route.match = [matcherSet];
+    return [{ class: "route", value: route }];
+  }
+
+  /** Puts the route values of `vals` into one group (when there are two or more). */
+  groupRoutes(vals: ConfigValue[]): void {
+    const routes = vals.filter((v) => isRoute(v.value));
+    if (routes.length < 2) return;
+    const group = this.nextGroup();
+    for (const v of routes) v.value = { ...(v.value as Route), group };
+  }
+}
+
+/** True when `v` is a plain Route object (not a RouteList). */
+export function isRoute(v: unknown): v is Route {
+  return typeof v === "object" && v !== null && !Array.isArray(v) &&
+    (v as { constructor?: unknown }).constructor === Object;
+}
+
+/**
+ * The matcher set a matcher token stands for: `*` → none (match all), `/path` → a path
+ * matcher, `@name` → a named matcher in scope; other tokens are not matchers.
+ */
+export function matcherSetFromToken(
+  t: Token,
+  defs: Map<string, MatcherSet>,
+): [MatcherSet | undefined, boolean] {
+  if (t.text === "*") return [undefined, true];
+  if (t.text.startsWith("/")) return [{ path: [t.text] }, true];
+  if (t.text.startsWith("@")) {
+    const m = defs.get(t.text);
+    if (!m) {
+      throw new Error(`unrecognized matcher name: ${t.text}${didYouMean(t.text, defs.keys())}`);
+    }
+    return [m, true];
+  }
+  return [undefined, false];
+}
+
+/**
+ * Reads the module syntax `moduleId` from the segment at the cursor (Caddy's
+ * `UnmarshalModule`): the module sees a new dispenser whose first token is the module name.
+ */
+export function unmarshalModule(d: Dispenser, moduleId: string): unknown {
+  const fn = getSyntax(moduleId);
+  if (!fn) {
+    const ns = moduleId.slice(0, moduleId.lastIndexOf("."));
+    const name = moduleId.slice(ns.length + 1);
+    throw d.err(
+      `getting module named '${moduleId}': module not registered: ${moduleId}${
+        didYouMean(name, syntaxNames(ns))
+      }`,
+    );
+  }
+  return fn(d.newFromNextSegment());
+}
+
+/**
+ * Parses a named matcher definition (`@name <matcher> <args>` or `@name { ... }`, or
+ * `@name "<expression>"`) into `defs`.
+ */
+export function parseMatcherDefinition(d: Dispenser, defs: Map<string, MatcherSet>): void {
+  d.next();
+  const name = d.val();
+  if (defs.has(name)) throw new Error(`matcher is defined more than once: ${name}`);
+  const set: MatcherSet = {};
+  defs.set(name, set);
+  const make = (matcher: string, tokens: Token[]) => {
+    const sub = new Dispenser(tokens);
+    sub.setContext(MATCHER_NAME_CONTEXT_KEY, name.slice(1));
+    const fn = getSyntax(`http.matchers.${matcher}`);
+    if (!fn) {
+      throw new Error(
+        `getting matcher module '${matcher}': module not registered: http.matchers.${matcher}${
+          didYouMean(matcher, syntaxNames("http.matchers"))
+        }`,
+      );
+    }
+    set[matcher] = fn(sub);
+  };
+  // a quoted first argument is a CEL expression without the matcher name
+  if (d.nextArg()) {
+    if (isQuoted(d.token())) {
+      const exprToken = { ...cloneToken(d.token()), text: "expression", quote: "" as const };
+      make("expression", [exprToken, d.token()]);
+      return;
+    }
+    d.prev();
+  }
+  const byName = new Map<string, Token[]>();
+  for (const n = d.nesting(); d.nextArg() || d.nextBlock(n);) {
+    const matcher = d.val();
+    byName.set(matcher, [...(byName.get(matcher) ?? []), ...d.nextSegment()]);
+  }
+  for (const [matcher, tokens] of byName) make(matcher, tokens);
+}

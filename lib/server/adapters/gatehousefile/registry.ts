@@ -1,0 +1,150 @@
+/**
+ * What the Gatehousefile knows: directives (with Caddy's default order of handler
+ * directives), global options, request matchers and other module syntaxes. Each module's
+ * syntax lives beside the module and is listed once in `table.ts`.
+ *
+ * @module
+ */
+import type { Dispenser } from "./dispenser.ts";
+import type { Helper } from "./helper.ts";
+import type { ConfigValue, Handler } from "./types.ts";
+
+/** A directive: reads its segment through the helper, returns config values. */
+export type DirectiveFn = (h: Helper) => ConfigValue[];
+/** A handler directive: returns the handler; the optional matcher token is handled for it. */
+export type HandlerDirectiveFn = (h: Helper) => Handler;
+/**
+ * A global option: reads its segment, returns the option's value; `existing` is the value of
+ * an earlier occurrence of the same option. `h` gives access to the adapt state.
+ */
+export type GlobalOptionFn = (d: Dispenser, existing: unknown, h: Helper) => unknown;
+/** A module's Caddyfile syntax: reads tokens starting at the module name, returns its JSON. */
+export type SyntaxFn = (d: Dispenser) => unknown;
+
+/**
+ * Handler directives in the order they run by default (Caddy's `defaultDirectiveOrder`).
+ * `order` and `route` change it per config.
+ */
+export const DEFAULT_DIRECTIVE_ORDER: readonly string[] = [
+  "tracing",
+  "map",
+  "vars",
+  "fs",
+  "root",
+  "log_append",
+  "skip_log",
+  "log_skip",
+  "log_name",
+  "header",
+  "copy_response_headers",
+  "request_body",
+  "timeouts",
+  "redir",
+  "method",
+  "rewrite",
+  "uri",
+  "try_files",
+  "basicauth",
+  "basic_auth",
+  "forward_auth",
+  "request_header",
+  "encode",
+  "push",
+  "intercept",
+  "templates",
+  "invoke",
+  "handle",
+  "handle_path",
+  "route",
+  "abort",
+  "error",
+  "copy_response",
+  "respond",
+  "metrics",
+  "reverse_proxy",
+  "php_fastcgi",
+  "file_server",
+  "acme_server",
+];
+
+const directives = new Map<string, DirectiveFn>();
+const globalOptions = new Map<string, GlobalOptionFn>();
+const syntaxes = new Map<string, SyntaxFn>();
+
+/**
+ * Registers a directive.
+ *
+ * @example
+ * ```ts ignore
+ * registerDirective("bind", (h) => { h.next(); return [{ class: "bind", value: h.remainingArgs() }]; });
+ * ```
+ */
+export function registerDirective(name: string, fn: DirectiveFn): void {
+  if (directives.has(name)) throw new Error(`directive ${name} already registered`);
+  directives.set(name, fn);
+}
+
+/**
+ * Registers a handler directive: its first argument may be a matcher token (`*`, `/path`,
+ * `@name`), which becomes the route's matcher; `fn` sees the tokens without it.
+ *
+ * @example
+ * ```ts ignore
+ * registerHandlerDirective("abort", (h) => { h.next(); return { handler: "static_response", abort: true }; });
+ * ```
+ */
+export function registerHandlerDirective(name: string, fn: HandlerDirectiveFn): void {
+  registerDirective(name, (h) => {
+    if (!h.next()) throw h.argErr();
+    const matcherSet = h.extractMatcherSet();
+    return h.newRoute(matcherSet, fn(h));
+  });
+}
+
+/** Registers a global option. */
+export function registerGlobalOption(name: string, fn: GlobalOptionFn): void {
+  if (globalOptions.has(name)) throw new Error(`global option ${name} already registered`);
+  globalOptions.set(name, fn);
+}
+
+/**
+ * Registers the Caddyfile syntax of a module by its full id, e.g. `http.matchers.path` or
+ * `caddy.logging.writers.file`.
+ */
+export function registerSyntax(moduleId: string, fn: SyntaxFn): void {
+  if (syntaxes.has(moduleId)) throw new Error(`syntax of ${moduleId} already registered`);
+  syntaxes.set(moduleId, fn);
+}
+
+/** The directive named `name`, if any. */
+export function getDirective(name: string): DirectiveFn | undefined {
+  return directives.get(name);
+}
+
+/** Names of every directive. */
+export function directiveNames(): string[] {
+  return [...directives.keys()];
+}
+
+/** The global option named `name`, if any. */
+export function getGlobalOption(name: string): GlobalOptionFn | undefined {
+  return globalOptions.get(name);
+}
+
+/** Names of every global option. */
+export function globalOptionNames(): string[] {
+  return [...globalOptions.keys()];
+}
+
+/** The syntax of module `moduleId`, if any. */
+export function getSyntax(moduleId: string): SyntaxFn | undefined {
+  return syntaxes.get(moduleId);
+}
+
+/** Names (last id segment) of the registered modules of a namespace, e.g. `http.matchers`. */
+export function syntaxNames(namespace: string): string[] {
+  const prefix = namespace + ".";
+  return [...syntaxes.keys()].filter((k) => k.startsWith(prefix)).map((k) =>
+    k.slice(prefix.length)
+  );
+}

@@ -1,0 +1,31 @@
+/**
+ * `error` handler → `error` directive.
+ *
+ * @module
+ */
+import type { Token } from "../../lexer.ts";
+import type { HandlerReverser } from "../context.ts";
+import { type Line, line, word } from "../tokens.ts";
+import { statusText } from "./static_response.ts";
+
+/** `error`. */
+export const error: HandlerReverser = (f) => {
+  const status = statusText(f.take("status_code"));
+  const message = f.str("error") ?? "";
+  const block: Line[] = [];
+  const args: Token[] = [];
+  if (status === undefined) {
+    if (message === "") {
+      f.problems.add(
+        f.path,
+        "an error handler without message or status has no Gatehousefile form",
+      );
+      return null;
+    }
+    if (/^\d{3}$/.test(message)) block.push(line(["message", message]));
+    else args.push(word(message));
+  } else if (message === "" && /^\d{3}$/.test(status) && Number(status) > 0) {
+    args.push(word(status));
+  } else args.push(word(message), word(status));
+  return { name: "error", args, block: block.length ? block : undefined };
+};

@@ -1,0 +1,289 @@
+/**
+ * `reverse_proxy` handler → `reverse_proxy [<upstreams...>] { ... }`: load balancing, health
+ * checks, buffering, headers up and down, rewrite, transport, `handle_response` routes with
+ * named response matchers, `replace_status`.
+ *
+ * @module
+ */
+import type { Token } from "../../lexer.ts";
+import type { Ctx, HandlerReverser } from "../context.ts";
+import { durationText } from "../duration.ts";
+import { nestedSetLines } from "../matchers.ts";
+import { Fields, isObject } from "../problems.ts";
+import { bare, type Line, line, word } from "../tokens.ts";
+import { headerOpLines } from "./header_ops.ts";
+import { httpTransportLines } from "./proxy_transport.ts";
+import { statusText } from "./static_response.ts";
+
+function dur(f: Fields, key: string, sub: string, out: Line[]): void {
+  if (!f.has(key)) return;
+  const d = durationText(f.take(key));
+  if (d === undefined) f.problems.add(f.at(key), "must be a duration");
+  else out.push(line([sub, d]));
+}
+
+function lbLines(lb: Fields, out: Line[]): void {
+  const sp = lb.obj("selection_policy");
+  if (sp) {
+    const { policy, ...opts } = sp;
+    const args: string[] = [String(policy)];
+    const keys = Object.keys(opts);
+    if (keys.length === 0) out.push(line(["lb_policy", ...args]));
+    else if (
+      (policy === "header" || policy === "query") && keys.join() === "field" ||
+      policy === "header" && keys.sort().join() === "fallback,field"
+    ) {
+      out.push(line(["lb_policy", String(policy), String(opts.field)]));
+      if (opts.fallback) {
+        lb.problems.add(lb.at("selection_policy"), "a fallback policy has no form here");
+      }
+    } else if (
+      policy === "weighted_round_robin" && keys.join() === "weights" && Array.isArray(opts.weights)
+    ) {
+      out.push(line(["lb_policy", "weighted_round_robin", ...opts.weights.map(String)]));
+    } else if (policy === "cookie" && keys.every((k) => k === "name" || k === "secret")) {
+      out.push(
+        line([
+          "lb_policy",
+          "cookie",
+          ...(opts.name ? [String(opts.name)] : []),
+          ...(opts.secret ? [String(opts.secret)] : []),
+        ]),
+      );
+    } else {lb.problems.add(
+        lb.at("selection_policy"),
+        `options of lb policy ${policy} have no form here`,
+      );}
+  }
+  const retries = lb.num("retries");
+  if (retries !== undefined) out.push(line(["lb_retries", String(retries)]));
+  dur(lb, "try_duration", "lb_try_duration", out);
+  dur(lb, "try_interval", "lb_try_interval", out);
+  const rm = lb.arr("retry_match") ?? [];
+  rm.forEach((set, i) => {
+    const lines = nestedSetLines(set, lb.at("retry_match") + "/" + i, lb.problems);
+    if (!lines) return;
+    if (lines.length === 1 && !lines[0].block) {
+      out.push({ words: [bare("lb_retry_match"), ...lines[0].words] });
+    } else out.push(line(["lb_retry_match"], lines));
+  });
+}
+
+function healthLines(hc: Fields, out: Line[]): void {
+  const a = hc.fields("active");
+  if (a) {
+    const uri = a.str("uri");
+    if (uri !== undefined) out.push(line(["health_uri", uri]));
+    const path = a.str("path");
+    if (path !== undefined) out.push(line(["health_path", path]));
+    const up = a.str("upstream");
+    if (up !== undefined) out.push(line(["health_upstream", up]));
+    const port = a.num("port");
+    if (port !== undefined) out.push(line(["health_port", String(port)]));
+    const headers = a.obj("headers");
+    if (headers) {
+      out.push(
+        line(
+          ["health_headers"],
+          Object.entries(headers).map(([k, v]) =>
+            line([k, ...(Array.isArray(v) ? v.map(String) : [])])
+          ),
+        ),
+      );
+    }
+    const method = a.str("method");
+    if (method !== undefined) out.push(line(["health_method", method]));
+    const body = a.str("body");
+    if (body !== undefined) out.push(line(["health_request_body", body]));
+    dur(a, "interval", "health_interval", out);
+    dur(a, "timeout", "health_timeout", out);
+    const st = a.num("expect_status");
+    if (st !== undefined) out.push(line(["health_status", String(st)]));
+    const eb = a.str("expect_body");
+    if (eb !== undefined) out.push(line(["health_body", eb]));
+    if (a.bool("follow_redirects")) out.push(line(["health_follow_redirects"]));
+    const passes = a.num("passes");
+    if (passes !== undefined) out.push(line(["health_passes", String(passes)]));
+    const fails = a.num("fails");
+    if (fails !== undefined) out.push(line(["health_fails", String(fails)]));
+    a.done("active health checks");
+  }
+  const p = hc.fields("passive");
+  if (p) {
+    const mf = p.num("max_fails");
+    if (mf !== undefined) out.push(line(["max_fails", String(mf)]));
+    dur(p, "fail_duration", "fail_duration", out);
+    const urc = p.num("unhealthy_request_count");
+    if (urc !== undefined) out.push(line(["unhealthy_request_count", String(urc)]));
+    const us = p.arr("unhealthy_status");
+    if (us) out.push(line(["unhealthy_status", ...us.map(String)]));
+    dur(p, "unhealthy_latency", "unhealthy_latency", out);
+    p.done("passive health checks");
+  }
+}
+
+/** A named response matcher definition; null after a problem. */
+function responseMatcher(m: unknown, name: string, path: string, f: Fields): Line | null {
+  if (!isObject(m)) {
+    f.problems.add(path, "a response matcher must be an object");
+    return null;
+  }
+  const lines: Line[] = [];
+  for (const [k, v] of Object.entries(m)) {
+    if (k === "status_code" && Array.isArray(v)) lines.push(line(["status", ...v.map(String)]));
+    else if (k === "headers" && isObject(v)) {
+      for (const [field, vals] of Object.entries(v)) {
+        if (vals === null) lines.push(line(["header", "!" + field]));
+        else {for (const val of Array.isArray(vals) ? vals : []) {
+            lines.push(line(["header", field, String(val)]));
+          }}
+      }
+    } else {
+      f.problems.add(`${path}/${k}`, "this response matcher has no form here");
+      return null;
+    }
+  }
+  return { words: [bare("@" + name)], block: lines };
+}
+
+/** `reverse_proxy`. */
+export const reverseProxy: HandlerReverser = (f, ctx: Ctx) => {
+  const args: Token[] = [];
+  const block: Line[] = [];
+  const transport = f.fields("transport");
+  const ups = f.arr("upstreams") ?? [];
+  const dials: string[] = [];
+  ups.forEach((u, i) => {
+    if (isObject(u) && typeof u.dial === "string" && Object.keys(u).length === 1) {
+      dials.push(u.dial);
+    } else {f.problems.add(
+        f.at("upstreams") + "/" + i,
+        "only upstreams with a dial address have a form",
+      );}
+  });
+  args.push(...dials.map((d) => word(d)));
+  const dyn = f.fields("dynamic_upstreams");
+  if (dyn) {
+    const src = dyn.str("source");
+    const b: Line[] = [];
+    for (const k of dyn.rest()) {
+      const v = dyn.take(k);
+      const d = ["refresh", "dial_timeout", "dial_fallback_delay", "grace_period"].includes(k)
+        ? durationText(v)
+        : undefined;
+      if (d !== undefined) b.push(line([k, d]));
+      else if (typeof v === "string" || typeof v === "number") b.push(line([k, String(v)]));
+      else if (Array.isArray(v)) b.push(line([k, ...v.map(String)]));
+      else if (isObject(v) && k === "resolver" && Array.isArray(v.addresses)) {
+        b.push(line(["resolvers", ...v.addresses.map(String)]));
+      } else if (isObject(v) && k === "versions") {
+        b.push(line(["versions", ...Object.keys(v).filter((x) => v[x] === true)]));
+      } else f.problems.add(dyn.at(k), "this dynamic upstream option has no form here");
+    }
+    block.push(line(["dynamic", src ?? ""], b.length ? b : undefined));
+  }
+  const lb = f.fields("load_balancing");
+  if (lb) {
+    lbLines(lb, block);
+    lb.done("load_balancing");
+  }
+  const hc = f.fields("health_checks");
+  if (hc) {
+    healthLines(hc, block);
+    hc.done("health_checks");
+  }
+  dur(f, "flush_interval", "flush_interval", block);
+  for (const k of ["request_buffers", "response_buffers", "stream_buffer_size"]) {
+    const n = f.num(k);
+    if (n !== undefined) block.push(line([k, n === -1 ? "unlimited" : String(n)]));
+  }
+  dur(f, "stream_timeout", "stream_timeout", block);
+  dur(f, "stream_close_delay", "stream_close_delay", block);
+  const tp = f.strs("trusted_proxies");
+  if (tp) block.push(line(["trusted_proxies", ...tp]));
+  const headers = f.fields("headers");
+  if (headers) {
+    const req = headers.fields("request");
+    if (req) {
+      for (const l of headerOpLines(req) ?? []) {
+        block.push({ words: [bare("header_up"), ...l.words] });
+      }
+      req.done("header_up operations");
+    }
+    const resp = headers.fields("response");
+    if (resp) {
+      for (const l of headerOpLines(resp) ?? []) {
+        block.push({ words: [bare("header_down"), ...l.words] });
+      }
+      resp.done("header_down operations");
+    }
+    headers.done("the proxy's header operations");
+  }
+  const rw = f.fields("rewrite");
+  if (rw) {
+    const m = rw.str("method");
+    if (m !== undefined) block.push(line(["method", m]));
+    const uri = rw.str("uri");
+    if (uri !== undefined) block.push(line(["rewrite", uri]));
+    rw.done("the proxy's rewrite");
+  }
+  if (transport) {
+    const proto = transport.str("protocol");
+    if (proto === "http") {
+      const lines = httpTransportLines(transport);
+      if (lines.length === 0) {
+        f.problems.warn(transport.path, "the default http transport is implied and not written");
+      } else block.push(line(["transport", "http"], lines));
+    } else if (proto === "fastcgi") {
+      const lines: Line[] = [];
+      const root = transport.str("root");
+      if (root !== undefined) lines.push(line(["root", root]));
+      const sp = transport.strs("split_path");
+      if (sp) lines.push(line(["split", ...sp]));
+      const env = transport.obj("env");
+      for (const [k, v] of Object.entries(env ?? {})) lines.push(line(["env", k, String(v)]));
+      for (const k of ["dial_timeout", "read_timeout", "write_timeout"]) {
+        dur(transport, k, k, lines);
+      }
+      block.push(line(["transport", "fastcgi"], lines.length ? lines : undefined));
+    } else f.problems.add(transport.at("protocol"), `transport ${proto} has no form here`);
+    transport.done(`the ${proto} transport`);
+  }
+  block.push(...handleResponseLines(f, ctx));
+  if (f.bool("verbose_logs")) block.push(line(["verbose_logs"]));
+  return { name: "reverse_proxy", args, block: block.length ? block : undefined };
+};
+
+/** `handle_response` / `replace_status` lines with named response matchers (also `intercept`). */
+export function handleResponseLines(f: Fields, ctx: Ctx): Line[] {
+  const block: Line[] = [];
+  const hr = f.arr("handle_response") ?? [];
+  let n = 0;
+  hr.forEach((h, i) => {
+    const hp = f.at("handle_response") + "/" + i;
+    if (!isObject(h)) return;
+    const hf = new Fields(h, hp, f.problems);
+    const match = hf.take("match");
+    let matcher: string | undefined;
+    if (match !== undefined) {
+      matcher = `resp${n++}`;
+      const def = responseMatcher(match, matcher, hf.at("match"), f);
+      if (!def) return;
+      block.push(def);
+    }
+    const status = statusText(hf.take("status_code"));
+    const routes = hf.arr("routes");
+    hf.done("a handle_response");
+    if (routes) {
+      block.push(
+        line(
+          ["handle_response", ...(matcher ? [bare("@" + matcher)] : [])],
+          ctx.routes(routes, hp + "/routes", true),
+        ),
+      );
+    } else if (status !== undefined) {
+      block.push(line(["replace_status", ...(matcher ? [bare("@" + matcher)] : []), status]));
+    }
+  });
+  return block;
+}

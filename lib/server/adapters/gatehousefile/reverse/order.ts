@@ -1,0 +1,163 @@
+/**
+ * Directive order in the JSON → Gatehousefile direction. Inside a site block (and `handle`
+ * blocks) the adapter sorts directives by Caddy's directive order, then by path specificity
+ * within one directive; a route list read from JSON keeps its order only when that sort
+ * leaves it alone. When it would not, the `order` global option can make it so (one order
+ * for the whole file, found by a topological sort of the pairs every list needs); what no
+ * single order can satisfy is written inside a `route { }` block, which is never sorted.
+ *
+ * @module
+ */
+
+import { DEFAULT_DIRECTIVE_ORDER } from "../registry.ts";
+
+export { DEFAULT_DIRECTIVE_ORDER };
+
+/** One directive of a sorted list: its name (as sorted: `handle_path` sorts as `handle`) and matcher. */
+export interface SortUnit {
+  /** The directive name. */
+  directive: string;
+  /** The route's matcher sets (JSON), if any. */
+  match?: unknown[];
+}
+
+function sortName(d: string): string {
+  return d === "handle_path" ? "handle" : d;
+}
+
+function singlePath(u: SortUnit): string | undefined {
+  if (!u.match || u.match.length !== 1) return undefined;
+  const set = u.match[0] as Record<string, unknown>;
+  const p = set?.path;
+  return Array.isArray(p) && p.length === 1 && typeof p[0] === "string" ? p[0] : undefined;
+}
+
+/** Caddy's `sortRoutes` comparison for two units of the same directive: true when `a` goes first. */
+function lessSameDirective(a: SortUnit, b: SortUnit): boolean {
+  const ip = singlePath(a) ?? "", jp = singlePath(b) ?? "";
+  let byPath: boolean;
+  if (ip.length > 0 && jp.length > 0) {
+    const it = ip.endsWith("*") ? ip.slice(0, -1) : ip;
+    const jt = jp.endsWith("*") ? jp.slice(0, -1) : jp;
+    if (it === jt) byPath = ip.length < jp.length;
+    else if (it.length === jt.length) byPath = it < jt;
+    else byPath = it.length > jt.length;
+  } else {
+    byPath = (a.match?.length ?? 0) > 0 && (b.match?.length ?? 0) === 0;
+  }
+  return sortName(a.directive) === "vars" ? !byPath : byPath;
+}
+
+/**
+ * True when the adapter's stable sort (with directive positions `pos`) keeps `units` in the
+ * given order.
+ */
+export function keepsOrder(units: SortUnit[], pos: Map<string, number>): boolean {
+  for (let i = 0; i + 1 < units.length; i++) {
+    for (let j = i + 1; j < units.length; j++) {
+      const a = units[i], b = units[j];
+      const da = sortName(a.directive), db = sortName(b.directive);
+      if (da !== db) {
+        if ((pos.get(db) ?? -1) < (pos.get(da) ?? -1)) return false;
+      } else if (lessSameDirective(b, a)) return false;
+    }
+  }
+  return true;
+}
+
+/** Directive positions of an order list. */
+export function positions(order: readonly string[]): Map<string, number> {
+  return new Map(order.map((d, i) => [d, i]));
+}
+
+/** The result of {@linkcode solveOrder}. */
+export interface OrderSolution {
+  /** The directive order to use. */
+  order: string[];
+  /** `order` global options (`[name, "before", other]`) turning the default into it. */
+  options: [string, "before", string][];
+}
+
+/**
+ * Finds one directive order under which every list keeps its order, starting from the
+ * default and moving as little as it can. Lists needing pairs that contradict each other
+ * are left out (the caller writes them in `route` blocks); `accepted` tells which.
+ */
+export function solveOrder(lists: SortUnit[][]): OrderSolution & { accepted: boolean[] } {
+  const def = positions(DEFAULT_DIRECTIVE_ORDER);
+  const accepted = lists.map(() => true);
+  const edges = new Map<string, Set<string>>();
+  const needed = (units: SortUnit[]): [string, string][] => {
+    const pairs: [string, string][] = [];
+    for (let i = 0; i + 1 < units.length; i++) {
+      const a = sortName(units[i].directive), b = sortName(units[i + 1].directive);
+      if (a !== b) pairs.push([a, b]);
+    }
+    return pairs;
+  };
+  const hasPath = (from: string, to: string): boolean => {
+    const seen = new Set<string>();
+    const stack = [from];
+    while (stack.length) {
+      const n = stack.pop()!;
+      if (n === to) return true;
+      if (seen.has(n)) continue;
+      seen.add(n);
+      for (const m of edges.get(n) ?? []) stack.push(m);
+    }
+    return false;
+  };
+  lists.forEach((units, i) => {
+    const pairs = needed(units);
+    if (pairs.some(([a, b]) => hasPath(b, a))) {
+      accepted[i] = false;
+      return;
+    }
+    for (const [a, b] of pairs) {
+      if (!edges.has(a)) edges.set(a, new Set());
+      edges.get(a)!.add(b);
+    }
+  });
+  // Kahn's algorithm, taking the directive earliest in the default order first
+  const names = [...DEFAULT_DIRECTIVE_ORDER];
+  const indeg = new Map(names.map((n) => [n, 0]));
+  for (const [, tos] of edges) for (const t of tos) indeg.set(t, (indeg.get(t) ?? 0) + 1);
+  const order: string[] = [];
+  const ready = names.filter((n) => indeg.get(n) === 0);
+  while (ready.length) {
+    ready.sort((a, b) => (def.get(a) ?? 0) - (def.get(b) ?? 0));
+    const n = ready.shift()!;
+    order.push(n);
+    for (const t of edges.get(n) ?? []) {
+      indeg.set(t, indeg.get(t)! - 1);
+      if (indeg.get(t) === 0) ready.push(t);
+    }
+  }
+  return { order, options: orderOptions(order), accepted };
+}
+
+/** Applies `order X before Y` options to the default order, as the adapter does. */
+export function applyOrderOptions(options: [string, "before", string][]): string[] {
+  const list = [...DEFAULT_DIRECTIVE_ORDER];
+  for (const [x, , y] of options) {
+    const i = list.indexOf(x);
+    if (i >= 0) list.splice(i, 1);
+    list.splice(list.indexOf(y), 0, x);
+  }
+  return list;
+}
+
+function orderOptions(target: string[]): [string, "before", string][] {
+  const same = (a: readonly string[]) => a.every((d, i) => d === target[i]);
+  if (same(DEFAULT_DIRECTIVE_ORDER)) return [];
+  // move, from the right, each directive whose successor differs from the target's
+  const opts: [string, "before", string][] = [];
+  let current = [...DEFAULT_DIRECTIVE_ORDER];
+  for (let i = target.length - 2; i >= 0; i--) {
+    const d = target[i], next = target[i + 1];
+    if (current[current.indexOf(d) + 1] === next) continue;
+    opts.push([d, "before", next]);
+    current = applyOrderOptions(opts);
+  }
+  return opts;
+}

@@ -1,0 +1,177 @@
+/**
+ * Every directive, global option and module syntax the Gatehousefile knows, one line each.
+ * A module's syntax lives beside the module; this table only lists it.
+ *
+ * @module
+ */
+import { registerClientAuthSyntaxes } from "../../tls/client_auth_caddyfile.ts";
+import { registerIssuerSyntaxes } from "../../tls/issuers_caddyfile.ts";
+import { parseTLS } from "../../tls/caddyfile.ts";
+import { fileWriter, netWriter, plainEncoder } from "../../logging/caddyfile.ts";
+import { parseError } from "../../http/handlers/error_caddyfile.ts";
+import {
+  parseAbort,
+  parseRedir,
+  parseRespond,
+} from "../../http/handlers/static_response_caddyfile.ts";
+import {
+  parseHandle,
+  parseHandleErrors,
+  parseInvoke,
+  parseRoute,
+} from "../../http/handlers/subroute_caddyfile.ts";
+import {
+  parseFilesystem,
+  parseLogName,
+  parseLogSkip,
+  parseRoot,
+  parseVars,
+} from "../../http/handlers/vars_caddyfile.ts";
+import {
+  expressionMatcher,
+  fieldRegexpMatcher,
+  headerMatcher,
+  ipMatcher,
+  listMatcher,
+  notMatcher,
+  pathRegexpMatcher,
+  protocolMatcher,
+  queryMatcher,
+  tlsMatcher,
+  urlPatternMatcher,
+  varsMatcher,
+} from "../../http/matchers/caddyfile.ts";
+import {
+  fileMatcher,
+  parseFileServer,
+  parseTryFiles,
+} from "../../http/handlers/file_server/caddyfile.ts";
+import { parseHeader, parseRequestHeader } from "../../http/handlers/headers_caddyfile.ts";
+import {
+  parseHandlePath,
+  parseMethod,
+  parseRewrite,
+  parseURI,
+} from "../../http/handlers/rewrite_caddyfile.ts";
+import { parseMap } from "../../http/handlers/map_caddyfile.ts";
+import { gzipEncoding, parseEncode, zstdEncoding } from "../../http/handlers/encode_caddyfile.ts";
+import { parseReverseProxy } from "../../http/handlers/reverse_proxy/caddyfile.ts";
+import {
+  parseCopyResponse,
+  parseCopyResponseHeaders,
+} from "../../http/handlers/reverse_proxy/caddyfile_response.ts";
+import { registerProxySyntaxes } from "../../http/handlers/reverse_proxy/caddyfile_transport.ts";
+import { registerListenerWrapperSyntaxes } from "../../http/listener_wrappers_caddyfile.ts";
+import { registerEncoderSyntaxes } from "../../logging/caddyfile_encoders.ts";
+import { parseIntercept } from "../../http/handlers/intercept_caddyfile.ts";
+import { parseLogAppend } from "../../http/handlers/log_append_caddyfile.ts";
+import { parsePush } from "../../http/handlers/push_caddyfile.ts";
+import { staticIPSource } from "../../http/ip_source_static_caddyfile.ts";
+import { parseForwardAuth } from "../../http/handlers/reverse_proxy/caddyfile_forward_auth.ts";
+import {
+  fastcgiTransport,
+  parsePHPFastCGI,
+} from "../../http/handlers/reverse_proxy/caddyfile_fastcgi.ts";
+import { parseACMEServer } from "../../http/handlers/acme_server_caddyfile.ts";
+import { parseMetrics, parseTracing } from "../../http/handlers/observability_caddyfile.ts";
+import { parseBasicAuth } from "../../http/handlers/authentication_caddyfile.ts";
+import {
+  parseRequestBody,
+  parseTemplates,
+  parseTimeouts,
+} from "../../http/handlers/templates_caddyfile.ts";
+import { parseLog } from "./logs.ts";
+import { registerGeneralOptions } from "./options.ts";
+import { registerTLSOptions } from "./options_tls.ts";
+import { registerDirective, registerHandlerDirective, registerSyntax } from "./registry.ts";
+import { fileSystemStorage, mockDNSProvider, parseBind } from "./site_directives.ts";
+
+// global options
+registerGeneralOptions();
+registerTLSOptions();
+
+// directives
+registerDirective("bind", parseBind);
+registerDirective("tls", parseTLS);
+registerHandlerDirective("fs", parseFilesystem);
+registerDirective("root", parseRoot);
+registerHandlerDirective("vars", parseVars);
+registerHandlerDirective("redir", parseRedir);
+registerHandlerDirective("respond", parseRespond);
+registerHandlerDirective("abort", parseAbort);
+registerHandlerDirective("error", parseError);
+registerHandlerDirective("route", parseRoute);
+registerHandlerDirective("handle", parseHandle);
+registerDirective("handle_errors", parseHandleErrors);
+registerHandlerDirective("invoke", parseInvoke);
+registerDirective("log", (h) => parseLog(h));
+registerHandlerDirective("skip_log", parseLogSkip);
+registerHandlerDirective("log_skip", parseLogSkip);
+registerHandlerDirective("log_name", parseLogName);
+registerHandlerDirective("file_server", parseFileServer);
+registerDirective("try_files", parseTryFiles);
+registerDirective("header", parseHeader);
+registerDirective("request_header", parseRequestHeader);
+registerDirective("rewrite", parseRewrite);
+registerHandlerDirective("method", parseMethod);
+registerHandlerDirective("uri", parseURI);
+registerDirective("handle_path", parseHandlePath);
+registerHandlerDirective("map", parseMap);
+registerHandlerDirective("encode", parseEncode);
+registerHandlerDirective("reverse_proxy", parseReverseProxy);
+registerHandlerDirective("copy_response", parseCopyResponse);
+registerHandlerDirective("copy_response_headers", parseCopyResponseHeaders);
+registerHandlerDirective("intercept", parseIntercept);
+registerHandlerDirective("log_append", parseLogAppend);
+registerHandlerDirective("push", parsePush);
+registerDirective("forward_auth", parseForwardAuth);
+registerDirective("php_fastcgi", parsePHPFastCGI);
+registerDirective("acme_server", parseACMEServer);
+registerHandlerDirective("metrics", parseMetrics);
+registerHandlerDirective("tracing", parseTracing);
+registerHandlerDirective("basicauth", parseBasicAuth);
+registerHandlerDirective("basic_auth", parseBasicAuth);
+registerHandlerDirective("templates", parseTemplates);
+registerHandlerDirective("request_body", parseRequestBody);
+registerHandlerDirective("timeouts", parseTimeouts);
+
+// request matchers
+for (const m of ["host", "path", "method"]) registerSyntax(`http.matchers.${m}`, listMatcher(m));
+registerSyntax("http.matchers.path_regexp", pathRegexpMatcher);
+registerSyntax("http.matchers.query", queryMatcher);
+registerSyntax("http.matchers.header", headerMatcher);
+registerSyntax("http.matchers.header_regexp", fieldRegexpMatcher("header_regexp"));
+registerSyntax("http.matchers.vars_regexp", fieldRegexpMatcher("vars_regexp"));
+registerSyntax("http.matchers.protocol", protocolMatcher);
+registerSyntax("http.matchers.remote_ip", ipMatcher("remote_ip"));
+registerSyntax("http.matchers.client_ip", ipMatcher("client_ip"));
+registerSyntax("http.matchers.vars", varsMatcher);
+registerSyntax("http.matchers.not", notMatcher);
+registerSyntax("http.matchers.expression", expressionMatcher);
+registerSyntax("http.matchers.tls", tlsMatcher);
+registerSyntax("http.matchers.url_pattern", urlPatternMatcher);
+registerSyntax("http.matchers.file", fileMatcher);
+
+// handler parts
+registerSyntax("http.encoders.gzip", gzipEncoding);
+registerSyntax("http.encoders.zstd", zstdEncoding);
+registerProxySyntaxes();
+registerSyntax("http.reverse_proxy.transport.fastcgi", fastcgiTransport);
+registerListenerWrapperSyntaxes();
+registerSyntax("http.ip_sources.static", staticIPSource);
+
+// logging
+registerSyntax("caddy.logging.writers.file", fileWriter);
+registerSyntax("caddy.logging.writers.net", netWriter);
+registerSyntax("caddy.logging.encoders.console", plainEncoder);
+registerSyntax("caddy.logging.encoders.json", plainEncoder);
+registerEncoderSyntaxes();
+
+// tls
+registerIssuerSyntaxes();
+registerClientAuthSyntaxes();
+
+// storage, dns
+registerSyntax("caddy.storage.file_system", fileSystemStorage);
+registerSyntax("dns.providers.mock", mockDNSProvider);
+registerSyntax("tls.client_auth.verifier.dummy", () => ({}));

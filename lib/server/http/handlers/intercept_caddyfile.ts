@@ -1,0 +1,43 @@
+/**
+ * Gatehousefile syntax of the `intercept` handler (act on the response of the next
+ * handlers): `intercept [<matcher>] { @name <response matcher>; replace_status [@name] <code>;
+ * handle_response [@name] { ... } }`.
+ *
+ * @module
+ */
+import type { Helper } from "../../adapters/gatehousefile/helper.ts";
+import type { Handler } from "../../adapters/gatehousefile/types.ts";
+import { parseNamedResponseMatcher } from "../matchers/caddyfile.ts";
+import type { ProxyParse } from "./reverse_proxy/caddyfile.ts";
+import { finishHandleResponse, replaceStatus } from "./reverse_proxy/caddyfile_response.ts";
+
+/** `intercept`. */
+export function parseIntercept(h: Helper): Handler {
+  const p: ProxyParse = {
+    handler: { handler: "intercept" },
+    matchers: new Map(),
+    handleResponse: [],
+  };
+  h.next();
+  for (const n = h.nesting(); h.nextBlock(n);) {
+    if (h.val().startsWith("@")) {
+      parseNamedResponseMatcher(h.newFromNextSegment(), p.matchers);
+      continue;
+    }
+    switch (h.val()) {
+      case "handle_response":
+        p.handleResponse.push(h.newFromNextSegment());
+        break;
+      case "replace_status":
+        p.handler.handle_response = [
+          ...((p.handler.handle_response as unknown[]) ?? []),
+          replaceStatus(h, p),
+        ];
+        break;
+      default:
+        throw h.unknownSubdirective(["handle_response", "replace_status"]);
+    }
+  }
+  finishHandleResponse(h, p);
+  return p.handler;
+}

@@ -1,0 +1,24 @@
+/**
+ * Gatehousefile syntax of `log_append [<matcher>] [<]<field> <value>` (adds a field to the
+ * access log entry; `<` appends before the response is written).
+ *
+ * @module
+ */
+import type { Dispenser } from "../../adapters/gatehousefile/dispenser.ts";
+import type { Handler } from "../../adapters/gatehousefile/types.ts";
+
+/** `log_append`. */
+export function parseLogAppend(d: Dispenser): Handler {
+  d.next();
+  if (!d.nextArg()) throw d.argErr();
+  let key = d.val();
+  if (!d.nextArg()) throw d.argErr();
+  const out: Handler = { handler: "log_append" };
+  if (key.startsWith("<") && key.length > 1) {
+    out.early = true;
+    key = key.slice(1);
+  }
+  if (key !== "") out.key = key;
+  if (d.val() !== "") out.value = d.val();
+  return out;
+}

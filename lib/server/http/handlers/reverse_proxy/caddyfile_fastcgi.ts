@@ -1,0 +1,184 @@
+/**
+ * Gatehousefile syntax of `php_fastcgi` (a `reverse_proxy` with the `fastcgi` transport,
+ * plus the rewrites a PHP site needs: directory index redirect, `try_files`) and of the
+ * `fastcgi` transport itself.
+ *
+ * @module
+ */
+import { Dispenser } from "../../../adapters/gatehousefile/dispenser.ts";
+import type { Helper } from "../../../adapters/gatehousefile/helper.ts";
+import {
+  type ConfigValue,
+  type Route,
+  RouteList,
+  subrouteHandler,
+} from "../../../adapters/gatehousefile/types.ts";
+import { parseCaddyDuration } from "../../../adapters/gatehousefile/values.ts";
+import { parseProxySegment } from "./caddyfile.ts";
+import { finishHandleResponse } from "./caddyfile_response.ts";
+
+type Obj = Record<string, unknown>;
+
+function timeout(d: Dispenser): number {
+  try {
+    return parseCaddyDuration(d.val());
+  } catch (e) {
+    throw d.err(`bad timeout value ${d.val()}: ${(e as Error).message}`);
+  }
+}
+
+function put(o: Obj, k: string, v: unknown): void {
+  if (v === 0 || v === "" || v === undefined) delete o[k];
+  else o[k] = v;
+}
+
+/** The `fastcgi` transport: `root`, `split`, `env`, `resolve_root_symlink`, timeouts, `capture_stderr`. */
+export function fastcgiTransport(d: Dispenser): Obj {
+  d.next();
+  const t: Obj = {};
+  for (const n = d.nesting(); d.nextBlock(n);) {
+    const k = d.val();
+    switch (k) {
+      case "root":
+        if (!d.nextArg()) throw d.argErr();
+        put(t, "root", d.val());
+        break;
+      case "split": {
+        const s = d.remainingArgs();
+        t.split_path = s;
+        if (s.length === 0) throw d.argErr();
+        break;
+      }
+      case "env": {
+        const a = d.remainingArgs();
+        if (a.length !== 2) throw d.argErr();
+        (t.env ??= {} as Obj) && ((t.env as Obj)[a[0]] = a[1]);
+        break;
+      }
+      case "resolve_root_symlink":
+      case "capture_stderr":
+        if (d.nextArg()) throw d.argErr();
+        t[k] = true;
+        break;
+      case "dial_timeout":
+      case "read_timeout":
+      case "write_timeout":
+        if (!d.nextArg()) throw d.argErr();
+        put(t, k, timeout(d));
+        break;
+      default:
+        throw d.err(`unrecognized subdirective ${k}`);
+    }
+  }
+  return t;
+}
+
+/** `php_fastcgi [<matcher>] <php-fpm addresses...> { root, split, env, index, try_files, ... }`. */
+export function parsePHPFastCGI(h: Helper): ConfigValue[] {
+  if (!h.next()) throw h.argErr();
+  const transport: Obj = {};
+  let extensions = [".php"];
+  let index = "index.php";
+  let tryFiles: string[] = [];
+  const matcher = h.extractMatcherSet();
+  const d = new Dispenser(h.nextSegment());
+  while (d.next()) {
+    while (d.nextBlock(0)) {
+      if (d.nesting() !== 1) continue;
+      const k = d.val();
+      switch (k) {
+        case "root":
+          if (!d.nextArg()) throw d.argErr();
+          put(transport, "root", d.val());
+          d.deleteN(2);
+          break;
+        case "split":
+          extensions = d.remainingArgs();
+          d.deleteN(extensions.length + 1);
+          if (extensions.length === 0) throw d.argErr();
+          break;
+        case "env": {
+          const a = d.remainingArgs();
+          d.deleteN(a.length + 1);
+          if (a.length !== 2) throw d.argErr();
+          ((transport.env ??= {}) as Obj)[a[0]] = a[1];
+          break;
+        }
+        case "index": {
+          const a = d.remainingArgs();
+          d.deleteN(a.length + 1);
+          if (a.length !== 1) throw d.argErr();
+          index = a[0];
+          break;
+        }
+        case "try_files": {
+          const a = d.remainingArgs();
+          d.deleteN(a.length + 1);
+          if (a.length < 1) throw d.argErr();
+          tryFiles = a;
+          break;
+        }
+        case "resolve_root_symlink":
+        case "capture_stderr": {
+          const a = d.remainingArgs();
+          d.deleteN(a.length + 1);
+          transport[k] = true;
+          break;
+        }
+        case "dial_timeout":
+        case "read_timeout":
+        case "write_timeout":
+          if (!d.nextArg()) throw d.argErr();
+          put(transport, k, timeout(d));
+          d.deleteN(2);
+          break;
+      }
+    }
+  }
+  d.reset();
+  transport.split_path = extensions;
+
+  const routes: Route[] = [];
+  if (index !== "off") {
+    const dirIndex = `{http.request.uri.path}/${index}`;
+    let policy = "first_exist_fallback";
+    let dirRedir: boolean;
+    if (tryFiles.length === 0) {
+      tryFiles = ["{http.request.uri.path}", dirIndex, index];
+      dirRedir = true;
+    } else {
+      if (!tryFiles[tryFiles.length - 1].endsWith(".php")) policy = "";
+      dirRedir = tryFiles.includes(dirIndex);
+    }
+    if (dirRedir) {
+      routes.push({
+        match: [{ file: { try_files: [dirIndex] }, not: [{ path: ["*/"] }] }],
+        handle: [{
+          handler: "static_response",
+          status_code: 308,
+          headers: {
+            Location: ["{http.request.orig_uri.path}/{http.request.orig_uri.prefixed_query}"],
+          },
+        }],
+      });
+    }
+    const file: Obj = { try_files: tryFiles };
+    if (policy) file.try_policy = policy;
+    file.split_path = extensions;
+    routes.push({
+      match: [{ file }],
+      handle: [{ handler: "rewrite", uri: "{http.matchers.file.relative}" }],
+    });
+  }
+  d.next();
+  const p = parseProxySegment(d, {
+    handler: "reverse_proxy",
+    transport: { ...transport, protocol: "fastcgi" },
+  });
+  finishHandleResponse(h, p);
+  routes.push({ match: [{ path: extensions.map((e) => `*${e}`) }], handle: [p.handler] });
+  if (matcher) {
+    return [{ class: "route", value: { match: [matcher], handle: [subrouteHandler(routes)] } }];
+  }
+  return [{ class: "route", value: new RouteList(routes) }];
+}

@@ -1,0 +1,399 @@
+/**
+ * Gatehousefile syntax of what `reverse_proxy` plugs in: the `http` transport, load-balancing
+ * selection policies, dynamic upstream sources (`a`, `srv`, `multi`) and network proxies.
+ *
+ * @module
+ */
+import type { Dispenser } from "../../../adapters/gatehousefile/dispenser.ts";
+import { unmarshalModule } from "../../../adapters/gatehousefile/helper.ts";
+import { registerSyntax } from "../../../adapters/gatehousefile/registry.ts";
+import {
+  goAtoiStrict,
+  parseCaddyDuration,
+  parseSize,
+} from "../../../adapters/gatehousefile/values.ts";
+
+type Obj = Record<string, unknown>;
+const sub = (o: Obj, k: string): Obj => (o[k] ??= {}) as Obj;
+
+function dur(d: Dispenser, what: string): number {
+  try {
+    return parseCaddyDuration(d.val());
+  } catch (e) {
+    throw d.err(`${what} '${d.val()}': ${(e as Error).message}`);
+  }
+}
+
+function int(d: Dispenser, what: string): number {
+  try {
+    return goAtoiStrict(d.val());
+  } catch (e) {
+    throw d.err(`${what} '${d.val()}': ${(e as Error).message}`);
+  }
+}
+
+function size(d: Dispenser, what: string): number {
+  try {
+    return parseSize(d.val());
+  } catch (e) {
+    throw d.err(`invalid ${what} size '${d.val()}': ${(e as Error).message}`);
+  }
+}
+
+function put(o: Obj, k: string, v: unknown): void {
+  if (v === 0 || v === "" || v === undefined) delete o[k];
+  else o[k] = v;
+}
+
+/** The `http` transport. */
+export function httpTransport(d: Dispenser): Obj {
+  d.next();
+  const t: Obj = {};
+  const tls = () => sub(t, "tls");
+  const keep = () => sub(t, "keep_alive");
+  for (const n = d.nesting(); d.nextBlock(n);) {
+    const k = d.val();
+    switch (k) {
+      case "read_buffer":
+      case "write_buffer":
+        if (!d.nextArg()) throw d.argErr();
+        put(t, `${k}_size`, size(d, k.replace("_", " ")));
+        break;
+      case "max_response_header":
+        if (!d.nextArg()) throw d.argErr();
+        put(t, "max_response_header_size", size(d, "max response header"));
+        break;
+      case "read_timeout":
+      case "write_timeout":
+        if (!d.nextArg()) throw d.argErr();
+        put(t, k, dur(d, `invalid ${k.replace("_", " ")} duration`));
+        break;
+      case "proxy_protocol":
+        if (!d.nextArg()) throw d.argErr();
+        if (d.val() !== "v1" && d.val() !== "v2") {
+          throw d.err(`invalid proxy protocol version '${d.val()}'`);
+        }
+        t.proxy_protocol = d.val();
+        break;
+      case "forward_proxy_url":
+        if (!d.nextArg()) throw d.argErr();
+        t.network_proxy = { url: d.val(), from: "url" };
+        break;
+      case "network_proxy": {
+        if (!d.nextArg()) throw d.argErr();
+        const name = d.val();
+        const np = unmarshalModule(d, `caddy.network_proxy.${name}`) as Obj;
+        t.network_proxy = { ...np, from: name };
+        break;
+      }
+      case "dial_timeout":
+      case "response_header_timeout":
+      case "expect_continue_timeout":
+        if (!d.nextArg()) throw d.argErr();
+        put(t, k, dur(d, "bad timeout value"));
+        break;
+      case "dial_fallback_delay":
+        if (!d.nextArg()) throw d.argErr();
+        put(t, k, dur(d, "bad fallback delay value"));
+        break;
+      case "resolvers": {
+        const a = d.remainingArgs();
+        t.resolver = a.length ? { addresses: a } : {};
+        if (a.length === 0) throw d.err("must specify at least one resolver address");
+        break;
+      }
+      case "tls":
+        tls();
+        break;
+      case "tls_client_auth": {
+        const a = d.remainingArgs();
+        if (a.length === 1) tls().client_certificate_automate = a[0];
+        else if (a.length === 2) {
+          tls().client_certificate_file = a[0];
+          tls().client_certificate_key_file = a[1];
+        } else throw d.argErr();
+        break;
+      }
+      case "tls_insecure_skip_verify":
+        if (d.nextArg()) throw d.argErr();
+        tls().insecure_skip_verify = true;
+        break;
+      case "tls_curves": {
+        const a = d.remainingArgs();
+        if (a.length === 0) throw d.argErr();
+        tls().curves = a;
+        break;
+      }
+      case "tls_timeout":
+        if (!d.nextArg()) throw d.argErr();
+        put(tls(), "handshake_timeout", dur(d, "bad timeout value"));
+        break;
+      case "tls_trusted_ca_certs": {
+        const a = d.remainingArgs();
+        if (a.length === 0) throw d.argErr();
+        if (tls().ca) throw d.err("cannot specify both 'tls_trust_pool' and 'tls_trusted_ca_certs");
+        tls().root_ca_pem_files = a;
+        break;
+      }
+      case "tls_server_name":
+        if (!d.nextArg()) throw d.argErr();
+        put(tls(), "server_name", d.val());
+        break;
+      case "tls_renegotiation":
+        tls();
+        if (!d.nextArg()) throw d.argErr();
+        if (!["never", "once", "freely"].includes(d.val())) throw d.argErr();
+        tls().renegotiation = d.val();
+        break;
+      case "tls_except_ports": {
+        const a = d.remainingArgs();
+        tls().except_ports = a;
+        if (a.length === 0) throw d.argErr();
+        break;
+      }
+      case "tls_trust_pool": {
+        if (!d.nextArg()) throw d.argErr();
+        const name = d.val();
+        const ca = unmarshalModule(d, `tls.ca_pool.source.${name}`) as Obj;
+        if ((tls().root_ca_pem_files as string[] | undefined)?.length) {
+          throw d.err("cannot specify both 'tls_trust_pool' and 'tls_trusted_ca_certs'");
+        }
+        if (tls().ca) throw d.err('cannot specify "tls_trust_pool" twice in caddyfile');
+        tls().ca = { ...ca, provider: name };
+        break;
+      }
+      case "keepalive":
+        if (!d.nextArg()) throw d.argErr();
+        if (d.val() === "off") keep().enabled = false;
+        else put(keep(), "idle_timeout", dur(d, "bad duration value"));
+        break;
+      case "keepalive_interval":
+        if (!d.nextArg()) throw d.argErr();
+        put(keep(), "probe_interval", dur(d, "bad interval value"));
+        break;
+      case "keepalive_idle_conns":
+      case "keepalive_idle_conns_per_host":
+        if (!d.nextArg()) throw d.argErr();
+        put(
+          keep(),
+          k === "keepalive_idle_conns" ? "max_idle_conns" : "max_idle_conns_per_host",
+          int(d, "bad integer value"),
+        );
+        break;
+      case "versions": {
+        const a = d.remainingArgs();
+        t.versions = a;
+        if (a.length === 0) throw d.argErr();
+        break;
+      }
+      case "compression":
+        if (d.nextArg() && d.val() === "off") t.compression = false;
+        break;
+      case "max_conns_per_host":
+        if (!d.nextArg()) throw d.argErr();
+        put(t, k, int(d, "bad integer value"));
+        break;
+      case "local_address":
+        if (!d.nextArg()) throw d.argErr();
+        put(t, k, d.val());
+        break;
+      default:
+        throw d.err(`unrecognized subdirective ${k}`);
+    }
+  }
+  return t;
+}
+
+function noArgs(d: Dispenser): Obj {
+  d.next();
+  if (d.nextArg()) throw d.argErr();
+  return {};
+}
+
+function fallback(d: Dispenser, into: Obj): void {
+  for (const n = d.nesting(); d.nextBlock(n);) {
+    if (d.val() !== "fallback") throw d.err(`unrecognized option '${d.val()}'`);
+    if (!d.nextArg()) throw d.argErr();
+    if (into.fallback) throw d.err("fallback selection policy already specified");
+    const name = d.val();
+    const sel = unmarshalModule(d, `http.reverse_proxy.selection_policies.${name}`) as Obj;
+    into.fallback = { ...sel, policy: name };
+  }
+}
+
+function keyed(field: string) {
+  return (d: Dispenser): Obj => {
+    d.next();
+    if (!d.nextArg()) throw d.argErr();
+    const out: Obj = {};
+    put(out, field, d.val());
+    fallback(d, out);
+    return out;
+  };
+}
+
+function resolverAndDialing(d: Dispenser, u: Obj, k: string): boolean {
+  switch (k) {
+    case "refresh":
+      if (!d.nextArg()) throw d.argErr();
+      try {
+        put(u, "refresh", parseCaddyDuration(d.val()));
+      } catch (e) {
+        throw d.err(`parsing refresh interval duration: ${(e as Error).message}`);
+      }
+      return true;
+    case "resolvers": {
+      const a = d.remainingArgs();
+      u.resolver = a.length ? { addresses: a } : {};
+      if (a.length === 0) throw d.err("must specify at least one resolver address");
+      return true;
+    }
+    case "dial_timeout":
+      if (!d.nextArg()) throw d.argErr();
+      put(u, k, dur(d, "bad timeout value"));
+      return true;
+    case "dial_fallback_delay":
+      if (!d.nextArg()) throw d.argErr();
+      put(u, k, dur(d, "bad delay value"));
+      return true;
+  }
+  return false;
+}
+
+/** Registers the transport, selection policy and upstream source syntaxes. */
+export function registerProxySyntaxes(): void {
+  registerSyntax("http.reverse_proxy.transport.http", httpTransport);
+  for (
+    const p of [
+      "random",
+      "least_conn",
+      "round_robin",
+      "first",
+      "ip_hash",
+      "client_ip_hash",
+      "uri_hash",
+    ]
+  ) {
+    registerSyntax(`http.reverse_proxy.selection_policies.${p}`, noArgs);
+  }
+  registerSyntax("http.reverse_proxy.selection_policies.weighted_round_robin", (d) => {
+    d.next();
+    const args = d.remainingArgs();
+    if (args.length === 0) throw d.argErr();
+    const weights = args.map((w) => {
+      if (!/^[+-]?\d+$/.test(w)) {
+        throw d.err(
+          `invalid weight value '${w}': strconv.Atoi: parsing ${JSON.stringify(w)}: invalid syntax`,
+        );
+      }
+      const n = Number(w);
+      if (n < 0) throw d.err(`invalid weight value '${w}': weight should be non-negative`);
+      return n;
+    });
+    return { weights };
+  });
+  registerSyntax("http.reverse_proxy.selection_policies.random_choose", (d) => {
+    d.next();
+    if (!d.nextArg()) throw d.argErr();
+    const out: Obj = {};
+    put(out, "choose", int(d, "invalid choice value"));
+    return out;
+  });
+  registerSyntax("http.reverse_proxy.selection_policies.query", keyed("key"));
+  registerSyntax("http.reverse_proxy.selection_policies.header", keyed("field"));
+  registerSyntax("http.reverse_proxy.selection_policies.cookie", (d) => {
+    const args = d.remainingArgs();
+    const out: Obj = {};
+    if (args.length < 1 || args.length > 3) throw d.argErr();
+    if (args.length >= 2) put(out, "name", args[1]);
+    if (args.length === 3) put(out, "secret", args[2]);
+    for (const n = d.nesting(); d.nextBlock(n);) {
+      const k = d.val();
+      if (k === "fallback") {
+        if (!d.nextArg()) throw d.argErr();
+        if (out.fallback) throw d.err("fallback selection policy already specified");
+        const name = d.val();
+        const sel = unmarshalModule(d, `http.reverse_proxy.selection_policies.${name}`) as Obj;
+        out.fallback = { ...sel, policy: name };
+      } else if (k === "max_age") {
+        if (!d.nextArg()) throw d.argErr();
+        if (out.max_age) throw d.err("cookie max_age already specified");
+        let v: number;
+        try {
+          v = parseCaddyDuration(d.val());
+        } catch {
+          throw d.err(`invalid duration: ${d.val()}`);
+        }
+        if (v <= 0) {
+          throw d.err(`invalid duration: ${d.val()}, max_age should be non-zero and positive`);
+        }
+        if (d.nextArg()) throw d.argErr();
+        out.max_age = v;
+      } else throw d.err(`unrecognized option '${k}'`);
+    }
+    return out;
+  });
+  registerSyntax("http.reverse_proxy.upstreams.srv", (d) => {
+    d.next();
+    const args = d.remainingArgs();
+    if (args.length > 1) throw d.argErr();
+    const u: Obj = {};
+    if (args.length > 0) put(u, "name", args[0]);
+    for (const n = d.nesting(); d.nextBlock(n);) {
+      const k = d.val();
+      if (resolverAndDialing(d, u, k)) continue;
+      if (k === "service" || k === "proto" || k === "name") {
+        if (!d.nextArg()) throw d.argErr();
+        if (u[k]) throw d.err(`srv ${k} has already been specified`);
+        put(u, k, d.val());
+      } else if (k === "grace_period") {
+        if (!d.nextArg()) throw d.argErr();
+        put(u, k, dur(d, "bad grace period value"));
+      } else throw d.err(`unrecognized srv option '${k}'`);
+    }
+    return u;
+  });
+  registerSyntax("http.reverse_proxy.upstreams.a", (d) => {
+    d.next();
+    const args = d.remainingArgs();
+    if (args.length > 2) throw d.argErr();
+    const u: Obj = {};
+    if (args.length > 0) put(u, "name", args[0]);
+    if (args.length === 2) put(u, "port", args[1]);
+    for (const n = d.nesting(); d.nextBlock(n);) {
+      const k = d.val();
+      if (resolverAndDialing(d, u, k)) continue;
+      if (k === "name" || k === "port") {
+        if (!d.nextArg()) throw d.argErr();
+        if (u[k]) throw d.err(`a ${k} has already been specified`);
+        put(u, k, d.val());
+      } else if (k === "versions") {
+        const a = d.remainingArgs();
+        if (a.length === 0) throw d.err("must specify at least one version");
+        const v = sub(u, "versions");
+        for (const x of a) {
+          if (x !== "ipv4" && x !== "ipv6") throw d.err(`unsupported version: '${x}'`);
+          v[x] = true;
+        }
+      } else throw d.err(`unrecognized a option '${k}'`);
+    }
+    return u;
+  });
+  registerSyntax("http.reverse_proxy.upstreams.multi", (d) => {
+    d.next();
+    if (d.nextArg()) throw d.argErr();
+    const sources: Obj[] = [];
+    for (const n = d.nesting(); d.nextBlock(n);) {
+      const name = d.val();
+      const src = unmarshalModule(d, `http.reverse_proxy.upstreams.${name}`) as Obj;
+      sources.push({ ...src, source: name });
+    }
+    return sources.length ? { sources } : {};
+  });
+  registerSyntax("caddy.network_proxy.url", (d) => {
+    d.next();
+    d.next();
+    return { url: d.val() };
+  });
+  registerSyntax("caddy.network_proxy.none", () => ({}));
+}

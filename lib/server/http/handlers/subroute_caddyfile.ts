@@ -1,0 +1,95 @@
+/**
+ * Gatehousefile syntax of the `subroute` handler: the blocks whose subdirectives are
+ * directives — `route` (kept in the order written), `handle` (sorted like a site, mutually
+ * exclusive with sibling `handle`s), `handle_errors` (routes run on errors, optionally only
+ * for some status codes), and `invoke` (a named route).
+ *
+ * @module
+ */
+import type { Helper } from "../../adapters/gatehousefile/helper.ts";
+import { isRoute } from "../../adapters/gatehousefile/helper.ts";
+import {
+  buildSubroute,
+  parseSegmentAsConfig,
+  parseSegmentAsSubroute,
+} from "../../adapters/gatehousefile/routes.ts";
+import {
+  type ConfigValue,
+  type Handler,
+  type Route,
+  RouteList,
+  subrouteHandler,
+} from "../../adapters/gatehousefile/types.ts";
+
+/** `route`: directives run in the order written. */
+export function parseRoute(h: Helper): Handler {
+  const all = parseSegmentAsConfig(h);
+  for (const r of all) {
+    if (!isRoute(r.value) && !(r.value instanceof RouteList)) {
+      throw h.err(
+        `${r.directive} directive returned something other than an HTTP route or subroute: ${
+          JSON.stringify(r.value)
+        } (only handler directives can be used in routes)`,
+      );
+    }
+  }
+  return subrouteHandler(buildSubroute(all, h.ctx, false));
+}
+
+/** `handle`: a block of directives, sorted by directive order. */
+export function parseHandle(h: Helper): Handler {
+  return subrouteHandler(parseSegmentAsSubroute(h));
+}
+
+/** `handle_errors [<status codes>...]`: routes for errors (`4xx` ranges allowed). */
+export function parseHandleErrors(h: Helper): ConfigValue[] {
+  h.next();
+  let expression = "";
+  const args = h.remainingArgs();
+  if (args.length > 0) {
+    const codes: string[] = [];
+    for (const v of args) {
+      if (v.length !== 3) throw h.err(`bad status value '${v}'`);
+      if (v.endsWith("xx")) {
+        const c = v.slice(0, 1);
+        if (!/^\d$/.test(c)) {
+          throw h.err(
+            `bad status value '${c}': strconv.Atoi: parsing ${JSON.stringify(c)}: invalid syntax`,
+          );
+        }
+        if (expression !== "") expression += " || ";
+        expression += `{http.error.status_code} >= ${c}00 && {http.error.status_code} <= ${c}99`;
+        continue;
+      }
+      if (!/^[+-]?\d+$/.test(v)) {
+        throw h.err(
+          `bad status value '${v}': strconv.Atoi: parsing ${JSON.stringify(v)}: invalid syntax`,
+        );
+      }
+      codes.push(v);
+    }
+    if (codes.length > 0) {
+      if (expression !== "") expression += " || ";
+      expression += `{http.error.status_code} in [${codes.join(", ")}]`;
+    }
+    h.reset();
+    h.next();
+    h.remainingArgs();
+    h.prev();
+  } else h.prev();
+  const routes = parseSegmentAsSubroute(h);
+  const wrapping: Route = { handle: [subrouteHandler(routes)] };
+  if (expression !== "") wrapping.match = [{ expression }];
+  return [{ class: "error_route", value: [wrapping] }];
+}
+
+/** `invoke <name>`: runs a named route (`&(name) { ... }`). */
+export function parseInvoke(h: Helper): Handler {
+  h.next();
+  if (!h.nextArg()) throw h.argErr();
+  const name = h.val();
+  if (h.next() || h.nextBlock(0)) throw h.argErr();
+  const invoked = (h.scope.state.named_route ??= new Set<string>()) as Set<string>;
+  invoked.add(name);
+  return { handler: "invoke", name };
+}

@@ -1,0 +1,56 @@
+/**
+ * Gatehousefile syntax of listener wrappers (global `servers { listener_wrappers { ... } }`):
+ * `http_redirect`, `tls` (a marker for where TLS goes in the chain) and `proxy_protocol`.
+ *
+ * @module
+ */
+import type { Dispenser } from "../adapters/gatehousefile/dispenser.ts";
+import { registerSyntax } from "../adapters/gatehousefile/registry.ts";
+import { parseCaddyDuration } from "../adapters/gatehousefile/values.ts";
+
+const POLICIES = ["IGNORE", "USE", "REJECT", "REQUIRE", "SKIP"];
+
+/** `proxy_protocol { timeout <d>; allow <ranges...>; deny <ranges...>; fallback_policy <p> }`. */
+export function proxyProtocolWrapper(d: Dispenser): Record<string, unknown> {
+  d.next();
+  if (d.nextArg()) throw d.argErr();
+  const w: Record<string, unknown> = {};
+  for (const n = d.nesting(); d.nextBlock(n);) {
+    switch (d.val()) {
+      case "timeout":
+        if (!d.nextArg()) throw d.argErr();
+        try {
+          const v = parseCaddyDuration(d.val());
+          if (v !== 0) w.timeout = v;
+        } catch (e) {
+          throw d.err(`parsing proxy_protocol timeout duration: ${(e as Error).message}`);
+        }
+        break;
+      case "allow":
+      case "deny": {
+        const k = d.val();
+        const a = d.remainingArgs();
+        if (a.length) w[k] = [...((w[k] as string[]) ?? []), ...a];
+        break;
+      }
+      case "fallback_policy": {
+        if (!d.nextArg()) throw d.argErr();
+        const p = d.val().toUpperCase();
+        if (!POLICIES.includes(p)) throw d.err(`${d.val()} is invalid policy`);
+        if (p !== "IGNORE") w.fallback_policy = p;
+        else delete w.fallback_policy;
+        break;
+      }
+      default:
+        throw d.argErr();
+    }
+  }
+  return w;
+}
+
+/** Registers the listener wrapper syntaxes. */
+export function registerListenerWrapperSyntaxes(): void {
+  registerSyntax("caddy.listeners.http_redirect", () => ({}));
+  registerSyntax("caddy.listeners.tls", () => ({}));
+  registerSyntax("caddy.listeners.proxy_protocol", proxyProtocolWrapper);
+}
