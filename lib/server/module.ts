@@ -197,6 +197,12 @@ export interface ProvisionContext {
   onCleanup(fn: () => void | Promise<void>): void;
   /** Aborted when the config being provisioned is discarded or stopped. */
   signal: AbortSignal;
+  /**
+   * True when the config is only being validated (`gatehouse validate`, `adapt --validate`):
+   * modules check everything they can but bind no socket and start nothing (no timers, health
+   * checks or exporters); `listen` then checks the address and returns an unbound handle.
+   */
+  readonly validating: boolean;
 }
 
 /** A module definition: a registry entry. */

@@ -179,13 +179,13 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
       unhealthyRequestCount: passive.unhealthyRequestCount,
     };
     const logger = ctx.logger("http.handlers.reverse_proxy.health_checker.active");
-    const active = startActive(
-      optObject(hc, "active", where),
-      upstreams,
-      `${where}.health_checks.active`,
-      transport.tls,
-      (u, healthy) => logger.info(healthy ? "host is up" : "host is down", { host: u.dial }),
-    );
+    const active = startActive(optObject(hc, "active", where), upstreams, {
+      where: `${where}.health_checks.active`,
+      tls: transport.tls,
+      onChange: (u, healthy) =>
+        logger.info(healthy ? "host is up" : "host is down", { host: u.dial }),
+      validating: ctx.validating,
+    });
     const failTimers = new Map<ReturnType<typeof setTimeout>, Upstream>();
 
     const trusted = parseRanges(optStrings(config, "trusted_proxies", where) ?? []);
