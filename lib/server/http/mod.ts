@@ -78,6 +78,7 @@ const httpModules: ModuleDefinition[] = [
     "http.matchers.expression",
     async () => (await import("./matchers/expression.ts")).expressionMatcherModule,
   ),
+  lazy("http.matchers.file", async () => (await import("./matchers/file.ts")).fileMatcherModule),
   lazy(
     "http.handlers.static_response",
     async () => (await import("./handlers/static_response.ts")).staticResponseModule,

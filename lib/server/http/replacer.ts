@@ -249,7 +249,12 @@ export function durationPlaceholderUsed(): boolean {
  */
 export function compileTemplate(
   input: string,
-  options: { keepUnknown?: boolean; empty?: string } = {},
+  options: {
+    keepUnknown?: boolean;
+    empty?: string;
+    /** Applied to every placeholder's value (e.g. glob escaping for the `file` matcher). */
+    escape?: (value: string) => string;
+  } = {},
 ): Template {
   const parts: Part[] = [];
   let lit = "";
@@ -268,7 +273,14 @@ export function compileTemplate(
         break;
       }
       const key = input.slice(i + 1, end);
-      const get = getterFor(key);
+      const plain = getterFor(key);
+      const esc = options.escape;
+      const get: Getter = esc
+        ? (c) => {
+          const v = plain(c);
+          return v === undefined ? v : esc(v);
+        }
+        : plain;
       const raw = input.slice(i, end + 1);
       if (lit) parts.push(lit);
       lit = "";
