@@ -236,6 +236,31 @@ export function registerModule<T extends ModuleInstance>(definition: ModuleDefin
 }
 
 /**
+ * A module whose code loads when a config first uses it: a server carries only the modules
+ * its config names (each unused one would cost start-up time and memory).
+ *
+ * @example
+ * ```ts
+ * import { lazyModule, registerModule } from "./module.ts";
+ * registerModule(lazyModule("http.handlers.hello", async () => ({
+ *   id: "http.handlers.hello",
+ *   create: () => ({ serveHTTP: () => new Response("hello") }),
+ * })));
+ * ```
+ */
+export function lazyModule(id: string, load: () => Promise<ModuleDefinition>): ModuleDefinition {
+  let loading: Promise<ModuleDefinition> | undefined;
+  return {
+    id,
+    async create(config, ctx) {
+      const def = await (loading ??= load());
+      if (def.id !== id) throw new Error(`module ${id} loaded as ${def.id}`);
+      return await def.create(config, ctx);
+    },
+  };
+}
+
+/**
  * Looks up a module definition by id.
  *
  * @example

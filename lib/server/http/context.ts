@@ -139,6 +139,8 @@ export class RequestContext {
   skipLog = false;
   /** Request body bytes read by handlers (access log `bytes_read`). */
   bytesRead = 0;
+  /** Fields `log_append` adds to this request's access log record, in order. */
+  logFields: [string, unknown][] | null = null;
   #path: string | null = null;
   #pathFor: string | null = null;
   #clientIP: string | null = null;

@@ -11,24 +11,10 @@
  *
  * @module
  */
-import { getModule, type ModuleDefinition, registerModule } from "../module.ts";
+import { getModule, lazyModule, type ModuleDefinition, registerModule } from "../module.ts";
 import { httpAppModule } from "./app.ts";
 
-/**
- * A module whose code loads when a config first uses it: a server carries only the matchers
- * and handlers its config names (each unused one would cost memory for as long as it runs).
- */
-function lazy(id: string, load: () => Promise<ModuleDefinition>): ModuleDefinition {
-  let loading: Promise<ModuleDefinition> | undefined;
-  return {
-    id,
-    async create(config, ctx) {
-      const def = await (loading ??= load());
-      if (def.id !== id) throw new Error(`module ${id} loaded as ${def.id}`);
-      return await def.create(config, ctx);
-    },
-  };
-}
+const lazy = lazyModule;
 
 // Every module definition of the http app.
 const httpModules: ModuleDefinition[] = [
@@ -99,6 +85,10 @@ const httpModules: ModuleDefinition[] = [
   lazy(
     "http.handlers.request_body",
     async () => (await import("./handlers/request_body.ts")).requestBodyModule,
+  ),
+  lazy(
+    "http.handlers.log_append",
+    async () => (await import("./handlers/log_append.ts")).logAppendModule,
   ),
   lazy("http.handlers.encode", async () => (await import("./handlers/encode.ts")).encodeModule),
   lazy(
