@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { startHttp } from "../http/harness.ts";
 import { raw } from "../http/raw.ts";
 import { caddyInstalled, startCaddy } from "./oracle.ts";
+import type { ProvisionContext } from "../../../lib/server/module.ts";
 
 type Rec = Record<string, unknown> & { request?: Record<string, unknown> };
 
@@ -230,9 +231,8 @@ Deno.test("append and journald encoders: extra fields, priority prefixes, no tim
 Deno.test("log field filters: the cases of Caddy's own filter tests", async () => {
   await import("../../../lib/server/standard.ts");
   const { FILTER_MODULES } = await import("../../../lib/server/logging/filters.ts");
-  // deno-lint-ignore no-explicit-any
   const make = (name: string, cfg: Record<string, unknown>) =>
-    FILTER_MODULES[name].create(cfg, {} as any) as {
+    FILTER_MODULES[name].create(cfg, {} as ProvisionContext) as {
       filter(k: string, v: unknown): { key: string; value: unknown } | null;
     };
   const actions = [
