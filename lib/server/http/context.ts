@@ -8,6 +8,7 @@
  */
 import type { ServeInfo } from "../module.ts";
 import type { HandlerError } from "./errors.ts";
+import type { Next } from "./handler.ts";
 import { validHost } from "./host.ts";
 
 /** What `reverse_proxy` knows of the upstream a request went to (its placeholders). */
@@ -38,6 +39,8 @@ export interface ServerFacts {
   readonly timed: boolean;
   /** Returns the client IP for a request, honouring trusted proxies. */
   clientIP(c: RequestContext): string;
+  /** The server's `named_routes` (for `invoke`), each compiled per chain tail. */
+  readonly namedRoutes?: ReadonlyMap<string, { for(tail: Next): Next }>;
 }
 
 /**
@@ -139,6 +142,8 @@ export class RequestContext {
   skipLog = false;
   /** Request body bytes read by handlers (access log `bytes_read`). */
   bytesRead = 0;
+  /** How deep `invoke` calls are nested in this request (loops stop at a limit). */
+  invokeDepth = 0;
   /** Fields `log_append` adds to this request's access log record, in order. */
   logFields: [string, unknown][] | null = null;
   #path: string | null = null;

@@ -86,6 +86,7 @@ const httpModules: ModuleDefinition[] = [
     "http.handlers.request_body",
     async () => (await import("./handlers/request_body.ts")).requestBodyModule,
   ),
+  lazy("http.handlers.invoke", async () => (await import("./handlers/invoke.ts")).invokeModule),
   lazy(
     "http.handlers.log_append",
     async () => (await import("./handlers/log_append.ts")).logAppendModule,

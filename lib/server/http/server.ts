@@ -35,7 +35,7 @@ import { decodePath, RequestContext, type ServerFacts } from "./context.ts";
 import { HttpConfigError, responseError, toHandlerError } from "./errors.ts";
 import type { Next } from "./handler.ts";
 import { ipInRanges, type IPRange, parseIP } from "./ip.ts";
-import { compileRoutes, emptyHandler, provisionRoutes } from "./routes.ts";
+import { compileRoutes, emptyHandler, provisionRoutes, RouteListCache } from "./routes.ts";
 import { durationPlaceholderUsed } from "./replacer.ts";
 import { type ConnectionPolicy, parseConnectionPolicies, routeHostNames } from "../tls/policies.ts";
 import { fillTlsState } from "../tls/connection.ts";
@@ -143,6 +143,8 @@ export class HttpServer implements ServerFacts {
    * (`node:http`: HTTP/1.1, raw upgrades for every protocol, TLS session details).
    */
   engine: "deno" | "node" = "deno";
+  /** `named_routes`: routes that `invoke` runs by name. */
+  namedRoutes: Map<string, RouteListCache> = new Map();
   #chain: Next;
   #errorChain: Next | null;
   #logs: ServerLogConfig | null;
@@ -195,6 +197,13 @@ export class HttpServer implements ServerFacts {
     const listen = optStrings(raw, "listen", where) ?? [];
     const addresses = listen.flatMap((a) => expandListenAddress(a, httpPort));
     const routes = await provisionRoutes(raw.routes, ctx, `${where}.routes`);
+    const named = new Map<string, RouteListCache>();
+    for (const [n, r] of Object.entries(optObject(raw, "named_routes", where) ?? {})) {
+      named.set(
+        n,
+        new RouteListCache(await provisionRoutes([r], ctx, `${where}.named_routes.${n}`)),
+      );
+    }
     const errors = optObject(raw, "errors", where);
     let errorChain: Next | null = null;
     if (errors) {
@@ -232,6 +241,7 @@ export class HttpServer implements ServerFacts {
       );
     }
     server.engine = engine;
+    server.namedRoutes = named;
     server.tlsPolicies = policies;
     if (policies) server.hostNames = routeHostNames(raw.routes);
     return server;
