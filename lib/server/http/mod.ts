@@ -86,6 +86,19 @@ const httpModules: ModuleDefinition[] = [
     "http.handlers.request_body",
     async () => (await import("./handlers/request_body.ts")).requestBodyModule,
   ),
+  lazy(
+    "http.handlers.intercept",
+    async () => (await import("./handlers/intercept.ts")).interceptModule,
+  ),
+  lazy(
+    "http.handlers.copy_response",
+    async () => (await import("./handlers/reverse_proxy/handle_response.ts")).copyResponseModule,
+  ),
+  lazy(
+    "http.handlers.copy_response_headers",
+    async () =>
+      (await import("./handlers/reverse_proxy/handle_response.ts")).copyResponseHeadersModule,
+  ),
   lazy("http.handlers.invoke", async () => (await import("./handlers/invoke.ts")).invokeModule),
   lazy(
     "http.handlers.log_append",

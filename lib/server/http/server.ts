@@ -116,6 +116,7 @@ const SERVER_FIELDS = [
   "strict_sni_host",
   "trusted_proxies",
   "trusted_proxies_strict",
+  "trusted_proxies_unix",
   "client_ip_headers",
   "logs",
   "protocols",
@@ -153,6 +154,8 @@ export class HttpServer implements ServerFacts {
   #trusted: IPRangeSource | null;
   #clientIPHeaders: string[];
   #strict: boolean;
+  /** `trusted_proxies_unix`: unix socket peers are trusted proxies. */
+  trustedUnix = false;
   /** Whether request start times are recorded (access log or duration placeholders). */
   get timed(): boolean {
     return this.#logs !== null || durationPlaceholderUsed();
@@ -241,19 +244,26 @@ export class HttpServer implements ServerFacts {
       );
     }
     server.engine = engine;
+    server.trustedUnix = optBool(raw, "trusted_proxies_unix", where) ?? false;
     server.namedRoutes = named;
     server.tlsPolicies = policies;
     if (policies) server.hostNames = routeHostNames(raw.routes);
     return server;
   }
 
+  /** True when the peer is a trusted proxy (`trusted_proxies`, `trusted_proxies_unix`). */
+  trustsPeer(c: RequestContext): boolean {
+    if (c.info.remoteAddr.transport === "unix") return this.trustedUnix;
+    if (!this.#trusted) return false;
+    const ip = parseIP(c.remoteHost);
+    return ip !== null && ipInRanges(ip, this.#trusted.ranges());
+  }
+
   /** The client IP: the peer, or the forwarded address when the peer is a trusted proxy. */
   clientIP(c: RequestContext): string {
     const remote = c.remoteHost;
-    if (!this.#trusted) return remote;
-    const ip = parseIP(remote);
-    const ranges = this.#trusted.ranges();
-    if (ip === null || !ipInRanges(ip, ranges)) return remote;
+    if (!this.trustsPeer(c)) return remote;
+    const ranges = this.#trusted?.ranges() ?? [];
     for (const h of this.#clientIPHeaders) {
       const v = c.request.headers.get(h);
       if (!v) continue;

@@ -120,6 +120,7 @@ export async function relayWebSocket(
   request: Request,
   url: string,
   headers: Headers,
+  track?: (close: () => void) => () => void,
 ): Promise<Response> {
   const protocols = (request.headers.get("sec-websocket-protocol") ?? "")
     .split(",").map((s) => s.trim()).filter(Boolean);
@@ -136,6 +137,13 @@ export async function relayWebSocket(
     protocol: upstream.protocol || undefined,
   });
   socket.binaryType = "arraybuffer";
+  const done = track?.(() => {
+    for (const ws of [socket, upstream]) {
+      try {
+        if (ws.readyState <= WebSocket.OPEN) ws.close(1001, "going away");
+      } catch { /* already closing */ }
+    }
+  });
   const pending: (string | ArrayBuffer)[] = [];
   socket.onopen = () => {
     for (const m of pending) socket.send(m);
@@ -150,9 +158,11 @@ export async function relayWebSocket(
   };
   const closeCode = (code: number) => (code === 1005 || code === 1006 ? 1000 : code);
   upstream.onclose = (e) => {
+    done?.();
     if (socket.readyState <= WebSocket.OPEN) socket.close(closeCode(e.code), e.reason);
   };
   socket.onclose = (e) => {
+    done?.();
     if (upstream.readyState <= WebSocket.OPEN) upstream.close(closeCode(e.code), e.reason);
   };
   upstream.onerror = () => {

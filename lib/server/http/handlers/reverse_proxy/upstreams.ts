@@ -98,10 +98,23 @@ export interface PassiveLimits {
   unhealthyRequestCount: number;
 }
 
+/** True when a dial address holds placeholders only known per request (not `env.`/`system.`). */
+export function dialIsDynamic(dial: string): boolean {
+  for (const m of dial.matchAll(/\{([^}]+)\}/g)) {
+    if (!m[1].startsWith("env.") && !m[1].startsWith("system.")) return true;
+  }
+  return false;
+}
+
 /** One handler's upstream. */
 export class Upstream {
-  /** Dial address as configured (may hold placeholders resolved at provision). */
+  /**
+   * Dial address as configured: `env.`/`system.` placeholders are resolved at provision;
+   * others (a `map` output, a regexp capture...) per request, when `dynamic` is true.
+   */
   readonly dial: string;
+  /** True when the dial address is only known per request. */
+  readonly dynamic: boolean;
   /** Pooled counters. */
   readonly host: Host;
   /** Per-upstream concurrent request limit (0 = none). */
@@ -118,6 +131,7 @@ export class Upstream {
   /** Creates an upstream bound to the pooled host. */
   constructor(dial: string, maxRequests: number) {
     this.dial = dial;
+    this.dynamic = dialIsDynamic(dial);
     const { host, port } = splitDial(dial);
     this.dialHost = host;
     this.dialPort = port;

@@ -1,0 +1,105 @@
+/**
+ * The `transport` of `reverse_proxy` (module `http.reverse_proxy.transport.http`): what the
+ * HTTP/1.1 upstream client honours — `tls` (`insecure_skip_verify`, `server_name`),
+ * `dial_timeout` (default 3s), `response_header_timeout`, `compression: false` (the client
+ * never asks upstreams for compressed bodies) and `versions` limited to `1.1`. Any other field
+ * of Caddy's HTTP transport is refused by name, never accepted and ignored.
+ *
+ * @module
+ */
+import {
+  checkFields,
+  optBool,
+  optDuration,
+  optObject,
+  optString,
+  optStrings,
+  type Raw,
+} from "../../config.ts";
+import { HttpConfigError } from "../../errors.ts";
+import type { TransportOptions } from "./transport.ts";
+
+/** Fields of Caddy's HTTP transport this client does not implement, with what to do. */
+const UNSUPPORTED: Record<string, string> = {
+  resolver: "upstream host names are resolved by the system resolver",
+  keep_alive: "idle upstream connections are pooled with fixed limits",
+  max_conns_per_host: "connections per upstream are not capped",
+  proxy_protocol: "the PROXY protocol is not sent upstream",
+  forward_proxy_url: "upstreams are dialed directly",
+  network_proxy: "upstreams are dialed directly",
+  dial_fallback_delay: "happy-eyeballs dialing is not configurable",
+  expect_continue_timeout: "`Expect: 100-continue` is relayed as is",
+  max_response_header_size: "the response head limit is fixed at 64 KiB",
+  write_buffer_size: "buffer sizes are chosen by the client",
+  read_buffer_size: "buffer sizes are chosen by the client",
+  read_timeout: "use response_header_timeout",
+  write_timeout: "use response_header_timeout",
+  local_address: "the local address of upstream connections is chosen by the system",
+};
+
+const TLS_UNSUPPORTED = [
+  "root_ca_pool",
+  "root_ca_pem_files",
+  "client_certificate_file",
+  "client_certificate_key_file",
+  "client_certificate_automate",
+  "handshake_timeout",
+  "renegotiation",
+  "except_ports",
+  "curves",
+  "ca",
+];
+
+function refuse(where: string, field: string, why: string): never {
+  throw new HttpConfigError(
+    "invalid_config",
+    `${where}.${field}: not supported by Gatehouse's upstream client (${why})`,
+  );
+}
+
+/** Decodes `transport`; throws naming the first field it cannot honour. */
+export function parseTransport(raw: Raw | undefined, where: string): TransportOptions {
+  const t: TransportOptions = {
+    tls: false,
+    insecure: false,
+    dialTimeout: 3000,
+    responseHeaderTimeout: 0,
+  };
+  if (!raw) return t;
+  const protocol = optString(raw, "protocol", where) ?? "http";
+  if (protocol !== "http") {
+    throw new HttpConfigError(
+      "invalid_config",
+      `${where}: unsupported transport protocol ${protocol} (module http.reverse_proxy.transport.${protocol})`,
+    );
+  }
+  for (const k of Object.keys(raw)) if (k in UNSUPPORTED) refuse(where, k, UNSUPPORTED[k]);
+  checkFields(raw, [
+    "protocol",
+    "tls",
+    "dial_timeout",
+    "response_header_timeout",
+    "compression",
+    "versions",
+  ], where);
+  if (optBool(raw, "compression", where) === true) {
+    refuse(where, "compression", "bodies are relayed as the upstream encodes them");
+  }
+  const versions = optStrings(raw, "versions", where);
+  if (versions && versions.some((v) => v !== "1.1")) {
+    refuse(where, "versions", "HTTP/2 and h2c to upstreams are not implemented; use 1.1");
+  }
+  const tls = optObject(raw, "tls", where);
+  if (tls) {
+    for (const k of TLS_UNSUPPORTED) {
+      if (k in tls) refuse(`${where}.tls`, k, "only insecure_skip_verify and server_name");
+    }
+    checkFields(tls, ["insecure_skip_verify", "server_name"], `${where}.tls`);
+    t.tls = true;
+    t.insecure = optBool(tls, "insecure_skip_verify", where) ?? false;
+    t.serverName = optString(tls, "server_name", where);
+  }
+  t.dialTimeout = optDuration(raw, "dial_timeout", where) ?? 3000;
+  t.responseHeaderTimeout = optDuration(raw, "response_header_timeout", where) ?? 0;
+  return t;
+}
