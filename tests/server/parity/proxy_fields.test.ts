@@ -1,0 +1,267 @@
+/**
+ * `reverse_proxy` fields beyond routing: dial addresses from request placeholders (a `map`
+ * output), request and response buffers, `trusted_proxies_unix`, the stream settings
+ * (`stream_timeout`, `stream_close_delay`, `stream_buffer_size`) on real byte streams, and
+ * transport fields the upstream client cannot honour refused by name.
+ */
+import assert from "node:assert/strict";
+import { startHttp } from "../http/harness.ts";
+import { raw } from "../http/raw.ts";
+import { validateConfig } from "../../../lib/cli/validate.ts";
+import { Streams } from "../../../lib/server/http/handlers/reverse_proxy/streams.ts";
+import type { Tunnel } from "../../../lib/server/module.ts";
+import { startUpstream } from "./upstream_fixture.ts";
+
+Deno.test("reverse_proxy: a dial address from a map output, chosen per request", async () => {
+  const a = startUpstream("a");
+  const b = startUpstream("b");
+  const srv = await startHttp({
+    servers: {
+      srv0: {
+        listen: ["127.0.0.1:0"],
+        routes: [{
+          handle: [
+            {
+              handler: "map",
+              source: "{http.request.host}",
+              destinations: ["{upstream}"],
+              mappings: [{ input: "a.test", outputs: [a.dial] }],
+              defaults: [b.dial],
+            },
+            { handler: "reverse_proxy", upstreams: [{ dial: "{upstream}" }] },
+          ],
+        }],
+      },
+    },
+  });
+  try {
+    const viaA = await raw(srv.url(), "GET", "/x", { host: "a.test" });
+    assert.equal(viaA.headers.get("x-upstream"), "a");
+    const viaB = await raw(srv.url(), "GET", "/x", { host: "other.test" });
+    assert.equal(viaB.headers.get("x-upstream"), "b");
+    const pool = await (await srv.admin("/reverse_proxy/upstreams")).json();
+    assert.deepEqual(pool.map((u: { address: string }) => u.address), ["{upstream}"]);
+  } finally {
+    await srv.stop();
+    await a.stop();
+    await b.stop();
+  }
+});
+
+Deno.test("reverse_proxy: request_buffers sends a fully read body with a Content-Length", async () => {
+  const up = startUpstream("up");
+  const srv = await startHttp({
+    servers: {
+      srv0: {
+        listen: ["127.0.0.1:0"],
+        routes: [
+          {
+            match: [{ path: ["/buffered"] }],
+            handle: [{
+              handler: "reverse_proxy",
+              upstreams: [{ dial: up.dial }],
+              request_buffers: 4096,
+              response_buffers: -1,
+            }],
+            terminal: true,
+          },
+          {
+            match: [{ path: ["/small-buffer"] }],
+            handle: [{
+              handler: "reverse_proxy",
+              upstreams: [{ dial: up.dial }],
+              request_buffers: 4,
+            }],
+            terminal: true,
+          },
+          { handle: [{ handler: "reverse_proxy", upstreams: [{ dial: up.dial }] }] },
+        ],
+      },
+    },
+  });
+  // a streamed body goes out chunked, with no Content-Length
+  const post = async (path: string) => {
+    const parts = ["hello", " world"].map((p) => new TextEncoder().encode(p));
+    const body = new ReadableStream<Uint8Array>({
+      pull(c) {
+        const next = parts.shift();
+        if (next) c.enqueue(next);
+        else c.close();
+      },
+    });
+    const res = await fetch(
+      srv.url() + path,
+      { method: "POST", body, duplex: "half" } as RequestInit,
+    );
+    return { text: await res.text() };
+  };
+  try {
+    const r1 = await post("/buffered");
+    assert.equal(JSON.parse(r1.text).body, "hello world");
+    assert.equal(up.seen.at(-1)!.headers["content-length"], "11");
+    assert.equal(up.seen.at(-1)!.headers["transfer-encoding"], undefined);
+
+    const r2 = await post("/small-buffer");
+    assert.equal(JSON.parse(r2.text).body, "hello world", "the rest streams after the buffer");
+    assert.equal(up.seen.at(-1)!.headers["content-length"], undefined);
+
+    const r3 = await post("/plain");
+    assert.equal(JSON.parse(r3.text).body, "hello world");
+    assert.equal(up.seen.at(-1)!.headers["transfer-encoding"], "chunked", "streamed by default");
+  } finally {
+    await srv.stop();
+    await up.stop();
+  }
+});
+
+Deno.test("trusted_proxies_unix: unix socket peers are trusted proxies only when set", async () => {
+  const up = startUpstream("up");
+  const dir = await Deno.makeTempDir({ prefix: "gatehouse-unix-trust-" });
+  const server = (name: string, trusted: boolean) => ({
+    listen: [`unix/${dir}/${name}.sock`],
+    ...(trusted ? { trusted_proxies_unix: true } : {}),
+    routes: [
+      {
+        match: [{ path: ["/ip"] }],
+        handle: [{ handler: "static_response", body: "client={http.request.client_ip}" }],
+        terminal: true,
+      },
+      { handle: [{ handler: "reverse_proxy", upstreams: [{ dial: up.dial }] }] },
+    ],
+  });
+  const srv = await startHttp({
+    servers: { yes: server("yes", true), no: server("no", false) },
+  });
+  const viaSocket = async (name: string, path: string) => {
+    const client = Deno.createHttpClient(
+      { proxy: { transport: "unix", path: `${dir}/${name}.sock` } } as Deno.CreateHttpClientOptions,
+    );
+    try {
+      const res = await fetch(`http://localhost${path}`, {
+        client,
+        headers: {
+          "x-forwarded-for": "203.0.113.9",
+          "x-forwarded-proto": "https",
+          "x-forwarded-host": "front.test",
+        },
+      });
+      return await res.text();
+    } finally {
+      client.close();
+    }
+  };
+  try {
+    assert.equal(await viaSocket("yes", "/ip"), "client=203.0.113.9");
+    assert.equal(await viaSocket("no", "/ip"), "client=");
+    const trusted = JSON.parse(await viaSocket("yes", "/echo")).headers;
+    assert.equal(trusted["x-forwarded-for"], "203.0.113.9");
+    assert.equal(trusted["x-forwarded-proto"], "https");
+    assert.equal(trusted["x-forwarded-host"], "front.test");
+    const untrusted = JSON.parse(await viaSocket("no", "/echo")).headers;
+    assert.equal(untrusted["x-forwarded-for"], undefined, "stripped from an untrusted socket");
+    assert.equal(untrusted["x-forwarded-proto"], undefined);
+    assert.equal(untrusted["x-forwarded-host"], undefined);
+  } finally {
+    await srv.stop();
+    await up.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** An in-memory tunnel end: what is written to it, and a source to read from. */
+function memoryTunnel(source: Uint8Array[]) {
+  const written: number[] = [];
+  let closed = false;
+  let feed!: ReadableStreamDefaultController<Uint8Array>;
+  const t: Tunnel & { written: number[]; closed: () => boolean; end(): void } = {
+    readable: new ReadableStream({
+      start(c) {
+        feed = c;
+        for (const s of source) c.enqueue(s);
+      },
+    }),
+    writable: new WritableStream({ write: (chunk) => void written.push(chunk.length) }),
+    close() {
+      closed = true;
+      try {
+        feed.close();
+      } catch { /* closed */ }
+    },
+    written,
+    closed: () => closed,
+    end: () => feed.close(),
+  };
+  return t;
+}
+
+Deno.test("stream settings: buffer size caps each copy, timeout and unload close streams", async () => {
+  const s = new Streams({ timeoutMs: 0, closeDelayMs: 0, bufferSize: 1000 });
+  const client = memoryTunnel([new Uint8Array(2500)]);
+  const upstream = memoryTunnel([new Uint8Array(1500), new Uint8Array(10)]);
+  s.relay(client, upstream);
+  client.end();
+  upstream.end();
+  while (!client.closed()) await new Promise((r) => setTimeout(r, 5));
+  assert.deepEqual(upstream.written, [1000, 1000, 500]);
+  assert.deepEqual(client.written, [1000, 500, 10]);
+
+  const timed = new Streams({ timeoutMs: 20, closeDelayMs: 0, bufferSize: 1000 });
+  const c2 = memoryTunnel([]);
+  const u2 = memoryTunnel([]);
+  timed.relay(c2, u2);
+  assert.equal(timed.size, 1);
+  while (!c2.closed()) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(u2.closed(), "stream_timeout closes both ends");
+  assert.equal(timed.size, 0);
+
+  const unloaded = new Streams({ timeoutMs: 0, closeDelayMs: 0, bufferSize: 1000 });
+  const c3 = memoryTunnel([]);
+  const u3 = memoryTunnel([]);
+  unloaded.relay(c3, u3);
+  unloaded.closeAll();
+  assert.ok(c3.closed() && u3.closed(), "closed when the config is unloaded");
+
+  const delayed = new Streams({ timeoutMs: 0, closeDelayMs: 30, bufferSize: 1000 });
+  const c4 = memoryTunnel([]);
+  const u4 = memoryTunnel([]);
+  delayed.relay(c4, u4);
+  delayed.closeAll();
+  assert.ok(!c4.closed(), "stream_close_delay keeps it open for a while");
+  while (!c4.closed()) await new Promise((r) => setTimeout(r, 5));
+});
+
+Deno.test("reverse_proxy: transport fields the client cannot honour are refused by name", async () => {
+  const proxy = (transport: Record<string, unknown>) => ({
+    apps: {
+      http: {
+        servers: {
+          s: {
+            listen: ["127.0.0.1:0"],
+            routes: [{
+              handle: [{
+                handler: "reverse_proxy",
+                upstreams: [{ dial: "127.0.0.1:9" }],
+                transport: { protocol: "http", ...transport },
+              }],
+            }],
+          },
+        },
+      },
+    },
+  });
+  await validateConfig(proxy({ compression: false, versions: ["1.1"], dial_timeout: "2s" }));
+  for (
+    const [t, re] of [
+      [{ versions: ["h2c", "2"] }, /transport\.versions: not supported .*HTTP\/2/],
+      [{ keep_alive: { enabled: false } }, /transport\.keep_alive: not supported/],
+      [{ tls: { renegotiation: "freely" } }, /transport\.tls\.renegotiation: not supported/],
+      [{ bogus: 1 }, /unknown field "bogus"/],
+    ] as [Record<string, unknown>, RegExp][]
+  ) {
+    await assert.rejects(validateConfig(proxy(t)), re);
+  }
+  await assert.rejects(
+    validateConfig(proxy({ protocol: "fastcgi" })),
+    /unsupported transport protocol fastcgi \(module http\.reverse_proxy\.transport\.fastcgi\)/,
+  );
+});
