@@ -12,6 +12,7 @@ import { HttpServer } from "./server.ts";
 import { HttpConfigError } from "./errors.ts";
 import type { TlsApp } from "../tls/app.ts";
 import { selectCertificate } from "../tls/policies.ts";
+import { provisionMetrics } from "../metrics/config.ts";
 
 const running = new Set<HttpApp>();
 
@@ -68,8 +69,9 @@ export class HttpApp implements App {
     optDuration(config, "shutdown_delay", "http");
     const servers = new Map<string, HttpServer>();
     const rawServers = config.servers === undefined ? {} : asObject(config.servers, "http.servers");
+    const metrics = await provisionMetrics(config.metrics, rawServers);
     for (const [name, raw] of Object.entries(rawServers)) {
-      servers.set(name, await HttpServer.create(name, raw, ctx, httpPort));
+      servers.set(name, await HttpServer.create(name, raw, ctx, httpPort, metrics));
     }
     const handles: { server: HttpServer; handle: ListenerHandle }[] = [];
     const app = new HttpApp(servers, httpPort, httpsPort, handles);

@@ -99,6 +99,10 @@ const httpModules: ModuleDefinition[] = [
     async () =>
       (await import("./handlers/reverse_proxy/handle_response.ts")).copyResponseHeadersModule,
   ),
+  lazy(
+    "http.handlers.metrics",
+    async () => (await import("../metrics/handler.ts")).metricsHandlerModule,
+  ),
   lazy("http.handlers.invoke", async () => (await import("./handlers/invoke.ts")).invokeModule),
   lazy(
     "http.handlers.log_append",

@@ -35,7 +35,14 @@ import { decodePath, RequestContext, type ServerFacts } from "./context.ts";
 import { HttpConfigError, responseError, toHandlerError } from "./errors.ts";
 import type { Next } from "./handler.ts";
 import { ipInRanges, type IPRange, parseIP } from "./ip.ts";
-import { compileRoutes, emptyHandler, provisionRoutes, RouteListCache } from "./routes.ts";
+import {
+  compileRoutes,
+  emptyHandler,
+  provisionRoutes,
+  type Route,
+  RouteListCache,
+} from "./routes.ts";
+import type { HttpMetrics } from "../metrics/http.ts";
 import { durationPlaceholderUsed } from "./replacer.ts";
 import { type ConnectionPolicy, parseConnectionPolicies, routeHostNames } from "../tls/policies.ts";
 import { fillTlsState } from "../tls/connection.ts";
@@ -193,6 +200,7 @@ export class HttpServer implements ServerFacts {
     rawConfig: unknown,
     ctx: ProvisionContext,
     httpPort: number,
+    metrics?: HttpMetrics,
   ): Promise<HttpServer> {
     const where = `http.servers.${name}`;
     const raw = asObject(rawConfig, where);
@@ -202,11 +210,11 @@ export class HttpServer implements ServerFacts {
     const routes = await provisionRoutes(raw.routes, ctx, `${where}.routes`);
     const named = new Map<string, RouteListCache>();
     for (const [n, r] of Object.entries(optObject(raw, "named_routes", where) ?? {})) {
-      named.set(
-        n,
-        new RouteListCache(await provisionRoutes([r], ctx, `${where}.named_routes.${n}`)),
-      );
+      const list = await provisionRoutes([r], ctx, `${where}.named_routes.${n}`);
+      if (metrics) instrumentRoutes(list, [r], name, metrics);
+      named.set(n, new RouteListCache(list));
     }
+    if (metrics) instrumentRoutes(routes, raw.routes as unknown[], name, metrics);
     const errors = optObject(raw, "errors", where);
     let errorChain: Next | null = null;
     if (errors) {
@@ -384,6 +392,20 @@ export class HttpServer implements ServerFacts {
       headers: res.headers,
     });
   }
+}
+
+/** Measures each route as one unit, labelled with its first handler's name (as Caddy). */
+function instrumentRoutes(
+  routes: Route[],
+  raw: unknown[],
+  server: string,
+  metrics: HttpMetrics,
+): void {
+  routes.forEach((r, i) => {
+    const first = (raw[i] as { handle?: { handler?: unknown }[] })?.handle?.[0]?.handler;
+    const handler = typeof first === "string" ? first : "";
+    r.instrument = (chain) => metrics.instrument(server, handler, chain);
+  });
 }
 
 /**
