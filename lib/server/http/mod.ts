@@ -103,6 +103,10 @@ const httpModules: ModuleDefinition[] = [
     "http.handlers.metrics",
     async () => (await import("../metrics/handler.ts")).metricsHandlerModule,
   ),
+  lazy(
+    "http.handlers.tracing",
+    async () => (await import("../tracing/handler.ts")).tracingModule,
+  ),
   lazy("http.handlers.invoke", async () => (await import("./handlers/invoke.ts")).invokeModule),
   lazy(
     "http.handlers.log_append",
