@@ -64,6 +64,10 @@ const httpModules: ModuleDefinition[] = [
     "http.matchers.expression",
     async () => (await import("./matchers/expression.ts")).expressionMatcherModule,
   ),
+  lazy(
+    "http.matchers.url_pattern",
+    async () => (await import("./matchers/url_pattern.ts")).urlPatternMatcherModule,
+  ),
   lazy("http.matchers.file", async () => (await import("./matchers/file.ts")).fileMatcherModule),
   lazy(
     "http.handlers.static_response",

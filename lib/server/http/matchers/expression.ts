@@ -8,7 +8,7 @@
  * `size()`, `lowerAscii()`, `upperAscii()`, and the matcher functions `path(...)`,
  * `host(...)`, `method(...)`, `header({...})`, `header_regexp([name,] field, re)`,
  * `path_regexp([name,] re)`, `query({...})`, `remote_ip(...)`, `client_ip(...)`,
- * `protocol(...)`, `vars({...})`, `file(...)` (file names, or `{'try_files': [...], 'root': ...}`). Config: a string, or `{"expr": "...", "name": "..."}`.
+ * `protocol(...)`, `vars({...})`, `file(...)` (file names, or `{'try_files': [...], 'root': ...}`), `url_pattern(pattern[, base])`. Config: a string, or `{"expr": "...", "name": "..."}`.
  *
  * @module
  */
@@ -339,6 +339,11 @@ class Parser {
         cfg = vals.length > 2
           ? { [str(vals[1])]: { name: str(vals[0]), pattern: str(vals[2]) } }
           : { [str(vals[0])]: { pattern: str(vals[1]) } };
+        break;
+      case "url_pattern":
+        cfg = vals.length > 1
+          ? { pattern: str(vals[0]), base_url: str(vals[1]) }
+          : { pattern: str(vals[0]) };
         break;
       case "file": {
         const first = vals[0];
