@@ -21,6 +21,7 @@ import type { ListenerPool } from "./listeners.ts";
 import { fileStorage } from "./storage/file_system.ts";
 import type { JsonObject } from "./config_tree.ts";
 import { parseNetworkAddress } from "./address.ts";
+import { unknownModuleMessage } from "./unavailable.ts";
 
 /** Top-level keys of a config. */
 export const TOP_LEVEL_KEYS: readonly string[] = ["admin", "logging", "storage", "apps"];
@@ -220,7 +221,7 @@ export class ConfigContext {
 
   async #create<T>(id: string, raw: unknown): Promise<T> {
     const def = getModule(id);
-    if (!def) throw new Error(`unknown module: ${id}`);
+    if (!def) throw new Error(unknownModuleMessage(id));
     if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
       throw new Error(`${id}: config must be a JSON object`);
     }

@@ -6,6 +6,7 @@
  * @module
  */
 import { getModule, type ProvisionContext } from "../module.ts";
+import { unknownModuleMessage } from "../unavailable.ts";
 import { asObject, checkFields, optArray, optBool, optString, type Raw } from "./config.ts";
 import type { RequestContext } from "./context.ts";
 import { HttpConfigError } from "./errors.ts";
@@ -77,7 +78,9 @@ export async function loadMatcher(
     return await ctx.loadModuleByName<RequestMatcher>("http.matchers", name, cfg);
   }
   const def = getModule(`http.matchers.${name}`);
-  if (!def) throw new HttpConfigError("invalid_config", `unknown module: http.matchers.${name}`);
+  if (!def) {
+    throw new HttpConfigError("invalid_config", unknownModuleMessage(`http.matchers.${name}`));
+  }
   return await def.create(cfg as Record<string, unknown>, ctx) as RequestMatcher;
 }
 

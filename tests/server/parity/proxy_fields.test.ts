@@ -255,6 +255,8 @@ Deno.test("reverse_proxy: transport fields the client cannot honour are refused 
       [{ versions: ["h2c", "2"] }, /transport\.versions: not supported .*HTTP\/2/],
       [{ keep_alive: { enabled: false } }, /transport\.keep_alive: not supported/],
       [{ tls: { renegotiation: "freely" } }, /transport\.tls\.renegotiation: not supported/],
+      [{ network_proxy: { from: "url", url: "http://p:8080" } }, /network_proxy: not supported/],
+      [{ tls: { ca: { provider: "http" } } }, /trust pool provider "http" is not available/],
       [{ bogus: 1 }, /unknown field "bogus"/],
     ] as [Record<string, unknown>, RegExp][]
   ) {
@@ -264,4 +266,59 @@ Deno.test("reverse_proxy: transport fields the client cannot honour are refused 
     validateConfig(proxy({ protocol: "fastcgi" })),
     /unsupported transport protocol fastcgi \(module http\.reverse_proxy\.transport\.fastcgi\)/,
   );
+});
+
+Deno.test("reverse_proxy: a TLS upstream verified against the configured trust pool only", async () => {
+  const { makePki } = await import("../http/pki.ts");
+  const pki = await makePki({ up: { dns: ["localhost"], ip: ["127.0.0.1"] } });
+  const up = Deno.serve(
+    {
+      hostname: "127.0.0.1",
+      port: 0,
+      cert: pki.leafs.up.cert,
+      key: pki.leafs.up.key,
+      onListen() {},
+    },
+    (req) => new Response(`secure ${new URL(req.url).pathname}`),
+  );
+  const dial = `127.0.0.1:${(up.addr as Deno.NetAddr).port}`;
+  const der = pki.caPem.replace(/-----[A-Z ]+-----|\s/g, "");
+  const dir = await Deno.makeTempDir({ prefix: "gatehouse-ca-" });
+  await Deno.writeTextFile(`${dir}/ca.pem`, pki.caPem);
+  const route = (path: string, tls: Record<string, unknown>) => ({
+    match: [{ path: [path] }],
+    handle: [{
+      handler: "reverse_proxy",
+      upstreams: [{ dial }],
+      transport: {
+        protocol: "http",
+        tls: { server_name: "localhost", ...tls },
+        network_proxy: { from: "none" },
+      },
+    }],
+    terminal: true,
+  });
+  const srv = await startHttp({
+    servers: {
+      srv0: {
+        listen: ["127.0.0.1:0"],
+        routes: [
+          route("/inline", { ca: { provider: "inline", trusted_ca_certs: [der] } }),
+          route("/file", { ca: { provider: "file", pem_files: [`${dir}/ca.pem`] } }),
+          route("/legacy", { root_ca_pool: [der] }),
+          route("/system", {}),
+        ],
+      },
+    },
+  });
+  try {
+    assert.equal((await raw(srv.url(), "GET", "/inline")).text, "secure /inline");
+    assert.equal((await raw(srv.url(), "GET", "/file")).text, "secure /file");
+    assert.equal((await raw(srv.url(), "GET", "/legacy")).text, "secure /legacy");
+    assert.equal((await raw(srv.url(), "GET", "/system")).status, 502, "not trusted by the system");
+  } finally {
+    await srv.stop();
+    await up.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -34,6 +34,8 @@ export interface UpstreamTls {
   insecure: boolean;
   /** SNI and verification name; defaults to the dial host. */
   serverName?: string;
+  /** Trusted CA certificates (PEM) instead of the system's, when set. */
+  ca?: string[];
 }
 
 /** Writes all of `data`. */
@@ -124,6 +126,7 @@ async function connectTls(host: string, port: number, o: UpstreamTls): Promise<B
       servername: o.serverName ?? (/^[\d.]+$|:/.test(host) ? undefined : host),
       rejectUnauthorized: !o.insecure,
       ALPNProtocols: ["http/1.1"],
+      ...(o.ca ? { ca: o.ca } : {}),
     });
     socket.setNoDelay(true);
     const fail = (e: Error) => reject(e);

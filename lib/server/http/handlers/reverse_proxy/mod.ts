@@ -105,7 +105,9 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
     const transport = parseTransport(optObject(config, "transport", where), `${where}.transport`);
     // One strict HTTP/1.1 client for plain and TLS upstreams.
     const h1 = new H1Pool(
-      transport.tls ? { insecure: transport.insecure, serverName: transport.serverName } : null,
+      transport.tls
+        ? { insecure: transport.insecure, serverName: transport.serverName, ca: transport.ca }
+        : null,
     );
     const bodyLogger = ctx.logger("http.handlers.reverse_proxy");
     const upstreams: Upstream[] = [];

@@ -39,6 +39,8 @@ export interface TransportOptions {
   insecure: boolean;
   /** SNI / verification name. */
   serverName?: string;
+  /** Trusted CA certificates (PEM) replacing the system's (`tls.ca`, `root_ca_*`). */
+  ca?: string[];
   /** Connect timeout (ms). */
   dialTimeout: number;
   /** Time to wait for response headers (ms, 0 = none). */

@@ -1,6 +1,8 @@
 /**
  * The `transport` of `reverse_proxy` (module `http.reverse_proxy.transport.http`): what the
- * HTTP/1.1 upstream client honours — `tls` (`insecure_skip_verify`, `server_name`),
+ * HTTP/1.1 upstream client honours — `tls` (`insecure_skip_verify`, `server_name`, a trust
+ * pool: `ca` with provider `inline` or `file`, or `root_ca_pool` / `root_ca_pem_files`),
+ * `network_proxy` `none`,
  * `dial_timeout` (default 3s), `response_header_timeout`, `compression: false` (the client
  * never asks upstreams for compressed bodies) and `versions` limited to `1.1`. Any other field
  * of Caddy's HTTP transport is refused by name, never accepted and ignored.
@@ -26,7 +28,6 @@ const UNSUPPORTED: Record<string, string> = {
   max_conns_per_host: "connections per upstream are not capped",
   proxy_protocol: "the PROXY protocol is not sent upstream",
   forward_proxy_url: "upstreams are dialed directly",
-  network_proxy: "upstreams are dialed directly",
   dial_fallback_delay: "happy-eyeballs dialing is not configurable",
   expect_continue_timeout: "`Expect: 100-continue` is relayed as is",
   max_response_header_size: "the response head limit is fixed at 64 KiB",
@@ -38,8 +39,6 @@ const UNSUPPORTED: Record<string, string> = {
 };
 
 const TLS_UNSUPPORTED = [
-  "root_ca_pool",
-  "root_ca_pem_files",
   "client_certificate_file",
   "client_certificate_key_file",
   "client_certificate_automate",
@@ -47,8 +46,54 @@ const TLS_UNSUPPORTED = [
   "renegotiation",
   "except_ports",
   "curves",
-  "ca",
 ];
+
+/** A base64 DER certificate as PEM. */
+function derToPem(b64: string): string {
+  const body = b64.replace(/\s+/g, "").replace(/.{64}/g, "$&\n").replace(/\n$/, "");
+  return `-----BEGIN CERTIFICATE-----\n${body}\n-----END CERTIFICATE-----\n`;
+}
+
+function readPems(files: string[], where: string): string[] {
+  return files.map((f) => {
+    try {
+      return Deno.readTextFileSync(f);
+    } catch (e) {
+      throw new HttpConfigError(
+        "invalid_config",
+        `${where}: reading CA certificate file ${f}: ${(e as Error).message}`,
+      );
+    }
+  });
+}
+
+/** The trust pool of `tls` (`ca` with provider `inline` or `file`, or the older fields). */
+function trustPool(tls: Raw, where: string): string[] | undefined {
+  const pool: string[] = [];
+  for (const der of optStrings(tls, "root_ca_pool", where) ?? []) pool.push(derToPem(der));
+  pool.push(...readPems(optStrings(tls, "root_ca_pem_files", where) ?? [], where));
+  const ca = optObject(tls, "ca", where);
+  if (ca) {
+    const w = `${where}.ca`;
+    const provider = optString(ca, "provider", w);
+    if (provider === "inline") {
+      checkFields(ca, ["provider", "trusted_ca_certs", "trusted_ca_certs_pem_files"], w);
+      for (const der of optStrings(ca, "trusted_ca_certs", w) ?? []) pool.push(derToPem(der));
+      pool.push(...readPems(optStrings(ca, "trusted_ca_certs_pem_files", w) ?? [], w));
+    } else if (provider === "file") {
+      checkFields(ca, ["provider", "pem_files"], w);
+      pool.push(...readPems(optStrings(ca, "pem_files", w) ?? [], w));
+    } else {
+      throw new HttpConfigError(
+        "invalid_config",
+        `${w}: trust pool provider ${
+          JSON.stringify(provider)
+        } is not available (inline or file; module tls.ca_pool.source.${provider})`,
+      );
+    }
+  }
+  return pool.length ? pool : undefined;
+}
 
 function refuse(where: string, field: string, why: string): never {
   throw new HttpConfigError(
@@ -74,8 +119,18 @@ export function parseTransport(raw: Raw | undefined, where: string): TransportOp
     );
   }
   for (const k of Object.keys(raw)) if (k in UNSUPPORTED) refuse(where, k, UNSUPPORTED[k]);
+  const proxy = optObject(raw, "network_proxy", where);
+  if (proxy) {
+    // only "none" (dial upstreams directly, ignoring proxy variables) is what this client does
+    checkFields(proxy, ["from", "url"], `${where}.network_proxy`);
+    const from = optString(proxy, "from", where);
+    if (from !== "none") {
+      refuse(where, "network_proxy", `upstreams are dialed directly; only "from": "none"`);
+    }
+  }
   checkFields(raw, [
     "protocol",
+    "network_proxy",
     "tls",
     "dial_timeout",
     "response_header_timeout",
@@ -92,10 +147,17 @@ export function parseTransport(raw: Raw | undefined, where: string): TransportOp
   const tls = optObject(raw, "tls", where);
   if (tls) {
     for (const k of TLS_UNSUPPORTED) {
-      if (k in tls) refuse(`${where}.tls`, k, "only insecure_skip_verify and server_name");
+      if (k in tls) {
+        refuse(`${where}.tls`, k, "only insecure_skip_verify, server_name and a trust pool");
+      }
     }
-    checkFields(tls, ["insecure_skip_verify", "server_name"], `${where}.tls`);
+    checkFields(
+      tls,
+      ["insecure_skip_verify", "server_name", "ca", "root_ca_pool", "root_ca_pem_files"],
+      `${where}.tls`,
+    );
     t.tls = true;
+    t.ca = trustPool(tls, `${where}.tls`);
     t.insecure = optBool(tls, "insecure_skip_verify", where) ?? false;
     t.serverName = optString(tls, "server_name", where);
   }
