@@ -69,7 +69,7 @@ export class HttpApp implements App {
     optDuration(config, "shutdown_delay", "http");
     const servers = new Map<string, HttpServer>();
     const rawServers = config.servers === undefined ? {} : asObject(config.servers, "http.servers");
-    const metrics = await provisionMetrics(config.metrics, rawServers);
+    const metrics = await provisionMetrics(config.metrics, rawServers, ctx);
     for (const [name, raw] of Object.entries(rawServers)) {
       servers.set(name, await HttpServer.create(name, raw, ctx, httpPort, metrics));
     }

@@ -1,13 +1,15 @@
 /**
  * Decoding the `metrics` objects of the `http` app and of its servers (Caddy merges them:
- * any `per_host` turns it on for the app) into the app's HttpMetrics. The metrics code loads
- * only when a config has a `metrics` object.
+ * any `per_host` turns it on for the app) into the app's HttpMetrics, and starts pushing them
+ * over OTLP when `otlp` is set (otlp.ts). The metrics code loads only when a config has a
+ * `metrics` object.
  *
  * @module
  */
 import { asObject, checkFields, optBool } from "../http/config.ts";
 import { HttpConfigError } from "../http/errors.ts";
 import type { HttpMetrics } from "./http.ts";
+import type { ProvisionContext } from "../module.ts";
 
 function host(h: string): boolean {
   return !h.includes("*") && !h.includes("{");
@@ -43,22 +45,18 @@ function matcherHosts(servers: Record<string, unknown>): { hosts: Set<string>; h
 export async function provisionMetrics(
   appRaw: unknown,
   servers: Record<string, unknown>,
+  ctx: ProvisionContext,
 ): Promise<HttpMetrics | undefined> {
   let on = appRaw !== undefined && appRaw !== null;
   let perHost = false;
   let catchall = false;
+  let otlp = false;
   if (on) {
     const m = asObject(appRaw, "http.metrics");
     checkFields(m, ["per_host", "observe_catchall_hosts", "otlp"], "http.metrics");
     perHost = optBool(m, "per_host", "http.metrics") ?? false;
     catchall = optBool(m, "observe_catchall_hosts", "http.metrics") ?? false;
-    if (optBool(m, "otlp", "http.metrics")) {
-      throw new HttpConfigError(
-        "invalid_config",
-        "http.metrics.otlp: pushing metrics over OTLP is not supported; scrape them from a " +
-          "metrics handler or the admin endpoint's /metrics",
-      );
-    }
+    otlp = optBool(m, "otlp", "http.metrics") ?? false;
   }
   for (const [name, raw] of Object.entries(servers)) {
     const sm = (raw as { metrics?: unknown } | null)?.metrics;
@@ -69,8 +67,19 @@ export async function provisionMetrics(
     on = true;
     perHost ||= optBool(m, "per_host", where) ?? false;
     catchall ||= optBool(m, "observe_catchall_hosts", where) ?? false;
+    otlp ||= optBool(m, "otlp", where) ?? false;
   }
   if (!on) return undefined;
+  if (otlp && !ctx.validating) {
+    const { startOtlpPush } = await import("./otlp.ts");
+    let push;
+    try {
+      push = await startOtlpPush();
+    } catch (e) {
+      throw new HttpConfigError("invalid_config", `http.metrics.otlp: ${(e as Error).message}`);
+    }
+    if (push) ctx.onCleanup(() => push.stop());
+  }
   const { HttpMetrics } = await import("./http.ts");
   const { hosts, https } = matcherHosts(servers);
   return new HttpMetrics({ perHost, observeCatchallHosts: catchall }, hosts, https);

@@ -10,6 +10,24 @@
 /** Label names to values. */
 export type Labels = Record<string, string>;
 
+/** One series of a family as data (for exporters). */
+export interface SeriesSnapshot {
+  /** Label names to values. */
+  labels: Labels;
+  /** Counter or gauge value. */
+  value?: number;
+  /** Histogram: per-bucket (not cumulative) counts, one more than the bounds (the +Inf one). */
+  histogram?: { bounds: number[]; counts: number[]; sum: number; count: number };
+}
+
+/** A family as data. */
+export interface FamilySnapshot {
+  name: string;
+  help: string;
+  type: "counter" | "gauge" | "histogram";
+  series: SeriesSnapshot[];
+}
+
 /** What every metric family has. */
 interface Family {
   readonly name: string;
@@ -17,6 +35,8 @@ interface Family {
   readonly type: "counter" | "gauge" | "histogram";
   /** Sample lines of this family (without HELP/TYPE). */
   samples(openMetrics: boolean): string[];
+  /** The series as data. */
+  snapshot(): SeriesSnapshot[];
 }
 
 function escapeLabel(v: string): string {
@@ -57,7 +77,11 @@ abstract class Vec<S> implements Family {
   protected entries(): { values: string[]; s: S }[] {
     return [...this.#series.values()];
   }
+  protected labelsOf(values: string[]): Labels {
+    return Object.fromEntries(this.labelNames.map((n, i) => [n, values[i]]));
+  }
   abstract samples(openMetrics: boolean): string[];
+  abstract snapshot(): SeriesSnapshot[];
 }
 
 /** A counter family. */
@@ -73,6 +97,9 @@ export class CounterVec extends Vec<{ v: number }> {
   /** The current value of a series. */
   get(labels: Labels = {}): number {
     return this.series(labels).v;
+  }
+  snapshot(): SeriesSnapshot[] {
+    return this.entries().map((e) => ({ labels: this.labelsOf(e.values), value: e.s.v }));
   }
   samples(): string[] {
     const base = this.name.endsWith("_total") ? this.name : `${this.name}_total`;
@@ -95,6 +122,9 @@ export class GaugeVec extends Vec<{ v: number }> {
   /** Adds to a series (negative to subtract). */
   add(labels: Labels, by: number): void {
     this.series(labels).v += by;
+  }
+  snapshot(): SeriesSnapshot[] {
+    return this.entries().map((e) => ({ labels: this.labelsOf(e.values), value: e.s.v }));
   }
   samples(): string[] {
     return this.entries().map((e) =>
@@ -124,6 +154,17 @@ export class HistogramVec extends Vec<HistogramSeries> {
     for (let i = 0; i < this.buckets.length; i++) if (v <= this.buckets[i]) s.counts[i]++;
     s.sum += v;
     s.count++;
+  }
+  snapshot(): SeriesSnapshot[] {
+    return this.entries().map((e) => {
+      // stored counts are cumulative (le); exporters want each bucket's own count
+      const counts = e.s.counts.map((c, i) => c - (i ? e.s.counts[i - 1] : 0));
+      counts.push(e.s.count - (e.s.counts.at(-1) ?? 0));
+      return {
+        labels: this.labelsOf(e.values),
+        histogram: { bounds: [...this.buckets], counts, sum: e.s.sum, count: e.s.count },
+      };
+    });
   }
   samples(): string[] {
     const out: string[] = [];
@@ -219,6 +260,17 @@ export class Registry {
   /** Runs before every exposition (to refresh gauges such as process memory). */
   onCollect(fn: () => void): void {
     this.#collectors.push(fn);
+  }
+
+  /** Every family as data (collectors run first). */
+  snapshot(): FamilySnapshot[] {
+    for (const fn of this.#collectors) fn();
+    return [...this.#families.values()].map((f) => ({
+      name: f.name,
+      help: f.help,
+      type: f.type,
+      series: f.snapshot(),
+    }));
   }
 
   /** The registry in the text format, or OpenMetrics. */

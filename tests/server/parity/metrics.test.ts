@@ -192,3 +192,57 @@ Deno.test("metrics: a server's metrics object turns them on for the app, without
     await srv.stop();
   }
 });
+
+Deno.test("metrics: otlp pushes the registry to an OTLP receiver, protobuf and JSON", async () => {
+  const { startReceiver } = await import("./otlp_receiver.ts");
+  for (const protocol of ["http/protobuf", "http/json"]) {
+    const receiver = startReceiver();
+    const envs = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+      OTEL_METRIC_EXPORT_INTERVAL: "100",
+    };
+    for (const [k, v] of Object.entries(envs)) Deno.env.set(k, v);
+    const srv = await startHttp({
+      metrics: { otlp: true },
+      servers: {
+        pushed: {
+          listen: ["127.0.0.1:0"],
+          routes: [{ handle: [{ handler: "static_response", body: "ok" }] }],
+        },
+      },
+    });
+    try {
+      for (let i = 0; i < 4; i++) await raw(srv.url(), "GET", "/");
+      const total = () =>
+        receiver.points.filter((p) =>
+          p.metric === "caddy_http_requests_total" && p.attributes.server === "pushed"
+        );
+      const end = Date.now() + 10_000;
+      while (!total().some((p) => p.value >= 4) && Date.now() < end) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const last = total().at(-1);
+      assert.ok(
+        last && last.value >= 4,
+        `${protocol}: requests_total pushed (${JSON.stringify(last)})`,
+      );
+      assert.equal(last!.kind, "sum");
+      assert.ok(
+        receiver.points.some((p) =>
+          p.metric === "caddy_http_request_duration_seconds" && p.kind === "histogram" &&
+          p.attributes.server === "pushed" && p.value >= 4
+        ),
+      );
+      assert.ok(
+        receiver.contentTypes.every((t) =>
+          t.includes(protocol === "http/json" ? "json" : "protobuf")
+        ),
+      );
+    } finally {
+      await srv.stop();
+      await receiver.stop();
+      for (const k of Object.keys(envs)) Deno.env.delete(k);
+    }
+  }
+});

@@ -100,6 +100,57 @@ export function decodeProtobuf(body: Uint8Array): ReceivedSpan[] {
   return spans;
 }
 
+/** One received sum or gauge point, or a histogram's count. */
+export interface ReceivedPoint {
+  metric: string;
+  kind: "sum" | "gauge" | "histogram";
+  attributes: Record<string, string | number | boolean>;
+  value: number;
+}
+
+const f64 = (b: Uint8Array) => new DataView(b.slice().buffer).getFloat64(0, true);
+
+/** Decodes an ExportMetricsServiceRequest in protobuf (sums, gauges, histogram counts). */
+export function decodeMetricsProtobuf(body: Uint8Array): ReceivedPoint[] {
+  const out: ReceivedPoint[] = [];
+  for (const rm of sub(fields(body), 1)) {
+    for (const sm of sub(fields(rm), 2)) {
+      for (const m of sub(fields(sm), 2)) {
+        const f = fields(m);
+        const metric = text(sub(f, 1)[0]);
+        for (const [n, kind] of [[5, "gauge"], [7, "sum"], [9, "histogram"]] as const) {
+          for (const data of sub(f, n)) {
+            for (const dp of sub(fields(data), 1)) {
+              const d = fields(dp);
+              const attributes = keyValues(sub(d, kind === "histogram" ? 9 : 7));
+              let value = 0;
+              const u64 = (b: Uint8Array) =>
+                Number(new DataView(b.slice().buffer).getBigUint64(0, true));
+              if (kind === "histogram") {
+                const count = d.find((x) => x.n === 4);
+                value = count ? u64(count.v as Uint8Array) : 0;
+              } else {
+                const dbl = d.find((x) => x.n === 4);
+                const int = d.find((x) => x.n === 6);
+                value = dbl ? f64(dbl.v as Uint8Array) : int
+                  ? Number(
+                    BigInt.asIntN(
+                      64,
+                      new DataView((int.v as Uint8Array).slice().buffer).getBigUint64(0, true),
+                    ),
+                  )
+                  : 0;
+              }
+              out.push({ metric, kind, attributes, value });
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
 type JsonValue = {
   stringValue?: string;
   intValue?: string | number;
@@ -112,6 +163,28 @@ function jsonValue(v: JsonValue): string | number | boolean {
   if (v.intValue !== undefined) return Number(v.intValue);
   if (v.boolValue !== undefined) return v.boolValue;
   return v.doubleValue ?? "";
+}
+
+/** Decodes an ExportMetricsServiceRequest in OTLP JSON (sums, gauges, histogram counts). */
+export function decodeMetricsJson(body: string): ReceivedPoint[] {
+  const out: ReceivedPoint[] = [];
+  for (const rm of JSON.parse(body).resourceMetrics ?? []) {
+    for (const sm of rm.scopeMetrics ?? []) {
+      for (const m of sm.metrics ?? []) {
+        for (const kind of ["sum", "gauge", "histogram"] as const) {
+          for (const dp of m[kind]?.dataPoints ?? []) {
+            const attributes: Record<string, string | number | boolean> = {};
+            for (const a of dp.attributes ?? []) attributes[a.key] = jsonValue(a.value);
+            const value = kind === "histogram"
+              ? Number(dp.count ?? 0)
+              : Number(dp.asDouble ?? dp.asInt ?? 0);
+            out.push({ metric: m.name, kind, attributes, value });
+          }
+        }
+      }
+    }
+  }
+  return out;
 }
 
 /** Decodes an ExportTraceServiceRequest in OTLP JSON. */
@@ -145,6 +218,8 @@ export function decodeJson(body: string): ReceivedSpan[] {
 export interface Receiver {
   endpoint: string;
   spans: ReceivedSpan[];
+  /** Metric points, in the order received. */
+  points: ReceivedPoint[];
   contentTypes: string[];
   waitFor(pred: (s: ReceivedSpan[]) => boolean, timeoutMs?: number): Promise<ReceivedSpan[]>;
   stop(): Promise<void>;
@@ -152,14 +227,28 @@ export interface Receiver {
 
 export function startReceiver(): Receiver {
   const spans: ReceivedSpan[] = [];
+  const points: ReceivedPoint[] = [];
   const contentTypes: string[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
-    if (new URL(req.url).pathname !== "/v1/traces" || req.method !== "POST") {
+    const path = new URL(req.url).pathname;
+    if ((path !== "/v1/traces" && path !== "/v1/metrics") || req.method !== "POST") {
       return new Response("not found", { status: 404 });
     }
     const type = req.headers.get("content-type") ?? "";
     contentTypes.push(type);
     const body = new Uint8Array(await req.arrayBuffer());
+    if (path === "/v1/metrics") {
+      points.push(
+        ...(type.includes("json")
+          ? decodeMetricsJson(new TextDecoder().decode(body))
+          : decodeMetricsProtobuf(body)),
+      );
+      return new Response(type.includes("json") ? "{}" : new Uint8Array(0), {
+        headers: {
+          "content-type": type.includes("json") ? "application/json" : "application/x-protobuf",
+        },
+      });
+    }
     spans.push(
       ...(type.includes("json")
         ? decodeJson(new TextDecoder().decode(body))
@@ -174,6 +263,7 @@ export function startReceiver(): Receiver {
   return {
     endpoint: `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}`,
     spans,
+    points,
     contentTypes,
     async waitFor(pred, timeoutMs = 10_000) {
       const end = Date.now() + timeoutMs;
