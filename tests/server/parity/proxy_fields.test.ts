@@ -255,7 +255,11 @@ Deno.test("reverse_proxy: transport fields the client cannot honour are refused 
       [{ versions: ["h2c", "2"] }, /transport\.versions: not supported .*HTTP\/2/],
       [{ keep_alive: { enabled: false } }, /transport\.keep_alive: not supported/],
       [{ tls: { renegotiation: "freely" } }, /transport\.tls\.renegotiation: not supported/],
-      [{ network_proxy: { from: "url", url: "http://p:8080" } }, /network_proxy: not supported/],
+      [{ network_proxy: { from: "env" } }, /network_proxy: not supported/],
+      [
+        { network_proxy: { from: "url", url: "socks5://p:1080" } },
+        /only http:\/\/ forward proxies/,
+      ],
       [{ tls: { ca: { provider: "http" } } }, /trust pool provider "http" is not available/],
       [{ bogus: 1 }, /unknown field "bogus"/],
     ] as [Record<string, unknown>, RegExp][]
@@ -320,5 +324,43 @@ Deno.test("reverse_proxy: a TLS upstream verified against the configured trust p
     await srv.stop();
     await up.shutdown();
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("reverse_proxy: network_proxy from url sends requests through a forward proxy", async () => {
+  const up = startUpstream("up");
+  const seen: { url: string; auth: string | null }[] = [];
+  // a small forward proxy: takes absolute-form requests and fetches them
+  const proxy = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    seen.push({ url: req.url, auth: req.headers.get("proxy-authorization") });
+    const res = await fetch(req.url, { headers: { "x-via-proxy": "1" } });
+    return new Response(await res.text(), { status: res.status, headers: { "x-proxied": "1" } });
+  });
+  const proxyUrl = `http://ann:s3cret@127.0.0.1:${(proxy.addr as Deno.NetAddr).port}`;
+  const srv = await startHttp({
+    servers: {
+      srv0: {
+        listen: ["127.0.0.1:0"],
+        routes: [{
+          handle: [{
+            handler: "reverse_proxy",
+            upstreams: [{ dial: up.dial }],
+            transport: { protocol: "http", network_proxy: { from: "url", url: proxyUrl } },
+          }],
+        }],
+      },
+    },
+  });
+  try {
+    const r = await raw(srv.url(), "GET", "/through?x=1");
+    assert.equal(r.headers.get("x-proxied"), "1");
+    assert.equal(JSON.parse(r.text).uri, "/through?x=1");
+    assert.equal(seen.at(-1)!.url, `http://${up.dial}/through?x=1`, "absolute-form target");
+    assert.equal(seen.at(-1)!.auth, `Basic ${btoa("ann:s3cret")}`);
+    assert.equal(up.seen.at(-1)!.headers["x-via-proxy"], "1");
+  } finally {
+    await srv.stop();
+    await proxy.shutdown();
+    await up.stop();
   }
 });

@@ -7,7 +7,15 @@
  *
  * @module
  */
+import { asObject, checkFields, optObject } from "../../config.ts";
 import type { RequestContext } from "../../context.ts";
+import type { HttpHandler } from "../../handler.ts";
+import {
+  type HeaderOps,
+  parseHeaderOps,
+  parseResponseMatcher,
+  type ResponseMatcher,
+} from "../../header_ops.ts";
 import { ipInRanges, type IPRange, parseIP } from "../../ip.ts";
 import { connectionNames, endToEnd, forwardedValue } from "./transport.ts";
 
@@ -87,5 +95,45 @@ export function responseFields(c: RequestContext, raw: [string, string][]): [str
     }
     c.headersFinal = true;
   }
+  return out;
+}
+
+/** Decodes `headers` (`request`, `response` with `require`; `deferred` is implied). */
+export function parseProxyHeaders(
+  raw: unknown,
+  where: string,
+): { reqOps: HeaderOps; resOps: HeaderOps; resRequire: ResponseMatcher | null } {
+  const cfg = raw === undefined || raw === null ? {} : asObject(raw, where);
+  checkFields(cfg, ["request", "response"], where);
+  const reqOps = parseHeaderOps(optObject(cfg, "request", where), `${where}.request`);
+  const resRaw = optObject(cfg, "response", where);
+  let resOps = parseHeaderOps(undefined, "");
+  let resRequire: ResponseMatcher | null = null;
+  if (resRaw) {
+    const { require, deferred: _d, ...ops } = resRaw;
+    resOps = parseHeaderOps(ops, `${where}.response`);
+    if (require) {
+      resRequire = parseResponseMatcher(asObject(require, where), `${where}.response.require`);
+    }
+  }
+  return { reqOps, resOps, resRequire };
+}
+
+/** The method and URI of the upstream request (after `rewrite`; the request keeps its own). */
+export interface UpstreamTarget {
+  method: string;
+  uri: string;
+}
+
+/** The upstream request's method and URI: the request's, or what `rewrite` makes them. */
+export function upstreamTarget(c: RequestContext, rewrite: HttpHandler | null): UpstreamTarget {
+  if (!rewrite) return { method: c.method, uri: c.uri };
+  const saved = [c.method, c.rawPath, c.query] as const;
+  let out: UpstreamTarget = { method: c.method, uri: c.uri };
+  rewrite.serveHTTP(c, (r) => {
+    out = { method: r.method, uri: r.uri };
+    return new Response(null);
+  });
+  [c.method, c.rawPath, c.query] = saved;
   return out;
 }

@@ -16,36 +16,39 @@ import type { ModuleDefinition, ProvisionContext } from "../../../module.ts";
 import {
   asObject,
   checkFields,
-  optArray,
-  optBool,
   optDuration,
   optNumber,
   optObject,
-  optString,
   optStrings,
 } from "../../config.ts";
 import type { ProxyFacts, RequestContext } from "../../context.ts";
 import { HandlerError, HttpConfigError } from "../../errors.ts";
 import type { HttpHandler, Next } from "../../handler.ts";
-import { parseHeaderOps, parseResponseMatcher, type ResponseMatcher } from "../../header_ops.ts";
 import { parseRanges } from "../../ip.ts";
-import { compileTemplate } from "../../replacer.ts";
 import { provisionResponseHandlers, selectResponseHandler } from "../../response_handlers.ts";
 import { compileMatcherSets, provisionMatcherSets } from "../../routes.ts";
-import { bufferLimit, bufferPrefix, joined } from "./buffers.ts";
-import { type Forwarded, forwardedFields, isWebSocket, responseFields } from "./forward.ts";
+import { bufferPrefix, joined, parseBufferLimits } from "./buffers.ts";
+import {
+  type Forwarded,
+  forwardedFields,
+  isWebSocket,
+  parseProxyHeaders,
+  responseFields,
+  type UpstreamTarget,
+  upstreamTarget,
+} from "./forward.ts";
 import { handleUpstreamResponse, RoutesFailed, type UpstreamAnswer } from "./handle_response.ts";
 import { parsePassive, startActive } from "./health.ts";
 import { H1Pool } from "./h1client.ts";
 import { CookiePolicy, selectionPolicy } from "./selection.ts";
-import { DEFAULT_STREAM_BUFFER, Streams } from "./streams.ts";
+import { parseStreamOptions, Streams } from "./streams.ts";
 import { DialError, endToEnd, relayWebSocket, UpstreamTimeout } from "./transport.ts";
 import { parseTransport } from "./transport_config.ts";
 import {
-  dialIsDynamic,
+  parseUpstreams,
   releaseHost,
   splitDial,
-  Upstream,
+  type Upstream,
   upstreamsAdminRoute,
 } from "./upstreams.ts";
 
@@ -78,12 +81,6 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-/** The method and URI of the upstream request after `rewrite` (the request itself keeps its own). */
-interface Target {
-  method: string;
-  uri: string;
-}
-
 /** Registry entry. */
 export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
   id: "http.handlers.reverse_proxy",
@@ -110,24 +107,7 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         : null,
     );
     const bodyLogger = ctx.logger("http.handlers.reverse_proxy");
-    const upstreams: Upstream[] = [];
-    for (const u of optArray(config, "upstreams", where) ?? []) {
-      const o = asObject(u, `${where}.upstreams`);
-      checkFields(o, ["dial", "max_requests"], `${where}.upstreams`);
-      let dial = optString(o, "dial", where) ?? "";
-      // env and system placeholders are known now; request placeholders only per request
-      if (!dialIsDynamic(dial)) {
-        dial = compileTemplate(dial).render({} as RequestContext);
-      }
-      if (!dial) throw new HttpConfigError("invalid_config", `${where}: upstream needs "dial"`);
-      upstreams.push(new Upstream(dial, optNumber(o, "max_requests", where) ?? 0));
-    }
-    if (upstreams.length === 0) {
-      throw new HttpConfigError("invalid_config", `${where}: no upstreams`);
-    }
-    const dialTemplates = new Map(
-      upstreams.filter((u) => u.dynamic).map((u) => [u, compileTemplate(u.dial)]),
-    );
+    const { upstreams, dialTemplates } = parseUpstreams(config.upstreams, where);
     const lb = optObject(config, "load_balancing", where) ?? {};
     checkFields(
       lb,
@@ -168,45 +148,10 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
     const failTimers = new Map<ReturnType<typeof setTimeout>, Upstream>();
 
     const trusted = parseRanges(optStrings(config, "trusted_proxies", where) ?? []);
-    const headersCfg = optObject(config, "headers", where) ?? {};
-    checkFields(headersCfg, ["request", "response"], `${where}.headers`);
-    const reqOps = parseHeaderOps(
-      optObject(headersCfg, "request", where),
-      `${where}.headers.request`,
-    );
-    const resRaw = optObject(headersCfg, "response", where);
-    let resOps = parseHeaderOps(undefined, "");
-    let resRequire: ResponseMatcher | null = null;
-    if (resRaw) {
-      const { require, deferred: _d, ...ops } = resRaw;
-      resOps = parseHeaderOps(ops, `${where}.headers.response`);
-      if (require) {
-        resRequire = parseResponseMatcher(
-          asObject(require, where),
-          `${where}.headers.response.require`,
-        );
-      }
-    }
+    const { reqOps, resOps, resRequire } = parseProxyHeaders(config.headers, `${where}.headers`);
     optDuration(config, "flush_interval", where);
-    const requestBuffers = bufferLimit(
-      optNumber(config, "request_buffers", where),
-      optBool(config, "buffer_requests", where),
-      optNumber(config, "max_buffer_size", where),
-    );
-    const responseBuffers = bufferLimit(
-      optNumber(config, "response_buffers", where),
-      optBool(config, "buffer_responses", where),
-      optNumber(config, "max_buffer_size", where),
-    );
-    const streamBuffer = optNumber(config, "stream_buffer_size", where) ?? 0;
-    if (streamBuffer < 0 || !Number.isInteger(streamBuffer)) {
-      throw new HttpConfigError("invalid_config", `${where}.stream_buffer_size: must be >= 0`);
-    }
-    const streams = new Streams({
-      timeoutMs: optDuration(config, "stream_timeout", where) ?? 0,
-      closeDelayMs: optDuration(config, "stream_close_delay", where) ?? 0,
-      bufferSize: streamBuffer || DEFAULT_STREAM_BUFFER,
-    });
+    const { requestBuffers, responseBuffers } = parseBufferLimits(config, where);
+    const streams = new Streams(parseStreamOptions(config, where));
     const rewrite = config.rewrite === undefined || config.rewrite === null
       ? null
       : await ctx.loadModuleByName<HttpHandler>("http.handlers", "rewrite", {
@@ -231,19 +176,6 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
       failTimers.set(t, u);
     }
 
-    /** The upstream request's method and URI: the request's, or what `rewrite` makes them. */
-    function target(c: RequestContext): Target {
-      if (!rewrite) return { method: c.method, uri: c.uri };
-      const saved = [c.method, c.rawPath, c.query] as const;
-      let out: Target = { method: c.method, uri: c.uri };
-      rewrite.serveHTTP(c, (r) => {
-        out = { method: r.method, uri: r.uri };
-        return new Response(null);
-      });
-      [c.method, c.rawPath, c.query] = saved;
-      return out;
-    }
-
     function proxyFacts(u: Upstream, dial: string): ProxyFacts {
       const { host, port } = splitDial(dial);
       return {
@@ -261,7 +193,7 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
     async function attempt(
       c: RequestContext,
       u: Upstream,
-      to: Target,
+      to: UpstreamTarget,
       ws: boolean,
       upgrade: string | null,
       next: Next,
@@ -293,7 +225,22 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         reqOps.apply(h, c);
         fwd = { fields: h, contentLength: h.has("content-length") };
       }
+      if (transport.proxy) {
+        // through a forward proxy: the request goes to it, the target in absolute form
+        const list = [...fwd.fields].filter(([k]) => k !== "proxy-authorization");
+        if (transport.proxy.authorization) {
+          list.push(["proxy-authorization", transport.proxy.authorization]);
+        }
+        fwd = { fields: list, contentLength: fwd.contentLength };
+      }
       if (ws) {
+        if (transport.proxy) {
+          throw new HandlerError(
+            502,
+            "WebSocket upgrades through a forward proxy are not supported",
+            "reverse_proxy",
+          );
+        }
         const scheme = transport.tls ? "wss" : "ws";
         return await relayWebSocket(
           c.request,
@@ -324,9 +271,9 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         );
       }
       const res = await h1.roundTrip({
-        dial,
+        dial: transport.proxy?.dial ?? dial,
         method: to.method,
-        target: to.uri,
+        target: transport.proxy ? `http://${dial}${to.uri}` : to.uri,
         fields: fwd.fields,
         contentLength: fwd.contentLength,
         body: countedBody,
@@ -415,7 +362,7 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         const start = performance.now();
         const upgrade = c.info.upgrade ? c.headers.get("upgrade") : null;
         const ws = upgrade === null && isWebSocket(c);
-        const to = target(c);
+        const to = upstreamTarget(c, rewrite);
         if (requestBuffers !== 0 && to.method !== "GET" && to.method !== "HEAD") {
           const b = c.requestBody();
           if (b) {

@@ -10,6 +10,8 @@
  * @module
  */
 import type { Tunnel } from "../../../module.ts";
+import { optDuration, optNumber, type Raw } from "../../config.ts";
+import { HttpConfigError } from "../../errors.ts";
 
 /** Default bytes copied at once per direction. */
 export const DEFAULT_STREAM_BUFFER = 32 * 1024;
@@ -94,4 +96,17 @@ export class Streams {
       Deno.unrefTimer(t);
     }
   }
+}
+
+/** Decodes `stream_timeout`, `stream_close_delay` and `stream_buffer_size`. */
+export function parseStreamOptions(config: Raw, where: string): StreamOptions {
+  const size = optNumber(config, "stream_buffer_size", where) ?? 0;
+  if (size < 0 || !Number.isInteger(size)) {
+    throw new HttpConfigError("invalid_config", `${where}.stream_buffer_size: must be >= 0`);
+  }
+  return {
+    timeoutMs: optDuration(config, "stream_timeout", where) ?? 0,
+    closeDelayMs: optDuration(config, "stream_close_delay", where) ?? 0,
+    bufferSize: size || DEFAULT_STREAM_BUFFER,
+  };
 }

@@ -41,6 +41,11 @@ export interface TransportOptions {
   serverName?: string;
   /** Trusted CA certificates (PEM) replacing the system's (`tls.ca`, `root_ca_*`). */
   ca?: string[];
+  /**
+   * A forward HTTP proxy (`network_proxy` from `url`): requests go to it in absolute form,
+   * with `Proxy-Authorization` when the URL has credentials.
+   */
+  proxy?: { dial: string; authorization?: string };
   /** Connect timeout (ms). */
   dialTimeout: number;
   /** Time to wait for response headers (ms, 0 = none). */

@@ -2,7 +2,7 @@
  * The `transport` of `reverse_proxy` (module `http.reverse_proxy.transport.http`): what the
  * HTTP/1.1 upstream client honours — `tls` (`insecure_skip_verify`, `server_name`, a trust
  * pool: `ca` with provider `inline` or `file`, or `root_ca_pool` / `root_ca_pem_files`),
- * `network_proxy` `none`,
+ * `network_proxy` (`none`, or `url` naming an `http://` forward proxy for plain upstreams),
  * `dial_timeout` (default 3s), `response_header_timeout`, `compression: false` (the client
  * never asks upstreams for compressed bodies) and `versions` limited to `1.1`. Any other field
  * of Caddy's HTTP transport is refused by name, never accepted and ignored.
@@ -102,6 +102,23 @@ function refuse(where: string, field: string, why: string): never {
   );
 }
 
+/** A forward proxy URL (`http://[user:pass@]host[:port]`) as a dial address and credentials. */
+function forwardProxy(raw: string, where: string): { dial: string; authorization?: string } {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new HttpConfigError("invalid_config", `${where}.url: not a URL: ${JSON.stringify(raw)}`);
+  }
+  if (u.protocol !== "http:") {
+    refuse(where, "url", `only http:// forward proxies, got ${u.protocol}//`);
+  }
+  const dial = `${u.hostname}:${u.port || "80"}`;
+  if (!u.username && !u.password) return { dial };
+  const cred = `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`;
+  return { dial, authorization: `Basic ${btoa(cred)}` };
+}
+
 /** Decodes `transport`; throws naming the first field it cannot honour. */
 export function parseTransport(raw: Raw | undefined, where: string): TransportOptions {
   const t: TransportOptions = {
@@ -121,11 +138,16 @@ export function parseTransport(raw: Raw | undefined, where: string): TransportOp
   for (const k of Object.keys(raw)) if (k in UNSUPPORTED) refuse(where, k, UNSUPPORTED[k]);
   const proxy = optObject(raw, "network_proxy", where);
   if (proxy) {
-    // only "none" (dial upstreams directly, ignoring proxy variables) is what this client does
-    checkFields(proxy, ["from", "url"], `${where}.network_proxy`);
-    const from = optString(proxy, "from", where);
-    if (from !== "none") {
-      refuse(where, "network_proxy", `upstreams are dialed directly; only "from": "none"`);
+    const w = `${where}.network_proxy`;
+    checkFields(proxy, ["from", "url"], w);
+    const from = optString(proxy, "from", w);
+    if (from === "url") t.proxy = forwardProxy(optString(proxy, "url", w) ?? "", w);
+    else if (from !== "none") {
+      refuse(
+        where,
+        "network_proxy",
+        `from "url" or "none" (upstreams are never dialed through environment proxies)`,
+      );
     }
   }
   checkFields(raw, [
@@ -160,6 +182,13 @@ export function parseTransport(raw: Raw | undefined, where: string): TransportOp
     t.ca = trustPool(tls, `${where}.tls`);
     t.insecure = optBool(tls, "insecure_skip_verify", where) ?? false;
     t.serverName = optString(tls, "server_name", where);
+  }
+  if (t.proxy && t.tls) {
+    refuse(
+      where,
+      "network_proxy",
+      "TLS upstreams through a forward proxy (CONNECT) are not implemented",
+    );
   }
   t.dialTimeout = optDuration(raw, "dial_timeout", where) ?? 3000;
   t.responseHeaderTimeout = optDuration(raw, "response_header_timeout", where) ?? 0;
