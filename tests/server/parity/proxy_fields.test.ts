@@ -364,3 +364,49 @@ Deno.test("reverse_proxy: network_proxy from url sends requests through a forwar
     await up.stop();
   }
 });
+
+Deno.test("reverse_proxy: local_address dials upstreams from the chosen address", async () => {
+  const up = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    (_req, info) => new Response(`from ${(info.remoteAddr as Deno.NetAddr).hostname}`),
+  );
+  const dial = `127.0.0.1:${(up.addr as Deno.NetAddr).port}`;
+  const route = (path: string, transport: Record<string, unknown>) => ({
+    match: [{ path: [path] }],
+    handle: [{ handler: "reverse_proxy", upstreams: [{ dial }], transport }],
+    terminal: true,
+  });
+  const srv = await startHttp({
+    servers: {
+      srv0: {
+        listen: ["127.0.0.1:0"],
+        routes: [
+          route("/chosen", { protocol: "http", local_address: "127.0.0.2" }),
+          route("/default", { protocol: "http" }),
+        ],
+      },
+    },
+  });
+  try {
+    assert.equal((await raw(srv.url(), "GET", "/chosen")).text, "from 127.0.0.2");
+    assert.equal((await raw(srv.url(), "GET", "/default")).text, "from 127.0.0.1");
+    await assert.rejects(
+      validateConfig({
+        apps: {
+          http: {
+            servers: {
+              s: {
+                listen: [":0"],
+                routes: [route("/x", { protocol: "http", local_address: "eth0" })],
+              },
+            },
+          },
+        },
+      }),
+      /local_address: not an IP address/,
+    );
+  } finally {
+    await srv.stop();
+    await up.shutdown();
+  }
+});

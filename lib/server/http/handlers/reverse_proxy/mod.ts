@@ -105,6 +105,7 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
       transport.tls
         ? { insecure: transport.insecure, serverName: transport.serverName, ca: transport.ca }
         : null,
+      { localAddress: transport.localAddress },
     );
     const bodyLogger = ctx.logger("http.handlers.reverse_proxy");
     const { upstreams, dialTemplates } = parseUpstreams(config.upstreams, where);

@@ -46,6 +46,8 @@ export interface TransportOptions {
    * with `Proxy-Authorization` when the URL has credentials.
    */
   proxy?: { dial: string; authorization?: string };
+  /** The local IP address upstream connections are dialed from (`local_address`). */
+  localAddress?: string;
   /** Connect timeout (ms). */
   dialTimeout: number;
   /** Time to wait for response headers (ms, 0 = none). */

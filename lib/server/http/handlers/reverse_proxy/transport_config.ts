@@ -3,6 +3,7 @@
  * HTTP/1.1 upstream client honours — `tls` (`insecure_skip_verify`, `server_name`, a trust
  * pool: `ca` with provider `inline` or `file`, or `root_ca_pool` / `root_ca_pem_files`),
  * `network_proxy` (`none`, or `url` naming an `http://` forward proxy for plain upstreams),
+ * `local_address` (the IP to dial from),
  * `dial_timeout` (default 3s), `response_header_timeout`, `compression: false` (the client
  * never asks upstreams for compressed bodies) and `versions` limited to `1.1`. Any other field
  * of Caddy's HTTP transport is refused by name, never accepted and ignored.
@@ -19,6 +20,7 @@ import {
   type Raw,
 } from "../../config.ts";
 import { HttpConfigError } from "../../errors.ts";
+import { parseIP } from "../../ip.ts";
 import type { TransportOptions } from "./transport.ts";
 
 /** Fields of Caddy's HTTP transport this client does not implement, with what to do. */
@@ -35,7 +37,6 @@ const UNSUPPORTED: Record<string, string> = {
   read_buffer_size: "buffer sizes are chosen by the client",
   read_timeout: "use response_header_timeout",
   write_timeout: "use response_header_timeout",
-  local_address: "the local address of upstream connections is chosen by the system",
 };
 
 const TLS_UNSUPPORTED = [
@@ -150,8 +151,20 @@ export function parseTransport(raw: Raw | undefined, where: string): TransportOp
       );
     }
   }
+  const local = optString(raw, "local_address", where);
+  if (local !== undefined && local !== "") {
+    const bare = local.replace(/^\[|\]$/g, "");
+    if (parseIP(bare) === null) {
+      throw new HttpConfigError(
+        "invalid_config",
+        `${where}.local_address: not an IP address: ${JSON.stringify(local)}`,
+      );
+    }
+    t.localAddress = bare;
+  }
   checkFields(raw, [
     "protocol",
+    "local_address",
     "network_proxy",
     "tls",
     "dial_timeout",
