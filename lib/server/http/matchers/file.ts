@@ -18,7 +18,7 @@ import { asObject, checkFields, optString, optStrings } from "../config.ts";
 import type { RequestContext } from "../context.ts";
 import { HandlerError, HttpConfigError, withoutStacks } from "../errors.ts";
 import type { RequestMatcher } from "../handler.ts";
-import { glob, globEscape } from "../glob.ts";
+import { glob, globEscape, hasGlobMeta } from "../glob.ts";
 import { sanitizedPathJoin } from "../handlers/file_server/sanitize.ts";
 import { goClean } from "../pathutil.ts";
 import { compileTemplate, type Template } from "../replacer.ts";
@@ -39,6 +39,8 @@ interface Candidate {
   full: string;
   relative: string;
   remainder: string;
+  /** True when a glob listed it (it exists); false when it is one path, not looked at yet. */
+  listed: boolean;
 }
 
 /** A try_files entry: a template, or an error status. */
@@ -109,11 +111,10 @@ export function fileMatcher(config: Record<string, unknown>): RequestMatcher {
     if (entry.dirOnly) before += "/";
     const full = sanitizedPathJoin(root, before);
     if (full === null) return [];
-    return glob(full).map((p) => ({
-      full: p,
-      relative: p.startsWith(root) ? p.slice(root.length) : p,
-      remainder,
-    }));
+    const relative = (p: string) => p.startsWith(root) ? p.slice(root.length) : p;
+    // one path: its single stat (below) tells whether it exists, as Go's glob would
+    if (!hasGlobMeta(full)) return [{ full, relative: relative(full), remainder, listed: false }];
+    return glob(full).map((p) => ({ full: p, relative: relative(p), remainder, listed: true }));
   }
 
   function found(c: RequestContext, cand: Candidate, isDir: boolean): true {
@@ -158,8 +159,8 @@ export function fileMatcher(config: Record<string, unknown>): RequestMatcher {
               throw new HandlerError(e.status, String(e.status), "file matcher");
             }
             for (const cand of candidates(c, e, root)) {
-              if (i === last) return found(c, cand, false);
               const info = statOf(cand.full);
+              if (i === last && (info || cand.listed)) return found(c, cand, false);
               if (!info) continue;
               // a path ending in "/" must be a directory, any other must not be one
               if (info.isDirectory === cand.full.endsWith("/")) {
