@@ -252,7 +252,7 @@ Deno.test("reverse_proxy: transport fields the client cannot honour are refused 
   await validateConfig(proxy({ compression: false, versions: ["1.1"], dial_timeout: "2s" }));
   for (
     const [t, re] of [
-      [{ versions: ["h2c", "2"] }, /transport\.versions: not supported .*HTTP\/2/],
+      [{ versions: ["3"] }, /transport\.versions: not supported .*version "3"/],
       [{ keep_alive: { enabled: false } }, /transport\.keep_alive: not supported/],
       [{ tls: { renegotiation: "freely" } }, /transport\.tls\.renegotiation: not supported/],
       [{ network_proxy: { from: "env" } }, /network_proxy: not supported/],
@@ -408,5 +408,103 @@ Deno.test("reverse_proxy: local_address dials upstreams from the chosen address"
   } finally {
     await srv.stop();
     await up.shutdown();
+  }
+});
+
+Deno.test("reverse_proxy: versions h2c and 2 speak HTTP/2 to the upstream", async () => {
+  const http2 = (await import("node:http2")).default;
+  const { makePki } = await import("../http/pki.ts");
+  const pki = await makePki({ up: { dns: ["localhost"], ip: ["127.0.0.1"] } });
+  const answer = (
+    req: import("node:http2").Http2ServerRequest,
+    res: import("node:http2").Http2ServerResponse,
+  ) => {
+    let body = "";
+    req.setEncoding("utf8");
+    req.on("data", (d: string) => body += d);
+    req.on("end", () => {
+      res.setHeader("x-upstream-proto", req.httpVersion);
+      res.end(
+        `HTTP/${req.httpVersion} ${req.method} ${req.url} authority=${req.headers[":authority"]} ` +
+          `xff=${req.headers["x-forwarded-for"]} body=${body}`,
+      );
+    });
+  };
+  const h2c = http2.createServer(answer);
+  const h2 = http2.createSecureServer({ cert: pki.leafs.up.cert, key: pki.leafs.up.key }, answer);
+  const listen = (s: typeof h2c | typeof h2) =>
+    new Promise<number>((r) =>
+      s.listen(0, "127.0.0.1", () => r((s.address() as { port: number }).port))
+    );
+  const [plainPort, tlsPort] = [await listen(h2c), await listen(h2)];
+  const der = pki.caPem.replace(/-----[A-Z ]+-----|\s/g, "");
+  const srv = await startHttp({
+    servers: {
+      srv0: {
+        listen: ["127.0.0.1:0"],
+        routes: [
+          {
+            match: [{ path: ["/tls/*"] }],
+            handle: [{
+              handler: "reverse_proxy",
+              upstreams: [{ dial: `127.0.0.1:${tlsPort}` }],
+              transport: {
+                protocol: "http",
+                versions: ["2"],
+                tls: {
+                  server_name: "localhost",
+                  ca: { provider: "inline", trusted_ca_certs: [der] },
+                },
+              },
+            }],
+            terminal: true,
+          },
+          {
+            handle: [{
+              handler: "reverse_proxy",
+              upstreams: [{ dial: `127.0.0.1:${plainPort}` }],
+              transport: { protocol: "http", versions: ["h2c", "2"] },
+            }],
+          },
+        ],
+      },
+    },
+  });
+  try {
+    const plain = await raw(srv.url(), "POST", "/p?q=1", {
+      host: "site.test",
+      "content-type": "text/plain",
+    }, "hi");
+    assert.equal(plain.text, "HTTP/2.0 POST /p?q=1 authority=site.test xff=127.0.0.1 body=hi");
+    assert.equal(plain.headers.get("x-upstream-proto"), "2.0");
+    // several requests share the one session
+    for (let i = 0; i < 3; i++) assert.equal((await raw(srv.url(), "GET", `/n${i}`)).status, 200);
+    const tls = await raw(srv.url(), "GET", "/tls/x", { host: "site.test" });
+    assert.equal(tls.text, "HTTP/2.0 GET /tls/x authority=site.test xff=127.0.0.1 body=");
+    await assert.rejects(
+      validateConfig({
+        apps: {
+          http: {
+            servers: {
+              s: {
+                listen: [":0"],
+                routes: [{
+                  handle: [{
+                    handler: "reverse_proxy",
+                    upstreams: [{ dial: "127.0.0.1:1" }],
+                    transport: { protocol: "http", versions: ["1.1", "2"], tls: {} },
+                  }],
+                }],
+              },
+            },
+          },
+        },
+      }),
+      /versions: not supported .*ALPN/,
+    );
+  } finally {
+    await srv.stop();
+    await new Promise((r) => h2c.close(r));
+    await new Promise((r) => h2.close(r));
   }
 });

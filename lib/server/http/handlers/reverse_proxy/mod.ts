@@ -40,6 +40,7 @@ import {
 import { handleUpstreamResponse, RoutesFailed, type UpstreamAnswer } from "./handle_response.ts";
 import { parsePassive, startActive } from "./health.ts";
 import { H1Pool } from "./h1client.ts";
+import { H2Pool } from "./h2client.ts";
 import { CookiePolicy, selectionPolicy } from "./selection.ts";
 import { parseStreamOptions, Streams } from "./streams.ts";
 import { DialError, endToEnd, relayWebSocket, UpstreamTimeout } from "./transport.ts";
@@ -101,12 +102,13 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
     }
     const transport = parseTransport(optObject(config, "transport", where), `${where}.transport`);
     // One strict HTTP/1.1 client for plain and TLS upstreams.
-    const h1 = new H1Pool(
-      transport.tls
-        ? { insecure: transport.insecure, serverName: transport.serverName, ca: transport.ca }
-        : null,
-      { localAddress: transport.localAddress },
-    );
+    const tlsOptions = transport.tls
+      ? { insecure: transport.insecure, serverName: transport.serverName, ca: transport.ca }
+      : null;
+    const dialOptions = { localAddress: transport.localAddress };
+    const h1: H1Pool | H2Pool = transport.http2
+      ? new H2Pool(tlsOptions, dialOptions)
+      : new H1Pool(tlsOptions, dialOptions);
     const bodyLogger = ctx.logger("http.handlers.reverse_proxy");
     const { upstreams, dialTemplates } = parseUpstreams(config.upstreams, where);
     const lb = optObject(config, "load_balancing", where) ?? {};

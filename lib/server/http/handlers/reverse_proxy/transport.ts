@@ -48,6 +48,8 @@ export interface TransportOptions {
   proxy?: { dial: string; authorization?: string };
   /** The local IP address upstream connections are dialed from (`local_address`). */
   localAddress?: string;
+  /** Speak HTTP/2 to upstreams (`versions`: `h2c` for plain ones, `2` for TLS ones). */
+  http2?: boolean;
   /** Connect timeout (ms). */
   dialTimeout: number;
   /** Time to wait for response headers (ms, 0 = none). */

@@ -5,7 +5,8 @@
  * `network_proxy` (`none`, or `url` naming an `http://` forward proxy for plain upstreams),
  * `local_address` (the IP to dial from),
  * `dial_timeout` (default 3s), `response_header_timeout`, `compression: false` (the client
- * never asks upstreams for compressed bodies) and `versions` limited to `1.1`. Any other field
+ * never asks upstreams for compressed bodies) and `versions` (`1.1`; `h2c` for HTTP/2 to
+ * plain upstreams, `2` for HTTP/2 over TLS). Any other field
  * of Caddy's HTTP transport is refused by name, never accepted and ignored.
  *
  * @module
@@ -176,8 +177,10 @@ export function parseTransport(raw: Raw | undefined, where: string): TransportOp
     refuse(where, "compression", "bodies are relayed as the upstream encodes them");
   }
   const versions = optStrings(raw, "versions", where);
-  if (versions && versions.some((v) => v !== "1.1")) {
-    refuse(where, "versions", "HTTP/2 and h2c to upstreams are not implemented; use 1.1");
+  for (const v of versions ?? []) {
+    if (v !== "1.1" && v !== "2" && v !== "h2c") {
+      refuse(where, "versions", `version ${JSON.stringify(v)} (1.1, 2 or h2c)`);
+    }
   }
   const tls = optObject(raw, "tls", where);
   if (tls) {
@@ -202,6 +205,18 @@ export function parseTransport(raw: Raw | undefined, where: string): TransportOp
       "network_proxy",
       "TLS upstreams through a forward proxy (CONNECT) are not implemented",
     );
+  }
+  if (versions) {
+    const h2 = t.tls ? versions.includes("2") : versions.includes("h2c");
+    if (h2 && t.tls && versions.includes("1.1")) {
+      refuse(
+        where,
+        "versions",
+        "choosing between 1.1 and 2 per upstream by ALPN is not implemented; list one",
+      );
+    }
+    if (h2 && t.proxy) refuse(where, "versions", "HTTP/2 through a forward proxy");
+    t.http2 = h2;
   }
   t.dialTimeout = optDuration(raw, "dial_timeout", where) ?? 3000;
   t.responseHeaderTimeout = optDuration(raw, "response_header_timeout", where) ?? 0;
