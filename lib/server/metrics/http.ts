@@ -6,7 +6,8 @@
  * `observe_catchall_hosts`, or the request is HTTPS on a server with TLS):
  * `caddy_http_requests_in_flight`, `caddy_http_requests_total`,
  * `caddy_http_request_errors_total` (handler errors), and the histograms
- * `caddy_http_request_duration_seconds` (until the body is sent),
+ * `caddy_http_request_duration_seconds` (until the body is sent; a body of known length is
+ * counted when its head is ready),
  * `caddy_http_response_duration_seconds` (until the response head), `caddy_http_request_size_bytes`
  * and `caddy_http_response_size_bytes` (labelled also with `code` and `method`).
  *
@@ -97,10 +98,14 @@ function families(perHost: boolean) {
   };
 }
 
-/** Caddy's approximate request size: URL, method, proto, header fields, host, body length. */
+/**
+ * Caddy's approximate request size: the request URI, method, protocol, header fields (Go
+ * keeps `Host` apart from them), host and declared body length.
+ */
 function requestSize(c: RequestContext): number {
-  let s = c.request.url.length + c.method.length + 8 + c.host.length;
-  for (const [k, v] of c.request.headers) s += k.length + v.length;
+  const uri = c.origQuery ? c.origRawPath.length + 1 + c.origQuery.length : c.origRawPath.length;
+  let s = uri + c.origMethod.length + 8 + c.host.length;
+  for (const [k, v] of c.request.headers) if (k !== "host") s += k.length + v.length;
   const cl = Number(c.request.headers.get("content-length") ?? "");
   if (Number.isFinite(cl) && cl > 0) s += cl;
   return s;
@@ -165,6 +170,12 @@ export class HttpMetrics {
       };
       if (err || res.body === null) {
         finish(0);
+        return res;
+      }
+      // a body of known length goes out whole: no need to count it through a stream
+      const length = Number(res.headers.get("content-length") ?? NaN);
+      if (Number.isSafeInteger(length) && length >= 0) {
+        finish(c.method === "HEAD" ? 0 : length);
         return res;
       }
       let size = 0;

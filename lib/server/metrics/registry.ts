@@ -53,12 +53,24 @@ function labelText(names: readonly string[], values: readonly string[], extra = 
   return parts.length ? `{${parts.join(",")}}` : "";
 }
 
-function num(v: number): string {
+/**
+ * A sample value as Go's `strconv.FormatFloat(v, 'g', -1, 64)` writes it (what Prometheus'
+ * client prints): shortest digits, exponent form below 1e-4 and from 1e6 on.
+ */
+export function formatValue(v: number): string {
   if (v === Infinity) return "+Inf";
   if (v === -Infinity) return "-Inf";
   if (Number.isNaN(v)) return "NaN";
+  if (v === 0) return "0";
+  const [mant, e] = v.toExponential().split("e");
+  const exp = Number(e);
+  if (exp < -4 || exp >= 6) {
+    return `${mant}e${exp < 0 ? "-" : "+"}${String(Math.abs(exp)).padStart(2, "0")}`;
+  }
   return String(v);
 }
+
+const num = formatValue;
 
 /** A family whose series are keyed by their label values. */
 abstract class Vec<S> implements Family {

@@ -7,7 +7,8 @@
  * Attributes follow the HTTP semantic conventions (method, scheme, path, server and client
  * address, user agent, protocol version, response status); `span_attributes` adds more
  * (placeholders allowed, rendered when the response is ready). A 5xx marks the span as an
- * error. The span ends when the response body has been sent.
+ * error. The span ends when a streamed response body has been sent (with the head when the
+ * body's length is known).
  *
  * @module
  */
@@ -105,7 +106,9 @@ export const tracingModule: ModuleDefinition<HttpHandler> = {
           throw e;
         }
         const err = responseError(res);
-        if (err || res.body === null) {
+        const length = Number(res.headers.get("content-length") ?? NaN);
+        if (err || res.body === null || Number.isSafeInteger(length)) {
+          // a body of known length is sent whole: the span ends with its head
           finish(err ? err.status : res.status, err?.message);
           return res;
         }

@@ -246,3 +246,71 @@ Deno.test("metrics: otlp pushes the registry to an OTLP receiver, protobuf and J
     }
   }
 });
+
+Deno.test({
+  name: "metrics: the same HTTP families and labels as Caddy 2.6.2",
+  ignore: !(await import("./oracle.ts")).caddyInstalled(),
+  async fn() {
+    const { startCaddy } = await import("./oracle.ts");
+    const http = {
+      servers: {
+        srv0: {
+          listen: ["127.0.0.1:0"],
+          routes: [
+            {
+              match: [{ path: ["/metrics"] }],
+              handle: [{ handler: "metrics" }],
+              terminal: true,
+            },
+            { handle: [{ handler: "static_response", body: "hello" }] },
+          ],
+        },
+      },
+    };
+    // the server's `metrics` object turns them on in both
+    (http.servers.srv0 as Record<string, unknown>).metrics = {};
+    const srv = await startHttp(http);
+    const caddy = await startCaddy(http);
+    const shape = async (base: string) => {
+      for (let i = 0; i < 3; i++) await raw(base, "GET", "/page");
+      const fams = parse((await raw(base, "GET", "/metrics")).text);
+      const out: Record<string, string[]> = {};
+      for (const [name, f] of fams) {
+        if (!name.startsWith("caddy_http_")) continue;
+        const keys = new Set<string>();
+        for (const m of f.metrics) {
+          if (m.labels?.server !== "srv0") continue;
+          for (const k of Object.keys(m.labels ?? {})) keys.add(k);
+        }
+        out[`${name} ${f.type}`] = [...keys].sort();
+      }
+      return out;
+    };
+    try {
+      const ours = await shape(srv.url());
+      const theirs = await shape(caddy.url);
+      assert.deepEqual(Object.keys(ours).sort(), Object.keys(theirs).sort());
+      for (const k of Object.keys(theirs)) {
+        // histograms lose their labels in the parser; counters and gauges keep them
+        if (!k.endsWith("HISTOGRAM")) assert.deepEqual(ours[k], theirs[k], k);
+      }
+      const ourText = (await raw(srv.url(), "GET", "/metrics")).text;
+      const theirText = (await raw(caddy.url, "GET", "/metrics")).text;
+      const count = (t: string) =>
+        value(parse(t).get("caddy_http_requests_total"), {
+          server: "srv0",
+          handler: "static_response",
+        });
+      assert.equal(count(ourText), count(theirText));
+      const sel = { server: "srv0", handler: "static_response", code: "200", method: "GET" };
+      for (const name of ["caddy_http_request_size_bytes", "caddy_http_response_size_bytes"]) {
+        const a = histogram(ourText, name, sel)!;
+        const b = histogram(theirText, name, sel)!;
+        assert.deepEqual([a.count, a.sum, a.buckets], [b.count, b.sum, b.buckets], name);
+      }
+    } finally {
+      await caddy.stop();
+      await srv.stop();
+    }
+  },
+});
