@@ -42,7 +42,7 @@ import { parsePassive, startActive } from "./health.ts";
 import { H1Pool } from "./h1client.ts";
 import { H2Pool } from "./h2client.ts";
 import { CookiePolicy, selectionPolicy } from "./selection.ts";
-import { parseStreamOptions, Streams } from "./streams.ts";
+import { parseStreamOptions, Streams, switchProtocols } from "./streams.ts";
 import { DialError, endToEnd, relayWebSocket, UpstreamTimeout } from "./transport.ts";
 import { parseTransport } from "./transport_config.ts";
 import {
@@ -299,26 +299,11 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         resBody = null;
       }
       if (status === 101) {
-        const client = c.info.upgrade;
-        if (!tunnel || !client || upgrade === null) {
-          tunnel?.close();
-          // Deno.serve hands out no raw connection: only WebSocket upgrades relay there.
-          throw new HandlerError(
-            502,
-            `upstream ${dial} switched protocols; only WebSocket upgrades can be proxied ` +
-              `on this server (listener_engine "node" relays every protocol)`,
-            "reverse_proxy",
-          );
-        }
         facts.latencyMs = performance.now() - started;
         facts.status = 101;
-        const h = new Headers(endToEnd(res.headers));
-        if (resOps.size && (resRequire === null || resRequire.match(101, h))) resOps.apply(h, c);
-        h.set("connection", "Upgrade");
-        const switched = res.headers.find((f) => f[0] === "upgrade")?.[1];
-        h.set("upgrade", switched ?? upgrade);
-        streams.relay(client.accept(101, [...h]), tunnel);
-        return new Response(null, { status: 200 }); // not sent: the connection was taken over
+        return switchProtocols(c, { dial, upgrade, tunnel, fields: res.headers, streams }, (h) => {
+          if (resOps.size && (resRequire === null || resRequire.match(101, h))) resOps.apply(h, c);
+        });
       }
       const latency = facts.latencyMs = performance.now() - started;
       facts.status = status;

@@ -11,7 +11,9 @@
  */
 import type { Tunnel } from "../../../module.ts";
 import { optDuration, optNumber, type Raw } from "../../config.ts";
-import { HttpConfigError } from "../../errors.ts";
+import { HandlerError, HttpConfigError } from "../../errors.ts";
+import type { RequestContext } from "../../context.ts";
+import { endToEnd } from "./transport.ts";
 
 /** Default bytes copied at once per direction. */
 export const DEFAULT_STREAM_BUFFER = 32 * 1024;
@@ -109,4 +111,40 @@ export function parseStreamOptions(config: Raw, where: string): StreamOptions {
     closeDelayMs: optDuration(config, "stream_close_delay", where) ?? 0,
     bufferSize: size || DEFAULT_STREAM_BUFFER,
   };
+}
+
+/**
+ * Completes an upstream's `101 Switching Protocols`: takes the client connection over (only
+ * possible where the listener offers it: the `node` engine) and relays both tunnels. Returns
+ * a placeholder response that is never sent.
+ */
+export function switchProtocols(
+  c: RequestContext,
+  o: {
+    dial: string;
+    upgrade: string | null;
+    tunnel: Tunnel | undefined;
+    fields: [string, string][];
+    streams: Streams;
+  },
+  applyHeaderOps: (h: Headers) => void,
+): Response {
+  const client = c.info.upgrade;
+  if (!o.tunnel || !client || o.upgrade === null) {
+    o.tunnel?.close();
+    // Deno.serve hands out no raw connection: only WebSocket upgrades relay there.
+    throw new HandlerError(
+      502,
+      `upstream ${o.dial} switched protocols; only WebSocket upgrades can be proxied ` +
+        `on this server (listener_engine "node" relays every protocol)`,
+      "reverse_proxy",
+    );
+  }
+  const h = new Headers(endToEnd(o.fields));
+  applyHeaderOps(h);
+  h.set("connection", "Upgrade");
+  const switched = o.fields.find((f) => f[0] === "upgrade")?.[1];
+  h.set("upgrade", switched ?? o.upgrade);
+  o.streams.relay(client.accept(101, [...h]), o.tunnel);
+  return new Response(null, { status: 200 }); // not sent: the connection was taken over
 }
