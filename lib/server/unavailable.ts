@@ -24,6 +24,6 @@ const UNAVAILABLE: Record<string, string> = {
 export function unknownModuleMessage(id: string): string {
   const why = UNAVAILABLE[id];
   return why
-    ? `module ${id} cannot run here: ${why}`
+    ? `module ${id} is not available here: ${why}`
     : `unknown module: ${id} (module ${id} is not available in this build; \`gatehouse list-modules\` lists the available ones)`;
 }

@@ -10,7 +10,9 @@ import { validateConfig } from "../../../lib/cli/validate.ts";
 import { CLI, freePort, ROOT } from "../fixtures/helpers.ts";
 
 /** Configs that must load; raised as modules land (goal: 170 of the 179 here). */
-const FLOOR = 96;
+// 96 before public names without an ACME issuer were refused at load (pki); the ACME issuer
+// brings them back.
+const FLOOR = 77;
 
 const CORPUS = `${ROOT}../shared/caddyfile-corpus/corpus`;
 
