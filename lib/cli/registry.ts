@@ -6,28 +6,33 @@
  */
 import type { Command } from "./command.ts";
 import { adaptCommand } from "./adapt.ts";
+import { addPackageCommand } from "./add_package.ts";
 import { buildInfoCommand } from "./build_info.ts";
 import { completionCommand } from "./completion.ts";
 import { environCommand } from "./environ.ts";
 import { fileServerCommand, fileServerExportTemplateCommand } from "./file_server.ts";
 import { hashPasswordCommand } from "./hash_password.ts";
 import { helpCommand } from "./help.ts";
+import { installCommand } from "./install.ts";
 import { listModulesCommand } from "./list_modules.ts";
 import { manpageCommand } from "./manpage.ts";
 import { migrateDbCommand } from "./migrate_db.ts";
 import { reloadCommand } from "./reload.ts";
+import { removePackageCommand } from "./remove_package.ts";
 import { respondCommand } from "./respond.ts";
 import { reverseProxyCommand } from "./reverse_proxy.ts";
 import { runCommand } from "./run.ts";
 import { setupDbCommand } from "./setup_db.ts";
 import { startCommand } from "./start.ts";
 import { stopCommand } from "./stop.ts";
+import { upgradeCommand } from "./upgrade.ts";
 import { validateCommand } from "./validate.ts";
 import { versionCommand } from "./version.ts";
 
 /** All declared commands. */
 export const commands: Command[] = [
   adaptCommand,
+  addPackageCommand,
   buildInfoCommand,
   completionCommand,
   environCommand,
@@ -35,16 +40,19 @@ export const commands: Command[] = [
   fileServerExportTemplateCommand,
   hashPasswordCommand,
   helpCommand,
+  installCommand,
   listModulesCommand,
   manpageCommand,
   migrateDbCommand,
   reloadCommand,
+  removePackageCommand,
   respondCommand,
   reverseProxyCommand,
   runCommand,
   setupDbCommand,
   startCommand,
   stopCommand,
+  upgradeCommand,
   validateCommand,
   versionCommand,
 ];
