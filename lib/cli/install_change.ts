@@ -72,7 +72,10 @@ const MAX_OUTPUT_LINES = 20;
 function denoErrorText(stderr: string): string {
   // deno-lint-ignore no-control-regex
   const lines = stderr.replace(/\x1b\[[0-9;]*m/g, "").split("\n")
-    .filter((l) => l.trim() !== "" && !/^\s*Download /.test(l));
+    .filter((l) =>
+      l.trim() !== "" && !/^\s*Download /.test(l) &&
+      !/^(Stack backtrace:|\s+\d+: <unknown>)$/.test(l)
+    );
   const first = lines.findIndex((l) => /^(error|Error)\b/.test(l.trim()));
   const shown = (first < 0 ? lines : lines.slice(first)).slice(0, MAX_OUTPUT_LINES);
   return shown.join("\n").trim() || "(no output)";
