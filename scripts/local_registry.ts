@@ -112,10 +112,10 @@ export async function startLocalRegistry(options: { port?: number } = {}): Promi
     stderr: "piped",
   }).spawn();
   const log: string[] = [];
-  const drain = (s: ReadableStream<Uint8Array>) =>
-    s.pipeThrough(new TextDecoderStream()).pipeTo(
-      new WritableStream({ write: (t) => void log.push(t) }),
-    ).catch(() => {});
+  const drain = async (s: ReadableStream<Uint8Array>) => {
+    const text = new TextDecoder();
+    for await (const chunk of s) log.push(text.decode(chunk, { stream: true }));
+  };
   const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
   let stopped = false;
   const stop = async () => {
