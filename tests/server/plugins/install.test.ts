@@ -59,7 +59,9 @@ Deno.test({
   const port = freePort();
   try {
     await world.publishMirror(VERSION_N);
-    for (const name of ["greet", "empty", "clash", "throws"]) await world.publishFixture(name);
+    for (const name of ["greet", "empty", "clash", "throws", "fickle"]) {
+      await world.publishFixture(name);
+    }
 
     await t.step("install from a source checkout pins gatehouse N with a lock file", async () => {
       const failed = await checkout([
@@ -332,6 +334,31 @@ Deno.test({
       );
       assert.equal((await gh(["version"])).stdout.trim(), `gatehouse v${VERSION_N1}`);
     });
+
+    await t.step(
+      "a plugin that stops loading: server commands exit 1, remove-package works",
+      async () => {
+        assert.equal((await gh(["add-package", "gatehouse-plugin-fickle"])).code, 0);
+        const broken = { FICKLE_BROKEN: "1" };
+        const listed = await gh(["list-modules"], broken);
+        assert.equal(listed.code, 1);
+        assert.match(
+          listed.stderr,
+          /gatehouse list-modules: plugin npm:gatehouse-plugin-fickle: importing it failed: fickle: FICKLE_BROKEN is set/,
+        );
+        assert.equal(listed.stdout, "");
+        const removed = await gh(["remove-package", "gatehouse-plugin-fickle"], broken);
+        assert.equal(removed.code, 0, removed.stdout + removed.stderr);
+        assert.match(
+          removed.stderr,
+          /gatehouse remove-package: warning: plugin npm:gatehouse-plugin-fickle/,
+        );
+        assert.equal(
+          (await gh(["list-modules", "-s"], broken)).stdout,
+          "\n  Non-standard modules: 0\n",
+        );
+      },
+    );
 
     await t.step("from a source checkout the package commands explain and exit 1", async () => {
       for (
