@@ -236,23 +236,20 @@ async function build(req: ChangeRequest, dir: string): Promise<InstallManifest> 
       }`,
     );
   }
+  // A module line names a module id, `v<version>` and the package, in Caddy's layout; the
+  // test looks for the tokens, not their order, so that an older gatehouse can check a newer.
   const listed = check.stdout.split("\n").map((l) => l.trim().split(/\s+/));
+  const lists = (pkg: InstalledPackage) =>
+    listed.some((f) => f.length >= 3 && f.includes(`v${pkg.version}`) && f.includes(pkg.package));
   for (const p of manifest.plugins) {
-    const mine = listed.filter((f) =>
-      f.length >= 3 && f[1] === `v${p.version}` && f[2] === p.package
-    );
-    if (mine.length === 0) {
+    if (!lists(p)) {
       throw new ChangeError(
         "check",
         `the new installation lists no module of ${p.package} ${p.version}`,
       );
     }
   }
-  if (
-    !listed.some((f) =>
-      f.length >= 3 && f[1] === `v${gatehouse.version}` && f[2] === gatehouse.package
-    )
-  ) {
+  if (!lists(gatehouse)) {
     throw new ChangeError(
       "check",
       `the new installation does not list the standard modules of gatehouse v${gatehouse.version}`,
@@ -309,8 +306,11 @@ export function changeInstallation(req: ChangeRequest): Promise<ChangeResult> {
     if (active !== req.previous) {
       throw new ChangeError(
         "busy",
-        `${layout.root} changed while this command started (active generation ${active}, ` +
-          `expected ${req.previous}); run it again`,
+        req.previous === undefined
+          ? `${layout.root} already holds an installation (generation ${active})`
+          : `this gatehouse runs generation ${req.previous} of ${layout.root}, but the active ` +
+            `one is ${active ?? "none"} (changed meanwhile, or run directly): run ` +
+            `${layout.launcher} instead`,
       );
     }
     const token = crypto.randomUUID().slice(0, 8);

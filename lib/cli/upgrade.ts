@@ -115,7 +115,7 @@ export async function runPackageChange(
 export const upgradeCommand: Command = {
   name: "upgrade",
   usage: "[--keep-backup]",
-  short: "Upgrades gatehouse and its plugin packages to their latest releases (EXPERIMENTAL)",
+  short: "Upgrades gatehouse and its plugin packages (EXPERIMENTAL)",
   long: [
     "Replaces the installation with the latest release of gatehouse and of each plugin package",
     "(within the range each was added with). The new installation is resolved, locked and",
