@@ -157,6 +157,31 @@ async function removeLeftovers(layout: InstallLayout): Promise<void> {
   }
 }
 
+/**
+ * Drops the cached registry metadata (`npm/<registry>/<name>/registry.json` in the
+ * installation's DENO_DIR) of the packages asked for, so that resolving them asks the registry
+ * for its latest releases. Deno's `--reload=npm:<name>` would do that too, but it also rewrites
+ * the package's files in place, which a running server of the same version may be loading.
+ * Locked programs do not need this metadata to start.
+ */
+async function forgetNpmMetadata(cache: string, packages: PackageRequest[]): Promise<void> {
+  let registries: string[];
+  try {
+    registries = (await Array.fromAsync(Deno.readDir(`${cache}/npm`)))
+      .filter((e) => e.isDirectory).map((e) => `${cache}/npm/${e.name}`);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return;
+    throw e;
+  }
+  for (const registry of registries) {
+    for (const p of packages) {
+      await Deno.remove(`${registry}/${p.name}/registry.json`).catch((e) => {
+        if (!(e instanceof Deno.errors.NotFound)) throw e;
+      });
+    }
+  }
+}
+
 /** Writes, resolves, locks and checks a new generation in `dir`; returns its manifest. */
 async function build(req: ChangeRequest, dir: string): Promise<InstallManifest> {
   const entry = entrySource(req.gatehouse, req.plugins);
@@ -164,13 +189,15 @@ async function build(req: ChangeRequest, dir: string): Promise<InstallManifest> 
   await Deno.writeTextFile(`${dir}/deno.json`, generationConfig(req.minimumDependencyAge));
   const names = [req.gatehouse, ...req.plugins].map((p) => packageSpecifier(p)).join(", ");
   req.say(`resolving ${names}`);
-  // fresh registry metadata for the packages asked for, so "latest" is the latest
-  const reload = [req.gatehouse, ...req.plugins].map((p) => packageId(p)).join(",");
+  // fresh registry metadata for the packages asked for, so that "latest" is the latest
+  const requested = [req.gatehouse, ...req.plugins];
+  await forgetNpmMetadata(req.layout.cache, requested.filter((p) => p.registry === "npm"));
+  const jsr = requested.filter((p) => p.registry === "jsr").map((p) => packageId(p));
   const installed = await deno(req, dir, [
     "install",
     "--entrypoint",
     "--frozen=false",
-    `--reload=${reload}`,
+    ...(jsr.length ? [`--reload=${jsr.join(",")}`] : []),
     "--config",
     "deno.json",
     "main.ts",

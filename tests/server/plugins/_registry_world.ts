@@ -85,6 +85,23 @@ export async function snapshot(dir: string): Promise<Record<string, string>> {
   return out;
 }
 
+/** Inode and modification time of every file under `dir`: what "not rewritten" means. */
+export async function fileIdentities(dir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const walk = async (rel: string) => {
+    for await (const e of Deno.readDir(`${dir}/${rel}`)) {
+      const path = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory) await walk(path);
+      else {
+        const info = await Deno.lstat(`${dir}/${path}`);
+        out[path] = `${info.ino} ${info.mtime?.getTime()}`;
+      }
+    }
+  };
+  await walk("");
+  return out;
+}
+
 /** The registry, the temp directory and the environment of one test. */
 export interface World {
   registry: LocalRegistry;

@@ -7,7 +7,14 @@
  */
 import assert from "node:assert/strict";
 import { CLI, DENO_JSON, freePort, until } from "../fixtures/helpers.ts";
-import { openWorld, runIn, snapshot, VERSION_N, VERSION_N1 } from "./_registry_world.ts";
+import {
+  fileIdentities,
+  openWorld,
+  runIn,
+  snapshot,
+  VERSION_N,
+  VERSION_N1,
+} from "./_registry_world.ts";
 
 /** A config serving the sample plugin: French speakers get "Bonjour", everyone else "Hello". */
 function greetConfig(admin: number, port: number): Record<string, unknown> {
@@ -176,9 +183,16 @@ Deno.test({
       },
     );
 
+    // the files of version N the server started above loads from: no later change rewrites them
+    let versionN = "";
+    let filesN: Record<string, string> = {};
     await t.step(
       "failing add-package and upgrade leave the installation byte for byte",
       async () => {
+        const [npmCache] = [...Deno.readDirSync(`${root}/cache/npm`)].map((e) => e.name);
+        versionN = `${root}/cache/npm/${npmCache}/@gatehouse/gatehouse/${VERSION_N}`;
+        filesN = await fileIdentities(versionN);
+        assert.ok(Object.keys(filesN).length > 100, versionN);
         const before = await snapshot(root);
         const cases: [string, RegExp][] = [
           ["gatehouse-plugin-nope", /npm package 'gatehouse-plugin-nope' does not exist/],
@@ -260,6 +274,7 @@ Deno.test({
       assert.deepEqual(failures, []);
       assert.ok(okDuring > 0, "requests were answered while the upgrade ran");
       assert.equal((await gh(["version"])).stdout.trim(), `gatehouse v${VERSION_N1}`);
+      assert.deepEqual(await fileIdentities(versionN), filesN);
       assert.match(
         (await gh(["list-modules", "--versions", "--packages", "-s"])).stdout,
         /^http\.handlers\.greet v1\.1\.1 npm:gatehouse-plugin-greet$/m,
