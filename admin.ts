@@ -52,9 +52,12 @@ export {
   type LogLevel,
   type ModuleDefinition,
   type ModuleInstance,
+  type ModuleOrigin,
+  moduleOrigin,
   type ProvisionContext,
   type RawUpgrade,
   registerModule,
+  registerModules,
   type ServeInfo,
   type Storage,
   type TlsCertificateSource,
@@ -70,6 +73,21 @@ export {
   type TreeMethod,
 } from "./lib/server/config_tree.ts";
 export { ListenerPool } from "./lib/server/listeners.ts";
+export {
+  adapterOrigin,
+  type GatehousePlugin,
+  loadPlugin,
+  PluginError,
+  type PluginErrorCode,
+  type PluginPackage,
+} from "./lib/server/plugin.ts";
+export type { HttpHandler, Next, RequestMatcher } from "./lib/server/http/handler.ts";
+export type { ProxyFacts, RequestContext, ServerFacts } from "./lib/server/http/context.ts";
+export {
+  HandlerError,
+  HttpConfigError,
+  type HttpConfigErrorCode,
+} from "./lib/server/http/errors.ts";
 export {
   DEFAULT_RESOLVE_TIMEOUT_MS,
   resolveBindHost,

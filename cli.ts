@@ -11,6 +11,7 @@
 import { main } from "./lib/cli/main.ts";
 
 export { main };
+export type { MainOptions, PluginSource } from "./lib/cli/plugins.ts";
 
 if (import.meta.main) {
   Deno.exit(await main(Deno.args));

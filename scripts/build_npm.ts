@@ -11,6 +11,8 @@
  *
  * ```sh
  * deno task build:npm
+ * # elsewhere, with another version, without installing the dependencies (to publish it):
+ * deno run -A scripts/build_npm.ts --out /tmp/mirror --version 0.2.1 --no-install
  * ```
  *
  * @module
@@ -19,7 +21,21 @@ import ts from "typescript";
 
 const root = new URL("../", import.meta.url);
 const rootPath = decodeURIComponent(root.pathname).replace(/\/$/, "");
-const outDir = `${rootPath}/npm`;
+
+/** `--out <dir>`, `--version <v>` (the mirror's version instead of deno.json's), `--no-install`. */
+function option(name: string): string | undefined {
+  const i = Deno.args.indexOf(`--${name}`);
+  if (i < 0) return undefined;
+  const value = Deno.args[i + 1];
+  if (!value || value.startsWith("--")) throw new Error(`--${name} needs a value`);
+  return value;
+}
+const outArg = option("out");
+const outDir = outArg
+  ? (outArg.startsWith("/") ? outArg : `${Deno.cwd()}/${outArg}`).replace(/\/$/, "")
+  : `${rootPath}/npm`;
+const versionOverride = option("version");
+const skipInstall = Deno.args.includes("--no-install");
 
 interface DenoJson {
   name: string;
@@ -275,7 +291,7 @@ function outFile(source: string, ext: ".js" | ".d.ts"): string {
 
 const pkg = {
   name: denoJson.name,
-  version: denoJson.version,
+  version: versionOverride ?? denoJson.version,
   ...(denoJson.description ? { description: denoJson.description } : {}),
   license: denoJson.license ?? "UNLICENSED",
   type: "module",
@@ -307,11 +323,18 @@ for (const doc of ["README.md", "LICENSE"]) {
 }
 
 console.log(
-  `npm/: ${entries.map((e) => e.key).join(", ")} -> ${written.length} files, ` +
+  `${outArg ?? "npm/"}: ${entries.map((e) => e.key).join(", ")} -> ${written.length} files, ` +
     `${dependencies.size} dependencies`,
 );
 
-if (dependencies.size > 0) {
+// The emitted deno.json is what the mirror's code reads its version from (`gatehouse version`).
+if (versionOverride && await exists(`${outDir}/deno.json`)) {
+  const emitted = JSON.parse(await Deno.readTextFile(`${outDir}/deno.json`));
+  emitted.version = versionOverride;
+  await Deno.writeTextFile(`${outDir}/deno.json`, JSON.stringify(emitted, null, 4));
+}
+
+if (dependencies.size > 0 && !skipInstall) {
   const { success } = await new Deno.Command("npm", {
     args: ["install", "--no-audit", "--no-fund", "--omit=dev", "--no-package-lock"],
     cwd: outDir,

@@ -8,8 +8,27 @@ import { commandFlags, ExitCode, HELP_FLAG } from "./command.ts";
 
 import { UsageError } from "./usage_error.ts";
 import { ignoreInspectorSignal } from "./inspector_signal.ts";
+import type { MainOptions } from "./plugins.ts";
 
 export { UsageError };
+export type { MainOptions };
+
+/**
+ * Commands that work without the program's plugin packages: managing the installation (so a
+ * plugin that stopped loading can be removed or upgraded) and help. For them a plugin that
+ * fails to load is a warning; for every other command it is an error (exit 1).
+ */
+const PLUGINS_OPTIONAL = new Set([
+  "add-package",
+  "build-info",
+  "completion",
+  "help",
+  "install",
+  "manpage",
+  "remove-package",
+  "upgrade",
+  "version",
+]);
 
 /**
  * Finds a command. `run`, the long-lived server process, loads only its own modules: the
@@ -106,7 +125,9 @@ export function parseFlags(
 }
 
 /**
- * Runs the command line and resolves to the exit code.
+ * Runs the command line and resolves to the exit code. `options` come from an installed
+ * gatehouse's entry (its installation and plugin packages) or a program's own entry (plugin
+ * packages it chose): the plugins are loaded into the module registry before the command runs.
  *
  * @example
  * ```ts
@@ -114,7 +135,7 @@ export function parseFlags(
  * Deno.exit(await main(["version"]));
  * ```
  */
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], options: MainOptions = {}): Promise<number> {
   // before anything else: SIGUSR1 must never open Deno's inspector, in a server process or in
   // a command waiting for one (`start`)
   ignoreInspectorSignal();
@@ -134,6 +155,18 @@ export async function main(argv: string[]): Promise<number> {
   if (!command) {
     console.error(`gatehouse: unknown command "${argv[0]}"; run "gatehouse help"`);
     return ExitCode.Failure;
+  }
+  if (options.installation || options.plugins?.length) {
+    try {
+      await (await import("./plugins.ts")).prepareProgram(options);
+    } catch (e) {
+      const message = (e as Error)?.message ?? String(e);
+      if ((e as Error)?.name !== "PluginError" || !PLUGINS_OPTIONAL.has(command.name)) {
+        console.error(`gatehouse ${command.name}: ${message}`);
+        return ExitCode.Failure;
+      }
+      console.error(`gatehouse ${command.name}: warning: ${message}`);
+    }
   }
   try {
     const { flags, args, help } = parseFlags(command, rest);

@@ -6,6 +6,7 @@
  */
 import type { Command } from "./command.ts";
 import { adaptCommand } from "./adapt.ts";
+import { addPackageCommand } from "./add_package.ts";
 import { buildInfoCommand } from "./build_info.ts";
 import { completionCommand } from "./completion.ts";
 import { environCommand } from "./environ.ts";
@@ -13,10 +14,12 @@ import { fileServerCommand, fileServerExportTemplateCommand } from "./file_serve
 import { fmtCommand } from "./fmt.ts";
 import { hashPasswordCommand } from "./hash_password.ts";
 import { helpCommand } from "./help.ts";
+import { installCommand } from "./install.ts";
 import { listModulesCommand } from "./list_modules.ts";
 import { manpageCommand } from "./manpage.ts";
 import { migrateDbCommand } from "./migrate_db.ts";
 import { reloadCommand } from "./reload.ts";
+import { removePackageCommand } from "./remove_package.ts";
 import { respondCommand } from "./respond.ts";
 import { reverseProxyCommand } from "./reverse_proxy.ts";
 import { runCommand } from "./run.ts";
@@ -26,12 +29,14 @@ import { trustCommand } from "./trust.ts";
 import { untrustCommand } from "./untrust.ts";
 import { stopCommand } from "./stop.ts";
 import { storageExportCommand, storageImportCommand } from "./storage.ts";
+import { upgradeCommand } from "./upgrade.ts";
 import { validateCommand } from "./validate.ts";
 import { versionCommand } from "./version.ts";
 
 /** All declared commands. */
 export const commands: Command[] = [
   adaptCommand,
+  addPackageCommand,
   buildInfoCommand,
   completionCommand,
   environCommand,
@@ -40,10 +45,12 @@ export const commands: Command[] = [
   fmtCommand,
   hashPasswordCommand,
   helpCommand,
+  installCommand,
   listModulesCommand,
   manpageCommand,
   migrateDbCommand,
   reloadCommand,
+  removePackageCommand,
   respondCommand,
   reverseProxyCommand,
   runCommand,
@@ -54,6 +61,7 @@ export const commands: Command[] = [
   storageImportCommand,
   trustCommand,
   untrustCommand,
+  upgradeCommand,
   validateCommand,
   versionCommand,
 ];

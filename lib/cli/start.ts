@@ -9,6 +9,7 @@ import type { Command } from "./command.ts";
 import { ExitCode } from "./command.ts";
 import { UsageError } from "./usage_error.ts";
 import { ADAPTER_FLAG } from "./common_flags.ts";
+import { installedEntry } from "./plugins.ts";
 
 /**
  * V8 flags of the background server when `DENO_V8_FLAGS` does not say otherwise: a 2 MiB
@@ -24,7 +25,9 @@ function cliInvocation(): string[] {
   // (SO_REUSEPORT) when certificates change.
   const args = ["run", "-A", "--unstable-net"];
   if (!Deno.env.get("DENO_V8_FLAGS")) args.push(`--v8-flags=${SERVER_V8_FLAGS}`);
-  if (cli.protocol === "file:") {
+  const installed = installedEntry(); // an installed gatehouse: its entry loads its plugins
+  if (installed) args.push("--config", installed.config, installed.entry);
+  else if (cli.protocol === "file:") {
     const cfg = new URL("../../deno.json", import.meta.url);
     try {
       Deno.statSync(cfg);

@@ -210,10 +210,25 @@ export interface ModuleDefinition<T extends ModuleInstance = ModuleInstance> {
   create(config: Record<string, unknown>, ctx: ProvisionContext): T | Promise<T>;
 }
 
+/**
+ * Where a registered module comes from: the package that provides it. Modules registered
+ * without an origin are the standard ones, shipped in the gatehouse package itself.
+ */
+export interface ModuleOrigin {
+  /** The package, as installed: e.g. `npm:gatehouse-plugin-greet` or `jsr:@acme/gatehouse`. */
+  package: string;
+  /** The package's version, e.g. `1.0.0` (empty when unknown). */
+  version: string;
+}
+
 const registry = new Map<string, ModuleDefinition>();
+const origins = new Map<string, ModuleOrigin>();
+
+const MODULE_ID = /^([a-z0-9_]+(\.[a-z0-9_]+)*)$/;
 
 /**
- * Registers a module so configs can use it. Throws when the id is taken.
+ * Registers a module so configs can use it. Throws when the id is taken. `origin` names the
+ * package that provides it (plugin packages); standard modules have none.
  *
  * @example
  * ```ts
@@ -224,12 +239,47 @@ const registry = new Map<string, ModuleDefinition>();
  * });
  * ```
  */
-export function registerModule<T extends ModuleInstance>(definition: ModuleDefinition<T>): void {
-  if (!/^([a-z0-9_]+(\.[a-z0-9_]+)*)$/.test(definition.id)) {
-    throw new TypeError(`invalid module id: ${JSON.stringify(definition.id)}`);
+export function registerModule<T extends ModuleInstance>(
+  definition: ModuleDefinition<T>,
+  origin?: ModuleOrigin,
+): void {
+  registerModules([definition as unknown as ModuleDefinition], origin);
+}
+
+/**
+ * Registers several modules at once, all or none: when one id is invalid, taken, or listed
+ * twice, it throws and registers nothing (how plugin packages are loaded).
+ *
+ * @example
+ * ```ts
+ * import { registerModules } from "./module.ts";
+ * registerModules([
+ *   { id: "http.handlers.hi", create: () => ({ serveHTTP: () => new Response("hi") }) },
+ * ], { package: "npm:gatehouse-plugin-hi", version: "1.0.0" });
+ * ```
+ */
+export function registerModules(definitions: ModuleDefinition[], origin?: ModuleOrigin): void {
+  const ids = new Set<string>();
+  for (const definition of definitions) {
+    if (typeof definition?.id !== "string" || !MODULE_ID.test(definition.id)) {
+      throw new TypeError(`invalid module id: ${JSON.stringify(definition?.id)}`);
+    }
+    if (typeof definition.create !== "function") {
+      throw new TypeError(`module ${definition.id}: create must be a function`);
+    }
+    if (registry.has(definition.id) || ids.has(definition.id)) {
+      const by = origins.get(definition.id);
+      throw new Error(
+        `module already registered: ${definition.id}` +
+          (registry.has(definition.id) ? ` (by ${by ? by.package : "gatehouse"})` : ""),
+      );
+    }
+    ids.add(definition.id);
   }
-  if (registry.has(definition.id)) throw new Error(`module already registered: ${definition.id}`);
-  registry.set(definition.id, definition as unknown as ModuleDefinition);
+  for (const definition of definitions) {
+    registry.set(definition.id, definition);
+    if (origin) origins.set(definition.id, { ...origin });
+  }
 }
 
 /**
@@ -268,6 +318,21 @@ export function lazyModule(id: string, load: () => Promise<ModuleDefinition>): M
  */
 export function getModule(id: string): ModuleDefinition | undefined {
   return registry.get(id);
+}
+
+/**
+ * The package a registered module comes from, or undefined for a standard module (and for an
+ * id nothing registered).
+ *
+ * @example
+ * ```ts
+ * import { moduleOrigin } from "./module.ts";
+ * moduleOrigin("http.handlers.static_response"); // undefined: standard
+ * ```
+ */
+export function moduleOrigin(id: string): ModuleOrigin | undefined {
+  const origin = origins.get(id);
+  return origin ? { ...origin } : undefined;
 }
 
 /**
