@@ -19,6 +19,8 @@ export interface SortUnit {
   directive: string;
   /** The route's matcher sets (JSON), if any. */
   match?: unknown[];
+  /** Several routes kept together without a subroute (`php_fastcgi`): never sorted by path. */
+  list?: boolean;
 }
 
 function sortName(d: string): string {
@@ -34,6 +36,7 @@ function singlePath(u: SortUnit): string | undefined {
 
 /** Caddy's `sortRoutes` comparison for two units of the same directive: true when `a` goes first. */
 function lessSameDirective(a: SortUnit, b: SortUnit): boolean {
+  if (a.list || b.list) return false;
   const ip = singlePath(a) ?? "", jp = singlePath(b) ?? "";
   let byPath: boolean;
   if (ip.length > 0 && jp.length > 0) {

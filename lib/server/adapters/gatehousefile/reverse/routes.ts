@@ -9,6 +9,7 @@
  */
 import type { Ctx, Directive } from "./context.ts";
 import { HANDLERS } from "./handlers/mod.ts";
+import { phpFastcgi, phpFastcgiSpan } from "./handlers/php_fastcgi.ts";
 import { WordError } from "./placeholders.ts";
 import { childPath, Fields, isObject, kindOf } from "./problems.ts";
 import { bare, type Line, word } from "./tokens.ts";
@@ -99,12 +100,29 @@ export function reverseRoutes(
       isObject(r) && r.group === undefined && Array.isArray(r.handle) && r.handle.some(isSub)
     );
   let prev: { match: string; group: unknown; handlers: number } | undefined;
-  routes.forEach((r, i) => {
-    if (i < skip) return;
+  for (let i = skip; i < routes.length; i++) {
+    const r = routes[i];
     const rp = childPath(path, i);
     if (!isObject(r)) {
       ctx.problems.add(rp, `a route must be an object, got ${kindOf(r)}`);
-      return;
+      continue;
+    }
+    const expanded = expandedDirective(routes, i, path, ctx);
+    if (expanded) {
+      prev = undefined;
+      i += expanded.span - 1;
+      if (!expanded.directive) continue;
+      const token = expanded.match === undefined
+        ? undefined
+        : ctx.scope.token(expanded.match, childPath(rp, "match"));
+      if (token === null) continue;
+      lines.push(directiveLine(expanded.directive, token));
+      units.push({
+        directive: expanded.directive.name,
+        match: expanded.match as unknown[] | undefined,
+        list: expanded.match === undefined,
+      });
+      continue;
     }
     const f = new Fields(r, rp, ctx.problems);
     const match = f.take("match");
@@ -128,11 +146,11 @@ export function reverseRoutes(
     prev = { match: matchKey, group, handlers: handle.length };
     if (handle.length === 0) {
       ctx.problems.add(rp, "a route without handlers has no Gatehousefile form");
-      return;
+      continue;
     }
     const special = tryFiles(r);
     const token = special ? undefined : ctx.scope.token(match, childPath(rp, "match"));
-    if (token === null) return;
+    if (token === null) continue;
     const dirs: Directive[] = [];
     if (special) dirs.push(special);
     else {
@@ -158,9 +176,36 @@ export function reverseRoutes(
       lines.push(directiveLine(d, d.replacesMatcher ? undefined : token));
       units.push({ directive: d.name, match: Array.isArray(match) ? match : undefined });
     }
-  });
+  }
   if (sorted) ctx.sorted.push({ units, lines, path });
   return lines;
+}
+
+/**
+ * A directive that the adapter expands into routes of their own (`php_fastcgi`): how many
+ * routes from `routes[i]` it spans, the route matcher it carries (when it sits in a subroute
+ * under one) and the directive (undefined after a problem was reported).
+ */
+function expandedDirective(
+  routes: unknown[],
+  i: number,
+  path: string,
+  ctx: Ctx,
+): { span: number; match?: unknown; directive?: Directive } | undefined {
+  const span = phpFastcgiSpan(routes, i);
+  if (span > 0) {
+    const directive = phpFastcgi(routes.slice(i, i + span), path, ctx, i) ?? undefined;
+    return { span, directive };
+  }
+  const r = routes[i] as Record<string, unknown>;
+  if (Object.keys(r).sort().join() !== "handle,match" || !Array.isArray(r.handle)) return;
+  const [sub, ...more] = r.handle;
+  if (more.length || !isObject(sub) || sub.handler !== "subroute") return;
+  if (Object.keys(sub).sort().join() !== "handler,routes" || !Array.isArray(sub.routes)) return;
+  if (sub.routes.length === 0 || phpFastcgiSpan(sub.routes, 0) !== sub.routes.length) return;
+  const subPath = childPath(childPath(childPath(childPath(path, i), "handle"), 0), "routes");
+  const directive = phpFastcgi(sub.routes, subPath, ctx, 0) ?? undefined;
+  return { span: 1, match: r.match, directive };
 }
 
 /** `try_files`: a rewrite to `{http.matchers.file.relative}` under a file matcher. */

@@ -242,6 +242,9 @@ export const reverseProxy: HandlerReverser = (f, ctx: Ctx) => {
       if (sp) lines.push(line(["split", ...sp]));
       const env = transport.obj("env");
       for (const [k, v] of Object.entries(env ?? {})) lines.push(line(["env", k, String(v)]));
+      for (const k of ["resolve_root_symlink", "capture_stderr"]) {
+        if (transport.bool(k)) lines.push(line([k]));
+      }
       for (const k of ["dial_timeout", "read_timeout", "write_timeout"]) {
         dur(transport, k, k, lines);
       }
