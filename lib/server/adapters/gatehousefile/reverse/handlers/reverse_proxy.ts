@@ -6,11 +6,12 @@
  * @module
  */
 import type { Token } from "../../lexer.ts";
-import type { Ctx, HandlerReverser } from "../context.ts";
+import type { Ctx, Directive, HandlerReverser } from "../context.ts";
 import { durationText } from "../duration.ts";
 import { nestedSetLines } from "../matchers.ts";
 import { Fields, isObject } from "../problems.ts";
 import { bare, type Line, line, word } from "../tokens.ts";
+import { forwardAuthOf } from "./forward_auth.ts";
 import { headerOpLines } from "./header_ops.ts";
 import { httpTransportLines } from "./proxy_transport.ts";
 import { statusText } from "./static_response.ts";
@@ -146,8 +147,24 @@ function responseMatcher(m: unknown, name: string, path: string, f: Fields): Lin
   return { words: [bare("@" + name)], block: lines };
 }
 
-/** `reverse_proxy`. */
+/** `reverse_proxy`, or `forward_auth` when the handler is one's expansion. */
 export const reverseProxy: HandlerReverser = (f, ctx: Ctx) => {
+  const fa = forwardAuthOf(f.value);
+  if (!fa) return proxyDirective(f, ctx, 0);
+  const inner = new Fields(fa.rest, f.path, f.problems);
+  inner.skip("handler");
+  const d = proxyDirective(inner, ctx, 1);
+  inner.done("the forward_auth handler");
+  f.skip(...f.rest());
+  const own = [line(["uri", fa.uri])];
+  if (fa.copy.length) {
+    own.push(line(["copy_headers", ...fa.copy.map(([a, b]) => a === b ? a : `${a}>${b}`)]));
+  }
+  return { name: "forward_auth", args: d.args, block: [...own, ...d.block ?? []] };
+};
+
+/** The `reverse_proxy` directive; `handle_response` entries before `from` are left out. */
+function proxyDirective(f: Fields, ctx: Ctx, from: number): Directive {
   const args: Token[] = [];
   const block: Line[] = [];
   const transport = f.fields("transport");
@@ -252,17 +269,18 @@ export const reverseProxy: HandlerReverser = (f, ctx: Ctx) => {
     } else f.problems.add(transport.at("protocol"), `transport ${proto} has no form here`);
     transport.done(`the ${proto} transport`);
   }
-  block.push(...handleResponseLines(f, ctx));
+  block.push(...handleResponseLines(f, ctx, from));
   if (f.bool("verbose_logs")) block.push(line(["verbose_logs"]));
   return { name: "reverse_proxy", args, block: block.length ? block : undefined };
-};
+}
 
 /** `handle_response` / `replace_status` lines with named response matchers (also `intercept`). */
-export function handleResponseLines(f: Fields, ctx: Ctx): Line[] {
+export function handleResponseLines(f: Fields, ctx: Ctx, from = 0): Line[] {
   const block: Line[] = [];
   const hr = f.arr("handle_response") ?? [];
   let n = 0;
   hr.forEach((h, i) => {
+    if (i < from) return;
     const hp = f.at("handle_response") + "/" + i;
     if (!isObject(h)) return;
     const hf = new Fields(h, hp, f.problems);
