@@ -31,6 +31,8 @@ export interface Site {
   hosts: string[];
   /** Server names the site is on. */
   servers: string[];
+  /** The site's hosts on each of its servers (a block merged from several servers has more). */
+  serverHosts: Map<string, string[]>;
   /** The lowest route group number inside the site's nested blocks (numbered in source order). */
   nestedGroup: number;
 }
@@ -54,6 +56,20 @@ function lowestNestedGroup(routes: unknown, depth = 0): number {
     }
   }
   return low;
+}
+
+/**
+ * What the server's access logs say about a site's hosts: blocks on several servers are one
+ * block only when they log alike (the same loggers, or skipped alike, on each).
+ */
+function logIdentity(logs: unknown, hosts: string[]): unknown {
+  if (!isObject(logs)) return null;
+  if (hosts.length === 0) {
+    return [logs.default_logger_name ?? null, logs.skip_unmapped_hosts ?? null];
+  }
+  const names = isObject(logs.logger_names) ? logs.logger_names : {};
+  const skip = Array.isArray(logs.skip_hosts) ? logs.skip_hosts : [];
+  return hosts.map((h) => [names[h] ?? null, skip.includes(h)]);
 }
 
 /** What the servers part leaves for the global options. */
@@ -165,6 +181,7 @@ export function reverseServers(
       identity: "",
       hosts,
       servers: [name],
+      serverHosts: new Map([[name, hosts]]),
       nestedGroup: Infinity,
     });
     const usedSkip = new Set<string>();
@@ -260,11 +277,12 @@ export function reverseServers(
     }
     facts.serverFields.set(name, f);
     for (const s of serverSites) {
-      s.identity += JSON.stringify(bind ?? null);
+      s.identity += JSON.stringify([bind ?? null, logIdentity(srv.logs, s.hosts)]);
       const same = sites.find((o) => o.identity === s.identity && !o.servers.includes(name));
       if (same) {
         same.keys.push(...s.keys.filter((k) => !same.keys.includes(k)));
         same.servers.push(name);
+        same.serverHosts.set(name, s.hosts);
       } else sites.push(s);
     }
   }

@@ -246,6 +246,7 @@ export function reverseTlsApp(
     identity: "",
     hosts: [],
     servers: [],
+    serverHosts: new Map(),
     nestedGroup: Infinity,
   });
   const global: Line[] = [];
