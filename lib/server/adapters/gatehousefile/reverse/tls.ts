@@ -4,8 +4,8 @@
  * from site addresses (a policy per site, `automate` for names next to a catch-all key, an
  * internal policy for non-public names, empty and catch-all connection policies); those parts
  * are recognised as derived and not written. What is set explicitly becomes `tls internal`,
- * `tls { issuer internal {...}; on_demand; key_type; protocols; ciphers; curves; alpn;
- * client_auth {...} }`.
+ * `tls force_automate` (a site's own names in `automate`), `tls { issuer internal {...};
+ * on_demand; key_type; protocols; ciphers; curves; alpn; client_auth {...} }`.
  *
  * @module
  */
@@ -63,6 +63,10 @@ class SiteTls {
 
   write(): void {
     for (const [site, e] of this.bySite) {
+      if (!e.arg && e.lines.length === 1 && e.lines[0].words[0].text === "force_automate") {
+        site.lines.push(line(["tls", "force_automate"]));
+        continue;
+      }
       const args = ["tls", ...(e.arg ?? [])];
       if (e.arg?.[0] === "internal" && e.arg.length === 1 && e.lines.length) {
         site.lines.push(line(["tls"], [line(["issuer", "internal"]), ...e.lines]));
@@ -402,9 +406,11 @@ export function reverseTlsApp(
       }
       const automate = certs.strs("automate") ?? [];
       for (const h of automate) {
-        if (hostSites(h).length > 0) continue;
+        const own = hostSites(h);
+        // a site's own name is automated by `tls force_automate`
+        for (const s of own) siteTls.add(s, "force_automate", line(["force_automate"]));
         // a name in the same block as an address without host names is automated
-        hostlessSite(sites, newSite).keys.push(h);
+        if (own.length === 0) hostlessSite(sites, newSite).keys.push(h);
       }
       certs.done("tls certificates");
     }
