@@ -12,7 +12,7 @@ import { diffJson } from "../../../lib/server/adapters/gatehousefile/reverse/dif
 import { formatGatehousefile } from "../../../lib/server/adapters/gatehousefile/formatter.ts";
 import { tokenize } from "../../../lib/server/adapters/gatehousefile/lexer.ts";
 import { type AdaptFn, caddyAdapt, hasCaddy, ourAdapt } from "./_adapters.ts";
-import { caddyfileText } from "./_sites.ts";
+import { caddyfileText, gatehousefileText } from "./_sites.ts";
 
 /** True when `path` names a place in `json` (a key that is present, even if undefined). */
 function exists(json: unknown, path: string): boolean {
@@ -121,10 +121,14 @@ Deno.test("every word reads back as exactly its text, or is refused with a reaso
   );
 });
 
-async function roundTrips(adapt: AdaptFn, runs: number): Promise<void> {
+async function roundTrips(
+  adapt: AdaptFn,
+  runs: number,
+  texts: fc.Arbitrary<string> = caddyfileText,
+): Promise<void> {
   let adapted = 0, tried = 0;
   await fc.assert(
-    fc.asyncProperty(caddyfileText, async (caddyfile) => {
+    fc.asyncProperty(texts, async (caddyfile) => {
       let json: unknown;
       tried++;
       try {
@@ -154,4 +158,11 @@ Deno.test({
   name: "generated configs round-trip through our gatehousefile adapter",
   ignore: !ourAdapt(),
   fn: () => roundTrips(ourAdapt()!, 200),
+});
+
+Deno.test({
+  name:
+    "generated configs with php_fastcgi, forward_auth, site logs and bind protocols round-trip through our adapter",
+  ignore: !ourAdapt(),
+  fn: () => roundTrips(ourAdapt()!, 200, gatehousefileText),
 });

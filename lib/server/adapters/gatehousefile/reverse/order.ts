@@ -9,6 +9,7 @@
  * @module
  */
 
+import { goStableSort } from "../gosort.ts";
 import { DEFAULT_DIRECTIVE_ORDER } from "../registry.ts";
 
 export { DEFAULT_DIRECTIVE_ORDER };
@@ -53,19 +54,19 @@ function lessSameDirective(a: SortUnit, b: SortUnit): boolean {
 
 /**
  * True when the adapter's stable sort (with directive positions `pos`) keeps `units` in the
- * given order.
+ * given order. The sort is run as the adapter runs it (Go's stable sort): its comparison is
+ * not a strict order (routes kept together without a subroute compare equal to everything),
+ * so no pairwise rule predicts it.
  */
 export function keepsOrder(units: SortUnit[], pos: Map<string, number>): boolean {
-  for (let i = 0; i + 1 < units.length; i++) {
-    for (let j = i + 1; j < units.length; j++) {
-      const a = units[i], b = units[j];
-      const da = sortName(a.directive), db = sortName(b.directive);
-      if (da !== db) {
-        if ((pos.get(db) ?? -1) < (pos.get(da) ?? -1)) return false;
-      } else if (lessSameDirective(b, a)) return false;
-    }
-  }
-  return true;
+  const order = units.map((_, i) => i);
+  goStableSort(order, (i, j) => {
+    const a = units[i], b = units[j];
+    const da = sortName(a.directive), db = sortName(b.directive);
+    if (da !== db) return (pos.get(da) ?? 0) < (pos.get(db) ?? 0);
+    return lessSameDirective(a, b);
+  });
+  return order.every((v, i) => v === i);
 }
 
 /** Directive positions of an order list. */

@@ -107,21 +107,14 @@ export function reverseRoutes(
       ctx.problems.add(rp, `a route must be an object, got ${kindOf(r)}`);
       continue;
     }
-    const expanded = expandedDirective(routes, i, path, ctx);
+    const expanded = expandedDirectives(routes, i, path, ctx);
     if (expanded) {
       prev = undefined;
       i += expanded.span - 1;
-      if (!expanded.directive) continue;
-      const token = expanded.match === undefined
-        ? undefined
-        : ctx.scope.token(expanded.match, childPath(rp, "match"));
-      if (token === null) continue;
-      lines.push(directiveLine(expanded.directive, token));
-      units.push({
-        directive: expanded.directive.name,
-        match: expanded.match as unknown[] | undefined,
-        list: expanded.match === undefined,
-      });
+      for (const d of expanded.directives) {
+        lines.push(directiveLine(d, undefined));
+        units.push({ directive: d.name, list: true });
+      }
       continue;
     }
     const f = new Fields(r, rp, ctx.problems);
@@ -182,30 +175,23 @@ export function reverseRoutes(
 }
 
 /**
- * A directive that the adapter expands into routes of their own (`php_fastcgi`): how many
- * routes from `routes[i]` it spans, the route matcher it carries (when it sits in a subroute
- * under one) and the directive (undefined after a problem was reported).
+ * Directives that the adapter expands into routes of their own, without a subroute
+ * (`php_fastcgi` without a matcher): how many routes from `routes[i]` they span and the
+ * directives (none after a problem was reported). With a matcher, `php_fastcgi` is a
+ * subroute handler (see `handlers/subroute.ts`).
  */
-function expandedDirective(
+function expandedDirectives(
   routes: unknown[],
   i: number,
   path: string,
   ctx: Ctx,
-): { span: number; match?: unknown; directive?: Directive } | undefined {
+): { span: number; directives: Directive[] } | undefined {
   const span = phpFastcgiSpan(routes, i);
   if (span > 0) {
-    const directive = phpFastcgi(routes.slice(i, i + span), path, ctx, i) ?? undefined;
-    return { span, directive };
+    const directives = phpFastcgi(routes.slice(i, i + span), path, ctx, i) ?? [];
+    return { span, directives };
   }
-  const r = routes[i] as Record<string, unknown>;
-  if (Object.keys(r).sort().join() !== "handle,match" || !Array.isArray(r.handle)) return;
-  const [sub, ...more] = r.handle;
-  if (more.length || !isObject(sub) || sub.handler !== "subroute") return;
-  if (Object.keys(sub).sort().join() !== "handler,routes" || !Array.isArray(sub.routes)) return;
-  if (sub.routes.length === 0 || phpFastcgiSpan(sub.routes, 0) !== sub.routes.length) return;
-  const subPath = childPath(childPath(childPath(childPath(path, i), "handle"), 0), "routes");
-  const directive = phpFastcgi(sub.routes, subPath, ctx, 0) ?? undefined;
-  return { span: 1, match: r.match, directive };
+  return undefined;
 }
 
 /** `try_files`: a rewrite to `{http.matchers.file.relative}` under a file matcher. */

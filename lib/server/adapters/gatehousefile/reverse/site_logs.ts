@@ -18,6 +18,8 @@ import { gline, type Line } from "./tokens.ts";
 /** One `log` directive of a site: the logger name and the `hostnames` it overrides with. */
 interface SiteLog {
   name: string;
+  /** Which directive of that name (several may name the same log). */
+  k?: number;
   hostnames?: string[];
 }
 
@@ -55,29 +57,45 @@ function assignLogs(sites: Site[], facts: ServerFacts): Map<Site, SiteLog[]> {
     // sites without a log have their hosts skipped
     const skipped = new Set(strings(l.skip_hosts));
     const open = on.filter((s) => hostsOf(s).length > 0 && !hostsOf(s).some((h) => skipped.has(h)));
-    const nameHosts = new Map<string, string[]>();
+    // each log directive: a name and the hosts it was written for (the k-th time a host
+    // lists a name is the k-th directive of that name)
+    const instances = new Map<string, { name: string; k: number; hosts: string[] }>();
     const map = isObject(l.logger_names) ? l.logger_names : {};
     for (const [host, names] of Object.entries(map)) {
-      for (const n of strings(names)) {
-        const hosts = nameHosts.get(n) ?? [];
-        if (!hosts.includes(host)) hosts.push(host);
-        nameHosts.set(n, hosts);
+      const seen = new Map<string, number>();
+      for (const name of strings(names)) {
+        const k = seen.get(name) ?? 0;
+        seen.set(name, k + 1);
+        const key = JSON.stringify([name, k]);
+        const inst = instances.get(key) ?? { name, k, hosts: [] };
+        if (!inst.hosts.includes(host)) inst.hosts.push(host);
+        instances.set(key, inst);
       }
     }
-    for (const [name, hosts] of nameHosts) {
+    const order = [...instances.values()];
+    const overrides: typeof order = [];
+    for (const inst of order) {
+      const { name, k, hosts } = inst;
       // sites all of whose hosts log there (a named log belongs to one site)
       const whole = open.filter((s) => hostsOf(s).every((h) => hosts.includes(h)));
       const covered = new Set(whole.flatMap(hostsOf));
       if (
         whole.length && hosts.every((h) => covered.has(h)) && (name === "" || whole.length === 1)
       ) {
-        for (const s of whole) add(s, { name });
-        continue;
-      }
-      const owner = open.find((s) => hosts.some((h) => covers(hostsOf(s), h))) ?? open[0] ??
-        on[0];
-      if (owner) add(owner, { name, hostnames: hosts });
+        for (const s of whole) add(s, { name, k });
+      } else overrides.push(inst);
     }
+    // a log for other hosts (`hostnames`) goes where it keeps a site from being skipped,
+    // else into a site covering those hosts
+    for (const { name, k, hosts } of overrides) {
+      const bare = open.filter((s) => !out.has(s));
+      const covering = (list: Site[]) => list.find((s) => hosts.some((h) => covers(hostsOf(s), h)));
+      const owner = covering(bare) ?? bare[0] ?? covering(open) ?? open[0] ?? on[0];
+      if (owner) add(owner, { name, k, hostnames: hosts });
+    }
+    // each site's logs in the order the logger lists give
+    const rank = (l: SiteLog) => order.findIndex((i) => i.name === l.name && i.k === l.k);
+    for (const s of on) out.get(s)?.sort((a, b) => rank(a) - rank(b));
   }
   return out;
 }

@@ -26,7 +26,7 @@ const PREFIX = "http.reverse_proxy.header.";
 export interface ForwardAuth {
   /** The `uri` subdirective. */
   uri: string;
-  /** `copy_headers` as `[from, to]` pairs, in the order written. */
+  /** `copy_headers` as `[from, to]` pairs as written (`from` spelled to sort as read). */
   copy: [string, string][];
   /** The handler without the parts `forward_auth` makes (`handle_response[0]` stays; skip it). */
   rest: Obj;
@@ -62,6 +62,28 @@ function copiesOf(routes: unknown[]): [string, string][] | undefined {
   return out;
 }
 
+/**
+ * Spellings of the copied header names that the adapter sorts into the order read (it sorts
+ * the names as written, then writes them canonical): `X-B` sorts before `remote-email`,
+ * `Remote-Email` does not. The canonical spelling where it keeps the order (`readable`),
+ * else the smallest that does.
+ */
+function spelled(pairs: [string, string][], readable: boolean): [string, string][] | undefined {
+  const out: [string, string][] = [];
+  let prev: string | undefined;
+  for (const [from, to] of pairs) {
+    const names = [from.toUpperCase(), from, from.toLowerCase()]
+      .filter((n) => canonicalHeader(n) === from)
+      .sort();
+    if (readable) names.sort((a, b) => (a === from ? -1 : b === from ? 1 : 0));
+    const name = names.find((n) => prev === undefined || n > prev);
+    if (name === undefined) return undefined;
+    out.push([name, to]);
+    prev = name;
+  }
+  return out;
+}
+
 /** `h` as a `forward_auth` directive's parts, or undefined when it is not one. */
 export function forwardAuthOf(h: Obj): ForwardAuth | undefined {
   const rw = h.rewrite;
@@ -75,8 +97,11 @@ export function forwardAuthOf(h: Obj): ForwardAuth | undefined {
   }
   const hr = h.handle_response;
   if (!Array.isArray(hr) || !isObject(hr[0]) || !Array.isArray(hr[0].routes)) return undefined;
-  const copy = copiesOf(hr[0].routes);
-  if (!copy || stableJSON(approved(copy)) !== stableJSON(hr[0])) return undefined;
+  const read = copiesOf(hr[0].routes);
+  const want = stableJSON(hr[0]);
+  const copy = [true, false].map((readable) => read && spelled(read, readable))
+    .find((c) => c && stableJSON(approved(c)) === want);
+  if (!copy) return undefined;
   const restSet = { ...set };
   for (const k of Object.keys(FORWARDED)) delete restSet[k];
   const restRequest: Obj = { ...request as Obj, set: restSet };

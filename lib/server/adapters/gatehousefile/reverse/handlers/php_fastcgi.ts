@@ -3,7 +3,7 @@
  * routes — a redirect of directories to their trailing slash (when the index file exists),
  * a `try_files` rewrite whose file matcher splits the path at the PHP extensions, and a
  * `reverse_proxy` with the `fastcgi` transport under a `*.php` path matcher — kept together
- * without a subroute, or inside one when the directive has a matcher. The reverse direction
+ * without a subroute, or inside one under the directive's matcher. The reverse direction
  * recognises exactly those routes (the options are read back and the expansion built again
  * for comparison) and writes the directive with its subdirectives; the proxy's other options
  * pass through, as `php_fastcgi` hands them to `reverse_proxy`.
@@ -56,16 +56,23 @@ function expansion(index: string, tryFiles: string[], exts: string[]): Obj[] {
   return out;
 }
 
-/** The PHP extensions of a proxy route `*.php` → fastcgi, or undefined when it is not one. */
+/**
+ * The PHP extensions of a proxy route `*.php` → fastcgi, or undefined when it is not one. The
+ * route may hold the proxies of several `php_fastcgi` with the same extensions (the adapter
+ * merges adjacent routes with equal matchers; the later ones have `index off`).
+ */
 function proxyExtensions(r: unknown): string[] | undefined {
   if (!isObject(r) || Object.keys(r).sort().join() !== "handle,match") return undefined;
   const h = r.handle, m = r.match;
-  if (!Array.isArray(h) || h.length !== 1 || !isObject(h[0])) return undefined;
-  if (h[0].handler !== "reverse_proxy" || !isObject(h[0].transport)) return undefined;
-  const t = h[0].transport;
-  const exts = t.split_path;
-  if (t.protocol !== "fastcgi" || !Array.isArray(exts) || exts.length === 0) return undefined;
+  if (!Array.isArray(h) || h.length === 0) return undefined;
+  const exts = isObject(h[0]) && isObject(h[0].transport) ? h[0].transport.split_path : undefined;
+  if (!Array.isArray(exts) || exts.length === 0) return undefined;
   if (!exts.every((e) => typeof e === "string")) return undefined;
+  for (const p of h) {
+    if (!isObject(p) || p.handler !== "reverse_proxy" || !isObject(p.transport)) return;
+    const t = p.transport;
+    if (t.protocol !== "fastcgi" || stableJSON(t.split_path) !== stableJSON(exts)) return;
+  }
   const want = [{ path: exts.map((e) => `*${e}`) }];
   return stableJSON(m) === stableJSON(want) ? exts as string[] : undefined;
 }
@@ -111,23 +118,43 @@ export function phpFastcgiSpan(routes: unknown[], i: number): number {
 }
 
 /**
- * The `php_fastcgi` directive of the expansion `routes` (all of them; the first is route
- * `offset` of the list at `path`); null when they are not one (nothing reported) or after the
- * proxy reported a problem.
+ * The `php_fastcgi` directives of the expansion `routes` (all of them; the first is route
+ * `offset` of the list at `path`): one, and one with `index off` per further proxy merged
+ * into the proxy route; null when they are not one (nothing reported) or after a proxy
+ * reported a problem.
  */
 export function phpFastcgi(
   routes: unknown[],
   path: string,
   ctx: Ctx,
   offset = 0,
-): Directive | null {
+): Directive[] | null {
   if (routes.length === 0 || phpFastcgiSpan(routes, 0) !== routes.length) return null;
   const exts = proxyExtensions(routes[routes.length - 1])!;
   const opts = options(routes.slice(0, -1), exts)!;
-  const last = offset + routes.length - 1;
-  const proxyPath = childPath(childPath(childPath(path, last), "handle"), 0);
-  const proxy = (routes[routes.length - 1] as { handle: unknown[] }).handle[0];
-  const written = reverseHandler(proxy, proxyPath, ctx);
+  const proxies = (routes[routes.length - 1] as { handle: unknown[] }).handle;
+  const handlePath = childPath(childPath(path, offset + routes.length - 1), "handle");
+  const out: Directive[] = [];
+  for (const [i, proxy] of proxies.entries()) {
+    const d = directive(proxy, childPath(handlePath, i), exts, ctx);
+    if (!d) return null;
+    const index = i === 0 ? opts.index : "off";
+    if (index !== "index.php") d.own.push(line(["index", index]));
+    if (i === 0 && opts.tryFiles.length) d.own.push(line(["try_files", ...opts.tryFiles]));
+    const block = [...d.own, ...d.passed];
+    out.push({ name: "php_fastcgi", args: d.args, block: block.length ? block : undefined });
+  }
+  return out;
+}
+
+/** One proxy as `php_fastcgi` parts: its upstreams, own subdirectives and the proxy's. */
+function directive(
+  proxy: unknown,
+  path: string,
+  exts: string[],
+  ctx: Ctx,
+): { args: Directive["args"]; own: Line[]; passed: Line[] } | null {
+  const written = reverseHandler(proxy, path, ctx);
   if (!written || written.length !== 1 || written[0].name !== "reverse_proxy") return null;
   const own: Line[] = [], passed: Line[] = [];
   for (const l of written[0].block ?? []) {
@@ -142,12 +169,17 @@ export function phpFastcgi(
       own.push(t);
     }
   }
-  if (opts.index !== "index.php") own.push(line(["index", opts.index]));
-  if (opts.tryFiles.length) own.push(line(["try_files", ...opts.tryFiles]));
-  const block = [...own, ...passed];
-  return {
-    name: "php_fastcgi",
-    args: written[0].args,
-    block: block.length ? block : undefined,
-  };
+  return { args: written[0].args, own, passed };
+}
+
+/**
+ * `php_fastcgi` for a subroute handler holding exactly one expansion with a single proxy
+ * (the form the adapter gives `php_fastcgi <matcher>`); null when it is not one (nothing
+ * reported) or after the proxy reported a problem.
+ */
+export function phpFastcgiSubroute(routes: unknown[], path: string, ctx: Ctx): Directive | null {
+  if (routes.length === 0 || phpFastcgiSpan(routes, 0) !== routes.length) return null;
+  const proxy = routes[routes.length - 1] as { handle: unknown[] };
+  if (proxy.handle.length !== 1) return null;
+  return phpFastcgi(routes, path, ctx)?.[0] ?? null;
 }

@@ -8,7 +8,7 @@
 import type { Token } from "../../lexer.ts";
 import type { Ctx, Directive, HandlerReverser } from "../context.ts";
 import { durationText } from "../duration.ts";
-import { nestedSetLines } from "../matchers.ts";
+import { canonicalHeader, nestedSetLines } from "../matchers.ts";
 import { Fields, isObject } from "../problems.ts";
 import { bare, type Line, line, word } from "../tokens.ts";
 import { forwardAuthOf } from "./forward_auth.ts";
@@ -158,7 +158,12 @@ export const reverseProxy: HandlerReverser = (f, ctx: Ctx) => {
   f.skip(...f.rest());
   const own = [line(["uri", fa.uri])];
   if (fa.copy.length) {
-    own.push(line(["copy_headers", ...fa.copy.map(([a, b]) => a === b ? a : `${a}>${b}`)]));
+    own.push(
+      line([
+        "copy_headers",
+        ...fa.copy.map(([a, b]) => canonicalHeader(a) === b ? a : `${a}>${b}`),
+      ]),
+    );
   }
   return { name: "forward_auth", args: d.args, block: [...own, ...d.block ?? []] };
 };
