@@ -13,6 +13,7 @@ import { formatGatehousefile } from "../../../lib/server/adapters/gatehousefile/
 import { tokenize } from "../../../lib/server/adapters/gatehousefile/lexer.ts";
 import { type AdaptFn, caddyAdapt, hasCaddy, ourAdapt } from "./_adapters.ts";
 import { caddyfileText, gatehousefileText } from "./_sites.ts";
+import { ROOT } from "../fixtures/helpers.ts";
 
 /** True when `path` names a place in `json` (a key that is present, even if undefined). */
 function exists(json: unknown, path: string): boolean {
@@ -94,6 +95,75 @@ Deno.test("reverse never throws, writes formatted text and names real paths", ()
     }),
     { numRuns: 150, interruptAfterTimeLimit: 20_000 },
   );
+});
+
+/** The JSON outputs of Caddy's adapt corpus, read in place (undefined when it is absent). */
+function corpusJson(): unknown[] | undefined {
+  const dir = `${ROOT}../shared/caddyfile-corpus/corpus`;
+  try {
+    return [...Deno.readDirSync(dir)].filter((e) => e.isFile).map((e) => {
+      const text = Deno.readTextFileSync(`${dir}/${e.name}`);
+      const out = text.slice(text.indexOf("\n----------\n") + 12).trim();
+      return out.startsWith("{") ? JSON.parse(out) : undefined;
+    }).filter((j) => j !== undefined);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every place in a JSON value, as key lists. */
+function places(v: unknown, at: (string | number)[] = [], out: (string | number)[][] = []) {
+  if (at.length) out.push(at);
+  if (Array.isArray(v)) v.forEach((x, i) => places(x, [...at, i], out));
+  else if (v !== null && typeof v === "object") {
+    for (const [k, x] of Object.entries(v)) places(x, [...at, k], out);
+  }
+  return out;
+}
+
+const corpus = corpusJson();
+
+Deno.test({
+  name:
+    "reverse of mutated corpus configs never throws, writes formatted text and names real paths",
+  ignore: !corpus?.length,
+  fn: () => {
+    const edit = fc.record({
+      pick: fc.nat(),
+      value: fc.oneof(
+        fc.constant(undefined), // delete
+        fc.jsonValue({ maxDepth: 2 }),
+        fc.constantFrom("*.php", "fastcgi", "GET", [2], {}, [], null, "", "x/y"),
+      ),
+    });
+    fc.assert(
+      fc.property(
+        fc.nat(corpus!.length - 1),
+        fc.array(edit, { minLength: 1, maxLength: 4 }),
+        (i, edits) => {
+          const config = structuredClone(corpus![i]);
+          for (const { pick, value } of edits) {
+            const all = places(config);
+            if (!all.length) break;
+            const at = all[pick % all.length];
+            // deno-lint-ignore no-explicit-any
+            let parent: any = config;
+            for (const k of at.slice(0, -1)) parent = parent[k];
+            const last = at[at.length - 1];
+            if (value !== undefined) parent[last] = structuredClone(value);
+            else if (Array.isArray(parent)) parent.splice(last as number, 1);
+            else delete parent[last];
+          }
+          const r = reverseConfig(config);
+          assert.equal(formatGatehousefile(r.text), r.text === "" ? "\n" : r.text);
+          for (const p of [...r.problems, ...r.warnings]) {
+            assert.ok(exists(config, p.path), `problem path ${p.path} not in JSON: ${p.message}`);
+          }
+        },
+      ),
+      { numRuns: 3000, interruptAfterTimeLimit: 30_000 },
+    );
+  },
 });
 
 Deno.test("every word reads back as exactly its text, or is refused with a reason", () => {

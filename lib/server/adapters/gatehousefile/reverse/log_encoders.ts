@@ -7,7 +7,7 @@
  * @module
  */
 import { makeToken, type Token } from "../lexer.ts";
-import { Fields, isObject } from "./problems.ts";
+import { childPath, Fields, isObject } from "./problems.ts";
 import { gline, type Line, rawWord } from "./tokens.ts";
 
 /** Options every structured encoder shares, written as `<name> <value>`. */
@@ -132,7 +132,7 @@ export function encoderLine(e: Fields, keyword = "format"): Line | null {
       return gline(
         [keyword, "filter"],
         wrappingBlock(e, (name, cfg) => {
-          const path = e.at("fields") + "/" + name;
+          const path = childPath(e.at("fields"), name);
           if (!isObject(cfg)) {
             e.problems.add(path, "a field filter must be an object");
             return null;
@@ -150,7 +150,7 @@ export function encoderLine(e: Fields, keyword = "format"): Line | null {
           const w = scalarWord(v);
           if (w) return [gline([name, w])];
           e.problems.add(
-            e.at("fields") + "/" + name,
+            childPath(e.at("fields"), name),
             "an appended log field is a string, a number or a boolean in a Gatehousefile",
           );
           return null;

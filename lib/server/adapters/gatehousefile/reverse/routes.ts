@@ -26,7 +26,10 @@ export function reverseHandler(h: unknown, path: string, ctx: Ctx): Directive[] 
   }
   const name = h.handler;
   if (typeof name !== "string") {
-    ctx.problems.add(childPath(path, "handler"), "a handler needs its module name");
+    ctx.problems.add(
+      name === undefined ? path : childPath(path, "handler"),
+      "a handler needs its module name",
+    );
     return null;
   }
   const fn = HANDLERS[name];
@@ -80,6 +83,7 @@ export function reverseRoutes(
   ctx: Ctx,
   sorted: boolean,
   skip = 0,
+  routePath: (i: number) => string = (i) => childPath(path, i),
 ): Line[] {
   const lines: Line[] = [];
   if (routes === undefined) return lines;
@@ -102,7 +106,7 @@ export function reverseRoutes(
   let prev: { match: string; group: unknown; handlers: number } | undefined;
   for (let i = skip; i < routes.length; i++) {
     const r = routes[i];
-    const rp = childPath(path, i);
+    const rp = routePath(i);
     if (!isObject(r)) {
       ctx.problems.add(rp, `a route must be an object, got ${kindOf(r)}`);
       continue;

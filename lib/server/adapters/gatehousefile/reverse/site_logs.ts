@@ -113,8 +113,8 @@ export function siteLogs(
   for (const site of sites) {
     for (const { name, hostnames } of assigned.get(site) ?? []) {
       const lines: Line[] = [];
-      if (name !== "" && logs?.has(name) && !claimed.has(name)) {
-        const lf = logs.fields(name)!;
+      const lf = name !== "" && !claimed.has(name) ? logs?.fields(name) : undefined;
+      if (lf) {
         const inc = lf.value.include;
         if (Array.isArray(inc) && inc.length === 1 && inc[0] === `http.log.access.${name}`) {
           lf.skip("include");

@@ -98,7 +98,10 @@ function isSiteRoute(r: unknown): boolean {
       isObject(s) && Object.keys(s).length > 0 &&
       Object.keys(s).every((k) => k === "host" || k === "path") &&
       (s.host === undefined || (Array.isArray(s.host) && s.host.length > 0)) &&
-      (s.path === undefined || (Array.isArray(s.path) && s.path.length === 1))
+      (s.path === undefined || (Array.isArray(s.path) && s.path.length === 1)) &&
+      [...(s.host as unknown[] ?? []), ...(s.path as unknown[] ?? [])].every((x) =>
+        typeof x === "string"
+      )
     );
 }
 

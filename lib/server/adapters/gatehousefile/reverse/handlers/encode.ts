@@ -6,7 +6,7 @@
  */
 import type { Token } from "../../lexer.ts";
 import type { HandlerReverser } from "../context.ts";
-import { isObject } from "../problems.ts";
+import { childPath, isObject } from "../problems.ts";
 import { type Line, line, word } from "../tokens.ts";
 
 /** `encode`. */
@@ -27,7 +27,7 @@ export const encode: HandlerReverser = (f) => {
   for (const name of prefer) {
     const opts = encodings[name];
     if (!isObject(opts)) {
-      f.problems.add(f.at("encodings") + "/" + name, "an encoder config must be an object");
+      f.problems.add(childPath(f.at("encodings"), name), "an encoder config must be an object");
       return null;
     }
     const keys = Object.keys(opts);
@@ -42,7 +42,7 @@ export const encode: HandlerReverser = (f) => {
       continue;
     }
     f.problems.add(
-      f.at("encodings") + "/" + name,
+      childPath(f.at("encodings"), name),
       `options ${keys.join(", ")} of encoder ${name} have no Gatehousefile form`,
     );
     return null;

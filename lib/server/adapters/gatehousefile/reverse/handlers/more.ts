@@ -6,7 +6,7 @@
 import type { Token } from "../../lexer.ts";
 import type { HandlerReverser } from "../context.ts";
 import { durationText } from "../duration.ts";
-import { Fields, isObject } from "../problems.ts";
+import { childPath, Fields, isObject } from "../problems.ts";
 import { type Line, line, word } from "../tokens.ts";
 import { headerOpLines } from "./header_ops.ts";
 import { handleResponseLines } from "./reverse_proxy.ts";
@@ -17,7 +17,7 @@ export const map: HandlerReverser = (f) => {
   const dests = f.strs("destinations") ?? [];
   const block: Line[] = [];
   for (const [i, m] of (f.arr("mappings") ?? []).entries()) {
-    const mp = `${f.at("mappings")}/${i}`;
+    const mp = childPath(f.at("mappings"), i);
     if (!isObject(m)) continue;
     const mf = new Fields(m, mp, f.problems);
     const input = mf.str("input"), re = mf.str("input_regexp");

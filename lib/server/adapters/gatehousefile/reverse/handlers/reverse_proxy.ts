@@ -9,7 +9,7 @@ import type { Token } from "../../lexer.ts";
 import type { Ctx, Directive, HandlerReverser } from "../context.ts";
 import { durationText } from "../duration.ts";
 import { canonicalHeader, nestedSetLines } from "../matchers.ts";
-import { Fields, isObject } from "../problems.ts";
+import { childPath, Fields, isObject } from "../problems.ts";
 import { bare, type Line, line, word } from "../tokens.ts";
 import { forwardAuthOf } from "./forward_auth.ts";
 import { headerOpLines } from "./header_ops.ts";
@@ -62,7 +62,7 @@ function lbLines(lb: Fields, out: Line[]): void {
   dur(lb, "try_interval", "lb_try_interval", out);
   const rm = lb.arr("retry_match") ?? [];
   rm.forEach((set, i) => {
-    const lines = nestedSetLines(set, lb.at("retry_match") + "/" + i, lb.problems);
+    const lines = nestedSetLines(set, childPath(lb.at("retry_match"), i), lb.problems);
     if (!lines) return;
     if (lines.length === 1 && !lines[0].block) {
       out.push({ words: [bare("lb_retry_match"), ...lines[0].words] });
@@ -140,7 +140,7 @@ function responseMatcher(m: unknown, name: string, path: string, f: Fields): Lin
           }}
       }
     } else {
-      f.problems.add(`${path}/${k}`, "this response matcher has no form here");
+      f.problems.add(childPath(path, k), "this response matcher has no form here");
       return null;
     }
   }
@@ -179,7 +179,7 @@ function proxyDirective(f: Fields, ctx: Ctx, from: number): Directive {
     if (isObject(u) && typeof u.dial === "string" && Object.keys(u).length === 1) {
       dials.push(u.dial);
     } else {f.problems.add(
-        f.at("upstreams") + "/" + i,
+        childPath(f.at("upstreams"), i),
         "only upstreams with a dial address have a form",
       );}
   });
@@ -271,7 +271,12 @@ function proxyDirective(f: Fields, ctx: Ctx, from: number): Directive {
         dur(transport, k, k, lines);
       }
       block.push(line(["transport", "fastcgi"], lines.length ? lines : undefined));
-    } else f.problems.add(transport.at("protocol"), `transport ${proto} has no form here`);
+    } else {
+      f.problems.add(
+        transport.has("protocol") ? transport.at("protocol") : transport.path,
+        `transport ${proto} has no form here`,
+      );
+    }
     transport.done(`the ${proto} transport`);
   }
   block.push(...handleResponseLines(f, ctx, from));
@@ -286,7 +291,7 @@ export function handleResponseLines(f: Fields, ctx: Ctx, from = 0): Line[] {
   let n = 0;
   hr.forEach((h, i) => {
     if (i < from) return;
-    const hp = f.at("handle_response") + "/" + i;
+    const hp = childPath(f.at("handle_response"), i);
     if (!isObject(h)) return;
     const hf = new Fields(h, hp, f.problems);
     const match = hf.take("match");
