@@ -322,3 +322,41 @@ test("file descriptor listeners with protocols, and the empty server they leave"
     "/apps/http/servers/srv1/max_header_bytes",
   ]);
 });
+
+test("response matchers of encode and header are written as match blocks", async () => {
+  const text = `:80 {
+	header {
+		match {
+			status 404
+		}
+		X-Not-Found yes
+	}
+	encode gzip zstd {
+		minimum_length 256
+		match {
+			status 2xx 4xx 500
+			header Content-Type text/*
+			header !X-No-Compress
+		}
+	}
+}
+`;
+  await writesBack(text, text);
+});
+
+test("encoders with options are all written in the block, in preference order", async () => {
+  const text = `:80 {
+	encode {
+		zstd better {
+			disable_checksum
+		}
+		gzip 5
+	}
+	encode {
+		gzip 5
+		zstd
+	}
+}
+`;
+  await writesBack(text, text);
+});

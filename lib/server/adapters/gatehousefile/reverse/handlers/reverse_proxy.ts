@@ -13,6 +13,7 @@ import { childPath, Fields, isObject } from "../problems.ts";
 import { bare, type Line, line, word } from "../tokens.ts";
 import { forwardAuthOf } from "./forward_auth.ts";
 import { headerOpLines } from "./header_ops.ts";
+import { responseMatcherLines } from "./response_matcher.ts";
 import { httpTransportLines } from "./proxy_transport.ts";
 import { statusText } from "./static_response.ts";
 
@@ -125,26 +126,8 @@ function healthLines(hc: Fields, out: Line[]): void {
 
 /** A named response matcher definition; null after a problem. */
 function responseMatcher(m: unknown, name: string, path: string, f: Fields): Line | null {
-  if (!isObject(m)) {
-    f.problems.add(path, "a response matcher must be an object");
-    return null;
-  }
-  const lines: Line[] = [];
-  for (const [k, v] of Object.entries(m)) {
-    if (k === "status_code" && Array.isArray(v)) lines.push(line(["status", ...v.map(String)]));
-    else if (k === "headers" && isObject(v)) {
-      for (const [field, vals] of Object.entries(v)) {
-        if (vals === null) lines.push(line(["header", "!" + field]));
-        else {for (const val of Array.isArray(vals) ? vals : []) {
-            lines.push(line(["header", field, String(val)]));
-          }}
-      }
-    } else {
-      f.problems.add(childPath(path, k), "this response matcher has no form here");
-      return null;
-    }
-  }
-  return { words: [bare("@" + name)], block: lines };
+  const lines = responseMatcherLines(m, path, f.problems);
+  return lines && { words: [bare("@" + name)], block: lines };
 }
 
 /** `reverse_proxy`, or `forward_auth` when the handler is one's expansion. */
