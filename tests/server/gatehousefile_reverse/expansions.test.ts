@@ -360,3 +360,32 @@ test("encoders with options are all written in the block, in preference order", 
 `;
   await writesBack(text, text);
 });
+
+test("directives the sort reverses are written so that it puts them back; map outputs keep their types", async () => {
+  // two vars without paths each sort before the other: the adapter's stable sort swaps them
+  const text = `example.com {
+	map {host} {a} {b} {
+		example.com true 3
+		foo.example.com "string value" -
+		~.*\\.net$ - "7"
+		default unknown false
+	}
+	vars foo bar
+	vars {
+		abc true
+		def "1"
+	}
+}
+`;
+  const json = await writesBack(text, text) as {
+    apps: { http: { servers: { srv0: { routes: { handle: { routes: unknown[] }[] }[] } } } };
+  };
+  const handlers = (json.apps.http.servers.srv0.routes[0].handle[0].routes[0] as {
+    handle: Record<string, unknown>[];
+  }).handle;
+  assert.deepEqual(handlers.map((h) => Object.keys(h).filter((k) => k !== "handler")), [
+    ["source", "destinations", "mappings", "defaults"],
+    ["abc", "def"],
+    ["foo"],
+  ]);
+});

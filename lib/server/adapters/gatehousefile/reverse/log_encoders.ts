@@ -6,9 +6,9 @@
  *
  * @module
  */
-import { makeToken, type Token } from "../lexer.ts";
+import type { Token } from "../lexer.ts";
 import { childPath, Fields, isObject } from "./problems.ts";
-import { gline, type Line, rawWord } from "./tokens.ts";
+import { gline, type Line, rawWord, stringWord } from "./tokens.ts";
 
 /** Options every structured encoder shares, written as `<name> <value>`. */
 const STRING_OPTIONS = [
@@ -77,17 +77,13 @@ function filterLines(name: string, f: Fields): Line[] | null {
   return null;
 }
 
-/** Looks like a number or a boolean to the adapter, which reads such bare words as one. */
-const SCALAR =
-  /^([+-]?\d+|[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|1|t|T|TRUE|true|True|0|f|F|FALSE|false|False)$/;
-
 /** The word of an `append` field value, read back as the same JSON type; null if none. */
 function scalarWord(v: unknown): Token | null {
   if (typeof v === "number" && Number.isFinite(v)) return rawWord(String(v));
   if (typeof v === "boolean") return rawWord(String(v));
   if (typeof v !== "string") return null;
   // a string that reads as a number or boolean is quoted, so it stays a string
-  return SCALAR.test(v) ? makeToken({ text: v, quote: '"' }) : rawWord(v);
+  return stringWord(v, rawWord);
 }
 
 /** The block of `format filter` / `format append`: `wrap` and `fields { ... }`. */

@@ -8,7 +8,7 @@
 import type { Ctx, HandlerReverser } from "../context.ts";
 import { type Fields, isObject } from "../problems.ts";
 import { word } from "../tokens.ts";
-import { DEFAULT_DIRECTIVE_ORDER, keepsOrder, positions } from "../order.ts";
+import { DEFAULT_DIRECTIVE_ORDER, positions, writingOrder } from "../order.ts";
 import { phpFastcgiSubroute } from "./php_fastcgi.ts";
 
 function stripPrefixOf(routes: unknown[]): string | undefined {
@@ -69,7 +69,7 @@ export const subroute: HandlerReverser = (f: Fields, ctx: Ctx) => {
     const before = ctx.sorted.length;
     const block = ctx.routes(routes, path, true);
     const mine = ctx.sorted.slice(before).find((l) => l.path === path);
-    if (!mine || keepsOrder(mine.units, positions(DEFAULT_DIRECTIVE_ORDER))) {
+    if (!mine || writingOrder(mine.units, positions(DEFAULT_DIRECTIVE_ORDER))) {
       return { name: "handle", args: [], block };
     }
     ctx.sorted.splice(ctx.sorted.indexOf(mine), 1);
