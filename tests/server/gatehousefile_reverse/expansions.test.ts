@@ -389,3 +389,26 @@ test("directives the sort reverses are written so that it puts them back; map ou
     ["foo"],
   ]);
 });
+
+test("pki CAs with their lifetimes, maintenance and renewal options", async () => {
+  const text = `{
+	skip_install_trust
+	pki {
+		ca {
+			name "Test CA"
+			intermediate_lifetime 48h
+			maintenance_interval 10m
+			renewal_window_ratio 0.3
+		}
+		ca other {
+			name Other
+		}
+	}
+}
+
+localhost:8443 {
+	respond hi
+}
+`;
+  await writesBack(text, text);
+});
