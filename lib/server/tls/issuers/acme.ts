@@ -1,0 +1,184 @@
+/**
+ * The `acme` issuer (module `tls.issuance.acme`, Caddy's `ACMEIssuer`): gets certificates
+ * from an ACME CA (RFC 8555) — Let's Encrypt by default, any `ca` directory URL otherwise —
+ * with an account kept in storage, HTTP-01 and TLS-ALPN-01 challenges, External Account
+ * Binding, and revocation.
+ *
+ * The challenge ports default to the `http` app's `http_port` / `https_port` (80 / 443) and
+ * may be moved with `challenges.http.alternate_port` / `challenges.tls-alpn.alternate_port`
+ * (the ports the CA connects to stay 80 / 443 in production; alternate ports serve setups
+ * that forward those to other ports, and test CAs such as Pebble).
+ *
+ * @module
+ */
+import type { Logger, ModuleDefinition, ModuleInstance, ProvisionContext } from "../../module.ts";
+import type { Storage } from "../../storage/mod.ts";
+import {
+  type Account,
+  type AccountOptions,
+  forgetAccount,
+  getAccount,
+  issuerKey,
+} from "../acme/account.ts";
+import { addDistributedSource } from "../acme/challenges.ts";
+import { challengePorts } from "../acme/ports.ts";
+import { configureOrigin, setAcmeDebugLogger } from "../acme/lib.ts";
+import { type OrderResult, runOrder } from "../acme/order.ts";
+import { type AcmeIssuerConfig, parseAcmeIssuerConfig } from "./acme_config.ts";
+
+/** What the certificate manager asks an issuer for. */
+export interface IssueRequest {
+  /** The names (DNS names or IPs) the certificate is for. */
+  names: string[];
+  /** A PEM CSR for those names, signed with the certificate's key. */
+  csrPem: string;
+  /** How many earlier attempts of this obtain failed (0 for the first). */
+  attempt?: number;
+}
+
+/** A certificate from an issuer. */
+export interface IssuedCertificate {
+  /** PEM chain, leaf first. */
+  chain: string;
+  /** Kept with the certificate (`issuer_data` in the `.json` beside it). */
+  metadata: Record<string, unknown>;
+}
+
+/** Reasons of RFC 5280 §5.3.1 accepted by `revoke`. */
+export type RevocationReason = 0 | 1 | 3 | 4 | 5;
+
+/** The running `acme` issuer of one automation policy. */
+export class AcmeIssuer implements ModuleInstance {
+  /** The decoded config. */
+  readonly config: AcmeIssuerConfig;
+  readonly #storage: Storage;
+  readonly #logger: Logger;
+  readonly #failed = new Set<string>();
+  readonly #dropSource: () => void;
+
+  constructor(config: AcmeIssuerConfig, storage: Storage, logger: Logger) {
+    this.config = config;
+    this.#storage = storage;
+    this.#logger = logger;
+    for (const url of [config.ca, config.testCa]) {
+      if (!url) continue;
+      configureOrigin(new URL(url).origin, {
+        roots: config.trustedRoots,
+        timeoutMs: config.timeoutMs,
+      });
+    }
+    this.#dropSource = addDistributedSource({ storage, prefix: this.storagePrefix });
+  }
+
+  /** The issuer's storage key (`<host>-<path>` of its CA), as certmagic names it. */
+  get issuerKey(): string {
+    return issuerKey(this.config.ca);
+  }
+
+  /** `acme/<issuerKey>`: where this issuer keeps accounts and challenge tokens. */
+  get storagePrefix(): string {
+    return `acme/${this.issuerKey}`;
+  }
+
+  #accountOptions(ca: string): AccountOptions {
+    return {
+      directoryUrl: ca,
+      email: this.config.email,
+      accountKeyPem: this.config.accountKey,
+      eab: this.config.externalAccount,
+      storage: this.#storage,
+    };
+  }
+
+  /** The account for `ca`, registered on first use. */
+  account(ca: string = this.config.ca): Promise<Account> {
+    return getAccount(this.#accountOptions(ca), this.#logger);
+  }
+
+  async #order(ca: string, request: IssueRequest): Promise<OrderResult> {
+    const ports = challengePorts();
+    const solvers = {
+      types: this.config.challengeTypes,
+      httpPort: this.config.httpPort ?? ports.http,
+      tlsPort: this.config.tlsAlpnPort ?? ports.https,
+      bindHost: this.config.bindHost,
+      shared: { storage: this.#storage, prefix: this.storagePrefix },
+    };
+    const run = async () => {
+      const { client } = await this.account(ca);
+      return runOrder(
+        client,
+        request.names,
+        request.csrPem,
+        solvers,
+        this.#failed,
+        this.#logger,
+        this.config.preferredChain,
+      );
+    };
+    try {
+      return await run();
+    } catch (e) {
+      // The CA lost the account (a test CA restarted, an account deactivated): register anew.
+      if (/account.*(does not exist|not found|unable to find|deactivated)/i.test(String(e))) {
+        this.#logger.warn("ACME account unknown to the CA; registering a new one", { ca });
+        await forgetAccount(this.#accountOptions(ca));
+        return await run();
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Obtains a certificate for `request.names`. After a failed attempt, a configured
+   * `test_ca` is tried first (a dry run that spares the production CA's rate limits).
+   */
+  async issue(request: IssueRequest): Promise<IssuedCertificate> {
+    if ((request.attempt ?? 0) > 0 && this.config.testCa) {
+      this.#logger.info("trying the test CA first after a failed attempt", {
+        identifiers: request.names,
+        test_ca: this.config.testCa,
+      });
+      await this.#order(this.config.testCa, request);
+    }
+    const { chain, orderUrl } = await this.#order(this.config.ca, request);
+    return { chain, metadata: { ca: this.config.ca, order: orderUrl } };
+  }
+
+  /**
+   * Revokes a certificate this issuer's account obtained (reason 0 unspecified, 1 key
+   * compromise, 3 affiliation changed, 4 superseded, 5 cessation of operation).
+   */
+  async revoke(chainPem: string, reason: RevocationReason = 0): Promise<void> {
+    const { client } = await this.account();
+    const leaf = chainPem.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/);
+    if (!leaf) throw new Error("revoke: no certificate in PEM");
+    await client.revokeCertificate(leaf[0], { reason });
+    this.#logger.info("certificate revoked", { ca: this.config.ca, reason });
+  }
+
+  /** Stops answering challenges shared through storage for this issuer. */
+  cleanup(): void {
+    this.#dropSource();
+  }
+}
+
+/**
+ * Registry entry of the `acme` issuer.
+ *
+ * @example
+ * ```ts ignore
+ * const issuer = await ctx.loadModule<AcmeIssuer>("tls.issuance", "module", {
+ *   module: "acme",
+ *   email: "me@example.com",
+ * });
+ * ```
+ */
+export const acmeIssuerModule: ModuleDefinition<AcmeIssuer> = {
+  id: "tls.issuance.acme",
+  create(config: Record<string, unknown>, ctx: ProvisionContext): AcmeIssuer {
+    const logger = ctx.logger("tls.issuance.acme");
+    setAcmeDebugLogger(logger.named("acme_client"));
+    return new AcmeIssuer(parseAcmeIssuerConfig(config, "issuer"), ctx.storage, logger);
+  },
+};
