@@ -25,6 +25,7 @@ function config(routes: number, port: number): Record<string, unknown> {
         servers: {
           srv0: {
             listen: [`127.0.0.1:${port}`],
+            automatic_https: { disable: true }, // plain HTTP on a loopback test port
             routes: Array.from({ length: routes }, (_, i) => ({
               match: [{ host: [`h${i}.example`], path: [`/r${i}/*`] }],
               handle: [{ handler: "static_response", body: `route ${i}` }],

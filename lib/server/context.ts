@@ -11,6 +11,7 @@ import {
   getModule,
   type ListenerHandle,
   type ListenOptions,
+  listModules,
   type Logger,
   type ModuleInstance,
   type ProvisionContext,
@@ -54,6 +55,7 @@ export class ConfigContext {
   readonly #provisioning = new Set<string>();
   readonly #started: App[] = [];
   #cleaned = false;
+  #startCalled = false;
 
   constructor(config: JsonObject | null, readonly pool: ListenerPool) {
     this.config = config ?? {};
@@ -98,6 +100,10 @@ export class ConfigContext {
         });
       }
     }
+    // Admin endpoint modules (`admin.api.*`) are part of every config, as in Caddy.
+    for (const id of listModules()) {
+      if (id.startsWith("admin.api.")) await this.#create(id, {});
+    }
     for (const m of this.#instances) {
       if (m.validate) await m.validate();
     }
@@ -105,6 +111,7 @@ export class ConfigContext {
 
   /** Starts every app; on failure stops the ones already started and rethrows. */
   async start(): Promise<void> {
+    this.#startCalled = true;
     for (const [name, app] of this.apps) {
       try {
         await app.start();
@@ -155,11 +162,15 @@ export class ConfigContext {
     const existing = this.apps.get(name);
     if (existing) return existing as T;
     const apps = (this.config.apps ?? {}) as JsonObject;
-    if (!Object.hasOwn(apps, name)) return undefined;
+    const configured = Object.hasOwn(apps, name);
+    // An app another module needs while the config provisions is provisioned (with an empty
+    // config) and started with the others, as Caddy's ctx.App does (e.g. `pki` for the
+    // `internal` issuer, `tls` for automatic HTTPS). Once started, only configured apps exist.
+    if (!configured && (this.#startCalled || !getModule(name))) return undefined;
     if (this.#provisioning.has(name)) throw new Error(`app '${name}' depends on itself`);
     this.#provisioning.add(name);
     try {
-      const raw = apps[name] ?? {};
+      const raw = configured ? apps[name] ?? {} : {};
       const app = await this.#create<T>(name, raw);
       if (typeof app.start !== "function" || typeof app.stop !== "function") {
         throw new Error(`module '${name}' is not an app`);

@@ -5,15 +5,27 @@
  *
  * @module
  */
-import type { ConnHandler, ListenerHandle, ListenOptions, ServeInfo } from "./module.ts";
+import type {
+  ConnHandler,
+  ListenerHandle,
+  ListenOptions,
+  ServeInfo,
+  TlsCertificateSource,
+} from "./module.ts";
 import { joinHostPort, parseNetworkAddress } from "./address.ts";
 
 class Handle implements ListenerHandle {
   handler?: ConnHandler;
   released = false;
-  constructor(readonly socket: Socket, readonly address: string, readonly port?: number) {}
+  constructor(
+    readonly socket: Socket,
+    readonly address: string,
+    readonly port?: number,
+    readonly tls?: TlsCertificateSource,
+  ) {}
   setHandler(handler: ConnHandler): void {
     this.handler = handler;
+    if (this.tls) this.socket.pool.certificateSourceChanged(this.socket);
   }
   release(): Promise<void> {
     if (this.released) return Promise.resolve();
@@ -26,6 +38,8 @@ class Handle implements ListenerHandle {
 interface RunningServer {
   shutdown(): Promise<void>;
   readonly finished: Promise<void>;
+  /** TLS listeners: the certificates (or their source) changed. */
+  certificatesChanged?(): void;
 }
 
 interface Socket {
@@ -36,6 +50,10 @@ interface Socket {
   address: string;
   port?: number;
   unixPath?: string;
+  /** TLS sockets: unsubscribes from the current certificate source. */
+  unsubscribe?: () => void;
+  /** TLS sockets: the source the subscription is on. */
+  subscribed?: TlsCertificateSource;
 }
 
 /** The host to bind: an empty host means every interface of the network's family. */
@@ -50,10 +68,11 @@ function removeStaleSocket(path: string): void {
   } catch { /* absent */ }
 }
 
-async function sha(text: string): Promise<string> {
-  const d = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(d).slice(0, 8), (b) => b.toString(16).padStart(2, "0")).join("");
-}
+/** The source of a TLS socket no config holds any more: no certificates. */
+const NO_CERTIFICATES: TlsCertificateSource = {
+  getCertificate: () => Promise.resolve(null),
+  subscribe: () => () => {},
+};
 
 /**
  * A pool of HTTP listeners.
@@ -71,6 +90,8 @@ export class ListenerPool {
   #sockets = new Map<string, Socket>();
   /** Longest wait for in-flight requests when a socket closes (ms); undefined = no limit. */
   gracePeriodMs?: number;
+  /** Where listener events are logged (TLS listener replacement). */
+  log?: (msg: string, fields?: Record<string, unknown>) => void;
 
   /** Number of open sockets. */
   get size(): number {
@@ -93,14 +114,14 @@ export class ListenerPool {
       ? `unix/${addr.host}`
       : `${addr.network}/${joinHostPort(addr.host, addr.startPort)}`;
     if (!unix && addr.startPort === 0) key += `#${occurrence}`;
-    if (options.tls) key += `|tls:${await sha(options.tls.cert + "\0" + options.tls.key)}`;
+    if (options.tls) key += "|tls";
     const engine = options.engine ?? "deno";
     if (engine !== "deno") key += `|${engine}`;
     let socket = this.#sockets.get(key);
     if (!socket) {
       socket = engine === "node"
         ? await this.#openNode(key, addr.host, addr.startPort, unix, addr.network, options.tls)
-        : this.#open(key, addr.host, addr.startPort, unix, addr.network, options.tls);
+        : await this.#open(key, addr.host, addr.startPort, unix, addr.network, options.tls);
       // Another listen for the same key may have opened it meanwhile (node binds async).
       const raced = this.#sockets.get(key);
       if (raced) {
@@ -108,9 +129,32 @@ export class ListenerPool {
         socket = raced;
       } else this.#sockets.set(key, socket);
     }
-    const handle = new Handle(socket, socket.address, socket.port);
+    const handle = new Handle(socket, socket.address, socket.port, options.tls);
     socket.handles.push(handle);
     return handle;
+  }
+
+  /** The certificate source of a TLS socket: the newest live config's. */
+  #source(socket: Socket): TlsCertificateSource {
+    for (let i = socket.handles.length - 1; i >= 0; i--) {
+      const h = socket.handles[i];
+      if (h.tls && h.handler && !h.released) return h.tls;
+    }
+    for (let i = socket.handles.length - 1; i >= 0; i--) {
+      if (socket.handles[i].tls && !socket.handles[i].released) return socket.handles[i].tls!;
+    }
+    return NO_CERTIFICATES;
+  }
+
+  /** A config took over a TLS socket (or left it): follow its certificate source. */
+  certificateSourceChanged(socket: Socket): void {
+    const source = this.#source(socket);
+    if (socket.subscribed !== source) {
+      socket.unsubscribe?.();
+      socket.subscribed = source;
+      socket.unsubscribe = source.subscribe(() => socket.server.certificatesChanged?.());
+    }
+    socket.server?.certificatesChanged?.();
   }
 
   /** Hands a request to the newest live handle of a socket. */
@@ -143,7 +187,7 @@ export class ListenerPool {
       const server = await serveNode({
         hostname,
         port,
-        tls,
+        tls: tls ? { source: () => this.#source(socket) } : undefined,
         handler,
         localAddress: () => socket.address,
       });
@@ -154,14 +198,14 @@ export class ListenerPool {
     return socket;
   }
 
-  #open(
+  async #open(
     key: string,
     host: string,
     port: number,
     unix: boolean,
     network: string,
     tls?: ListenOptions["tls"],
-  ): Socket {
+  ): Promise<Socket> {
     const socket = { key, pool: this, handles: [] as Handle[] } as unknown as Socket;
     const handler = (req: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr | Deno.UnixAddr>) => {
       const ra = info.remoteAddr as Deno.NetAddr | Deno.UnixAddr;
@@ -186,12 +230,25 @@ export class ListenerPool {
       socket.unixPath = host;
     } else {
       const hostname = bindHost(host, network);
-      const opts = { hostname, port, handler, onListen() {} };
-      const server = tls ? Deno.serve({ ...opts, cert: tls.cert, key: tls.key }) : Deno.serve(opts);
-      socket.server = server;
-      const bound = server.addr as Deno.NetAddr;
-      socket.port = bound.port;
-      socket.address = joinHostPort(host, bound.port);
+      if (tls) {
+        const { serveDenoTls } = await import("./tls/deno_listener.ts");
+        const server = await serveDenoTls({
+          hostname,
+          port,
+          getter: () => this.#source(socket),
+          handler: handler as (r: Request, i: Deno.ServeHandlerInfo<Deno.NetAddr>) => Response,
+          log: (msg, fields) => this.log?.(msg, fields),
+        });
+        socket.server = server;
+        socket.port = server.port;
+        socket.address = joinHostPort(host, server.port);
+      } else {
+        const server = Deno.serve({ hostname, port, handler, onListen() {} });
+        socket.server = server;
+        const bound = server.addr as Deno.NetAddr;
+        socket.port = bound.port;
+        socket.address = joinHostPort(host, bound.port);
+      }
     }
     return socket;
   }
@@ -201,8 +258,12 @@ export class ListenerPool {
     const handle = released as Handle;
     const socket = handle.socket;
     socket.handles = socket.handles.filter((h) => h !== handle);
-    if (socket.handles.length > 0 || this.#sockets.get(socket.key) !== socket) return;
+    if (socket.handles.length > 0 || this.#sockets.get(socket.key) !== socket) {
+      if (handle.tls && socket.handles.length > 0) this.certificateSourceChanged(socket);
+      return;
+    }
     this.#sockets.delete(socket.key);
+    socket.unsubscribe?.();
     // The socket stops accepting at once (the address is free again); in-flight requests
     // drain in the background, so a reload is never held up by long-lived connections.
     const drained = socket.server.shutdown().then(() => socket.server.finished);
@@ -221,6 +282,7 @@ export class ListenerPool {
     const all = [...this.#sockets.values()];
     this.#sockets.clear();
     for (const s of all) for (const h of s.handles) h.released = true;
+    for (const s of all) s.unsubscribe?.();
     for (const s of all) {
       const drained = s.server.shutdown().then(() => s.server.finished);
       const tracked = drained.catch(() => {}).finally(() => this.#draining.delete(tracked));

@@ -113,14 +113,25 @@ export interface RawUpgrade {
 export interface ListenOptions {
   /** Network address, Caddy form: `host:port`, `:port`, `unix//path`, `tcp/host:port`. */
   address: string;
-  /** TLS material when the listener terminates TLS. Listeners are keyed by address + TLS. */
-  tls?: { cert: string; key: string; alpnProtocols?: string[] };
+  /**
+   * When the listener terminates TLS: where each handshake gets its certificate (by server
+   * name). Listeners are keyed by address + TLS; a reload swaps the getter on the same socket.
+   */
+  tls?: TlsCertificateSource;
   /**
    * The HTTP implementation behind the socket: `deno` (`Deno.serve`: HTTP/1.1 and HTTP/2, the
    * fastest) or `node` (`node:http`/`node:https`: HTTP/1.1 only, raw upgrades and TLS session
    * details). Listeners are keyed by address + engine.
    */
   engine?: "deno" | "node";
+}
+
+/** Where a TLS listener gets the certificate of each handshake (the `tls` app's getter). */
+export interface TlsCertificateSource {
+  /** The PEM certificate chain and key for a server name (`""`: no SNI), or null for none. */
+  getCertificate(serverName: string): Promise<{ cert: string; key: string } | null>;
+  /** Calls `fn` when certificates changed; returns an unsubscribe function. */
+  subscribe(fn: () => void): () => void;
 }
 
 /**

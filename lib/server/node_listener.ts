@@ -13,7 +13,7 @@
 import type http from "node:http";
 import type net from "node:net";
 import type tls from "node:tls";
-import type { RawUpgrade, ServeInfo } from "./module.ts";
+import type { RawUpgrade, ServeInfo, TlsCertificateSource } from "./module.ts";
 import { statusText } from "./http/status.ts";
 import { readableOf, tunnelOf, view, writeTo } from "./node_streams.ts";
 
@@ -25,8 +25,11 @@ export interface NodeListenOptions {
   port?: number;
   /** Unix socket path. */
   path?: string;
-  /** Certificate and key (PEM) when the listener terminates TLS. */
-  tls?: { cert: string; key: string };
+  /**
+   * When the listener terminates TLS: the certificate source to ask at each handshake (by SNI,
+   * through `SNICallback`; clients without SNI get the answer for `""`).
+   */
+  tls?: { source: () => TlsCertificateSource };
   /** The listen address reported to handlers (`ServeInfo.localAddress`), once bound. */
   localAddress: () => string;
   /** Answers one request. */
@@ -41,6 +44,8 @@ export interface NodeHttpServer {
   shutdown(): Promise<void>;
   /** Resolves when every connection is closed after `shutdown`. */
   readonly finished: Promise<void>;
+  /** TLS: certificates changed (the one for clients without SNI is refreshed). */
+  certificatesChanged(): void;
 }
 
 /** IANA cipher suite numbers by OpenSSL and IANA name (TLS 1.3 and the usual TLS 1.2 ones). */
@@ -244,14 +249,43 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
   // upload or stream is not cut at 5 minutes) and Go's 1 MiB header limit, as Caddy.
   const limits = { requestTimeout: 0, maxHeaderSize: 1 << 20 };
   let server: http.Server;
+  let refreshDefault: (() => Promise<void>) | undefined;
   if (o.tls) {
     const https = (await import("node:https")).default;
-    server = https.createServer({
+    const nodeTls = (await import("node:tls")).default;
+    const source = o.tls.source;
+    // Contexts are reused while the certificate is the same one.
+    const contexts = new Map<string, tls.SecureContext>();
+    const contextOf = (c: { cert: string; key: string }) => {
+      let ctx = contexts.get(c.cert);
+      if (!ctx) {
+        if (contexts.size > 1000) contexts.clear();
+        ctx = nodeTls.createSecureContext({ cert: c.cert, key: c.key });
+        contexts.set(c.cert, ctx);
+      }
+      return ctx;
+    };
+    const first = await source().getCertificate("");
+    const https_ = https.createServer({
       ...limits,
-      cert: o.tls.cert,
-      key: o.tls.key,
+      ...(first ? { cert: first.cert, key: first.key } : {}),
       ALPNProtocols: ["http/1.1"],
+      SNICallback: (name: string, cb: (e: Error | null, ctx?: tls.SecureContext) => void) => {
+        source().getCertificate(name.toLowerCase()).then(
+          (c) => c ? cb(null, contextOf(c)) : cb(new Error(`no certificate for ${name}`)),
+          (e) => cb(e as Error),
+        );
+      },
     });
+    let last = first?.cert;
+    refreshDefault = async () => {
+      const c = await source().getCertificate("").catch(() => null);
+      if (c && c.cert !== last) {
+        last = c.cert;
+        https_.setSecureContext({ cert: c.cert, key: c.key });
+      }
+    };
+    server = https_;
   } else {
     const nodeHttp = (await import("node:http")).default;
     server = nodeHttp.createServer(limits);
@@ -366,6 +400,9 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
   return {
     port: typeof address === "object" && address ? address.port : 0,
     finished,
+    certificatesChanged() {
+      refreshDefault?.().catch(() => {});
+    },
     shutdown() {
       if (closing) return finished;
       closing = true;

@@ -11,3 +11,4 @@ import "./storage/register.ts";
 import "./adapters/json5.ts";
 import "./http/mod.ts";
 import "./tls/mod.ts";
+import "./pki/mod.ts";

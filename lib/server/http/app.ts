@@ -11,7 +11,8 @@ import { asObject, checkFields, optDuration, optNumber, type Raw } from "./confi
 import { HttpServer } from "./server.ts";
 import { HttpConfigError } from "./errors.ts";
 import type { TlsApp } from "../tls/app.ts";
-import { selectCertificate } from "../tls/policies.ts";
+import { TlsConfigError } from "../tls/certificates.ts";
+import { planAutomaticHttps } from "./autohttps.ts";
 
 const running = new Set<HttpApp>();
 
@@ -68,27 +69,58 @@ export class HttpApp implements App {
     optDuration(config, "shutdown_delay", "http");
     const servers = new Map<string, HttpServer>();
     const rawServers = config.servers === undefined ? {} : asObject(config.servers, "http.servers");
-    for (const [name, raw] of Object.entries(rawServers)) {
+    let tlsApp: TlsApp | undefined;
+    let tlsAsked = false;
+    const tls = async () => {
+      if (!tlsAsked) {
+        tlsApp = await ctx.app<TlsApp>("tls");
+        tlsAsked = true;
+      }
+      return tlsApp;
+    };
+    const plan = await planAutomaticHttps(rawServers, {
+      httpPort,
+      httpsPort,
+      log: ctx.logger("http"),
+      tls,
+    });
+    for (const [name, raw] of Object.entries(plan.servers)) {
       servers.set(name, await HttpServer.create(name, raw, ctx, httpPort));
+    }
+    if (plan.certNames.length) {
+      const app = await tls();
+      if (!app) throw new TlsConfigError("no_certificate", "automatic HTTPS needs the tls app");
+      ctx.logger("http").info("enabling automatic TLS certificate management", {
+        domains: plan.certNames,
+      });
+      await app.manage(plan.certNames);
     }
     const handles: { server: HttpServer; handle: ListenerHandle }[] = [];
     const app = new HttpApp(servers, httpPort, httpsPort, handles);
     ctx.onCleanup(() => app.#release());
     for (const server of servers.values()) {
-      let tls: { cert: string; key: string } | undefined;
+      const app = server.tlsPolicies ? await tls() : undefined;
       if (server.tlsPolicies) {
         const where = `http.servers.${server.name}`;
-        const tlsApp = await ctx.app<TlsApp>("tls");
-        const policies = server.tlsPolicies.length
-          ? server.tlsPolicies
-          : [{ sni: [], anyTag: [], allTags: [] }];
-        const chosen = selectCertificate(
-          policies,
-          tlsApp?.certificates ?? [],
-          server.hostNames,
-          where,
-        );
-        tls = { cert: chosen.cert, key: chosen.key };
+        if (!app || (app.cache.size === 0 && app.managedNames.length === 0)) {
+          throw new TlsConfigError(
+            "no_certificate",
+            `${where}.tls_connection_policies: no certificate loaded or managed ` +
+              `(load some with apps.tls.certificates.load_files or load_pem, or give the ` +
+              `routes host matchers so automatic HTTPS manages them)`,
+          );
+        }
+        for (const p of server.tlsPolicies) {
+          for (const t of p.anyTag.concat(p.allTags)) {
+            if (!app.cache.all().some((c) => c.tags.includes(t))) {
+              throw new TlsConfigError(
+                "no_certificate",
+                `${where}.tls_connection_policies: no loaded certificate has the tags ` +
+                  JSON.stringify({ any_tag: p.anyTag, all_tags: p.allTags }),
+              );
+            }
+          }
+        }
         const unix = server.addresses.find((a) => a.network === "unix");
         if (unix) {
           throw new HttpConfigError(
@@ -98,7 +130,9 @@ export class HttpApp implements App {
         }
       }
       for (const a of server.addresses) {
-        const handle = await ctx.listen({ address: a.address, tls, engine: server.engine });
+        const host = a.address.slice(0, a.address.lastIndexOf(":")).replace(/^\[|\]$/g, "");
+        const source = app && server.tlsPolicies ? app.getter(server.tlsPolicies, host) : undefined;
+        const handle = await ctx.listen({ address: a.address, tls: source, engine: server.engine });
         handles.push({ server, handle });
         server.listeners.push(handle);
       }

@@ -1,6 +1,7 @@
 /**
- * Registers the `tls` app (certificates for HTTPS listeners). Importing this file is enough
- * to make `apps.tls` configs work.
+ * Registers the `tls` app (certificates for HTTPS listeners, their automation) and the
+ * `internal` issuer (`tls.issuance.internal`). Importing this file is enough to make
+ * `apps.tls` configs work; the issuer's code loads when a config first uses it.
  *
  * @example
  * ```ts
@@ -11,10 +12,20 @@
  *
  * @module
  */
-import { getModule, registerModule } from "../module.ts";
+import { getModule, type ModuleDefinition, registerModule } from "../module.ts";
 import { tlsAppModule } from "./app.ts";
 
-if (!getModule(tlsAppModule.id)) registerModule(tlsAppModule);
+const internalIssuer: ModuleDefinition = {
+  id: "tls.issuance.internal",
+  async create(config, ctx) {
+    const { internalIssuerModule } = await import("./internal_issuer.ts");
+    return await internalIssuerModule.create(config, ctx);
+  },
+};
+
+for (const m of [tlsAppModule as unknown as ModuleDefinition, internalIssuer]) {
+  if (!getModule(m.id)) registerModule(m);
+}
 
 export {
   loadCertificates,
@@ -23,4 +34,5 @@ export {
   TlsConfigError,
   type TlsConfigErrorCode,
 } from "./certificates.ts";
-export { type ConnectionPolicy, parseConnectionPolicies, selectCertificate } from "./policies.ts";
+export { type ConnectionPolicy, parseConnectionPolicies } from "./policies.ts";
+export type { CertificateGetter, CertifiedKey } from "./cache.ts";

@@ -1,17 +1,13 @@
 /**
- * A server's `tls_connection_policies` (Caddy's JSON) and the choice of the one certificate a
- * listener serves. Deno.serve takes exactly one certificate/key per listener, offers ALPN
- * `h2` and `http/1.1` itself and negotiates TLS 1.2 or 1.3 (rustls defaults): policy fields
- * Deno cannot honour are refused at load with an `unsupported` error.
+ * A server's `tls_connection_policies` (Caddy's JSON). The certificate of each handshake is
+ * chosen by server name (SNI) from the `tls` app's cache, among those a policy's
+ * `certificate_selection` tags allow (`TlsApp.getter`). The listeners offer ALPN `h2` and
+ * `http/1.1` and negotiate TLS 1.2 or 1.3 (rustls defaults): policy fields they cannot honour
+ * are refused at load with an `unsupported` error.
  *
  * @module
  */
-import {
-  type LoadedCertificate,
-  nameMatches,
-  tlsCheckFields,
-  TlsConfigError,
-} from "./certificates.ts";
+import { tlsCheckFields, TlsConfigError } from "./certificates.ts";
 
 /** One decoded connection policy. */
 export interface ConnectionPolicy {
@@ -21,8 +17,10 @@ export interface ConnectionPolicy {
   anyTag: string[];
   /** `certificate_selection.all_tags`. */
   allTags: string[];
-  /** `default_sni` (used to choose the certificate when the policy has no `match.sni`). */
+  /** `default_sni`: the name used for clients that send no SNI. */
   defaultSni?: string;
+  /** `fallback_sni`: the name used when no certificate matches the client's SNI. */
+  fallbackSni?: string;
 }
 
 type Raw = Record<string, unknown>;
@@ -132,7 +130,8 @@ export function parseConnectionPolicies(raw: unknown, where: string): Connection
       sni: strings(match, "sni", `${w}.match`).map((s) => s.toLowerCase()),
       anyTag: strings(sel, "any_tag", `${w}.certificate_selection`),
       allTags: strings(sel, "all_tags", `${w}.certificate_selection`),
-      defaultSni: policy.default_sni as string | undefined,
+      defaultSni: (policy.default_sni as string | undefined)?.toLowerCase(),
+      fallbackSni: (policy.fallback_sni as string | undefined)?.toLowerCase(),
     };
   });
 }
@@ -158,73 +157,4 @@ export function routeHostNames(routes: unknown): string[] {
   };
   walk(routes);
   return [...new Set(out)];
-}
-
-function covered(cert: LoadedCertificate, names: string[]): number {
-  let n = 0;
-  for (const name of names) if (cert.names.some((p) => nameMatches(p, name))) n++;
-  return n;
-}
-
-/**
- * Chooses the one certificate a server's listeners serve: for each policy, the certificates
- * with its tags, preferring the one covering most of its `match.sni` names (else
- * `default_sni`, else the host names of the server's routes); throws when no certificate is
- * left, or when policies would need different certificates (Deno.serve takes one per listener).
- *
- * @example
- * ```ts
- * import { selectCertificate } from "./policies.ts";
- * const cert = { cert: "", key: "", tags: [], names: ["localhost"], source: "load_pem[0]" };
- * selectCertificate([{ sni: [], anyTag: [], allTags: [] }], [cert], [], "srv0").source;
- * ```
- */
-export function selectCertificate(
-  policies: ConnectionPolicy[],
-  certs: LoadedCertificate[],
-  hostNames: string[],
-  where: string,
-): LoadedCertificate {
-  if (!certs.length) {
-    throw new TlsConfigError(
-      "no_certificate",
-      `${where}.tls_connection_policies: no certificate loaded ` +
-        `(load some with apps.tls.certificates.load_files or load_pem)`,
-    );
-  }
-  const chosen: { index: number; cert: LoadedCertificate }[] = [];
-  for (let i = 0; i < policies.length; i++) {
-    const p = policies[i];
-    const candidates = certs.filter((c) =>
-      (!p.anyTag.length || p.anyTag.some((t) => c.tags.includes(t))) &&
-      p.allTags.every((t) => c.tags.includes(t))
-    );
-    if (!candidates.length) {
-      throw new TlsConfigError(
-        "no_certificate",
-        `${where}.tls_connection_policies[${i}]: no loaded certificate has the tags ` +
-          JSON.stringify({ any_tag: p.anyTag, all_tags: p.allTags }),
-      );
-    }
-    const wanted = p.sni.length ? p.sni : p.defaultSni ? [p.defaultSni] : hostNames;
-    let best = candidates[0];
-    let score = covered(best, wanted);
-    for (const c of candidates.slice(1)) {
-      const s = covered(c, wanted);
-      if (s > score) [best, score] = [c, s];
-    }
-    chosen.push({ index: i, cert: best });
-  }
-  const first = chosen[0];
-  for (const c of chosen.slice(1)) {
-    if (c.cert !== first.cert) {
-      throw new TlsConfigError(
-        "unsupported",
-        `${where}.tls_connection_policies: policies ${first.index} and ${c.index} need ` +
-          `different certificates (${first.cert.source}, ${c.cert.source}); Deno.serve ` +
-          `serves one certificate per listener and has no SNI certificate selection`,
-      );
-    }
-  }
-  return first.cert;
 }

@@ -60,6 +60,10 @@ export async function startHttp(
         return a.slice(0, -1) + ports[i];
       });
       assigned.set(name, ports);
+      // Loopback test ports are not http_port: automatic HTTPS would make any server with a
+      // host matcher HTTPS (as Caddy does). These tests are about HTTP; tests/server/tls/
+      // covers automatic HTTPS.
+      s.automatic_https ??= { disable: true };
     }
     return copy;
   };

@@ -440,29 +440,11 @@ Deno.test("tls: policy options Deno cannot honour are refused at load with a cle
         message,
       );
     }
-    // Two policies needing different certificates: one certificate per listener in Deno.
-    const two = {
-      certificates: {
-        load_pem: [pem, { certificate: pki.leafs.other.cert, key: pki.leafs.other.key }],
-      },
-    };
-    await assert.rejects(
-      srv.validate({
-        tls: two,
-        http: httpApp(srv.port, "x", [{ match: { sni: ["localhost"] } }, {
-          match: { sni: ["other.test"] },
-        }]),
-      }),
-      /need different certificates .*one certificate per listener/,
-    );
     await assert.rejects(
       srv.validate({ http: httpApp(srv.port, "x") }),
       /no certificate loaded/,
     );
-    await assert.rejects(
-      srv.validate({ tls: { automation: { policies: [] } }, http: httpApp(srv.port, "x") }),
-      /automatic certificate management is not supported/,
-    );
+    // (Several certificates by SNI and tls.automation are served: tests/server/tls/.)
     const noKey = { certificates: { load_pem: [{ ...pem, key: pki.leafs.local.cert }] } };
     await assert.rejects(
       srv.validate({ tls: noKey, http: httpApp(srv.port, "x") }),

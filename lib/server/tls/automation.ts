@@ -1,0 +1,250 @@
+/**
+ * `apps.tls.automation` (Caddy's JSON): automation policies and which one manages a name.
+ *
+ * A policy: `subjects` (names it applies to; none = catch-all), `issuers` (tried in order;
+ * default: the ACME issuer), `renewal_window_ratio` (share of the lifetime left when a
+ * certificate renews; default 1/3), `key_type` (`p256`, the default, is the one supported),
+ * `storage`, `disable_ocsp_stapling` (nothing is stapled here, so it always holds).
+ * `automation.renew_interval` sets how often certificates are checked (default 10m).
+ *
+ * The policy of a name is the first whose subjects match it (exact or wildcard), else the
+ * first catch-all, else a default: the internal issuer for `localhost`, `*.localhost`,
+ * `*.local`, `*.internal`, `*.home.arpa` and private or loopback IPs; the ACME issuer for
+ * every other (public) name. A public name whose policy has no usable issuer fails the load
+ * with a message saying what to do; it is never served over plain HTTP instead.
+ *
+ * Refused with an `unsupported` error: `on_demand`, `get_certificate`, `must_staple`,
+ * `ocsp_overrides`, other key types, `automation.on_demand`, `ocsp_interval`,
+ * `storage_clean_interval`.
+ *
+ * @module
+ */
+import { getModule, type ModuleInstance, type ProvisionContext } from "../module.ts";
+import type { Storage } from "../storage/mod.ts";
+import { parseDuration } from "../duration.ts";
+import { TlsConfigError } from "./certificates.ts";
+import type { Issuer } from "./issuer.ts";
+
+/** Default share of a certificate's lifetime left when it renews (certmagic: 1/3). */
+export const DEFAULT_RENEWAL_WINDOW_RATIO = 1 / 3;
+/** Default interval between renewal checks (certmagic: 10 minutes). */
+export const DEFAULT_RENEW_INTERVAL_MS = 10 * 60_000;
+
+/** One decoded automation policy. */
+export interface AutomationPolicy {
+  /** Names it applies to (lower case); empty = every name. */
+  subjects: string[];
+  /** Issuers, tried in order. */
+  issuers: Issuer[];
+  /** Share of the lifetime left when renewing. */
+  renewalWindowRatio: number;
+  /** Where its certificates live (the config's storage unless set). */
+  storage: Storage;
+  /** Where it came from, for messages. */
+  where: string;
+  /** True for the defaults made when no configured policy matches. */
+  implicit?: boolean;
+}
+
+type Raw = Record<string, unknown>;
+
+const REFUSED: Record<string, string> = {
+  on_demand: "on-demand TLS is not available in this version",
+  get_certificate: "external certificate managers are not supported",
+  must_staple: "OCSP Must-Staple is not supported",
+  ocsp_overrides: "OCSP is not used",
+};
+
+/** True for names the internal issuer gets by default (certmagic's `SubjectIsInternal`). */
+export function isInternalName(name: string): boolean {
+  const n = name.toLowerCase().replace(/\.$/, "").replace(/^\[(.*)\]$/, "$1");
+  if (
+    n === "localhost" || n.endsWith(".localhost") || n.endsWith(".local") ||
+    n.endsWith(".internal") || n.endsWith(".home.arpa")
+  ) return true;
+  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(n);
+  if (v4) {
+    const [a, b] = [Number(v4[1]), Number(v4[2])];
+    return a === 127 || a === 10 || (a === 0 && b === 0) || (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168) || (a === 169 && b === 254);
+  }
+  if (n.includes(":")) {
+    return n === "::1" || /^f[cd]/i.test(n) || /^fe[89ab]/i.test(n) || /^0*:/.test(n);
+  }
+  return false;
+}
+
+/**
+ * True when `name` can be the subject of a certificate at all (certmagic's
+ * `SubjectQualifiesForCert`): not empty, no leading/trailing dot, a wildcard only as the whole
+ * left-most label, none of the usual accidental characters.
+ */
+export function qualifiesForCertificate(name: string): boolean {
+  return name.trim() !== "" && !name.startsWith(".") && !name.endsWith(".") &&
+    (!name.includes("*") || name.startsWith("*.") || name === "*") &&
+    !/[()[\]{}<> \t\n"\\!@#$%^&|;'+=]/.test(name);
+}
+
+/** True when `name` matches `pattern` exactly or as a `*` label (certmagic's MatchWildcard). */
+export function matchWildcard(name: string, pattern: string): boolean {
+  const n = name.toLowerCase();
+  const p = pattern.toLowerCase();
+  if (n === p) return true;
+  if (!p.includes("*")) return false;
+  const labels = n.split(".");
+  for (let i = 0; i < labels.length; i++) {
+    if (!labels[i]) continue;
+    const c = [...labels];
+    c[i] = "*";
+    if (c.join(".") === p) return true;
+  }
+  return false;
+}
+
+/** The default public issuers: the ACME issuer when this build has it. */
+export async function defaultPublicIssuers(ctx: ProvisionContext): Promise<Issuer[]> {
+  if (!getModule("tls.issuance.acme")) return [];
+  return [await ctx.loadModule<Issuer>("tls.issuance", "module", { module: "acme" })];
+}
+
+async function loadIssuers(raw: unknown, where: string, ctx: ProvisionContext): Promise<Issuer[]> {
+  if (!Array.isArray(raw)) throw new TlsConfigError("invalid_config", `${where}: must be an array`);
+  const out: Issuer[] = [];
+  for (let i = 0; i < raw.length; i++) {
+    const mod = (raw[i] as Raw | null)?.module;
+    if (typeof mod === "string" && !getModule(`tls.issuance.${mod}`)) {
+      throw new TlsConfigError(
+        "unsupported",
+        `${where}[${i}]: issuer module "${mod}" is not available in this build` +
+          (mod === "acme" || mod === "zerossl"
+            ? " (ACME is not available yet; use the internal issuer or load certificates)"
+            : ""),
+      );
+    }
+    out.push(await ctx.loadModule<Issuer>("tls.issuance", "module", raw[i]));
+  }
+  return out;
+}
+
+/** Decodes one policy. */
+export async function decodePolicy(
+  raw: unknown,
+  where: string,
+  ctx: ProvisionContext,
+): Promise<AutomationPolicy> {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    throw new TlsConfigError("invalid_config", `${where}: must be an object`);
+  }
+  const p = raw as Raw;
+  for (const [k, why] of Object.entries(REFUSED)) {
+    if (p[k] !== undefined && p[k] !== false) {
+      throw new TlsConfigError("unsupported", `${where}.${k}: ${why}`);
+    }
+  }
+  for (const k of Object.keys(p)) {
+    if (
+      ![
+        "subjects",
+        "issuers",
+        "renewal_window_ratio",
+        "key_type",
+        "storage",
+        "disable_ocsp_stapling",
+      ]
+        .includes(k) && !(k in REFUSED)
+    ) throw new TlsConfigError("unknown_field", `${where}: unknown field "${k}"`);
+  }
+  const subjects = p.subjects ?? [];
+  if (!Array.isArray(subjects) || subjects.some((s) => typeof s !== "string")) {
+    throw new TlsConfigError("invalid_config", `${where}.subjects: must be an array of strings`);
+  }
+  if (p.key_type !== undefined && p.key_type !== "" && p.key_type !== "p256") {
+    throw new TlsConfigError(
+      "unsupported",
+      `${where}.key_type: only "p256" (ECDSA P-256) is supported, got ${
+        JSON.stringify(p.key_type)
+      }`,
+    );
+  }
+  const ratio = p.renewal_window_ratio ?? 0;
+  if (typeof ratio !== "number" || ratio < 0 || ratio >= 1) {
+    throw new TlsConfigError("invalid_config", `${where}.renewal_window_ratio: must be in [0, 1)`);
+  }
+  const storage = p.storage === undefined
+    ? ctx.storage
+    : await ctx.loadModule<Storage & ModuleInstance>("caddy.storage", "module", p.storage);
+  const issuers = p.issuers === undefined
+    ? await defaultPublicIssuers(ctx)
+    : await loadIssuers(p.issuers, `${where}.issuers`, ctx);
+  return {
+    subjects: (subjects as string[]).map((s) => s.toLowerCase()),
+    issuers,
+    renewalWindowRatio: ratio || DEFAULT_RENEWAL_WINDOW_RATIO,
+    storage,
+    where,
+  };
+}
+
+/** The decoded `automation` section. */
+export interface Automation {
+  policies: AutomationPolicy[];
+  renewIntervalMs: number;
+}
+
+/** Decodes `apps.tls.automation`. */
+export async function decodeAutomation(raw: unknown, ctx: ProvisionContext): Promise<Automation> {
+  if (raw === undefined) return { policies: [], renewIntervalMs: DEFAULT_RENEW_INTERVAL_MS };
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    throw new TlsConfigError("invalid_config", "tls.automation: must be an object");
+  }
+  const a = raw as Raw;
+  for (const k of Object.keys(a)) {
+    if (k === "on_demand" || k === "ocsp_interval" || k === "storage_clean_interval") {
+      throw new TlsConfigError(
+        "unsupported",
+        `tls.automation.${k}: not supported in this version`,
+      );
+    }
+    if (k !== "policies" && k !== "renew_interval") {
+      throw new TlsConfigError("unknown_field", `tls.automation: unknown field "${k}"`);
+    }
+  }
+  const list = a.policies ?? [];
+  if (!Array.isArray(list)) {
+    throw new TlsConfigError("invalid_config", "tls.automation.policies: must be an array");
+  }
+  const policies: AutomationPolicy[] = [];
+  for (let i = 0; i < list.length; i++) {
+    policies.push(await decodePolicy(list[i], `tls.automation.policies[${i}]`, ctx));
+  }
+  // Caddy's Validate: one catch-all at most, one policy per subject.
+  const seen = new Map<string, number>();
+  let catchAll = -1;
+  policies.forEach((p, i) => {
+    if (!p.subjects.length) {
+      if (catchAll >= 0) {
+        throw new TlsConfigError(
+          "invalid_config",
+          `tls.automation.policies[${i}]: a second catch-all policy (no subjects) would never be used`,
+        );
+      }
+      catchAll = i;
+    }
+    for (const s of p.subjects) {
+      if (seen.has(s)) {
+        throw new TlsConfigError(
+          "invalid_config",
+          `tls.automation.policies[${i}]: ${s} already has policy ${seen.get(s)}`,
+        );
+      }
+      seen.set(s, i);
+    }
+  });
+  const interval = a.renew_interval === undefined
+    ? DEFAULT_RENEW_INTERVAL_MS
+    : parseDuration(a.renew_interval);
+  if (!(interval > 0)) {
+    throw new TlsConfigError("invalid_config", "tls.automation.renew_interval: must be positive");
+  }
+  return { policies, renewIntervalMs: interval };
+}
