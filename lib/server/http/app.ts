@@ -12,6 +12,7 @@ import { HttpServer } from "./server.ts";
 import { HttpConfigError } from "./errors.ts";
 import type { TlsApp } from "../tls/app.ts";
 import { TlsConfigError } from "../tls/certificates.ts";
+import { setChallengePorts } from "../tls/acme/ports.ts";
 import { planAutomaticHttps } from "./autohttps.ts";
 
 const running = new Set<HttpApp>();
@@ -144,6 +145,7 @@ export class HttpApp implements App {
   start(): void {
     for (const { server, handle } of this.#handles) handle.setHandler(server.handle);
     running.add(this);
+    setChallengePorts({ http: this.httpPort, https: this.httpsPort });
   }
 
   /** Bound listen addresses by server name (the real port when `:0` was asked). */

@@ -21,6 +21,7 @@ import {
   type Automation,
   type AutomationPolicy,
   decodeAutomation,
+  defaultPublicIssuers,
   isInternalName,
   matchWildcard,
   qualifiesForCertificate,
@@ -157,13 +158,20 @@ export class TlsApp implements App {
       }
       return this.#defaultInternal;
     }
-    throw new TlsConfigError(
-      "unsupported",
-      `${name}: a public name needs the ACME issuer, which is not available in this version; ` +
-        `use the internal issuer for it (tls internal, or an automation policy with ` +
-        `{"module":"internal"}), or load a certificate for it (tls.certificates)`,
-    );
+    if (!this.#defaultPublic) {
+      this.#defaultPublic = {
+        subjects: [],
+        issuers: await defaultPublicIssuers(this.#ctx),
+        renewalWindowRatio: 1 / 3,
+        storage: this.#ctx.storage,
+        where: "the default public policy",
+        implicit: true,
+      };
+    }
+    return this.#defaultPublic;
   }
+
+  #defaultPublic?: AutomationPolicy;
 
   /**
    * Adds names to manage (their policy must be able to issue; a public name without an ACME
@@ -181,7 +189,7 @@ export class TlsApp implements App {
         throw new TlsConfigError(
           "unsupported",
           `${name}: ${policy.where} has no issuer that can obtain its certificate ` +
-            `(ACME is not available in this version; add {"module":"internal"} to its issuers)`,
+            `(add {"module":"acme"} or {"module":"internal"} to its issuers)`,
         );
       }
       this.#toManage.set(name, policy);
@@ -219,7 +227,7 @@ export class TlsApp implements App {
 
   /** Same as stop. */
   cleanup(): void {
-    this.#manager.stop();
+    this.stop();
   }
 
   /**

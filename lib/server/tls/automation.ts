@@ -116,9 +116,7 @@ async function loadIssuers(raw: unknown, where: string, ctx: ProvisionContext): 
       throw new TlsConfigError(
         "unsupported",
         `${where}[${i}]: issuer module "${mod}" is not available in this build` +
-          (mod === "acme" || mod === "zerossl"
-            ? " (ACME is not available yet; use the internal issuer or load certificates)"
-            : ""),
+          (mod === "zerossl" ? " (use the acme issuer with ZeroSSL's directory as ca)" : ""),
       );
     }
     out.push(await ctx.loadModule<Issuer>("tls.issuance", "module", raw[i]));

@@ -6,7 +6,7 @@
  * issues certificates valid for `validitySeconds`, never sleeps before validating and never
  * rejects a good nonce.
  */
-import * as x509 from "@peculiar/x509";
+import { x509 as loadX509 } from "../../../lib/server/pki/x509.ts";
 import { freePort } from "../fixtures/helpers.ts";
 
 /** A running Pebble. */
@@ -34,6 +34,7 @@ export interface Pebble {
 }
 
 async function tlsFiles(dir: string): Promise<{ cert: string; key: string }> {
+  const x509 = await loadX509();
   const alg = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" };
   const keys = await crypto.subtle.generateKey(alg, true, ["sign", "verify"]) as CryptoKeyPair;
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
@@ -101,8 +102,6 @@ export async function startPebble(options: {
       "-https01",
       "",
       "-tlsalpn01",
-      "",
-      "-doh",
       "",
       "-management",
       `127.0.0.1:${dnsMgmt}`,

@@ -5,12 +5,11 @@
  * instances on one storage) are in the other files of this folder.
  */
 import assert from "node:assert/strict";
-import * as x509 from "@peculiar/x509";
 import type { Logger } from "../../../lib/server/module.ts";
 import { fileStorage } from "../../../lib/server/storage/file_system.ts";
 import { AcmeIssuer } from "../../../lib/server/tls/issuers/acme.ts";
 import { parseAcmeIssuerConfig } from "../../../lib/server/tls/issuers/acme_config.ts";
-import { createCsr, generateKey } from "../../../lib/server/tls/acme/crypto.ts";
+import { generateKey, x509 as loadX509 } from "../../../lib/server/pki/x509.ts";
 import { AcmeOrderError } from "../../../lib/server/tls/acme/order.ts";
 import { startPebble } from "./_pebble.ts";
 
@@ -29,15 +28,11 @@ function memoryLogger(lines: string[] = [], name = "test"): Logger {
   };
 }
 
-async function request(names: string[]) {
-  const key = await generateKey("p256");
-  return { key, csrPem: await createCsr(names, key) };
-}
+const x509 = await loadX509();
 
-function leaf(chain: string): x509.X509Certificate {
-  return new x509.X509Certificate(
-    chain.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/)![0],
-  );
+function leaf(chain: string) {
+  const pem = chain.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/)![0];
+  return new x509.X509Certificate(pem);
 }
 
 Deno.test("acme issuer: HTTP-01 and TLS-ALPN-01 orders, account kept in storage, revoke", async () => {
@@ -65,9 +60,8 @@ Deno.test("acme issuer: HTTP-01 and TLS-ALPN-01 orders, account kept in storage,
       http: { alternate_port: pebble.httpPort },
       "tls-alpn": { disabled: true },
     });
-    const r1 = await request(["one.test", "www.one.test"]);
-    const got = await http.issue({ names: ["one.test", "www.one.test"], csrPem: r1.csrPem });
-    const cert = leaf(got.chain);
+    const got = await http.issue({ names: ["one.test", "www.one.test"], key: await generateKey() });
+    const cert = leaf(got.certificatePem);
     const san = cert.getExtension(x509.SubjectAlternativeNameExtension)!.names.toJSON()
       .map((n) => n.value).sort();
     assert.deepEqual(san, ["one.test", "www.one.test"]);
@@ -84,17 +78,16 @@ Deno.test("acme issuer: HTTP-01 and TLS-ALPN-01 orders, account kept in storage,
       http: { disabled: true },
       "tls-alpn": { alternate_port: pebble.tlsPort },
     });
-    const r2 = await request(["two.test"]);
-    const got2 = await alpn.issue({ names: ["two.test"], csrPem: r2.csrPem });
+    const got2 = await alpn.issue({ names: ["two.test"], key: await generateKey() });
     assert.ok(
       lines.some((l) => l.includes("trying to solve challenge") && l.includes("tls-alpn-01")),
     );
     assert.equal(lines.filter((l) => l.includes("new ACME account registered")).length, 1);
-    assert.equal(leaf(got2.chain).subject, "CN=two.test");
+    assert.equal(leaf(got2.certificatePem).subject, "CN=two.test");
 
     // Revoke: Pebble reports the serial as revoked, the other stays valid.
-    await alpn.revoke(got2.chain, 4);
-    assert.equal(await pebble.certStatus(leaf(got2.chain).serialNumber), "Revoked");
+    await alpn.revoke(got2.certificatePem, 4);
+    assert.equal(await pebble.certStatus(leaf(got2.certificatePem).serialNumber), "Revoked");
     assert.equal(await pebble.certStatus(cert.serialNumber), "Valid");
     http.cleanup();
     alpn.cleanup();
@@ -109,7 +102,6 @@ Deno.test("acme issuer: a failed challenge names the identifier and type; the ot
   const dir = await Deno.makeTempDir();
   try {
     const lines: string[] = [];
-    const { csrPem } = await request(["fail.test"]);
     // Hold the HTTP port with a server that answers 404: the http-01 validation fails.
     const blocker = Deno.serve(
       { hostname: "127.0.0.1", port: pebble.httpPort, onListen() {} },
@@ -130,7 +122,7 @@ Deno.test("acme issuer: a failed challenge names the identifier and type; the ot
         fileStorage(dir),
         memoryLogger(lines),
       );
-      const err = await issuer2.issue({ names: ["fail.test"], csrPem }).then(
+      const err = await issuer2.issue({ names: ["fail.test"], key: await generateKey() }).then(
         () => assert.fail("issued despite a failing challenge"),
         (e) => e,
       );
@@ -139,8 +131,8 @@ Deno.test("acme issuer: a failed challenge names the identifier and type; the ot
       assert.equal(err.identifier, "fail.test");
       assert.equal(err.challenge, "http-01");
       // Second attempt of the same issuer: http-01 failed for this name, tls-alpn-01 goes first.
-      const ok = await issuer2.issue({ names: ["fail.test"], csrPem, attempt: 1 });
-      assert.equal(leaf(ok.chain).subject, "CN=fail.test");
+      const ok = await issuer2.issue({ names: ["fail.test"], key: await generateKey() });
+      assert.equal(leaf(ok.certificatePem).subject, "CN=fail.test");
       const tried = lines.filter((l) => l.includes("trying to solve challenge"));
       assert.deepEqual(
         tried.map((l) => JSON.parse(l.slice(l.indexOf("{"))).challenge_type),
@@ -173,16 +165,16 @@ Deno.test("acme issuer: External Account Binding registers with the CA's key id"
     // Without EAB the CA refuses the account, and nothing is stored.
     const lines: string[] = [];
     const plain = new AcmeIssuer(cfg(), fileStorage(dir), memoryLogger(lines));
-    const { csrPem } = await request(["eab.test"]);
-    await assert.rejects(plain.issue({ names: ["eab.test"], csrPem }), /external account/i);
+    const key = await generateKey();
+    await assert.rejects(plain.issue({ names: ["eab.test"], key }), /externalAccountBinding/);
     assert.equal(await fileStorage(dir).exists("acme"), false);
     const withEab = new AcmeIssuer(
       cfg({ key_id: "kid-1", mac_key: macKey }),
       fileStorage(dir),
       memoryLogger(lines),
     );
-    const got = await withEab.issue({ names: ["eab.test"], csrPem });
-    assert.equal(leaf(got.chain).subject, "CN=eab.test");
+    const got = await withEab.issue({ names: ["eab.test"], key });
+    assert.equal(leaf(got.certificatePem).subject, "CN=eab.test");
     assert.match(pebble.log(), /Successful newAccount Binding with CA using kid "kid-1"/);
     plain.cleanup();
     withEab.cleanup();

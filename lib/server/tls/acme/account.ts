@@ -16,7 +16,7 @@ import type { Client } from "acme-client";
 import type { Logger } from "../../module.ts";
 import { loadText, safeKey, type Storage, withLock } from "../../storage/mod.ts";
 import { acmeModule } from "./lib.ts";
-import { generateKey } from "./crypto.ts";
+import { generateKey } from "../../pki/x509.ts";
 
 /** Where and how to find or register an account. */
 export interface AccountOptions {
@@ -154,7 +154,7 @@ async function loadOrRegister(options: AccountOptions, logger: Logger): Promise<
   return await withLock(options.storage, keys.lock, async () => {
     const again = await loadStored(options);
     if (again) return again;
-    const keyPem = options.accountKeyPem ?? (await generateKey("p256")).pem;
+    const keyPem = options.accountKeyPem ?? (await generateKey()).pem;
     const client = await clientFor(options, keyPem);
     const acct = await client.createAccount({
       termsOfServiceAgreed: true,

@@ -5,7 +5,7 @@
  *   authorization as `text/plain`, on every HTTP and HTTPS server of the `http` app, before
  *   any route (as Caddy does), and on a standalone listener when no server of ours has the
  *   HTTP port.
- * - TLS-ALPN-01: a handshake for the name gets the challenge certificate (RFC 8737).
+ * - TLS-ALPN-01 is answered by its own listener (see `solvers.ts`), not through here.
  *
  * Challenges are also written to storage (`acme/<issuer>/challenge_tokens/<name>.json`, as
  * certmagic's distributed solver does), so that any Gatehouse instance sharing the storage
@@ -13,6 +13,7 @@
  *
  * @module
  */
+import type { Logger } from "../../module.ts";
 import { loadText, safeKey, type Storage } from "../../storage/mod.ts";
 
 /** The path prefix of HTTP-01 requests. */
@@ -20,16 +21,14 @@ export const HTTP_CHALLENGE_PREFIX = "/.well-known/acme-challenge/";
 
 /** One challenge being answered. */
 export interface ActiveChallenge {
-  /** `http-01` or `tls-alpn-01`. */
-  type: "http-01" | "tls-alpn-01";
+  /** Only `http-01` is answered through here (TLS-ALPN-01 has its own listener). */
+  type: "http-01";
   /** The identifier (DNS name or IP) being validated, lower case. */
   name: string;
   /** The challenge token. */
   token: string;
   /** `token.thumbprint`. */
   keyAuthorization: string;
-  /** TLS-ALPN-01: the challenge certificate and key (PEM). */
-  tls?: { cert: string; key: string };
 }
 
 /** A storage shared with other instances, with the key prefix of one ACME issuer. */
@@ -42,6 +41,12 @@ export interface DistributedSource {
 
 const byName = new Map<string, ActiveChallenge[]>();
 const sources = new Map<string, DistributedSource>();
+let logger: Logger | undefined;
+
+/** Where "served key authentication" messages go (the `tls.issuance.acme` logger). */
+export function setChallengeLogger(l: Logger): void {
+  logger = l;
+}
 
 /** Storage key of a distributed challenge record. */
 export function challengeTokenKey(prefix: string, name: string): string {
@@ -98,23 +103,6 @@ export function addDistributedSource(source: DistributedSource): () => void {
   };
 }
 
-/**
- * The TLS-ALPN-01 certificate for a handshake naming `serverName`, when a challenge for it is
- * being answered by this process.
- *
- * @example
- * ```ts
- * import { tlsAlpnChallengeCertificate } from "./challenges.ts";
- * tlsAlpnChallengeCertificate("example.com"); // undefined: none pending
- * ```
- */
-export function tlsAlpnChallengeCertificate(
-  serverName: string,
-): { cert: string; key: string } | undefined {
-  const list = byName.get(serverName.toLowerCase());
-  return list?.find((c) => c.type === "tls-alpn-01")?.tls;
-}
-
 /** True while this process answers any challenge (cheap check for hot paths). */
 export function hasActiveChallenges(): boolean {
   return byName.size > 0;
@@ -146,14 +134,23 @@ function answer(c: { keyAuthorization: string }): Response {
  */
 export async function answerHttpChallenge(
   request: Request,
-  pathname = new URL(request.url).pathname,
+  pathname: string = new URL(request.url).pathname,
+  remote = "",
 ): Promise<Response | undefined> {
   if (!pathname.startsWith(HTTP_CHALLENGE_PREFIX) || request.method !== "GET") return undefined;
   const token = pathname.slice(HTTP_CHALLENGE_PREFIX.length);
   if (!token || !/^[A-Za-z0-9_-]+$/.test(token)) return undefined;
   const host = hostOnly(request.headers.get("host") ?? new URL(request.url).host);
   const local = byName.get(host)?.find((c) => c.type === "http-01" && c.token === token);
-  if (local) return answer(local);
+  if (local) {
+    logger?.info("served key authentication", {
+      identifier: host,
+      challenge: "http-01",
+      remote,
+      distributed: false,
+    });
+    return answer(local);
+  }
   for (const src of sources.values()) {
     let text: string | undefined;
     try {
@@ -165,6 +162,12 @@ export async function answerHttpChallenge(
     try {
       const rec = JSON.parse(text) as { token?: unknown; keyAuthorization?: unknown };
       if (rec.token === token && typeof rec.keyAuthorization === "string") {
+        logger?.info("served key authentication", {
+          identifier: host,
+          challenge: "http-01",
+          remote,
+          distributed: true,
+        });
         return answer({ keyAuthorization: rec.keyAuthorization });
       }
     } catch { /* corrupt record: ignore */ }

@@ -16,6 +16,7 @@
  */
 import type * as AcmeClient from "acme-client";
 import type { Logger } from "../../module.ts";
+import { x509 } from "../../pki/x509.ts";
 
 /** The `acme-client` module. */
 export type AcmeModule = typeof AcmeClient;
@@ -36,6 +37,8 @@ export const REQUEST_ATTEMPTS = 3;
 export const REQUEST_RETRY_DELAY_S = 2;
 
 async function load(): Promise<AcmeModule> {
+  // acme-client's own @peculiar/x509 wants the reflect-metadata API that x509() provides.
+  await x509();
   const mod = await import("acme-client");
   const acme = ((mod as unknown as { default?: AcmeModule }).default ?? mod) as AcmeModule;
   const https = await import("node:https");

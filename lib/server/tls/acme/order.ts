@@ -11,7 +11,8 @@
 import type { Authorization, Client, Order } from "acme-client";
 import type { Logger } from "../../module.ts";
 import { type DistributedSource, presentChallenge } from "./challenges.ts";
-import { isIPAddress, tlsAlpnCertificate } from "./crypto.ts";
+import { isIP } from "../../pki/x509.ts";
+import { tlsAlpnCertificate } from "./crypto.ts";
 import { holdHttpSolver, holdTlsAlpnSolver } from "./solvers.ts";
 
 /** A challenge type this client can answer. */
@@ -61,43 +62,48 @@ export interface OrderResult {
   orderUrl: string;
 }
 
-function pick(
+/** Enabled types the CA offers for `authz`, types that failed for its name last. */
+function candidates(
   authz: Authorization,
   types: ChallengeType[],
   failed: Set<string>,
-): ChallengeType | undefined {
+): ChallengeType[] {
   const name = authz.identifier.value.toLowerCase();
   const offered = new Set<string>(authz.challenges.map((c) => c.type));
   const usable = types.filter((t) => offered.has(t));
-  return usable.find((t) => !failed.has(`${name}|${t}`)) ?? usable[0];
+  return [
+    ...usable.filter((t) => !failed.has(`${name}|${t}`)),
+    ...usable.filter((t) => failed.has(`${name}|${t}`)),
+  ];
 }
 
+/** Solves one challenge; "unavailable" when its port cannot be used (nothing was sent). */
 async function solve(
   client: Client,
   authz: Authorization,
   type: ChallengeType,
   solvers: SolverOptions,
   logger: Logger,
-): Promise<void> {
+): Promise<"solved" | "unavailable"> {
   const name = authz.identifier.value.toLowerCase();
   const challenge = authz.challenges.find((c) => (c.type as string) === type)!;
   const keyAuthorization = await client.getChallengeKeyAuthorization(challenge);
   const cleanups: (() => Promise<void>)[] = [];
   try {
     if (type === "http-01") {
-      cleanups.push(await holdHttpSolver(solvers.bindHost, solvers.httpPort, logger));
+      cleanups.push((await holdHttpSolver(solvers.bindHost, solvers.httpPort, logger)).release);
+      cleanups.push(
+        await presentChallenge(
+          { type, name, token: challenge.token, keyAuthorization },
+          solvers.shared,
+        ),
+      );
     } else {
-      cleanups.push(await holdTlsAlpnSolver(solvers.bindHost, solvers.tlsPort, logger));
+      const cert = await tlsAlpnCertificate(name, keyAuthorization);
+      const hold = await holdTlsAlpnSolver(solvers.bindHost, solvers.tlsPort, cert, logger);
+      cleanups.push(hold.release);
+      if (!hold.standalone) return "unavailable";
     }
-    cleanups.push(
-      await presentChallenge({
-        type,
-        name,
-        token: challenge.token,
-        keyAuthorization,
-        tls: type === "tls-alpn-01" ? await tlsAlpnCertificate(name, keyAuthorization) : undefined,
-      }, type === "http-01" ? solvers.shared : undefined),
-    );
     logger.info("trying to solve challenge", { identifier: name, challenge_type: type });
     await client.completeChallenge(challenge);
     try {
@@ -110,9 +116,52 @@ async function solve(
       );
     }
     logger.info("authorization finalized", { identifier: name, authz_status: "valid" });
+    return "solved";
   } finally {
     for (const c of cleanups.reverse()) await c().catch(() => {});
   }
+}
+
+async function solveAuthorization(
+  client: Client,
+  authz: Authorization,
+  solvers: SolverOptions,
+  failed: Set<string>,
+  logger: Logger,
+): Promise<void> {
+  const name = authz.identifier.value.toLowerCase();
+  const types = candidates(authz, solvers.types, failed);
+  if (!types.length) {
+    throw new AcmeOrderError(
+      "challenge_failed",
+      `no enabled challenge type for ${name} (offered: ${
+        authz.challenges.map((c) => c.type).join(", ")
+      }; enabled: ${solvers.types.join(", ") || "none"})`,
+      { identifier: name },
+    );
+  }
+  for (const type of types) {
+    let result: "solved" | "unavailable";
+    try {
+      result = await solve(client, authz, type, solvers, logger);
+    } catch (e) {
+      failed.add(`${name}|${type}`);
+      throw e;
+    }
+    if (result === "solved") return;
+    logger.warn("challenge port in use; trying another challenge type", {
+      identifier: name,
+      challenge_type: type,
+      port: solvers.tlsPort,
+    });
+  }
+  throw new AcmeOrderError(
+    "challenge_failed",
+    `tls-alpn-01 challenge for ${name} cannot be answered: port ${solvers.tlsPort} is in use ` +
+      `(HTTPS listeners cannot present the challenge certificate); enable the http challenge ` +
+      `or set challenges.tls-alpn.alternate_port to a free port the CA's validations reach`,
+    { identifier: name, challenge: "tls-alpn-01" },
+  );
 }
 
 /**
@@ -136,7 +185,7 @@ export async function runOrder(
   let order: Order;
   try {
     order = await client.createOrder({
-      identifiers: names.map((n) => ({ type: isIPAddress(n) ? "ip" : "dns", value: n })),
+      identifiers: names.map((n) => ({ type: isIP(n) ? "ip" : "dns", value: n })),
     });
   } catch (e) {
     throw new AcmeOrderError("order_failed", `creating order: ${(e as Error).message}`);
@@ -153,24 +202,9 @@ export async function runOrder(
       );
     }
   }
-  const results = await Promise.allSettled(pending.map(async (authz) => {
-    const type = pick(authz, solvers.types, failed);
-    if (!type) {
-      throw new AcmeOrderError(
-        "challenge_failed",
-        `no enabled challenge type for ${authz.identifier.value} (offered: ${
-          authz.challenges.map((c) => c.type).join(", ")
-        }; enabled: ${solvers.types.join(", ") || "none"})`,
-        { identifier: authz.identifier.value },
-      );
-    }
-    try {
-      await solve(client, authz, type, solvers, logger);
-    } catch (e) {
-      failed.add(`${authz.identifier.value.toLowerCase()}|${type}`);
-      throw e;
-    }
-  }));
+  const results = await Promise.allSettled(
+    pending.map((authz) => solveAuthorization(client, authz, solvers, failed, logger)),
+  );
   const bad = results.find((r) => r.status === "rejected") as PromiseRejectedResult | undefined;
   if (bad) throw bad.reason;
   logger.info("validations succeeded; finalizing order", { order: order.url });

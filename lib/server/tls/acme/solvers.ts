@@ -2,18 +2,14 @@
  * Standalone challenge listeners (certmagic's `httpSolver` / `tlsALPNSolver`): while a
  * challenge is pending, the solver tries to bind the challenge port. When the port is free
  * (no server of ours listens there), it answers from a small listener of its own for as long
- * as challenges need it; when the port is taken, the server already on it answers (the `http`
- * app answers HTTP-01 before its routes; an HTTPS listener answers TLS-ALPN-01 when its engine
- * can offer `acme-tls/1`, see docs/server.md).
- *
- * One listener per address is shared by concurrent challenges (reference-counted).
+ * as challenges need it. When the port is taken, HTTP-01 is answered by the server already
+ * there (the `http` app answers it before its routes); TLS-ALPN-01 cannot be (see
+ * {@link holdTlsAlpnSolver}).
  *
  * @module
  */
-import type net from "node:net";
-import type tls from "node:tls";
 import type { Logger } from "../../module.ts";
-import { answerHttpChallenge, tlsAlpnChallengeCertificate } from "./challenges.ts";
+import { answerHttpChallenge } from "./challenges.ts";
 
 interface Held {
   count: number;
@@ -30,10 +26,18 @@ function inUse(e: unknown): boolean {
 }
 
 /** Takes a reference on the listener `key`, opening it first (null: the port is taken). */
+/** A challenge listener reference: `standalone` is false when another server had the port. */
+export interface SolverHold {
+  /** True when this solver bound the port itself. */
+  standalone: boolean;
+  /** Drops the reference (the listener closes with the last one). */
+  release(): Promise<void>;
+}
+
 async function acquire(
   key: string,
   open: () => Promise<Held | null>,
-): Promise<() => Promise<void>> {
+): Promise<SolverHold> {
   let h = held.get(key);
   if (!h) {
     let p = opening.get(key);
@@ -42,20 +46,23 @@ async function acquire(
       opening.set(key, p);
     }
     const opened = await p;
-    if (!opened) return async () => {};
+    if (!opened) return { standalone: false, release: async () => {} };
     h = held.get(key) ?? opened;
     held.set(key, h);
   }
   const mine = h;
   mine.count++;
   let released = false;
-  return async () => {
-    if (released) return;
-    released = true;
-    if (--mine.count === 0) {
-      if (held.get(key) === mine) held.delete(key);
-      await mine.close();
-    }
+  return {
+    standalone: true,
+    release: async () => {
+      if (released) return;
+      released = true;
+      if (--mine.count === 0) {
+        if (held.get(key) === mine) held.delete(key);
+        await mine.close();
+      }
+    },
   };
 }
 
@@ -66,15 +73,15 @@ async function acquire(
  *
  * @example
  * ```ts ignore
- * const release = await holdHttpSolver("", 80, logger);
- * try { ... } finally { await release(); }
+ * const hold = await holdHttpSolver("", 80, logger);
+ * try { ... } finally { await hold.release(); }
  * ```
  */
 export function holdHttpSolver(
   host: string,
   port: number,
   logger: Logger,
-): Promise<() => Promise<void>> {
+): Promise<SolverHold> {
   const key = `http/${host}:${port}`;
   return acquire(key, () => {
     let server: Deno.HttpServer;
@@ -103,67 +110,84 @@ export function holdHttpSolver(
   });
 }
 
+const alpnQueues = new Map<string, Promise<void>>();
+
 /**
- * Makes sure TLS-ALPN-01 handshakes on `host:port` get the challenge certificates while the
- * returned release function is not called: binds a TLS listener offering only `acme-tls/1`
- * when the port is free, else relies on the HTTPS listener already there.
+ * Answers TLS-ALPN-01 handshakes on `host:port` with `certificate` (the challenge certificate
+ * of one name) until the returned hold is released: a TLS listener offering only
+ * `acme-tls/1`. One challenge at a time holds a port (later ones wait for it): the listener
+ * has one certificate. When the port is taken — by an HTTPS listener of ours or anything
+ * else — `standalone` is false and nothing answers: Deno's per-handshake certificate path
+ * (the one HTTPS listeners use) refuses a certificate with the critical `acmeIdentifier`
+ * extension, so the challenge cannot be answered there (the caller uses HTTP-01 instead).
  *
  * @example
  * ```ts ignore
- * const release = await holdTlsAlpnSolver("", 443, logger);
+ * const hold = await holdTlsAlpnSolver("", 443, challengeCert, logger);
  * ```
  */
-export function holdTlsAlpnSolver(
+export async function holdTlsAlpnSolver(
   host: string,
   port: number,
+  certificate: { cert: string; key: string },
   logger: Logger,
-): Promise<() => Promise<void>> {
-  const key = `tls/${host}:${port}`;
-  return acquire(key, async () => {
-    const tlsMod: typeof tls = await import("node:tls");
-    const contexts = new Map<string, tls.SecureContext>();
-    const server = tlsMod.createServer({
-      ALPNProtocols: ["acme-tls/1"],
-      SNICallback(name, cb) {
-        const c = tlsAlpnChallengeCertificate(name);
-        if (!c) return cb(new Error(`no tls-alpn-01 challenge for ${name}`));
-        let ctx = contexts.get(c.cert);
-        if (!ctx) contexts.set(c.cert, ctx = tlsMod.createSecureContext(c));
-        cb(null, ctx);
-      },
-    }, (socket) => socket.end());
-    server.on("tlsClientError", () => {});
-    const sockets = new Set<net.Socket>();
-    server.on("connection", (s: net.Socket) => {
-      sockets.add(s);
-      s.on("close", () => sockets.delete(s));
+): Promise<SolverHold> {
+  const key = `${host}:${port}`;
+  const before = alpnQueues.get(key) ?? Promise.resolve();
+  let done!: () => void;
+  const mine = new Promise<void>((r) => (done = r));
+  const tail = before.then(() => mine);
+  alpnQueues.set(key, tail);
+  const finish = () => {
+    done();
+    if (alpnQueues.get(key) === tail) alpnQueues.delete(key);
+  };
+  await before;
+  let listener: Deno.TlsListener;
+  try {
+    listener = Deno.listenTls({
+      hostname: host || "0.0.0.0",
+      port,
+      cert: certificate.cert,
+      key: certificate.key,
+      alpnProtocols: ["acme-tls/1"],
     });
-    try {
-      await new Promise<void>((resolve, reject) => {
-        server.once("error", reject);
-        server.listen(port, host || "0.0.0.0", () => {
-          server.off("error", reject);
-          resolve();
-        });
-      });
-    } catch (e) {
-      if (inUse(e)) {
-        logger.debug("tls-alpn-01 challenge port in use; the server on it answers", { port });
-        return null;
-      }
-      throw e;
+  } catch (e) {
+    finish();
+    if (inUse(e)) {
+      logger.debug("tls-alpn-01 challenge port in use", { port });
+      return { standalone: false, release: async () => {} };
     }
-    logger.info("started standalone tls-alpn-01 challenge server", {
-      address: `${host}:${port}`,
-    });
-    return {
-      count: 0,
-      close: () =>
-        new Promise<void>((resolve) => {
-          for (const s of sockets) s.destroy();
-          server.close(() => resolve());
-          logger.debug("stopped standalone tls-alpn-01 challenge server", { port });
-        }),
-    };
-  });
+    throw e;
+  }
+  logger.info("started standalone tls-alpn-01 challenge server", { address: key });
+  const conns = new Set<Deno.TlsConn>();
+  const loop = (async () => {
+    for await (const conn of listener) {
+      conns.add(conn);
+      conn.handshake().catch(() => {}).finally(() => {
+        conns.delete(conn);
+        try {
+          conn.close();
+        } catch { /* closed */ }
+      });
+    }
+  })().catch(() => {});
+  let released = false;
+  return {
+    standalone: true,
+    release: async () => {
+      if (released) return;
+      released = true;
+      listener.close();
+      for (const c of conns) {
+        try {
+          c.close();
+        } catch { /* closed */ }
+      }
+      await loop;
+      logger.debug("stopped standalone tls-alpn-01 challenge server", { port });
+      finish();
+    },
+  };
 }

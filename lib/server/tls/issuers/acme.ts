@@ -12,7 +12,7 @@
  * @module
  */
 import type { Logger, ModuleDefinition, ModuleInstance, ProvisionContext } from "../../module.ts";
-import type { Storage } from "../../storage/mod.ts";
+import { safeKey, type Storage } from "../../storage/mod.ts";
 import {
   type Account,
   type AccountOptions,
@@ -20,40 +20,25 @@ import {
   getAccount,
   issuerKey,
 } from "../acme/account.ts";
-import { addDistributedSource } from "../acme/challenges.ts";
+import { addDistributedSource, setChallengeLogger } from "../acme/challenges.ts";
 import { challengePorts } from "../acme/ports.ts";
 import { configureOrigin, setAcmeDebugLogger } from "../acme/lib.ts";
+import { createCsr } from "../acme/crypto.ts";
 import { type OrderResult, runOrder } from "../acme/order.ts";
+import type { IssuedCertificate, Issuer, IssueRequest } from "../issuer.ts";
 import { type AcmeIssuerConfig, parseAcmeIssuerConfig } from "./acme_config.ts";
-
-/** What the certificate manager asks an issuer for. */
-export interface IssueRequest {
-  /** The names (DNS names or IPs) the certificate is for. */
-  names: string[];
-  /** A PEM CSR for those names, signed with the certificate's key. */
-  csrPem: string;
-  /** How many earlier attempts of this obtain failed (0 for the first). */
-  attempt?: number;
-}
-
-/** A certificate from an issuer. */
-export interface IssuedCertificate {
-  /** PEM chain, leaf first. */
-  chain: string;
-  /** Kept with the certificate (`issuer_data` in the `.json` beside it). */
-  metadata: Record<string, unknown>;
-}
 
 /** Reasons of RFC 5280 §5.3.1 accepted by `revoke`. */
 export type RevocationReason = 0 | 1 | 3 | 4 | 5;
 
 /** The running `acme` issuer of one automation policy. */
-export class AcmeIssuer implements ModuleInstance {
+export class AcmeIssuer implements Issuer, ModuleInstance {
   /** The decoded config. */
   readonly config: AcmeIssuerConfig;
   readonly #storage: Storage;
   readonly #logger: Logger;
   readonly #failed = new Set<string>();
+  readonly #attempts = new Map<string, number>();
   readonly #dropSource: () => void;
 
   constructor(config: AcmeIssuerConfig, storage: Storage, logger: Logger) {
@@ -77,7 +62,7 @@ export class AcmeIssuer implements ModuleInstance {
 
   /** `acme/<issuerKey>`: where this issuer keeps accounts and challenge tokens. */
   get storagePrefix(): string {
-    return `acme/${this.issuerKey}`;
+    return `acme/${safeKey(this.issuerKey)}`;
   }
 
   #accountOptions(ca: string): AccountOptions {
@@ -95,21 +80,27 @@ export class AcmeIssuer implements ModuleInstance {
     return getAccount(this.#accountOptions(ca), this.#logger);
   }
 
-  async #order(ca: string, request: IssueRequest): Promise<OrderResult> {
-    const ports = challengePorts();
-    const solvers = {
-      types: this.config.challengeTypes,
-      httpPort: this.config.httpPort ?? ports.http,
-      tlsPort: this.config.tlsAlpnPort ?? ports.https,
-      bindHost: this.config.bindHost,
-      shared: { storage: this.#storage, prefix: this.storagePrefix },
-    };
+  /** Wildcards need the DNS-01 challenge, which this issuer does not do. */
+  accepts(name: string): boolean {
+    return !name.startsWith("*.");
+  }
+
+  async #order(ca: string, names: string[], csrPem: string): Promise<OrderResult> {
     const run = async () => {
       const { client } = await this.account(ca);
+      // Read after the first request to the CA: the http app has started by then.
+      const ports = challengePorts();
+      const solvers = {
+        types: this.config.challengeTypes,
+        httpPort: this.config.httpPort ?? ports.http,
+        tlsPort: this.config.tlsAlpnPort ?? ports.https,
+        bindHost: this.config.bindHost,
+        shared: { storage: this.#storage, prefix: this.storagePrefix },
+      };
       return runOrder(
         client,
-        request.names,
-        request.csrPem,
+        names,
+        csrPem,
         solvers,
         this.#failed,
         this.#logger,
@@ -130,19 +121,29 @@ export class AcmeIssuer implements ModuleInstance {
   }
 
   /**
-   * Obtains a certificate for `request.names`. After a failed attempt, a configured
-   * `test_ca` is tried first (a dry run that spares the production CA's rate limits).
+   * Obtains a certificate for `request.names` with `request.key`. After a failed attempt for
+   * the same names, a configured `test_ca` is tried first (a dry run that spares the
+   * production CA's rate limits).
    */
   async issue(request: IssueRequest): Promise<IssuedCertificate> {
-    if ((request.attempt ?? 0) > 0 && this.config.testCa) {
-      this.#logger.info("trying the test CA first after a failed attempt", {
-        identifiers: request.names,
-        test_ca: this.config.testCa,
-      });
-      await this.#order(this.config.testCa, request);
+    const id = request.names.join(",");
+    const attempt = this.#attempts.get(id) ?? 0;
+    const csrPem = await createCsr(request.names, request.key);
+    try {
+      if (attempt > 0 && this.config.testCa) {
+        this.#logger.info("trying the test CA first after a failed attempt", {
+          identifiers: request.names,
+          test_ca: this.config.testCa,
+        });
+        await this.#order(this.config.testCa, request.names, csrPem);
+      }
+      const { chain } = await this.#order(this.config.ca, request.names, csrPem);
+      this.#attempts.delete(id);
+      return { certificatePem: chain };
+    } catch (e) {
+      this.#attempts.set(id, attempt + 1);
+      throw e;
     }
-    const { chain, orderUrl } = await this.#order(this.config.ca, request);
-    return { chain, metadata: { ca: this.config.ca, order: orderUrl } };
   }
 
   /**
@@ -179,6 +180,7 @@ export const acmeIssuerModule: ModuleDefinition<AcmeIssuer> = {
   create(config: Record<string, unknown>, ctx: ProvisionContext): AcmeIssuer {
     const logger = ctx.logger("tls.issuance.acme");
     setAcmeDebugLogger(logger.named("acme_client"));
+    setChallengeLogger(logger);
     return new AcmeIssuer(parseAcmeIssuerConfig(config, "issuer"), ctx.storage, logger);
   },
 };
