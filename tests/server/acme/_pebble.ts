@@ -70,11 +70,27 @@ function collect(stream: ReadableStream<Uint8Array>, into: { text: string }): vo
   })().catch(() => {});
 }
 
-/** Starts Pebble and its DNS; options: certificate validity and EAB keys. */
-export async function startPebble(options: {
+/** Pebble options: certificate validity and EAB keys. */
+export interface PebbleOptions {
   validitySeconds?: number;
   eab?: Record<string, string>;
-} = {}): Promise<Pebble> {
+}
+
+/**
+ * Starts Pebble and its DNS on free ports (tries again with other ports when one was taken
+ * between choosing and binding).
+ */
+export async function startPebble(options: PebbleOptions = {}): Promise<Pebble> {
+  for (let i = 0;; i++) {
+    try {
+      return await startOnce(options);
+    } catch (e) {
+      if (i >= 2 || !/address already in use/.test(String(e))) throw e;
+    }
+  }
+}
+
+async function startOnce(options: PebbleOptions): Promise<Pebble> {
   const dir = await Deno.makeTempDir({ prefix: "gatehouse-pebble-" });
   const files = await tlsFiles(dir);
   const [listen, mgmt, httpPort, tlsPort, dns, dnsMgmt] = Array.from({ length: 6 }, freePort);

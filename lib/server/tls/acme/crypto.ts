@@ -45,14 +45,14 @@ const ACME_IDENTIFIER_OID = "1.3.6.1.5.5.7.1.31";
  * @example
  * ```ts
  * import { tlsAlpnCertificate } from "./crypto.ts";
- * const { cert, key } = await tlsAlpnCertificate("example.com", "token.thumbprint");
+ * const { cert } = await tlsAlpnCertificate("example.com", "token.thumbprint");
  * cert.startsWith("-----BEGIN CERTIFICATE-----"); // true
  * ```
  */
 export async function tlsAlpnCertificate(
   name: string,
   keyAuthorization: string,
-): Promise<{ cert: string; key: string }> {
+): Promise<{ cert: string; certDer: Uint8Array; privateKey: CryptoKey }> {
   const x = await x509();
   const key = await generateKey();
   const digest = new Uint8Array(
@@ -76,5 +76,9 @@ export async function tlsAlpnCertificate(
       new x.Extension(ACME_IDENTIFIER_OID, true, value),
     ],
   });
-  return { cert: cert.toString("pem"), key: key.pem };
+  return {
+    cert: cert.toString("pem"),
+    certDer: new Uint8Array(cert.rawData),
+    privateKey: key.keys.privateKey,
+  };
 }

@@ -100,7 +100,7 @@ async function solve(
       );
     } else {
       const cert = await tlsAlpnCertificate(name, keyAuthorization);
-      const hold = await holdTlsAlpnSolver(solvers.bindHost, solvers.tlsPort, cert, logger);
+      const hold = await holdTlsAlpnSolver(solvers.bindHost, solvers.tlsPort, name, cert, logger);
       cleanups.push(hold.release);
       if (!hold.standalone) return "unavailable";
     }
@@ -158,7 +158,7 @@ async function solveAuthorization(
   throw new AcmeOrderError(
     "challenge_failed",
     `tls-alpn-01 challenge for ${name} cannot be answered: port ${solvers.tlsPort} is in use ` +
-      `(HTTPS listeners cannot present the challenge certificate); enable the http challenge ` +
+      `(an HTTPS listener cannot present the challenge certificate); enable the http challenge ` +
       `or set challenges.tls-alpn.alternate_port to a free port the CA's validations reach`,
     { identifier: name, challenge: "tls-alpn-01" },
   );

@@ -2,14 +2,16 @@
  * Standalone challenge listeners (certmagic's `httpSolver` / `tlsALPNSolver`): while a
  * challenge is pending, the solver tries to bind the challenge port. When the port is free
  * (no server of ours listens there), it answers from a small listener of its own for as long
- * as challenges need it. When the port is taken, HTTP-01 is answered by the server already
- * there (the `http` app answers it before its routes); TLS-ALPN-01 cannot be (see
- * {@link holdTlsAlpnSolver}).
+ * as challenges need it, shared by concurrent challenges (reference-counted). When the port is
+ * taken, HTTP-01 is answered by the server already there (the `http` app answers it before its
+ * routes); TLS-ALPN-01 cannot be (see {@link holdTlsAlpnSolver}).
  *
  * @module
  */
 import type { Logger } from "../../module.ts";
 import { answerHttpChallenge } from "./challenges.ts";
+import { clientHelloFromRecords, MAX_CLIENT_HELLO, parseClientHello } from "./client_hello.ts";
+import { alertRecord, type ChallengeIdentity, HandshakeRefused, serverFlight } from "./tls13.ts";
 
 interface Held {
   count: number;
@@ -110,84 +112,113 @@ export function holdHttpSolver(
   });
 }
 
-const alpnQueues = new Map<string, Promise<void>>();
+const alpnIdentities = new Map<string, Map<string, ChallengeIdentity>>();
+
+/** Reads one ClientHello (bounded in size and time) and answers it with the name's identity. */
+async function answerTlsAlpn(conn: Deno.Conn, identities: Map<string, ChallengeIdentity>) {
+  const timer = setTimeout(() => conn.close(), 10_000);
+  try {
+    let buf = new Uint8Array(0);
+    let message: Uint8Array | null | undefined;
+    const chunk = new Uint8Array(4096);
+    while ((message = clientHelloFromRecords(buf)) === undefined) {
+      const n = await conn.read(chunk);
+      if (n === null) return;
+      const next = new Uint8Array(buf.length + n);
+      next.set(buf);
+      next.set(chunk.subarray(0, n), buf.length);
+      buf = next;
+      if (buf.length > MAX_CLIENT_HELLO + 5 * 4) return;
+    }
+    const hello = message && parseClientHello(message);
+    if (!hello) {
+      await conn.write(alertRecord(50)).catch(() => {});
+      return;
+    }
+    const identity = identities.get(hello.serverName);
+    if (!identity) {
+      await conn.write(alertRecord(112)).catch(() => {}); // unrecognized_name
+      return;
+    }
+    try {
+      await conn.write(await serverFlight(hello, identity));
+    } catch (e) {
+      if (e instanceof HandshakeRefused) await conn.write(alertRecord(e.alert)).catch(() => {});
+      return;
+    }
+    // The validator sends its Finished and closes; wait for that (bounded by the timer).
+    while ((await conn.read(chunk)) !== null) { /* discard */ }
+  } catch {
+    /* the peer went away */
+  } finally {
+    clearTimeout(timer);
+    try {
+      conn.close();
+    } catch { /* closed */ }
+  }
+}
 
 /**
- * Answers TLS-ALPN-01 handshakes on `host:port` with `certificate` (the challenge certificate
- * of one name) until the returned hold is released: a TLS listener offering only
- * `acme-tls/1`. One challenge at a time holds a port (later ones wait for it): the listener
- * has one certificate. When the port is taken — by an HTTPS listener of ours or anything
- * else — `standalone` is false and nothing answers: Deno's per-handshake certificate path
- * (the one HTTPS listeners use) refuses a certificate with the critical `acmeIdentifier`
- * extension, so the challenge cannot be answered there (the caller uses HTTP-01 instead).
+ * Answers TLS-ALPN-01 handshakes for `name` on `host:port` with the challenge certificate
+ * until the returned hold is released. Deno's TLS stack refuses to load a certificate with the
+ * critical `acmeIdentifier` extension, so this binds a plain TCP listener and answers with the
+ * handshake of `tls13.ts` (shared by concurrent challenges, chosen by SNI). When the port is
+ * taken — by an HTTPS listener of ours or anything else — `standalone` is false and nothing
+ * answers: the caller uses another challenge type.
  *
  * @example
  * ```ts ignore
- * const hold = await holdTlsAlpnSolver("", 443, challengeCert, logger);
+ * const hold = await holdTlsAlpnSolver("", 443, "example.com", identity, logger);
  * ```
  */
 export async function holdTlsAlpnSolver(
   host: string,
   port: number,
-  certificate: { cert: string; key: string },
+  name: string,
+  identity: ChallengeIdentity,
   logger: Logger,
 ): Promise<SolverHold> {
-  const key = `${host}:${port}`;
-  const before = alpnQueues.get(key) ?? Promise.resolve();
-  let done!: () => void;
-  const mine = new Promise<void>((r) => (done = r));
-  const tail = before.then(() => mine);
-  alpnQueues.set(key, tail);
-  const finish = () => {
-    done();
-    if (alpnQueues.get(key) === tail) alpnQueues.delete(key);
-  };
-  await before;
-  let listener: Deno.TlsListener;
-  try {
-    listener = Deno.listenTls({
-      hostname: host || "0.0.0.0",
-      port,
-      cert: certificate.cert,
-      key: certificate.key,
-      alpnProtocols: ["acme-tls/1"],
+  const key = `tls/${host}:${port}`;
+  const identities = alpnIdentities.get(key) ?? new Map<string, ChallengeIdentity>();
+  const hold = await acquire(key, () => {
+    let listener: Deno.Listener;
+    try {
+      listener = Deno.listen({ hostname: host || "0.0.0.0", port });
+    } catch (e) {
+      if (inUse(e)) {
+        logger.debug("tls-alpn-01 challenge port in use", { port });
+        return Promise.resolve(null);
+      }
+      throw e;
+    }
+    alpnIdentities.set(key, identities);
+    logger.info("started standalone tls-alpn-01 challenge server", { address: `${host}:${port}` });
+    const conns = new Set<Promise<void>>();
+    const loop = (async () => {
+      for await (const conn of listener) {
+        const p = answerTlsAlpn(conn, identities).finally(() => conns.delete(p));
+        conns.add(p);
+      }
+    })().catch(() => {});
+    return Promise.resolve({
+      count: 0,
+      close: async () => {
+        alpnIdentities.delete(key);
+        listener.close();
+        await loop;
+        await Promise.all(conns);
+        logger.debug("stopped standalone tls-alpn-01 challenge server", { port });
+      },
     });
-  } catch (e) {
-    finish();
-    if (inUse(e)) {
-      logger.debug("tls-alpn-01 challenge port in use", { port });
-      return { standalone: false, release: async () => {} };
-    }
-    throw e;
-  }
-  logger.info("started standalone tls-alpn-01 challenge server", { address: key });
-  const conns = new Set<Deno.TlsConn>();
-  const loop = (async () => {
-    for await (const conn of listener) {
-      conns.add(conn);
-      conn.handshake().catch(() => {}).finally(() => {
-        conns.delete(conn);
-        try {
-          conn.close();
-        } catch { /* closed */ }
-      });
-    }
-  })().catch(() => {});
-  let released = false;
+  });
+  if (!hold.standalone) return hold;
+  const live = alpnIdentities.get(key) ?? identities;
+  live.set(name, identity);
   return {
     standalone: true,
     release: async () => {
-      if (released) return;
-      released = true;
-      listener.close();
-      for (const c of conns) {
-        try {
-          c.close();
-        } catch { /* closed */ }
-      }
-      await loop;
-      logger.debug("stopped standalone tls-alpn-01 challenge server", { port });
-      finish();
+      if (live.get(name) === identity) live.delete(name);
+      await hold.release();
     },
   };
 }
