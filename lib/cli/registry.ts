@@ -21,6 +21,8 @@ import { reverseProxyCommand } from "./reverse_proxy.ts";
 import { runCommand } from "./run.ts";
 import { setupDbCommand } from "./setup_db.ts";
 import { startCommand } from "./start.ts";
+import { trustCommand } from "./trust.ts";
+import { untrustCommand } from "./untrust.ts";
 import { stopCommand } from "./stop.ts";
 import { storageExportCommand, storageImportCommand } from "./storage.ts";
 import { validateCommand } from "./validate.ts";
@@ -48,6 +50,8 @@ export const commands: Command[] = [
   stopCommand,
   storageExportCommand,
   storageImportCommand,
+  trustCommand,
+  untrustCommand,
   validateCommand,
   versionCommand,
 ];

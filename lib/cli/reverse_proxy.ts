@@ -40,7 +40,9 @@ export function parseProxyAddress(input: string, defaultScheme: "http" | "https"
   if (!hp) throw new UsageError(`invalid address: ${input}`);
   const host = hp[1];
   if (!scheme) {
-    if (defaultScheme === "https") scheme = host && (!hp[2] || hp[2] === "443") ? "https" : "http";
+    // --from (Caddy's rule): HTTP on port 80 or without a host, HTTPS otherwise, so
+    // `localhost:8443` is HTTPS. --to: HTTP unless the port is 443.
+    if (defaultScheme === "https") scheme = hp[2] === "80" || !host ? "http" : "https";
     else scheme = hp[2] === "443" ? "https" : "http";
   }
   const start = hp[2] ? Number(hp[2]) : scheme === "https" ? 443 : 80;
@@ -62,6 +64,8 @@ export interface ReverseProxyOptions {
   accessLog: boolean;
   debug: boolean;
   disableRedirects: boolean;
+  /** Certificates from the local CA (`internal` issuer) for the --from host, whatever it is. */
+  internalCerts?: boolean;
 }
 
 /** Builds the config `reverse-proxy` runs. */
@@ -93,9 +97,16 @@ export function reverseProxyConfig(o: ReverseProxyOptions): Record<string, unkno
     listen: [`:${from.ports[0]}`],
     routes: [route],
   };
-  if (o.disableRedirects) server.automatic_https = { disable_redirects: true };
+  if (from.scheme === "http") server.automatic_https = { disable: true };
+  else if (o.disableRedirects) server.automatic_https = { disable_redirects: true };
   if (o.accessLog) server.logs = {};
-  return { ...NO_ADMIN, apps: { http: { servers: { proxy: server } } }, ...debugLogging(o.debug) };
+  const apps: Record<string, unknown> = { http: { servers: { proxy: server } } };
+  if (o.internalCerts && from.host) {
+    apps.tls = {
+      automation: { policies: [{ subjects: [from.host], issuers: [{ module: "internal" }] }] },
+    };
+  }
+  return { ...NO_ADMIN, apps, ...debugLogging(o.debug) };
 }
 
 /** `reverse-proxy`. */
@@ -105,10 +116,12 @@ export const reverseProxyCommand: Command = {
     '[--from <addr>] [--to <addr>] [--change-host-header] [--insecure] [--internal-certs] [--disable-redirects] [--header-up "Field: value"] [--header-down "Field: value"] [--access-log] [--debug]',
   short: "A quick and production-ready reverse proxy",
   long: [
-    "Proxies --from (default localhost; a hostname means HTTPS) to every --to upstream",
-    "(repeatable; port ranges expand; plain HTTP unless https:// is given). --change-host-header",
-    "sets Host to the upstream address; --insecure skips upstream certificate checks.",
-    "The admin API is disabled.",
+    "Proxies --from (default localhost) to every --to upstream (repeatable; port ranges expand;",
+    "plain HTTP unless https:// is given). --from is HTTPS when it has a host and is not port",
+    "80 (localhost:8443 is HTTPS), with a certificate from the local CA for localhost, IPs and",
+    "internal names; --internal-certs uses the local CA for any host; --disable-redirects does",
+    "not listen on the HTTP port for redirects. --change-host-header sets Host to the upstream",
+    "address; --insecure skips upstream certificate checks. The admin API is disabled.",
   ].join("\n"),
   flags: [
     {
@@ -184,6 +197,7 @@ export const reverseProxyCommand: Command = {
       accessLog: !!flags["access-log"],
       debug: !!flags.debug,
       disableRedirects: !!flags["disable-redirects"],
+      internalCerts: !!flags["internal-certs"],
     });
     return await runQuickServer(config);
   },

@@ -20,7 +20,9 @@ export const SERVER_V8_FLAGS = "--max-semi-space-size=2,--optimize-for-size";
 
 function cliInvocation(): string[] {
   const cli = new URL("../../cli.ts", import.meta.url);
-  const args = ["run", "-A"];
+  // --unstable-net: HTTPS listeners of the deno engine replace themselves on a shared port
+  // (SO_REUSEPORT) when certificates change.
+  const args = ["run", "-A", "--unstable-net"];
   if (!Deno.env.get("DENO_V8_FLAGS")) args.push(`--v8-flags=${SERVER_V8_FLAGS}`);
   if (cli.protocol === "file:") {
     const cfg = new URL("../../deno.json", import.meta.url);

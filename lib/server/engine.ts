@@ -88,6 +88,7 @@ export class Engine {
   constructor(options: EngineOptions = {}) {
     this.options = options;
     this.pool.gracePeriodMs = options.gracePeriodMs;
+    this.pool.log = (msg, fields) => this.log.named("http.listeners").warn(msg, fields);
     this.#adminPool.gracePeriodMs = options.gracePeriodMs;
   }
 

@@ -13,6 +13,7 @@ import type {
   TlsCertificateSource,
 } from "./module.ts";
 import { joinHostPort, parseNetworkAddress } from "./address.ts";
+import { reusePortAvailable } from "./tls/deno_listener.ts";
 
 class Handle implements ListenerHandle {
   handler?: ConnHandler;
@@ -88,6 +89,7 @@ const NO_CERTIFICATES: TlsCertificateSource = {
  */
 export class ListenerPool {
   #sockets = new Map<string, Socket>();
+  #warnedEngine = false;
   /** Longest wait for in-flight requests when a socket closes (ms); undefined = no limit. */
   gracePeriodMs?: number;
   /** Where listener events are logged (TLS listener replacement). */
@@ -115,7 +117,20 @@ export class ListenerPool {
       : `${addr.network}/${joinHostPort(addr.host, addr.startPort)}`;
     if (!unix && addr.startPort === 0) key += `#${occurrence}`;
     if (options.tls) key += "|tls";
-    const engine = options.engine ?? "deno";
+    let engine = options.engine ?? "deno";
+    if (options.tls && engine === "deno" && !reusePortAvailable()) {
+      // Live certificates on the deno engine replace listeners on a shared port, which needs
+      // --unstable-net; without it HTTPS runs on the node engine (HTTP/1.1).
+      if (!this.#warnedEngine) {
+        this.#warnedEngine = true;
+        this.log?.(
+          "HTTPS listeners run on the node engine (HTTP/1.1): start Deno with --unstable-net " +
+            "for the deno engine (HTTP/2, faster)",
+          { address: options.address },
+        );
+      }
+      engine = "node";
+    }
     if (engine !== "deno") key += `|${engine}`;
     let socket = this.#sockets.get(key);
     if (!socket) {

@@ -11,13 +11,15 @@
  * Deno keeps a listener's answer for each server name for the listener's life (errors too).
  * So when the certificate for a name this listener already answered changes (renewal, a
  * reload with other certificates, a name that had none), the listener is replaced by a new
- * one (a generation) that asks again; the old one stops accepting and finishes its in-flight
- * requests. With `--unstable-net`, generations overlap on one port (SO_REUSEPORT) and no
- * connection is refused; without it, the old one closes before the new one binds, and
- * connections arriving in that gap (about a millisecond) are refused. Connections an old
- * generation accepted but had not yet read a request from at that instant are closed (they
- * were mid-handshake); clients retry idle keep-alive connections by themselves. The `node`
- * engine chooses per handshake with no cache and needs no replacement.
+ * one (a generation) that asks again. The generations overlap on one port (SO_REUSEPORT), so
+ * no connection is refused: this needs `--unstable-net` (the project's deno.json sets it;
+ * `gatehouse start` passes it). The old generation then drains for a second, answering
+ * HTTP/1.1 requests with `Connection: close` so that busy clients move to the new one between
+ * two requests, and stops: its in-flight requests finish, its idle connections close (HTTP/2
+ * clients get a GOAWAY). A connection the old generation accepted but had not read a request
+ * from at that instant (mid-handshake) is closed. Without `--unstable-net`, HTTPS listeners of
+ * the `deno` engine run on the `node` engine instead (see `listeners.ts`), which chooses per
+ * handshake with no cache and needs no replacement.
  *
  * @module
  */
@@ -87,6 +89,21 @@ export const MAX_ANSWERS_PER_GENERATION = 10_000;
 interface Generation {
   server: { shutdown(): Promise<void>; finished: Promise<void> };
   answers: Map<string, string | null>;
+  draining: boolean;
+}
+
+/** How long a replaced generation keeps answering (with `Connection: close`) before it stops. */
+export const DRAIN_MS = 1000;
+
+function closing(res: Response): Response {
+  try {
+    res.headers.set("connection", "close");
+    return res;
+  } catch {
+    const copy = new Response(res.body, res);
+    copy.headers.set("connection", "close");
+    return copy;
+  }
 }
 
 function onError(): Response {
@@ -102,20 +119,21 @@ function onError(): Response {
  * ```
  */
 export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
-  const i = internals();
-  const reuse = reusePortAvailable();
+  const i = reusePortAvailable() ? internals() : undefined;
   let port = o.port;
   let generations = 0;
-  let closing = false;
+  let stopping = false;
   const draining = new Set<Promise<void>>();
   let current: Generation;
   let checking: Promise<void> | undefined;
   let again = false;
 
   if (!i) {
-    o.log?.("this Deno has no SNI certificate resolver: serving one certificate on this listener", {
-      port,
-    });
+    o.log?.(
+      "SNI and live certificates need --unstable-net and Deno's certificate resolver: " +
+        "serving one certificate on this listener",
+      { port },
+    );
     const one = await o.getter().getCertificate("");
     if (!one) throw new Error("no certificate for clients without SNI, and SNI is unavailable");
     const server = Deno.serve({
@@ -154,65 +172,62 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
         hostname: o.hostname,
         port,
         alpnProtocols: ["h2", "http/1.1"],
-        ...(reuse ? { reusePort: true } : {}),
+        reusePort: true,
         [i.resolverSymbol]: resolver,
       } as unknown as Deno.ListenTlsOptions & Deno.TlsCertifiedKeyPem,
     );
     port = (listener.addr as Deno.NetAddr).port;
-    const server = i.serveHttpOnListener(
+    const gen = { answers, draining: false } as Generation;
+    const handler = (req: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) => {
+      if (!gen.draining || !req.headers.has("host")) return o.handler(req, info);
+      // HTTP/1.1 on a replaced listener: the client reconnects (to the new one) after this.
+      const res = o.handler(req, info);
+      return res instanceof Response ? closing(res) : res.then(closing);
+    };
+    gen.server = i.serveHttpOnListener(
       listener,
       new AbortController().signal,
-      o.handler,
+      handler,
       onError,
       () => {},
     );
-    server.finished.catch(() => {});
+    gen.server.finished.catch(() => {});
     generations++;
-    return { server, answers };
+    return gen;
   };
 
-  const retire = (g: Generation) => {
-    const p = g.server.shutdown().then(() => g.server.finished).catch(() => {});
+  const retire = (g: Generation, drainMs = 0) => {
+    g.draining = true;
+    const p = new Promise((r) => setTimeout(r, drainMs))
+      .then(() => g.server.shutdown())
+      .then(() => g.server.finished)
+      .catch(() => {});
     const tracked = p.finally(() => draining.delete(tracked));
     draining.add(tracked);
     return p;
   };
 
-  const rotate = async () => {
+  const rotate = () => {
     const old = current;
-    if (reuse) {
-      current = open();
-      void retire(old);
-      return;
-    }
-    await Promise.race([old.server.shutdown(), new Promise((r) => setTimeout(r, 50))]);
-    void retire(old);
-    for (let tries = 0;; tries++) {
-      try {
-        current = open();
-        return;
-      } catch (e) {
-        if (!(e instanceof Deno.errors.AddrInUse) || tries > 400) throw e;
-        await new Promise((r) => setTimeout(r, 5));
-      }
-    }
+    current = open();
+    void retire(old, DRAIN_MS);
   };
 
   const check = async () => {
     const g = current;
-    if (g.answers.size > MAX_ANSWERS_PER_GENERATION) return await rotate();
+    if (g.answers.size > MAX_ANSWERS_PER_GENERATION) return rotate();
     const getter = o.getter();
     for (const [name, had] of g.answers) {
       const now = await getter.getCertificate(name).catch(() => null);
       if ((now ? now.cert : null) !== had) {
         o.log?.("certificates changed: replacing the TLS listener", { name, port });
-        return await rotate();
+        return rotate();
       }
     }
   };
 
   function schedule(): void {
-    if (closing) return;
+    if (stopping) return;
     if (checking) {
       again = true;
       return;
@@ -221,7 +236,7 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
       do {
         again = false;
         await new Promise((r) => setTimeout(r, 20)); // several changes at once: one check
-        if (closing) return;
+        if (stopping) return;
         try {
           await check();
         } catch (e) {
@@ -242,7 +257,7 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
       return generations;
     },
     async shutdown() {
-      closing = true;
+      stopping = true;
       await checking;
       void retire(current);
       void Promise.all([...draining]).then(() => finishAll());
