@@ -40,6 +40,7 @@ import {
 } from "./certificates.ts";
 import type { Issuer } from "./issuer.ts";
 import { CertificateManager } from "./manager.ts";
+import { OnDemand } from "./on_demand.ts";
 import type { ConnectionPolicy } from "./policies.ts";
 
 /** The running `tls` app of one config. */
@@ -230,6 +231,41 @@ export class TlsApp implements App {
     this.stop();
   }
 
+  /** Revokes the certificate of a managed name and obtains a replacement (see manager). */
+  revoke(name: string, reason: number): Promise<{ revoked: string; replacement: string }> {
+    return this.#manager.revoke(name, reason);
+  }
+
+  #onDemand?: OnDemand;
+
+  /**
+   * On-demand TLS: when `name`'s configured policy has `on_demand` and the permission check
+   * allows it, manages the name and waits for its certificate. True when one is obtained.
+   */
+  async #obtainOnDemand(name: string): Promise<boolean> {
+    if (!this.#started || !qualifiesForCertificate(name)) return false;
+    const policy = this.#automation.policies.find((p) =>
+      !p.subjects.length || p.subjects.some((s) => matchWildcard(name, s))
+    );
+    if (!policy?.onDemand) return false;
+    this.#onDemand ??= new OnDemand(
+      this.#automation.onDemand ?? {},
+      this.#ctx.logger("tls.on_demand"),
+    );
+    if (!(await this.#onDemand.allowed(name))) return false;
+    try {
+      await this.manage([name]);
+    } catch (e) {
+      this.#ctx.logger("tls.on_demand").error("cannot manage on-demand name", {
+        identifier: name,
+        error: (e as Error).message,
+      });
+      return false;
+    }
+    await this.cache.settle(name);
+    return this.cache.matching(name).length > 0;
+  }
+
   /**
    * The certificate getter of a server with these connection policies; `listenHost` is the
    * listener's host (used for clients that send no SNI when it is an IP).
@@ -259,6 +295,9 @@ export class TlsApp implements App {
         }
         if (name) await cache.settle(name);
         let found = name ? cache.matching(name, filter)[0] : undefined;
+        if (!found && name && !managed.has(name)) {
+          found = (await app.#obtainOnDemand(name)) ? cache.matching(name, filter)[0] : undefined;
+        }
         if (!found && policy.fallbackSni) found = cache.matching(policy.fallbackSni, filter)[0];
         if (!found && !normalizeName(serverName)) {
           const all = cache.all().filter(filter);

@@ -1,6 +1,7 @@
 /**
  * Registers the `tls` app (certificates for HTTPS listeners, their automation) and the
- * `internal` and `acme` issuers (`tls.issuance.internal`, `tls.issuance.acme`). Importing this file is enough to make
+ * `internal` and `acme` issuers (`tls.issuance.internal`, `tls.issuance.acme`) and the
+ * revoke endpoint (`admin.api.tls_revoke`). Importing this file is enough to make
  * `apps.tls` configs work; the issuer's code loads when a config first uses it.
  *
  * @example
@@ -31,7 +32,17 @@ const acmeIssuer: ModuleDefinition = {
   },
 };
 
-for (const m of [tlsAppModule as unknown as ModuleDefinition, internalIssuer, acmeIssuer]) {
+const revokeAdmin: ModuleDefinition = {
+  id: "admin.api.tls_revoke",
+  async create(config, ctx) {
+    const { tlsRevokeAdminModule } = await import("./revoke_admin.ts");
+    return await tlsRevokeAdminModule.create(config, ctx);
+  },
+};
+
+for (
+  const m of [tlsAppModule as unknown as ModuleDefinition, internalIssuer, acmeIssuer, revokeAdmin]
+) {
   if (!getModule(m.id)) registerModule(m);
 }
 

@@ -150,11 +150,14 @@ export class AcmeIssuer implements Issuer, ModuleInstance {
    * Revokes a certificate this issuer's account obtained (reason 0 unspecified, 1 key
    * compromise, 3 affiliation changed, 4 superseded, 5 cessation of operation).
    */
-  async revoke(chainPem: string, reason: RevocationReason = 0): Promise<void> {
+  async revoke(chainPem: string, reason: number = 0): Promise<void> {
+    if (![0, 1, 3, 4, 5].includes(reason)) {
+      throw new Error(`revocation reason must be 0, 1, 3, 4 or 5, got ${reason}`);
+    }
     const { client } = await this.account();
     const leaf = chainPem.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/);
     if (!leaf) throw new Error("revoke: no certificate in PEM");
-    await client.revokeCertificate(leaf[0], { reason });
+    await client.revokeCertificate(leaf[0], { reason: reason as RevocationReason });
     this.#logger.info("certificate revoked", { ca: this.config.ca, reason });
   }
 
