@@ -103,12 +103,14 @@ export class HttpApp implements App {
       const app = server.tlsPolicies ? await tls() : undefined;
       if (server.tlsPolicies) {
         const where = `http.servers.${server.name}`;
-        if (!app || (app.cache.size === 0 && app.managedNames.length === 0)) {
+        if (
+          !app || (app.cache.size === 0 && app.managedNames.length === 0 && !app.hasOnDemand)
+        ) {
           throw new TlsConfigError(
             "no_certificate",
             `${where}.tls_connection_policies: no certificate loaded or managed ` +
               `(load some with apps.tls.certificates.load_files or load_pem, or give the ` +
-              `routes host matchers so automatic HTTPS manages them)`,
+              `routes host matchers so automatic HTTPS manages them, or use on_demand)`,
           );
         }
         for (const p of server.tlsPolicies) {

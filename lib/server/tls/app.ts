@@ -238,6 +238,11 @@ export class TlsApp implements App {
 
   #onDemand?: OnDemand;
 
+  /** True when some automation policy obtains certificates on demand. */
+  get hasOnDemand(): boolean {
+    return this.#automation.policies.some((p) => p.onDemand);
+  }
+
   /**
    * On-demand TLS: when `name`'s configured policy has `on_demand` and the permission check
    * allows it, manages the name and waits for its certificate. True when one is obtained.

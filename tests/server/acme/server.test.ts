@@ -124,10 +124,14 @@ Deno.test("acme server: obtain (HTTP-01, TLS-ALPN-01), serve, renew without rest
     assert.equal(await pebble.certStatus(normSerial(body.revoked)), "Revoked");
     assert.equal(await pebble.certStatus(normSerial(body.replacement)), "Valid");
     // Served from the next handshakes (a listener that remembers answers per name swaps).
-    await waitFor(async () => {
-      const c = await servedCert(https, "e2e.test");
-      return c && normSerial(c.serial) === normSerial(body.replacement);
-    }, 10_000, "the replacement being served");
+    await waitFor(
+      async () => {
+        const c = await servedCert(https, "e2e.test");
+        return c && normSerial(c.serial) === normSerial(body.replacement);
+      },
+      10_000,
+      "the replacement being served",
+    );
     const after = await curl(`https://e2e.test:${https}/`, {
       ca: root,
       resolve: `e2e.test:${https}:127.0.0.1`,
