@@ -57,8 +57,10 @@ export {
   registerModule,
   type ServeInfo,
   type Storage,
+  type TlsCertificateSource,
   type Tunnel,
 } from "./lib/server/module.ts";
+export type { KeyInfo, Locker } from "./lib/server/storage/mod.ts";
 export {
   accessTree,
   canonicalJson,

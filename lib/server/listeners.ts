@@ -26,7 +26,7 @@ class Handle implements ListenerHandle {
   ) {}
   setHandler(handler: ConnHandler): void {
     this.handler = handler;
-    if (this.tls) this.socket.pool.certificateSourceChanged(this.socket);
+    if (this.tls) this.socket.pool.certificateSourceChanged(this);
   }
   release(): Promise<void> {
     if (this.released) return Promise.resolve();
@@ -161,8 +161,9 @@ export class ListenerPool {
     return NO_CERTIFICATES;
   }
 
-  /** A config took over a TLS socket (or left it): follow its certificate source. */
-  certificateSourceChanged(socket: Socket): void {
+  /** A config took over (or left) the TLS socket of `handle`: follow its certificate source. */
+  certificateSourceChanged(handle: ListenerHandle): void {
+    const socket = (handle as Handle).socket;
     const source = this.#source(socket);
     if (socket.subscribed !== source) {
       socket.unsubscribe?.();
@@ -274,7 +275,7 @@ export class ListenerPool {
     const socket = handle.socket;
     socket.handles = socket.handles.filter((h) => h !== handle);
     if (socket.handles.length > 0 || this.#sockets.get(socket.key) !== socket) {
-      if (handle.tls && socket.handles.length > 0) this.certificateSourceChanged(socket);
+      if (handle.tls && socket.handles.length > 0) this.certificateSourceChanged(socket.handles[0]);
       return;
     }
     this.#sockets.delete(socket.key);
