@@ -74,6 +74,9 @@ function collect(stream: ReadableStream<Uint8Array>, into: { text: string }): vo
 export interface PebbleOptions {
   validitySeconds?: number;
   eab?: Record<string, string>;
+  /** Validation ports to use (another Pebble's, so one client answers both). */
+  httpPort?: number;
+  tlsPort?: number;
 }
 
 /**
@@ -93,7 +96,9 @@ export async function startPebble(options: PebbleOptions = {}): Promise<Pebble> 
 async function startOnce(options: PebbleOptions): Promise<Pebble> {
   const dir = await Deno.makeTempDir({ prefix: "gatehouse-pebble-" });
   const files = await tlsFiles(dir);
-  const [listen, mgmt, httpPort, tlsPort, dns, dnsMgmt] = Array.from({ length: 6 }, freePort);
+  const [listen, mgmt, freeHttp, freeTls, dns, dnsMgmt] = Array.from({ length: 6 }, freePort);
+  const httpPort = options.httpPort ?? freeHttp;
+  const tlsPort = options.tlsPort ?? freeTls;
   const config = {
     pebble: {
       listenAddress: `127.0.0.1:${listen}`,

@@ -183,3 +183,47 @@ Deno.test("acme issuer: External Account Binding registers with the CA's key id"
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("acme issuer: after a failed attempt, test_ca is tried first", async () => {
+  const main = await startPebble();
+  const test = await startPebble({ httpPort: main.httpPort, tlsPort: main.tlsPort });
+  const dir = await Deno.makeTempDir();
+  try {
+    const lines: string[] = [];
+    const roots = `${dir}/roots.pem`;
+    await Deno.writeTextFile(
+      roots,
+      (await Deno.readTextFile(main.tlsRootFile)) + (await Deno.readTextFile(test.tlsRootFile)),
+    );
+    const issuer = new AcmeIssuer(
+      parseAcmeIssuerConfig({
+        module: "acme",
+        ca: main.directory,
+        test_ca: test.directory,
+        trusted_roots_pem_files: [roots],
+        challenges: {
+          http: { alternate_port: main.httpPort },
+          "tls-alpn": { disabled: true },
+          bind_host: "127.0.0.1",
+        },
+      }, "issuer"),
+      fileStorage(dir),
+      memoryLogger(lines),
+    );
+    await main.setDnsFail("dry.test", true);
+    await assert.rejects(issuer.issue({ names: ["dry.test"], key: await generateKey() }));
+    assert.equal(test.orderCount(), 0, "the first attempt goes to the CA itself");
+    await main.setDnsFail("dry.test", false);
+    const got = await issuer.issue({ names: ["dry.test"], key: await generateKey() });
+    assert.equal(test.orderCount(), 1, "the retry tried the test CA first");
+    assert.equal(main.orderCount(), 2);
+    assert.ok(lines.some((l) => l.includes("trying the test CA first")));
+    assert.match(leaf(got.certificatePem).issuer, /Pebble Intermediate/);
+    assert.equal(await main.certStatus(leaf(got.certificatePem).serialNumber), "Valid");
+    issuer.cleanup();
+  } finally {
+    await test.stop();
+    await main.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -28,6 +28,7 @@ interface Origin {
 }
 
 const origins = new Map<string, Origin>();
+const lastNetworkError = new Map<string, string>();
 let loaded: Promise<AcmeModule> | undefined;
 let debugLogger: Logger | undefined;
 
@@ -44,11 +45,34 @@ async function load(): Promise<AcmeModule> {
   const https = await import("node:https");
   const axios = acme.axios as unknown as {
     defaults: { acmeSettings: Record<string, number>; headers: { common: Record<string, string> } };
-    interceptors: { request: { use(fn: (c: Record<string, unknown>) => unknown): void } };
+    interceptors: {
+      request: { use(fn: (c: Record<string, unknown>) => unknown): void };
+      response: unknown;
+    };
   };
   axios.defaults.acmeSettings.retryMaxAttempts = REQUEST_ATTEMPTS - 1;
   axios.defaults.acmeSettings.retryDefaultDelay = REQUEST_RETRY_DELAY_S;
   axios.defaults.headers.common["User-Agent"] = "Gatehouse (acme-client)";
+  // acme-client turns a request that got no answer at all into a TypeError; remember the
+  // network error per origin so that `explainAcmeError` can say what happened.
+  // (Placed first among the response interceptors, before acme-client's own.)
+  (axios.interceptors.response as unknown as { handlers: unknown[] }).handlers.unshift({
+    fulfilled: null,
+    rejected: (e: { response?: unknown; message?: string; code?: string; config?: unknown }) => {
+      if (!e?.response) {
+        try {
+          const url = (e?.config as { url?: unknown } | undefined)?.url;
+          lastNetworkError.set(
+            new URL(String(url)).origin,
+            [e?.code, e?.message].filter(Boolean).join(": "),
+          );
+        } catch { /* odd URL */ }
+      }
+      return Promise.reject(e);
+    },
+    synchronous: false,
+    runWhen: null,
+  });
   axios.interceptors.request.use((config) => {
     let origin: Origin | undefined;
     try {
@@ -96,9 +120,11 @@ export function configureOrigin(
   options: { roots?: string[]; timeoutMs?: number },
 ): void {
   const prev = origins.get(origin);
-  const ca = options.roots?.length
-    ? [...new Set([...(prev?.ca ?? []), ...options.roots])]
-    : prev?.ca;
+  // One PEM block per entry: Deno's node:https reads only the first block of a string.
+  const blocks = (options.roots ?? []).flatMap((pem) =>
+    pem.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? []
+  );
+  const ca = blocks.length ? [...new Set([...(prev?.ca ?? []), ...blocks])] : prev?.ca;
   const same = prev && prev.ca?.join() === ca?.join();
   origins.set(origin, {
     ca,
@@ -110,4 +136,27 @@ export function configureOrigin(
 /** Sends the library's own debug messages to `logger`. */
 export function setAcmeDebugLogger(logger: Logger): void {
   debugLogger = logger;
+}
+
+/**
+ * A clearer error for a failure of `acme-client`: a request that got no answer (refused, TLS
+ * not trusted, timeout) surfaces there as a TypeError about `config`; this names the CA and the
+ * network error instead. Other errors pass through.
+ *
+ * @example
+ * ```ts ignore
+ * try { await client.createOrder(...) } catch (e) { throw explainAcmeError(e, directoryUrl); }
+ * ```
+ */
+export function explainAcmeError(e: unknown, directoryUrl: string): unknown {
+  if (!(e instanceof TypeError) || !/reading 'config'/.test(e.message)) return e;
+  let origin = directoryUrl;
+  try {
+    origin = new URL(directoryUrl).origin;
+  } catch { /* keep the text */ }
+  const cause = lastNetworkError.get(origin) ?? "no answer";
+  return new Error(
+    `the ACME CA at ${origin} did not answer (${cause}); check the ca URL, the network and, ` +
+      `for a private CA, trusted_roots_pem_files`,
+  );
 }

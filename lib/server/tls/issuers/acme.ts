@@ -22,7 +22,7 @@ import {
 } from "../acme/account.ts";
 import { addDistributedSource, setChallengeLogger } from "../acme/challenges.ts";
 import { challengePorts } from "../acme/ports.ts";
-import { configureOrigin, setAcmeDebugLogger } from "../acme/lib.ts";
+import { configureOrigin, explainAcmeError, setAcmeDebugLogger } from "../acme/lib.ts";
 import { createCsr } from "../acme/crypto.ts";
 import { type OrderResult, runOrder } from "../acme/order.ts";
 import type { IssuedCertificate, Issuer, IssueRequest } from "../issuer.ts";
@@ -108,13 +108,17 @@ export class AcmeIssuer implements Issuer, ModuleInstance {
       );
     };
     try {
-      return await run();
+      return await run().catch((e) => {
+        throw explainAcmeError(e, ca);
+      });
     } catch (e) {
       // The CA lost the account (a test CA restarted, an account deactivated): register anew.
       if (/account.*(does not exist|not found|unable to find|deactivated)/i.test(String(e))) {
         this.#logger.warn("ACME account unknown to the CA; registering a new one", { ca });
         await forgetAccount(this.#accountOptions(ca));
-        return await run();
+        return await run().catch((e2) => {
+          throw explainAcmeError(e2, ca);
+        });
       }
       throw e;
     }
