@@ -1,7 +1,8 @@
 /**
  * HTTPS load scenarios, Gatehouse (both listener engines) side by side with Caddy 2.6.2 and
  * nginx (when installed), every server with the same ECDSA P-256 certificate, TLS 1.3, each
- * pinned to one core with `taskset`, wrk on the other:
+ * pinned to one core with `taskset`, wrk on the other; a bare `Deno.serve` with that
+ * certificate is the floor:
  *
  * - `new handshakes`: `Connection: close` on every request, so each request is a full TLS
  *   handshake (wrk does not resume sessions): requests/s = handshakes/s, CPU µs per handshake.
@@ -203,6 +204,17 @@ http {
 `,
   );
   servers.push(start("nginx", ["nginx", "-c", `${dir}/nginx.conf`, "-p", dir], port));
+}
+{
+  // The floor: a bare Deno.serve with the same certificate, answering from memory.
+  const port = freePort();
+  await Deno.writeTextFile(
+    `${dir}/bare.ts`,
+    `Deno.serve({ hostname: "127.0.0.1", port: ${port}, onListen() {},
+  cert: Deno.readTextFileSync(${JSON.stringify(cert)}),
+  key: Deno.readTextFileSync(${JSON.stringify(key)}) }, () => new Response("Hello, World!"));`,
+  );
+  servers.push(start("bare Deno.serve", [Deno.execPath(), "run", "-A", `${dir}/bare.ts`], port));
 }
 for (const s of servers) await waitUp(s.port);
 
