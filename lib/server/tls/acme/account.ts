@@ -38,7 +38,7 @@ export interface Account {
   client: Client;
   /** The account URL. */
   url: string;
-  /** `token.thumbprint` builder is on the client; this is the key PEM. */
+  /** The account key (PEM). */
   keyPem: string;
 }
 

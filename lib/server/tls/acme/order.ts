@@ -181,7 +181,9 @@ export async function runOrder(
   failed: Set<string>,
   logger: Logger,
   preferredChain?: string,
+  signal?: AbortSignal,
 ): Promise<OrderResult> {
+  signal?.throwIfAborted();
   let order: Order;
   try {
     order = await client.createOrder({
@@ -207,6 +209,8 @@ export async function runOrder(
   );
   const bad = results.find((r) => r.status === "rejected") as PromiseRejectedResult | undefined;
   if (bad) throw bad.reason;
+  // The config that asked was stopped while the challenges ran: no certificate is wanted.
+  signal?.throwIfAborted();
   logger.info("validations succeeded; finalizing order", { order: order.url });
   try {
     const finalized = await client.finalizeOrder(order, csrPem);

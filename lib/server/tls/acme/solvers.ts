@@ -27,7 +27,6 @@ function inUse(e: unknown): boolean {
     err?.name === "AddrInUse";
 }
 
-/** Takes a reference on the listener `key`, opening it first (null: the port is taken). */
 /** A challenge listener reference: `standalone` is false when another server had the port. */
 export interface SolverHold {
   /** True when this solver bound the port itself. */
@@ -36,6 +35,7 @@ export interface SolverHold {
   release(): Promise<void>;
 }
 
+/** Takes a reference on the listener `key`, opening it first (null: the port is taken). */
 async function acquire(
   key: string,
   open: () => Promise<Held | null>,

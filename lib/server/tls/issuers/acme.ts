@@ -85,7 +85,12 @@ export class AcmeIssuer implements Issuer, ModuleInstance {
     return !name.startsWith("*.");
   }
 
-  async #order(ca: string, names: string[], csrPem: string): Promise<OrderResult> {
+  async #order(
+    ca: string,
+    names: string[],
+    csrPem: string,
+    signal?: AbortSignal,
+  ): Promise<OrderResult> {
     const run = async () => {
       const { client } = await this.account(ca);
       // Read after the first request to the CA: the http app has started by then.
@@ -105,6 +110,7 @@ export class AcmeIssuer implements Issuer, ModuleInstance {
         this.#failed,
         this.#logger,
         this.config.preferredChain,
+        signal,
       );
     };
     try {
@@ -139,9 +145,9 @@ export class AcmeIssuer implements Issuer, ModuleInstance {
           identifiers: request.names,
           test_ca: this.config.testCa,
         });
-        await this.#order(this.config.testCa, request.names, csrPem);
+        await this.#order(this.config.testCa, request.names, csrPem, request.signal);
       }
-      const { chain } = await this.#order(this.config.ca, request.names, csrPem);
+      const { chain } = await this.#order(this.config.ca, request.names, csrPem, request.signal);
       this.#attempts.delete(id);
       return { certificatePem: chain };
     } catch (e) {
