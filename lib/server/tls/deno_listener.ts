@@ -88,7 +88,6 @@ export const MAX_ANSWERS_PER_GENERATION = 10_000;
 
 interface Generation {
   server: { shutdown(): Promise<void>; finished: Promise<void> };
-  listener: Deno.TlsListener;
   answers: Map<string, string | null>;
   draining: boolean;
 }
@@ -178,7 +177,7 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
       } as unknown as Deno.ListenTlsOptions & Deno.TlsCertifiedKeyPem,
     );
     port = (listener.addr as Deno.NetAddr).port;
-    const gen = { answers, draining: false, listener } as Generation;
+    const gen = { answers, draining: false } as Generation;
     const handler = (req: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) => {
       if (!gen.draining || !req.headers.has("host")) return o.handler(req, info);
       // HTTP/1.1 on a replaced listener: the client reconnects (to the new one) after this.
@@ -199,13 +198,6 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
 
   const retire = (g: Generation, drainMs = 0) => {
     g.draining = true;
-    // Stop accepting at once (the kernel sends new connections to the new generation only);
-    // connections already accepted finish their handshake and requests during the drain.
-    if (drainMs > 0) {
-      try {
-        g.listener.close();
-      } catch { /* closed */ }
-    }
     const p = new Promise((r) => setTimeout(r, drainMs))
       .then(() => g.server.shutdown())
       .then(() => g.server.finished)

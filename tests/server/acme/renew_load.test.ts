@@ -3,8 +3,8 @@
  * certificate (30 s, renewed with half of it left) is renewed during the run; every request
  * succeeds (no non-2xx answer, no socket error) on keep-alive connections with both listener
  * engines, and with a new TLS handshake per request on the node engine. (The deno engine
- * replaces its TLS listener when a certificate changes, and a connection caught in the old
- * socket's accept queue at that instant is reset: see docs/server.md, "Renewal".)
+ * replaces its TLS listener when a certificate changes, and a few new connections caught by the
+ * old one as it shuts down are reset: see docs/server.md, "Renewal under load".)
  */
 import assert from "node:assert/strict";
 import { freePort, servedCert, tlsServer } from "../tls/_helpers.ts";
