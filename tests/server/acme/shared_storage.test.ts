@@ -1,10 +1,11 @@
 /**
- * Several Gatehouse processes on one `libsql` storage and one Pebble: exactly one ACME order
- * for a name they all serve (the others wait on the storage lock, then load the certificate),
- * and a lock holder killed with SIGKILL blocks them only until its lock goes stale.
+ * Several Gatehouse processes on one `libsql` storage and one Pebble: a process killed with
+ * SIGKILL in the middle of its order (holding the name's storage lock) blocks the others only
+ * until its lock goes stale; then exactly one of them places an order and the other waits on
+ * the lock and loads the certificate.
  */
 import assert from "node:assert/strict";
-import { CLI_TEST_APP, freePort } from "../fixtures/helpers.ts";
+import { freePort } from "../fixtures/helpers.ts";
 import { serve, up } from "../fixtures/process.ts";
 import { servedCert } from "../tls/_helpers.ts";
 import { startPebble } from "./_pebble.ts";
@@ -12,62 +13,40 @@ import { fileLogging, logEntries, pebbleIssuer, waitFor } from "./_server.ts";
 
 const NAME = "shared.test";
 
-Deno.test("two processes on one libsql storage: one order; a killed lock holder does not block them", async () => {
+type Pebble = Awaited<ReturnType<typeof startPebble>>;
+
+Deno.test("three processes on one libsql storage: one killed mid-order does not block the others, which then place one order", async () => {
   const pebble = await startPebble();
   const dir = await Deno.makeTempDir();
   const storage = { module: "libsql", url: `file:${dir}/shared.db` };
+  const gatehouse = (https: number, log: string, body: string) =>
+    config(pebble, storage, https, log, body);
   const procs: Awaited<ReturnType<typeof serve>>[] = [];
   try {
-    // A process holding the name's issue lock (as one killed mid-order leaves it).
-    const holder = await serve(
-      {
-        logging: { logs: { default: { writer: { output: "discard" } } } },
-        storage,
-        apps: { gatehouse_test: { lock: `issue_cert_${NAME}` } },
-      },
-      [],
-      CLI_TEST_APP,
-    );
+    // Pebble's HTTP-01 validations go to a port that accepts and never answers: the first
+    // process gets the lock, starts its order and stays in the middle of it.
+    const blackHole = Deno.listen({ hostname: "127.0.0.1", port: pebble.httpPort });
+    const held: Deno.Conn[] = [];
+    const holding = (async () => {
+      for await (const c of blackHole) held.push(c);
+    })().catch(() => {});
+    const holderLog = `${dir}/holder.log`;
+    const holder = await serve(gatehouse(freePort(), holderLog, "holder"));
     procs.push(holder);
-    await up(holder.base);
+    await waitFor(
+      async () =>
+        (await logEntries(holderLog)).some((e) =>
+          e.msg === "trying to solve challenge" && e.identifier === NAME
+        ),
+      30_000,
+      "the holder in the middle of its order",
+    );
+    assert.equal(pebble.orderCount(), 1);
 
     const ports = [freePort(), freePort()];
     const logs = ports.map((_, i) => `${dir}/server${i}.log`);
     for (let i = 0; i < 2; i++) {
-      const p = await serve({
-        logging: fileLogging(logs[i]),
-        storage,
-        apps: {
-          http: {
-            http_port: freePort(),
-            https_port: ports[i],
-            servers: {
-              srv0: {
-                listen: [`127.0.0.1:${ports[i]}`],
-                automatic_https: { disable_redirects: true },
-                routes: [{
-                  match: [{ host: [NAME] }],
-                  handle: [{ handler: "static_response", body: `server ${i}` }],
-                }],
-              },
-            },
-          },
-          tls: {
-            automation: {
-              policies: [{
-                subjects: [NAME],
-                issuers: [
-                  pebbleIssuer(pebble, {
-                    http: { alternate_port: pebble.httpPort },
-                    "tls-alpn": { disabled: true },
-                  }),
-                ],
-              }],
-            },
-          },
-        },
-      });
-      procs.push(p);
+      procs.push(await serve(gatehouse(ports[i], logs[i], `server ${i}`)));
     }
     await Promise.all(procs.slice(1).map((p) => up(p.base)));
     // Both wait on the lock the holder has; nothing is ordered.
@@ -80,14 +59,18 @@ Deno.test("two processes on one libsql storage: one order; a killed lock holder 
       );
     }
     await new Promise((r) => setTimeout(r, 1000));
-    assert.equal(pebble.orderCount(), 0);
+    assert.equal(pebble.orderCount(), 1, "only the holder's order so far");
     for (const log of logs) {
       assert.ok(!(await logEntries(log)).some((e) => e.msg === "lock acquired"));
     }
 
-    // SIGKILL: no cleanup runs, the lock row stays until it goes stale.
+    // SIGKILL: no cleanup runs, the lock row stays until it goes stale. The challenge port is
+    // free again for whoever takes over.
     holder.p.child.kill("SIGKILL");
     await holder.p.status;
+    blackHole.close();
+    for (const c of held) c.close();
+    await holding;
     const served = await Promise.all(ports.map((port) =>
       waitFor(
         async () => {
@@ -99,7 +82,7 @@ Deno.test("two processes on one libsql storage: one order; a killed lock holder 
       )
     ));
     assert.equal(served[0].serial, served[1].serial, "both serve the one certificate");
-    assert.equal(pebble.orderCount(), 1, "exactly one ACME order");
+    assert.equal(pebble.orderCount(), 2, "exactly one ACME order after the holder's");
     const entries = await Promise.all(logs.map(logEntries));
     const obtained = entries.map((es) =>
       es.some((e) => e.msg === "certificate obtained successfully" && e.identifier === NAME)
@@ -117,3 +100,46 @@ Deno.test("two processes on one libsql storage: one order; a killed lock holder 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+function config(
+  pebble: Pebble,
+  storage: Record<string, unknown>,
+  https: number,
+  log: string,
+  body: string,
+): Record<string, unknown> {
+  return {
+    logging: fileLogging(log),
+    storage,
+    apps: {
+      http: {
+        http_port: freePort(),
+        https_port: https,
+        servers: {
+          srv0: {
+            listen: [`127.0.0.1:${https}`],
+            automatic_https: { disable_redirects: true },
+            routes: [{
+              match: [{ host: [NAME] }],
+              handle: [{ handler: "static_response", body }],
+            }],
+          },
+        },
+      },
+      tls: {
+        automation: {
+          policies: [{
+            subjects: [NAME],
+            issuers: [
+              pebbleIssuer(pebble, {
+                http: { alternate_port: pebble.httpPort },
+                "tls-alpn": { disabled: true },
+                bind_host: "127.0.0.1",
+              }),
+            ],
+          }],
+        },
+      },
+    },
+  };
+}
