@@ -12,6 +12,7 @@ import { HttpServer } from "./server.ts";
 import { HttpConfigError } from "./errors.ts";
 import type { TlsApp } from "../tls/app.ts";
 import { TlsConfigError } from "../tls/certificates.ts";
+import { setChallengePorts } from "../tls/acme/ports.ts";
 import { planAutomaticHttps } from "./autohttps.ts";
 import { provisionMetrics } from "../metrics/config.ts";
 
@@ -104,12 +105,14 @@ export class HttpApp implements App {
       const app = server.tlsPolicies ? await tls() : undefined;
       if (server.tlsPolicies) {
         const where = `http.servers.${server.name}`;
-        if (!app || (app.cache.size === 0 && app.managedNames.length === 0)) {
+        if (
+          !app || (app.cache.size === 0 && app.managedNames.length === 0 && !app.hasOnDemand)
+        ) {
           throw new TlsConfigError(
             "no_certificate",
             `${where}.tls_connection_policies: no certificate loaded or managed ` +
               `(load some with apps.tls.certificates.load_files or load_pem, or give the ` +
-              `routes host matchers so automatic HTTPS manages them)`,
+              `routes host matchers so automatic HTTPS manages them, or use on_demand)`,
           );
         }
         for (const p of server.tlsPolicies) {
@@ -146,6 +149,7 @@ export class HttpApp implements App {
   start(): void {
     for (const { server, handle } of this.#handles) handle.setHandler(server.handle);
     running.add(this);
+    setChallengePorts({ http: this.httpPort, https: this.httpsPort });
   }
 
   /** Bound listen addresses by server name (the real port when `:0` was asked). */

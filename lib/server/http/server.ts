@@ -46,6 +46,7 @@ import type { HttpMetrics } from "../metrics/http.ts";
 import { durationPlaceholderUsed } from "./replacer.ts";
 import { type ConnectionPolicy, parseConnectionPolicies, routeHostNames } from "../tls/policies.ts";
 import { fillTlsState } from "../tls/connection.ts";
+import { answerHttpChallenge, HTTP_CHALLENGE_PREFIX } from "../tls/acme/challenges.ts";
 
 /** A module of `http.ip_sources`: where trusted proxy ranges come from. */
 export interface IPRangeSource extends ModuleInstance {
@@ -300,6 +301,17 @@ export class HttpServer implements ServerFacts {
     if (c.rawPath.indexOf("%") >= 0 && decodePath(c.rawPath) === null) {
       return this.#finish(c, new Response("400 Bad Request", { status: 400 }), log);
     }
+    // ACME HTTP-01 challenges are answered before any route, as Caddy does.
+    if (c.rawPath.startsWith(HTTP_CHALLENGE_PREFIX)) return this.#challenge(c, log);
+    return this.#route(c, log);
+  }
+
+  async #challenge(c: RequestContext, log: boolean): Promise<Response> {
+    const res = await answerHttpChallenge(c.request, c.rawPath, c.remoteHost);
+    return res ? this.#finish(c, res, log) : await this.#route(c, log);
+  }
+
+  #route(c: RequestContext, log: boolean): Response | Promise<Response> {
     let res: Response | Promise<Response>;
     try {
       res = this.#chain(c);

@@ -30,6 +30,12 @@ export function x509(): Promise<typeof X509> {
       R.getOwnMetadata = (k: unknown, t: object) => store.get(t)?.get(k);
       R.getMetadata = (k: unknown, t: object) => store.get(t)?.get(k);
       R.hasMetadata = (k: unknown, t: object) => store.get(t)?.has(k) ?? false;
+      // reflect-metadata (loaded later by another package, e.g. acme-client's own x509)
+      // takes an existing API as its fallback provider and needs these too.
+      R.hasOwnMetadata = R.hasMetadata;
+      R.getOwnMetadataKeys = (t: object) => [...(store.get(t)?.keys() ?? [])];
+      R.getMetadataKeys = R.getOwnMetadataKeys;
+      R.deleteMetadata = (k: unknown, t: object) => store.get(t)?.delete(k) ?? false;
       R.metadata = (k: unknown, v: unknown) => (t: object) => void map(t).set(k, v);
     }
     const m = await import("@peculiar/x509");

@@ -21,6 +21,7 @@ import {
   type Automation,
   type AutomationPolicy,
   decodeAutomation,
+  defaultPublicIssuers,
   isInternalName,
   matchWildcard,
   qualifiesForCertificate,
@@ -39,6 +40,7 @@ import {
 } from "./certificates.ts";
 import type { Issuer } from "./issuer.ts";
 import { CertificateManager } from "./manager.ts";
+import { OnDemand } from "./on_demand.ts";
 import type { ConnectionPolicy } from "./policies.ts";
 
 /** The running `tls` app of one config. */
@@ -157,13 +159,20 @@ export class TlsApp implements App {
       }
       return this.#defaultInternal;
     }
-    throw new TlsConfigError(
-      "unsupported",
-      `${name}: a public name needs the ACME issuer, which is not available in this version; ` +
-        `use the internal issuer for it (tls internal, or an automation policy with ` +
-        `{"module":"internal"}), or load a certificate for it (tls.certificates)`,
-    );
+    if (!this.#defaultPublic) {
+      this.#defaultPublic = {
+        subjects: [],
+        issuers: await defaultPublicIssuers(this.#ctx),
+        renewalWindowRatio: 1 / 3,
+        storage: this.#ctx.storage,
+        where: "the default public policy",
+        implicit: true,
+      };
+    }
+    return this.#defaultPublic;
   }
+
+  #defaultPublic?: AutomationPolicy;
 
   /**
    * Adds names to manage (their policy must be able to issue; a public name without an ACME
@@ -181,7 +190,7 @@ export class TlsApp implements App {
         throw new TlsConfigError(
           "unsupported",
           `${name}: ${policy.where} has no issuer that can obtain its certificate ` +
-            `(ACME is not available in this version; add {"module":"internal"} to its issuers)`,
+            `(add {"module":"acme"} or {"module":"internal"} to its issuers)`,
         );
       }
       this.#toManage.set(name, policy);
@@ -219,7 +228,47 @@ export class TlsApp implements App {
 
   /** Same as stop. */
   cleanup(): void {
-    this.#manager.stop();
+    this.stop();
+  }
+
+  /** Revokes the certificate of a managed name and obtains a replacement (see manager). */
+  revoke(name: string, reason: number): Promise<{ revoked: string; replacement: string }> {
+    return this.#manager.revoke(name, reason);
+  }
+
+  #onDemand?: OnDemand;
+
+  /** True when some automation policy obtains certificates on demand. */
+  get hasOnDemand(): boolean {
+    return this.#automation.policies.some((p) => p.onDemand);
+  }
+
+  /**
+   * On-demand TLS: when `name`'s configured policy has `on_demand` and the permission check
+   * allows it, manages the name and waits for its certificate. True when one is obtained.
+   */
+  async #obtainOnDemand(name: string): Promise<boolean> {
+    if (!this.#started || !qualifiesForCertificate(name)) return false;
+    const policy = this.#automation.policies.find((p) =>
+      !p.subjects.length || p.subjects.some((s) => matchWildcard(name, s))
+    );
+    if (!policy?.onDemand) return false;
+    this.#onDemand ??= new OnDemand(
+      this.#automation.onDemand ?? {},
+      this.#ctx.logger("tls.on_demand"),
+    );
+    if (!(await this.#onDemand.allowed(name))) return false;
+    try {
+      await this.manage([name]);
+    } catch (e) {
+      this.#ctx.logger("tls.on_demand").error("cannot manage on-demand name", {
+        identifier: name,
+        error: (e as Error).message,
+      });
+      return false;
+    }
+    await this.cache.settle(name);
+    return this.cache.matching(name).length > 0;
   }
 
   /**
@@ -251,6 +300,9 @@ export class TlsApp implements App {
         }
         if (name) await cache.settle(name);
         let found = name ? cache.matching(name, filter)[0] : undefined;
+        if (!found && name && !managed.has(name)) {
+          found = (await app.#obtainOnDemand(name)) ? cache.matching(name, filter)[0] : undefined;
+        }
         if (!found && policy.fallbackSni) found = cache.matching(policy.fallbackSni, filter)[0];
         if (!found && !normalizeName(serverName)) {
           const all = cache.all().filter(filter);

@@ -13,9 +13,10 @@
  * every other (public) name. A public name whose policy has no usable issuer fails the load
  * with a message saying what to do; it is never served over plain HTTP instead.
  *
- * Refused with an `unsupported` error: `on_demand`, `get_certificate`, `must_staple`,
- * `ocsp_overrides`, other key types, `automation.on_demand`, `ocsp_interval`,
- * `storage_clean_interval`.
+ * `on_demand` (policy) and `automation.on_demand`: see `on_demand.ts`.
+ *
+ * Refused with an `unsupported` error: `get_certificate`, `must_staple`, `ocsp_overrides`,
+ * other key types, `ocsp_interval`, `storage_clean_interval`.
  *
  * @module
  */
@@ -24,6 +25,7 @@ import type { Storage } from "../storage/mod.ts";
 import { parseDuration } from "../duration.ts";
 import { TlsConfigError } from "./certificates.ts";
 import type { Issuer } from "./issuer.ts";
+import { decodeOnDemand, type OnDemandConfig } from "./on_demand.ts";
 
 /** Default share of a certificate's lifetime left when it renews (certmagic: 1/3). */
 export const DEFAULT_RENEWAL_WINDOW_RATIO = 1 / 3;
@@ -44,12 +46,13 @@ export interface AutomationPolicy {
   where: string;
   /** True for the defaults made when no configured policy matches. */
   implicit?: boolean;
+  /** `on_demand`: names without a certificate get one at their first handshake. */
+  onDemand?: boolean;
 }
 
 type Raw = Record<string, unknown>;
 
 const REFUSED: Record<string, string> = {
-  on_demand: "on-demand TLS is not available in this version",
   get_certificate: "external certificate managers are not supported",
   must_staple: "OCSP Must-Staple is not supported",
   ocsp_overrides: "OCSP is not used",
@@ -116,9 +119,7 @@ async function loadIssuers(raw: unknown, where: string, ctx: ProvisionContext): 
       throw new TlsConfigError(
         "unsupported",
         `${where}[${i}]: issuer module "${mod}" is not available in this build` +
-          (mod === "acme" || mod === "zerossl"
-            ? " (ACME is not available yet; use the internal issuer or load certificates)"
-            : ""),
+          (mod === "zerossl" ? " (use the acme issuer with ZeroSSL's directory as ca)" : ""),
       );
     }
     out.push(await ctx.loadModule<Issuer>("tls.issuance", "module", raw[i]));
@@ -150,6 +151,7 @@ export async function decodePolicy(
         "key_type",
         "storage",
         "disable_ocsp_stapling",
+        "on_demand",
       ]
         .includes(k) && !(k in REFUSED)
     ) throw new TlsConfigError("unknown_field", `${where}: unknown field "${k}"`);
@@ -165,6 +167,9 @@ export async function decodePolicy(
         JSON.stringify(p.key_type)
       }`,
     );
+  }
+  if (p.on_demand !== undefined && typeof p.on_demand !== "boolean") {
+    throw new TlsConfigError("invalid_config", `${where}.on_demand: must be a boolean`);
   }
   const ratio = p.renewal_window_ratio ?? 0;
   if (typeof ratio !== "number" || ratio < 0 || ratio >= 1) {
@@ -182,6 +187,7 @@ export async function decodePolicy(
     renewalWindowRatio: ratio || DEFAULT_RENEWAL_WINDOW_RATIO,
     storage,
     where,
+    onDemand: p.on_demand === true,
   };
 }
 
@@ -189,6 +195,8 @@ export async function decodePolicy(
 export interface Automation {
   policies: AutomationPolicy[];
   renewIntervalMs: number;
+  /** `on_demand` (permission endpoint, rate limit). */
+  onDemand?: OnDemandConfig;
 }
 
 /** Decodes `apps.tls.automation`. */
@@ -199,13 +207,13 @@ export async function decodeAutomation(raw: unknown, ctx: ProvisionContext): Pro
   }
   const a = raw as Raw;
   for (const k of Object.keys(a)) {
-    if (k === "on_demand" || k === "ocsp_interval" || k === "storage_clean_interval") {
+    if (k === "ocsp_interval" || k === "storage_clean_interval") {
       throw new TlsConfigError(
         "unsupported",
         `tls.automation.${k}: not supported in this version`,
       );
     }
-    if (k !== "policies" && k !== "renew_interval") {
+    if (k !== "policies" && k !== "renew_interval" && k !== "on_demand") {
       throw new TlsConfigError("unknown_field", `tls.automation: unknown field "${k}"`);
     }
   }
@@ -246,5 +254,8 @@ export async function decodeAutomation(raw: unknown, ctx: ProvisionContext): Pro
   if (!(interval > 0)) {
     throw new TlsConfigError("invalid_config", "tls.automation.renew_interval: must be positive");
   }
-  return { policies, renewIntervalMs: interval };
+  const onDemand = a.on_demand === undefined
+    ? undefined
+    : decodeOnDemand(a.on_demand, "tls.automation.on_demand");
+  return { policies, renewIntervalMs: interval, onDemand };
 }

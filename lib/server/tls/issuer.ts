@@ -36,4 +36,6 @@ export interface Issuer extends ModuleInstance {
   accepts?(name: string): boolean;
   /** Obtains a certificate. Throws with a message naming the issuer on failure. */
   issue(request: IssueRequest): Promise<IssuedCertificate>;
+  /** Revokes a certificate this issuer obtained (RFC 5280 reason code). */
+  revoke?(certificatePem: string, reason: number): Promise<void>;
 }

@@ -96,6 +96,47 @@ export class CertificateManager {
     }
   }
 
+  /**
+   * Revokes the certificate served for `name` with the issuer that obtained it, removes it
+   * from storage, and obtains a replacement (served as soon as it arrives; the revoked one is
+   * served until then). Resolves with the serials of both.
+   */
+  async revoke(name: string, reason: number): Promise<{ revoked: string; replacement: string }> {
+    const m = this.#managed.get(normalizeName(name));
+    if (!m?.cert) throw new Error(`no managed certificate for ${name}`);
+    await m.busy;
+    const old = m.cert;
+    const storage = m.policy.storage;
+    let revoked = "";
+    await withLock(storage, storageKeys.issueLock(m.name), async () => {
+      for (const issuer of m.policy.issuers) {
+        const k = issuer.issuerKey;
+        if ((await loadText(storage, storageKeys.siteCert(k, m.name))) !== old.cert) continue;
+        if (!issuer.revoke) throw new Error(`issuer ${k} cannot revoke certificates`);
+        await issuer.revoke(old.cert, reason);
+        revoked = (await certificateFacts(old.cert)).serial;
+        for (
+          const key of [storageKeys.siteCert, storageKeys.sitePrivateKey, storageKeys.siteMeta]
+        ) {
+          await storage.delete(key(k, m.name)).catch(() => {});
+        }
+        return;
+      }
+      throw new Error(`the certificate served for ${name} is not in storage any more`);
+    }, this.signal);
+    this.log.info("certificate revoked; obtaining a replacement", {
+      identifier: m.name,
+      serial: revoked,
+      reason,
+    });
+    clearTimeout(m.retryTimer);
+    m.retryTimer = undefined;
+    this.#run(m, true);
+    await m.busy;
+    if (!m.cert || m.cert === old) throw new Error(`no replacement obtained for ${name}`);
+    return { revoked, replacement: (await certificateFacts(m.cert.cert)).serial };
+  }
+
   #run(m: Managed, renewing: boolean): void {
     if (this.#stopped) return;
     const job = (async () => {

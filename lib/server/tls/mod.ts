@@ -1,6 +1,7 @@
 /**
  * Registers the `tls` app (certificates for HTTPS listeners, their automation) and the
- * `internal` issuer (`tls.issuance.internal`). Importing this file is enough to make
+ * `internal` and `acme` issuers (`tls.issuance.internal`, `tls.issuance.acme`) and the
+ * revoke endpoint (`admin.api.tls_revoke`). Importing this file is enough to make
  * `apps.tls` configs work; the issuer's code loads when a config first uses it.
  *
  * @example
@@ -23,7 +24,25 @@ const internalIssuer: ModuleDefinition = {
   },
 };
 
-for (const m of [tlsAppModule as unknown as ModuleDefinition, internalIssuer]) {
+const acmeIssuer: ModuleDefinition = {
+  id: "tls.issuance.acme",
+  async create(config, ctx) {
+    const { acmeIssuerModule } = await import("./issuers/acme.ts");
+    return await acmeIssuerModule.create(config, ctx);
+  },
+};
+
+const revokeAdmin: ModuleDefinition = {
+  id: "admin.api.tls_revoke",
+  async create(config, ctx) {
+    const { tlsRevokeAdminModule } = await import("./revoke_admin.ts");
+    return await tlsRevokeAdminModule.create(config, ctx);
+  },
+};
+
+for (
+  const m of [tlsAppModule as unknown as ModuleDefinition, internalIssuer, acmeIssuer, revokeAdmin]
+) {
   if (!getModule(m.id)) registerModule(m);
 }
 
