@@ -82,7 +82,12 @@ export {
   type PluginPackage,
 } from "./lib/server/plugin.ts";
 export type { HttpHandler, Next, RequestMatcher } from "./lib/server/http/handler.ts";
-export type { ProxyFacts, RequestContext, ServerFacts } from "./lib/server/http/context.ts";
+export type {
+  ProxyFacts,
+  RequestContext,
+  ServerFacts,
+  UpstreamResponseHandling,
+} from "./lib/server/http/context.ts";
 export {
   HandlerError,
   HttpConfigError,
