@@ -42,6 +42,7 @@ import {
 } from "./transport.ts";
 import { releaseHost, Upstream, upstreamsAdminRoute } from "./upstreams.ts";
 import { H1Pool } from "./h1client.ts";
+import { provisionFastCGI } from "./fastcgi/mod.ts";
 
 const registeredAdmin = new WeakSet<ProvisionContext>();
 
@@ -134,7 +135,9 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         throw new HttpConfigError("invalid_config", `${where}: "${f}" is not supported`);
       }
     }
-    const transport = parseTransport(optObject(config, "transport", where), `${where}.transport`);
+    const rawTransport = optObject(config, "transport", where);
+    const fastcgi = provisionFastCGI(rawTransport, ctx, `${where}.transport`);
+    const transport = parseTransport(fastcgi ? undefined : rawTransport, `${where}.transport`);
     // One strict HTTP/1.1 client for plain and TLS upstreams.
     const h1 = new H1Pool(
       transport.tls ? { insecure: transport.insecure, serverName: transport.serverName } : null,
@@ -348,7 +351,7 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
           }),
         );
       }
-      const res = await h1.roundTrip({
+      const trip = {
         dial: u.dial,
         method: c.method,
         target: path,
@@ -360,12 +363,13 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         upgrade: upgrade !== null,
         clientDone: c.info.completed,
         onDone: release,
-        onBodyError: (e) =>
+        onBodyError: (e: unknown) =>
           bodyLogger.error("aborting with incomplete response", {
             upstream: u.dial,
             error: (e as Error)?.message ?? String(e),
           }),
-      });
+      };
+      const res = fastcgi ? await fastcgi.roundTrip(c, trip) : await h1.roundTrip(trip);
       const { status, tunnel } = res;
       let resBody = res.body;
       if (status === 205 && resBody !== null) {
@@ -421,8 +425,9 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
     return {
       async serveHTTP(c) {
         const start = performance.now();
-        const upgrade = c.info.upgrade ? c.headers.get("upgrade") : null;
-        const ws = upgrade === null && isWebSocket(c);
+        // FastCGI has no protocol switch: an upgrade request goes as a plain one
+        const upgrade = c.info.upgrade && !fastcgi ? c.headers.get("upgrade") : null;
+        const ws = upgrade === null && !fastcgi && isWebSocket(c);
         let tries = 0;
         let lastErr: HandlerError | null = null;
         const tryAgain = (err: HandlerError, dial: boolean): boolean => {
