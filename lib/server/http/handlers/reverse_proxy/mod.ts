@@ -43,6 +43,7 @@ import {
 import { releaseHost, Upstream, upstreamsAdminRoute } from "./upstreams.ts";
 import { H1Pool } from "./h1client.ts";
 import { provisionFastCGI } from "./fastcgi/mod.ts";
+import { provisionDynamicUpstreams } from "./upstream_sources/mod.ts";
 
 const registeredAdmin = new WeakSet<ProvisionContext>();
 
@@ -130,7 +131,7 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
   async create(config, ctx) {
     const where = "http.handlers.reverse_proxy";
     checkFields(config, PROXY_FIELDS, where);
-    for (const f of ["dynamic_upstreams", "handle_response", "circuit_breaker", "rewrite"]) {
+    for (const f of ["handle_response", "circuit_breaker", "rewrite"]) {
       if (config[f] !== undefined && config[f] !== null) {
         throw new HttpConfigError("invalid_config", `${where}: "${f}" is not supported`);
       }
@@ -153,7 +154,12 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
       if (!dial) throw new HttpConfigError("invalid_config", `${where}: upstream needs "dial"`);
       upstreams.push(new Upstream(dial, optNumber(o, "max_requests", where) ?? 0));
     }
-    if (upstreams.length === 0) {
+    const dynamic = provisionDynamicUpstreams(
+      config.dynamic_upstreams,
+      ctx,
+      `${where}.dynamic_upstreams`,
+    );
+    if (upstreams.length === 0 && !dynamic) {
       throw new HttpConfigError("invalid_config", `${where}: no upstreams`);
     }
     const lb = optObject(config, "load_balancing", where) ?? {};
@@ -440,7 +446,9 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
           return true;
         };
         while (true) {
-          const u = policy.select(upstreams, c, avail);
+          const list = dynamic ? await dynamic.upstreams(c, tries > 0, upstreams) : upstreams;
+          if (dynamic && policy instanceof CookiePolicy) await policy.prepare(list);
+          const u = policy.select(list, c, avail);
           if (!u) {
             lastErr ??= new HandlerError(503, "no upstreams available", "reverse_proxy");
             if (!tryAgain(lastErr, true)) throw lastErr;
@@ -471,6 +479,7 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         }
         failTimers.clear();
         h1.close();
+        dynamic?.cleanup();
         for (const u of upstreams) releaseHost(u.host);
       },
     };
