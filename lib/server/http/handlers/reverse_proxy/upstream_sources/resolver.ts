@@ -106,11 +106,11 @@ async function nameServerOf(s: NameServer): Promise<{ ipAddr: string; port: numb
 }
 
 /** Runs one lookup under the options' resolver and time limit. */
-export async function lookup<T extends "A" | "AAAA" | "SRV">(
+export async function lookup<T extends "A" | "AAAA" | "SRV" | "TXT">(
   name: string,
   type: T,
   o: LookupOptions,
-): Promise<T extends "SRV" ? Deno.SrvRecord[] : string[]> {
+): Promise<T extends "SRV" ? Deno.SrvRecord[] : T extends "TXT" ? string[][] : string[]> {
   const options: Deno.ResolveDnsOptions = {};
   if (o.servers.length) {
     options.nameServer = await nameServerOf(
