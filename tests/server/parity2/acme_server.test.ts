@@ -244,3 +244,109 @@ Deno.test("acme_server config: unknown challenges, fields and a too long lifetim
   }
   await Deno.remove(storage, { recursive: true });
 });
+
+/** A certificate for tls-alpn-01 (RFC 8737): the name alone and the acmeIdentifier digest. */
+async function alpnCertificate(name: string, keyAuthorization: string) {
+  const alg = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" };
+  const keys = await crypto.subtle.generateKey(alg, true, ["sign", "verify"]) as CryptoKeyPair;
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(keyAuthorization)),
+  );
+  const cert = await lib.X509CertificateGenerator.createSelfSigned({
+    serialNumber: "01",
+    name: `CN=${name}`,
+    notBefore: new Date(Date.now() - 60_000),
+    notAfter: new Date(Date.now() + 3_600_000),
+    keys,
+    signingAlgorithm: alg,
+    extensions: [
+      new lib.SubjectAlternativeNameExtension([{ type: "dns", value: name }]),
+      new lib.Extension("1.3.6.1.5.5.7.1.31", true, Uint8Array.from([0x04, 0x20, ...digest])),
+    ],
+  });
+  const pkcs8 = new Uint8Array(await crypto.subtle.exportKey("pkcs8", keys.privateKey));
+  const key = `-----BEGIN PRIVATE KEY-----\n${
+    btoa(String.fromCharCode(...pkcs8)).replace(/.{64}/g, "$&\n")
+  }\n-----END PRIVATE KEY-----\n`;
+  return { cert: cert.toString("pem") + "\n", key };
+}
+
+Deno.test("acme_server tls-alpn-01: validated against openssl s_server on port 443", async (t) => {
+  // port 443 of 127.0.0.1 must be free for the responder
+  try {
+    Deno.listen({ hostname: "127.0.0.1", port: 443 }).close();
+  } catch {
+    await t.step({ name: "port 443 is in use: skipped", ignore: true, fn() {} });
+    return;
+  }
+  const storage = await Deno.makeTempDir({ prefix: "gatehouse-acme-server-" });
+  const srv = await startHttp({
+    servers: {
+      srv0: {
+        listen: ["127.0.0.1:0"],
+        routes: [{
+          handle: [{
+            handler: "acme_server",
+            challenges: ["tls-alpn-01"],
+            policy: { allow: { domains: ["localhost"] } },
+          }],
+        }],
+      },
+    },
+  }, { storage: { module: "file_system", root: storage } });
+  const children: Deno.ChildProcess[] = [];
+  try {
+    const client = await newClient(`${srv.url()}/acme/local/directory`);
+    const [, csr] = await acme.crypto.createCsr({ commonName: "localhost" });
+    const pem = await client.auto({
+      csr,
+      termsOfServiceAgreed: true,
+      challengePriority: ["tls-alpn-01"],
+      skipChallengeVerification: true,
+      challengeCreateFn: async (_a, _ch, keyAuthorization) => {
+        const { cert, key } = await alpnCertificate("localhost", keyAuthorization);
+        await Deno.writeTextFile(`${storage}/alpn.crt`, cert);
+        await Deno.writeTextFile(`${storage}/alpn.key`, key);
+        const child = new Deno.Command("openssl", {
+          args: [
+            "s_server",
+            "-accept",
+            "127.0.0.1:443",
+            "-cert",
+            `${storage}/alpn.crt`,
+            "-key",
+            `${storage}/alpn.key`,
+            "-alpn",
+            "acme-tls/1",
+            "-quiet",
+          ],
+          stdin: "null",
+          stdout: "null",
+          stderr: "null",
+        }).spawn();
+        children.push(child);
+        for (let i = 0; i < 100; i++) {
+          try {
+            (await Deno.connect({ hostname: "127.0.0.1", port: 443 })).close();
+            break;
+          } catch {
+            await new Promise((r) => setTimeout(r, 50));
+          }
+        }
+      },
+      challengeRemoveFn: () => Promise.resolve(),
+    });
+    const [leaf] = certs(pem);
+    assert.deepEqual(
+      leaf.getExtension(lib.SubjectAlternativeNameExtension)!.names.items.map((n) => n.value),
+      ["localhost"],
+    );
+  } finally {
+    for (const c of children) {
+      c.kill("SIGTERM");
+      await c.status;
+    }
+    await srv.stop();
+    await Deno.remove(storage, { recursive: true });
+  }
+});

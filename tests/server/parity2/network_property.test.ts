@@ -123,3 +123,77 @@ Deno.test("client authentication: arbitrary certificate bytes are refused with a
   );
   assert.equal(await verify.check([pki.good.der]), null);
 });
+
+Deno.test("tls-alpn-01 probe: whatever a server answers, a TlsProbeError, never a hang", async () => {
+  const { probeTls13, TlsProbeError } = await import(
+    "../../../lib/server/http/handlers/acme_server/tls13_probe.ts"
+  );
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  let answer: Uint8Array[] = [];
+  (async () => {
+    for await (const conn of listener) {
+      (async () => {
+        try {
+          await conn.read(new Uint8Array(4096)); // the ClientHello
+          for (const a of answer) await conn.write(a);
+        } catch { /* the probe may close first */ }
+        try {
+          conn.close();
+        } catch { /* closed */ }
+      })();
+    }
+  })().catch(() => {});
+  const record = (type: number, body: Uint8Array) =>
+    new Uint8Array([type, 3, 3, body.length >> 8, body.length & 0xff, ...body]);
+  const serverHello = fc.record({
+    random: fc.uint8Array({ minLength: 32, maxLength: 32 }),
+    suite: fc.constantFrom(0x1301, 0x1302, 0x00ff),
+    version: fc.constantFrom(0x0304, 0x0303),
+    group: fc.constantFrom(0x001d, 0x0017, 0x0018),
+    share: fc.uint8Array({ maxLength: 70 }),
+  }).map((h) => {
+    const exts = [
+      0,
+      43,
+      0,
+      2,
+      h.version >> 8,
+      h.version & 0xff,
+      0,
+      51,
+      0,
+      4 + h.share.length,
+      h.group >> 8,
+      h.group & 0xff,
+      0,
+      h.share.length,
+      ...h.share,
+    ];
+    const body = [3, 3, ...h.random, 0, h.suite >> 8, h.suite & 0xff, 0, 0, exts.length, ...exts];
+    return new Uint8Array([2, 0, body.length >> 8, body.length & 0xff, ...body]);
+  });
+  const answers = fc.oneof(
+    fc.array(fc.uint8Array({ maxLength: 200 }), { maxLength: 3 }),
+    fc.tuple(serverHello, fc.array(fc.uint8Array({ maxLength: 300 }), { maxLength: 3 })).map((
+      [sh, rest],
+    ) => [record(22, sh), ...rest.map((r) => record(23, r))]),
+    fc.tuple(fc.constantFrom(20, 21, 22, 23, 24), fc.uint8Array({ maxLength: 100 })).map((
+      [t, b],
+    ) => [record(t, b)]),
+  );
+  try {
+    await fc.assert(
+      fc.asyncProperty(answers, async (a) => {
+        answer = a;
+        await assert.rejects(probeTls13("127.0.0.1", port, "x.test", "acme-tls/1", 5000), (e) => {
+          assert.ok(e instanceof TlsProbeError, String(e));
+          return true;
+        });
+      }),
+      { numRuns: 150 },
+    );
+  } finally {
+    listener.close();
+  }
+});

@@ -3,12 +3,14 @@
  * `http://<name>/.well-known/acme-challenge/<token>` (port 80, redirects followed) and expects
  * the key authorization; `dns-01` looks up the TXT records of `_acme-challenge.<name>` (with
  * the configured `resolvers`) for the base64url SHA-256 of it; `tls-alpn-01` connects to port
- * 443 offering only `acme-tls/1` and expects a certificate for the name alone with the
- * critical acmeIdentifier extension holding that digest. Each attempt is limited to 10 s.
+ * 443 offering only `acme-tls/1` (with the TLS 1.3 probe of tls13_probe.ts) and expects a
+ * certificate for the name alone with the critical acmeIdentifier extension holding that
+ * digest. Each attempt is limited to 10 s.
  *
  * @module
  */
 import { x509 } from "../../../pki/x509.ts";
+import { probeTls13 } from "./tls13_probe.ts";
 import { lookup, type NameServer } from "../reverse_proxy/upstream_sources/resolver.ts";
 import type { Challenge, Identifier } from "./store.ts";
 
@@ -75,37 +77,19 @@ function reverseName(ip: string): string {
 }
 
 async function tlsAlpn01(id: Identifier, keyAuth: string): Promise<void> {
-  const tls = (await import("node:tls")).default;
-  const peer = await new Promise<Uint8Array>((resolve, reject) => {
-    const socket = tls.connect({
-      host: id.value,
-      port: 443,
-      servername: id.type === "ip"
-        ? (id.value.includes(":") ? undefined : reverseName(id.value))
-        : id.value,
-      ALPNProtocols: ["acme-tls/1"],
-      rejectUnauthorized: false,
-    });
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(new ValidationError("connection", `connecting to ${id.value}:443: timeout`));
-    }, TIMEOUT);
-    socket.once("error", (e: Error) => {
-      clearTimeout(timer);
-      reject(new ValidationError("tls", `TLS with ${id.value}:443: ${e.message}`));
-    });
-    socket.once("secureConnect", () => {
-      clearTimeout(timer);
-      const alpn = socket.alpnProtocol;
-      const raw = socket.getPeerCertificate()?.raw;
-      socket.destroy();
-      if (alpn !== "acme-tls/1") {
-        return reject(new ValidationError("tls", `${id.value}:443 did not negotiate acme-tls/1`));
-      }
-      if (!raw) return reject(new ValidationError("tls", `${id.value}:443 sent no certificate`));
-      resolve(new Uint8Array(raw));
-    });
-  });
+  const serverName = id.type === "ip"
+    ? (id.value.includes(":") ? "" : reverseName(id.value))
+    : id.value;
+  let probe;
+  try {
+    probe = await probeTls13(id.value, 443, serverName, "acme-tls/1", TIMEOUT);
+  } catch (e) {
+    throw new ValidationError("tls", `TLS with ${id.value}:443: ${(e as Error).message}`);
+  }
+  if (probe.alpn !== "acme-tls/1") {
+    throw new ValidationError("tls", `${id.value}:443 did not negotiate acme-tls/1`);
+  }
+  const peer = probe.certificate;
   const lib = await x509();
   const cert = new lib.X509Certificate(peer as BufferSource);
   const san = cert.getExtension(lib.SubjectAlternativeNameExtension);
