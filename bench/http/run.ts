@@ -55,6 +55,8 @@ const ALL_SCENARIOS: Scenario[] = [
   { name: "404", path: "/f/missing.txt" },
   { name: "gzip 100 KiB", path: "/f/100k.txt", headers: { "Accept-Encoding": "gzip" } },
   { name: "reverse proxy", path: "/proxy/x" },
+  // a single-page app: the route is no file, so try_files falls back to /index.html
+  { name: "try_files SPA", path: "/spa/dashboard/settings" },
 ];
 /** Scenarios the bare `Deno.serve` floor answers. */
 const BARE = ["respond 13 B", "file 1 KiB", "file 1 MiB"];
@@ -76,6 +78,33 @@ function httpConfig(listen: string, root: string, upstream: string, engine = "de
           {
             match: [{ path: ["/proxy/*"] }],
             handle: [{ handler: "reverse_proxy", upstreams: [{ dial: upstream }] }],
+            terminal: true,
+          },
+          {
+            // what `try_files {path} {path}/ /index.html` and `file_server` become
+            match: [{ path: ["/spa/*"] }],
+            handle: [
+              { handler: "rewrite", strip_path_prefix: "/spa" },
+              {
+                handler: "subroute",
+                routes: [
+                  {
+                    match: [{
+                      file: {
+                        root: `${root}/spa`,
+                        try_files: [
+                          "{http.request.uri.path}",
+                          "{http.request.uri.path}/",
+                          "/index.html",
+                        ],
+                      },
+                    }],
+                    handle: [{ handler: "rewrite", uri: "{http.matchers.file.relative}" }],
+                  },
+                  { handle: [{ handler: "file_server", root: `${root}/spa` }] },
+                ],
+              },
+            ],
             terminal: true,
           },
           {
@@ -110,6 +139,7 @@ http {
     location = /respond { default_type text/plain; return 200 "Hello, World!"; }
     location /proxy/ { proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection ""; }
     location /f/ { alias ${root}/; }
+    location /spa/ { root ${root}; try_files $uri $uri/ /spa/index.html; }
   }
 }
 `;
@@ -259,6 +289,12 @@ const dir = await Deno.makeTempDir({ prefix: "gatehouse-bench-" });
 const root = `${dir}/site`;
 await Deno.mkdir(root);
 await Deno.writeFile(`${root}/1k.txt`, new Uint8Array(1024).fill(97));
+await Deno.mkdir(`${root}/spa/assets`, { recursive: true });
+await Deno.writeTextFile(
+  `${root}/spa/index.html`,
+  `<!doctype html><title>app</title><div id="app"></div>` + "<!-- pad -->".repeat(80),
+);
+await Deno.writeTextFile(`${root}/spa/assets/app.js`, "console.log('app');\n");
 await Deno.writeFile(`${root}/1m.bin`, new Uint8Array(1024 * 1024).map((_, i) => i % 251));
 await Deno.writeTextFile(
   `${root}/100k.txt`,
@@ -412,6 +448,17 @@ Deno.serve({ hostname: "127.0.0.1", port: ${port}, onListen() {} }, (req) => {
   servers.push(start("bare Deno.serve", [Deno.execPath(), "run", "-A", `${dir}/bare.ts`], port));
 }
 for (const s of servers) await waitUp(s.port);
+// Every server must give the same answer before it is timed (status and body length).
+for (const sc of SCENARIOS) {
+  const seen: string[] = [];
+  for (const srv of servers) {
+    if (srv.name === "bare Deno.serve" && !BARE.includes(sc.name)) continue;
+    const res = await fetch(`http://127.0.0.1:${srv.port}${sc.path}`, { headers: sc.headers });
+    const body = new Uint8Array(await res.arrayBuffer());
+    seen.push(`${srv.name}: ${res.status} ${body.length} B`);
+  }
+  console.error(`check ${sc.name}: ${seen.join(", ")}`);
+}
 
 const results = new Map<string, Result[]>();
 try {

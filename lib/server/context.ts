@@ -21,6 +21,8 @@ import { LogPipeline } from "./logging/pipeline.ts";
 import type { ListenerPool } from "./listeners.ts";
 import { fileStorage } from "./storage/file_system.ts";
 import type { JsonObject } from "./config_tree.ts";
+import { parseNetworkAddress } from "./address.ts";
+import { unknownModuleMessage } from "./unavailable.ts";
 
 /** Top-level keys of a config. */
 export const TOP_LEVEL_KEYS: readonly string[] = ["admin", "logging", "storage", "apps"];
@@ -37,6 +39,24 @@ export interface AdminConfig {
 function moduleError(id: string, e: unknown): Error {
   const msg = e instanceof Error ? e.message : String(e);
   return new Error(`${id}: ${msg}`, { cause: e });
+}
+
+/**
+ * The listener handle of a config that is only validated: the address is checked as a real
+ * listen would (network, one port), nothing is bound.
+ */
+function unboundHandle(address: string): ListenerHandle {
+  const addr = parseNetworkAddress(address);
+  if (addr.startPort !== addr.endPort) {
+    throw new Error(`listen: one port per listener, got range ${address}`);
+  }
+  if (addr.network.startsWith("udp")) throw new Error(`listen: ${addr.network} is not supported`);
+  return {
+    address,
+    port: addr.network.startsWith("unix") ? undefined : addr.startPort,
+    setHandler() {},
+    release: () => Promise.resolve(),
+  };
 }
 
 /** One provisioned config. */
@@ -57,7 +77,15 @@ export class ConfigContext {
   #cleaned = false;
   #startCalled = false;
 
-  constructor(config: JsonObject | null, readonly pool: ListenerPool) {
+  /** True when this context only validates (binds nothing, starts nothing). */
+  readonly validating: boolean;
+
+  constructor(
+    config: JsonObject | null,
+    readonly pool: ListenerPool,
+    options: { validating?: boolean } = {},
+  ) {
+    this.validating = options.validating ?? false;
     this.config = config ?? {};
     for (const k of Object.keys(this.config)) {
       if (!TOP_LEVEL_KEYS.includes(k)) throw new Error(`json: unknown field "${k}"`);
@@ -204,11 +232,7 @@ export class ConfigContext {
 
   async #create<T>(id: string, raw: unknown): Promise<T> {
     const def = getModule(id);
-    if (!def) {
-      throw new Error(
-        `unknown module: ${id} (module ${id} is not available in this build; \`gatehouse list-modules\` lists the available ones)`,
-      );
-    }
+    if (!def) throw new Error(unknownModuleMessage(id));
     if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
       throw new Error(`${id}: config must be a JSON object`);
     }
@@ -233,6 +257,7 @@ export class ConfigContext {
       logger: (name: string) => ctx.logs.logger(name || id),
       app: <T extends App>(name: string) => ctx.app<T>(name),
       listen: async (options: ListenOptions) => {
+        if (ctx.validating) return unboundHandle(options.address);
         const n = (ctx.#listenCount.get(options.address) ?? 0) + 1;
         ctx.#listenCount.set(options.address, n);
         const h = await ctx.pool.listen(options, n);
@@ -245,6 +270,7 @@ export class ConfigContext {
       registerAdminRoute: (route: AdminRoute) => void ctx.adminRoutes.push(route),
       onCleanup: (fn: () => void | Promise<void>) => void ctx.#cleanups.push(fn),
       signal: ctx.#abort.signal,
+      validating: ctx.validating,
     };
   }
 }

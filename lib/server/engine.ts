@@ -299,6 +299,7 @@ export class Engine {
     const ctx = new ConfigContext(
       config ? stripMeta(config as Json) as JsonObject : null,
       this.pool,
+      { validating: true },
     );
     try {
       await ctx.provision();

@@ -206,6 +206,12 @@ export interface ProvisionContext {
   onCleanup(fn: () => void | Promise<void>): void;
   /** Aborted when the config being provisioned is discarded or stopped. */
   signal: AbortSignal;
+  /**
+   * True when the config is only being validated (`gatehouse validate`, `adapt --validate`):
+   * modules check everything they can but bind no socket and start nothing (no timers, health
+   * checks or exporters); `listen` then checks the address and returns an unbound handle.
+   */
+  readonly validating: boolean;
 }
 
 /** A module definition: a registry entry. */
@@ -236,6 +242,31 @@ export function registerModule<T extends ModuleInstance>(definition: ModuleDefin
   }
   if (registry.has(definition.id)) throw new Error(`module already registered: ${definition.id}`);
   registry.set(definition.id, definition as unknown as ModuleDefinition);
+}
+
+/**
+ * A module whose code loads when a config first uses it: a server carries only the modules
+ * its config names (each unused one would cost start-up time and memory).
+ *
+ * @example
+ * ```ts
+ * import { lazyModule, registerModule } from "./module.ts";
+ * registerModule(lazyModule("http.handlers.hello", async () => ({
+ *   id: "http.handlers.hello",
+ *   create: () => ({ serveHTTP: () => new Response("hello") }),
+ * })));
+ * ```
+ */
+export function lazyModule(id: string, load: () => Promise<ModuleDefinition>): ModuleDefinition {
+  let loading: Promise<ModuleDefinition> | undefined;
+  return {
+    id,
+    async create(config, ctx) {
+      const def = await (loading ??= load());
+      if (def.id !== id) throw new Error(`module ${id} loaded as ${def.id}`);
+      return await def.create(config, ctx);
+    },
+  };
 }
 
 /**

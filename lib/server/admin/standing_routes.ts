@@ -1,6 +1,7 @@
 /**
  * Admin routes that exist whatever the running config holds, as Caddy's `admin.api.*` modules
- * do: `GET /reverse_proxy/upstreams` answers `[]` when no proxy is configured. Each route's code
+ * do: `GET /reverse_proxy/upstreams` answers `[]` when no proxy is configured, `GET /metrics` serves
+ * the process's Prometheus metrics. Each route's code
  * loads on its first request. Routes a config's modules register come first.
  *
  * @module
@@ -24,6 +25,11 @@ export const STANDING_ROUTES: readonly StandingRoute[] = [
     pattern: "/reverse_proxy/upstreams",
     load: async () =>
       (await import("../http/handlers/reverse_proxy/upstreams.ts")).upstreamsAdminRoute,
+  },
+  {
+    id: "admin.api.metrics",
+    pattern: "/metrics",
+    load: async () => (await import("../metrics/handler.ts")).metricsAdminRoute,
   },
 ];
 

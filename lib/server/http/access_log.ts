@@ -151,6 +151,7 @@ export function logHandledRequest(
     status: res.status,
     resp_headers: loggableHeaders(res.headers, logCredentials),
   };
+  if (c.logFields !== null) { for (const [k, v] of c.logFields) fields[k] = v; }
   for (const l of loggers) {
     if (res.status >= 400) l.error("handled request", fields);
     else l.info("handled request", fields);

@@ -14,6 +14,7 @@ import { HttpConfigError } from "./errors.ts";
 import type { TlsApp } from "../tls/app.ts";
 import { TlsConfigError } from "../tls/certificates.ts";
 import { planAutomaticHttps } from "./autohttps.ts";
+import { provisionMetrics } from "../metrics/config.ts";
 
 const running = new Set<HttpApp>();
 
@@ -85,8 +86,9 @@ export class HttpApp implements App {
       log: ctx.logger("http"),
       tls,
     });
+    const metrics = await provisionMetrics(config.metrics, rawServers, ctx);
     for (const [name, raw] of Object.entries(plan.servers)) {
-      servers.set(name, await HttpServer.create(name, raw, ctx, httpPort));
+      servers.set(name, await HttpServer.create(name, raw, ctx, httpPort, metrics));
     }
     if (plan.certNames.length) {
       const app = await tls();

@@ -8,6 +8,7 @@
  */
 import type { ServeInfo } from "../module.ts";
 import type { HandlerError } from "./errors.ts";
+import type { Next } from "./handler.ts";
 import { validHost } from "./host.ts";
 
 /** What `reverse_proxy` knows of the upstream a request went to (its placeholders). */
@@ -28,6 +29,20 @@ export interface ProxyFacts {
   latencyMs: number;
   /** The upstream's status code; 0 until it answered. */
   status: number;
+  /** The upstream's response header fields (`{http.reverse_proxy.header.*}`), once answered. */
+  headers?: [string, string][];
+  /** While `handle_response` routes run: the upstream response they may copy. */
+  handling?: UpstreamResponseHandling;
+}
+
+/** The upstream response `handle_response` routes work on (`copy_response`...). */
+export interface UpstreamResponseHandling {
+  /** The upstream's response header fields (hop-by-hop ones removed). */
+  readonly headers: [string, string][];
+  /** Sends the upstream response to the client as the proxy would (optionally another status). */
+  finalize(status?: number): Response;
+  /** True once `finalize` handed the upstream body on. */
+  readonly finalized: boolean;
 }
 
 /** Per-server facts the context needs (trusted proxies for the client IP). */
@@ -38,6 +53,13 @@ export interface ServerFacts {
   readonly timed: boolean;
   /** Returns the client IP for a request, honouring trusted proxies. */
   clientIP(c: RequestContext): string;
+  /**
+   * True when the peer is a trusted proxy for this server (`trusted_proxies`, or a unix
+   * socket peer with `trusted_proxies_unix`).
+   */
+  trustsPeer?(c: RequestContext): boolean;
+  /** The server's `named_routes` (for `invoke`), each compiled per chain tail. */
+  readonly namedRoutes?: ReadonlyMap<string, { for(tail: Next): Next }>;
 }
 
 /**
@@ -139,6 +161,10 @@ export class RequestContext {
   skipLog = false;
   /** Request body bytes read by handlers (access log `bytes_read`). */
   bytesRead = 0;
+  /** How deep `invoke` calls are nested in this request (loops stop at a limit). */
+  invokeDepth = 0;
+  /** Fields `log_append` adds to this request's access log record, in order. */
+  logFields: [string, unknown][] | null = null;
   #path: string | null = null;
   #pathFor: string | null = null;
   #clientIP: string | null = null;

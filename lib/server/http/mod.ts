@@ -11,24 +11,10 @@
  *
  * @module
  */
-import { getModule, type ModuleDefinition, registerModule } from "../module.ts";
+import { getModule, lazyModule, type ModuleDefinition, registerModule } from "../module.ts";
 import { httpAppModule } from "./app.ts";
 
-/**
- * A module whose code loads when a config first uses it: a server carries only the matchers
- * and handlers its config names (each unused one would cost memory for as long as it runs).
- */
-function lazy(id: string, load: () => Promise<ModuleDefinition>): ModuleDefinition {
-  let loading: Promise<ModuleDefinition> | undefined;
-  return {
-    id,
-    async create(config, ctx) {
-      const def = await (loading ??= load());
-      if (def.id !== id) throw new Error(`module ${id} loaded as ${def.id}`);
-      return await def.create(config, ctx);
-    },
-  };
-}
+const lazy = lazyModule;
 
 // Every module definition of the http app.
 const httpModules: ModuleDefinition[] = [
@@ -79,6 +65,11 @@ const httpModules: ModuleDefinition[] = [
     async () => (await import("./matchers/expression.ts")).expressionMatcherModule,
   ),
   lazy(
+    "http.matchers.url_pattern",
+    async () => (await import("./matchers/url_pattern.ts")).urlPatternMatcherModule,
+  ),
+  lazy("http.matchers.file", async () => (await import("./matchers/file.ts")).fileMatcherModule),
+  lazy(
     "http.handlers.static_response",
     async () => (await import("./handlers/static_response.ts")).staticResponseModule,
   ),
@@ -98,6 +89,32 @@ const httpModules: ModuleDefinition[] = [
   lazy(
     "http.handlers.request_body",
     async () => (await import("./handlers/request_body.ts")).requestBodyModule,
+  ),
+  lazy(
+    "http.handlers.intercept",
+    async () => (await import("./handlers/intercept.ts")).interceptModule,
+  ),
+  lazy(
+    "http.handlers.copy_response",
+    async () => (await import("./handlers/reverse_proxy/handle_response.ts")).copyResponseModule,
+  ),
+  lazy(
+    "http.handlers.copy_response_headers",
+    async () =>
+      (await import("./handlers/reverse_proxy/handle_response.ts")).copyResponseHeadersModule,
+  ),
+  lazy(
+    "http.handlers.metrics",
+    async () => (await import("../metrics/handler.ts")).metricsHandlerModule,
+  ),
+  lazy(
+    "http.handlers.tracing",
+    async () => (await import("../tracing/handler.ts")).tracingModule,
+  ),
+  lazy("http.handlers.invoke", async () => (await import("./handlers/invoke.ts")).invokeModule),
+  lazy(
+    "http.handlers.log_append",
+    async () => (await import("./handlers/log_append.ts")).logAppendModule,
   ),
   lazy("http.handlers.encode", async () => (await import("./handlers/encode.ts")).encodeModule),
   lazy(

@@ -133,6 +133,8 @@ const STATIC: Record<string, Getter> = {
     c.proxy && c.proxy.latencyMs >= 0 ? c.proxy.latencyMs.toFixed(3) : undefined,
   "http.reverse_proxy.status_code": (c) =>
     c.proxy && c.proxy.status ? String(c.proxy.status) : undefined,
+  "http.reverse_proxy.status_text": (c) =>
+    c.proxy && c.proxy.status ? `${c.proxy.status} ${statusText(c.proxy.status)}` : undefined,
   "http.auth.user.id": (c) => c.userId || c.extra?.get("http.auth.user.id"),
   "system.hostname": () => {
     try {
@@ -152,6 +154,14 @@ const STATIC: Record<string, Getter> = {
   "time.now.unix": () => String(Math.floor(Date.now() / 1000)),
   "time.now.unix_ms": () => String(Date.now()),
 };
+
+/** The values of a header field in a field list, joined with "," (undefined when absent). */
+function joinFields(fields: [string, string][] | undefined, name: string): string | undefined {
+  if (!fields) return undefined;
+  let out: string | undefined;
+  for (const [k, v] of fields) if (k === name) out = out === undefined ? v : `${out},${v}`;
+  return out;
+}
 
 function cookie(c: RequestContext, name: string): string | undefined {
   const h = c.headers.get("cookie");
@@ -222,6 +232,14 @@ export function getterFor(key: string): Getter {
     const name = after("http.response.header.");
     return (c) => c.respHeaders?.get(name) ?? "";
   }
+  if (key.startsWith("http.reverse_proxy.header.")) {
+    const name = after("http.reverse_proxy.header.").toLowerCase();
+    return (c) => joinFields(c.proxy?.headers, name);
+  }
+  if (key.startsWith("http.intercept.header.")) {
+    const name = after("http.intercept.header.").toLowerCase();
+    return (c) => c.extra?.get(`http.intercept.header.${name}`);
+  }
   if (key.startsWith("env.")) {
     const name = after("env.");
     return () => env(name);
@@ -251,7 +269,12 @@ export function durationPlaceholderUsed(): boolean {
  */
 export function compileTemplate(
   input: string,
-  options: { keepUnknown?: boolean; empty?: string } = {},
+  options: {
+    keepUnknown?: boolean;
+    empty?: string;
+    /** Applied to every placeholder's value (e.g. glob escaping for the `file` matcher). */
+    escape?: (value: string) => string;
+  } = {},
 ): Template {
   const parts: Part[] = [];
   let lit = "";
@@ -270,7 +293,14 @@ export function compileTemplate(
         break;
       }
       const key = input.slice(i + 1, end);
-      const get = getterFor(key);
+      const plain = getterFor(key);
+      const esc = options.escape;
+      const get: Getter = esc
+        ? (c) => {
+          const v = plain(c);
+          return v === undefined ? v : esc(v);
+        }
+        : plain;
       const raw = input.slice(i, end + 1);
       if (lit) parts.push(lit);
       lit = "";

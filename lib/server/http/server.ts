@@ -35,7 +35,14 @@ import { decodePath, RequestContext, type ServerFacts } from "./context.ts";
 import { HttpConfigError, responseError, toHandlerError } from "./errors.ts";
 import type { Next } from "./handler.ts";
 import { ipInRanges, type IPRange, parseIP } from "./ip.ts";
-import { compileRoutes, emptyHandler, provisionRoutes } from "./routes.ts";
+import {
+  compileRoutes,
+  emptyHandler,
+  provisionRoutes,
+  type Route,
+  RouteListCache,
+} from "./routes.ts";
+import type { HttpMetrics } from "../metrics/http.ts";
 import { durationPlaceholderUsed } from "./replacer.ts";
 import { type ConnectionPolicy, parseConnectionPolicies, routeHostNames } from "../tls/policies.ts";
 import { fillTlsState } from "../tls/connection.ts";
@@ -117,6 +124,7 @@ const SERVER_FIELDS = [
   "strict_sni_host",
   "trusted_proxies",
   "trusted_proxies_strict",
+  "trusted_proxies_unix",
   "client_ip_headers",
   "logs",
   "protocols",
@@ -146,6 +154,8 @@ export class HttpServer implements ServerFacts {
   engine: "deno" | "node" = "deno";
   /** The policies' client authentication; null when no policy authenticates clients. */
   clientAuth: PolicyClientAuth | null = null;
+  /** `named_routes`: routes that `invoke` runs by name. */
+  namedRoutes: Map<string, RouteListCache> = new Map();
   #chain: Next;
   #errorChain: Next | null;
   #logs: ServerLogConfig | null;
@@ -154,6 +164,8 @@ export class HttpServer implements ServerFacts {
   #trusted: IPRangeSource | null;
   #clientIPHeaders: string[];
   #strict: boolean;
+  /** `trusted_proxies_unix`: unix socket peers are trusted proxies. */
+  trustedUnix = false;
   /** Whether request start times are recorded (access log or duration placeholders). */
   get timed(): boolean {
     return this.#logs !== null || durationPlaceholderUsed();
@@ -191,6 +203,7 @@ export class HttpServer implements ServerFacts {
     rawConfig: unknown,
     ctx: ProvisionContext,
     httpPort: number,
+    metrics?: HttpMetrics,
   ): Promise<HttpServer> {
     const where = `http.servers.${name}`;
     const raw = asObject(rawConfig, where);
@@ -198,6 +211,13 @@ export class HttpServer implements ServerFacts {
     const listen = optStrings(raw, "listen", where) ?? [];
     const addresses = listen.flatMap((a) => expandListenAddress(a, httpPort));
     const routes = await provisionRoutes(raw.routes, ctx, `${where}.routes`);
+    const named = new Map<string, RouteListCache>();
+    for (const [n, r] of Object.entries(optObject(raw, "named_routes", where) ?? {})) {
+      const list = await provisionRoutes([r], ctx, `${where}.named_routes.${n}`);
+      if (metrics) instrumentRoutes(list, [r], name, metrics);
+      named.set(n, new RouteListCache(list));
+    }
+    if (metrics) instrumentRoutes(routes, raw.routes as unknown[], name, metrics);
     const errors = optObject(raw, "errors", where);
     let errorChain: Next | null = null;
     if (errors) {
@@ -249,18 +269,26 @@ export class HttpServer implements ServerFacts {
     }
     server.engine = engine;
     server.clientAuth = clientAuth;
+    server.trustedUnix = optBool(raw, "trusted_proxies_unix", where) ?? false;
+    server.namedRoutes = named;
     server.tlsPolicies = policies;
     if (policies) server.hostNames = routeHostNames(raw.routes);
     return server;
   }
 
+  /** True when the peer is a trusted proxy (`trusted_proxies`, `trusted_proxies_unix`). */
+  trustsPeer(c: RequestContext): boolean {
+    if (c.info.remoteAddr.transport === "unix") return this.trustedUnix;
+    if (!this.#trusted) return false;
+    const ip = parseIP(c.remoteHost);
+    return ip !== null && ipInRanges(ip, this.#trusted.ranges());
+  }
+
   /** The client IP: the peer, or the forwarded address when the peer is a trusted proxy. */
   clientIP(c: RequestContext): string {
     const remote = c.remoteHost;
-    if (!this.#trusted) return remote;
-    const ip = parseIP(remote);
-    const ranges = this.#trusted.ranges();
-    if (ip === null || !ipInRanges(ip, ranges)) return remote;
+    if (!this.trustsPeer(c)) return remote;
+    const ranges = this.#trusted?.ranges() ?? [];
     for (const h of this.#clientIPHeaders) {
       const v = c.request.headers.get(h);
       if (!v) continue;
@@ -381,6 +409,20 @@ export class HttpServer implements ServerFacts {
       headers: res.headers,
     });
   }
+}
+
+/** Measures each route as one unit, labelled with its first handler's name (as Caddy). */
+function instrumentRoutes(
+  routes: Route[],
+  raw: unknown[],
+  server: string,
+  metrics: HttpMetrics,
+): void {
+  routes.forEach((r, i) => {
+    const first = (raw[i] as { handle?: { handler?: unknown }[] })?.handle?.[0]?.handler;
+    const handler = typeof first === "string" ? first : "";
+    r.instrument = (chain) => metrics.instrument(server, handler, chain);
+  });
 }
 
 /**

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { registerModule } from "../module.ts";
+import { lazyModule, type ModuleDefinition, registerModule } from "../module.ts";
 import { fieldValue, type LogEncoder, type LogEntry } from "./entry.ts";
 
 const enc = new TextEncoder();
@@ -72,7 +72,7 @@ export function jsonEncoder(o: EncoderOptions = {}): LogEncoder {
     encode(entry) {
       const rec: Record<string, unknown> = {};
       rec[o.level_key ?? "level"] = levelText(entry.level, o.level_format, "lower");
-      rec[o.time_key ?? "ts"] = formatTime(entry.time, timeFormat);
+      if (o.time_key !== "") rec[o.time_key ?? "ts"] = formatTime(entry.time, timeFormat);
       if (entry.logger) rec[o.name_key ?? "logger"] = entry.logger;
       rec[o.message_key ?? "msg"] = entry.msg;
       Object.assign(rec, fieldsObject(entry));
@@ -88,10 +88,9 @@ export function consoleEncoder(o: EncoderOptions = {}): LogEncoder {
   levelText("INFO", o.level_format, "upper");
   return {
     encode(entry) {
-      const parts = [
-        String(formatTime(entry.time, timeFormat)),
-        levelText(entry.level, o.level_format, "upper"),
-      ];
+      // an empty time_key leaves the time out (journald stamps lines itself)
+      const parts = o.time_key === "" ? [] : [String(formatTime(entry.time, timeFormat))];
+      parts.push(levelText(entry.level, o.level_format, "upper"));
       if (entry.logger) parts.push(entry.logger);
       parts.push(entry.msg);
       const fields = fieldsObject(entry);
@@ -103,3 +102,40 @@ export function consoleEncoder(o: EncoderOptions = {}): LogEncoder {
 
 registerModule({ id: "caddy.logging.encoders.json", create: (c) => jsonEncoder(c) });
 registerModule({ id: "caddy.logging.encoders.console", create: (c) => consoleEncoder(c) });
+
+// Encoders that wrap others, and the field filters: loaded when a config first names one.
+const wrapping = () => import("./wrapping_encoders.ts");
+registerModule(
+  lazyModule("caddy.logging.encoders.filter", async () => (await wrapping()).filterEncoderModule),
+);
+registerModule(
+  lazyModule("caddy.logging.encoders.append", async () => (await wrapping()).appendEncoderModule),
+);
+registerModule(
+  lazyModule(
+    "caddy.logging.encoders.journald",
+    async () => (await wrapping()).journaldEncoderModule,
+  ),
+);
+for (
+  const name of [
+    "delete",
+    "rename",
+    "replace",
+    "hash",
+    "ip_mask",
+    "query",
+    "cookie",
+    "set_cookie",
+    "regexp",
+    "multi_regexp",
+  ]
+) {
+  registerModule(
+    lazyModule(
+      `caddy.logging.encoders.filter.${name}`,
+      async () =>
+        (await import("./filters.ts")).FILTER_MODULES[name] as unknown as ModuleDefinition,
+    ),
+  );
+}

@@ -40,6 +40,11 @@ export interface LogEntry {
 export interface LogEncoder extends ModuleInstance {
   /** Encodes one entry, newline included. */
   encode(entry: LogEntry): Uint8Array;
+  /**
+   * Told whether the writer is a terminal, once it is known: an encoder that wraps the
+   * default format then uses `console` for terminals and `json` otherwise.
+   */
+  configureDefault?(writerIsTerminal: boolean): void;
 }
 
 /** Writes encoded entries somewhere (`caddy.logging.writers.*`). */

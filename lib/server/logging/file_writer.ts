@@ -65,9 +65,42 @@ function split(filename: string): { dir: string; base: string; ext: string } {
     : { dir, base: name, ext: "" };
 }
 
-/** Opens a rolling file writer. */
-export function fileWriter(o: FileWriterOptions): LogWriter {
+/**
+ * Checks that the log file could be opened, creating nothing: an existing file must open for
+ * appending; a missing one needs its nearest existing ancestor to be a directory.
+ */
+function checkWritable(filename: string): void {
+  try {
+    Deno.openSync(filename, { append: true }).close();
+    return;
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) {
+      throw new Error(`file log writer: cannot open ${filename}: ${(e as Error).message}`);
+    }
+  }
+  let dir = split(filename).dir;
+  for (;;) {
+    try {
+      if (!Deno.statSync(dir).isDirectory) {
+        throw new Error(`file log writer: ${dir} is not a directory (log file ${filename})`);
+      }
+      return;
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+      const up = split(dir).dir;
+      if (up === dir) return;
+      dir = up;
+    }
+  }
+}
+
+/** Opens a rolling file writer; with `validating`, only checks it could. */
+export function fileWriter(o: FileWriterOptions, validating = false): LogWriter {
   if (!o.filename) throw new Error("file log writer: missing filename");
+  if (validating) {
+    checkWritable(o.filename);
+    return { write() {} };
+  }
   const roll = o.roll !== false && o.roll_disabled !== true;
   const maxBytes = (o.roll_size_mb ?? 100) * 1024 * 1024;
   const keep = o.roll_keep ?? 10;
@@ -155,5 +188,5 @@ export function fileWriter(o: FileWriterOptions): LogWriter {
 
 registerModule({
   id: "caddy.logging.writers.file",
-  create: (c) => fileWriter(c as unknown as FileWriterOptions),
+  create: (c, ctx) => fileWriter(c as unknown as FileWriterOptions, ctx.validating),
 });

@@ -151,6 +151,7 @@ export class LogPipeline {
           : writer.isTerminal
           ? consoleEncoder()
           : jsonEncoder();
+        encoder.configureDefault?.(writer.isTerminal ?? false);
         const include = cfg.include ?? [];
         const exclude = cfg.exclude ?? [];
         checkFilters(name, include, exclude);

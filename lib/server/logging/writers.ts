@@ -48,14 +48,15 @@ export interface NetWriterOptions {
   soft_start?: boolean;
 }
 
-/** Writer to a TCP or unix stream socket; reconnects after errors. */
-export async function netWriter(o: NetWriterOptions): Promise<LogWriter> {
+/** Writer to a TCP or unix stream socket; reconnects after errors. `validating`: no dial. */
+export async function netWriter(o: NetWriterOptions, validating = false): Promise<LogWriter> {
   if (!o.address) throw new Error("net log writer: missing address");
   const addr = parseNetworkAddress(o.address);
   if (addr.network.startsWith("udp")) {
     throw new Error("net log writer: udp is not supported; use tcp or unix");
   }
   const timeout = o.dial_timeout !== undefined ? parseDuration(o.dial_timeout) : 10_000;
+  if (validating) return { write() {} };
   let conn: Deno.Conn | undefined;
   let closed = false;
   let queue: Uint8Array[] = [];
@@ -128,5 +129,5 @@ registerModule({ id: "caddy.logging.writers.stderr", create: () => stderrWriter(
 registerModule({ id: "caddy.logging.writers.discard", create: () => discardWriter() });
 registerModule({
   id: "caddy.logging.writers.net",
-  create: (c) => netWriter(c as unknown as NetWriterOptions),
+  create: (c, ctx) => netWriter(c as unknown as NetWriterOptions, ctx.validating),
 });

@@ -17,6 +17,8 @@ function siteConfig(port: number): Record<string, unknown> {
         servers: {
           srv0: {
             listen: [`:${port}`],
+            // a plain-HTTP site (`http://localhost:PORT`), as Caddy writes it
+            automatic_https: { skip: ["localhost"] },
             routes: [{
               match: [{ host: ["localhost"] }],
               handle: [{
@@ -51,7 +53,7 @@ const EXPECTED = (port: number) =>
 	}
 }
 
-localhost:${port} {
+http://localhost:${port} {
 	header X-Served-By gatehouse
 	respond /api/* api 201
 	respond "hello {host}"

@@ -187,17 +187,20 @@ export const rewriteModule: ModuleDefinition<HttpHandler> = {
       serveHTTP(c, next) {
         if (methodT) c.method = methodT.render(c).toUpperCase();
         if (pathTemplate || queryT !== null) {
+          // every part is built from the URI as it was, then set (Caddy reads one version)
           let query = queryT;
+          let path: string | null = null;
           if (pathTemplate) {
-            let p = pathTemplate.render(c);
-            const q = p.indexOf("?");
+            path = pathTemplate.render(c);
+            const q = path.indexOf("?");
             if (q >= 0) {
-              if (query === null || query === "") query = p.slice(q + 1);
-              p = p.slice(0, q);
+              if (query === null || query === "") query = path.slice(q + 1);
+              path = path.slice(0, q);
             }
-            c.setPath(p);
           }
-          if (query !== null) c.query = query === "" ? "" : buildQuery(query, c);
+          const built = query === null ? null : query === "" ? "" : buildQuery(query, c);
+          if (path !== null) c.setPath(path);
+          if (built !== null) c.query = built;
         }
         if (prefix) {
           const pre = prefixT!.render(c);

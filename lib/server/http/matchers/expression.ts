@@ -1,14 +1,14 @@
 /**
  * `expression` matcher: a documented subset of Caddy's CEL expressions.
  *
- * Supported: literals (`'str'`, `"str"`, numbers, `true`, `false`, `null`, lists `[..]`, maps
+ * Supported: literals (`'str'`, `"str"`, `` `raw` ``, numbers, `true`, `false`, `null`, lists `[..]`, maps
  * `{'k': v}`), placeholders (`{http.request.uri.path}`, as strings), `!`, `&&`, `||`, `==`,
  * `!=`, `<`, `<=`, `>`, `>=`, `in` (list element or map key), `+` (strings and numbers),
  * parentheses, string methods `startsWith`, `endsWith`, `contains`, `matches` (regexp),
  * `size()`, `lowerAscii()`, `upperAscii()`, and the matcher functions `path(...)`,
  * `host(...)`, `method(...)`, `header({...})`, `header_regexp([name,] field, re)`,
  * `path_regexp([name,] re)`, `query({...})`, `remote_ip(...)`, `client_ip(...)`,
- * `protocol(...)`, `vars({...})`. Config: a string, or `{"expr": "...", "name": "..."}`.
+ * `protocol(...)`, `vars({...})`, `file(...)` (file names, or `{'try_files': [...], 'root': ...}`), `url_pattern(pattern[, base])`. Config: a string, or `{"expr": "...", "name": "..."}`.
  *
  * @module
  */
@@ -32,6 +32,14 @@ function lex(src: string): Tok[] {
     const ch = src[i];
     if (/\s/.test(ch)) {
       i++;
+      continue;
+    }
+    if (ch === "`") {
+      // a backquoted string is raw: no escapes (as the Caddyfile writes CEL strings)
+      const end = src.indexOf("`", i + 1);
+      if (end < 0) throw new HttpConfigError("invalid_config", `expression: unterminated string`);
+      out.push({ t: "str", v: src.slice(i + 1, end) });
+      i = end + 1;
       continue;
     }
     if (ch === "'" || ch === '"') {
@@ -332,6 +340,22 @@ class Parser {
           ? { [str(vals[1])]: { name: str(vals[0]), pattern: str(vals[2]) } }
           : { [str(vals[0])]: { pattern: str(vals[1]) } };
         break;
+      case "url_pattern":
+        cfg = vals.length > 1
+          ? { pattern: str(vals[0]), base_url: str(vals[1]) }
+          : { pattern: str(vals[0]) };
+        break;
+      case "file": {
+        const first = vals[0];
+        if (first !== null && typeof first === "object" && !Array.isArray(first)) {
+          cfg = Object.fromEntries(
+            Object.entries(first as Record<string, Value>).map((
+              [k, x],
+            ) => [k, Array.isArray(x) ? listOf(x) : str(x)]),
+          );
+        } else cfg = vals.length ? { try_files: listOf(vals) } : {};
+        break;
+      }
       default:
         throw new HttpConfigError("invalid_config", `expression: unknown function ${name}`);
     }

@@ -1,7 +1,8 @@
 /**
- * Directory listings for `file_server` with `browse`: entries (hidden ones left out) sorted
- * by `sort` (`name`, `namedirfirst`, `size`, `time`) and `order` (`asc`, `desc`), cut by
- * `offset` and `limit`, rendered as JSON when the client accepts `application/json`, else
+ * Directory listings for `file_server` with `browse`: at most `file_limit` entries read
+ * (default 10000), hidden ones left out, sorted by the query's `sort` (`name`,
+ * `namedirfirst`, `size`, `time`) and `order` (`asc`, `desc`), or else by the configured
+ * `sort`, cut by `offset` and `limit`, rendered as JSON when the client accepts `application/json`, else
  * as HTML from a template. Symlink targets appear only with `reveal_symlinks`.
  *
  * @module
@@ -30,12 +31,33 @@ export interface BrowseOptions {
   hide: readonly string[];
   /** Leave out names starting with a dot (`.well-known` excepted). */
   hideDotfiles: boolean;
+  /** `file_limit`: at most this many directory entries are read, in directory order. */
+  fileLimit: number;
+  /** `sort`: the default sort key and order when the query names none. */
+  sort: { by: string; order: string };
+}
+
+/** Entries read per directory when `file_limit` is not set (as Caddy). */
+export const DEFAULT_FILE_LIMIT = 10000;
+
+const SORT_KEYS = ["name", "namedirfirst", "size", "time"];
+
+/** Decodes browse `sort` (`[key]`, `[order]` or both, e.g. `["size", "desc"]`). */
+export function parseSort(list: readonly string[]): { by: string; order: string } {
+  const out = { by: "", order: "" };
+  for (const item of list.slice(0, 2)) {
+    if (SORT_KEYS.includes(item)) out.by = item;
+    else if (item === "asc" || item === "desc") out.order = item;
+  }
+  return out;
 }
 
 /** Reads a directory into listing items. */
 export async function readListing(dir: string, opts: BrowseOptions): Promise<ListingItem[]> {
   const items: ListingItem[] = [];
+  let read = 0;
   for await (const e of Deno.readDir(dir)) {
+    if (read++ >= opts.fileLimit) break;
     const full = `${dir.replace(/\/$/, "")}/${e.name}`;
     if (opts.hideDotfiles && isDotName(e.name)) continue;
     if (fileHidden(full, opts.hide)) continue;

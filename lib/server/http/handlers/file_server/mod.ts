@@ -4,7 +4,8 @@
  * `index.html`, `index.txt`), `browse` (`template_file`, `reveal_symlinks`),
  * `canonical_uris` (308 to add/remove the trailing slash), `status_code`, `pass_thru`
  * (call the next handler instead of 404), `precompressed` (`gzip`, `br`, `zstd` sidecar
- * files) with `precompressed_order`; ours: `hide_dotfiles` (default true: paths with a
+ * files) with `precompressed_order`, `etag_file_extensions` (the ETag is read from the first
+ * `<file><ext>` sidecar that exists); ours: `hide_dotfiles` (default true: paths with a
  * segment starting with a dot, `.well-known` excepted, are 404 and left out of listings). Nothing outside the root is served: the request path is
  * cleaned as absolute, NUL bytes are refused, and the resolved real path must stay inside
  * the real root (symlinks pointing out are 404). Contents and header values of small and
@@ -13,17 +14,40 @@
  * @module
  */
 import type { ModuleDefinition } from "../../../module.ts";
-import { asObject, checkFields, optBool, optObject, optString, optStrings } from "../../config.ts";
+import {
+  asObject,
+  checkFields,
+  optBool,
+  optNumber,
+  optObject,
+  optString,
+  optStrings,
+} from "../../config.ts";
 import type { RequestContext } from "../../context.ts";
 import { acceptedEncodings } from "../../encode.ts";
 import { errorResponse, HandlerError, HttpConfigError, withoutStacks } from "../../errors.ts";
 import type { HttpHandler, Next } from "../../handler.ts";
 import { compileTemplate } from "../../replacer.ts";
-import { type BrowseOptions, readListing, renderListing, sortItems } from "./browse.ts";
+import {
+  type BrowseOptions,
+  DEFAULT_FILE_LIMIT,
+  parseSort,
+  readListing,
+  renderListing,
+  sortItems,
+} from "./browse.ts";
 import { DEFAULT_BROWSE_TEMPLATE } from "./browse_template.ts";
 import { AbsentPaths, type CachedFile, FileCache, identityOf, sameFile } from "./file_cache.ts";
 import { contentTypeFor } from "./mime.ts";
-import { bodyOf, fastHeaders, fileStream, plainRequest, readExact, SMALL_FILE } from "./read.ts";
+import {
+  bodyOf,
+  etagFromSidecar,
+  fastHeaders,
+  fileStream,
+  plainRequest,
+  readExact,
+  SMALL_FILE,
+} from "./read.ts";
 import { fileHidden, hasDotSegment, insideRoot, sanitizedPathJoin } from "./sanitize.ts";
 import { type Content, serveContent } from "./serve_content.ts";
 
@@ -76,6 +100,7 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
       "precompressed",
       "precompressed_order",
       "hide_dotfiles",
+      "etag_file_extensions",
     ], where);
     const rootT = compileTemplate(optString(config, "root", where) || "{http.vars.root}", {
       empty: ".",
@@ -88,13 +113,20 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
     const browseRaw = optObject(config, "browse", where);
     let browse: BrowseOptions | null = null;
     if (browseRaw) {
-      checkFields(browseRaw, ["template_file", "reveal_symlinks"], `${where}.browse`);
-      const tf = optString(browseRaw, "template_file", where);
+      const w = `${where}.browse`;
+      checkFields(browseRaw, ["template_file", "reveal_symlinks", "file_limit", "sort"], w);
+      const tf = optString(browseRaw, "template_file", w);
+      const limit = optNumber(browseRaw, "file_limit", w) ?? 0;
+      if (!Number.isInteger(limit) || limit < 0) {
+        throw new HttpConfigError("invalid_config", `${w}.file_limit: must be a whole number >= 0`);
+      }
       browse = {
         template: tf ? await Deno.readTextFile(tf) : DEFAULT_BROWSE_TEMPLATE,
-        revealSymlinks: optBool(browseRaw, "reveal_symlinks", where) ?? false,
+        revealSymlinks: optBool(browseRaw, "reveal_symlinks", w) ?? false,
         hide,
         hideDotfiles,
+        fileLimit: limit || DEFAULT_FILE_LIMIT,
+        sort: parseSort(optStrings(browseRaw, "sort", w) ?? []),
       };
     }
     const canonical = optBool(config, "canonical_uris", where) ?? true;
@@ -110,6 +142,14 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
     }
     const order = optStrings(config, "precompressed_order", where) ??
       ["br", "zstd", "gzip"].filter((k) => k in pre);
+    const etagExts = optStrings(config, "etag_file_extensions", where) ?? [];
+    const fs = optString(config, "fs", where) ?? "";
+    if (fs !== "" && fs !== "{http.vars.fs}") {
+      throw new HttpConfigError(
+        "invalid_config",
+        `${where}.fs: file system ${JSON.stringify(fs)} is not available (only the local disk)`,
+      );
+    }
     const realRoots = new Map<string, string | null>();
 
     function realRoot(root: string): string | null {
@@ -229,10 +269,11 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
             ) {
               return redirect(c, c.origRawPath + "/");
             }
-            const items = sortItems(
-              await readListing(filename, browse),
-              new URLSearchParams(c.query),
-            );
+            // the query's sort and order win over the configured ones
+            const query = new URLSearchParams(c.query);
+            if (!query.get("sort") && browse.sort.by) query.set("sort", browse.sort.by);
+            if (!query.get("order") && browse.sort.order) query.set("order", browse.sort.order);
+            const items = sortItems(await readListing(filename, browse), query);
             const h = new Headers();
             const status = statusT ? Number(statusT.render(c)) : c.error ? c.error.status : 200;
             if ((c.headers.get("accept") ?? "").includes("application/json")) {
@@ -245,7 +286,7 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
                 browse.template,
                 c.path,
                 items,
-                new URLSearchParams(c.query),
+                query,
                 browse.revealSymlinks,
               ),
               { status, headers: h },
@@ -272,6 +313,7 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
         const hit = cache.get(filename, info);
         if (
           hit && override === 0 && c.method === "GET" && hit.type !== undefined &&
+          etagExts.length === 0 &&
           !(order.length && c.headers.has("accept-encoding")) && plainRequest(c.headers) &&
           !c.respHeaders?.has("content-type")
         ) {
@@ -319,7 +361,11 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
           }
         }
         const entry = servePath === filename ? hit : cache.get(servePath, serveInfo);
-        h.set("etag", entry ? entry.etag : fileETag(serveInfo));
+        h.set(
+          "etag",
+          (etagExts.length ? etagFromSidecar(servePath, etagExts) : null) ??
+            (entry ? entry.etag : fileETag(serveInfo)),
+        );
         const preType = c.respHeaders?.get("content-type");
         const type = preType ?? contentTypeFor(filename);
         if (type) h.set("content-type", type);

@@ -5,6 +5,7 @@
  * @module
  */
 import type { CachedFile } from "./file_cache.ts";
+import { HandlerError, withoutStacks } from "../../errors.ts";
 
 /** Files up to this size are read in one synchronous call (a thread-pool hop costs more). */
 export const SMALL_FILE = 128 * 1024;
@@ -110,4 +111,20 @@ export function fastHeaders(f: CachedFile): [string, string][] {
 export function plainRequest(h: Headers): boolean {
   return !h.has("range") && !h.has("if-none-match") && !h.has("if-modified-since") &&
     !h.has("if-match") && !h.has("if-unmodified-since");
+}
+
+/**
+ * The ETag a sidecar file `<path><ext>` holds (the first of `exts` that exists), newlines
+ * removed; null when there is none (`etag_file_extensions`).
+ */
+export function etagFromSidecar(path: string, exts: readonly string[]): string | null {
+  for (const ext of exts) {
+    try {
+      return withoutStacks(() => Deno.readTextFileSync(path + ext)).replaceAll("\n", "");
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) continue;
+      throw new HandlerError(500, `cannot read etag from file ${path + ext}`, "file_server", e);
+    }
+  }
+  return null;
 }

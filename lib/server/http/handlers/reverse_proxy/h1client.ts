@@ -13,7 +13,14 @@
  */
 import type { Tunnel } from "../../../module.ts";
 import { ChunkedDecoder } from "./h1chunked.ts";
-import { Conn, connTunnel, dialUpstream, type UpstreamTls, writeAll } from "./h1conn.ts";
+import {
+  Conn,
+  connTunnel,
+  type DialOptions,
+  dialUpstream,
+  type UpstreamTls,
+  writeAll,
+} from "./h1conn.ts";
 import {
   framing,
   H1_LIMITS,
@@ -91,10 +98,12 @@ export class H1Pool {
   #idle = new Map<string, Conn[]>();
   #closed = false;
   #tls: UpstreamTls | null;
+  #dial: DialOptions;
 
   /** A pool for plain upstreams, or TLS ones when `tls` is given. */
-  constructor(tls: UpstreamTls | null = null) {
+  constructor(tls: UpstreamTls | null = null, dial: DialOptions = {}) {
     this.#tls = tls;
+    this.#dial = dial;
   }
 
   /** Closes every idle connection. */
@@ -158,7 +167,7 @@ export class H1Pool {
       const idle = attempt === 0 ? this.#takeIdle(o.dial) : undefined;
       let c: Conn;
       try {
-        c = idle ?? new Conn(await dialUpstream(o.dial, o.dialTimeout, this.#tls));
+        c = idle ?? new Conn(await dialUpstream(o.dial, o.dialTimeout, this.#tls, this.#dial));
       } catch (e) {
         o.onDone();
         throw e;

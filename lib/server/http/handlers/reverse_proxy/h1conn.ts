@@ -9,6 +9,7 @@
  * @module
  */
 import type tls from "node:tls";
+import type net from "node:net";
 import type { Tunnel } from "../../../module.ts";
 import { view } from "../../../node_streams.ts";
 import { DialError } from "./transport.ts";
@@ -34,6 +35,14 @@ export interface UpstreamTls {
   insecure: boolean;
   /** SNI and verification name; defaults to the dial host. */
   serverName?: string;
+  /** Trusted CA certificates (PEM) instead of the system's, when set. */
+  ca?: string[];
+}
+
+/** How upstream connections are dialed. */
+export interface DialOptions {
+  /** The local IP address to dial from (`local_address`); the system chooses when absent. */
+  localAddress?: string;
 }
 
 /** Writes all of `data`. */
@@ -50,7 +59,7 @@ class NodeSocketConn implements ByteConn {
   #error: Error | null = null;
   #wake: (() => void) | null = null;
 
-  constructor(readonly socket: tls.TLSSocket) {
+  constructor(readonly socket: tls.TLSSocket | net.Socket) {
     const wake = () => {
       const w = this.#wake;
       this.#wake = null;
@@ -113,8 +122,30 @@ class NodeSocketConn implements ByteConn {
 }
 
 let nodeTls: typeof tls | undefined;
+let nodeNet: typeof net | undefined;
 
-async function connectTls(host: string, port: number, o: UpstreamTls): Promise<ByteConn> {
+/** A plain TCP connection from a chosen local address (Deno.connect cannot bind one). */
+async function connectFrom(host: string, port: number, localAddress: string): Promise<ByteConn> {
+  nodeNet ??= (await import("node:net")).default;
+  const n = nodeNet;
+  return await new Promise<ByteConn>((resolve, reject) => {
+    const socket = n.connect({ host, port, localAddress });
+    socket.setNoDelay(true);
+    const fail = (e: Error) => reject(e);
+    socket.once("error", fail);
+    socket.once("connect", () => {
+      socket.off("error", fail);
+      resolve(new NodeSocketConn(socket));
+    });
+  });
+}
+
+async function connectTls(
+  host: string,
+  port: number,
+  o: UpstreamTls,
+  localAddress?: string,
+): Promise<ByteConn> {
   nodeTls ??= (await import("node:tls")).default;
   const t = nodeTls;
   return await new Promise<ByteConn>((resolve, reject) => {
@@ -124,6 +155,8 @@ async function connectTls(host: string, port: number, o: UpstreamTls): Promise<B
       servername: o.serverName ?? (/^[\d.]+$|:/.test(host) ? undefined : host),
       rejectUnauthorized: !o.insecure,
       ALPNProtocols: ["http/1.1"],
+      ...(o.ca ? { ca: o.ca } : {}),
+      ...(localAddress ? { localAddress } : {}),
     });
     socket.setNoDelay(true);
     const fail = (e: Error) => reject(e);
@@ -143,6 +176,7 @@ export async function dialUpstream(
   dial: string,
   timeout: number,
   tls: UpstreamTls | null,
+  options: DialOptions = {},
 ): Promise<ByteConn> {
   let connecting: Promise<ByteConn>;
   if (dial.startsWith("unix/")) {
@@ -150,11 +184,16 @@ export async function dialUpstream(
   } else {
     const { host, port } = splitDial(dial);
     const p = port ? Number(port) : tls ? 443 : 80;
-    connecting = tls ? connectTls(host, p, tls) : Deno.connect({ hostname: host, port: p })
-      .then((c) => {
-        c.setNoDelay(true);
-        return c;
-      });
+    const from = options.localAddress;
+    connecting = tls
+      ? connectTls(host, p, tls, from)
+      : from
+      ? connectFrom(host, p, from)
+      : Deno.connect({ hostname: host, port: p })
+        .then((c) => {
+          c.setNoDelay(true);
+          return c;
+        });
   }
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {

@@ -1,6 +1,7 @@
 /**
  * Health checks of `reverse_proxy`. Active: every `interval` (default 30s) each upstream gets
- * `GET uri` (on `port` if set, with `headers`), healthy when the status matches
+ * `<method> uri` (`GET` unless `method` says otherwise; on `port` if set, with `headers` and
+ * `body`), healthy when the status matches
  * `expect_status` (a single digit is a class; default 2xx/3xx) and the body `expect_body`,
  * within `timeout` (default 5s). Passive: failures (errors, `unhealthy_status`,
  * `unhealthy_latency`) are remembered for `fail_duration`; `max_fails` of them make a host
@@ -17,6 +18,7 @@ import {
   type Raw,
 } from "../../config.ts";
 import { goRegExp } from "../../regexp.ts";
+import { HttpConfigError } from "../../errors.ts";
 import type { Upstream } from "./upstreams.ts";
 import { loadNodeHttp } from "./transport.ts";
 
@@ -75,20 +77,33 @@ export interface ActiveChecker {
   runOnce(): Promise<void>;
 }
 
+/** How active health checks run. */
+export interface ActiveOptions {
+  /** Config path for error messages. */
+  where: string;
+  /** Whether the upstreams speak TLS. */
+  tls: boolean;
+  /** Called when an upstream changes state. */
+  onChange: (u: Upstream, healthy: boolean) => void;
+  /** Only check the config: no timer, no request. */
+  validating?: boolean;
+}
+
 /** Starts active health checks for the upstreams; null when not configured. */
 export function startActive(
   raw: Raw | undefined,
   upstreams: Upstream[],
-  where: string,
-  tls: boolean,
-  onChange: (u: Upstream, healthy: boolean) => void,
+  options: ActiveOptions,
 ): ActiveChecker | null {
   if (!raw) return null;
+  const { where, tls, onChange } = options;
   checkFields(raw, [
     "uri",
     "path",
     "port",
     "headers",
+    "method",
+    "body",
     "interval",
     "timeout",
     "max_size",
@@ -107,6 +122,12 @@ export function startActive(
   const bodyRaw = optString(raw, "expect_body", where);
   const expectBody = bodyRaw ? goRegExp(bodyRaw) : null;
   const maxSize = optNumber(raw, "max_size", where) ?? 0;
+  const method = (optString(raw, "method", where) || "GET").toUpperCase();
+  if (!/^[A-Z0-9!#$%&'*+.^_`|~-]+$/.test(method)) {
+    throw new HttpConfigError("invalid_config", `${where}.method: not a method: ${method}`);
+  }
+  const reqBody = optString(raw, "body", where) ?? "";
+  if (options.validating) return { stop() {}, runOnce: () => Promise.resolve() };
   const aborts = new Set<AbortController>();
   let stopped = false;
 
@@ -137,7 +158,7 @@ export function startActive(
         host,
         port: p,
         path: uri,
-        method: "GET",
+        method,
         headers: { host: hdrs.Host ?? hdrs.host ?? `${host}:${p}`, ...hdrs, connection: "close" },
         signal: ac.signal,
         ...(tls ? { rejectUnauthorized: false } : {}),
@@ -161,7 +182,7 @@ export function startActive(
         res.on("error", () => finish(false));
       });
       req.on("error", () => finish(false));
-      req.end();
+      req.end(reqBody || undefined);
     });
   };
 

@@ -1,57 +1,61 @@
 /**
- * `reverse_proxy`: forwards requests to `upstreams` (`dial`, `max_requests`) chosen by
+ * `reverse_proxy`: forwards requests to `upstreams` (`dial`, `max_requests`; a dial address
+ * with request placeholders such as a `map` output is resolved per request) chosen by
  * `load_balancing.selection_policy`, retrying other upstreams while `try_duration` lasts (or
  * `retries` times), every `try_interval`, for dial failures and requests matched by
  * `retry_match`. Health checks (active and passive) take upstreams out. Sets
- * `X-Forwarded-For/Proto/Host` (trusting incoming ones only from `trusted_proxies`), applies
- * `headers.request`/`headers.response` operations, strips hop-by-hop headers, streams bodies
- * both ways and relays WebSockets. `flush_interval` is accepted: responses always stream.
+ * `X-Forwarded-For/Proto/Host` (forward.ts), applies `headers.request`/`headers.response`
+ * operations, strips hop-by-hop headers, streams bodies both ways (or buffers them:
+ * buffers.ts) and relays upgraded connections (streams.ts). `rewrite` changes the method and
+ * URI of the upstream request only; `handle_response` hands chosen upstream responses to
+ * routes (handle_response.ts). `flush_interval` is accepted: responses always stream.
  *
  * @module
  */
-import type { ModuleDefinition, ProvisionContext, Tunnel } from "../../../module.ts";
+import type { ModuleDefinition, ProvisionContext } from "../../../module.ts";
 import {
   asObject,
   checkFields,
-  optArray,
-  optBool,
   optDuration,
   optNumber,
   optObject,
-  optString,
   optStrings,
-  type Raw,
 } from "../../config.ts";
 import type { ProxyFacts, RequestContext } from "../../context.ts";
 import { HandlerError, HttpConfigError } from "../../errors.ts";
-import type { HttpHandler } from "../../handler.ts";
-import { parseHeaderOps, parseResponseMatcher, type ResponseMatcher } from "../../header_ops.ts";
-import { ipInRanges, parseIP, parseRanges } from "../../ip.ts";
-import { compileTemplate } from "../../replacer.ts";
+import type { HttpHandler, Next } from "../../handler.ts";
+import { parseRanges } from "../../ip.ts";
+import { provisionResponseHandlers, selectResponseHandler } from "../../response_handlers.ts";
 import { compileMatcherSets, provisionMatcherSets } from "../../routes.ts";
-import { parsePassive, startActive } from "./health.ts";
-import { CookiePolicy, selectionPolicy } from "./selection.ts";
+import { bufferPrefix, joined, parseBufferLimits } from "./buffers.ts";
 import {
-  connectionNames,
-  DialError,
-  endToEnd,
-  forwardedValue,
-  relayWebSocket,
-  type TransportOptions,
-  UpstreamTimeout,
-} from "./transport.ts";
-import { releaseHost, Upstream, upstreamsAdminRoute } from "./upstreams.ts";
+  type Forwarded,
+  forwardedFields,
+  isWebSocket,
+  parseProxyHeaders,
+  responseFields,
+  type UpstreamTarget,
+  upstreamTarget,
+} from "./forward.ts";
+import { handleUpstreamResponse, RoutesFailed, type UpstreamAnswer } from "./handle_response.ts";
+import { parsePassive, startActive } from "./health.ts";
 import { H1Pool } from "./h1client.ts";
+import { H2Pool } from "./h2client.ts";
 import { provisionFastCGI } from "./fastcgi/mod.ts";
 import { provisionDynamicUpstreams } from "./upstream_sources/mod.ts";
+import { CookiePolicy, selectionPolicy } from "./selection.ts";
+import { parseStreamOptions, Streams, switchProtocols } from "./streams.ts";
+import { DialError, endToEnd, relayWebSocket, UpstreamTimeout } from "./transport.ts";
+import { parseTransport } from "./transport_config.ts";
+import {
+  parseUpstreams,
+  releaseHost,
+  splitDial,
+  type Upstream,
+  upstreamsAdminRoute,
+} from "./upstreams.ts";
 
 const registeredAdmin = new WeakSet<ProvisionContext>();
-
-/** A forwarded request's header fields and whether they carry a Content-Length. */
-interface Forwarded {
-  fields: Iterable<[string, string]>;
-  contentLength: boolean;
-}
 
 const PROXY_FIELDS = [
   "handler",
@@ -71,58 +75,13 @@ const PROXY_FIELDS = [
   "response_buffers",
   "stream_timeout",
   "stream_close_delay",
+  "stream_buffer_size",
   "handle_response",
   "rewrite",
 ];
 
-function parseTransport(raw: Raw | undefined, where: string): TransportOptions {
-  const t: TransportOptions = {
-    tls: false,
-    insecure: false,
-    dialTimeout: 3000,
-    responseHeaderTimeout: 0,
-  };
-  if (!raw) return t;
-  const protocol = optString(raw, "protocol", where) ?? "http";
-  if (protocol !== "http") {
-    throw new HttpConfigError(
-      "invalid_config",
-      `${where}: unsupported transport protocol ${protocol}`,
-    );
-  }
-  const tls = optObject(raw, "tls", where);
-  if (tls) {
-    t.tls = true;
-    t.insecure = optBool(tls, "insecure_skip_verify", where) ?? false;
-    t.serverName = optString(tls, "server_name", where);
-  }
-  t.dialTimeout = optDuration(raw, "dial_timeout", where) ?? 3000;
-  t.responseHeaderTimeout = optDuration(raw, "response_header_timeout", where) ?? 0;
-  return t;
-}
-
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
-}
-
-function isWebSocket(c: RequestContext): boolean {
-  return (c.headers.get("upgrade") ?? "").toLowerCase() === "websocket" &&
-    (c.headers.get("connection") ?? "").toLowerCase().includes("upgrade");
-}
-
-/**
- * Relays bytes both ways between a taken-over client connection and an upstream connection
- * until both directions end; an error on either side closes both.
- */
-function relay(client: Tunnel, upstream: Tunnel): void {
-  const closeBoth = () => {
-    client.close();
-    upstream.close();
-  };
-  Promise.all([
-    client.readable.pipeTo(upstream.writable),
-    upstream.readable.pipeTo(client.writable),
-  ]).then(closeBoth, closeBoth);
 }
 
 /** Registry entry. */
@@ -131,37 +90,30 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
   async create(config, ctx) {
     const where = "http.handlers.reverse_proxy";
     checkFields(config, PROXY_FIELDS, where);
-    for (const f of ["handle_response", "circuit_breaker", "rewrite"]) {
-      if (config[f] !== undefined && config[f] !== null) {
-        throw new HttpConfigError("invalid_config", `${where}: "${f}" is not supported`);
-      }
+    if (config.circuit_breaker !== undefined && config.circuit_breaker !== null) {
+      throw new HttpConfigError(
+        "invalid_config",
+        `${where}.circuit_breaker: no circuit breaker module is available (http.reverse_proxy.circuit_breakers.*)`,
+      );
     }
     const rawTransport = optObject(config, "transport", where);
     const fastcgi = provisionFastCGI(rawTransport, ctx, `${where}.transport`);
     const transport = parseTransport(fastcgi ? undefined : rawTransport, `${where}.transport`);
     // One strict HTTP/1.1 client for plain and TLS upstreams.
-    const h1 = new H1Pool(
-      transport.tls ? { insecure: transport.insecure, serverName: transport.serverName } : null,
-    );
+    const tlsOptions = transport.tls
+      ? { insecure: transport.insecure, serverName: transport.serverName, ca: transport.ca }
+      : null;
+    const dialOptions = { localAddress: transport.localAddress };
+    const h1: H1Pool | H2Pool = transport.http2
+      ? new H2Pool(tlsOptions, dialOptions)
+      : new H1Pool(tlsOptions, dialOptions);
     const bodyLogger = ctx.logger("http.handlers.reverse_proxy");
-    const upstreams: Upstream[] = [];
-    for (const u of optArray(config, "upstreams", where) ?? []) {
-      const o = asObject(u, `${where}.upstreams`);
-      checkFields(o, ["dial", "max_requests", "lookup_srv"], `${where}.upstreams`);
-      const dial = compileTemplate(optString(o, "dial", where) ?? "").render(
-        {} as RequestContext,
-      );
-      if (!dial) throw new HttpConfigError("invalid_config", `${where}: upstream needs "dial"`);
-      upstreams.push(new Upstream(dial, optNumber(o, "max_requests", where) ?? 0));
-    }
     const dynamic = provisionDynamicUpstreams(
       config.dynamic_upstreams,
       ctx,
       `${where}.dynamic_upstreams`,
     );
-    if (upstreams.length === 0 && !dynamic) {
-      throw new HttpConfigError("invalid_config", `${where}: no upstreams`);
-    }
+    const { upstreams, dialTemplates } = parseUpstreams(config.upstreams, where, dynamic !== null);
     const lb = optObject(config, "load_balancing", where) ?? {};
     checkFields(
       lb,
@@ -190,34 +142,28 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
     const logger = ctx.logger("http.handlers.reverse_proxy.health_checker.active");
     const active = startActive(
       optObject(hc, "active", where),
-      upstreams,
-      `${where}.health_checks.active`,
-      transport.tls,
-      (u, healthy) => logger.info(healthy ? "host is up" : "host is down", { host: u.dial }),
+      upstreams.filter((u) => !u.dynamic),
+      {
+        where: `${where}.health_checks.active`,
+        tls: transport.tls,
+        onChange: (u, healthy) =>
+          logger.info(healthy ? "host is up" : "host is down", { host: u.dial }),
+        validating: ctx.validating,
+      },
     );
     const failTimers = new Map<ReturnType<typeof setTimeout>, Upstream>();
 
     const trusted = parseRanges(optStrings(config, "trusted_proxies", where) ?? []);
-    const headersCfg = optObject(config, "headers", where) ?? {};
-    checkFields(headersCfg, ["request", "response"], `${where}.headers`);
-    const reqOps = parseHeaderOps(
-      optObject(headersCfg, "request", where),
-      `${where}.headers.request`,
-    );
-    const resRaw = optObject(headersCfg, "response", where);
-    let resOps = parseHeaderOps(undefined, "");
-    let resRequire: ResponseMatcher | null = null;
-    if (resRaw) {
-      const { require, deferred: _d, ...ops } = resRaw;
-      resOps = parseHeaderOps(ops, `${where}.headers.response`);
-      if (require) {
-        resRequire = parseResponseMatcher(
-          asObject(require, where),
-          `${where}.headers.response.require`,
-        );
-      }
-    }
+    const { reqOps, resOps, resRequire } = parseProxyHeaders(config.headers, `${where}.headers`);
     optDuration(config, "flush_interval", where);
+    const { requestBuffers, responseBuffers } = parseBufferLimits(config, where);
+    const streams = new Streams(parseStreamOptions(config, where));
+    const rewrite = config.rewrite === undefined || config.rewrite === null
+      ? null
+      : await ctx.loadModuleByName<HttpHandler>("http.handlers", "rewrite", {
+        ...asObject(config.rewrite, `${where}.rewrite`),
+      });
+    const responseHandlers = await provisionResponseHandlers(config.handle_response, ctx, where);
 
     if (!registeredAdmin.has(ctx)) {
       registeredAdmin.add(ctx);
@@ -236,70 +182,12 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
       failTimers.set(t, u);
     }
 
-    /**
-     * The forwarded request's header fields, straight from the request headers: hop-by-hop
-     * ones and those `Connection` names left out, `X-Forwarded-For/Proto/Host` set (kept
-     * from a trusted proxy), `Host` the request host. Also whether a Content-Length is among
-     * them.
-     */
-    function forwardedFields(c: RequestContext): Forwarded & { fields: [string, string][] } {
-      const hs = c.headers;
-      const named = connectionNames(hs.get("connection"));
-      const remote = c.remoteHost;
-      const ip = trusted.length > 0 ? parseIP(remote) : null;
-      const isTrusted = ip !== null && ipInRanges(ip, trusted);
-      const fields: [string, string][] = [["host", c.host]];
-      let contentLength = false;
-      let xff: string | null = null;
-      let xfp: string | null = null;
-      let xfh: string | null = null;
-      for (const pair of hs) {
-        const k = pair[0];
-        if (k.charCodeAt(0) === 120 /* x */) {
-          if (k === "x-forwarded-for") {
-            xff = pair[1];
-            continue;
-          }
-          if (k === "x-forwarded-proto") {
-            xfp = pair[1];
-            continue;
-          }
-          if (k === "x-forwarded-host") {
-            xfh = pair[1];
-            continue;
-          }
-        }
-        // Host is the one settled request host (c.host), never a raw field.
-        if (k === "host") continue;
-        const v = forwardedValue(k, pair[1], named);
-        if (v === null) continue;
-        if (k === "content-length") contentLength = true;
-        fields.push(v === pair[1] ? pair : [k, v]);
-      }
-      fields.push(["x-forwarded-for", isTrusted && xff ? `${xff}, ${remote}` : remote]);
-      fields.push(["x-forwarded-proto", isTrusted && xfp !== null ? xfp : c.scheme]);
-      fields.push(["x-forwarded-host", isTrusted && xfh !== null ? xfh : c.host]);
-      return { fields, contentLength };
-    }
-
-    /** The upstream's end-to-end response fields, plus `Server` when due. */
-    function responseFields(c: RequestContext, raw: [string, string][]): [string, string][] {
-      const out = endToEnd(raw);
-      // With no headers waiting to be merged, the response is complete here.
-      if (c.respHeaders === null) {
-        if (c.serverHeader && !out.some((f) => f[0] === "server")) {
-          out.push(["server", "Gatehouse"]);
-        }
-        c.headersFinal = true;
-      }
-      return out;
-    }
-
-    function proxyFacts(u: Upstream): ProxyFacts {
+    function proxyFacts(u: Upstream, dial: string): ProxyFacts {
+      const { host, port } = splitDial(dial);
       return {
-        dial: u.dial,
-        host: u.dialHost,
-        port: u.dialPort,
+        dial,
+        host,
+        port,
         requests: u.host.numRequests,
         maxRequests: u.maxRequests,
         fails: u.host.fails,
@@ -311,12 +199,24 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
     async function attempt(
       c: RequestContext,
       u: Upstream,
+      to: UpstreamTarget,
       ws: boolean,
       upgrade: string | null,
+      next: Next,
     ): Promise<Response> {
-      const facts = c.proxy = proxyFacts(u);
+      const dial = dialTemplates.get(u)?.render(c) ?? u.dial;
+      if (!dial || dial.includes("{")) {
+        throw new HandlerError(
+          502,
+          `upstream dial address ${JSON.stringify(u.dial)} resolved to ${
+            JSON.stringify(dial)
+          }, which is not an address`,
+          "reverse_proxy",
+        );
+      }
+      const facts = c.proxy = proxyFacts(u, dial);
       // Header operations work on a Headers copy; without them the fields go as they are.
-      let forwarded = forwardedFields(c);
+      let forwarded = forwardedFields(c, trusted);
       if (upgrade !== null) {
         // The connection can be taken over: ask the upstream for the same protocol switch.
         forwarded = {
@@ -331,10 +231,29 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         reqOps.apply(h, c);
         fwd = { fields: h, contentLength: h.has("content-length") };
       }
-      const path = c.uri;
+      if (transport.proxy) {
+        // through a forward proxy: the request goes to it, the target in absolute form
+        const list = [...fwd.fields].filter(([k]) => k !== "proxy-authorization");
+        if (transport.proxy.authorization) {
+          list.push(["proxy-authorization", transport.proxy.authorization]);
+        }
+        fwd = { fields: list, contentLength: fwd.contentLength };
+      }
       if (ws) {
+        if (transport.proxy) {
+          throw new HandlerError(
+            502,
+            "WebSocket upgrades through a forward proxy are not supported",
+            "reverse_proxy",
+          );
+        }
         const scheme = transport.tls ? "wss" : "ws";
-        return await relayWebSocket(c.request, `${scheme}://${u.dial}${path}`, h!);
+        return await relayWebSocket(
+          c.request,
+          `${scheme}://${dial}${to.uri}`,
+          h!,
+          (close) => streams.track(close),
+        );
       }
       u.host.numRequests++;
       let released = false;
@@ -345,7 +264,7 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         }
       };
       const started = performance.now();
-      const body = c.method === "GET" || c.method === "HEAD" ? null : c.requestBody();
+      const body = to.method === "GET" || to.method === "HEAD" ? null : c.requestBody();
       let countedBody = body;
       if (body) {
         countedBody = body.pipeThrough(
@@ -358,9 +277,9 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         );
       }
       const trip = {
-        dial: u.dial,
-        method: c.method,
-        target: path,
+        dial: transport.proxy?.dial ?? dial,
+        method: to.method,
+        target: transport.proxy ? `http://${dial}${to.uri}` : to.uri,
         fields: fwd.fields,
         contentLength: fwd.contentLength,
         body: countedBody,
@@ -371,7 +290,7 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         onDone: release,
         onBodyError: (e: unknown) =>
           bodyLogger.error("aborting with incomplete response", {
-            upstream: u.dial,
+            upstream: dial,
             error: (e as Error)?.message ?? String(e),
           }),
       };
@@ -384,29 +303,15 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         resBody = null;
       }
       if (status === 101) {
-        const client = c.info.upgrade;
-        if (!tunnel || !client || upgrade === null) {
-          tunnel?.close();
-          // Deno.serve hands out no raw connection: only WebSocket upgrades relay there.
-          throw new HandlerError(
-            502,
-            `upstream ${u.dial} switched protocols; only WebSocket upgrades can be proxied ` +
-              `on this server (listener_engine "node" relays every protocol)`,
-            "reverse_proxy",
-          );
-        }
         facts.latencyMs = performance.now() - started;
         facts.status = 101;
-        const h = new Headers(endToEnd(res.headers));
-        if (resOps.size && (resRequire === null || resRequire.match(101, h))) resOps.apply(h, c);
-        h.set("connection", "Upgrade");
-        const switched = res.headers.find((f) => f[0] === "upgrade")?.[1];
-        h.set("upgrade", switched ?? upgrade);
-        relay(client.accept(101, [...h]), tunnel);
-        return new Response(null, { status: 200 }); // not sent: the connection was taken over
+        return switchProtocols(c, { dial, upgrade, tunnel, fields: res.headers, streams }, (h) => {
+          if (resOps.size && (resRequire === null || resRequire.match(101, h))) resOps.apply(h, c);
+        });
       }
       const latency = facts.latencyMs = performance.now() - started;
       facts.status = status;
+      facts.headers = res.headers;
       if (
         passive.unhealthyStatus.some((s) =>
           s === status || (s < 10 && Math.floor(status / 100) === s)
@@ -415,34 +320,66 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         countFailure(u);
       }
       if (passive.unhealthyLatency > 0 && latency >= passive.unhealthyLatency) countFailure(u);
-      if (!resOps.size) {
-        return new Response(resBody as BodyInit | null, {
+      if (responseBuffers !== 0 && resBody instanceof ReadableStream) {
+        resBody = joined(await bufferPrefix(resBody, responseBuffers));
+      }
+      const finalBody = resBody;
+      const finalize = (override?: number): Response => {
+        const code = override ?? status;
+        if (!resOps.size) {
+          return new Response(finalBody as BodyInit | null, {
+            status: code,
+            headers: responseFields(c, res.headers),
+          });
+        }
+        const out = new Headers(endToEnd(res.headers));
+        if (resRequire === null || resRequire.match(code, out)) resOps.apply(out, c);
+        return new Response(finalBody as BodyInit | null, { status: code, headers: out });
+      };
+      if (responseHandlers.length) {
+        const answer: UpstreamAnswer = {
           status,
-          headers: responseFields(c, res.headers),
-        });
+          headers: endToEnd(res.headers),
+          body: finalBody,
+          finalize,
+        };
+        const chosen = selectResponseHandler(responseHandlers, status, new Headers(answer.headers));
+        if (chosen) return await handleUpstreamResponse(c, chosen, answer, next);
       }
-      const out = new Headers(endToEnd(res.headers));
-      if (resOps.size && (resRequire === null || resRequire.match(status, out))) {
-        resOps.apply(out, c);
-      }
-      return new Response(resBody as BodyInit | null, { status, headers: out });
+      return finalize();
     }
 
     return {
-      async serveHTTP(c) {
+      async serveHTTP(c, next) {
         const start = performance.now();
         // FastCGI has no protocol switch: an upgrade request goes as a plain one
         const upgrade = c.info.upgrade && !fastcgi ? c.headers.get("upgrade") : null;
         const ws = upgrade === null && !fastcgi && isWebSocket(c);
+        const to = upstreamTarget(c, rewrite);
+        if (requestBuffers !== 0 && to.method !== "GET" && to.method !== "HEAD") {
+          const b = c.requestBody();
+          if (b) {
+            const buffered = await bufferPrefix(b, requestBuffers);
+            const whole = joined(buffered);
+            c.setRequestBody(
+              whole instanceof Uint8Array ? new Response(whole as BodyInit).body : whole,
+            );
+            if (buffered.rest === null) {
+              // the whole body is known: it goes with a Content-Length
+              const hs = c.mutableHeaders();
+              hs.delete("transfer-encoding");
+              hs.set("content-length", String(buffered.bytes.length));
+            }
+          }
+        }
         let tries = 0;
         let lastErr: HandlerError | null = null;
-        const tryAgain = (err: HandlerError, dial: boolean): boolean => {
+        const tryAgain = (dial: boolean): boolean => {
           tries++;
           const inTime = tryDuration > 0 && performance.now() - start < tryDuration;
           const inCount = retries > 0 && tries <= retries;
           if (!inTime && !inCount) return false;
           if (!dial && !(retryMatch && retryMatch(c))) return false;
-          void err;
           return true;
         };
         while (true) {
@@ -451,13 +388,14 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
           const u = policy.select(list, c, avail);
           if (!u) {
             lastErr ??= new HandlerError(503, "no upstreams available", "reverse_proxy");
-            if (!tryAgain(lastErr, true)) throw lastErr;
+            if (!tryAgain(true)) throw lastErr;
             await sleep(tryInterval);
             continue;
           }
           try {
-            return await attempt(c, u, ws, upgrade);
+            return await attempt(c, u, to, ws, upgrade, next);
           } catch (e) {
+            if (e instanceof RoutesFailed) throw e.error;
             if (e instanceof HandlerError) throw e;
             const dial = e instanceof DialError;
             lastErr = new HandlerError(
@@ -466,13 +404,14 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
               "reverse_proxy",
             );
             countFailure(u);
-            if (!tryAgain(lastErr, dial)) throw lastErr;
+            if (!tryAgain(dial)) throw lastErr;
             await sleep(tryInterval);
           }
         }
       },
       cleanup() {
         active?.stop();
+        streams.closeAll();
         for (const [t, u] of failTimers) {
           clearTimeout(t);
           u.host.fails--;

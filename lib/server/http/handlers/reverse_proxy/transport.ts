@@ -39,6 +39,17 @@ export interface TransportOptions {
   insecure: boolean;
   /** SNI / verification name. */
   serverName?: string;
+  /** Trusted CA certificates (PEM) replacing the system's (`tls.ca`, `root_ca_*`). */
+  ca?: string[];
+  /**
+   * A forward HTTP proxy (`network_proxy` from `url`): requests go to it in absolute form,
+   * with `Proxy-Authorization` when the URL has credentials.
+   */
+  proxy?: { dial: string; authorization?: string };
+  /** The local IP address upstream connections are dialed from (`local_address`). */
+  localAddress?: string;
+  /** Speak HTTP/2 to upstreams (`versions`: `h2c` for plain ones, `2` for TLS ones). */
+  http2?: boolean;
   /** Connect timeout (ms). */
   dialTimeout: number;
   /** Time to wait for response headers (ms, 0 = none). */
@@ -120,6 +131,7 @@ export async function relayWebSocket(
   request: Request,
   url: string,
   headers: Headers,
+  track?: (close: () => void) => () => void,
 ): Promise<Response> {
   const protocols = (request.headers.get("sec-websocket-protocol") ?? "")
     .split(",").map((s) => s.trim()).filter(Boolean);
@@ -136,6 +148,13 @@ export async function relayWebSocket(
     protocol: upstream.protocol || undefined,
   });
   socket.binaryType = "arraybuffer";
+  const done = track?.(() => {
+    for (const ws of [socket, upstream]) {
+      try {
+        if (ws.readyState <= WebSocket.OPEN) ws.close(1001, "going away");
+      } catch { /* already closing */ }
+    }
+  });
   const pending: (string | ArrayBuffer)[] = [];
   socket.onopen = () => {
     for (const m of pending) socket.send(m);
@@ -150,9 +169,11 @@ export async function relayWebSocket(
   };
   const closeCode = (code: number) => (code === 1005 || code === 1006 ? 1000 : code);
   upstream.onclose = (e) => {
+    done?.();
     if (socket.readyState <= WebSocket.OPEN) socket.close(closeCode(e.code), e.reason);
   };
   socket.onclose = (e) => {
+    done?.();
     if (upstream.readyState <= WebSocket.OPEN) upstream.close(closeCode(e.code), e.reason);
   };
   upstream.onerror = () => {

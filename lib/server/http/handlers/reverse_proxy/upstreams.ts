@@ -7,6 +7,10 @@
  * @module
  */
 import type { AdminRoute } from "../../../module.ts";
+import { asObject, checkFields, optNumber, optString } from "../../config.ts";
+import type { RequestContext } from "../../context.ts";
+import { HttpConfigError } from "../../errors.ts";
+import { compileTemplate, type Template } from "../../replacer.ts";
 
 /**
  * Splits a dial address (`host:port`, `[v6]:port`) into host and port; the port is "" when
@@ -98,10 +102,23 @@ export interface PassiveLimits {
   unhealthyRequestCount: number;
 }
 
+/** True when a dial address holds placeholders only known per request (not `env.`/`system.`). */
+export function dialIsDynamic(dial: string): boolean {
+  for (const m of dial.matchAll(/\{([^}]+)\}/g)) {
+    if (!m[1].startsWith("env.") && !m[1].startsWith("system.")) return true;
+  }
+  return false;
+}
+
 /** One handler's upstream. */
 export class Upstream {
-  /** Dial address as configured (may hold placeholders resolved at provision). */
+  /**
+   * Dial address as configured: `env.`/`system.` placeholders are resolved at provision;
+   * others (a `map` output, a regexp capture...) per request, when `dynamic` is true.
+   */
   readonly dial: string;
+  /** True when the dial address is only known per request. */
+  readonly dynamic: boolean;
   /** Pooled counters. */
   readonly host: Host;
   /** Per-upstream concurrent request limit (0 = none). */
@@ -118,6 +135,7 @@ export class Upstream {
   /** Creates an upstream bound to the pooled host. */
   constructor(dial: string, maxRequests: number) {
     this.dial = dial;
+    this.dynamic = dialIsDynamic(dial);
     const { host, port } = splitDial(dial);
     this.dialHost = host;
     this.dialPort = port;
@@ -133,4 +151,35 @@ export class Upstream {
     if (max > 0 && this.host.numRequests >= max) return false;
     return true;
   }
+}
+
+/**
+ * Decodes `upstreams`: each `dial` with `env.`/`system.` placeholders resolved now, others
+ * (request placeholders) kept as templates rendered per request. None is an error unless
+ * `dynamic` (the handler has `dynamic_upstreams`).
+ */
+export function parseUpstreams(
+  raw: unknown,
+  where: string,
+  dynamic = false,
+): { upstreams: Upstream[]; dialTemplates: Map<Upstream, Template> } {
+  const upstreams: Upstream[] = [];
+  if (raw !== undefined && raw !== null && !Array.isArray(raw)) {
+    throw new HttpConfigError("invalid_config", `${where}: "upstreams" must be an array`);
+  }
+  for (const u of (raw ?? []) as unknown[]) {
+    const o = asObject(u, `${where}.upstreams`);
+    checkFields(o, ["dial", "max_requests"], `${where}.upstreams`);
+    let dial = optString(o, "dial", where) ?? "";
+    if (!dialIsDynamic(dial)) dial = compileTemplate(dial).render({} as RequestContext);
+    if (!dial) throw new HttpConfigError("invalid_config", `${where}: upstream needs "dial"`);
+    upstreams.push(new Upstream(dial, optNumber(o, "max_requests", where) ?? 0));
+  }
+  if (upstreams.length === 0 && !dynamic) {
+    throw new HttpConfigError("invalid_config", `${where}: no upstreams`);
+  }
+  const dialTemplates = new Map(
+    upstreams.filter((x) => x.dynamic).map((x) => [x, compileTemplate(x.dial)] as const),
+  );
+  return { upstreams, dialTemplates };
 }

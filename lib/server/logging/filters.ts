@@ -1,0 +1,307 @@
+/**
+ * Log field filters (`caddy.logging.encoders.filter.*`), what the `filter` encoder applies to
+ * the fields it is told about, as Caddy does: `delete`, `rename` (`name`), `replace`
+ * (`value`), `hash` (first 4 bytes of SHA-256, hex), `ip_mask` (`ipv4_cidr`, `ipv6_cidr`; a
+ * comma-separated list of addresses, ports kept), `query` and `cookie` (`actions` of type
+ * `replace`/`hash`/`delete`), `set_cookie`, `regexp` (`regexp`, `value` with `${1}`) and
+ * `multi_regexp` (`operations`). Filters that work on text change strings and lists of
+ * strings; other values pass unchanged.
+ *
+ * @module
+ */
+import type { ModuleDefinition, ModuleInstance } from "../module.ts";
+import { isV4, parseIP } from "../http/ip.ts";
+import { goRegExp } from "../http/regexp.ts";
+import { goReplacement } from "../http/header_ops.ts";
+import { checkFields, optNumber, optString } from "../http/config.ts";
+import { createHash } from "node:crypto";
+
+/** A filter's verdict on one field: its new key and value, or null to drop it. */
+export type Filtered = { key: string; value: unknown } | null;
+
+/** A log field filter module. */
+export interface LogFieldFilter extends ModuleInstance {
+  /** Filters one field. */
+  filter(key: string, value: unknown): Filtered;
+}
+
+/** Applies `fn` to a string or to every string of a list; other values are kept. */
+function onText(value: unknown, fn: (s: string) => string): unknown {
+  if (typeof value === "string") return fn(value);
+  if (Array.isArray(value) && value.every((v) => typeof v === "string")) return value.map(fn);
+  return value;
+}
+
+/** Caddy's hash: the first 4 bytes of the SHA-256 of the value, in hex. */
+export function logHash(s: string): string {
+  return createHash("sha256").update(s).digest("hex").slice(0, 8);
+}
+
+/** Go's IP string form: dotted IPv4, RFC 5952 IPv6 (longest zero run of 2+ compressed). */
+export function formatIP(ip: bigint): string {
+  if (isV4(ip)) {
+    const n = Number(ip & 0xffffffffn);
+    return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join(".");
+  }
+  const groups: number[] = [];
+  for (let i = 7; i >= 0; i--) groups.push(Number((ip >> BigInt(i * 16)) & 0xffffn));
+  let best = -1;
+  let bestLen = 1;
+  for (let i = 0; i < 8;) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLen) {
+      best = i;
+      bestLen = j - i;
+    }
+    i = j;
+  }
+  const hex = groups.map((g) => g.toString(16));
+  if (best < 0) return hex.join(":");
+  return `${hex.slice(0, best).join(":")}::${hex.slice(best + bestLen).join(":")}`;
+}
+
+function splitHostPortStrict(s: string): [string, string] | null {
+  if (s.startsWith("[")) {
+    const end = s.indexOf("]:");
+    return end < 0 ? null : [s.slice(1, end), s.slice(end + 2)];
+  }
+  const i = s.lastIndexOf(":");
+  if (i < 0 || s.indexOf(":") !== i) return null;
+  return [s.slice(0, i), s.slice(i + 1)];
+}
+
+function ipMaskFilter(config: Record<string, unknown>): LogFieldFilter {
+  const where = "caddy.logging.encoders.filter.ip_mask";
+  checkFields(config, ["ipv4_cidr", "ipv6_cidr"], where);
+  const v4 = optNumber(config, "ipv4_cidr", where) ?? 0;
+  const v6 = optNumber(config, "ipv6_cidr", where) ?? 0;
+  if (v4 < 0 || v4 > 32 || v6 < 0 || v6 > 128) {
+    throw new Error(`${where}: ipv4_cidr must be 0-32 and ipv6_cidr 0-128`);
+  }
+  const maskOf = (bits: number, width: number) =>
+    ((1n << BigInt(bits)) - 1n) << BigInt(width - bits);
+  const mask = (s: string) =>
+    s.split(",").map((part) => {
+      const value = part.trim();
+      const hp = splitHostPortStrict(value);
+      const host = hp ? hp[0] : value;
+      const ip = parseIP(host);
+      if (ip === null || host.includes("%")) return value;
+      const v4addr = isV4(ip);
+      const bits = v4addr ? v4 : v6;
+      // Go: a mask of 0 bits is no mask at all, and masking with it gives a nil IP
+      let out = "<nil>";
+      if (bits > 0) {
+        out = v4addr
+          ? formatIP((0xffffn << 32n) | ((ip & 0xffffffffn) & maskOf(bits, 32)))
+          : formatIP(ip & maskOf(bits, 128));
+      }
+      if (!hp) return out;
+      return out.includes(":") ? `[${out}]:${hp[1]}` : `${out}:${hp[1]}`;
+    }).join(", ");
+  return { filter: (key, value) => ({ key, value: onText(value, mask) }) };
+}
+
+type Action = { type: "replace" | "hash" | "delete"; name: string; value: string };
+
+function parseActions(config: Record<string, unknown>, where: string, nameKey: string): Action[] {
+  checkFields(config, ["actions"], where);
+  const raw = config.actions ?? [];
+  if (!Array.isArray(raw)) throw new Error(`${where}: "actions" must be an array`);
+  return raw.map((a, i) => {
+    const o = (a ?? {}) as Record<string, unknown>;
+    checkFields(o, ["type", nameKey, "value"], `${where}.actions[${i}]`);
+    const type = o.type;
+    if (type !== "replace" && type !== "hash" && type !== "delete") {
+      throw new Error(`${where}.actions[${i}]: invalid action type ${JSON.stringify(type)}`);
+    }
+    return {
+      type,
+      name: optString(o, nameKey, where) ?? "",
+      value: optString(o, "value", where) ?? "",
+    };
+  });
+}
+
+/** Go's `url.QueryEscape`. */
+function queryEscape(s: string): string {
+  return encodeURIComponent(s).replace(
+    /[!'()*]/g,
+    (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase(),
+  )
+    .replace(/%20/g, "+");
+}
+
+function queryFilter(config: Record<string, unknown>): LogFieldFilter {
+  const actions = parseActions(config, "caddy.logging.encoders.filter.query", "parameter");
+  const apply = (s: string): string => {
+    const hashAt = s.indexOf("#");
+    const beforeFrag = hashAt < 0 ? s : s.slice(0, hashAt);
+    const frag = hashAt < 0 ? "" : s.slice(hashAt);
+    const q = beforeFrag.indexOf("?");
+    const base = q < 0 ? beforeFrag : beforeFrag.slice(0, q);
+    const values = new Map<string, string[]>();
+    try {
+      for (const [k, v] of new URLSearchParams(q < 0 ? "" : beforeFrag.slice(q + 1))) {
+        const list = values.get(k) ?? [];
+        list.push(v);
+        values.set(k, list);
+      }
+    } catch {
+      return s;
+    }
+    for (const a of actions) {
+      const list = values.get(a.name);
+      if (a.type === "delete") values.delete(a.name);
+      else if (list) values.set(a.name, list.map((v) => a.type === "hash" ? logHash(v) : a.value));
+    }
+    const query = [...values.keys()].sort().flatMap((k) =>
+      values.get(k)!.map((v) => `${queryEscape(k)}=${queryEscape(v)}`)
+    ).join("&");
+    return (query ? `${base}?${query}` : base) + frag;
+  };
+  return { filter: (key, value) => ({ key, value: onText(value, apply) }) };
+}
+
+/** Go's cookie value quoting: a value with a space or comma goes in double quotes. */
+function cookieValue(v: string): string {
+  return /[ ,]/.test(v) ? `"${v}"` : v;
+}
+
+function cookieFilter(config: Record<string, unknown>): LogFieldFilter {
+  const actions = parseActions(config, "caddy.logging.encoders.filter.cookie", "name");
+  return {
+    filter(key, value) {
+      if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) {
+        return { key, value };
+      }
+      const out: string[] = [];
+      for (const line of value as string[]) {
+        for (const part of line.split(";")) {
+          const eq = part.indexOf("=");
+          if (eq < 0) continue;
+          const name = part.slice(0, eq).trim();
+          let v = part.slice(eq + 1).trim();
+          if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(name)) continue;
+          if (v.length > 1 && v.startsWith('"') && v.endsWith('"')) v = v.slice(1, -1);
+          const a = actions.find((x) => x.name === name);
+          if (a?.type === "delete") continue;
+          if (a?.type === "replace") v = a.value;
+          else if (a?.type === "hash") v = logHash(v);
+          out.push(`${name}=${cookieValue(v)}`);
+        }
+      }
+      return { key, value: out.length ? [out.join("; ")] : [] };
+    },
+  };
+}
+
+function setCookieFilter(config: Record<string, unknown>): LogFieldFilter {
+  const actions = parseActions(config, "caddy.logging.encoders.filter.set_cookie", "name");
+  return {
+    filter(key, value) {
+      if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) {
+        return { key, value };
+      }
+      const out: string[] = [];
+      for (const line of value as string[]) {
+        const headEnd = line.indexOf(";") < 0 ? line.length : line.indexOf(";");
+        const eq = line.slice(0, headEnd).indexOf("=");
+        const name = eq < 0 ? "" : line.slice(0, eq).trim();
+        const a = actions.find((x) => x.name === name);
+        if (eq < 0 || !a) {
+          out.push(line);
+          continue;
+        }
+        if (a.type === "delete") continue;
+        const raw = line.slice(eq + 1, headEnd);
+        const trimmed = raw.trim();
+        const quoted = trimmed.length >= 2 && trimmed.startsWith('"') && trimmed.endsWith('"');
+        const plain = quoted ? trimmed.slice(1, -1) : trimmed;
+        const next = a.type === "hash" ? logHash(plain) : a.value;
+        const lead = raw.length - raw.trimStart().length;
+        const trail = raw.length - raw.trimEnd().length;
+        out.push(
+          line.slice(0, eq + 1) + raw.slice(0, lead) + (quoted ? `"${next}"` : next) +
+            raw.slice(raw.length - trail) + line.slice(headEnd),
+        );
+      }
+      return { key, value: out };
+    },
+  };
+}
+
+function regexpOp(pattern: string, value: string): (s: string) => string {
+  const re = goRegExp(pattern, "g");
+  const to = goReplacement(value);
+  return (s) => s.replace(re, to);
+}
+
+const FILTERS: Record<string, (config: Record<string, unknown>) => LogFieldFilter> = {
+  delete(config) {
+    checkFields(config, [], "caddy.logging.encoders.filter.delete");
+    return { filter: () => null };
+  },
+  rename(config) {
+    const where = "caddy.logging.encoders.filter.rename";
+    checkFields(config, ["name"], where);
+    const name = optString(config, "name", where) ?? "";
+    return { filter: (_key, value) => ({ key: name, value }) };
+  },
+  replace(config) {
+    const where = "caddy.logging.encoders.filter.replace";
+    checkFields(config, ["value"], where);
+    const v = optString(config, "value", where) ?? "";
+    return { filter: (key) => ({ key, value: v }) };
+  },
+  hash(config) {
+    checkFields(config, [], "caddy.logging.encoders.filter.hash");
+    return { filter: (key, value) => ({ key, value: onText(value, logHash) }) };
+  },
+  ip_mask: ipMaskFilter,
+  query: queryFilter,
+  cookie: cookieFilter,
+  set_cookie: setCookieFilter,
+  regexp(config) {
+    const where = "caddy.logging.encoders.filter.regexp";
+    checkFields(config, ["regexp", "value"], where);
+    const op = regexpOp(
+      optString(config, "regexp", where) ?? "",
+      optString(config, "value", where) ?? "",
+    );
+    return { filter: (key, value) => ({ key, value: onText(value, op) }) };
+  },
+  multi_regexp(config) {
+    const where = "caddy.logging.encoders.filter.multi_regexp";
+    checkFields(config, ["operations"], where);
+    const list = config.operations;
+    if (!Array.isArray(list) || list.length === 0 || list.length > 50) {
+      throw new Error(`${where}: "operations" must list 1 to 50 regexp operations`);
+    }
+    const ops = list.map((o, i) => {
+      const op = (o ?? {}) as Record<string, unknown>;
+      const w = `${where}.operations[${i}]`;
+      checkFields(op, ["regexp", "value"], w);
+      const pattern = optString(op, "regexp", w) ?? "";
+      if (pattern === "" || pattern.length > 1000) {
+        throw new Error(`${w}: regexp must be 1 to 1000 characters`);
+      }
+      return regexpOp(pattern, optString(op, "value", w) ?? "");
+    });
+    const all = (s: string) => ops.reduce((acc, op) => op(acc), s);
+    return { filter: (key, value) => ({ key, value: onText(value, all) }) };
+  },
+};
+
+/** The filter modules, by name. */
+export const FILTER_MODULES: Record<string, ModuleDefinition<LogFieldFilter>> = Object.fromEntries(
+  Object.entries(FILTERS).map(([name, make]) => [name, {
+    id: `caddy.logging.encoders.filter.${name}`,
+    create: (c: Record<string, unknown>) => make(c),
+  }]),
+);

@@ -1,0 +1,28 @@
+/**
+ * Caddy modules Gatehouse knows of but cannot run, each with the one-line reason a config
+ * naming it is refused with (instead of a bare "unknown module").
+ *
+ * @module
+ */
+
+const UNAVAILABLE: Record<string, string> = {
+  "http.handlers.push":
+    "HTTP/2 server push is not available (the listeners cannot push, and browsers no longer accept pushed responses); send `Link: <...>; rel=preload` headers with the `headers` handler instead",
+  "http.handlers.templates": "server-side Go templates are not available",
+};
+
+/**
+ * The error message for a module id the registry does not have.
+ *
+ * @example
+ * ```ts
+ * import { unknownModuleMessage } from "./unavailable.ts";
+ * unknownModuleMessage("http.handlers.push");
+ * ```
+ */
+export function unknownModuleMessage(id: string): string {
+  const why = UNAVAILABLE[id];
+  return why
+    ? `module ${id} cannot run here: ${why}`
+    : `unknown module: ${id} (module ${id} is not available in this build; \`gatehouse list-modules\` lists the available ones)`;
+}
