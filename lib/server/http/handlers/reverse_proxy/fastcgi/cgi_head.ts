@@ -72,14 +72,13 @@ export function parseCGIHead(bytes: Uint8Array): CGIHead {
     if (l.includes("\r")) throw new FastCGIProtocolError("response head: CR not followed by LF");
     if (l.includes("\0")) throw new FastCGIProtocolError("response head: NUL byte");
   }
+  // the head as an HTTP response head, so its fields get the same strict checks
+  const http = `HTTP/1.1 200 OK\r\n${lines.map((l) => l + "\r\n").join("")}\r\n`;
+  const bytes2 = new Uint8Array(http.length);
+  for (let i = 0; i < http.length; i++) bytes2[i] = http.charCodeAt(i);
   let parsed;
   try {
-    parsed = parseResponseHead(
-      Uint8Array.from(
-        `HTTP/1.1 200 OK\r\n${lines.map((l) => l + "\r\n").join("")}\r\n`,
-        (c) => c.charCodeAt(0),
-      ),
-    );
+    parsed = parseResponseHead(bytes2);
   } catch (e) {
     if (e instanceof UpstreamProtocolError) throw new FastCGIProtocolError(e.message);
     throw e;

@@ -170,6 +170,14 @@ export function fastCGITransport(cfg: FastCGIConfig, logger: Logger): FastCGITra
         }
         let writeError: unknown = null;
         const writing = (async () => {
+          if (body === null || body instanceof Uint8Array) {
+            // the whole request in one write
+            const parts = [beginRequest(), params];
+            if (body?.length) parts.push(encodeStdin(body));
+            parts.push(encodeRecord(STDIN, new Uint8Array(0)));
+            await writeAll(opened, concat(parts));
+            return;
+          }
           await writeAll(opened, concat([beginRequest(), params]));
           await writeStdin(opened, body);
         })().then(

@@ -67,15 +67,21 @@ export function beginRequest(): Uint8Array {
 
 const enc = new TextEncoder();
 
-function lengthBytes(n: number): Uint8Array {
-  if (n <= 127) return new Uint8Array([n]);
-  return new Uint8Array([(n >>> 24) | 0x80, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff]);
-}
-
 /** A name-value pair does not fit in one record. */
 export class ParamTooLarge extends Error {
   /** Stable code. */
   readonly code = "param_too_large";
+}
+
+/** A string's UTF-8 bytes (ASCII without the encoder: most CGI variables are ASCII). */
+function utf8(s: string): Uint8Array {
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c > 0x7f) return enc.encode(s);
+    out[i] = c;
+  }
+  return out;
 }
 
 /**
@@ -90,34 +96,68 @@ export class ParamTooLarge extends Error {
  * ```
  */
 export function encodeParams(pairs: Iterable<[string, string]>): Uint8Array {
-  const records: Uint8Array[] = [];
-  let parts: Uint8Array[] = [];
-  let size = 0;
-  const flush = () => {
-    if (size === 0) return;
-    const content = new Uint8Array(size);
-    let off = 0;
-    for (const p of parts) {
-      content.set(p, off);
-      off += p.length;
-    }
-    records.push(encodeRecord(PARAMS, content));
-    parts = [];
-    size = 0;
+  let out = new Uint8Array(4096);
+  let len = 0;
+  const ensure = (n: number) => {
+    if (len + n <= out.length) return;
+    let size = out.length * 2;
+    while (size < len + n) size *= 2;
+    const bigger = new Uint8Array(size);
+    bigger.set(out.subarray(0, len));
+    out = bigger;
   };
+  let recStart = 0;
+  const open = () => {
+    ensure(8);
+    recStart = len;
+    len += 8;
+  };
+  const close = () => {
+    const content = len - recStart - 8;
+    if (content === 0) {
+      len = recStart;
+      return;
+    }
+    const padding = -content & 7;
+    ensure(padding);
+    out.set([1, PARAMS, 0, REQUEST_ID, content >> 8, content & 0xff, padding, 0], recStart);
+    out.fill(0, len, len + padding);
+    len += padding;
+  };
+  const size = (n: number) => {
+    if (n <= 127) out[len++] = n;
+    else {
+      out[len++] = (n >>> 24) | 0x80;
+      out[len++] = (n >>> 16) & 0xff;
+      out[len++] = (n >>> 8) & 0xff;
+      out[len++] = n & 0xff;
+    }
+  };
+  open();
   for (const [name, value] of pairs) {
-    const n = enc.encode(name);
-    const v = enc.encode(value);
-    const pair = [lengthBytes(n.length), lengthBytes(v.length), n, v];
-    const len = pair.reduce((s, p) => s + p.length, 0);
-    if (len > MAX_WRITE) throw new ParamTooLarge(`CGI variable ${name} is over ${MAX_WRITE} bytes`);
-    if (size + len > MAX_WRITE) flush();
-    parts.push(...pair);
-    size += len;
+    const n = utf8(name);
+    const v = utf8(value);
+    const pairLen = (n.length > 127 ? 4 : 1) + (v.length > 127 ? 4 : 1) + n.length + v.length;
+    if (pairLen > MAX_WRITE) {
+      throw new ParamTooLarge(`CGI variable ${name} is over ${MAX_WRITE} bytes`);
+    }
+    if (len - recStart - 8 + pairLen > MAX_WRITE) {
+      close();
+      open();
+    }
+    ensure(pairLen);
+    size(n.length);
+    size(v.length);
+    out.set(n, len);
+    len += n.length;
+    out.set(v, len);
+    len += v.length;
   }
-  flush();
-  records.push(encodeRecord(PARAMS, new Uint8Array(0)));
-  return concat(records);
+  close();
+  ensure(8);
+  out.set([1, PARAMS, 0, REQUEST_ID, 0, 0, 0, 0], len);
+  len += 8;
+  return out.subarray(0, len);
 }
 
 /**

@@ -23,7 +23,7 @@ import {
 
 /** Most stderr bytes kept for `capture_stderr`; the rest is counted, not kept. */
 export const MAX_STDERR = 64 * 1024;
-const READ_SIZE = 64 * 1024;
+const READ_SIZE = 16 * 1024;
 
 /** Records of one response, read as needed. */
 export class RecordReader {
