@@ -222,6 +222,11 @@ async function wrk(s: Server, path: string) {
     }).output()).stdout,
   );
   const after = s.pids().reduce((n, p) => n + cpuTicks(p), 0);
+  try {
+    Deno.statSync(`/proc/${s.child.pid}`);
+  } catch {
+    throw new Error(`${s.name} exited during the run`);
+  }
   const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
   const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
   const p99 = /99%\s+([\d.]+)(us|ms|s)/.exec(out);

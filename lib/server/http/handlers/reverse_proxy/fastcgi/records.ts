@@ -73,15 +73,13 @@ export class ParamTooLarge extends Error {
   readonly code = "param_too_large";
 }
 
-/** A string's UTF-8 bytes (ASCII without the encoder: most CGI variables are ASCII). */
-function utf8(s: string): Uint8Array {
-  const out = new Uint8Array(s.length);
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c > 0x7f) return enc.encode(s);
-    out[i] = c;
-  }
-  return out;
+const NON_ASCII = /[\u0080-\uffff]/;
+
+/** The UTF-8 length of a string and its bytes when it is not ASCII (null for ASCII). */
+function utf8(s: string): { length: number; bytes: Uint8Array | null } {
+  if (!NON_ASCII.test(s)) return { length: s.length, bytes: null };
+  const bytes = enc.encode(s);
+  return { length: bytes.length, bytes };
 }
 
 /**
@@ -148,10 +146,11 @@ export function encodeParams(pairs: Iterable<[string, string]>): Uint8Array {
     ensure(pairLen);
     size(n.length);
     size(v.length);
-    out.set(n, len);
-    len += n.length;
-    out.set(v, len);
-    len += v.length;
+    for (const [str, b] of [[name, n], [value, v]] as const) {
+      if (b.bytes) out.set(b.bytes, len);
+      else enc.encodeInto(str, out.subarray(len, len + b.length));
+      len += b.length;
+    }
   }
   close();
   ensure(8);
