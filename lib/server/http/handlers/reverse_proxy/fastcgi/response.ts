@@ -23,7 +23,9 @@ import {
 
 /** Most stderr bytes kept for `capture_stderr`; the rest is counted, not kept. */
 export const MAX_STDERR = 64 * 1024;
-const READ_SIZE = 16 * 1024;
+const READ_SIZE = 32 * 1024;
+/** Largest body chunk handed on at once. */
+const MAX_CHUNK = 256 * 1024;
 
 /** Records of one response, read as needed. */
 export class RecordReader {
@@ -180,17 +182,26 @@ export async function readBody(
     },
     async pull(ctl) {
       try {
+        // what is already read goes out as one chunk (fewer, larger writes to the client)
+        const out: Uint8Array[] = [];
+        let size = 0;
         while (true) {
           const chunk = await reader.stdout();
           if (chunk === null) {
             framer.end();
+            if (out.length) ctl.enqueue(concat(out));
             ctl.close();
             finish(null);
             return;
           }
-          const out = framer.push(chunk);
-          for (const p of out) ctl.enqueue(p);
-          if (out.length) return;
+          for (const p of framer.push(chunk)) {
+            out.push(p);
+            size += p.length;
+          }
+          if (out.length && (!reader.buffered || size >= MAX_CHUNK)) {
+            ctl.enqueue(concat(out));
+            return;
+          }
         }
       } catch (e) {
         finish(e);
