@@ -63,18 +63,24 @@ function factsOf(der: Uint8Array): Facts | null {
   let f = cache.get(der);
   if (f) return f;
   if (!lib) return null;
-  let cert: X509.X509Certificate;
   try {
-    cert = new lib.X509Certificate(der as BufferSource);
+    f = readFacts(lib, der);
   } catch {
+    // a malformed certificate (accepted unverified in the request and require modes)
     return null;
   }
+  cache.set(der, f);
+  return f;
+}
+
+function readFacts(lib: typeof X509, der: Uint8Array): Facts {
+  const cert = new lib.X509Certificate(der as BufferSource);
   const spki = new Uint8Array(cert.publicKey.rawData);
   const san = cert.getExtension(lib.SubjectAlternativeNameExtension);
   const names = (type: string) =>
     san ? san.names.items.filter((n) => n.type === type).map((n) => n.value) : [];
   const b64 = btoa(String.fromCharCode(...der));
-  f = {
+  return {
     fingerprint: createHash("sha256").update(der).digest("hex"),
     public_key: hex(spki),
     public_key_sha256: createHash("sha256").update(spki).digest("hex"),
@@ -91,8 +97,6 @@ function factsOf(der: Uint8Array): Facts | null {
     "san.ips": names("ip"),
     "san.uris": names("url"),
   };
-  cache.set(der, f);
-  return f;
 }
 
 /**

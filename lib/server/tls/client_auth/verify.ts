@@ -68,6 +68,19 @@ export async function verifyClientChain(
   trusted: X509.X509Certificate[],
   now = new Date(),
 ): Promise<string | null> {
+  try {
+    return await verifyChain(chain, trusted, now);
+  } catch (e) {
+    // a part of a certificate read lazily (an extension, the key) turned out malformed
+    return `the client certificate cannot be parsed: ${(e as Error)?.message ?? e}`;
+  }
+}
+
+async function verifyChain(
+  chain: Uint8Array[],
+  trusted: X509.X509Certificate[],
+  now: Date,
+): Promise<string | null> {
   const lib = await x509();
   let certs: X509.X509Certificate[];
   try {
