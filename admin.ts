@@ -42,6 +42,7 @@ export {
   type AdminRoute,
   type App,
   type Cleanup,
+  type ClientCertificateCheck,
   type ConnHandler,
   getModule,
   type ListenerHandle,

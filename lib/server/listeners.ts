@@ -220,6 +220,11 @@ export class ListenerPool {
         tls: tls ? { source: () => this.#source(socket) } : undefined,
         handler,
         localAddress: () => socket.address,
+        onClientRefused: (reason, remote) =>
+          this.log?.("client certificate refused; connection closed", {
+            reason,
+            remote: remote.transport === "tcp" ? `${remote.hostname}:${remote.port}` : "",
+          }),
       });
       socket.server = server;
       socket.port = server.port;

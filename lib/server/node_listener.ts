@@ -35,6 +35,8 @@ export interface NodeListenOptions {
   localAddress: () => string;
   /** Answers one request. */
   handler(request: Request, info: ServeInfo): Response | Promise<Response>;
+  /** Told when a connection's client certificate is refused (the connection is closed). */
+  onClientRefused?(reason: string, remote: ServeInfo["remoteAddr"]): void;
 }
 
 /** A running node listener. */
@@ -89,13 +91,37 @@ export function tlsFacts(s: tls.TLSSocket): NonNullable<ServeInfo["tls"]> {
   const cipher = s.getCipher?.();
   const name = cipher?.standardName ?? cipher?.name ?? "";
   const sni = (s as unknown as { servername?: string | false }).servername;
-  return {
+  const facts: NonNullable<ServeInfo["tls"]> = {
     version: TLS_VERSIONS[s.getProtocol?.() ?? ""] ?? 0,
     cipherSuite: CIPHER_SUITES[name] ?? CIPHER_SUITES[cipher?.name ?? ""] ?? 0,
     resumed: !!s.isSessionReused?.(),
     proto: typeof s.alpnProtocol === "string" ? s.alpnProtocol : "",
     serverName: typeof sni === "string" ? sni : "",
   };
+  const chain = peerChain(s);
+  if (chain.length) facts.clientCertificates = chain;
+  return facts;
+}
+
+/** The certificates a TLS peer sent, leaf first (DER). */
+function peerChain(s: tls.TLSSocket): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let c: tls.DetailedPeerCertificate | undefined;
+  try {
+    c = s.getPeerCertificate?.(true) as tls.DetailedPeerCertificate | undefined;
+  } catch {
+    return out;
+  }
+  const seen = new Set<string>();
+  while (c && c.raw && c.raw.length) {
+    const der = view(c.raw);
+    const key = `${der.length}:${c.fingerprint256 ?? ""}`;
+    if (seen.has(key)) break;
+    seen.add(key);
+    out.push(der.slice());
+    c = c.issuerCertificate;
+  }
+  return out;
 }
 
 const BODYLESS = (status: number) => status === 204 || status === 304 || status < 200;
@@ -279,6 +305,9 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     const first = await source().getCertificate("");
     const https_ = https.createServer({
       ...limits,
+      // asked per server below; verified by the connection policy's check, not by OpenSSL
+      requestCert: !!source().requestsClientCertificates,
+      rejectUnauthorized: false,
       ...(first ? { cert: first.cert, key: first.key } : {}),
       ALPNProtocols: ["http/1.1"],
       SNICallback: (name: string, cb: (e: Error | null, ctx?: tls.SecureContext) => void) => {
@@ -290,6 +319,9 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     });
     let last = first?.cert;
     refreshDefault = async () => {
+      // a reload may start or stop authenticating clients: new connections follow it
+      (https_ as unknown as { requestCert: boolean }).requestCert = !!source()
+        .requestsClientCertificates;
       const c = await source().getCertificate("").catch(() => null);
       if (c && c.cert !== last) {
         last = c.cert;
@@ -315,6 +347,21 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     }
     return i;
   };
+  // A connection's client certificates are checked once, before its first request is served.
+  const verdicts = new WeakMap<net.Socket, Promise<boolean>>();
+  const admitted = (s: net.Socket, facts: ServeInfo["tls"]): true | Promise<boolean> => {
+    const auth = o.tls?.source().clientAuth?.(facts?.serverName ?? "");
+    if (!auth) return true;
+    let v = verdicts.get(s);
+    if (!v) {
+      v = auth.check(facts?.clientCertificates ?? []).then((why) => {
+        if (why !== null) o.onClientRefused?.(why, remoteOf(s));
+        return why === null;
+      }, () => false);
+      verdicts.set(s, v);
+    }
+    return v;
+  };
   const badRequest = (res: http.ServerResponse) => {
     res.writeHead(400, { "content-type": "text/plain; charset=utf-8", connection: "close" });
     res.end("400 Bad Request");
@@ -336,6 +383,14 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
       }
       settle();
     });
+    if (o.tls) {
+      const ok = admitted(socket, si.tls);
+      if (ok !== true && !(await ok)) {
+        // refused client certificate: the connection ends without an answer
+        socket.destroy();
+        return;
+      }
+    }
     if (closing) res.setHeader("connection", "close");
     let request: Request | null;
     try {
@@ -370,6 +425,13 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
       return;
     }
     const si = info(socket);
+    if (o.tls) {
+      const ok = admitted(socket, si.tls);
+      if (ok !== true && !(await ok)) {
+        socket.destroy();
+        return;
+      }
+    }
     let sent: RawUpgrade["sent"];
     const upgrade: RawUpgrade = {
       get accepted() {

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { withClientAuth } from "../tls/client_auth/policies.ts";
 import type { App, ListenerHandle, ModuleDefinition, ProvisionContext } from "../module.ts";
 import { asObject, checkFields, optDuration, optNumber, type Raw } from "./config.ts";
 import { HttpServer } from "./server.ts";
@@ -136,7 +137,9 @@ export class HttpApp implements App {
       }
       for (const a of server.addresses) {
         const host = a.address.slice(0, a.address.lastIndexOf(":")).replace(/^\[|\]$/g, "");
-        const source = app && server.tlsPolicies ? app.getter(server.tlsPolicies, host) : undefined;
+        const source = app && server.tlsPolicies
+          ? withClientAuth(app.getter(server.tlsPolicies, host), server.clientAuth)
+          : undefined;
         const handle = await ctx.listen({ address: a.address, tls: source, engine: server.engine });
         handles.push({ server, handle });
         server.listeners.push(handle);

@@ -47,6 +47,7 @@ import { durationPlaceholderUsed } from "./replacer.ts";
 import { type ConnectionPolicy, parseConnectionPolicies, routeHostNames } from "../tls/policies.ts";
 import { fillTlsState } from "../tls/connection.ts";
 import { answerHttpChallenge, HTTP_CHALLENGE_PREFIX } from "../tls/acme/challenges.ts";
+import { type PolicyClientAuth, provisionPolicyClientAuth } from "../tls/client_auth/policies.ts";
 
 /** A module of `http.ip_sources`: where trusted proxy ranges come from. */
 export interface IPRangeSource extends ModuleInstance {
@@ -152,6 +153,8 @@ export class HttpServer implements ServerFacts {
    * (`node:http`: HTTP/1.1, raw upgrades for every protocol, TLS session details).
    */
   engine: "deno" | "node" = "deno";
+  /** The policies' client authentication; null when no policy authenticates clients. */
+  clientAuth: PolicyClientAuth | null = null;
   /** `named_routes`: routes that `invoke` runs by name. */
   namedRoutes: Map<string, RouteListCache> = new Map();
   #chain: Next;
@@ -245,7 +248,20 @@ export class HttpServer implements ServerFacts {
       optStrings(raw, "client_ip_headers", where) ?? ["X-Forwarded-For"],
       optBool(raw, "trusted_proxies_strict", where) ?? false,
     );
-    const engine = optString(raw, "listener_engine", where) ?? "deno";
+    const clientAuth = policies
+      ? await provisionPolicyClientAuth(policies, `${where}.tls_connection_policies`, ctx)
+      : null;
+    const chosen = optString(raw, "listener_engine", where);
+    if (clientAuth && chosen === "deno") {
+      throw new HttpConfigError(
+        "invalid_config",
+        `${where}.listener_engine: "deno" cannot ask clients for certificates ` +
+          `(Deno.serve has no client certificate authentication); leave listener_engine unset ` +
+          `or set "node" for tls_connection_policies with client_authentication`,
+      );
+    }
+    // client authentication runs on the node engine, chosen automatically
+    const engine = chosen ?? (clientAuth ? "node" : "deno");
     if (engine !== "deno" && engine !== "node") {
       throw new HttpConfigError(
         "invalid_config",
@@ -253,6 +269,7 @@ export class HttpServer implements ServerFacts {
       );
     }
     server.engine = engine;
+    server.clientAuth = clientAuth;
     server.trustedUnix = optBool(raw, "trusted_proxies_unix", where) ?? false;
     server.namedRoutes = named;
     server.tlsPolicies = policies;
