@@ -32,6 +32,8 @@ const builtIn: Record<string, string> = {
   wrong_password: "Your current password is not right.",
   reauth_required: "Please sign in again to do this.",
   not_found: "That account no longer exists.",
+  last_admin: "This is the last administrator: make someone else an administrator first.",
+  already_verified: "This e-mail address is verified already.",
   email_taken: "An account with that e-mail already exists. Try signing in.",
   email_exists: "An account with that e-mail already exists. Try signing in.",
   already_exists: "An account with that e-mail already exists. Try signing in.",

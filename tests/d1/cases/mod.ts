@@ -14,6 +14,7 @@ import { sessionCases } from "./sessions.ts";
 import { throttleCases } from "./throttle.ts";
 import { schemaCases } from "./schema.ts";
 import { fuzzCases } from "./fuzz.ts";
+import { adminCases } from "./admin.ts";
 
 export const allCases: Case[] = [
   ...signupCases,
@@ -30,4 +31,5 @@ export const allCases: Case[] = [
   ...throttleCases,
   ...schemaCases,
   ...fuzzCases,
+  ...adminCases,
 ];
