@@ -102,8 +102,10 @@ export interface Screen {
   path: string;
   /** Title in the navigation and the page heading. */
   title: string;
-  /** Navigation group (screens of one group are listed together). */
+  /** Navigation group: the group's listed screen is marked current on its other screens. */
   group?: string;
+  /** Listed in the navigation (default true). */
+  nav?: boolean;
   /** Who may use it. */
   permission: Permission;
   /** Its routes. */

@@ -187,12 +187,14 @@ export async function createConsole(options: ConsoleOptions): Promise<Hono> {
     op: Operator | null,
     current?: string,
   ): Promise<ShellContext> => {
+    const group = SCREENS.find((s) => s.id === current)?.group;
     const nav: NavItem[] = op
-      ? SCREENS.filter((s) => s.id !== "home" && permits(op, s.permission)).map((s) => ({
-        href: `${base}${s.path}`,
-        title: s.title,
-        current: s.id === current,
-      }))
+      ? SCREENS.filter((s) => s.id !== "home" && s.nav !== false && permits(op, s.permission))
+        .map((s) => ({
+          href: `${base}${s.path}`,
+          title: s.title,
+          current: s.id === current || (group !== undefined && s.group === group),
+        }))
       : [];
     return {
       base,

@@ -8,12 +8,30 @@
 import type { Screen, ScreenRoute } from "./context.ts";
 import { homeScreen } from "./home.ts";
 import { usersScreen } from "./users.ts";
+import { relayScreen } from "./relay.ts";
+import { mailAccountsScreen } from "./mail_accounts.ts";
+import { mailKeysScreen } from "./mail_keys.ts";
+import { mailRulesScreen } from "./mail_rules.ts";
+import { mailWebhooksScreen } from "./mail_webhooks.ts";
+import { mailItemsScreen } from "./mail_items.ts";
+import { serverConfigScreen } from "./server_config.ts";
+import { serverLoadScreen } from "./server_load.ts";
+import { serverStatusScreen } from "./server_status.ts";
 import { auditScreen } from "./audit.ts";
 
 /** Every screen, in navigation order. */
 export const SCREENS: readonly Screen[] = [
   homeScreen,
   usersScreen,
+  relayScreen,
+  mailAccountsScreen,
+  mailKeysScreen,
+  mailRulesScreen,
+  mailWebhooksScreen,
+  mailItemsScreen,
+  serverConfigScreen,
+  serverLoadScreen,
+  serverStatusScreen,
   auditScreen,
 ];
 

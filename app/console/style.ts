@@ -96,6 +96,10 @@ pre.json { background: #0f172a; color: #e2e8f0; padding: 1rem; border-radius: ${
 .crumbs ol { list-style: none; padding: 0; margin: 0 0 1rem; display: flex; flex-wrap: wrap; gap: .25rem; }
 .crumbs li + li::before { content: "/"; margin-right: .25rem; color: #6b7280; }
 .compare { display: grid; gap: 1rem; grid-template-columns: repeat(auto-fit, minmax(18rem, 1fr)); }
+ul.plain, ol.plain { list-style: none; margin: 0; padding: 0; }
+fieldset { border: 1px solid #d1d5db; border-radius: ${FIELD_RADIUS}; padding: .75rem 1rem; margin: 0; }
+legend { padding: 0 .25rem; }
+.stack-sm { display: flex; flex-direction: column; gap: .5rem; }
 .pager { display: flex; gap: .75rem; align-items: center; flex-wrap: wrap; }
 .danger-zone { border: 1px solid #fecaca; }
 @media (max-width: 40rem) {
