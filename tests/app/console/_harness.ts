@@ -222,3 +222,41 @@ export async function startGatehouse(): Promise<Gatehouse> {
     },
   };
 }
+
+/**
+ * Adds `n` verified accounts in one go (a test fixture: rows as the flows write them, without
+ * passwords, e-mails `user-00001@seed.example` ...; every 7th has a name). Returns nothing.
+ */
+export async function seedUsers(db: D1Database, n: number, prefix = "user"): Promise<void> {
+  const now = Date.now();
+  for (let start = 0; start < n; start += 1000) {
+    const rows = [];
+    for (let i = start; i < Math.min(n, start + 1000); i++) {
+      const num = String(i).padStart(5, "0");
+      rows.push(
+        db.prepare(
+          `INSERT INTO users (id, email, password_hash, email_verified, stamp, created_at,
+           updated_at, name, is_admin) VALUES (?, ?, NULL, 1, ?, ?, ?, ?, 0)`,
+        ).bind(
+          crypto.randomUUID(),
+          `${prefix}-${num}@seed.example`,
+          crypto.randomUUID(),
+          now - i * 60_000,
+          now,
+          i % 7 === 0 ? `Seeded Person ${num}` : null,
+        ),
+      );
+    }
+    await db.batch(rows);
+  }
+}
+
+/** The newest development outbox message to `to`. */
+export async function lastMail(
+  db: D1Database,
+  to: string,
+): Promise<{ subject: string; text: string } | null> {
+  return await db.prepare(
+    "SELECT subject, text FROM dev_outbox WHERE to_addr = ? ORDER BY id DESC LIMIT 1",
+  ).bind(to).first<{ subject: string; text: string }>();
+}
