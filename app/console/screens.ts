@@ -55,6 +55,7 @@ export interface ConsoleRoute {
 export const PUBLIC_ROUTES: readonly ConsoleRoute[] = [
   { method: "GET", path: "/console.css", screen: null },
   { method: "GET", path: "/console.js", screen: null },
+  { method: "GET", path: "/auth-client.js", screen: null },
   { method: "GET", path: "/login", screen: null },
   { method: "GET", path: "/api/auth/login", screen: null },
   { method: "POST", path: "/api/auth/login", screen: null },

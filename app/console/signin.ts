@@ -38,7 +38,14 @@ import type { AppEnv } from "../env.ts";
 import { oauthClients } from "../dev_idp.ts";
 import { publicOrigin } from "../public_url.ts";
 import { clientAddress, type ConnectionInfo } from "../client_address.ts";
-import { answerError, answerOk, codeParam, renderPage, wantsHtml } from "../auth_pages.ts";
+import {
+  answerError,
+  answerOk,
+  codeParam,
+  mountClientScript,
+  renderPage,
+  wantsHtml,
+} from "../auth_pages.ts";
 import { cardPage, escapeHtml as esc } from "../html.ts";
 
 /** How the console's provider buttons sign in: directly, or through the relay broker. */
@@ -178,6 +185,7 @@ export function mountSignIn(app: Hono, s: SignInSettings): void {
           : { providers, basePath: base }
         : undefined,
     });
+  mountClientScript(app);
   app.get("/login", loginPage);
   app.get("/api/auth/login", (c) => c.redirect(`${base}/login`, 302));
 
