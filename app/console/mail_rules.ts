@@ -58,7 +58,7 @@ async function page(req: ConsoleRequest, a: AccountDetail, error?: string): Prom
               csrf: req.csrf,
               hidden: { account: a.account_id, automation_name: name, is_active: "1" },
               label: "Turn on",
-              buttonLabel: `Turn ${NAMES[name]} on for every user`,
+              buttonLabel: `Turn on ${NAMES[name]} for every user`,
               variant: "secondary",
             }),
             h(PostForm, {
@@ -66,7 +66,7 @@ async function page(req: ConsoleRequest, a: AccountDetail, error?: string): Prom
               csrf: req.csrf,
               hidden: { account: a.account_id, automation_name: name, is_active: "0" },
               label: "Turn off",
-              buttonLabel: `Turn ${NAMES[name]} off for every user`,
+              buttonLabel: `Turn off ${NAMES[name]} for every user`,
               variant: "secondary",
             }),
           )

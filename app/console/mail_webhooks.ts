@@ -171,7 +171,7 @@ async function deliveries(
               csrf: req.csrf,
               hidden: { account: a.account_id, delivery: d.delivery_id },
               label: "Send again",
-              buttonLabel: `Send delivery ${d.delivery_id} again`,
+              buttonLabel: `Send again: delivery ${d.delivery_id}`,
               variant: "secondary",
             }),
           ]),

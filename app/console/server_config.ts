@@ -27,8 +27,11 @@ export function configPath(raw: string | undefined): string | null {
 const pretty = (v: unknown) => JSON.stringify(v, null, 2) ?? "null";
 
 function kindOf(v: unknown): string {
-  if (Array.isArray(v)) return `list of ${v.length}`;
-  if (v !== null && typeof v === "object") return `object, ${Object.keys(v).length} fields`;
+  const n = (count: number, what: string) => `${count} ${what}${count === 1 ? "" : "s"}`;
+  if (Array.isArray(v)) return `list of ${n(v.length, "item")}`;
+  if (v !== null && typeof v === "object") {
+    return `object with ${n(Object.keys(v).length, "field")}`;
+  }
   return typeof v === "string" ? JSON.stringify(v).slice(0, 80) : String(v);
 }
 

@@ -11,6 +11,7 @@ import { renderToString } from "preact-render-to-string";
 import type { ConsoleRequest, Screen } from "./context.ts";
 import type { Upstream } from "./admin_api.ts";
 import { Badge, Card, Facts } from "./ui.ts";
+import { documentHead } from "./layout.ts";
 
 async function upstreamsSection(req: ConsoleRequest) {
   const r = await req.services.server.upstreams();
@@ -118,8 +119,9 @@ async function status(req: ConsoleRequest): Promise<Response> {
 }
 
 async function fragment(req: ConsoleRequest): Promise<Response> {
-  const html = `<!doctype html><html lang="en"><head><title>Upstreams</title></head><body>` +
-    renderToString(await upstreamsSection(req)) + `</body></html>`;
+  // A small page of its own: the live refresh reads its section; opened directly, it reads well.
+  const html = documentHead(req.services.base, "Upstreams") + `<body><main>` +
+    renderToString(await upstreamsSection(req)) + `</main></body></html>`;
   return new Response(html, {
     headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },
   });

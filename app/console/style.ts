@@ -41,6 +41,9 @@ a { color: ${PRIMARY}; }
 .who { margin-left: auto; display: flex; gap: .75rem; align-items: center; flex-wrap: wrap;
   color: #374151; font-size: .95rem; }
 main { max-width: 72rem; margin: 0 auto; padding: 1.5rem 1rem 4rem; }
+main:focus { outline: none; }
+h1, h2, .lead, .crumbs, dd, .secret { overflow-wrap: anywhere; }
+main > .actions, nav.actions { margin: 0 0 1rem; }
 h1 { font-size: ${s.title.fontSize}; line-height: ${s.title.lineHeight}; margin: 0 0 1rem;
   font-weight: ${s.title.fontWeight}; }
 h2 { font-size: 1.2rem; margin: 0 0 .75rem; }
@@ -79,7 +82,9 @@ button[disabled] { opacity: .6; cursor: progress; }
 .table-wrap { overflow-x: auto; margin: 0 0 1rem; }
 table { border-collapse: collapse; width: 100%; background: #fff; font-size: .95rem; }
 caption { text-align: left; font-weight: 600; padding: 0 0 .5rem; }
-th, td { text-align: left; padding: .5rem .6rem; border-bottom: 1px solid #e5e7eb; vertical-align: top; }
+th, td { text-align: left; padding: .5rem .6rem; border-bottom: 1px solid #e5e7eb; vertical-align: top;
+  overflow-wrap: normal; min-width: 5rem; }
+td code { white-space: nowrap; }
 th { background: #f9fafb; font-weight: 650; white-space: nowrap; }
 td.num, th.num { text-align: right; }
 .badge { display: inline-block; font-size: .8rem; font-weight: 700; padding: .05rem .45rem;

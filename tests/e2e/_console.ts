@@ -143,5 +143,5 @@ export async function consoleShot(page: Page, name: string): Promise<void> {
   await Deno.writeFile(new URL(`${name}.png`, SHOTS), png);
   const pixels = decodePng(png);
   const ink = inkRatio(pixels);
-  assert.ok(ink > 0.005, `screenshot ${name} looks blank (ink ${ink})`);
+  assert.ok(ink > 0.001, `screenshot ${name} looks blank (ink ${ink})`);
 }

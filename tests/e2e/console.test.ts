@@ -135,7 +135,7 @@ for (const js of [true, false]) {
           await page.getByRole("button", { name: "Register the webhook" }).click();
           await notice(page, /The webhook was registered/);
           await page.getByRole("link", { name: "Rules" }).click();
-          await page.getByRole("button", { name: "Turn Auto Scan on for every user" }).click();
+          await page.getByRole("button", { name: "Turn on Auto Scan for every user" }).click();
           await notice(page, /Auto Scan changed for 1 user/);
           for (let i = 0; i < 100 && receiver.deliveries.length < 1; i++) {
             await new Promise((r) => setTimeout(r, 50));
@@ -144,7 +144,7 @@ for (const js of [true, false]) {
           await page.getByRole("link", { name: "Webhooks" }).click();
           await page.getByRole("link", { name: "Delivery log" }).click();
           const first = receiver.deliveries[0];
-          await page.getByRole("button", { name: `Send delivery ${first} again` }).click();
+          await page.getByRole("button", { name: `Send again: delivery ${first}` }).click();
           await notice(page, /The event is on its way again as delivery/);
           for (let i = 0; i < 100 && receiver.deliveries.length < 2; i++) {
             await new Promise((r) => setTimeout(r, 50));
