@@ -134,7 +134,7 @@ export {
   type UserSession,
 } from "./lib/d1/session.ts";
 export {
-  applyUserSearchIndex,
+  applyUserListIndexes,
   getUserByEmail,
   type GetUserByEmailResult,
   listUsers,
@@ -142,7 +142,7 @@ export {
   type ListUsersResult,
   MAX_SEARCH_LENGTH,
   MAX_USERS_PAGE,
-  USER_SEARCH_INDEX_SQL,
+  USER_LIST_INDEXES_SQL,
   type UsersPage,
 } from "./lib/d1/user_list.ts";
 export {

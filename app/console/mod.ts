@@ -18,7 +18,7 @@ import { Hono } from "hono";
 import { isOwner, type SessionConfig } from "../../mod.ts";
 import {
   applyAuditSchema,
-  applyUserSearchIndex,
+  applyUserListIndexes,
   type D1Database,
   migrate,
   openLibsql,
@@ -129,7 +129,7 @@ export async function createConsole(options: ConsoleOptions): Promise<Hono> {
       authToken: env.vars.DATABASE_AUTH_TOKEN,
     });
   await migrate(db);
-  await applyUserSearchIndex(db);
+  await applyUserListIndexes(db);
   await applyAuditSchema(db);
   const client = await openAppDatabase(env);
   await registerRelaySite(client, {

@@ -3,9 +3,10 @@
  * optionally those whose e-mail or name starts with a search term, with keyset cursors so a
  * page costs the same on the first and the thousandth page; and one user by e-mail.
  *
- * Searching names fast needs the index that {@linkcode applyUserSearchIndex} creates
- * (`users_name_search`, on `name COLLATE NOCASE`); without it a name search reads the whole
- * table. E-mail prefixes use the unique e-mail index of `schema.sql`. Matching folds ASCII
+ * Searching names and listing administrators fast needs the indexes that
+ * {@linkcode applyUserListIndexes} creates (`users_name_search` on `name COLLATE NOCASE`,
+ * `users_admins` on the e-mails of administrators); without them those read the whole table.
+ * E-mail prefixes use the unique e-mail index of `schema.sql`. Matching folds ASCII
  * letters only (SQLite's `NOCASE`): "ada" finds "Ada", "élodie" does not find "Élodie".
  *
  * @module
@@ -23,24 +24,26 @@ export const MAX_SEARCH_LENGTH = 254;
 /** Largest page of {@linkcode listUsers}. */
 export const MAX_USERS_PAGE = 200;
 
-/** The statement of {@linkcode applyUserSearchIndex}. */
-export const USER_SEARCH_INDEX_SQL =
-  "CREATE INDEX IF NOT EXISTS users_name_search ON users (name COLLATE NOCASE)";
+/** The statements of {@linkcode applyUserListIndexes} (idempotent). */
+export const USER_LIST_INDEXES_SQL: readonly string[] = [
+  "CREATE INDEX IF NOT EXISTS users_name_search ON users (name COLLATE NOCASE)",
+  "CREATE INDEX IF NOT EXISTS users_admins ON users (email COLLATE NOCASE) WHERE is_admin = 1",
+];
 
 /**
- * Creates the index that makes name searches of {@linkcode listUsers} fast (idempotent).
- * Throws the driver's error when the database fails.
+ * Creates the indexes that make name searches and the administrators' list of
+ * {@linkcode listUsers} fast (idempotent). Throws the driver's error when the database fails.
  *
  * @example
  * ```ts
- * import { applySchema, applyUserSearchIndex, openLibsql } from "@gatehouse/gatehouse/d1";
+ * import { applySchema, applyUserListIndexes, openLibsql } from "@gatehouse/gatehouse/d1";
  * const db = openLibsql("file:.data/site.db");
  * await applySchema(db);
- * await applyUserSearchIndex(db);
+ * await applyUserListIndexes(db);
  * ```
  */
-export async function applyUserSearchIndex(db: D1Database): Promise<void> {
-  await db.prepare(USER_SEARCH_INDEX_SQL).run();
+export async function applyUserListIndexes(db: D1Database): Promise<void> {
+  await db.batch(USER_LIST_INDEXES_SQL.map((sql) => db.prepare(sql)));
 }
 
 /** Parameters of {@linkcode listUsers}. */

@@ -8,7 +8,7 @@ import {
   adminRemoveUser,
   applyAuditSchema,
   applySchema,
-  applyUserSearchIndex,
+  applyUserListIndexes,
   changeName,
   createUserSession,
   type D1Database,
@@ -29,7 +29,7 @@ import { pendingUser, verifiedUser } from "./_user.ts";
 async function prepared(fresh: () => Promise<D1Database>): Promise<D1Database> {
   const db = await fresh();
   await applySchema(db);
-  await applyUserSearchIndex(db);
+  await applyUserListIndexes(db);
   await applyAuditSchema(db);
   return db;
 }
