@@ -157,6 +157,15 @@ export {
   type SetAdminResult,
 } from "./lib/d1/admin.ts";
 export {
+  type LinkedSignIn,
+  listLinkedSignIns,
+  type ListLinkedSignInsResult,
+  setPassword,
+  type SetPasswordError,
+  type SetPasswordParams,
+  type SetPasswordResult,
+} from "./lib/d1/sign_ins.ts";
+export {
   applyAuditSchema,
   AUDIT_SCHEMA_SQL,
   type AuditEntry,

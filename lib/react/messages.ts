@@ -34,6 +34,7 @@ const builtIn: Record<string, string> = {
   not_found: "That account no longer exists.",
   last_admin: "This is the last administrator: make someone else an administrator first.",
   already_verified: "This e-mail address is verified already.",
+  has_password: "This account has a password already: change it with the current one.",
   email_taken: "An account with that e-mail already exists. Try signing in.",
   email_exists: "An account with that e-mail already exists. Try signing in.",
   already_exists: "An account with that e-mail already exists. Try signing in.",

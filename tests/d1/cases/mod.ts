@@ -15,6 +15,7 @@ import { throttleCases } from "./throttle.ts";
 import { schemaCases } from "./schema.ts";
 import { fuzzCases } from "./fuzz.ts";
 import { adminCases } from "./admin.ts";
+import { signInCases } from "./sign_ins.ts";
 
 export const allCases: Case[] = [
   ...signupCases,
@@ -32,4 +33,5 @@ export const allCases: Case[] = [
   ...schemaCases,
   ...fuzzCases,
   ...adminCases,
+  ...signInCases,
 ];
