@@ -6,11 +6,11 @@
  */
 import type { Context } from "hono";
 import { bundleScript } from "../client_bundle.ts";
-import { CONSOLE_CSS } from "./style.ts";
+import { APP_CSS } from "../style.ts";
 
 /** `GET <console>/console.css`. */
 export function serveCss(c: Context): Response {
-  return c.body(CONSOLE_CSS, 200, {
+  return c.body(APP_CSS, 200, {
     "content-type": "text/css; charset=utf-8",
     "cache-control": "no-cache",
   });

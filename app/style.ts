@@ -1,13 +1,13 @@
 /**
- * The console's stylesheet, in the sign-in pages' visual language: its colours, font, radii
- * and button come from the toolkit's `defaultStyles`, so the console and the sign-in card look
- * like one product. Text and controls meet WCAG AA contrast; focus is always visible; below
+ * The stylesheet of the app's pages after sign-in (the console, the account page, the owner's
+ * home), in the sign-in pages' visual language: its colours, font, radii and button come from
+ * the toolkit's `defaultStyles`, so those pages and the sign-in card look like one product. Text and controls meet WCAG AA contrast; focus is always visible; below
  * 40rem (a 390 px phone) the navigation wraps, tables scroll inside their own box and forms
  * take the whole width.
  *
  * @module
  */
-import { defaultStyles } from "../../preact.ts";
+import { defaultStyles } from "../preact.ts";
 
 const s = defaultStyles;
 const PAGE = String(s.page.background);
@@ -19,8 +19,8 @@ const BORDER = String(s.input.border).split(" ").pop()!;
 const RADIUS = String(s.card.borderRadius);
 const FIELD_RADIUS = String(s.input.borderRadius);
 
-/** The stylesheet served at `<console>/console.css`. */
-export const CONSOLE_CSS = `
+/** The stylesheet (served by the console at `<console>/console.css`, inlined elsewhere). */
+export const APP_CSS = `
 :root { color-scheme: light; }
 * { box-sizing: border-box; }
 body { margin: 0; background: ${PAGE}; color: ${TEXT}; font-family: ${s.page.fontFamily};
