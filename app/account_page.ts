@@ -309,7 +309,12 @@ export function emailChangePage(
       home: `${base}/`,
       title: "E-mail changed",
       notice: `Your account now uses ${r.email}.`,
-      body: h("p", null, h("a", { href: `${base}/` }, "Go to your account")),
+      body: h(
+        "p",
+        null,
+        "For your safety every session ended: sign in with the new address. ",
+        h("a", { href: `${base}/login?email=${encodeURIComponent(r.email)}` }, "Sign in"),
+      ),
     });
   }
   const why = r.error === "invalid_token"

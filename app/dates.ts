@@ -62,8 +62,9 @@ export function relativeDate(ms: number, now: number = Date.now()): string {
   const abs = Math.abs(diff);
   if (abs < 60_000) return "just now";
   for (const [size, unit] of UNITS) {
-    if (abs >= size) {
-      const n = Math.floor(abs / size);
+    // Rounded, and a unit counts from 95 % of it: a week less a few seconds is "1 week".
+    if (abs >= size * 0.95) {
+      const n = Math.max(1, Math.round(abs / size));
       const words = `${n} ${unit}${n === 1 ? "" : "s"}`;
       return diff < 0 ? `${words} ago` : `in ${words}`;
     }
