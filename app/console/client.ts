@@ -58,7 +58,7 @@ function enhanceSearch(): void {
   const results = document.getElementById(form?.dataset.search ?? "");
   const input = form?.querySelector<HTMLInputElement>("input[type=search]");
   if (!form || !results || !input) return;
-  let timer = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   let seq = 0;
   input.addEventListener("input", () => {
     clearTimeout(timer);
