@@ -195,7 +195,10 @@ Deno.test("users site: signup, verify, login, forgot, reset, name, password, e-m
       cookie,
     );
     assert.equal(wrongPassword.status, 400);
-    assert.match(await wrongPassword.text(), /Nothing was deleted\. Your current password is not right\./);
+    assert.match(
+      await wrongPassword.text(),
+      /Nothing was deleted\. Your current password is not right\./,
+    );
     const del = await html("/users/account/delete", {
       confirm: "yes",
       password: "the third passphrase",

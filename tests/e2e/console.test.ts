@@ -159,6 +159,11 @@ for (const js of [true, false]) {
             await page.getByRole("table").getByRole("link", { name: key, exact: true }).click();
           }
           await page.waitForURL(/path=apps\/http\/servers\/srv0\/routes\/0\/handle\/0$/);
+          if (js) {
+            // The field says at once when it does not parse.
+            await page.getByLabel("JSON of this node").fill("[1,");
+            await page.getByText("This is not valid JSON yet").waitFor();
+          }
           await page.getByLabel("JSON of this node").fill(JSON.stringify({
             handler: "reverse_proxy",
             upstreams: [{ dial: gh.upstream }],
@@ -169,6 +174,14 @@ for (const js of [true, false]) {
           const res = await fetch(`http://127.0.0.1:${gh.proxyPort}/`);
           assert.equal(res.headers.get("x-console"), mode);
           await res.body?.cancel();
+        });
+
+        await t.step("upstream health (refreshed live with JavaScript) and the CA", async () => {
+          await page.goto(`${app.origin}/admin/server/status`);
+          await page.getByRole("cell", { name: gh.upstream }).waitFor();
+          assert.match(await page.locator("#upstreams").textContent() ?? "", /Healthy/);
+          if (js) await page.getByText("Updated live at").waitFor({ timeout: 10_000 });
+          await page.getByText("Local certificate authority").waitFor();
         });
 
         await t.step(

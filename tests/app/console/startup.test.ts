@@ -50,6 +50,11 @@ Deno.test("start-up: the development banner has every site, the owner's login, t
       out.trim().split("\n").at(-1)!,
       /^Gatehouse demo listening on http:\/\/127\.0\.0\.1:\d+\/$/,
     );
+    for (const icon of ["/favicon.ico", "/favicon.svg"]) {
+      const res = await fetch(`${origin}${icon}`);
+      assert.equal(res.headers.get("content-type"), "image/svg+xml");
+      assert.match(await res.text(), /^<svg /);
+    }
     // The login it prints works.
     const res = await fetch(`${origin}/admin/api/auth/login`, {
       method: "POST",
