@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { consoleRoutes, PUBLIC_ROUTES, SCREENS } from "../../../app/console/screens.ts";
+import { type Operator, permits } from "../../../app/console/context.ts";
 import { listUsers, setAdmin } from "../../../d1.ts";
 import {
   auditCount,
@@ -44,6 +45,18 @@ Deno.test("console routes: the table covers every screen's routes, and sign-in r
   assert.ok(routes.length >= 40, `${routes.length} routes`);
   for (const r of PUBLIC_ROUTES) assert.equal(r.screen, null);
   assert.ok(routes.every((r) => r.screen !== null));
+});
+
+Deno.test("console rights: `admin` admits owners and administrators, `owner` owners only", () => {
+  const op = (owner: boolean, admin: boolean) => ({ owner, admin }) as Operator;
+  assert.deepEqual(
+    [op(true, false), op(false, true), op(false, false)].map((o) => permits(o, "admin")),
+    [true, true, false],
+  );
+  assert.deepEqual(
+    [op(true, false), op(false, true), op(true, true)].map((o) => permits(o, "owner")),
+    [true, false, true],
+  );
 });
 
 Deno.test("console routes: a signed-out visitor, a non-administrator and a forged post change nothing", async () => {
