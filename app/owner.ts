@@ -2,7 +2,8 @@
  * The owner-only demo site (mounted at `/owner`): the core's usage pattern for a site only its
  * owner may use. The owner signs in with a password (hash from `OWNER_PASSWORD_HASH`) or with a
  * configured OAuth provider; an e-mail that fails the allowlist (`ACCESS_MODE`, `OWNER_EMAILS`,
- * `ACCESS_DOMAINS`) gets 403 `forbidden`. Plain server-rendered HTML.
+ * `ACCESS_DOMAINS`) gets 403 `forbidden` (a page saying so, with a way back, for a browser).
+ * Server-rendered HTML in the sign-in pages' look, dates in words.
  *
  * Routes (relative to the mount path): `GET /` (protected page), `GET /login` and
  * `GET|POST /api/auth/login` (sign-in form and its action), `POST /logout`,
@@ -39,7 +40,10 @@ import type { AppEnv } from "./env.ts";
 import { oauthClients } from "./dev_idp.ts";
 import { publicOrigin } from "./public_url.ts";
 import { codeParam, mountClientScript, renderPage } from "./auth_pages.ts";
-import { escapeHtml as esc, plainPage } from "./html.ts";
+import { h } from "preact";
+import { forbiddenResponse, sitePageResponse } from "./site_page.ts";
+import { When } from "./console/ui.ts";
+import { fullDate } from "./dates.ts";
 
 /** The documented local default owner password (refused in production). */
 export const DEV_OWNER_PASSWORD = "owner-password";
@@ -120,10 +124,13 @@ export function createOwnerSite(env: AppEnv, base = "/owner"): Hono {
       redirectUri: (p) => `${origin}${base}/api/auth/oauth/${p}/callback`,
     };
   };
-  const forbidden = (c: Context, setCookie?: string) => {
-    if (setCookie) c.header("set-cookie", setCookie, { append: true });
-    return c.text("forbidden", 403);
-  };
+  const forbidden = (c: Context, email?: string) =>
+    forbiddenResponse(c, {
+      site: "Owner-only site",
+      home: `${base}/`,
+      signIn: `${base}/login`,
+      email,
+    });
   const signIn = async (c: Context, email: string) => {
     c.header("set-cookie", await createSessionCookie(s.session, email.trim().toLowerCase()), {
       append: true,
@@ -134,14 +141,28 @@ export function createOwnerSite(env: AppEnv, base = "/owner"): Hono {
   const home = async (c: Context) => {
     const session = await readSession(s.session, c.req.raw);
     if (!session) return c.redirect(`${base}/api/auth/login`, 302);
-    if (!allowed(session.subject)) return forbidden(c);
-    c.header("cache-control", "no-store");
-    return c.html(plainPage(
-      "Owner-only site",
-      `<p>Signed in as <strong>${esc(session.subject)}</strong> until ` +
-        `${new Date(session.expiresAt * 1000).toISOString()}.</p>` +
-        `<form method="post" action="${base}/logout"><button type="submit">Sign out</button></form>`,
-    ));
+    if (!allowed(session.subject)) return forbidden(c, session.subject);
+    return sitePageResponse({
+      site: "Owner-only site",
+      home: `${base}/`,
+      title: "Welcome back",
+      who: session.subject,
+      signOut: `${base}/logout`,
+      body: h(
+        "section",
+        { class: "card", "aria-label": "Your session" },
+        h("h2", null, "Your session"),
+        h(
+          "p",
+          null,
+          "You signed in ",
+          h(When, { ms: session.issuedAt * 1000 }),
+          ". The session ends ",
+          h(When, { ms: session.expiresAt * 1000 }),
+          ` (${fullDate(session.expiresAt * 1000)}), or when you sign out.`,
+        ),
+      ),
+    });
   };
   app.get("/", home);
   app.get("/:slash{/?}", home); // `<base>/` as well as `<base>`
@@ -176,7 +197,7 @@ export function createOwnerSite(env: AppEnv, base = "/owner"): Hono {
         ? c.json({ error: "invalid_credentials" }, 401)
         : await form(c, 401, "credentials");
     }
-    if (!allowed(email)) return forbidden(c);
+    if (!allowed(email)) return forbidden(c, email);
     const redirect = await signIn(c, email);
     return json ? c.json({ ok: true, redirect: `${base}/` }) : redirect;
   };
@@ -204,7 +225,7 @@ export function createOwnerSite(env: AppEnv, base = "/owner"): Hono {
     if (!result.ok) {
       return c.redirect(`${base}/login?oauth_error=${encodeURIComponent(result.error)}`, 302);
     }
-    if (!allowed(result.user.email)) return forbidden(c);
+    if (!allowed(result.user.email)) return forbidden(c, result.user.email);
     return await signIn(c, result.user.email);
   });
 
