@@ -9,6 +9,9 @@
  *   obtained at start and renewed inside their renewal window (see `manager.ts`).
  * - `session_tickets`, `disable_ocsp_stapling`: accepted as Caddy's defaults (tickets on,
  *   nothing stapled).
+ * - `dns`: the default DNS provider (`{"name": "<provider>", ...}`, module
+ *   `dns.providers.<name>`), used by ACME issuers whose `challenges.dns` names none;
+ *   `resolvers`: the default resolvers of DNS-01 propagation checks.
  *
  * Listeners get a {@link CertificateGetter} per server (`getter`), which picks the
  * certificate for each handshake's server name from the cache.
@@ -41,6 +44,8 @@ import {
 import type { Issuer } from "./issuer.ts";
 import { CertificateManager } from "./manager.ts";
 import { OnDemand } from "./on_demand.ts";
+import { loadDnsProvider, setDnsDefaults } from "./dns/provider.ts";
+import { parseResolvers } from "./dns/resolvers.ts";
 import type { ConnectionPolicy } from "./policies.ts";
 
 /** The running `tls` app of one config. */
@@ -78,7 +83,16 @@ export class TlsApp implements App {
       "automation",
       "session_tickets",
       "disable_ocsp_stapling",
+      "dns",
+      "resolvers",
     ], "tls");
+    // The default DNS provider and resolvers, before the issuers that use them load.
+    setDnsDefaults(ctx.signal, {
+      provider: config.dns === undefined
+        ? undefined
+        : await loadDnsProvider(ctx, config.dns, "tls.dns", true),
+      resolvers: parseResolvers(config.resolvers, "tls.resolvers"),
+    });
     const certsRaw = config.certificates as Record<string, unknown> | undefined;
     let automate: string[] = [];
     let loaders = certsRaw;

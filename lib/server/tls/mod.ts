@@ -15,6 +15,7 @@
  */
 import { getModule, type ModuleDefinition, registerModule } from "../module.ts";
 import { tlsAppModule } from "./app.ts";
+import "./dns/mod.ts";
 
 const internalIssuer: ModuleDefinition = {
   id: "tls.issuance.internal",
