@@ -3,7 +3,8 @@
  *
  * A policy: `subjects` (names it applies to; none = catch-all), `issuers` (tried in order;
  * default: the ACME issuer), `renewal_window_ratio` (share of the lifetime left when a
- * certificate renews; default 1/3), `key_type` (`p256`, the default, is the one supported),
+ * certificate renews; default 1/3), `key_type` (`p256`, the default, `p384`, `ed25519`,
+ * `rsa2048`, `rsa4096`: see `pki/key_types.ts`),
  * `storage`, `disable_ocsp_stapling` (nothing is stapled here, so it always holds).
  * `automation.renew_interval` sets how often certificates are checked (default 10m).
  *
@@ -16,7 +17,7 @@
  * `on_demand` (policy) and `automation.on_demand`: see `on_demand.ts`.
  *
  * Refused with an `unsupported` error: `get_certificate`, `must_staple`, `ocsp_overrides`,
- * other key types, `ocsp_interval`, `storage_clean_interval`.
+ * `ocsp_interval`, `storage_clean_interval`.
  *
  * @module
  */
@@ -26,6 +27,7 @@ import { parseDuration } from "../duration.ts";
 import { TlsConfigError } from "./certificates.ts";
 import type { Issuer } from "./issuer.ts";
 import { decodeOnDemand, type OnDemandConfig } from "./on_demand.ts";
+import { type KeyType, parseKeyType } from "../pki/key_types.ts";
 
 /** Default share of a certificate's lifetime left when it renews (certmagic: 1/3). */
 export const DEFAULT_RENEWAL_WINDOW_RATIO = 1 / 3;
@@ -48,6 +50,8 @@ export interface AutomationPolicy {
   implicit?: boolean;
   /** `on_demand`: names without a certificate get one at their first handshake. */
   onDemand?: boolean;
+  /** `key_type` of the certificates' keys (default `p256`). */
+  keyType?: KeyType;
 }
 
 type Raw = Record<string, unknown>;
@@ -160,13 +164,11 @@ export async function decodePolicy(
   if (!Array.isArray(subjects) || subjects.some((s) => typeof s !== "string")) {
     throw new TlsConfigError("invalid_config", `${where}.subjects: must be an array of strings`);
   }
-  if (p.key_type !== undefined && p.key_type !== "" && p.key_type !== "p256") {
-    throw new TlsConfigError(
-      "unsupported",
-      `${where}.key_type: only "p256" (ECDSA P-256) is supported, got ${
-        JSON.stringify(p.key_type)
-      }`,
-    );
+  let keyType: KeyType;
+  try {
+    keyType = parseKeyType(p.key_type, `${where}.key_type`);
+  } catch (e) {
+    throw new TlsConfigError("invalid_config", (e as Error).message);
   }
   if (p.on_demand !== undefined && typeof p.on_demand !== "boolean") {
     throw new TlsConfigError("invalid_config", `${where}.on_demand: must be a boolean`);
@@ -188,6 +190,7 @@ export async function decodePolicy(
     storage,
     where,
     onDemand: p.on_demand === true,
+    keyType,
   };
 }
 

@@ -14,7 +14,8 @@
  */
 import type { Logger } from "../module.ts";
 import { loadText, type Storage, storageKeys, withLock } from "../storage/mod.ts";
-import { certificateFacts, generateKey, inRenewalWindow } from "../pki/x509.ts";
+import { certificateFacts, inRenewalWindow } from "../pki/x509.ts";
+import { generateKeyOfType } from "../pki/key_types.ts";
 import type { AutomationPolicy } from "./automation.ts";
 import type { CachedCertificate, CertificateCache } from "./cache.ts";
 import { normalizeName } from "./cache.ts";
@@ -234,7 +235,7 @@ export class CertificateManager {
       for (const issuer of m.policy.issuers) {
         if (issuer.accepts && !issuer.accepts(m.name)) continue;
         try {
-          const key = await generateKey();
+          const key = await generateKeyOfType(m.policy.keyType ?? "p256");
           const issued = await issuer.issue({ names: [m.name], key, signal: this.signal });
           const facts = await certificateFacts(issued.certificatePem);
           const enc = new TextEncoder();
