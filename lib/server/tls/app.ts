@@ -33,6 +33,7 @@ import {
   type CachedCertificate,
   CertificateCache,
   type CertificateGetter,
+  type CertifiedKey,
   normalizeName,
 } from "./cache.ts";
 import {
@@ -200,6 +201,15 @@ export class TlsApp implements App {
         throw new TlsConfigError("invalid_config", `${raw}: not a name a certificate can have`);
       }
       const policy = await this.policyFor(name);
+      if (policy.managers?.length && !policy.issuers.length) {
+        this.#ctx.logger("tls").info(
+          "certificates come from the policy's get_certificate managers",
+          {
+            identifier: name,
+          },
+        );
+        continue;
+      }
       if (!policy.issuers.length) {
         throw new TlsConfigError(
           "unsupported",
@@ -252,9 +262,41 @@ export class TlsApp implements App {
 
   #onDemand?: OnDemand;
 
-  /** True when some automation policy obtains certificates on demand. */
+  /**
+   * A certificate from the `get_certificate` managers of `name`'s configured policy (the first
+   * that has one); null when none has (or on an error, which is logged).
+   */
+  async #fromManagers(name: string, localIp: string): Promise<CertifiedKey | null> {
+    const policy = this.#automation.policies.find((p) =>
+      !p.subjects.length || p.subjects.some((s) => matchWildcard(name, s))
+    );
+    if (!policy?.managers?.length) return null;
+    const log = this.#ctx.logger("tls.get_certificate");
+    for (let i = 0; i < policy.managers.length; i++) {
+      try {
+        const got = await policy.managers[i].getCertificate({
+          serverName: name,
+          localIp: localIp && localIp !== "0.0.0.0" && localIp !== "::" ? localIp : undefined,
+        });
+        if (got) return got;
+      } catch (e) {
+        log.error("external certificate manager", {
+          sni: name,
+          cert_manager_idx: i,
+          error: (e as Error).message,
+        });
+        return null;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * True when some automation policy gets certificates at handshake time (on demand, or from
+   * `get_certificate` managers).
+   */
   get hasOnDemand(): boolean {
-    return this.#automation.policies.some((p) => p.onDemand);
+    return this.#automation.policies.some((p) => p.onDemand || !!p.managers?.length);
   }
 
   /**
@@ -314,6 +356,10 @@ export class TlsApp implements App {
         }
         if (name) await cache.settle(name);
         let found = name ? cache.matching(name, filter)[0] : undefined;
+        if (!found && name) {
+          const external = await app.#fromManagers(name, ip);
+          if (external) return external;
+        }
         if (!found && name && !managed.has(name)) {
           found = (await app.#obtainOnDemand(name)) ? cache.matching(name, filter)[0] : undefined;
         }

@@ -16,7 +16,11 @@
  *
  * `on_demand` (policy) and `automation.on_demand`: see `on_demand.ts`.
  *
- * Refused with an `unsupported` error: `get_certificate`, `must_staple`, `ocsp_overrides`,
+ * `get_certificate`: certificate managers asked during handshakes for names the cache has no
+ * certificate for (`cert_managers.ts`); a policy with managers and no `issuers` obtains
+ * nothing itself (automatic HTTPS leaves its names to the managers).
+ *
+ * Refused with an `unsupported` error: `must_staple`, `ocsp_overrides`,
  * `ocsp_interval`, `storage_clean_interval`.
  *
  * @module
@@ -28,6 +32,7 @@ import { TlsConfigError } from "./certificates.ts";
 import type { Issuer } from "./issuer.ts";
 import { decodeOnDemand, type OnDemandConfig } from "./on_demand.ts";
 import { type KeyType, parseKeyType } from "../pki/key_types.ts";
+import type { CertificateManagerModule } from "./cert_managers.ts";
 
 /** Default share of a certificate's lifetime left when it renews (certmagic: 1/3). */
 export const DEFAULT_RENEWAL_WINDOW_RATIO = 1 / 3;
@@ -52,12 +57,15 @@ export interface AutomationPolicy {
   onDemand?: boolean;
   /** `key_type` of the certificates' keys (default `p256`). */
   keyType?: KeyType;
+  /** `get_certificate`: managers asked at handshake time (see `cert_managers.ts`). */
+  managers?: CertificateManagerModule[];
+  /** True when `issuers` was given (a policy with managers and no issuers obtains nothing). */
+  explicitIssuers?: boolean;
 }
 
 type Raw = Record<string, unknown>;
 
 const REFUSED: Record<string, string> = {
-  get_certificate: "external certificate managers are not supported",
   must_staple: "OCSP Must-Staple is not supported",
   ocsp_overrides: "OCSP is not used",
 };
@@ -131,6 +139,19 @@ async function loadIssuers(raw: unknown, where: string, ctx: ProvisionContext): 
   return out;
 }
 
+async function loadManagers(
+  raw: unknown,
+  where: string,
+  ctx: ProvisionContext,
+): Promise<CertificateManagerModule[]> {
+  if (!Array.isArray(raw)) throw new TlsConfigError("invalid_config", `${where}: must be an array`);
+  const out: CertificateManagerModule[] = [];
+  for (let i = 0; i < raw.length; i++) {
+    out.push(await ctx.loadModule<CertificateManagerModule>("tls.get_certificate", "via", raw[i]));
+  }
+  return out;
+}
+
 /** Decodes one policy. */
 export async function decodePolicy(
   raw: unknown,
@@ -156,6 +177,7 @@ export async function decodePolicy(
         "storage",
         "disable_ocsp_stapling",
         "on_demand",
+        "get_certificate",
       ]
         .includes(k) && !(k in REFUSED)
     ) throw new TlsConfigError("unknown_field", `${where}: unknown field "${k}"`);
@@ -180,8 +202,12 @@ export async function decodePolicy(
   const storage = p.storage === undefined
     ? ctx.storage
     : await ctx.loadModule<Storage & ModuleInstance>("caddy.storage", "module", p.storage);
+  const managers = p.get_certificate === undefined
+    ? undefined
+    : await loadManagers(p.get_certificate, `${where}.get_certificate`, ctx);
+  // A policy of managers only gets its certificates from them (nothing is obtained).
   const issuers = p.issuers === undefined
-    ? await defaultPublicIssuers(ctx)
+    ? (managers?.length ? [] : await defaultPublicIssuers(ctx))
     : await loadIssuers(p.issuers, `${where}.issuers`, ctx);
   return {
     subjects: (subjects as string[]).map((s) => s.toLowerCase()),
@@ -191,6 +217,8 @@ export async function decodePolicy(
     where,
     onDemand: p.on_demand === true,
     keyType,
+    managers,
+    explicitIssuers: p.issuers !== undefined,
   };
 }
 
