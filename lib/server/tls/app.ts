@@ -12,6 +12,7 @@
  * - `dns`: the default DNS provider (`{"name": "<provider>", ...}`, module
  *   `dns.providers.<name>`), used by ACME issuers whose `challenges.dns` names none;
  *   `resolvers`: the default resolvers of DNS-01 propagation checks.
+ * - `disable_storage_check`, `disable_storage_clean`: see `storage_clean.ts`.
  *
  * Listeners get a {@link CertificateGetter} per server (`getter`), which picks the
  * certificate for each handshake's server name from the cache.
@@ -47,6 +48,7 @@ import { CertificateManager } from "./manager.ts";
 import { OnDemand } from "./on_demand.ts";
 import { loadDnsProvider, setDnsDefaults } from "./dns/provider.ts";
 import { parseResolvers } from "./dns/resolvers.ts";
+import { cleanStorage } from "./storage_clean.ts";
 import type { ConnectionPolicy } from "./policies.ts";
 
 /** The running `tls` app of one config. */
@@ -86,7 +88,14 @@ export class TlsApp implements App {
       "disable_ocsp_stapling",
       "dns",
       "resolvers",
+      "disable_storage_check",
+      "disable_storage_clean",
     ], "tls");
+    for (const k of ["disable_storage_check", "disable_storage_clean"]) {
+      if (config[k] !== undefined && typeof config[k] !== "boolean") {
+        throw new TlsConfigError("invalid_config", `tls.${k}: must be a boolean`);
+      }
+    }
     // The default DNS provider and resolvers, before the issuers that use them load.
     setDnsDefaults(ctx.signal, {
       provider: config.dns === undefined
@@ -113,6 +122,8 @@ export class TlsApp implements App {
     }
     const loaded = await loadCertificates(loaders);
     const app = new TlsApp(loaded, await decodeAutomation(config.automation, ctx), ctx);
+    app.#manager.storageCheck = config.disable_storage_check !== true;
+    app.#storageClean = config.disable_storage_clean !== true;
     for (const c of loaded) {
       let facts;
       try {
@@ -227,12 +238,48 @@ export class TlsApp implements App {
   /** Resolves when the app started (handshakes for managed names wait for it). */
   readonly #startedPromise = new Promise<void>((r) => (this.#markStarted = r));
 
-  /** Starts obtaining and renewing managed certificates. */
+  #storageClean = true;
+  #cleanTimer?: ReturnType<typeof setInterval>;
+
+  /** Starts obtaining and renewing managed certificates, and storage cleaning. */
   start(): void {
     this.#started = true;
     this.#markStarted();
     for (const [name, policy] of this.#toManage) this.#manager.manage(name, policy);
     this.#manager.start();
+    if (this.#storageClean) {
+      const every = this.#automation.storageCleanIntervalMs;
+      this.#cleanTimer = setInterval(() => void this.cleanStorage(), every);
+      Deno.unrefTimer(this.#cleanTimer as unknown as number);
+      void this.cleanStorage();
+    }
+  }
+
+  /**
+   * Cleans the config's storage and every policy's own (see `storage_clean.ts`); errors are
+   * logged.
+   */
+  async cleanStorage(): Promise<void> {
+    const log = this.#ctx.logger("tls");
+    const storages = new Set([
+      this.#ctx.storage,
+      ...this.#automation.policies.map((p) => p.storage),
+    ]);
+    for (const storage of storages) {
+      try {
+        await cleanStorage(storage, {
+          intervalMs: this.#automation.storageCleanIntervalMs,
+          logger: log,
+          signal: this.#ctx.signal,
+        });
+      } catch (e) {
+        if (this.#ctx.signal.aborted) return;
+        log.error("could not clean storage", {
+          storage: String(storage),
+          error: (e as Error).message,
+        });
+      }
+    }
   }
 
   /** Resolves once every managed certificate being loaded or obtained is done. */
@@ -245,8 +292,9 @@ export class TlsApp implements App {
     this.#manager.checkRenewals();
   }
 
-  /** Stops renewals. */
+  /** Stops renewals and storage cleaning. */
   stop(): void {
+    clearInterval(this.#cleanTimer);
     this.#manager.stop();
   }
 

@@ -6,7 +6,9 @@
  * certificate renews; default 1/3), `key_type` (`p256`, the default, `p384`, `ed25519`,
  * `rsa2048`, `rsa4096`: see `pki/key_types.ts`),
  * `storage`, `disable_ocsp_stapling` (nothing is stapled here, so it always holds).
- * `automation.renew_interval` sets how often certificates are checked (default 10m).
+ * `automation.renew_interval` sets how often certificates are checked (default 10m);
+ * `automation.storage_clean_interval` how often storage is cleaned (default 24h, see
+ * `storage_clean.ts`).
  *
  * The policy of a name is the first whose subjects match it (exact or wildcard), else the
  * first catch-all, else a default: the internal issuer for `localhost`, `*.localhost`,
@@ -21,7 +23,7 @@
  * nothing itself (automatic HTTPS leaves its names to the managers).
  *
  * Refused with an `unsupported` error: `must_staple`, `ocsp_overrides`,
- * `ocsp_interval`, `storage_clean_interval`.
+ * `ocsp_interval`.
  *
  * @module
  */
@@ -31,6 +33,7 @@ import { parseDuration } from "../duration.ts";
 import { TlsConfigError } from "./certificates.ts";
 import type { Issuer } from "./issuer.ts";
 import { decodeOnDemand, type OnDemandConfig } from "./on_demand.ts";
+import { DEFAULT_STORAGE_CLEAN_INTERVAL_MS } from "./storage_clean.ts";
 import { type KeyType, parseKeyType } from "../pki/key_types.ts";
 import type { CertificateManagerModule } from "./cert_managers.ts";
 
@@ -226,25 +229,30 @@ export async function decodePolicy(
 export interface Automation {
   policies: AutomationPolicy[];
   renewIntervalMs: number;
+  /** `storage_clean_interval` (default 24h). */
+  storageCleanIntervalMs: number;
   /** `on_demand` (permission endpoint, rate limit). */
   onDemand?: OnDemandConfig;
 }
 
 /** Decodes `apps.tls.automation`. */
 export async function decodeAutomation(raw: unknown, ctx: ProvisionContext): Promise<Automation> {
-  if (raw === undefined) return { policies: [], renewIntervalMs: DEFAULT_RENEW_INTERVAL_MS };
+  if (raw === undefined) {
+    return {
+      policies: [],
+      renewIntervalMs: DEFAULT_RENEW_INTERVAL_MS,
+      storageCleanIntervalMs: DEFAULT_STORAGE_CLEAN_INTERVAL_MS,
+    };
+  }
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     throw new TlsConfigError("invalid_config", "tls.automation: must be an object");
   }
   const a = raw as Raw;
   for (const k of Object.keys(a)) {
-    if (k === "ocsp_interval" || k === "storage_clean_interval") {
-      throw new TlsConfigError(
-        "unsupported",
-        `tls.automation.${k}: not supported in this version`,
-      );
-    }
-    if (k !== "policies" && k !== "renew_interval" && k !== "on_demand") {
+    if (
+      !["policies", "renew_interval", "on_demand", "storage_clean_interval", "ocsp_interval"]
+        .includes(k)
+    ) {
       throw new TlsConfigError("unknown_field", `tls.automation: unknown field "${k}"`);
     }
   }
@@ -279,14 +287,40 @@ export async function decodeAutomation(raw: unknown, ctx: ProvisionContext): Pro
       seen.set(s, i);
     }
   });
-  const interval = a.renew_interval === undefined
-    ? DEFAULT_RENEW_INTERVAL_MS
-    : parseDuration(a.renew_interval);
-  if (!(interval > 0)) {
-    throw new TlsConfigError("invalid_config", "tls.automation.renew_interval: must be positive");
+  if (a.ocsp_interval !== undefined) {
+    throw new TlsConfigError(
+      "unsupported",
+      "tls.automation.ocsp_interval: OCSP is not used by Gatehouse (responses are neither " +
+        "stapled nor fetched), so there is no OCSP check to schedule; remove the field",
+    );
   }
+  const interval = positiveDuration(a, "renew_interval", DEFAULT_RENEW_INTERVAL_MS);
+  const cleanInterval = positiveDuration(
+    a,
+    "storage_clean_interval",
+    DEFAULT_STORAGE_CLEAN_INTERVAL_MS,
+  );
   const onDemand = a.on_demand === undefined
     ? undefined
     : decodeOnDemand(a.on_demand, "tls.automation.on_demand");
-  return { policies, renewIntervalMs: interval, onDemand };
+  return {
+    policies,
+    renewIntervalMs: interval,
+    storageCleanIntervalMs: cleanInterval,
+    onDemand,
+  };
+}
+
+function positiveDuration(a: Raw, key: string, fallback: number): number {
+  if (a[key] === undefined) return fallback;
+  let ms: number;
+  try {
+    ms = parseDuration(a[key]);
+  } catch (e) {
+    throw new TlsConfigError("invalid_config", `tls.automation.${key}: ${(e as Error).message}`);
+  }
+  if (!(ms > 0)) {
+    throw new TlsConfigError("invalid_config", `tls.automation.${key}: must be positive`);
+  }
+  return ms;
 }
