@@ -83,7 +83,12 @@ export {
 } from "./lib/server/plugin.ts";
 export type { DnsProvider, DnsRecord } from "./lib/server/tls/dns/provider.ts";
 export type { HttpHandler, Next, RequestMatcher } from "./lib/server/http/handler.ts";
-export type { ProxyFacts, RequestContext, ServerFacts } from "./lib/server/http/context.ts";
+export type {
+  ProxyFacts,
+  RequestContext,
+  ServerFacts,
+  UpstreamResponseHandling,
+} from "./lib/server/http/context.ts";
 export {
   HandlerError,
   HttpConfigError,

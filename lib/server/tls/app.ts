@@ -29,12 +29,12 @@ import {
   isInternalName,
   matchWildcard,
   qualifiesForCertificate,
+  wildcardCovers,
 } from "./automation.ts";
 import {
   type CachedCertificate,
   CertificateCache,
   type CertificateGetter,
-  type CertifiedKey,
   normalizeName,
 } from "./cache.ts";
 import {
@@ -48,7 +48,8 @@ import { CertificateManager } from "./manager.ts";
 import { OnDemand } from "./on_demand.ts";
 import { loadDnsProvider, setDnsDefaults } from "./dns/provider.ts";
 import { parseResolvers } from "./dns/resolvers.ts";
-import { cleanStorage } from "./storage_clean.ts";
+import { cleanStorages } from "./storage_clean.ts";
+import { askManagers } from "./cert_managers.ts";
 import type { ConnectionPolicy } from "./policies.ts";
 
 /** The running `tls` app of one config. */
@@ -145,6 +146,7 @@ export class TlsApp implements App {
         source: c.source,
       });
     }
+    for (const n of automate) app.#automate.add(normalizeName(n));
     await app.manage(automate);
     return app;
   }
@@ -202,12 +204,20 @@ export class TlsApp implements App {
 
   /**
    * Adds names to manage (their policy must be able to issue; a public name without an ACME
-   * issuer throws). Certificates are obtained when the app starts.
+   * issuer throws). Certificates are obtained when the app starts. A name covered by a
+   * wildcard being managed is left to the wildcard's certificate, unless
+   * `certificates.automate` names it.
    */
   async manage(names: string[]): Promise<void> {
+    const batch = new Set(names.map(normalizeName));
     for (const raw of names) {
       const name = normalizeName(raw);
       if (this.#toManage.has(name)) continue;
+      // A managed wildcard covers it (Caddy's managingWildcardFor), unless `automate` names it.
+      if (
+        !this.#automate.has(name) &&
+        wildcardCovers(name, [this.#toManage, batch, this.#automate])
+      ) continue;
       if (!qualifiesForCertificate(name)) {
         throw new TlsConfigError("invalid_config", `${raw}: not a name a certificate can have`);
       }
@@ -232,6 +242,8 @@ export class TlsApp implements App {
       if (this.#started) this.#manager.manage(name, policy);
     }
   }
+
+  readonly #automate = new Set<string>();
 
   #started = false;
   #markStarted!: () => void;
@@ -259,27 +271,13 @@ export class TlsApp implements App {
    * Cleans the config's storage and every policy's own (see `storage_clean.ts`); errors are
    * logged.
    */
-  async cleanStorage(): Promise<void> {
-    const log = this.#ctx.logger("tls");
-    const storages = new Set([
-      this.#ctx.storage,
-      ...this.#automation.policies.map((p) => p.storage),
-    ]);
-    for (const storage of storages) {
-      try {
-        await cleanStorage(storage, {
-          intervalMs: this.#automation.storageCleanIntervalMs,
-          logger: log,
-          signal: this.#ctx.signal,
-        });
-      } catch (e) {
-        if (this.#ctx.signal.aborted) return;
-        log.error("could not clean storage", {
-          storage: String(storage),
-          error: (e as Error).message,
-        });
-      }
-    }
+  cleanStorage(): Promise<void> {
+    return cleanStorages(
+      [this.#ctx.storage, ...this.#automation.policies.map((p) => p.storage)],
+      this.#automation.storageCleanIntervalMs,
+      this.#ctx.logger("tls"),
+      this.#ctx.signal,
+    );
   }
 
   /** Resolves once every managed certificate being loaded or obtained is done. */
@@ -309,35 +307,6 @@ export class TlsApp implements App {
   }
 
   #onDemand?: OnDemand;
-
-  /**
-   * A certificate from the `get_certificate` managers of `name`'s configured policy (the first
-   * that has one); null when none has (or on an error, which is logged).
-   */
-  async #fromManagers(name: string, localIp: string): Promise<CertifiedKey | null> {
-    const policy = this.#automation.policies.find((p) =>
-      !p.subjects.length || p.subjects.some((s) => matchWildcard(name, s))
-    );
-    if (!policy?.managers?.length) return null;
-    const log = this.#ctx.logger("tls.get_certificate");
-    for (let i = 0; i < policy.managers.length; i++) {
-      try {
-        const got = await policy.managers[i].getCertificate({
-          serverName: name,
-          localIp: localIp && localIp !== "0.0.0.0" && localIp !== "::" ? localIp : undefined,
-        });
-        if (got) return got;
-      } catch (e) {
-        log.error("external certificate manager", {
-          sni: name,
-          cert_manager_idx: i,
-          error: (e as Error).message,
-        });
-        return null;
-      }
-    }
-    return null;
-  }
 
   /**
    * True when some automation policy gets certificates at handshake time (on demand, or from
@@ -405,7 +374,12 @@ export class TlsApp implements App {
         if (name) await cache.settle(name);
         let found = name ? cache.matching(name, filter)[0] : undefined;
         if (!found && name) {
-          const external = await app.#fromManagers(name, ip);
+          const external = await askManagers(
+            app.#automation.policies,
+            name,
+            ip,
+            app.#ctx.logger("tls.get_certificate"),
+          );
           if (external) return external;
         }
         if (!found && name && !managed.has(name)) {

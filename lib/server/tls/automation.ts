@@ -31,6 +31,7 @@ import { getModule, type ModuleInstance, type ProvisionContext } from "../module
 import type { Storage } from "../storage/mod.ts";
 import { parseDuration } from "../duration.ts";
 import { TlsConfigError } from "./certificates.ts";
+import { isIP } from "../pki/x509.ts";
 import type { Issuer } from "./issuer.ts";
 import { decodeOnDemand, type OnDemandConfig } from "./on_demand.ts";
 import { DEFAULT_STORAGE_CLEAN_INTERVAL_MS } from "./storage_clean.ts";
@@ -115,6 +116,28 @@ export function matchWildcard(name: string, pattern: string): boolean {
     const c = [...labels];
     c[i] = "*";
     if (c.join(".") === p) return true;
+  }
+  return false;
+}
+
+/**
+ * True when a wildcard in one of `sets` covers `name` (Caddy's `managingWildcardFor`: labels
+ * replaced by `*` from the left, one more each time); never for an IP.
+ *
+ * @example
+ * ```ts
+ * import { wildcardCovers } from "./automation.ts";
+ * wildcardCovers("a.example.com", [new Set(["*.example.com"])]); // true
+ * ```
+ */
+export function wildcardCovers(name: string, sets: { has(n: string): boolean }[]): boolean {
+  if (isIP(name)) return false;
+  const labels = name.split(".");
+  for (let i = 0; i < labels.length; i++) {
+    if (labels[i] === "*") continue;
+    labels[i] = "*";
+    const candidate = labels.join(".");
+    if (sets.some((s) => s.has(candidate))) return true;
   }
   return false;
 }

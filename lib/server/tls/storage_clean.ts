@@ -166,3 +166,30 @@ export async function checkStorage(storage: Storage): Promise<void> {
     await storage.delete(key).catch(() => {});
   }
 }
+
+/**
+ * Cleans each storage once (duplicates skipped); errors are logged, never thrown.
+ *
+ * @example
+ * ```ts ignore
+ * await cleanStorages([ctx.storage], 24 * 3_600_000, logger, ctx.signal);
+ * ```
+ */
+export async function cleanStorages(
+  storages: Storage[],
+  intervalMs: number,
+  logger: Logger,
+  signal?: AbortSignal,
+): Promise<void> {
+  for (const storage of new Set(storages)) {
+    try {
+      await cleanStorage(storage, { intervalMs, logger, signal });
+    } catch (e) {
+      if (signal?.aborted) return;
+      logger.error("could not clean storage", {
+        storage: String(storage),
+        error: (e as Error).message,
+      });
+    }
+  }
+}
