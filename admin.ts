@@ -82,6 +82,7 @@ export {
   type PluginErrorCode,
   type PluginPackage,
 } from "./lib/server/plugin.ts";
+export type { DnsProvider, DnsRecord } from "./lib/server/tls/dns/provider.ts";
 export type { HttpHandler, Next, RequestMatcher } from "./lib/server/http/handler.ts";
 export type {
   ProxyFacts,

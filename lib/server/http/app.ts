@@ -106,14 +106,16 @@ export class HttpApp implements App {
       const app = server.tlsPolicies ? await tls() : undefined;
       if (server.tlsPolicies) {
         const where = `http.servers.${server.name}`;
-        if (
-          !app || (app.cache.size === 0 && app.managedNames.length === 0 && !app.hasOnDemand)
-        ) {
-          throw new TlsConfigError(
-            "no_certificate",
-            `${where}.tls_connection_policies: no certificate loaded or managed ` +
-              `(load some with apps.tls.certificates.load_files or load_pem, or give the ` +
-              `routes host matchers so automatic HTTPS manages them, or use on_demand)`,
+        if (!app) {
+          throw new TlsConfigError("no_certificate", `${where}: TLS needs the tls app`);
+        }
+        if (app.cache.size === 0 && app.managedNames.length === 0 && !app.hasOnDemand) {
+          // As Caddy: the config loads, and handshakes fail until certificates exist.
+          ctx.logger("http").warn(
+            "server has TLS connection policies but no certificate is loaded, managed or " +
+              "obtained at handshake time; TLS handshakes will fail (load certificates with " +
+              "apps.tls.certificates, or let automatic HTTPS manage the routes' hosts)",
+            { server_name: server.name },
           );
         }
         for (const p of server.tlsPolicies) {

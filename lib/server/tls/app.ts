@@ -9,6 +9,10 @@
  *   obtained at start and renewed inside their renewal window (see `manager.ts`).
  * - `session_tickets`, `disable_ocsp_stapling`: accepted as Caddy's defaults (tickets on,
  *   nothing stapled).
+ * - `dns`: the default DNS provider (`{"name": "<provider>", ...}`, module
+ *   `dns.providers.<name>`), used by ACME issuers whose `challenges.dns` names none;
+ *   `resolvers`: the default resolvers of DNS-01 propagation checks.
+ * - `disable_storage_check`, `disable_storage_clean`: see `storage_clean.ts`.
  *
  * Listeners get a {@link CertificateGetter} per server (`getter`), which picks the
  * certificate for each handshake's server name from the cache.
@@ -25,6 +29,7 @@ import {
   isInternalName,
   matchWildcard,
   qualifiesForCertificate,
+  wildcardCovers,
 } from "./automation.ts";
 import {
   type CachedCertificate,
@@ -41,6 +46,10 @@ import {
 import type { Issuer } from "./issuer.ts";
 import { CertificateManager } from "./manager.ts";
 import { OnDemand } from "./on_demand.ts";
+import { loadDnsProvider, setDnsDefaults } from "./dns/provider.ts";
+import { parseResolvers } from "./dns/resolvers.ts";
+import { cleanStorages } from "./storage_clean.ts";
+import { askManagers } from "./cert_managers.ts";
 import type { ConnectionPolicy } from "./policies.ts";
 
 /** The running `tls` app of one config. */
@@ -78,7 +87,23 @@ export class TlsApp implements App {
       "automation",
       "session_tickets",
       "disable_ocsp_stapling",
+      "dns",
+      "resolvers",
+      "disable_storage_check",
+      "disable_storage_clean",
     ], "tls");
+    for (const k of ["disable_storage_check", "disable_storage_clean"]) {
+      if (config[k] !== undefined && typeof config[k] !== "boolean") {
+        throw new TlsConfigError("invalid_config", `tls.${k}: must be a boolean`);
+      }
+    }
+    // The default DNS provider and resolvers, before the issuers that use them load.
+    setDnsDefaults(ctx.signal, {
+      provider: config.dns === undefined
+        ? undefined
+        : await loadDnsProvider(ctx, config.dns, "tls.dns", true),
+      resolvers: parseResolvers(config.resolvers, "tls.resolvers"),
+    });
     const certsRaw = config.certificates as Record<string, unknown> | undefined;
     let automate: string[] = [];
     let loaders = certsRaw;
@@ -98,6 +123,8 @@ export class TlsApp implements App {
     }
     const loaded = await loadCertificates(loaders);
     const app = new TlsApp(loaded, await decodeAutomation(config.automation, ctx), ctx);
+    app.#manager.storageCheck = config.disable_storage_check !== true;
+    app.#storageClean = config.disable_storage_clean !== true;
     for (const c of loaded) {
       let facts;
       try {
@@ -119,6 +146,7 @@ export class TlsApp implements App {
         source: c.source,
       });
     }
+    for (const n of automate) app.#automate.add(normalizeName(n));
     await app.manage(automate);
     return app;
   }
@@ -176,16 +204,33 @@ export class TlsApp implements App {
 
   /**
    * Adds names to manage (their policy must be able to issue; a public name without an ACME
-   * issuer throws). Certificates are obtained when the app starts.
+   * issuer throws). Certificates are obtained when the app starts. A name covered by a
+   * wildcard being managed is left to the wildcard's certificate, unless
+   * `certificates.automate` names it.
    */
   async manage(names: string[]): Promise<void> {
+    const batch = new Set(names.map(normalizeName));
     for (const raw of names) {
       const name = normalizeName(raw);
       if (this.#toManage.has(name)) continue;
+      // A managed wildcard covers it (Caddy's managingWildcardFor), unless `automate` names it.
+      if (
+        !this.#automate.has(name) &&
+        wildcardCovers(name, [this.#toManage, batch, this.#automate])
+      ) continue;
       if (!qualifiesForCertificate(name)) {
         throw new TlsConfigError("invalid_config", `${raw}: not a name a certificate can have`);
       }
       const policy = await this.policyFor(name);
+      if (policy.managers?.length && !policy.issuers.length) {
+        this.#ctx.logger("tls").info(
+          "certificates come from the policy's get_certificate managers",
+          {
+            identifier: name,
+          },
+        );
+        continue;
+      }
       if (!policy.issuers.length) {
         throw new TlsConfigError(
           "unsupported",
@@ -198,17 +243,41 @@ export class TlsApp implements App {
     }
   }
 
+  readonly #automate = new Set<string>();
+
   #started = false;
   #markStarted!: () => void;
   /** Resolves when the app started (handshakes for managed names wait for it). */
   readonly #startedPromise = new Promise<void>((r) => (this.#markStarted = r));
 
-  /** Starts obtaining and renewing managed certificates. */
+  #storageClean = true;
+  #cleanTimer?: ReturnType<typeof setInterval>;
+
+  /** Starts obtaining and renewing managed certificates, and storage cleaning. */
   start(): void {
     this.#started = true;
     this.#markStarted();
     for (const [name, policy] of this.#toManage) this.#manager.manage(name, policy);
     this.#manager.start();
+    if (this.#storageClean) {
+      const every = this.#automation.storageCleanIntervalMs;
+      this.#cleanTimer = setInterval(() => void this.cleanStorage(), every);
+      Deno.unrefTimer(this.#cleanTimer as unknown as number);
+      void this.cleanStorage();
+    }
+  }
+
+  /**
+   * Cleans the config's storage and every policy's own (see `storage_clean.ts`); errors are
+   * logged.
+   */
+  cleanStorage(): Promise<void> {
+    return cleanStorages(
+      [this.#ctx.storage, ...this.#automation.policies.map((p) => p.storage)],
+      this.#automation.storageCleanIntervalMs,
+      this.#ctx.logger("tls"),
+      this.#ctx.signal,
+    );
   }
 
   /** Resolves once every managed certificate being loaded or obtained is done. */
@@ -221,8 +290,9 @@ export class TlsApp implements App {
     this.#manager.checkRenewals();
   }
 
-  /** Stops renewals. */
+  /** Stops renewals and storage cleaning. */
   stop(): void {
+    clearInterval(this.#cleanTimer);
     this.#manager.stop();
   }
 
@@ -238,9 +308,12 @@ export class TlsApp implements App {
 
   #onDemand?: OnDemand;
 
-  /** True when some automation policy obtains certificates on demand. */
+  /**
+   * True when some automation policy gets certificates at handshake time (on demand, or from
+   * `get_certificate` managers).
+   */
   get hasOnDemand(): boolean {
-    return this.#automation.policies.some((p) => p.onDemand);
+    return this.#automation.policies.some((p) => p.onDemand || !!p.managers?.length);
   }
 
   /**
@@ -300,6 +373,15 @@ export class TlsApp implements App {
         }
         if (name) await cache.settle(name);
         let found = name ? cache.matching(name, filter)[0] : undefined;
+        if (!found && name) {
+          const external = await askManagers(
+            app.#automation.policies,
+            name,
+            ip,
+            app.#ctx.logger("tls.get_certificate"),
+          );
+          if (external) return external;
+        }
         if (!found && name && !managed.has(name)) {
           found = (await app.#obtainOnDemand(name)) ? cache.matching(name, filter)[0] : undefined;
         }

@@ -14,7 +14,9 @@
  */
 import type { Logger } from "../module.ts";
 import { loadText, type Storage, storageKeys, withLock } from "../storage/mod.ts";
-import { certificateFacts, generateKey, inRenewalWindow } from "../pki/x509.ts";
+import { certificateFacts, inRenewalWindow } from "../pki/x509.ts";
+import { generateKeyOfType } from "../pki/key_types.ts";
+import { checkStorage } from "./storage_clean.ts";
 import type { AutomationPolicy } from "./automation.ts";
 import type { CachedCertificate, CertificateCache } from "./cache.ts";
 import { normalizeName } from "./cache.ts";
@@ -32,6 +34,8 @@ interface Managed {
 
 /** Keeps the managed certificates of one `tls` app obtained and renewed. */
 export class CertificateManager {
+  /** Check each storage keeps writes before obtaining (off: `disable_storage_check`). */
+  storageCheck = true;
   readonly #managed = new Map<string, Managed>();
   #timer?: ReturnType<typeof setInterval>;
   #stopped = false;
@@ -217,6 +221,8 @@ export class CertificateManager {
     }
     // Still valid but due: keep serving it while a new one is obtained.
     if (c && Date.now() < c.notAfter && !m.cert) this.#install(m, c);
+    // As certmagic: a storage that cannot keep a certificate fails before the lock and the CA.
+    if (this.storageCheck) await checkStorage(storage);
     const lock = storageKeys.issueLock(m.name);
     this.log.info("acquiring lock", { identifier: m.name });
     await withLock(storage, lock, async () => {
@@ -234,7 +240,7 @@ export class CertificateManager {
       for (const issuer of m.policy.issuers) {
         if (issuer.accepts && !issuer.accepts(m.name)) continue;
         try {
-          const key = await generateKey();
+          const key = await generateKeyOfType(m.policy.keyType ?? "p256");
           const issued = await issuer.issue({ names: [m.name], key, signal: this.signal });
           const facts = await certificateFacts(issued.certificatePem);
           const enc = new TextEncoder();

@@ -15,6 +15,7 @@
  */
 import { getModule, type ModuleDefinition, registerModule } from "../module.ts";
 import { tlsAppModule } from "./app.ts";
+import "./dns/mod.ts";
 
 const internalIssuer: ModuleDefinition = {
   id: "tls.issuance.internal",
@@ -32,6 +33,14 @@ const acmeIssuer: ModuleDefinition = {
   },
 };
 
+const httpCertGetter: ModuleDefinition = {
+  id: "tls.get_certificate.http",
+  async create(config, ctx) {
+    const { httpCertGetterModule } = await import("./cert_managers.ts");
+    return await httpCertGetterModule.create(config, ctx);
+  },
+};
+
 const revokeAdmin: ModuleDefinition = {
   id: "admin.api.tls_revoke",
   async create(config, ctx) {
@@ -41,7 +50,13 @@ const revokeAdmin: ModuleDefinition = {
 };
 
 for (
-  const m of [tlsAppModule as unknown as ModuleDefinition, internalIssuer, acmeIssuer, revokeAdmin]
+  const m of [
+    tlsAppModule as unknown as ModuleDefinition,
+    internalIssuer,
+    acmeIssuer,
+    httpCertGetter,
+    revokeAdmin,
+  ]
 ) {
   if (!getModule(m.id)) registerModule(m);
 }

@@ -19,8 +19,12 @@ export interface Pebble {
   httpPort: number;
   /** Port Pebble makes TLS-ALPN-01 handshakes on. */
   tlsPort: number;
-  /** Pebble's issuing root (PEM), to verify issued chains. */
-  issuingRoot(): Promise<string>;
+  /** challtestsrv's DNS server (`127.0.0.1:<port>`), which Pebble resolves names with. */
+  dnsAddress: string;
+  /** challtestsrv's management API base URL (`/set-txt`, `/clear-txt` ...). */
+  dnsManagement: string;
+  /** Pebble's issuing root (PEM), to verify issued chains; `n` picks an alternate root. */
+  issuingRoot(n?: number): Promise<string>;
   /** Revocation status of a certificate by serial (hex): "Valid" or "Revoked". */
   certStatus(serialHex: string): Promise<string>;
   /** Number of orders Pebble accepted so far (its "Added order" log lines). */
@@ -77,6 +81,10 @@ export interface PebbleOptions {
   /** Validation ports to use (another Pebble's, so one client answers both). */
   httpPort?: number;
   tlsPort?: number;
+  /** Alternate chains offered with each certificate (Pebble's PEBBLE_ALTERNATE_ROOTS). */
+  alternateRoots?: number;
+  /** Intermediates in each chain (PEBBLE_CHAIN_LENGTH counts the root too; default 2). */
+  chainLength?: number;
 }
 
 /**
@@ -137,7 +145,13 @@ async function startOnce(options: PebbleOptions): Promise<Pebble> {
   const out = { text: "" };
   const pebble = new Deno.Command("pebble", {
     args: ["-config", `${dir}/pebble.json`, "-dnsserver", `127.0.0.1:${dns}`, "-strict=false"],
-    env: { PEBBLE_VA_NOSLEEP: "1", PEBBLE_WFE_NONCEREJECT: "0", PEBBLE_AUTHZREUSE: "0" },
+    env: {
+      PEBBLE_VA_NOSLEEP: "1",
+      PEBBLE_WFE_NONCEREJECT: "0",
+      PEBBLE_AUTHZREUSE: "0",
+      PEBBLE_ALTERNATE_ROOTS: String(options.alternateRoots ?? 0),
+      PEBBLE_CHAIN_LENGTH: String(options.chainLength ?? 2),
+    },
     stdout: "piped",
     stderr: "piped",
   }).spawn();
@@ -175,8 +189,10 @@ async function startOnce(options: PebbleOptions): Promise<Pebble> {
     tlsRootFile: files.cert,
     httpPort,
     tlsPort,
-    async issuingRoot() {
-      const r = await fetch(`https://127.0.0.1:${mgmt}/roots/0`, { client });
+    dnsAddress: `127.0.0.1:${dns}`,
+    dnsManagement: `http://127.0.0.1:${dnsMgmt}`,
+    async issuingRoot(n = 0) {
+      const r = await fetch(`https://127.0.0.1:${mgmt}/roots/${n}`, { client });
       return await r.text();
     },
     async certStatus(serial) {

@@ -32,21 +32,61 @@ Deno.test("acme issuer config: defaults, Caddy's fields, and clear refusals", ()
   assert.equal(full.httpPort, 8080);
   assert.equal(full.bindHost, "127.0.0.1");
   assert.deepEqual(full.externalAccount, { keyId: "k", macKey: "bWFj" });
-  assert.equal(full.preferredChain, "ISRG Root X1");
+  assert.deepEqual(full.preferredChains, {
+    smallest: undefined,
+    rootCommonName: ["ISRG Root X1"],
+    anyCommonName: [],
+  });
+  // DNS-01: Caddy's fields; the only challenge used when configured.
+  const dns = parseAcmeIssuerConfig({
+    module: "acme",
+    challenges: {
+      dns: {
+        provider: { name: "mock" },
+        ttl: "2m",
+        propagation_delay: 310000000000,
+        propagation_timeout: -1,
+        resolvers: ["1.1.1.1", "127.0.0.1:8053", "[::1]:53"],
+        override_domain: "delegated.example.net",
+      },
+    },
+    preferred_chains: { smallest: false, any_common_name: ["A", "B"] },
+  }, "issuer");
+  assert.deepEqual(dns.challengeTypes, ["dns-01"]);
+  assert.deepEqual(dns.dns, {
+    providerRaw: { name: "mock" },
+    ttlMs: 120_000,
+    propagationDelayMs: 310_000,
+    propagationTimeoutMs: -1,
+    resolvers: [
+      { ipAddr: "1.1.1.1", port: 53 },
+      { ipAddr: "127.0.0.1", port: 8053 },
+      { ipAddr: "::1", port: 53 },
+    ],
+    overrideDomain: "delegated.example.net",
+  });
+  assert.deepEqual(dns.preferredChains, {
+    smallest: false,
+    rootCommonName: [],
+    anyCommonName: ["A", "B"],
+  });
   const refused: [Record<string, unknown>, RegExp][] = [
     [{ ca: "http://ca.example/dir" }, /ca: an ACME directory must use https/],
     [{ ca: "nope" }, /ca: not a URL/],
     [
-      { challenges: { dns: { provider: { name: "x" } } } },
-      /challenges\.dns: the DNS-01 challenge is not supported/,
+      { challenges: { dns: { resolvers: ["dns.google"] } } },
+      /challenges\.dns\.resolvers: "dns\.google" is not an IP address/,
     ],
+    [{ challenges: { dns: { ttl: "soon" } } }, /challenges\.dns\.ttl: invalid duration/],
+    [{ challenges: { dns: { zone: "x" } } }, /challenges\.dns: unknown field "zone"/],
     [
       { challenges: { http: { disabled: true }, "tls-alpn": { disabled: true } } },
       /every challenge type is disabled/,
     ],
     [{ challenges: { http: { alternate_port: 70000 } } }, /alternate_port: must be a port number/],
     [{ external_account: { key_id: "k" } }, /key_id and mac_key are both required/],
-    [{ preferred_chains: { smallest: true } }, /only root_common_name is supported/],
+    [{ preferred_chains: { smallest: "yes" } }, /preferred_chains\.smallest: must be a boolean/],
+    [{ preferred_chains: { root_common_name: "X" } }, /root_common_name: must be an array/],
     [
       { trusted_roots_pem_files: ["/nonexistent/root.pem"] },
       /cannot read \/nonexistent\/root\.pem/,

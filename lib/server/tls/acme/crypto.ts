@@ -5,6 +5,7 @@
  * @module
  */
 import { EC_P256, generateKey, isIP, type KeyPair, x509 } from "../../pki/x509.ts";
+import { signingAlgorithmOf } from "../../pki/key_types.ts";
 
 function sanEntries(names: string[]): { type: "dns" | "ip"; value: string }[] {
   return names.map((n) => ({ type: isIP(n) ? "ip" : "dns", value: n }));
@@ -12,7 +13,8 @@ function sanEntries(names: string[]): { type: "dns" | "ip"; value: string }[] {
 
 /**
  * A PEM certificate signing request for `names` (subjectAltName DNS and IP entries; the
- * first DNS name of 64 characters or less is also the common name), signed with `key`.
+ * first DNS name of 64 characters or less is also the common name), signed with `key` (any
+ * key type of `pki/key_types.ts`).
  *
  * @example
  * ```ts
@@ -28,7 +30,7 @@ export async function createCsr(names: string[], key: KeyPair): Promise<string> 
   const req = await x.Pkcs10CertificateRequestGenerator.create({
     name: cn ? [{ CN: [cn] }] : undefined,
     keys: key.keys,
-    signingAlgorithm: EC_P256,
+    signingAlgorithm: signingAlgorithmOf(key.keys.privateKey),
     extensions: [new x.SubjectAlternativeNameExtension(sanEntries(names))],
   });
   return req.toString("pem");

@@ -14,9 +14,17 @@ import { type DistributedSource, presentChallenge } from "./challenges.ts";
 import { isIP } from "../../pki/x509.ts";
 import { tlsAlpnCertificate } from "./crypto.ts";
 import { holdHttpSolver, holdTlsAlpnSolver } from "./solvers.ts";
+import { downloadChains, selectChain } from "./chains.ts";
+import type { PreferredChains } from "../issuers/acme_config.ts";
+import {
+  cleanUpDnsRecord,
+  type DnsChallengeOptions,
+  presentDnsRecord,
+  waitForPropagation,
+} from "../dns/solver.ts";
 
 /** A challenge type this client can answer. */
-export type ChallengeType = "http-01" | "tls-alpn-01";
+export type ChallengeType = "http-01" | "tls-alpn-01" | "dns-01";
 
 /** How challenges are answered. */
 export interface SolverOptions {
@@ -30,6 +38,10 @@ export interface SolverOptions {
   bindHost: string;
   /** Where challenges are shared with other instances. */
   shared?: DistributedSource;
+  /** The DNS-01 challenge's provider and settings (when `types` has `dns-01`). */
+  dns?: DnsChallengeOptions;
+  /** Aborted when the config that asked is stopped. */
+  signal?: AbortSignal;
 }
 
 /** Why an order failed, with the name and challenge when one failed. */
@@ -98,6 +110,12 @@ async function solve(
           solvers.shared,
         ),
       );
+    } else if (type === "dns-01") {
+      const dns = solvers.dns;
+      if (!dns) throw new Error("dns-01 challenge without a DNS provider");
+      const presented = await presentDnsRecord(dns, name, keyAuthorization, logger, solvers.signal);
+      cleanups.push(() => cleanUpDnsRecord(dns, presented, logger));
+      await waitForPropagation(dns, presented, logger, solvers.signal);
     } else {
       const cert = await tlsAlpnCertificate(name, keyAuthorization);
       const hold = await holdTlsAlpnSolver(solvers.bindHost, solvers.tlsPort, name, cert, logger);
@@ -180,7 +198,7 @@ export async function runOrder(
   solvers: SolverOptions,
   failed: Set<string>,
   logger: Logger,
-  preferredChain?: string,
+  preferredChains?: PreferredChains,
   signal?: AbortSignal,
 ): Promise<OrderResult> {
   signal?.throwIfAborted();
@@ -204,8 +222,9 @@ export async function runOrder(
       );
     }
   }
+  const withSignal = { ...solvers, signal: solvers.signal ?? signal };
   const results = await Promise.allSettled(
-    pending.map((authz) => solveAuthorization(client, authz, solvers, failed, logger)),
+    pending.map((authz) => solveAuthorization(client, authz, withSignal, failed, logger)),
   );
   const bad = results.find((r) => r.status === "rejected") as PromiseRejectedResult | undefined;
   if (bad) throw bad.reason;
@@ -214,7 +233,8 @@ export async function runOrder(
   logger.info("validations succeeded; finalizing order", { order: order.url });
   try {
     const finalized = await client.finalizeOrder(order, csrPem);
-    const chain = await client.getCertificate(finalized, preferredChain);
+    const chains = await downloadChains(client, finalized);
+    const chain = await selectChain(chains, preferredChains, logger);
     logger.info("successfully downloaded available certificate chains", { order: order.url });
     return { chain, orderUrl: order.url };
   } catch (e) {

@@ -1,8 +1,10 @@
 /**
  * The `acme` issuer (module `tls.issuance.acme`, Caddy's `ACMEIssuer`): gets certificates
  * from an ACME CA (RFC 8555) — Let's Encrypt by default, any `ca` directory URL otherwise —
- * with an account kept in storage, HTTP-01 and TLS-ALPN-01 challenges, External Account
- * Binding, and revocation.
+ * with an account kept in storage, HTTP-01 and TLS-ALPN-01 challenges, or the DNS-01
+ * challenge through a DNS provider module (`challenges.dns`; then the only one used, and
+ * wildcard names can be certified), External Account Binding, preferred chains, and
+ * revocation.
  *
  * The challenge ports default to the `http` app's `http_port` / `https_port` (80 / 443) and
  * may be moved with `challenges.http.alternate_port` / `challenges.tls-alpn.alternate_port`
@@ -27,6 +29,9 @@ import { createCsr } from "../acme/crypto.ts";
 import { type OrderResult, runOrder } from "../acme/order.ts";
 import type { IssuedCertificate, Issuer, IssueRequest } from "../issuer.ts";
 import { type AcmeIssuerConfig, parseAcmeIssuerConfig } from "./acme_config.ts";
+import { dnsDefaults, loadDnsProvider } from "../dns/provider.ts";
+import type { DnsChallengeOptions } from "../dns/solver.ts";
+import { TlsConfigError } from "../certificates.ts";
 
 /** Reasons of RFC 5280 §5.3.1 accepted by `revoke`. */
 export type RevocationReason = 0 | 1 | 3 | 4 | 5;
@@ -41,8 +46,17 @@ export class AcmeIssuer implements Issuer, ModuleInstance {
   readonly #attempts = new Map<string, number>();
   readonly #dropSource: () => void;
 
-  constructor(config: AcmeIssuerConfig, storage: Storage, logger: Logger) {
+  /** The DNS-01 challenge's provider and settings, when `challenges.dns` is configured. */
+  readonly dns?: DnsChallengeOptions;
+
+  constructor(
+    config: AcmeIssuerConfig,
+    storage: Storage,
+    logger: Logger,
+    dns?: DnsChallengeOptions,
+  ) {
     this.config = config;
+    this.dns = dns;
     this.#storage = storage;
     this.#logger = logger;
     for (const url of [config.ca, config.testCa]) {
@@ -80,9 +94,9 @@ export class AcmeIssuer implements Issuer, ModuleInstance {
     return getAccount(this.#accountOptions(ca), this.#logger);
   }
 
-  /** Wildcards need the DNS-01 challenge, which this issuer does not do. */
+  /** Wildcards need the DNS-01 challenge: accepted only when it is configured. */
   accepts(name: string): boolean {
-    return !name.startsWith("*.");
+    return !name.startsWith("*.") || this.dns !== undefined;
   }
 
   async #order(
@@ -101,6 +115,7 @@ export class AcmeIssuer implements Issuer, ModuleInstance {
         tlsPort: this.config.tlsAlpnPort ?? ports.https,
         bindHost: this.config.bindHost,
         shared: { storage: this.#storage, prefix: this.storagePrefix },
+        dns: this.dns,
       };
       return runOrder(
         client,
@@ -109,7 +124,7 @@ export class AcmeIssuer implements Issuer, ModuleInstance {
         solvers,
         this.#failed,
         this.#logger,
-        this.config.preferredChain,
+        this.config.preferredChains,
         signal,
       );
     };
@@ -190,10 +205,33 @@ export class AcmeIssuer implements Issuer, ModuleInstance {
  */
 export const acmeIssuerModule: ModuleDefinition<AcmeIssuer> = {
   id: "tls.issuance.acme",
-  create(config: Record<string, unknown>, ctx: ProvisionContext): AcmeIssuer {
+  async create(config: Record<string, unknown>, ctx: ProvisionContext): Promise<AcmeIssuer> {
     const logger = ctx.logger("tls.issuance.acme");
     setAcmeDebugLogger(logger.named("acme_client"));
     setChallengeLogger(logger);
-    return new AcmeIssuer(parseAcmeIssuerConfig(config, "issuer"), ctx.storage, logger);
+    const parsed = parseAcmeIssuerConfig(config, "issuer");
+    let dns: DnsChallengeOptions | undefined;
+    if (parsed.dns) {
+      const defaults = dnsDefaults(ctx.signal);
+      const provider = parsed.dns.providerRaw
+        ? await loadDnsProvider(ctx, parsed.dns.providerRaw, "issuer.challenges.dns.provider")
+        : defaults.provider;
+      if (!provider) {
+        throw new TlsConfigError(
+          "invalid_config",
+          "issuer.challenges.dns: DNS challenge enabled, but no DNS provider configured " +
+            '(set challenges.dns.provider, e.g. {"name": "challtestsrv"}, or the tls app\'s dns)',
+        );
+      }
+      dns = {
+        provider,
+        ttlMs: parsed.dns.ttlMs,
+        propagationDelayMs: parsed.dns.propagationDelayMs,
+        propagationTimeoutMs: parsed.dns.propagationTimeoutMs,
+        resolvers: parsed.dns.resolvers.length ? parsed.dns.resolvers : defaults.resolvers,
+        overrideDomain: parsed.dns.overrideDomain,
+      };
+    }
+    return new AcmeIssuer(parsed, ctx.storage, logger, dns);
   },
 };

@@ -8,6 +8,7 @@
 import { parseDuration } from "../../duration.ts";
 import { tlsCheckFields, TlsConfigError } from "../certificates.ts";
 import type { ChallengeType } from "../acme/order.ts";
+import { parseResolvers, type Resolver } from "../dns/resolvers.ts";
 
 /** Let's Encrypt's production directory (Caddy's default `ca`). */
 export const LETS_ENCRYPT_PRODUCTION = "https://acme-v02.api.letsencrypt.org/directory";
@@ -38,8 +39,36 @@ export interface AcmeIssuerConfig {
   bindHost: string;
   /** `trusted_roots_pem_files`: PEM contents of the roots trusted for the CA's HTTPS. */
   trustedRoots: string[];
-  /** `preferred_chains.root_common_name[0]`: preferred chain by its issuer's common name. */
-  preferredChain?: string;
+  /** `preferred_chains`: which of the CA's chains to keep. */
+  preferredChains?: PreferredChains;
+  /** `challenges.dns`: the DNS-01 challenge (then the only one used, as in certmagic). */
+  dns?: DnsChallengeConfig;
+}
+
+/** `preferred_chains` (Caddy's `ChainPreference`). */
+export interface PreferredChains {
+  /** `smallest`: true, the chain with the fewest bytes first; false, the largest first. */
+  smallest?: boolean;
+  /** `root_common_name`: the first chain whose top issuer has one of these common names. */
+  rootCommonName: string[];
+  /** `any_common_name`: the first chain with a certificate issued by one of these names. */
+  anyCommonName: string[];
+}
+
+/** A decoded `challenges.dns` (its provider is loaded by the issuer). */
+export interface DnsChallengeConfig {
+  /** `provider` (`{"name": ...}`); absent: the `tls` app's `dns`. */
+  providerRaw?: Raw;
+  /** `ttl` in ms. */
+  ttlMs: number;
+  /** `propagation_delay` in ms. */
+  propagationDelayMs: number;
+  /** `propagation_timeout` in ms (-1: no check). */
+  propagationTimeoutMs: number;
+  /** `resolvers` (empty: the `tls` app's, else the system's). */
+  resolvers: Resolver[];
+  /** `override_domain`. */
+  overrideDomain?: string;
 }
 
 type Raw = Record<string, unknown>;
@@ -152,13 +181,7 @@ export function parseAcmeIssuerConfig(
   const ch = obj(raw, "challenges", where) ?? {};
   const w = `${where}.challenges`;
   tlsCheckFields(ch, ["http", "tls-alpn", "dns", "bind_host"], w);
-  if (ch.dns !== undefined) {
-    throw new TlsConfigError(
-      "unsupported",
-      `${w}.dns: the DNS-01 challenge is not supported (no DNS provider modules); ` +
-        `use the http or tls-alpn challenge`,
-    );
-  }
+  const dns = ch.dns === undefined || ch.dns === null ? undefined : decodeDns(ch, w);
   const http = obj(ch, "http", w) ?? {};
   const alpn = obj(ch, "tls-alpn", w) ?? {};
   tlsCheckFields(http, ["disabled", "alternate_port"], `${w}.http`);
@@ -169,12 +192,15 @@ export function parseAcmeIssuerConfig(
     }
   }
   const challengeTypes: ChallengeType[] = [];
-  if (http.disabled !== true) challengeTypes.push("http-01");
-  if (alpn.disabled !== true) challengeTypes.push("tls-alpn-01");
+  if (dns) challengeTypes.push("dns-01");
+  else {
+    if (http.disabled !== true) challengeTypes.push("http-01");
+    if (alpn.disabled !== true) challengeTypes.push("tls-alpn-01");
+  }
   if (!challengeTypes.length) {
     throw new TlsConfigError(
       "invalid_config",
-      `${w}: every challenge type is disabled; enable http or tls-alpn`,
+      `${w}: every challenge type is disabled; enable http or tls-alpn, or configure dns`,
     );
   }
   const roots: string[] = [];
@@ -205,27 +231,10 @@ export function parseAcmeIssuerConfig(
       roots.push(text);
     }
   }
-  let preferredChain: string | undefined;
   const pref = obj(raw, "preferred_chains", where);
-  if (pref) {
-    const pw = `${where}.preferred_chains`;
-    tlsCheckFields(pref, ["smallest", "root_common_name", "any_common_name"], pw);
-    if (pref.smallest !== undefined || pref.any_common_name !== undefined) {
-      throw new TlsConfigError(
-        "unsupported",
-        `${pw}: only root_common_name is supported (the chain is chosen by the common name ` +
-          `of its top issuer)`,
-      );
-    }
-    const names = pref.root_common_name;
-    if (!Array.isArray(names) || names.length !== 1 || typeof names[0] !== "string") {
-      throw new TlsConfigError(
-        "invalid_config",
-        `${pw}.root_common_name: must be an array of one common name`,
-      );
-    }
-    preferredChain = names[0];
-  }
+  const preferredChains = pref
+    ? decodePreferredChains(pref, `${where}.preferred_chains`)
+    : undefined;
   return {
     ca,
     testCa,
@@ -238,6 +247,70 @@ export function parseAcmeIssuerConfig(
     tlsAlpnPort: port(alpn, "alternate_port", `${w}.tls-alpn`),
     bindHost: str(ch, "bind_host", w) ?? "",
     trustedRoots: roots,
-    preferredChain,
+    preferredChains,
+    dns,
+  };
+}
+
+function names(raw: Raw, key: string, where: string): string[] {
+  const v = raw[key];
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v) || v.some((n) => typeof n !== "string" || n === "")) {
+    throw new TlsConfigError("invalid_config", `${where}.${key}: must be an array of common names`);
+  }
+  return v as string[];
+}
+
+function decodePreferredChains(pref: Raw, where: string): PreferredChains {
+  tlsCheckFields(pref, ["smallest", "root_common_name", "any_common_name"], where);
+  if (pref.smallest !== undefined && typeof pref.smallest !== "boolean") {
+    throw new TlsConfigError("invalid_config", `${where}.smallest: must be a boolean`);
+  }
+  return {
+    smallest: pref.smallest as boolean | undefined,
+    rootCommonName: names(pref, "root_common_name", where),
+    anyCommonName: names(pref, "any_common_name", where),
+  };
+}
+
+function durationMs(raw: Raw, key: string, where: string): number {
+  const v = raw[key];
+  if (v === undefined || v === null || v === 0 || v === "") return 0;
+  let ms: number;
+  try {
+    ms = parseDuration(v);
+  } catch (e) {
+    throw new TlsConfigError("invalid_config", `${where}.${key}: ${(e as Error).message}`);
+  }
+  return ms < 0 ? -1 : ms;
+}
+
+function decodeDns(ch: Raw, w: string): DnsChallengeConfig {
+  const dw = `${w}.dns`;
+  const dns = obj(ch, "dns", w) ?? {};
+  tlsCheckFields(dns, [
+    "provider",
+    "ttl",
+    "propagation_delay",
+    "propagation_timeout",
+    "resolvers",
+    "override_domain",
+  ], dw);
+  const providerRaw = obj(dns, "provider", dw);
+  const ttlMs = durationMs(dns, "ttl", dw);
+  const propagationDelayMs = durationMs(dns, "propagation_delay", dw);
+  if (ttlMs < 0 || propagationDelayMs < 0) {
+    throw new TlsConfigError(
+      "invalid_config",
+      `${dw}: ttl and propagation_delay cannot be negative`,
+    );
+  }
+  return {
+    providerRaw,
+    ttlMs,
+    propagationDelayMs,
+    propagationTimeoutMs: durationMs(dns, "propagation_timeout", dw),
+    resolvers: parseResolvers(dns.resolvers, `${dw}.resolvers`),
+    overrideDomain: str(dns, "override_domain", dw),
   };
 }
