@@ -47,6 +47,7 @@ import { durationPlaceholderUsed } from "./replacer.ts";
 import { type ConnectionPolicy, parseConnectionPolicies, routeHostNames } from "../tls/policies.ts";
 import { fillTlsState } from "../tls/connection.ts";
 import { answerHttpChallenge, HTTP_CHALLENGE_PREFIX } from "../tls/acme/challenges.ts";
+import { PKI_VALIDATION_PREFIX } from "../tls/zerossl/validation.ts";
 import { type PolicyClientAuth, provisionPolicyClientAuth } from "../tls/client_auth/policies.ts";
 
 /** A module of `http.ip_sources`: where trusted proxy ranges come from. */
@@ -318,8 +319,11 @@ export class HttpServer implements ServerFacts {
     if (c.rawPath.indexOf("%") >= 0 && decodePath(c.rawPath) === null) {
       return this.#finish(c, new Response("400 Bad Request", { status: 400 }), log);
     }
-    // ACME HTTP-01 challenges are answered before any route, as Caddy does.
-    if (c.rawPath.startsWith(HTTP_CHALLENGE_PREFIX)) return this.#challenge(c, log);
+    // ACME HTTP-01 challenges (and ZeroSSL's HTTP validations) are answered before any
+    // route, as Caddy does.
+    if (
+      c.rawPath.startsWith(HTTP_CHALLENGE_PREFIX) || c.rawPath.startsWith(PKI_VALIDATION_PREFIX)
+    ) return this.#challenge(c, log);
     return this.#route(c, log);
   }
 

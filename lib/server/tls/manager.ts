@@ -23,6 +23,16 @@ import { normalizeName } from "./cache.ts";
 
 const MAX_RETRY_MS = 10 * 60_000;
 
+/** The `issuer_data` stored beside a certificate (undefined when none or unreadable). */
+async function issuerData(storage: Storage, issuerKey: string, name: string): Promise<unknown> {
+  try {
+    const meta = await loadText(storage, storageKeys.siteMeta(issuerKey, name));
+    return meta ? (JSON.parse(meta) as { issuer_data?: unknown }).issuer_data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 interface Managed {
   name: string;
   policy: AutomationPolicy;
@@ -117,7 +127,7 @@ export class CertificateManager {
         const k = issuer.issuerKey;
         if ((await loadText(storage, storageKeys.siteCert(k, m.name))) !== old.cert) continue;
         if (!issuer.revoke) throw new Error(`issuer ${k} cannot revoke certificates`);
-        await issuer.revoke(old.cert, reason);
+        await issuer.revoke(old.cert, reason, await issuerData(storage, k, m.name));
         revoked = (await certificateFacts(old.cert)).serial;
         for (
           const key of [storageKeys.siteCert, storageKeys.sitePrivateKey, storageKeys.siteMeta]
@@ -249,7 +259,9 @@ export class CertificateManager {
           await storage.store(storageKeys.siteCert(k, m.name), enc.encode(issued.certificatePem));
           await storage.store(
             storageKeys.siteMeta(k, m.name),
-            enc.encode(JSON.stringify({ sans: [m.name] }, null, "\t")),
+            enc.encode(
+              JSON.stringify({ sans: [m.name], issuer_data: issued.issuerData }, null, "\t"),
+            ),
           );
           this.#install(m, {
             cert: issued.certificatePem,

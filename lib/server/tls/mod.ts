@@ -1,8 +1,9 @@
 /**
- * Registers the `tls` app (certificates for HTTPS listeners, their automation) and the
- * `internal` and `acme` issuers (`tls.issuance.internal`, `tls.issuance.acme`) and the
- * revoke endpoint (`admin.api.tls_revoke`). Importing this file is enough to make
- * `apps.tls` configs work; the issuer's code loads when a config first uses it.
+ * Registers the `tls` app (certificates for HTTPS listeners, their automation), the
+ * `internal`, `acme` and `zerossl` issuers (`tls.issuance.internal`, `tls.issuance.acme`,
+ * `tls.issuance.zerossl`) and the revoke endpoint (`admin.api.tls_revoke`). Importing this
+ * file is enough to make `apps.tls` configs work; an issuer's code loads when a config first
+ * uses it.
  *
  * @example
  * ```ts
@@ -33,6 +34,14 @@ const acmeIssuer: ModuleDefinition = {
   },
 };
 
+const zerosslIssuer: ModuleDefinition = {
+  id: "tls.issuance.zerossl",
+  async create(config, ctx) {
+    const { zerosslIssuerModule } = await import("./issuers/zerossl.ts");
+    return await zerosslIssuerModule.create(config, ctx);
+  },
+};
+
 const httpCertGetter: ModuleDefinition = {
   id: "tls.get_certificate.http",
   async create(config, ctx) {
@@ -54,6 +63,7 @@ for (
     tlsAppModule as unknown as ModuleDefinition,
     internalIssuer,
     acmeIssuer,
+    zerosslIssuer,
     httpCertGetter,
     revokeAdmin,
   ]

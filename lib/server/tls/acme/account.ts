@@ -28,6 +28,11 @@ export interface AccountOptions {
   accountKeyPem?: string;
   /** External Account Binding credentials (`mac_key` is base64url). */
   eab?: { keyId: string; macKey: string };
+  /**
+   * Where EAB credentials come from when `eab` is not given (ZeroSSL's API): asked only when a
+   * new account is registered.
+   */
+  eabSource?: () => Promise<{ keyId: string; macKey: string }>;
   /** The storage accounts live in. */
   storage: Storage;
 }
@@ -117,15 +122,18 @@ export async function forgetAccount(options: AccountOptions): Promise<void> {
   if (!options.accountKeyPem) await options.storage.delete(keys.key).catch(() => {});
 }
 
-async function clientFor(options: AccountOptions, keyPem: string, url?: string): Promise<Client> {
+async function clientFor(
+  options: AccountOptions,
+  keyPem: string,
+  url?: string,
+  eab = options.eab,
+): Promise<Client> {
   const acme = await acmeModule();
   return new acme.Client({
     directoryUrl: options.directoryUrl,
     accountKey: keyPem,
     accountUrl: url,
-    externalAccountBinding: options.eab
-      ? { kid: options.eab.keyId, hmacKey: options.eab.macKey }
-      : undefined,
+    externalAccountBinding: eab ? { kid: eab.keyId, hmacKey: eab.macKey } : undefined,
     backoffAttempts: 12,
     backoffMin: 250,
     backoffMax: 10_000,
@@ -155,7 +163,8 @@ async function loadOrRegister(options: AccountOptions, logger: Logger): Promise<
     const again = await loadStored(options);
     if (again) return again;
     const keyPem = options.accountKeyPem ?? (await generateKey()).pem;
-    const client = await clientFor(options, keyPem);
+    const eab = options.eab ?? await options.eabSource?.();
+    const client = await clientFor(options, keyPem, undefined, eab);
     const acct = await client.createAccount({
       termsOfServiceAgreed: true,
       contact: options.email ? [`mailto:${options.email}`] : undefined,

@@ -6,6 +6,8 @@
  *   any route (as Caddy does), and on a standalone listener when no server of ours has the
  *   HTTP port.
  * - TLS-ALPN-01 is answered by its own listener (see `solvers.ts`), not through here.
+ * - ZeroSSL's HTTP validation (`/.well-known/pki-validation/`, the `zerossl` issuer) goes the
+ *   same way and is answered by `zerossl/validation.ts`.
  *
  * Challenges are also written to storage (`acme/<issuer>/challenge_tokens/<name>.json`, as
  * certmagic's distributed solver does), so that any Gatehouse instance sharing the storage
@@ -15,6 +17,7 @@
  */
 import type { Logger } from "../../module.ts";
 import { loadText, safeKey, type Storage } from "../../storage/mod.ts";
+import { answerFileValidation, PKI_VALIDATION_PREFIX } from "../zerossl/validation.ts";
 
 /** The path prefix of HTTP-01 requests. */
 export const HTTP_CHALLENGE_PREFIX = "/.well-known/acme-challenge/";
@@ -121,9 +124,9 @@ function answer(c: { keyAuthorization: string }): Response {
 }
 
 /**
- * Answers an HTTP-01 request when it is one for a challenge this process or an instance
- * sharing its storage is answering; resolves undefined for anything else (the request then
- * goes to the routes). Only `GET /.well-known/acme-challenge/<token>` with the challenge's
+ * Answers an HTTP-01 request (or a ZeroSSL validation request) when it is one for a
+ * challenge this process or an instance sharing its storage is answering; resolves undefined
+ * for anything else (the request then goes to the routes). Only `GET /.well-known/acme-challenge/<token>` with the challenge's
  * host matches (a mismatched host is not answered: DNS rebinding).
  *
  * @example
@@ -137,6 +140,9 @@ export async function answerHttpChallenge(
   pathname: string = new URL(request.url).pathname,
   remote = "",
 ): Promise<Response | undefined> {
+  if (pathname.startsWith(PKI_VALIDATION_PREFIX)) {
+    return answerFileValidation(request, pathname, remote);
+  }
   if (!pathname.startsWith(HTTP_CHALLENGE_PREFIX) || request.method !== "GET") return undefined;
   const token = pathname.slice(HTTP_CHALLENGE_PREFIX.length);
   if (!token || !/^[A-Za-z0-9_-]+$/.test(token)) return undefined;

@@ -6,11 +6,12 @@
  * setups built on Pebble; it does not manage a public zone.
  *
  * Config: `url`, the management API's base URL (default `http://127.0.0.1:8055`, the
- * server's default). Only TXT records. The server holds one flat namespace: every name is in
- * the root zone `.` for this provider, so no SOA lookup is made. The API can only clear every
- * value of a name at once (`/clear-txt`), so deleting one value clears the name and sets the
- * values this provider added and still keeps again; values set by others on the same name are
- * lost at that moment.
+ * server's default). TXT records, and CNAME records (one per name, `/set-cname`, for ZeroSSL's
+ * CNAME validation). The server holds one flat namespace: every name is in the root zone `.`
+ * for this provider, so no SOA lookup is made. The API can only clear every TXT value of a
+ * name at once (`/clear-txt`), so deleting one value clears the name and sets the values this
+ * provider added and still keeps again; values set by others on the same name are lost at that
+ * moment.
  *
  * @module
  */
@@ -57,13 +58,33 @@ export class ChalltestsrvDnsProvider implements DnsProvider {
 
   #check(records: DnsRecord[]): void {
     for (const r of records) {
-      if (r.type.toUpperCase() !== "TXT") {
-        throw new Error(`challtestsrv provider: only TXT records, got ${r.type}`);
+      if (r.type.toUpperCase() !== "TXT" && r.type.toUpperCase() !== "CNAME") {
+        throw new Error(`challtestsrv provider: only TXT and CNAME records, got ${r.type}`);
       }
     }
   }
 
-  /** Sets TXT values (added to the values the name already has). */
+  /** CNAME records this provider set, by absolute name. */
+  readonly #cnames = new Map<string, DnsRecord>();
+
+  async #appendCname(zone: string, r: DnsRecord, signal?: AbortSignal): Promise<DnsRecord> {
+    const host = absoluteName(r.name, zone);
+    await this.#post("/set-cname", { host, target: r.data }, signal);
+    const rec = { ...r, type: "CNAME", name: relativeName(host, zone) };
+    this.#cnames.set(host, rec);
+    return rec;
+  }
+
+  async #deleteCname(zone: string, r: DnsRecord, signal?: AbortSignal): Promise<boolean> {
+    const host = absoluteName(r.name, zone);
+    const had = this.#cnames.get(host);
+    if (!had || had.data !== r.data) return false;
+    await this.#post("/clear-cname", { host }, signal);
+    this.#cnames.delete(host);
+    return true;
+  }
+
+  /** Sets TXT values (added to the values the name already has) and CNAME records. */
   async appendRecords(
     zone: string,
     records: DnsRecord[],
@@ -72,6 +93,10 @@ export class ChalltestsrvDnsProvider implements DnsProvider {
     this.#check(records);
     const out: DnsRecord[] = [];
     for (const r of records) {
+      if (r.type.toUpperCase() === "CNAME") {
+        out.push(await this.#appendCname(zone, r, signal));
+        continue;
+      }
       const host = absoluteName(r.name, zone);
       await this.#post("/set-txt", { host, value: r.data }, signal);
       const list = this.#values.get(host) ?? [];
@@ -83,7 +108,7 @@ export class ChalltestsrvDnsProvider implements DnsProvider {
     return out;
   }
 
-  /** Deletes TXT values this provider set (see the module doc for the API's limit). */
+  /** Deletes TXT values and CNAME records this provider set (see the module doc). */
   async deleteRecords(
     zone: string,
     records: DnsRecord[],
@@ -92,6 +117,10 @@ export class ChalltestsrvDnsProvider implements DnsProvider {
     this.#check(records);
     const out: DnsRecord[] = [];
     for (const r of records) {
+      if (r.type.toUpperCase() === "CNAME") {
+        if (await this.#deleteCname(zone, r, signal)) out.push(r);
+        continue;
+      }
       const host = absoluteName(r.name, zone);
       const list = this.#values.get(host) ?? [];
       const i = list.findIndex((x) => x.data === r.data);
@@ -104,23 +133,25 @@ export class ChalltestsrvDnsProvider implements DnsProvider {
     return out;
   }
 
-  /** The TXT records this provider set and still keeps (the API cannot list the server's). */
+  /** The records this provider set and still keeps (the API cannot list the server's). */
   getRecords(zone: string): Promise<DnsRecord[]> {
     const out: DnsRecord[] = [];
     for (const [host, list] of this.#values) {
       for (const r of list) out.push({ ...r, name: relativeName(host, zone) });
     }
+    for (const [host, r] of this.#cnames) out.push({ ...r, name: relativeName(host, zone) });
     return Promise.resolve(out);
   }
 
-  /** Replaces every TXT value of each name given with the values given. */
+  /** Replaces every TXT value of each name given with the values given (CNAMEs: replaced). */
   async setRecords(
     zone: string,
     records: DnsRecord[],
     signal?: AbortSignal,
   ): Promise<DnsRecord[]> {
     this.#check(records);
-    for (const host of new Set(records.map((r) => absoluteName(r.name, zone)))) {
+    const txt = records.filter((r) => r.type.toUpperCase() === "TXT");
+    for (const host of new Set(txt.map((r) => absoluteName(r.name, zone)))) {
       await this.#post("/clear-txt", { host }, signal);
       this.#values.delete(host);
     }

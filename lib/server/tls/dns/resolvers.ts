@@ -5,9 +5,9 @@
  *   the system's resolvers (`/etc/resolv.conf`).
  * - the zone of a name: the closest enclosing name with an SOA record, asked of the
  *   resolvers (`_acme-challenge.www.example.com` → `example.com.`).
- * - propagation: the TXT value is visible on every configured resolver or, with none
- *   configured, on every authoritative name server of the name (their NS records, resolved to
- *   addresses and asked directly on port 53).
+ * - propagation: the TXT value (or, for ZeroSSL's CNAME validation, the CNAME target) is
+ *   visible on every configured resolver or, with none configured, on every authoritative name
+ *   server of the name (their NS records, resolved to addresses and asked directly on port 53).
  *
  * @module
  */
@@ -61,7 +61,7 @@ export function parseResolvers(raw: unknown, where: string): Resolver[] {
   });
 }
 
-type Kind = "TXT" | "SOA" | "NS" | "A" | "AAAA";
+type Kind = "TXT" | "SOA" | "NS" | "A" | "AAAA" | "CNAME";
 
 /** Answers of one query (empty when the name has none); throws on other failures. */
 async function query(
@@ -167,6 +167,26 @@ export async function txtPropagated(
   for (const s of servers) {
     const answers = await query(fqdn, "TXT", s, signal) as string[][];
     if (!answers.some((chunks) => chunks.join("") === value)) return false;
+  }
+  return true;
+}
+
+/**
+ * True when the CNAME record at `fqdn` points at `target` (trailing dots and case ignored) on
+ * every resolver given, or, with none given, on every authoritative name server of `zone`.
+ */
+export async function cnamePropagated(
+  fqdn: string,
+  target: string,
+  zone: string,
+  resolvers: Resolver[],
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const servers = resolvers.length ? resolvers : await authoritative(zone, [], signal);
+  const want = target.replace(/\.$/, "").toLowerCase();
+  for (const s of servers) {
+    const answers = await query(fqdn, "CNAME", s, signal) as string[];
+    if (!answers.some((a) => a.replace(/\.$/, "").toLowerCase() === want)) return false;
   }
   return true;
 }

@@ -3,7 +3,8 @@
  * from an ACME CA (RFC 8555) — Let's Encrypt by default, any `ca` directory URL otherwise —
  * with an account kept in storage, HTTP-01 and TLS-ALPN-01 challenges, or the DNS-01
  * challenge through a DNS provider module (`challenges.dns`; then the only one used, and
- * wildcard names can be certified), External Account Binding, preferred chains, and
+ * wildcard names can be certified), External Account Binding (for ZeroSSL's directories,
+ * fetched from ZeroSSL's API for the `email` when none is configured), preferred chains, and
  * revocation.
  *
  * The challenge ports default to the `http` app's `http_port` / `https_port` (80 / 443) and
@@ -28,10 +29,15 @@ import { configureOrigin, explainAcmeError, setAcmeDebugLogger } from "../acme/l
 import { createCsr } from "../acme/crypto.ts";
 import { type OrderResult, runOrder } from "../acme/order.ts";
 import type { IssuedCertificate, Issuer, IssueRequest } from "../issuer.ts";
-import { type AcmeIssuerConfig, parseAcmeIssuerConfig } from "./acme_config.ts";
+import {
+  type AcmeIssuerConfig,
+  type DnsChallengeConfig,
+  parseAcmeIssuerConfig,
+} from "./acme_config.ts";
 import { dnsDefaults, loadDnsProvider } from "../dns/provider.ts";
 import type { DnsChallengeOptions } from "../dns/solver.ts";
 import { TlsConfigError } from "../certificates.ts";
+import { isZeroSslDirectory, zerosslEabForEmail } from "../zerossl/eab.ts";
 
 /** Reasons of RFC 5280 §5.3.1 accepted by `revoke`. */
 export type RevocationReason = 0 | 1 | 3 | 4 | 5;
@@ -48,6 +54,13 @@ export class AcmeIssuer implements Issuer, ModuleInstance {
 
   /** The DNS-01 challenge's provider and settings, when `challenges.dns` is configured. */
   readonly dns?: DnsChallengeOptions;
+
+  /**
+   * Where EAB credentials come from when `external_account` is not set, asked only when a new
+   * account is registered (the `zerossl` issuer sets it). For ZeroSSL's own directories the
+   * default is ZeroSSL's API with the `email` (as Caddy does).
+   */
+  eabSource?: () => Promise<{ keyId: string; macKey: string }>;
 
   constructor(
     config: AcmeIssuerConfig,
@@ -85,6 +98,10 @@ export class AcmeIssuer implements Issuer, ModuleInstance {
       email: this.config.email,
       accountKeyPem: this.config.accountKey,
       eab: this.config.externalAccount,
+      eabSource: this.eabSource ??
+        (isZeroSslDirectory(ca) && this.config.email
+          ? zerosslEabForEmail(this.config.email, this.#logger)
+          : undefined),
       storage: this.#storage,
     };
   }
@@ -207,31 +224,66 @@ export const acmeIssuerModule: ModuleDefinition<AcmeIssuer> = {
   id: "tls.issuance.acme",
   async create(config: Record<string, unknown>, ctx: ProvisionContext): Promise<AcmeIssuer> {
     const logger = ctx.logger("tls.issuance.acme");
-    setAcmeDebugLogger(logger.named("acme_client"));
-    setChallengeLogger(logger);
     const parsed = parseAcmeIssuerConfig(config, "issuer");
-    let dns: DnsChallengeOptions | undefined;
-    if (parsed.dns) {
-      const defaults = dnsDefaults(ctx.signal);
-      const provider = parsed.dns.providerRaw
-        ? await loadDnsProvider(ctx, parsed.dns.providerRaw, "issuer.challenges.dns.provider")
-        : defaults.provider;
-      if (!provider) {
-        throw new TlsConfigError(
-          "invalid_config",
-          "issuer.challenges.dns: DNS challenge enabled, but no DNS provider configured " +
-            '(set challenges.dns.provider, e.g. {"name": "challtestsrv"}, or the tls app\'s dns)',
-        );
-      }
-      dns = {
-        provider,
-        ttlMs: parsed.dns.ttlMs,
-        propagationDelayMs: parsed.dns.propagationDelayMs,
-        propagationTimeoutMs: parsed.dns.propagationTimeoutMs,
-        resolvers: parsed.dns.resolvers.length ? parsed.dns.resolvers : defaults.resolvers,
-        overrideDomain: parsed.dns.overrideDomain,
-      };
+    if (isZeroSslDirectory(parsed.ca) && !parsed.email && !parsed.externalAccount) {
+      throw new TlsConfigError(
+        "invalid_config",
+        "issuer: ZeroSSL's ACME directory needs External Account Binding: set email (the " +
+          "credentials are then fetched from ZeroSSL for that address) or external_account",
+      );
     }
-    return new AcmeIssuer(parsed, ctx.storage, logger, dns);
+    return await createAcmeIssuer(parsed, ctx, logger);
   },
 };
+
+/**
+ * The DNS provider and settings of a decoded DNS challenge config (`challenges.dns`, or the
+ * `zerossl` issuer's `cname_validation`): its `provider`, else the `tls` app's `dns`; its
+ * resolvers, else the `tls` app's. `field` names the config in errors.
+ */
+export async function loadDnsChallenge(
+  ctx: ProvisionContext,
+  cfg: DnsChallengeConfig,
+  field: "challenges.dns" | "cname_validation",
+): Promise<DnsChallengeOptions> {
+  const defaults = dnsDefaults(ctx.signal);
+  const provider = cfg.providerRaw
+    ? await loadDnsProvider(ctx, cfg.providerRaw, `issuer.${field}.provider`)
+    : defaults.provider;
+  if (!provider) {
+    throw new TlsConfigError(
+      "invalid_config",
+      `issuer.${field}: ${field === "cname_validation" ? "CNAME validation" : "DNS challenge"} ` +
+        `enabled, but no DNS provider configured (set ${field}.provider, e.g. ` +
+        `{"name": "challtestsrv"}, or the tls app's dns)`,
+    );
+  }
+  return {
+    provider,
+    ttlMs: cfg.ttlMs,
+    propagationDelayMs: cfg.propagationDelayMs,
+    propagationTimeoutMs: cfg.propagationTimeoutMs,
+    resolvers: cfg.resolvers.length ? cfg.resolvers : defaults.resolvers,
+    overrideDomain: cfg.overrideDomain,
+  };
+}
+
+/**
+ * An `acme` issuer from a decoded config (its DNS provider loaded), logging to `logger`; the
+ * `zerossl` issuer's ACME form is made here too.
+ *
+ * @example
+ * ```ts ignore
+ * const issuer = await createAcmeIssuer(parseAcmeIssuerConfig(raw, "issuer"), ctx, logger);
+ * ```
+ */
+export async function createAcmeIssuer(
+  parsed: AcmeIssuerConfig,
+  ctx: ProvisionContext,
+  logger: Logger,
+): Promise<AcmeIssuer> {
+  setAcmeDebugLogger(logger.named("acme_client"));
+  setChallengeLogger(logger);
+  const dns = parsed.dns ? await loadDnsChallenge(ctx, parsed.dns, "challenges.dns") : undefined;
+  return new AcmeIssuer(parsed, ctx.storage, logger, dns);
+}

@@ -286,8 +286,20 @@ function durationMs(raw: Raw, key: string, where: string): number {
 }
 
 function decodeDns(ch: Raw, w: string): DnsChallengeConfig {
-  const dw = `${w}.dns`;
-  const dns = obj(ch, "dns", w) ?? {};
+  return decodeDnsChallengeConfig(obj(ch, "dns", w) ?? {}, `${w}.dns`);
+}
+
+/**
+ * Decodes a DNS challenge config (Caddy's `DNSChallengeConfig`: `challenges.dns` of the
+ * `acme` issuer, `cname_validation` of the `zerossl` issuer); `dw` names it in errors.
+ *
+ * @example
+ * ```ts
+ * import { decodeDnsChallengeConfig } from "./acme_config.ts";
+ * decodeDnsChallengeConfig({ ttl: "5m" }, "issuer.cname_validation").ttlMs; // 300000
+ * ```
+ */
+export function decodeDnsChallengeConfig(dns: Raw, dw: string): DnsChallengeConfig {
   tlsCheckFields(dns, [
     "provider",
     "ttl",
