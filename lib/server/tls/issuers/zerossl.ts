@@ -11,7 +11,6 @@ import type { ModuleDefinition, ModuleInstance, ProvisionContext } from "../../m
 import type { Issuer } from "../issuer.ts";
 import { parseZeroSslIssuerConfig } from "../zerossl/config.ts";
 import { zerosslEabForApiKey, zerosslEabForEmail } from "../zerossl/eab.ts";
-import { setValidationLogger } from "../zerossl/validation.ts";
 import { createAcmeIssuer, loadDnsChallenge } from "./acme.ts";
 import { ZeroSslApiIssuer } from "./zerossl_api.ts";
 
@@ -35,7 +34,6 @@ export const zerosslIssuerModule: ModuleDefinition<Issuer & ModuleInstance> = {
     const logger = ctx.logger("tls.issuance.zerossl");
     const parsed = parseZeroSslIssuerConfig(config, "issuer");
     if (parsed.form === "api") {
-      setValidationLogger(logger);
       const cname = parsed.cname
         ? await loadDnsChallenge(ctx, parsed.cname, "cname_validation")
         : undefined;

@@ -24,6 +24,7 @@ import type { ZeroSslApiConfig } from "../zerossl/config.ts";
 import {
   addValidationSource,
   presentFileValidation,
+  setValidationLogger,
   ZEROSSL_STORAGE_PREFIX,
 } from "../zerossl/validation.ts";
 
@@ -76,6 +77,7 @@ export class ZeroSslApiIssuer implements Issuer, ModuleInstance {
     this.#logger = logger;
     this.#api = new ZeroSslApi({ baseUrl: config.apiUrl, accessKey: config.apiKey });
     this.#dropSource = addValidationSource(storage);
+    setValidationLogger(logger);
   }
 
   /** Wildcards can only be validated by CNAME. */
