@@ -156,8 +156,7 @@ async function loadIssuers(raw: unknown, where: string, ctx: ProvisionContext): 
     if (typeof mod === "string" && !getModule(`tls.issuance.${mod}`)) {
       throw new TlsConfigError(
         "unsupported",
-        `${where}[${i}]: issuer module "${mod}" is not available in this build` +
-          (mod === "zerossl" ? " (use the acme issuer with ZeroSSL's directory as ca)" : ""),
+        `${where}[${i}]: issuer module "${mod}" is not available in this build`,
       );
     }
     out.push(await ctx.loadModule<Issuer>("tls.issuance", "module", raw[i]));
