@@ -140,9 +140,16 @@ Deno.test("dns challtestsrv provider: records appear on and leave a real DNS ser
     assert.deepEqual(await lookup("_acme-challenge.d.test"), ["b"], "the other value stays");
     await p.deleteRecords(".", [{ type: "TXT", name: "_acme-challenge.d.test", data: "b" }]);
     assert.deepEqual(await lookup("_acme-challenge.d.test"), []);
+    // CNAME records (ZeroSSL's CNAME validation) appear and leave too.
+    const cname = { type: "CNAME", name: "_ab12.d.test", data: "x.y.sectigo.com." };
+    await p.appendRecords(".", [cname]);
+    const ns = { nameServer: { ipAddr: "127.0.0.1", port: dns } };
+    assert.deepEqual(await Deno.resolveDns("_ab12.d.test", "CNAME", ns), ["x.y.sectigo.com."]);
+    assert.deepEqual(await p.deleteRecords(".", [cname]), [cname]);
+    await assert.rejects(Deno.resolveDns("_ab12.d.test", "CNAME", ns), Deno.errors.NotFound);
     await assert.rejects(
       p.appendRecords(".", [{ type: "A", name: "x.test", data: "127.0.0.1" }]),
-      /only TXT records/,
+      /only TXT and CNAME records/,
     );
   } finally {
     srv.kill("SIGTERM");
