@@ -267,3 +267,34 @@ Deno.test("zerossl validation: a file another instance stored is answered before
     await server.stop();
   }
 });
+
+Deno.test("zerossl validation: a shared storage keeps being read while any issuer on it runs (reload)", async () => {
+  const { addValidationSource } = await import(
+    "../../../lib/server/tls/zerossl/validation.ts"
+  );
+  const { fileStorage } = await import("../../../lib/server/storage/file_system.ts");
+  const dir = await Deno.makeTempDir();
+  try {
+    const storage = fileStorage(dir);
+    await storage.store(
+      "zerossl/challenge_tokens/r.test.json",
+      new TextEncoder().encode(JSON.stringify({
+        url: "http://r.test/.well-known/pki-validation/R.txt",
+        token: "shared",
+        identifier: { value: "r.test" },
+      })),
+    );
+    const ask = () =>
+      answerFileValidation(new Request("http://r.test/.well-known/pki-validation/R.txt"));
+    assert.equal(await ask(), undefined, "no issuer reads that storage yet");
+    const oldConfig = addValidationSource(storage);
+    const newConfig = addValidationSource(storage); // the reloaded config's issuer
+    oldConfig(); // the old config is cleaned up after the swap
+    oldConfig();
+    assert.equal(await (await ask())?.text(), "shared");
+    newConfig();
+    assert.equal(await ask(), undefined);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

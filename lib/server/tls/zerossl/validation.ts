@@ -30,7 +30,8 @@ export interface FileValidation {
 }
 
 const byName = new Map<string, FileValidation[]>();
-const sources = new Map<string, Storage>();
+/** Storages of running `zerossl` issuers, with how many issuers use each. */
+const sources = new Map<Storage, number>();
 let logger: Logger | undefined;
 
 /** Where "served HTTP validation credential" messages go. */
@@ -89,12 +90,19 @@ export async function presentFileValidation(
   };
 }
 
-/** Adds a storage where other instances may have put validations; returns its removal. */
+/**
+ * Adds a storage where other instances may have put validations (counted: a storage stays
+ * while any issuer using it runs, also across a reload); returns its removal.
+ */
 export function addValidationSource(storage: Storage): () => void {
-  const id = String(storage);
-  sources.set(id, storage);
+  sources.set(storage, (sources.get(storage) ?? 0) + 1);
+  let dropped = false;
   return () => {
-    if (sources.get(id) === storage) sources.delete(id);
+    if (dropped) return;
+    dropped = true;
+    const n = (sources.get(storage) ?? 1) - 1;
+    if (n > 0) sources.set(storage, n);
+    else sources.delete(storage);
   };
 }
 
@@ -142,7 +150,7 @@ export async function answerFileValidation(
   if (!host) return undefined;
   const local = byName.get(host)?.find((v) => pathOf(v.url) === pathname);
   if (local) return answer(local.content, host, remote, false);
-  for (const storage of sources.values()) {
+  for (const storage of sources.keys()) {
     let text: string | undefined;
     try {
       text = await loadText(storage, validationKey(host));
