@@ -202,3 +202,70 @@ Deno.test("zerossl server: a wrong API key and an API that is down are logged an
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("zerossl server: on-demand with key_type rsa2048 (the shape of Caddy's `cert_issuer zerossl <key>` corpus config)", async () => {
+  const dns = await startChalltestsrv();
+  const httpPort = freePort();
+  const api = await startFakeZeroSsl({ apiKey: API_KEY, httpPort, dns: dns.dns });
+  const dir = await Deno.makeTempDir();
+  const https = freePort();
+  const server = await tlsServer({
+    apps: {
+      http: {
+        http_port: httpPort,
+        https_port: https,
+        servers: {
+          srv0: {
+            listen: [`127.0.0.1:${https}`],
+            tls_connection_policies: [{}],
+            routes: [{ handle: [{ handler: "static_response", body: "on demand" }] }],
+          },
+        },
+      },
+      tls: {
+        automation: {
+          policies: [{
+            on_demand: true,
+            key_type: "rsa2048",
+            issuers: [{ module: "zerossl", api_key: API_KEY, api_url: api.url }],
+          }],
+        },
+      },
+    },
+  });
+  try {
+    assert.equal(api.certificates.size, 0, "nothing is created before a handshake asks");
+    const ca = `${dir}/zerossl-root.pem`;
+    await Deno.writeTextFile(ca, api.rootPem);
+    const res = await curl(`https://od.test:${https}/`, {
+      ca,
+      resolve: `od.test:${https}:127.0.0.1`,
+      extra: ["--max-time", "30"],
+    });
+    assert.equal(res.status, 200, res.stderr);
+    assert.equal(res.body, "on demand");
+    const [cert] = [...api.certificates.values()];
+    assert.equal(cert.status, "issued");
+    assert.deepEqual(cert.names, ["od.test"]);
+    // The served certificate carries an RSA 2048 key.
+    const pem = await Deno.readTextFile(
+      `${server.storage}/certificates/zerossl/od.test/od.test.crt`,
+    );
+    const info = new Deno.Command("openssl", {
+      args: ["x509", "-noout", "-text"],
+      stdin: "piped",
+      stdout: "piped",
+    }).spawn();
+    const w = info.stdin.getWriter();
+    await w.write(new TextEncoder().encode(pem));
+    await w.close();
+    const text = new TextDecoder().decode((await info.output()).stdout);
+    assert.match(text, /Public-Key: \(2048 bit\)/);
+    assert.match(text, /rsaEncryption/);
+  } finally {
+    await server.stop();
+    await api.stop();
+    await dns.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
