@@ -30,6 +30,8 @@ import {
 
 /** Longest wait for a validated certificate to be issued. */
 export const ISSUE_TIMEOUT_MS = 15 * 60_000;
+/** Time given to cancelling a certificate that was not issued. */
+export const CANCEL_TIMEOUT_MS = 10_000;
 /** Delays between polls of a certificate being issued (the last one repeats). */
 export const POLL_DELAYS_MS: readonly number[] = [1_000, 2_000, 4_000, 5_000];
 
@@ -126,7 +128,8 @@ export class ZeroSslApiIssuer implements Issuer, ModuleInstance {
     } finally {
       for (const fn of undo.reverse()) await fn().catch(() => {});
       if (!issued) {
-        await this.#api.cancelCertificate(id).then(
+        // Bounded, and not tied to the config's signal: it also runs while stopping.
+        await this.#api.cancelCertificate(id, AbortSignal.timeout(CANCEL_TIMEOUT_MS)).then(
           () => log.info("canceled certificate", { cert_id: id }),
           (e) =>
             this.#logger.error("unable to cancel certificate", {
