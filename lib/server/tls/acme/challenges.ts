@@ -126,8 +126,9 @@ function answer(c: { keyAuthorization: string }): Response {
 /**
  * Answers an HTTP-01 request (or a ZeroSSL validation request) when it is one for a
  * challenge this process or an instance sharing its storage is answering; resolves undefined
- * for anything else (the request then goes to the routes). Only `GET /.well-known/acme-challenge/<token>` with the challenge's
- * host matches (a mismatched host is not answered: DNS rebinding).
+ * for anything else (the request then goes to the routes). Only
+ * `GET /.well-known/acme-challenge/<token>` with the challenge's host matches (a mismatched
+ * host is not answered: DNS rebinding).
  *
  * @example
  * ```ts
