@@ -37,6 +37,8 @@ export interface DenoConfig {
   unstable?: string[];
   tasks?: Record<string, string>;
   imports?: Record<string, string>;
+  fmt?: Record<string, unknown>;
+  lint?: Record<string, unknown>;
 }
 
 /** The parts of a Deno lock file (version 5) these tests read. */
@@ -87,8 +89,7 @@ export function lockClosure(
     const name = lockKeyName(key);
     byName.set(name, [...(byName.get(name) ?? []), key]);
   }
-  const resolve = (dep: string): string[] =>
-    npm[dep] ? [dep] : (byName.get(dep) ?? []);
+  const resolve = (dep: string): string[] => npm[dep] ? [dep] : (byName.get(dep) ?? []);
   const seen = new Set<string>();
   const stack = [...roots].flatMap(resolve);
   while (stack.length > 0) {

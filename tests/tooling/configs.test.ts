@@ -24,9 +24,7 @@ Deno.test("the root config imports no test-only package", () => {
   assert.deepEqual(
     found,
     [],
-    `deno.json imports ${
-      found.join(", ")
-    }, which only tests, benchmarks or scripts use; ` +
+    `deno.json imports ${found.join(", ")}, which only tests, benchmarks or scripts use; ` +
       `\`deno task start\` would install them. Keep them in tests/deno.json only.`,
   );
   for (const name of TEST_ONLY) {
@@ -39,16 +37,12 @@ Deno.test("the root config imports no test-only package", () => {
 });
 
 Deno.test("tests/deno.json holds every import of the root config, the same", () => {
-  const wrong = Object.entries(rootImports).filter(([key, value]) =>
-    testImports[key] !== value
-  );
+  const wrong = Object.entries(rootImports).filter(([key, value]) => testImports[key] !== value);
   assert.deepEqual(
     wrong.map(([key]) => key),
     [],
     "tests/deno.json imports must hold every entry of deno.json imports, unchanged; set:\n" +
-      wrong.map(([key, value]) =>
-        `    ${JSON.stringify(key)}: ${JSON.stringify(value)},`
-      )
+      wrong.map(([key, value]) => `    ${JSON.stringify(key)}: ${JSON.stringify(value)},`)
         .join("\n"),
   );
 });
@@ -76,6 +70,17 @@ Deno.test("both configs install into their own node_modules with the same unstab
   assert.equal(root.nodeModulesDir, "auto");
   assert.equal(tests.nodeModulesDir, "auto");
   assert.deepEqual(tests.unstable ?? [], root.unstable ?? []);
+});
+
+Deno.test("deno fmt and deno lint format and lint alike under either config", () => {
+  // `deno fmt tests/x.ts` (a path under tests/) takes tests/deno.json as its config; `deno fmt`
+  // in the root takes deno.json for the same file: both must give the same answer.
+  const options = (c: DenoConfig, key: "fmt" | "lint") => {
+    const { exclude: _exclude, include: _include, ...rest } = c[key] ?? {};
+    return rest;
+  };
+  assert.deepEqual(options(tests, "fmt"), options(root, "fmt"));
+  assert.deepEqual(options(tests, "lint"), options(root, "lint"));
 });
 
 Deno.test("tests, checks, benchmarks and scripts run with tests/deno.json; start does not", () => {
@@ -115,13 +120,9 @@ Deno.test("both lock files resolve the root's npm imports to the same versions",
     [],
     "deno.lock lacks these imports; run `deno install`",
   );
-  const differ = names.filter((n) =>
-    JSON.stringify(a.get(n)) !== JSON.stringify(b.get(n))
-  );
+  const differ = names.filter((n) => JSON.stringify(a.get(n)) !== JSON.stringify(b.get(n)));
   assert.deepEqual(
-    differ.map((n) =>
-      `${n}: deno.lock ${a.get(n)}, tests/deno.lock ${b.get(n) ?? "none"}`
-    ),
+    differ.map((n) => `${n}: deno.lock ${a.get(n)}, tests/deno.lock ${b.get(n) ?? "none"}`),
     [],
     "tests must run the versions `deno task start` runs: " +
       "run `deno install --config tests/deno.json`, then align the lock entries",

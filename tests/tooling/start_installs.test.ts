@@ -23,7 +23,7 @@ import {
  */
 const RUNTIME_UNSEEN: Record<string, string> = {
   "@scalar/api-reference":
-    "the mail API's reference page renderer, loaded by the app at run time",
+    "lib/mail/reference_page.ts serves its browser bundle, found with import.meta.resolve",
 };
 
 const root = await readRootJson<DenoConfig>("deno.json");
@@ -40,9 +40,7 @@ function entryPoints(): string[] {
       if (
         words[0] !== "deno" || words[1] !== "run" || words.includes("--config")
       ) continue;
-      const file = words.slice(2).find((w) =>
-        !w.startsWith("-") && /\.[jt]sx?$/.test(w)
-      );
+      const file = words.slice(2).find((w) => !w.startsWith("-") && /\.[jt]sx?$/.test(w));
       if (file) files.add(file);
     }
   }
@@ -104,9 +102,7 @@ function rootGraph(entries: string[]): Promise<InfoModule[]> {
     const probe = `${dir}/probe.ts`;
     await Deno.writeTextFile(
       probe,
-      entries.map((e) =>
-        `import ${JSON.stringify(new URL(e, `file://${ROOT}`).href)};\n`
-      ).join(""),
+      entries.map((e) => `import ${JSON.stringify(new URL(e, `file://${ROOT}`).href)};\n`).join(""),
     );
     return (JSON.parse(
       await deno(dir, ["info", "--json", "--node-modules-dir=none", probe]),
@@ -175,15 +171,11 @@ Deno.test("the program's code resolves every import from the root config alone",
 
   const unused = Object.values(root.imports ?? {})
     .map(npmName)
-    .filter((n): n is string =>
-      n !== null && !used.has(n) && !(n in RUNTIME_UNSEEN)
-    );
+    .filter((n): n is string => n !== null && !used.has(n) && !(n in RUNTIME_UNSEEN));
   assert.deepEqual(
     [...new Set(unused)],
     [],
-    `no code reachable from ${
-      entries.join(", ")
-    } imports these, yet \`deno task start\` ` +
+    `no code reachable from ${entries.join(", ")} imports these, yet \`deno task start\` ` +
       "installs them: if only tests, benchmarks or scripts use them, keep them in " +
       "tests/deno.json only; if the program loads them in a way deno info cannot see, list them " +
       "in RUNTIME_UNSEEN (tests/tooling/start_installs.test.ts) with the reason",
@@ -195,25 +187,19 @@ Deno.test("a deno run with the root config and lock installs no test-only packag
   const rootLock = await readRootJson<DenoLock>("deno.lock");
   // What only the test-only imports pull in, by name: their closure less the runtime one.
   const keys = (names: readonly string[]) =>
-    Object.keys(testLock.npm ?? {}).filter((k) =>
-      names.includes(lockKeyName(k))
-    );
+    Object.keys(testLock.npm ?? {}).filter((k) => names.includes(lockKeyName(k)));
   const runtime = new Set(
     [...lockClosure(testLock, keys(runtimeNames()))].map(lockKeyName),
   );
   const testOnly = new Set(
-    [...lockClosure(testLock, keys(TEST_ONLY))].map(lockKeyName).filter((n) =>
-      !runtime.has(n)
-    ),
+    [...lockClosure(testLock, keys(TEST_ONLY))].map(lockKeyName).filter((n) => !runtime.has(n)),
   );
   assert.ok(
     testOnly.has("miniflare") && testOnly.has("workerd"),
     [...testOnly].join(", "),
   );
 
-  const inLock = Object.keys(rootLock.npm ?? {}).map(lockKeyName).filter((n) =>
-    testOnly.has(n)
-  );
+  const inLock = Object.keys(rootLock.npm ?? {}).map(lockKeyName).filter((n) => testOnly.has(n));
   assert.deepEqual(
     [...new Set(inLock)],
     [],
