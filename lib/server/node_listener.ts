@@ -49,7 +49,12 @@ export interface NodeHttpServer {
   readonly finished: Promise<void>;
   /** TLS: certificates changed (the one for clients without SNI is refreshed). */
   certificatesChanged(): void;
+  /** Connections open right now (TLS: handshakes completed), idle or busy. */
+  readonly connections: number;
 }
+
+/** How long a connection accepted during shutdown may wait before sending its request (ms). */
+const SHUTDOWN_IDLE_MS = 1000;
 
 /** IANA cipher suite numbers by OpenSSL and IANA name (TLS 1.3 and the usual TLS 1.2 ones). */
 const CIPHER_SUITES: Record<string, number> = {
@@ -335,6 +340,10 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
   }
   let closing = false;
   let inFlight = 0;
+  // Every open connection until its socket closes (for TLS, the TLS socket: the one requests
+  // come on), and the open ones with no request in flight. Both forget a socket when it
+  // closes, so a listener holds nothing of the connections that are gone.
+  const open = new Set<net.Socket>();
   const idle = new Set<net.Socket>();
   // A connection's TLS session does not change: its facts are read once per connection.
   const sessions = new WeakMap<net.Socket, NonNullable<ServeInfo["tls"]>>();
@@ -367,7 +376,17 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     res.end("400 Bad Request");
   };
 
-  server.on("connection", (s: net.Socket) => idle.add(s));
+  server.on(o.tls ? "secureConnection" : "connection", (s: net.Socket) => {
+    open.add(s);
+    idle.add(s);
+    s.once("close", () => {
+      open.delete(s);
+      idle.delete(s);
+    });
+    // Accepted while shutting down: its first request is answered (with `Connection: close`);
+    // a client that sends none is closed after a moment.
+    if (closing) setTimeout(() => idle.has(s) && s.end(), SHUTDOWN_IDLE_MS);
+  });
   server.on("request", async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const socket = req.socket;
     idle.delete(socket);
@@ -478,6 +497,9 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
   const finished = new Promise<void>((r) => (finish = r));
   return {
     port: typeof address === "object" && address ? address.port : 0,
+    get connections() {
+      return open.size;
+    },
     finished,
     certificatesChanged() {
       refreshDefault?.().catch(() => {});
