@@ -283,6 +283,9 @@ export class TlsApp implements App {
     const app = this;
     const list = policies.length ? policies : [{ sni: [], anyTag: [], allTags: [] }];
     const ip = /^[0-9.]+$|:/.test(listenHost) && listenHost !== "" ? normalizeName(listenHost) : "";
+    const filterOf = (policy: (typeof list)[number]) => (c: CachedCertificate) =>
+      (!policy.anyTag.length || policy.anyTag.some((t) => c.tags.includes(t))) &&
+      policy.allTags.every((t) => c.tags.includes(t));
     return {
       async getCertificate(serverName: string) {
         let name = normalizeName(serverName);
@@ -290,9 +293,7 @@ export class TlsApp implements App {
         const policy =
           list.find((p) => !p.sni.length || p.sni.some((s) => matchWildcard(name, s))) ??
             list[0];
-        const filter = (c: CachedCertificate) =>
-          (!policy.anyTag.length || policy.anyTag.some((t) => c.tags.includes(t))) &&
-          policy.allTags.every((t) => c.tags.includes(t));
+        const filter = filterOf(policy);
         if (name && managed.has(name) && !app.#started) {
           let t: ReturnType<typeof setTimeout> | undefined;
           await Promise.race([started, new Promise((r) => (t = setTimeout(r, 30_000)))]);
@@ -309,6 +310,18 @@ export class TlsApp implements App {
           if (all.length === 1) found = all[0];
         }
         return found ? { cert: found.cert, key: found.key } : null;
+      },
+      fixedCertificate() {
+        // a name could get a certificate of its own: on demand, or once it is obtained
+        if (app.hasOnDemand || (managed.size && !app.#started)) return Promise.resolve(null);
+        for (const name of managed.keys()) {
+          if (!cache.matching(name).length) return Promise.resolve(null);
+        }
+        const found = new Set<CachedCertificate>();
+        for (const p of list) for (const c of cache.all()) if (filterOf(p)(c)) found.add(c);
+        if (found.size !== 1) return Promise.resolve(null);
+        const [one] = found;
+        return Promise.resolve({ cert: one.cert, key: one.key });
       },
       subscribe: (fn) => cache.subscribe(fn),
     };
