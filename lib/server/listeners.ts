@@ -271,7 +271,8 @@ export class ListenerPool {
         const server = await serveDenoTls({
           hostname,
           port,
-          getter: () => this.#source(socket),
+          // the config opening the socket holds no handle on it yet: its source to start with
+          getter: () => socket.handles.length ? this.#source(socket) : tls,
           handler: handler as (r: Request, i: Deno.ServeHandlerInfo<Deno.NetAddr>) => Response,
           log: (msg, fields) => this.log?.(msg, fields),
         });
