@@ -8,6 +8,8 @@
  *
  *   deno run -A bench/http/php_fastcgi.ts     # ROUNDS=3 DURATION=5 CONNECTIONS=16
  *
+ * `GH_DENO_FLAGS` adds flags to Gatehouse's `deno run` (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`).
+ *
  * Every server's output is kept in a log; a server that ends during the run stops it with how
  * it ended (exit code or signal, its last output, the kernel's lines about it).
  *
@@ -21,6 +23,7 @@ const CONNECTIONS = Number(Deno.env.get("CONNECTIONS") ?? 16);
 const SERVER_CORE = Deno.env.get("SERVER_CORE") ?? "1";
 const LOAD_CORE = Deno.env.get("LOAD_CORE") ?? "0";
 const CLI = new URL("../../cli.ts", import.meta.url).pathname;
+const GH_DENO_FLAGS = (Deno.env.get("GH_DENO_FLAGS") ?? "").split(/\s+/).filter(Boolean);
 
 const dir = await Deno.makeTempDir({ prefix: "gatehouse-bench-php-" });
 const root = `${dir}/www`;
@@ -93,7 +96,16 @@ const servers: Server[] = [];
   servers.push(
     await start({
       name: "gatehouse",
-      cmd: [Deno.execPath(), "run", "-A", CLI, "run", "--config", `${dir}/gh.json`],
+      cmd: [
+        Deno.execPath(),
+        "run",
+        "-A",
+        ...GH_DENO_FLAGS,
+        CLI,
+        "run",
+        "--config",
+        `${dir}/gh.json`,
+      ],
       port,
       core: SERVER_CORE,
       dir,
