@@ -273,9 +273,14 @@ export class TlsApp implements App {
 
   /**
    * The certificate getter of a server with these connection policies; `listenHost` is the
-   * listener's host (used for clients that send no SNI when it is an IP).
+   * listener's host (used for clients that send no SNI when it is an IP); `servedNames` the
+   * host names of the server's routes (a fixed certificate must cover every one of them).
    */
-  getter(policies: ConnectionPolicy[], listenHost: string): CertificateGetter {
+  getter(
+    policies: ConnectionPolicy[],
+    listenHost: string,
+    servedNames: string[] = [],
+  ): CertificateGetter {
     const cache = this.cache;
     const managed = this.#toManage;
     const started = this.#startedPromise;
@@ -321,6 +326,16 @@ export class TlsApp implements App {
         for (const p of list) for (const c of cache.all()) if (filterOf(p)(c)) found.add(c);
         if (found.size !== 1) return Promise.resolve(null);
         const [one] = found;
+        // every name the server's routes serve gets this certificate (so SNI cannot matter
+        // for any of them); other names get it too instead of a failed handshake
+        for (const raw of servedNames) {
+          const name = normalizeName(raw);
+          const policy = list.find((p) =>
+            !p.sni.length || p.sni.some((s) => matchWildcard(name, s))
+          ) ??
+            list[0];
+          if (cache.matching(name, filterOf(policy))[0] !== one) return Promise.resolve(null);
+        }
         return Promise.resolve({ cert: one.cert, key: one.key });
       },
       subscribe: (fn) => cache.subscribe(fn),

@@ -10,9 +10,10 @@
  *
  * Two kinds of listener (a generation each):
  * - **fixed**: when the certificate getter says one certificate answers every name
- *   (`fixedCertificate`), the listener holds that certificate itself, as `Deno.serve` does:
- *   one TLS configuration for the listener's life, built once, with its session cache, so
- *   clients resume sessions. Names no certificate covers get it too (their own name check
+ *   (`fixedCertificate`: it covers every host the server's routes serve, no on-demand policy),
+ *   the listener holds that certificate itself, as `Deno.serve` does: one TLS configuration
+ *   for the listener's life, built once, with its session cache, so clients resume sessions.
+ *   A name no certificate covers and no route serves gets it too (the client's name check
  *   fails) instead of a failed handshake.
  * - **resolver**: otherwise Deno asks the getter once per server name and keeps the answer for
  *   the listener's life (errors too), building a TLS configuration per handshake from it (no

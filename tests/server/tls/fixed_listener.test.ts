@@ -1,10 +1,11 @@
 /**
  * The deno engine's two kinds of TLS listener, told apart from the outside. When one
- * certificate answers every name (no on-demand policy, nothing still to obtain), the listener
- * holds it: clients resume their TLS sessions, and a client asking for a name no certificate
- * covers gets that certificate too. When the answer depends on the name, Deno's resolver picks
- * per server name: no session resumption, and an unknown name fails the handshake (as Caddy).
- * Reloads move a listener from one kind to the other on the same port.
+ * certificate answers every name (it covers every host the routes serve, no on-demand policy,
+ * nothing still to obtain), the listener holds it: clients resume their TLS sessions, and a
+ * client asking for a name no certificate covers and no route serves gets that certificate too.
+ * When the answer depends on the name, Deno's resolver picks per server name: no session
+ * resumption, and a name without a certificate fails the handshake (as Caddy). Reloads move a
+ * listener from one kind to the other on the same port.
  */
 import assert from "node:assert/strict";
 import { generateKey, makeLeaf, makeRoot } from "../../../lib/server/pki/x509.ts";
@@ -158,5 +159,32 @@ Deno.test("tls (deno engine): with an on-demand policy the certificate is chosen
   } finally {
     await srv.stop();
     await ask.shutdown();
+  }
+});
+
+Deno.test("tls (deno engine): one certificate that does not cover every name the routes serve is chosen per name", async () => {
+  const caKey = await generateKey();
+  const ca = await makeRoot("Fixed Listener Test Root", caKey);
+  const a = await leaf(ca, caKey, ["a.test"]);
+  const port = freePort();
+  const dir = await Deno.makeTempDir();
+  const cfg = config(port, [a]);
+  // the routes serve a.test and z.test; the one certificate covers a.test only
+  (cfg.apps.http.servers.srv0 as Record<string, unknown>).routes = ["a.test", "z.test"].map(
+    (h) => ({ match: [{ host: [h] }], handle: [{ handler: "static_response", body: h }] }),
+  );
+  const srv = await tlsServer(cfg);
+  try {
+    const first = await handshake(port, "a.test", { out: `${dir}/s` });
+    assert.match(first.subjectAltNames, /DNS:a\.test/);
+    assert.equal((await handshake(port, "a.test", { in: `${dir}/s` })).reused, false);
+    assert.equal(
+      (await handshake(port, "z.test")).ok,
+      false,
+      "as Caddy: no certificate for z.test",
+    );
+  } finally {
+    await srv.stop();
+    await Deno.remove(dir, { recursive: true });
   }
 });
