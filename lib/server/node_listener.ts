@@ -307,7 +307,23 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
       }
       return ctx;
     };
-    const first = await source().getCertificate("");
+    const sniCallback = (name: string, cb: (e: Error | null, ctx?: tls.SecureContext) => void) => {
+      source().getCertificate(name.toLowerCase()).then(
+        (c) => c ? cb(null, contextOf(c)) : cb(new Error(`no certificate for ${name}`)),
+        (e) => cb(e as Error),
+      );
+    };
+    // One certificate for every name (see `fixedCertificate`): the server's own context answers
+    // every handshake and no SNI callback runs. Deno's TLS server reads the callback per
+    // connection (`_SNICallback`); the per-handshake path costs ~10% more CPU per handshake and
+    // ~100 MiB more resident under a handshake load (measured in bench/http).
+    const fixedOf = async () => {
+      const s = source();
+      if (s.requestsClientCertificates) return null; // client checks follow the SNI
+      return (await s.fixedCertificate?.().catch(() => null)) ?? null;
+    };
+    const fixed = await fixedOf();
+    const first = fixed ?? await source().getCertificate("");
     const https_ = https.createServer({
       ...limits,
       // asked per server below; verified by the connection policy's check, not by OpenSSL
@@ -315,23 +331,23 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
       rejectUnauthorized: false,
       ...(first ? { cert: first.cert, key: first.key } : {}),
       ALPNProtocols: ["http/1.1"],
-      SNICallback: (name: string, cb: (e: Error | null, ctx?: tls.SecureContext) => void) => {
-        source().getCertificate(name.toLowerCase()).then(
-          (c) => c ? cb(null, contextOf(c)) : cb(new Error(`no certificate for ${name}`)),
-          (e) => cb(e as Error),
-        );
-      },
+      SNICallback: sniCallback,
     });
+    const slot = https_ as unknown as { _SNICallback?: unknown };
+    const sniSwitch = "_SNICallback" in https_;
+    if (sniSwitch && fixed) slot._SNICallback = null;
     let last = first?.cert;
     refreshDefault = async () => {
       // a reload may start or stop authenticating clients: new connections follow it
       (https_ as unknown as { requestCert: boolean }).requestCert = !!source()
         .requestsClientCertificates;
-      const c = await source().getCertificate("").catch(() => null);
+      const one = await fixedOf();
+      const c = one ?? await source().getCertificate("").catch(() => null);
       if (c && c.cert !== last) {
         last = c.cert;
         https_.setSecureContext({ cert: c.cert, key: c.key });
       }
+      if (sniSwitch) slot._SNICallback = one ? null : sniCallback;
     };
     server = https_;
   } else {

@@ -188,3 +188,34 @@ Deno.test("tls (deno engine): one certificate that does not cover every name the
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("tls (node engine): one certificate answers every handshake without the SNI callback; per name again once a second one is loaded", async () => {
+  const caKey = await generateKey();
+  const ca = await makeRoot("Fixed Listener Test Root", caKey);
+  const a = await leaf(ca, caKey, ["a.test"]);
+  const c = await leaf(ca, caKey, ["c.test"]);
+  const port = freePort();
+  const node = (pems: { certificate: string; key: string }[]) => {
+    const cfg = config(port, pems);
+    (cfg.apps.http.servers.srv0 as Record<string, unknown>).listener_engine = "node";
+    return cfg;
+  };
+  const srv = await tlsServer(node([a]));
+  try {
+    assert.match((await handshake(port, "a.test")).subjectAltNames, /DNS:a\.test/);
+    const unknown = await handshake(port, "nobody.test");
+    assert.ok(unknown.ok, "one certificate: every name gets it");
+    assert.match(unknown.subjectAltNames, /DNS:a\.test/);
+    assert.ok(await srv.load(node([a, c])));
+    let cGot = await handshake(port, "c.test");
+    for (let i = 0; i < 20 && !/DNS:c\.test/.test(cGot.subjectAltNames); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      cGot = await handshake(port, "c.test");
+    }
+    assert.match(cGot.subjectAltNames, /DNS:c\.test/);
+    assert.match((await handshake(port, "a.test")).subjectAltNames, /DNS:a\.test/);
+    assert.equal((await handshake(port, "nobody.test")).ok, false, "per name: unknown fails");
+  } finally {
+    await srv.stop();
+  }
+});
