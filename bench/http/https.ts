@@ -1,138 +1,76 @@
 /**
- * HTTPS load scenarios, Gatehouse (both listener engines) side by side with Caddy 2.6.2 and
- * nginx (when installed), every server with the same ECDSA P-256 certificate, TLS 1.3, each
- * pinned to one core with `taskset`, wrk on the other; a bare `Deno.serve` with that
- * certificate is the floor:
+ * HTTPS load scenarios, Gatehouse side by side with Caddy 2.6.2 and nginx (when installed),
+ * every server with ECDSA P-256 certificates from one test CA, TLS 1.3, each pinned to one core
+ * with `taskset`, the load on the other; a bare `Deno.serve` with the same certificate is the
+ * floor. Gatehouse runs three ways: the `deno` engine with one certificate (the listener holds
+ * it), the `deno` engine with a second certificate for another name (the certificate is then
+ * chosen per server name by Deno's resolver), and the `node` engine.
  *
- * - `new handshakes`: `Connection: close` on every request, so each request is a full TLS
- *   handshake (wrk does not resume sessions): requests/s = handshakes/s, CPU µs per handshake.
- * - `keep-alive respond`: the 13-byte `respond` over established TLS connections.
+ * - `new connections`: wrk with `Connection: close`, so every request opens a new TLS
+ *   connection. wrk keeps the session of its previous connection (OpenSSL's `SSL_clear`) and
+ *   offers it, so against a server that resumes sessions most of these handshakes are resumed
+ *   ones (the `resumes` column says which servers do); this is what returning clients cost.
+ * - `full handshakes`: `openssl s_time -new` in parallel (no session is ever offered): every
+ *   connection is a full handshake. The client side costs more than the server side here, so
+ *   the rate is the load generator's; the server's CPU µs per handshake is the figure.
+ * - `keep-alive respond`: the 13-byte `respond` over established TLS connections (wrk).
  *
- * Reports requests/s, p99 latency, server CPU time per request (utime+stime over the run
- * divided by requests) and the peak resident set of the whole run.
+ * Reports requests/s, p99 latency (wrk), server CPU time per request or handshake (utime +
+ * stime over the run divided by the count) and the peak resident set of the whole run. Every
+ * server's output is kept; one that ends during the run stops it with how it ended.
  *
- *   deno run -A bench/http/https.ts          # ROUNDS=2 DURATION=5 CONNECTIONS=32 SERVER_CORE=1
+ *   deno run -A bench/http/https.ts     # ROUNDS=2 DURATION=5 CONNECTIONS=32 SERVER_CORE=1 ONLY=
  *
  * @module
  */
+import { cpuSeconds, freePort, gone, has, type Server, start, statusKiB, waitUp } from "./_proc.ts";
 
 const ROUNDS = Number(Deno.env.get("ROUNDS") ?? 2);
 const DURATION = Number(Deno.env.get("DURATION") ?? 5);
 const CONNECTIONS = Number(Deno.env.get("CONNECTIONS") ?? 32);
 const SERVER_CORE = Deno.env.get("SERVER_CORE") ?? "1";
 const LOAD_CORE = Deno.env.get("LOAD_CORE") ?? "0";
+const ONLY = Deno.env.get("ONLY");
 const CLI = new URL("../../cli.ts", import.meta.url).pathname;
-const TICK = 100; // USER_HZ
+const dec = new TextDecoder();
 
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const p = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return p;
-}
-
-function has(cmd: string): boolean {
-  return new Deno.Command("sh", { args: ["-c", `command -v ${cmd}`], stdout: "null" })
-    .outputSync().success;
-}
-
-function proc(pid: number, file: string, re: RegExp): number {
-  try {
-    const m = re.exec(Deno.readTextFileSync(`/proc/${pid}/${file}`));
-    return m ? Number(m[1]) : 0;
-  } catch {
-    return 0;
-  }
-}
-
-function cpuTicks(pid: number): number {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return Number(f[11]) + Number(f[12]);
-  } catch {
-    return 0;
-  }
-}
-
-function children(pid: number): number[] {
-  try {
-    return Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`).trim().split(/\s+/)
-      .filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
-
-async function waitUp(port: number): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    try {
-      (await Deno.connect({ hostname: "127.0.0.1", port })).close();
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  throw new Error(`port ${port} never opened`);
-}
-
-interface Server {
-  name: string;
-  port: number;
-  child: Deno.ChildProcess;
-  pids(): number[];
-}
-
-function start(name: string, cmd: string[], port: number, env: Record<string, string> = {}) {
-  const child = new Deno.Command("taskset", {
-    args: ["-c", SERVER_CORE, ...cmd],
-    stdout: "null",
-    stderr: "null",
-    env,
-  }).spawn();
-  return { name, port, child, pids: () => [child.pid, ...children(child.pid)] };
+function openssl(args: string[]): void {
+  const out = new Deno.Command("openssl", { args, stdout: "null", stderr: "piped" }).outputSync();
+  if (!out.success) throw new Error(`openssl ${args[0]}: ${dec.decode(out.stderr)}`);
 }
 
 const dir = await Deno.makeTempDir({ prefix: "gatehouse-bench-https-" });
+// a CA, a certificate for localhost and 127.0.0.1, and one for another name
+const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+openssl(["req", "-x509", ...ec, "-keyout", `${dir}/ca.key`, "-out", `${dir}/ca.pem`, "-days", "2"]
+  .concat(["-subj", "/CN=Bench CA"]));
+for (const [name, san] of [["cert", "DNS:localhost,IP:127.0.0.1"], ["other", "DNS:other.test"]]) {
+  await Deno.writeTextFile(`${dir}/${name}.ext`, `subjectAltName=${san}\n`);
+  openssl(["req", ...ec, "-keyout", `${dir}/${name}.key`, "-out", `${dir}/${name}.csr`]
+    .concat(["-subj", `/CN=${name}`]));
+  openssl(
+    ["x509", "-req", "-in", `${dir}/${name}.csr`, "-CA", `${dir}/ca.pem`, "-CAkey"]
+      .concat([`${dir}/ca.key`, "-CAcreateserial", "-days", "2", "-out", `${dir}/${name}.pem`])
+      .concat(["-extfile", `${dir}/${name}.ext`]),
+  );
+}
 const cert = `${dir}/cert.pem`;
-const key = `${dir}/key.pem`;
-const made = new Deno.Command("openssl", {
-  args: [
-    "req",
-    "-x509",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:P-256",
-    "-nodes",
-    "-keyout",
-    key,
-    "-out",
-    cert,
-    "-days",
-    "2",
-    "-subj",
-    "/CN=localhost",
-    "-addext",
-    "subjectAltName=DNS:localhost,IP:127.0.0.1",
-  ],
-  stdout: "null",
-  stderr: "null",
-}).outputSync();
-if (!made.success) throw new Error("openssl could not make the benchmark certificate");
+const key = `${dir}/cert.key`;
 
-function config(port: number, engine: "deno" | "node"): string {
+function config(port: number, o: { engine?: "node"; second?: boolean } = {}): string {
+  const load = [{ certificate: cert, key }];
+  if (o.second) load.push({ certificate: `${dir}/other.pem`, key: `${dir}/other.key` });
   return JSON.stringify({
     admin: { disabled: true },
     logging: { logs: { default: { level: "ERROR" } } },
     storage: { module: "file_system", root: `${dir}/storage-${port}` },
     apps: {
-      tls: { certificates: { load_files: [{ certificate: cert, key }] } },
+      tls: { certificates: { load_files: load } },
       http: {
         servers: {
           bench: {
             listen: [`127.0.0.1:${port}`],
-            ...(engine === "node" ? { listener_engine: "node" } : {}),
+            ...(o.engine ? { listener_engine: o.engine } : {}),
             automatic_https: { disable: true },
             tls_connection_policies: [{}],
             routes: [{ handle: [{ handler: "static_response", body: "Hello, World!" }] }],
@@ -144,39 +82,54 @@ function config(port: number, engine: "deno" | "node"): string {
 }
 
 const denoDir = JSON.parse(
-  new TextDecoder().decode(
+  dec.decode(
     new Deno.Command(Deno.execPath(), { args: ["info", "--json"], stdout: "piped" }).outputSync()
       .stdout,
   ),
 ).denoDir;
-const env = {
+const ghEnv = {
   DENO_DIR: denoDir,
   HOME: dir,
   XDG_DATA_HOME: `${dir}/gh-data`,
   XDG_CONFIG_HOME: `${dir}/gh-config`,
 };
 const servers: Server[] = [];
-for (const engine of ["deno", "node"] as const) {
+const gatehouses = [
+  { name: "gatehouse", o: {} },
+  { name: "gatehouse (per-name certificates)", o: { second: true } },
+  { name: "gatehouse (node engine)", o: { engine: "node" as const } },
+];
+for (const g of gatehouses) {
   const port = freePort();
-  await Deno.writeTextFile(`${dir}/gh-${engine}.json`, config(port, engine));
+  const file = `${dir}/gh-${port}.json`;
+  await Deno.writeTextFile(file, config(port, g.o));
   servers.push(
-    start(
-      engine === "deno" ? "gatehouse" : "gatehouse (node engine)",
-      [Deno.execPath(), "run", "-A", CLI, "run", "--config", `${dir}/gh-${engine}.json`],
+    await start({
+      name: g.name,
+      cmd: [Deno.execPath(), "run", "-A", CLI, "run", "--config", file],
       port,
-      env,
-    ),
+      core: SERVER_CORE,
+      dir,
+      env: ghEnv,
+    }),
   );
 }
 if (has("caddy")) {
   const port = freePort();
-  await Deno.writeTextFile(`${dir}/caddy.json`, config(port, "deno"));
+  await Deno.writeTextFile(`${dir}/caddy.json`, config(port));
   servers.push(
-    start("caddy 2.6.2", ["caddy", "run", "--config", `${dir}/caddy.json`], port, {
-      HOME: dir,
-      XDG_DATA_HOME: `${dir}/c-data`,
-      XDG_CONFIG_HOME: `${dir}/c-config`,
-      GOMAXPROCS: "1",
+    await start({
+      name: "caddy 2.6.2",
+      cmd: ["caddy", "run", "--config", `${dir}/caddy.json`],
+      port,
+      core: SERVER_CORE,
+      dir,
+      env: {
+        HOME: dir,
+        XDG_DATA_HOME: `${dir}/c-data`,
+        XDG_CONFIG_HOME: `${dir}/c-config`,
+        GOMAXPROCS: "1",
+      },
     }),
   );
 }
@@ -203,7 +156,15 @@ http {
 }
 `,
   );
-  servers.push(start("nginx", ["nginx", "-c", `${dir}/nginx.conf`, "-p", dir], port));
+  servers.push(
+    await start({
+      name: "nginx",
+      cmd: ["nginx", "-c", `${dir}/nginx.conf`, "-p", dir],
+      port,
+      core: SERVER_CORE,
+      dir,
+    }),
+  );
 }
 {
   // The floor: a bare Deno.serve with the same certificate, answering from memory.
@@ -214,9 +175,37 @@ http {
   cert: Deno.readTextFileSync(${JSON.stringify(cert)}),
   key: Deno.readTextFileSync(${JSON.stringify(key)}) }, () => new Response("Hello, World!"));`,
   );
-  servers.push(start("bare Deno.serve", [Deno.execPath(), "run", "-A", `${dir}/bare.ts`], port));
+  servers.push(
+    await start({
+      name: "bare Deno.serve",
+      cmd: [Deno.execPath(), "run", "-A", `${dir}/bare.ts`],
+      port,
+      core: SERVER_CORE,
+      dir,
+    }),
+  );
 }
 for (const s of servers) await waitUp(s.port);
+
+/** Whether a server resumes a TLS session a client offers (two openssl handshakes). */
+async function resumes(s: Server): Promise<boolean> {
+  const once = async (sess: string[]) => {
+    const p = new Deno.Command("openssl", {
+      args: ["s_client", "-connect", `127.0.0.1:${s.port}`, "-servername", "localhost", ...sess],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    const w = p.stdin.getWriter();
+    await new Promise((r) => setTimeout(r, 300)); // TLS 1.3 tickets follow the handshake
+    await w.close();
+    return dec.decode((await p.output()).stdout);
+  };
+  await once(["-sess_out", `${dir}/sess`]);
+  return /^Reused,/m.test(await once(["-sess_in", `${dir}/sess`]));
+}
+const resumption = new Map<string, boolean>();
+for (const s of servers) resumption.set(s.name, await resumes(s));
 
 interface Result {
   rps: number;
@@ -231,52 +220,94 @@ function latency(s: string): number {
   return m[2] === "us" ? Number(m[1]) / 1000 : m[2] === "s" ? Number(m[1]) * 1000 : Number(m[1]);
 }
 
-async function wrk(s: Server, close: boolean, seconds = DURATION): Promise<Result> {
+const cpu = (s: Server) => s.pids().reduce((n, p) => n + cpuSeconds(p), 0);
+
+async function wrk(s: Server, close: boolean, seconds: number): Promise<Result> {
   const args = ["-c", LOAD_CORE, "wrk", "-t1", `-c${CONNECTIONS}`, `-d${seconds}s`, "--latency"];
   if (close) args.push("-H", "Connection: close");
   args.push(`https://127.0.0.1:${s.port}/`);
-  const before = s.pids().reduce((n, p) => n + cpuTicks(p), 0);
-  const out = new TextDecoder().decode(
+  const before = cpu(s);
+  const out = dec.decode(
     (await new Deno.Command("taskset", { args, stdout: "piped" }).output()).stdout,
   );
-  const after = s.pids().reduce((n, p) => n + cpuTicks(p), 0);
+  const after = cpu(s);
   const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
   const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
   return {
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0),
     p99ms: latency(/99%\s+(\S+)/.exec(out)?.[1] ?? ""),
-    cpuUs: requests ? ((after - before) / TICK) * 1e6 / requests : NaN,
+    cpuUs: requests ? (after - before) * 1e6 / requests : NaN,
     errors: (sock ? sock.slice(1).reduce((n, x) => n + Number(x), 0) : 0) +
       Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0),
   };
 }
 
+/** `openssl s_time -new` × CONNECTIONS/2 processes: full handshakes only. */
+async function sTime(s: Server, seconds: number): Promise<Result> {
+  const before = cpu(s);
+  const runs = await Promise.all(
+    Array.from({ length: Math.max(1, CONNECTIONS / 2) }, () =>
+      new Deno.Command("taskset", {
+        args: [
+          "-c",
+          LOAD_CORE,
+          "openssl",
+          "s_time",
+          "-connect",
+          `127.0.0.1:${s.port}`,
+          "-new",
+          "-time",
+          String(seconds),
+          "-www",
+          "/",
+        ], // deno-fmt-ignore
+        stdout: "piped",
+        stderr: "null",
+      }).output()),
+  );
+  const after = cpu(s);
+  const count = runs.reduce(
+    (n, r) => n + Number(/(\d+) connections in [\d.]+s/.exec(dec.decode(r.stdout))?.[1] ?? 0),
+    0,
+  );
+  return {
+    rps: count / seconds,
+    p99ms: NaN,
+    cpuUs: count ? (after - before) * 1e6 / count : NaN,
+    errors: runs.filter((r) => !r.success).length,
+  };
+}
+
 const scenarios = [
-  { name: "new handshakes", close: true },
-  { name: "keep-alive respond", close: false },
-];
+  { name: "new connections", run: (s: Server, t: number) => wrk(s, true, t) },
+  { name: "full handshakes", run: sTime },
+  { name: "keep-alive respond", run: (s: Server, t: number) => wrk(s, false, t) },
+].filter((sc) => !ONLY || sc.name.includes(ONLY));
 const results = new Map<string, Result[]>();
+const load = () => Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
+const loads = [`start ${load()}`];
 try {
   for (const sc of scenarios) {
     for (let round = 0; round < ROUNDS; round++) {
-      for (const s of servers) {
-        if (round === 0) await wrk(s, sc.close, 2); // warm-up, discarded
-        const r = await wrk(s, sc.close);
+      for (const s of round % 2 ? [...servers].reverse() : servers) {
+        if (round === 0) await sc.run(s, 2); // warm-up, discarded
+        const r = await sc.run(s, DURATION);
+        const ended = await gone(s);
+        if (ended) throw new Error(`${s.name} ended during the run:\n${ended}`);
         const k = `${sc.name}|${s.name}`;
         (results.get(k) ?? results.set(k, []).get(k)!).push(r);
         console.error(
-          `${sc.name} ${s.name} round ${round + 1}: ${r.rps.toFixed(0)} req/s p99 ${
+          `${sc.name} ${s.name} round ${round + 1}: ${r.rps.toFixed(0)}/s p99 ${
             r.p99ms.toFixed(2)
-          } ms cpu ${r.cpuUs.toFixed(1)} µs/req errors ${r.errors}`,
+          } ms cpu ${r.cpuUs.toFixed(1)} µs errors ${r.errors}`,
         );
       }
     }
+    loads.push(`after ${sc.name} ${load()}`);
   }
 } finally {
   const peak = new Map(
-    servers.map((
-      s,
-    ) => [s.name, s.pids().reduce((n, p) => n + proc(p, "status", /VmHWM:\s+(\d+) kB/), 0)]),
+    servers.map((s) => [s.name, s.pids().reduce((n, p) => n + statusKiB(p, "VmHWM"), 0)]),
   );
   for (const s of servers) {
     try {
@@ -285,22 +316,27 @@ try {
     await s.child.status;
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const fixed2 = (x: number) => Number.isNaN(x) ? "–" : x.toFixed(2);
   const lines = [
-    `HTTPS, TLS 1.3, ECDSA P-256. Load: wrk -t1 -c${CONNECTIONS} -d${DURATION}s on core ${LOAD_CORE}; servers on core ${SERVER_CORE}; ${ROUNDS} rounds, alternating, medians.`,
+    `HTTPS, TLS 1.3, ECDSA P-256. Load on core ${LOAD_CORE} (wrk -t1 -c${CONNECTIONS}, or ${
+      Math.max(1, CONNECTIONS / 2)
+    } openssl s_time -new), servers on core ${SERVER_CORE}; ${ROUNDS} rounds × ${DURATION} s, alternating, medians. Load average: ${
+      loads.join("; ")
+    }.`,
     "",
-    "| scenario | server | req/s | p99 ms | CPU µs/req | errors |",
-    "|---|---|---:|---:|---:|---:|",
+    "| scenario | server | resumes | req/s | p99 ms | CPU µs/req | errors |",
+    "|---|---|---|---:|---:|---:|---:|",
   ];
   for (const sc of scenarios) {
     for (const s of servers) {
       const rs = results.get(`${sc.name}|${s.name}`);
       if (!rs) continue;
       lines.push(
-        `| ${sc.name} | ${s.name} | ${median(rs.map((r) => r.rps)).toFixed(0)} | ${
-          median(rs.map((r) => r.p99ms)).toFixed(2)
-        } | ${median(rs.map((r) => r.cpuUs)).toFixed(1)} | ${
-          rs.reduce((n, r) => n + r.errors, 0)
-        } |`,
+        `| ${sc.name} | ${s.name} | ${resumption.get(s.name) ? "yes" : "no"} | ${
+          median(rs.map((r) => r.rps)).toFixed(0)
+        } | ${fixed2(median(rs.map((r) => r.p99ms)))} | ${
+          median(rs.map((r) => r.cpuUs)).toFixed(1)
+        } | ${rs.reduce((n, r) => n + r.errors, 0)} |`,
       );
     }
   }

@@ -8,8 +8,14 @@
  *
  *   deno run -A bench/http/php_fastcgi.ts     # ROUNDS=3 DURATION=5 CONNECTIONS=16
  *
+ * `GH_DENO_FLAGS` adds flags to Gatehouse's `deno run` (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`).
+ *
+ * Every server's output is kept in a log; a server that ends during the run stops it with how
+ * it ended (exit code or signal, its last output, the kernel's lines about it).
+ *
  * @module
  */
+import { cpuSeconds, freePort, gone, type Server, start, waitUp } from "./_proc.ts";
 
 const ROUNDS = Number(Deno.env.get("ROUNDS") ?? 3);
 const DURATION = Number(Deno.env.get("DURATION") ?? 5);
@@ -17,61 +23,7 @@ const CONNECTIONS = Number(Deno.env.get("CONNECTIONS") ?? 16);
 const SERVER_CORE = Deno.env.get("SERVER_CORE") ?? "1";
 const LOAD_CORE = Deno.env.get("LOAD_CORE") ?? "0";
 const CLI = new URL("../../cli.ts", import.meta.url).pathname;
-const TICK = 100; // USER_HZ
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const p = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return p;
-}
-
-function cpuTicks(pid: number): number {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return Number(f[11]) + Number(f[12]);
-  } catch {
-    return 0;
-  }
-}
-
-function children(pid: number): number[] {
-  try {
-    return Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`).trim().split(/\s+/)
-      .filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
-
-async function waitUp(port: number): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    try {
-      (await Deno.connect({ hostname: "127.0.0.1", port })).close();
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  throw new Error(`port ${port} never opened`);
-}
-
-interface Server {
-  name: string;
-  port: number;
-  child: Deno.ChildProcess;
-  pids(): number[];
-}
-
-function start(name: string, cmd: string[], port: number): Server {
-  const child = new Deno.Command("taskset", {
-    args: ["-c", SERVER_CORE, ...cmd],
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-  return { name, port, child, pids: () => [child.pid, ...children(child.pid)] };
-}
+const GH_DENO_FLAGS = (Deno.env.get("GH_DENO_FLAGS") ?? "").split(/\s+/).filter(Boolean);
 
 const dir = await Deno.makeTempDir({ prefix: "gatehouse-bench-php-" });
 const root = `${dir}/www`;
@@ -142,17 +94,37 @@ const servers: Server[] = [];
   const port = freePort();
   await Deno.writeTextFile(`${dir}/gh.json`, JSON.stringify(config(port)));
   servers.push(
-    start(
-      "gatehouse",
-      [Deno.execPath(), "run", "-A", CLI, "run", "--config", `${dir}/gh.json`],
+    await start({
+      name: "gatehouse",
+      cmd: [
+        Deno.execPath(),
+        "run",
+        "-A",
+        ...GH_DENO_FLAGS,
+        CLI,
+        "run",
+        "--config",
+        `${dir}/gh.json`,
+      ],
       port,
-    ),
+      core: SERVER_CORE,
+      dir,
+    }),
   );
 }
 {
   const port = freePort();
   await Deno.writeTextFile(`${dir}/caddy.json`, JSON.stringify(config(port)));
-  servers.push(start("caddy 2.6.2", ["caddy", "run", "--config", `${dir}/caddy.json`], port));
+  servers.push(
+    await start({
+      name: "caddy 2.6.2",
+      cmd: ["caddy", "run", "--config", `${dir}/caddy.json`],
+      port,
+      core: SERVER_CORE,
+      dir,
+      env: { HOME: dir, XDG_DATA_HOME: `${dir}/c-data`, XDG_CONFIG_HOME: `${dir}/c-config` },
+    }),
+  );
 }
 {
   const port = freePort();
@@ -184,7 +156,15 @@ http {
 }
 `,
   );
-  servers.push(start("nginx", ["nginx", "-c", `${dir}/nginx.conf`, "-p", dir], port));
+  servers.push(
+    await start({
+      name: "nginx",
+      cmd: ["nginx", "-c", `${dir}/nginx.conf`, "-p", dir],
+      port,
+      core: SERVER_CORE,
+      dir,
+    }),
+  );
 }
 for (const s of servers) await waitUp(s.port);
 
@@ -205,7 +185,7 @@ for (const s of servers) {
 }
 
 async function wrk(s: Server, path: string) {
-  const before = s.pids().reduce((n, p) => n + cpuTicks(p), 0);
+  const before = s.pids().reduce((n, p) => n + cpuSeconds(p), 0);
   const out = new TextDecoder().decode(
     (await new Deno.Command("taskset", {
       args: [
@@ -221,12 +201,9 @@ async function wrk(s: Server, path: string) {
       stdout: "piped",
     }).output()).stdout,
   );
-  const after = s.pids().reduce((n, p) => n + cpuTicks(p), 0);
-  try {
-    Deno.statSync(`/proc/${s.child.pid}`);
-  } catch {
-    throw new Error(`${s.name} exited during the run`);
-  }
+  const after = s.pids().reduce((n, p) => n + cpuSeconds(p), 0);
+  const ended = await gone(s);
+  if (ended) throw new Error(`${s.name} ended during the run:\n${ended}`);
   const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
   const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
   const p99 = /99%\s+([\d.]+)(us|ms|s)/.exec(out);
@@ -234,7 +211,7 @@ async function wrk(s: Server, path: string) {
   return {
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0),
     p99ms,
-    cpuUs: requests ? ((after - before) / TICK) * 1e6 / requests : NaN,
+    cpuUs: requests ? (after - before) * 1e6 / requests : NaN,
     non2xx,
   };
 }

@@ -217,7 +217,8 @@ export class ListenerPool {
       const server = await serveNode({
         hostname,
         port,
-        tls: tls ? { source: () => this.#source(socket) } : undefined,
+        // the config opening the socket holds no handle on it yet: its source to start with
+        tls: tls ? { source: () => socket.handles.length ? this.#source(socket) : tls } : undefined,
         handler,
         localAddress: () => socket.address,
         onClientRefused: (reason, remote) =>
@@ -271,7 +272,8 @@ export class ListenerPool {
         const server = await serveDenoTls({
           hostname,
           port,
-          getter: () => this.#source(socket),
+          // the config opening the socket holds no handle on it yet: its source to start with
+          getter: () => socket.handles.length ? this.#source(socket) : tls,
           handler: handler as (r: Request, i: Deno.ServeHandlerInfo<Deno.NetAddr>) => Response,
           log: (msg, fields) => this.log?.(msg, fields),
         });

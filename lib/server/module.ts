@@ -134,6 +134,11 @@ export interface TlsCertificateSource {
   getCertificate(serverName: string): Promise<{ cert: string; key: string } | null>;
   /** Calls `fn` when certificates changed; returns an unsubscribe function. */
   subscribe(fn: () => void): () => void;
+  /**
+   * The one certificate given for every server name, when the answer cannot depend on the name
+   * right now; null when it does (see `CertificateGetter.fixedCertificate` in `tls/cache.ts`).
+   */
+  fixedCertificate?(): Promise<{ cert: string; key: string } | null>;
   /** True when some connection policy authenticates clients (listeners then ask for certificates). */
   requestsClientCertificates?: boolean;
   /** The client certificate check for a connection with this SNI, null for none. */

@@ -49,7 +49,12 @@ export interface NodeHttpServer {
   readonly finished: Promise<void>;
   /** TLS: certificates changed (the one for clients without SNI is refreshed). */
   certificatesChanged(): void;
+  /** Connections open right now (TLS: handshakes completed), idle or busy. */
+  readonly connections: number;
 }
+
+/** How long a connection accepted during shutdown may wait before sending its request (ms). */
+const SHUTDOWN_IDLE_MS = 1000;
 
 /** IANA cipher suite numbers by OpenSSL and IANA name (TLS 1.3 and the usual TLS 1.2 ones). */
 const CIPHER_SUITES: Record<string, number> = {
@@ -302,7 +307,23 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
       }
       return ctx;
     };
-    const first = await source().getCertificate("");
+    const sniCallback = (name: string, cb: (e: Error | null, ctx?: tls.SecureContext) => void) => {
+      source().getCertificate(name.toLowerCase()).then(
+        (c) => c ? cb(null, contextOf(c)) : cb(new Error(`no certificate for ${name}`)),
+        (e) => cb(e as Error),
+      );
+    };
+    // One certificate for every name (see `fixedCertificate`): the server's own context answers
+    // every handshake and no SNI callback runs. Deno's TLS server reads the callback per
+    // connection (`_SNICallback`); the per-handshake path costs ~10% more CPU per handshake and
+    // ~100 MiB more resident under a handshake load (measured in bench/http).
+    const fixedOf = async () => {
+      const s = source();
+      if (s.requestsClientCertificates) return null; // client checks follow the SNI
+      return (await s.fixedCertificate?.().catch(() => null)) ?? null;
+    };
+    const fixed = await fixedOf();
+    const first = fixed ?? await source().getCertificate("");
     const https_ = https.createServer({
       ...limits,
       // asked per server below; verified by the connection policy's check, not by OpenSSL
@@ -310,23 +331,23 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
       rejectUnauthorized: false,
       ...(first ? { cert: first.cert, key: first.key } : {}),
       ALPNProtocols: ["http/1.1"],
-      SNICallback: (name: string, cb: (e: Error | null, ctx?: tls.SecureContext) => void) => {
-        source().getCertificate(name.toLowerCase()).then(
-          (c) => c ? cb(null, contextOf(c)) : cb(new Error(`no certificate for ${name}`)),
-          (e) => cb(e as Error),
-        );
-      },
+      SNICallback: sniCallback,
     });
+    const slot = https_ as unknown as { _SNICallback?: unknown };
+    const sniSwitch = "_SNICallback" in https_;
+    if (sniSwitch && fixed) slot._SNICallback = null;
     let last = first?.cert;
     refreshDefault = async () => {
       // a reload may start or stop authenticating clients: new connections follow it
       (https_ as unknown as { requestCert: boolean }).requestCert = !!source()
         .requestsClientCertificates;
-      const c = await source().getCertificate("").catch(() => null);
+      const one = await fixedOf();
+      const c = one ?? await source().getCertificate("").catch(() => null);
       if (c && c.cert !== last) {
         last = c.cert;
         https_.setSecureContext({ cert: c.cert, key: c.key });
       }
+      if (sniSwitch) slot._SNICallback = one ? null : sniCallback;
     };
     server = https_;
   } else {
@@ -335,6 +356,10 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
   }
   let closing = false;
   let inFlight = 0;
+  // Every open connection until its socket closes (for TLS, the TLS socket: the one requests
+  // come on), and the open ones with no request in flight. Both forget a socket when it
+  // closes, so a listener holds nothing of the connections that are gone.
+  const open = new Set<net.Socket>();
   const idle = new Set<net.Socket>();
   // A connection's TLS session does not change: its facts are read once per connection.
   const sessions = new WeakMap<net.Socket, NonNullable<ServeInfo["tls"]>>();
@@ -367,7 +392,17 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     res.end("400 Bad Request");
   };
 
-  server.on("connection", (s: net.Socket) => idle.add(s));
+  server.on(o.tls ? "secureConnection" : "connection", (s: net.Socket) => {
+    open.add(s);
+    idle.add(s);
+    s.once("close", () => {
+      open.delete(s);
+      idle.delete(s);
+    });
+    // Accepted while shutting down: its first request is answered (with `Connection: close`);
+    // a client that sends none is closed after a moment.
+    if (closing) setTimeout(() => idle.has(s) && s.end(), SHUTDOWN_IDLE_MS);
+  });
   server.on("request", async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const socket = req.socket;
     idle.delete(socket);
@@ -478,6 +513,9 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
   const finished = new Promise<void>((r) => (finish = r));
   return {
     port: typeof address === "object" && address ? address.port : 0,
+    get connections() {
+      return open.size;
+    },
     finished,
     certificatesChanged() {
       refreshDefault?.().catch(() => {});

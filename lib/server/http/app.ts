@@ -140,7 +140,10 @@ export class HttpApp implements App {
       for (const a of server.addresses) {
         const host = a.address.slice(0, a.address.lastIndexOf(":")).replace(/^\[|\]$/g, "");
         const source = app && server.tlsPolicies
-          ? withClientAuth(app.getter(server.tlsPolicies, host), server.clientAuth)
+          ? withClientAuth(
+            app.getter(server.tlsPolicies, host, server.hostNames),
+            server.clientAuth,
+          )
           : undefined;
         const handle = await ctx.listen({ address: a.address, tls: source, engine: server.engine });
         handles.push({ server, handle });

@@ -346,9 +346,14 @@ export class TlsApp implements App {
 
   /**
    * The certificate getter of a server with these connection policies; `listenHost` is the
-   * listener's host (used for clients that send no SNI when it is an IP).
+   * listener's host (used for clients that send no SNI when it is an IP); `servedNames` the
+   * host names of the server's routes (a fixed certificate must cover every one of them).
    */
-  getter(policies: ConnectionPolicy[], listenHost: string): CertificateGetter {
+  getter(
+    policies: ConnectionPolicy[],
+    listenHost: string,
+    servedNames: string[] = [],
+  ): CertificateGetter {
     const cache = this.cache;
     const managed = this.#toManage;
     const started = this.#startedPromise;
@@ -356,6 +361,9 @@ export class TlsApp implements App {
     const app = this;
     const list = policies.length ? policies : [{ sni: [], anyTag: [], allTags: [] }];
     const ip = /^[0-9.]+$|:/.test(listenHost) && listenHost !== "" ? normalizeName(listenHost) : "";
+    const filterOf = (policy: (typeof list)[number]) => (c: CachedCertificate) =>
+      (!policy.anyTag.length || policy.anyTag.some((t) => c.tags.includes(t))) &&
+      policy.allTags.every((t) => c.tags.includes(t));
     return {
       async getCertificate(serverName: string) {
         let name = normalizeName(serverName);
@@ -363,9 +371,7 @@ export class TlsApp implements App {
         const policy =
           list.find((p) => !p.sni.length || p.sni.some((s) => matchWildcard(name, s))) ??
             list[0];
-        const filter = (c: CachedCertificate) =>
-          (!policy.anyTag.length || policy.anyTag.some((t) => c.tags.includes(t))) &&
-          policy.allTags.every((t) => c.tags.includes(t));
+        const filter = filterOf(policy);
         if (name && managed.has(name) && !app.#started) {
           let t: ReturnType<typeof setTimeout> | undefined;
           await Promise.race([started, new Promise((r) => (t = setTimeout(r, 30_000)))]);
@@ -391,6 +397,28 @@ export class TlsApp implements App {
           if (all.length === 1) found = all[0];
         }
         return found ? { cert: found.cert, key: found.key } : null;
+      },
+      fixedCertificate() {
+        // a name could get a certificate of its own: on demand, or once it is obtained
+        if (app.hasOnDemand || (managed.size && !app.#started)) return Promise.resolve(null);
+        for (const name of managed.keys()) {
+          if (!cache.matching(name).length) return Promise.resolve(null);
+        }
+        const found = new Set<CachedCertificate>();
+        for (const p of list) for (const c of cache.all()) if (filterOf(p)(c)) found.add(c);
+        if (found.size !== 1) return Promise.resolve(null);
+        const [one] = found;
+        // every name the server's routes serve gets this certificate (so SNI cannot matter
+        // for any of them); other names get it too instead of a failed handshake
+        for (const raw of servedNames) {
+          const name = normalizeName(raw);
+          const policy = list.find((p) =>
+            !p.sni.length || p.sni.some((s) => matchWildcard(name, s))
+          ) ??
+            list[0];
+          if (cache.matching(name, filterOf(policy))[0] !== one) return Promise.resolve(null);
+        }
+        return Promise.resolve({ cert: one.cert, key: one.key });
       },
       subscribe: (fn) => cache.subscribe(fn),
     };

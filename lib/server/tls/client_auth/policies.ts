@@ -71,6 +71,7 @@ export function withClientAuth(
   return {
     getCertificate: (name) => source.getCertificate(name),
     subscribe: (fn) => source.subscribe(fn),
+    fixedCertificate: source.fixedCertificate && (() => source.fixedCertificate!()),
     requestsClientCertificates: true,
     clientAuth: (name) => auth.forName(name),
   };
