@@ -80,6 +80,12 @@ export {
 export { login, type LoginError, type LoginParams, type LoginResult } from "./lib/d1/login.ts";
 export { THROTTLE } from "./lib/d1/throttle.ts";
 export {
+  checkPasswordThrottled,
+  type CheckPasswordThrottledError,
+  type CheckPasswordThrottledParams,
+  type CheckPasswordThrottledResult,
+} from "./lib/d1/password_check.ts";
+export {
   requestPasswordReset,
   type RequestPasswordResetParams,
   RESET_TTL_HOURS,

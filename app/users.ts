@@ -39,7 +39,6 @@ import {
   listLinkedSignIns,
   login,
   migrate,
-  openLibsql,
   readUserSession,
   requestPasswordReset,
   resetPassword,
@@ -48,6 +47,7 @@ import {
   verifyOtp,
 } from "../d1.ts";
 import type { AppEnv } from "./env.ts";
+import { openAppDatabase } from "./database.ts";
 import { siteSecret } from "./dev_secret.ts";
 import { publicOrigin } from "./public_url.ts";
 import { clientAddress, type ConnectionInfo } from "./client_address.ts";
@@ -76,16 +76,6 @@ export interface UsersSiteOptions {
   db?: D1Database;
   /** PBKDF2 iterations for new hashes (tests); default the core's. */
   iterations?: number;
-}
-
-async function openDatabase(env: AppEnv): Promise<D1Database> {
-  const url = env.vars.DATABASE_URL ?? "file:.data/gatehouse.db";
-  if (url.startsWith("file:")) {
-    const path = url.slice("file:".length);
-    const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
-    if (dir) await Deno.mkdir(dir, { recursive: true });
-  }
-  return openLibsql({ url, authToken: env.vars.DATABASE_AUTH_TOKEN });
 }
 
 async function form(c: Context): Promise<Record<string, string>> {
@@ -131,7 +121,7 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     cookieName: "__Host-users-session",
   };
   const secret = siteSecret(env, "TOKEN_SECRET");
-  const db = options.db ?? await openDatabase(env);
+  const db = options.db ?? await openAppDatabase(env);
   await migrate(db);
   const real = mailSenderFromEnv(env);
   let outbox: Outbox | null = null;

@@ -265,6 +265,15 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
       };
       const started = performance.now();
       const body = to.method === "GET" || to.method === "HEAD" ? null : c.requestBody();
+      if (body === null && fwd.contentLength) {
+        // No body goes upstream (the listener reads and drops a GET's or HEAD's), so no
+        // length is declared: a length without its bytes would make the upstream read the
+        // next request on the connection as this one's body (request smuggling).
+        fwd = {
+          fields: [...fwd.fields].filter(([k]) => k !== "content-length"),
+          contentLength: false,
+        };
+      }
       let countedBody = body;
       if (body) {
         countedBody = body.pipeThrough(
