@@ -107,7 +107,7 @@ export function startReceiver(): { url: string; deliveries: string[]; close(): P
 }
 
 const AXE = await Deno.readTextFile(
-  new URL("../../node_modules/axe-core/axe.min.js", import.meta.url),
+  new URL("../node_modules/axe-core/axe.min.js", import.meta.url),
 );
 
 /** Runs axe-core on the page; fails on any serious or critical violation, naming them. */
