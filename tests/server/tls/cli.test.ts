@@ -16,9 +16,22 @@ function spawn(args: string[], data: string) {
     stdout: "null",
     stderr: "piped",
   }).spawn();
-  const err = new Response(child.stderr).text();
+  // stderr as it arrives, so a test can wait for a line before it stops the process.
+  let text = "";
+  const err = (async () => {
+    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) text += chunk;
+    return text;
+  })();
   return {
     child,
+    /** Waits (up to 20 s) until stderr matches `re`; false if it never did. */
+    async waitFor(re: RegExp): Promise<boolean> {
+      for (let i = 0; i < 400; i++) {
+        if (re.test(text)) return true;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return false;
+    },
     async stop() {
       try {
         child.kill("SIGTERM");
@@ -87,6 +100,7 @@ Deno.test("reverse-proxy: localhost:PORT is HTTPS from the local CA; http:// is 
     await until(async () => (await curl(`http://127.0.0.1:${pub}/`)).code !== 7);
     const plainTry = await curl(`http://127.0.0.1:${pub}/`);
     assert.notEqual(plainTry.body, "upstream");
+    await p.waitFor(/"obtaining certificate".*"example\.com"/);
     const acme = await p.stop();
     assert.match(acme.stderr, /"obtaining certificate".*"example\.com"/);
     p = spawn([
@@ -139,6 +153,8 @@ Deno.test("file-server --domain with a public name never serves plain HTTP", asy
       await new Promise((r) => setTimeout(r, 50));
     }
     assert.notEqual(plain, "secret");
+    // The order for example.com starts after the listener is up: wait for it before stopping.
+    await p.waitFor(/"obtaining certificate".*"example\.com"|address already in use/i);
     const r = await p.stop();
     assert.match(r.stderr, /"obtaining certificate".*"example\.com"|address already in use/i);
   } finally {
