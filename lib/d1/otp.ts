@@ -152,37 +152,48 @@ export interface ConsumeOptions {
 }
 
 /**
- * Checks a code: counts the try first (refusing once `OTP_MAX_ATTEMPTS` were used), then
- * compares, then deletes the row so the code works once. Resolves to the pending password
- * hash stored with it (or null); stops with `invalid_code`, `expired_code` or
- * `too_many_attempts`. @internal
+ * Checks a code: counts the try (refusing once `OTP_MAX_ATTEMPTS` were used), then compares,
+ * then deletes the row so the code works once. With `attempt`, a caller that does not hold the
+ * pending signup's attempt gets `invalid_code` before anything is counted, as for an address
+ * without a code: the code's tries, expiry and limit show only to the browser that signed up
+ * (else anyone could learn that an address has a pending signup, and use up its tries).
+ * Resolves to the pending password hash stored with it (or null); stops with `invalid_code`,
+ * `expired_code` or `too_many_attempts`. @internal
  */
 export async function consumeCode(db: D1Database, o: ConsumeOptions): Promise<string | null> {
-  const counted = await run(
-    db,
-    `UPDATE otp_codes SET attempts = attempts + 1
-     WHERE email = ? AND purpose = ? AND attempts < ? AND expires_at > ?`,
-    [o.email, o.purpose, OTP_MAX_ATTEMPTS, o.now],
-  );
-  const row = await first<{ code_hash: string; password_hash: string | null; expires_at: number }>(
-    db,
-    "SELECT code_hash, password_hash, expires_at FROM otp_codes WHERE email = ? AND purpose = ?",
-    o.email,
-    o.purpose,
-  );
-  if (!row) return fail("invalid_code");
-  if (counted !== 1) {
-    return fail(Number(row.expires_at) <= o.now ? "expired_code" : "too_many_attempts");
-  }
-  if (!/^[0-9]{6}$/.test(o.code)) return fail("invalid_code");
-  const pending = typeof row.password_hash === "string" && row.password_hash
+  type Row = { code_hash: string; password_hash: string | null; expires_at: number };
+  const read = () =>
+    first<Row>(
+      db,
+      "SELECT code_hash, password_hash, expires_at FROM otp_codes WHERE email = ? AND purpose = ?",
+      o.email,
+      o.purpose,
+    );
+  const row = await read();
+  const pending = row && typeof row.password_hash === "string" && row.password_hash
     ? row.password_hash
     : null;
   let bind: string | undefined;
   if (o.attempt) {
-    if (pending === null || !(await o.attempt(pending))) return fail("invalid_code");
+    // the same work whether or not the address has a pending code
+    const holder = await o.attempt(pending ?? "");
+    if (!row || pending === null || !holder) return fail("invalid_code");
     bind = pending;
   }
+  if (!row) return fail("invalid_code");
+  // counted on the row as read: a signup that replaced it meanwhile is another code
+  const counted = await run(
+    db,
+    `UPDATE otp_codes SET attempts = attempts + 1
+     WHERE email = ? AND purpose = ? AND code_hash = ? AND attempts < ? AND expires_at > ?`,
+    [o.email, o.purpose, row.code_hash, OTP_MAX_ATTEMPTS, o.now],
+  );
+  if (counted !== 1) {
+    const again = await read();
+    if (!again || again.code_hash !== row.code_hash) return fail("invalid_code");
+    return fail(Number(again.expires_at) <= o.now ? "expired_code" : "too_many_attempts");
+  }
+  if (!/^[0-9]{6}$/.test(o.code)) return fail("invalid_code");
   const stored = String(row.code_hash);
   if (!(await macMatches(o.secrets, o.purpose, o.email, o.code, stored, bind))) {
     return fail("invalid_code");

@@ -75,7 +75,23 @@ export function encodeForGet(value: Json | undefined): string {
  * ```
  */
 export function makeEtag(path: string, value: Json | undefined): string {
-  return `"${path} ${fnv1a32(encodeForGet(value))}"`;
+  return `"${etagPath(path)} ${fnv1a32(encodeForGet(value))}"`;
+}
+
+/**
+ * The path as an `Etag` carries it: UTF-8 bytes outside visible ASCII, and `"`, `%`, `\`,
+ * percent-encoded. Config keys are any JSON strings; as they are, a key with a character above
+ * U+00FF cannot be sent in a header at all, and one with a space or a quote cannot come back
+ * in an `If-Match`. Plain ASCII paths read as in Caddy.
+ */
+function etagPath(path: string): string {
+  let out = "";
+  for (const b of new TextEncoder().encode(path)) {
+    out += b > 0x20 && b < 0x7f && b !== 0x22 && b !== 0x25 && b !== 0x5c
+      ? String.fromCharCode(b)
+      : `%${b.toString(16).toUpperCase().padStart(2, "0")}`;
+  }
+  return out;
 }
 
 /** Parses an `If-Match` value into path and hash; throws 400 when malformed. */
@@ -87,7 +103,16 @@ export function parseIfMatch(header: string): { path: string; hash: string } {
   if (parts.length !== 2) {
     throw new AdminError("bad_request", 'malformed If-Match header; expect format "<path> <hash>"');
   }
-  return { path: parts[0], hash: parts[1] };
+  let path: string;
+  try {
+    path = decodeURIComponent(parts[0]);
+  } catch {
+    throw new AdminError(
+      "bad_request",
+      "malformed If-Match header: its path has a bad percent-encoding (send back the Etag as received)",
+    );
+  }
+  return { path, hash: parts[1] };
 }
 
 /**

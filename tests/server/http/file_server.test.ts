@@ -294,14 +294,16 @@ Deno.test("file_server: precompressed sidecars with order; browse HTML/JSON, sor
       symlink_path?: string;
     }[];
     assert.ok(!root.some((i) => i.name === ".env"), "hidden files are not listed");
-    const link = root.find((i) => i.name === "escape-link")!;
+    const link = root.find((i) => i.name === "inside-link.txt")!;
     assert.equal(link.is_symlink, true);
     assert.equal(link.symlink_path, undefined, "targets only with reveal_symlinks");
+    assert.ok(!root.some((i) => i.name.startsWith("escape-")), "links out of the root unlisted");
     r = await raw(b, "GET", "/r/?sort=name", { accept: "application/json" });
     const revealed = JSON.parse(r.text) as { name: string; symlink_path?: string }[];
-    assert.equal(revealed.find((i) => i.name === "escape-link")!.symlink_path, s.outside);
+    const target = `${s.root}/hello.txt`;
+    assert.equal(revealed.find((i) => i.name === "inside-link.txt")!.symlink_path, target);
     r = await raw(b, "GET", "/r/");
-    assert.ok(r.text.includes(s.outside), "HTML listing shows targets with reveal_symlinks");
+    assert.ok(r.text.includes(target), "HTML listing shows targets with reveal_symlinks");
   } finally {
     await srv.stop();
     await s.cleanup();

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { fileHidden, isDotName } from "./sanitize.ts";
+import { fileHidden, insideRoot, isDotName } from "./sanitize.ts";
 
 /** One listed entry (JSON field names as Caddy's). */
 export interface ListingItem {
@@ -52,8 +52,16 @@ export function parseSort(list: readonly string[]): { by: string; order: string 
   return out;
 }
 
-/** Reads a directory into listing items. */
-export async function readListing(dir: string, opts: BrowseOptions): Promise<ListingItem[]> {
+/**
+ * Reads a directory into listing items. With `realRoot` (the root's real path), a symlink
+ * whose target lies outside it is left out, as it is not served: its target's size, time and
+ * kind never show.
+ */
+export async function readListing(
+  dir: string,
+  opts: BrowseOptions,
+  realRoot?: string,
+): Promise<ListingItem[]> {
   const items: ListingItem[] = [];
   let read = 0;
   for await (const e of Deno.readDir(dir)) {
@@ -61,6 +69,13 @@ export async function readListing(dir: string, opts: BrowseOptions): Promise<Lis
     const full = `${dir.replace(/\/$/, "")}/${e.name}`;
     if (opts.hideDotfiles && isDotName(e.name)) continue;
     if (fileHidden(full, opts.hide)) continue;
+    if (e.isSymlink && realRoot !== undefined) {
+      try {
+        if (!insideRoot(await Deno.realPath(full), realRoot)) continue;
+      } catch {
+        // a dangling link: listed from its own entry below
+      }
+    }
     let info: Deno.FileInfo | null = null;
     try {
       info = await Deno.stat(full);

@@ -273,7 +273,7 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
             const query = new URLSearchParams(c.query);
             if (!query.get("sort") && browse.sort.by) query.set("sort", browse.sort.by);
             if (!query.get("order") && browse.sort.order) query.set("order", browse.sort.order);
-            const items = sortItems(await readListing(filename, browse), query);
+            const items = sortItems(await readListing(filename, browse, rr), query);
             const h = new Headers();
             const status = statusT ? Number(statusT.render(c)) : c.error ? c.error.status : 200;
             if ((c.headers.get("accept") ?? "").includes("application/json")) {

@@ -26,6 +26,53 @@ const CONNECTION_SPECIFIC = new Set([
   "host",
 ]);
 
+/** Streams open on a session, and the requests waiting for one of them to close. */
+interface Slots {
+  open: number;
+  waiting: (() => void)[];
+}
+
+const slots = new WeakMap<http2.ClientHttp2Session, Slots>();
+
+/**
+ * Waits for a stream under the upstream's `MAX_CONCURRENT_STREAMS`: a request beyond it waits
+ * here rather than in the session, so a client that leaves meanwhile never opens a stream (a
+ * stream reset while still queued in the session could reach the upstream afterwards, and
+ * stay open there for good). False when the client left first.
+ */
+async function takeSlot(
+  session: http2.ClientHttp2Session,
+  clientDone: Promise<unknown> | undefined,
+): Promise<boolean> {
+  let s = slots.get(session);
+  if (!s) {
+    const fresh: Slots = { open: 0, waiting: [] };
+    slots.set(session, s = fresh);
+    // A session that ends wakes its waiters: their request then fails on it (502).
+    session.once("close", () => fresh.waiting.splice(0).forEach((w) => w()));
+  }
+  const left = clientDone?.then(() => true, () => true);
+  while (s.open >= (session.remoteSettings.maxConcurrentStreams ?? Infinity) && !session.closed) {
+    let wake!: () => void;
+    const turn = new Promise<boolean>((r) => (wake = () => r(false)));
+    s.waiting.push(wake);
+    if (await (left ? Promise.race([turn, left]) : turn)) {
+      const i = s.waiting.indexOf(wake);
+      if (i >= 0) s.waiting.splice(i, 1);
+      return false;
+    }
+  }
+  s.open++;
+  return true;
+}
+
+function releaseSlot(session: http2.ClientHttp2Session): void {
+  const s = slots.get(session);
+  if (!s) return;
+  s.open--;
+  s.waiting.shift()?.();
+}
+
 /** A pool of HTTP/2 sessions, one per upstream address. */
 export class H2Pool {
   #sessions = new Map<string, Promise<http2.ClientHttp2Session>>();
@@ -121,7 +168,20 @@ export class H2Pool {
         headers[k] = had === undefined ? v : Array.isArray(had) ? [...had, v] : [String(had), v];
       }
     }
-    const stream = session.request(headers, { endStream: o.body === null });
+    if (!(await takeSlot(session, o.clientDone))) {
+      o.body?.cancel().catch(() => {});
+      o.onDone();
+      throw new Error(`upstream ${o.dial}: the client left before the request was sent`);
+    }
+    let stream: http2.ClientHttp2Stream;
+    try {
+      stream = session.request(headers, { endStream: o.body === null });
+    } catch (e) {
+      releaseSlot(session);
+      o.onDone();
+      throw e;
+    }
+    stream.once("close", () => releaseSlot(session));
     return await new Promise<H1Response>((resolve, reject) => {
       let settled = false;
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -144,6 +204,21 @@ export class H2Pool {
         o.onDone();
         reject(e);
       });
+      // A client that leaves before the head frees its stream (RST_STREAM CANCEL), as the
+      // HTTP/1.1 client closes its connection: else streams of clients long gone would hold
+      // the upstream's MAX_CONCURRENT_STREAMS and every later request would wait for good.
+      const gone = () => {
+        if (settled) return;
+        settle();
+        // Reset on a later turn of the event loop: Deno's node:http2 sends the HEADERS of a
+        // stream reset in the same turn as its request but drops the RST_STREAM, so the
+        // upstream would keep the stream open for good.
+        setTimeout(() => stream.close(nodeHttp2!.constants.NGHTTP2_CANCEL), 0);
+        o.body?.cancel().catch(() => {});
+        o.onDone();
+        reject(new Error(`upstream ${o.dial}: the client left before the response head`));
+      };
+      o.clientDone?.then(gone, gone);
       stream.once("response", (h) => {
         if (settled) return;
         settle();

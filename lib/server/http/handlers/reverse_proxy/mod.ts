@@ -45,7 +45,7 @@ import { provisionFastCGI } from "./fastcgi/mod.ts";
 import { provisionDynamicUpstreams } from "./upstream_sources/mod.ts";
 import { CookiePolicy, selectionPolicy } from "./selection.ts";
 import { parseStreamOptions, Streams, switchProtocols } from "./streams.ts";
-import { DialError, endToEnd, relayWebSocket, UpstreamTimeout } from "./transport.ts";
+import { clientGone, DialError, endToEnd, relayWebSocket, UpstreamTimeout } from "./transport.ts";
 import { parseTransport } from "./transport_config.ts";
 import {
   parseUpstreams,
@@ -295,7 +295,7 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         dialTimeout: transport.dialTimeout,
         headerTimeout: transport.responseHeaderTimeout,
         upgrade: upgrade !== null,
-        clientDone: c.info.completed,
+        clientDone: clientGone(c.request, c.info.completed),
         onDone: release,
         onBodyError: (e: unknown) =>
           bodyLogger.error("aborting with incomplete response", {

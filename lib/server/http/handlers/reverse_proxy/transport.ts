@@ -31,6 +31,22 @@ export class UpstreamTimeout extends Error {
   readonly code = "timeout";
 }
 
+/**
+ * Settles once the client's exchange is over: the listener's `completed`, or the request
+ * aborted (the client left). Deno settles `completed` only after a response went out, so a
+ * client that leaves before the upstream answers is seen through the request's signal;
+ * without it the upstream connection (or HTTP/2 stream) of every abandoned request stayed
+ * open until the upstream answered, if ever.
+ */
+export function clientGone(request: Request, completed?: Promise<void>): Promise<unknown> {
+  const signal = request.signal;
+  if (signal.aborted) return Promise.resolve();
+  const aborted = new Promise<void>((r) =>
+    signal.addEventListener("abort", () => r(), { once: true })
+  );
+  return completed ? Promise.race([completed, aborted]) : aborted;
+}
+
 /** Transport settings (`transport` with `protocol: "http"`). */
 export interface TransportOptions {
   /** Use TLS to the upstream. */
