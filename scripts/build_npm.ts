@@ -4,7 +4,9 @@
  * relative `.ts` specifiers become `.js`; bare specifiers resolve through `deno.json`
  * `imports` to npm package names, which become `dependencies` (with the version range from
  * the import map); `package.json` `exports` mirror `deno.json`'s. When there are dependencies,
- * `npm install` runs in `npm/` so the Node tests (`node --test tests/npm/`) can import it.
+ * `npm install` runs in `npm/` so the Node tests (`node --test tests/npm/`) can import it,
+ * and the build fails when an installed package's `engines.node` excludes the oldest Node the
+ * mirror's own `engines.node` allows (`scripts/npm_engines.ts`).
  *
  * Type errors do not stop the build (`deno check` is the type gate; TypeScript here lacks
  * Deno's built-in types); they are counted and the first few printed.
@@ -18,6 +20,7 @@
  * @module
  */
 import ts from "typescript";
+import { checkEngines, formatConflicts } from "./npm_engines.ts";
 
 const root = new URL("../", import.meta.url);
 const rootPath = decodeURIComponent(root.pathname).replace(/\/$/, "");
@@ -36,6 +39,12 @@ const outDir = outArg
   : `${rootPath}/npm`;
 const versionOverride = option("version");
 const skipInstall = Deno.args.includes("--no-install");
+
+/**
+ * The Node versions the mirror supports: 20.6 is the oldest the OpenTelemetry JS 2.x packages
+ * (the server's tracing and OTLP metrics) run on. Every installed dependency must allow it.
+ */
+const NODE_ENGINES = ">=20.6.0";
 
 interface DenoJson {
   name: string;
@@ -295,7 +304,7 @@ const pkg = {
   ...(denoJson.description ? { description: denoJson.description } : {}),
   license: denoJson.license ?? "UNLICENSED",
   type: "module",
-  engines: { node: ">=20" },
+  engines: { node: NODE_ENGINES },
   exports: Object.fromEntries(
     entries.map((e) => [e.key, {
       types: outFile(e.source, ".d.ts"),
@@ -342,4 +351,7 @@ if (dependencies.size > 0 && !skipInstall) {
     stderr: "inherit",
   }).output();
   if (!success) throw new Error("npm install in npm/ failed");
+  const report = await checkEngines(outDir);
+  if (report.conflicts.length > 0) throw new Error(formatConflicts(report));
+  console.log(`${report.packages} installed packages run on Node ${report.lowest}`);
 }

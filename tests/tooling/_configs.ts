@@ -27,6 +27,7 @@ export const TEST_ONLY: readonly string[] = [
   "ajv",
   "@seriousme/openapi-schema-validator",
   "parse-prometheus-text-format",
+  "semver",
 ];
 
 /** The parts of a Deno config these tests read. */

@@ -197,9 +197,11 @@ Deno.test("metrics: otlp pushes the registry to an OTLP receiver, protobuf and J
   const { startReceiver } = await import("./otlp_receiver.ts");
   for (const protocol of ["http/protobuf", "http/json"]) {
     const receiver = startReceiver();
+    // The metrics-only variables: the tracing tests, in the same process under --parallel,
+    // set the traces ones, and neither may send the other's data to its receiver.
     const envs = {
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-      OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+      OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: `${receiver.endpoint}/v1/metrics`,
+      OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: protocol,
       OTEL_METRIC_EXPORT_INTERVAL: "100",
     };
     for (const [k, v] of Object.entries(envs)) Deno.env.set(k, v);

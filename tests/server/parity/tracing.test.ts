@@ -14,9 +14,11 @@ const CLIENT_SPAN = "00f067aa0ba902b7";
 
 async function run(protocol: "http/protobuf" | "http/json") {
   const receiver = startReceiver();
+  // The traces-only variables: the metrics tests, in the same process under --parallel, set
+  // the metrics ones, and neither may send the other's data to its receiver.
   const envs = {
-    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-    OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.endpoint}/v1/traces`,
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: protocol,
     OTEL_BSP_SCHEDULE_DELAY: "50",
     OTEL_SERVICE_NAME: "gatehouse-test",
   };
