@@ -271,6 +271,18 @@ Deno.test("Host header must name an allowed origin (DNS rebinding defence)", asy
     assert.equal((await get(`127.0.0.1:${port}`)).status, 200);
     assert.equal((await get(`[::1]:${port}`)).status, 200);
     assert.equal((await get(`localhost:${port + 1}`)).status, 403);
+    // an absolute-form target's host wins over the Host header: it is checked too
+    const absolute = (target: string) =>
+      rawHttp(
+        port,
+        `GET ${target}/config/ HTTP/1.1\r\nHost: localhost:${port}\r\nConnection: close\r\n\r\n`,
+      );
+    const forged = await absolute("http://evil.example");
+    assert.equal(forged.status, 403);
+    assert.match(forged.text, /host not allowed: evil.example/);
+    assert.equal((await absolute(`http://localhost:${port + 1}`)).status, 403);
+    assert.equal((await absolute(`http://localhost:${port}`)).status, 200);
+    assert.equal((await absolute(`http://127.0.0.1:${port}`)).status, 200);
     const ws = await rawHttp(
       port,
       `GET /config/ HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n`,

@@ -109,6 +109,12 @@ export function checkAdminRequest(req: Request, sec: AdminSecurity): string | un
     if (!sec.allowed.some((a) => a.host === host)) {
       throw new AdminError("forbidden", `host not allowed: ${host}`);
     }
+    // An absolute-form target names its own host, which wins over the Host header (RFC 9112
+    // 3.2.2; what Go, and so Caddy, checks): it must be allowed too.
+    const target = new URL(req.url).host;
+    if (target !== host.toLowerCase() && !sec.allowed.some((a) => a.host === target)) {
+      throw new AdminError("forbidden", `host not allowed: ${target}`);
+    }
   }
   if (!sec.enforceOrigin && !BROWSER_HEADERS.some((name) => h.has(name))) return undefined;
   const raw = h.get("origin") || h.get("referer") || "";
