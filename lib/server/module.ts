@@ -124,6 +124,11 @@ export interface ListenOptions {
    * details). Listeners are keyed by address + engine.
    */
   engine?: "deno" | "node";
+  /**
+   * Connection options (timeouts, head limit, listener wrappers, TCP keep-alive, ALPN); the
+   * defaults when absent. A socket shared across configs follows its newest handle's.
+   */
+  connection?: ConnectionOptions;
 }
 
 /** Where a TLS listener gets the certificate of each handshake (the `tls` app's getter). */
@@ -149,6 +154,9 @@ export interface ListenerHandle {
   /** Drops this config's reference; the socket closes when no config holds it. */
   release(): Promise<void>;
 }
+
+import type { ConnectionOptions } from "./listeners/options.ts";
+export type { ConnectionOptions };
 
 /** Key/value storage (the contract lives in `storage/mod.ts`). */
 import type { Storage } from "./storage/mod.ts";

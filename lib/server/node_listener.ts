@@ -13,7 +13,11 @@
 import type http from "node:http";
 import type net from "node:net";
 import type tls from "node:tls";
-import type { RawUpgrade, ServeInfo, TlsCertificateSource } from "./module.ts";
+import type { Duplex } from "node:stream";
+import type { ConnectionOptions, RawUpgrade, ServeInfo, TlsCertificateSource } from "./module.ts";
+import { DEFAULT_CONNECTION_OPTIONS } from "./listeners/options.ts";
+import { peerOf, wrapConnection } from "./listeners/node_front.ts";
+import { applyServerTimeouts, armRequestTimers } from "./listeners/node_timeouts.ts";
 import { requestURL } from "./http/host.ts";
 import { statusText } from "./http/status.ts";
 import { readableOf, tunnelOf, view, writeTo } from "./node_streams.ts";
@@ -35,6 +39,11 @@ export interface NodeListenOptions {
   localAddress: () => string;
   /** Answers one request. */
   handler(request: Request, info: ServeInfo): Response | Promise<Response>;
+  /**
+   * The connection options in force (read at each new connection, so a reload that keeps the
+   * socket applies new timeouts and wrappers to new connections); defaults when absent.
+   */
+  connection?: () => ConnectionOptions;
 }
 
 /** A running node listener. */
@@ -230,15 +239,6 @@ function toRequest(
   return request;
 }
 
-function remoteOf(s: net.Socket): ServeInfo["remoteAddr"] {
-  if (s.remoteAddress === undefined) return { transport: "unix", path: "" };
-  return {
-    transport: "tcp",
-    hostname: s.remoteAddress.replace(/^::ffff:(?=\d+\.)/, ""),
-    port: s.remotePort ?? 0,
-  };
-}
-
 /**
  * Starts a node listener.
  *
@@ -259,8 +259,11 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
   // Node's own limits would differ from the Deno engine's: no whole-request time limit (a long
   // upload or stream is not cut at 5 minutes) and Go's 1 MiB header limit, as Caddy.
   const limits = { requestTimeout: 0, maxHeaderSize: 1 << 20 };
+  const conn = () => o.connection?.() ?? DEFAULT_CONNECTION_OPTIONS;
   let server: http.Server;
   let refreshDefault: (() => Promise<void>) | undefined;
+  /** TLS over a stream the listener wrappers handed on (the https server's settings). */
+  let startTls: ((stream: net.Socket | Duplex) => tls.TLSSocket) | undefined;
   if (o.tls) {
     const https = (await import("node:https")).default;
     const nodeTls = (await import("node:tls")).default;
@@ -277,9 +280,7 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
       return ctx;
     };
     const first = await source().getCertificate("");
-    const https_ = https.createServer({
-      ...limits,
-      ...(first ? { cert: first.cert, key: first.key } : {}),
+    const tlsOptions = {
       ALPNProtocols: ["http/1.1"],
       SNICallback: (name: string, cb: (e: Error | null, ctx?: tls.SecureContext) => void) => {
         source().getCertificate(name.toLowerCase()).then(
@@ -287,15 +288,29 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
           (e) => cb(e as Error),
         );
       },
+    };
+    const https_ = https.createServer({
+      ...limits,
+      ...(first ? { cert: first.cert, key: first.key } : {}),
+      ...tlsOptions,
     });
     let last = first?.cert;
+    let defaultContext = first ? contextOf(first) : undefined;
     refreshDefault = async () => {
       const c = await source().getCertificate("").catch(() => null);
       if (c && c.cert !== last) {
         last = c.cert;
+        defaultContext = contextOf(c);
         https_.setSecureContext({ cert: c.cert, key: c.key });
       }
     };
+    startTls = (stream) =>
+      new nodeTls.TLSSocket(stream as net.Socket, {
+        isServer: true,
+        server: https_,
+        ...tlsOptions,
+        ...(defaultContext ? { secureContext: defaultContext } : {}),
+      });
     server = https_;
   } else {
     const nodeHttp = (await import("node:http")).default;
@@ -304,10 +319,12 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
   let closing = false;
   let inFlight = 0;
   const idle = new Set<net.Socket>();
+  // Peer addresses a listener wrapper (PROXY protocol) gave, by the socket HTTP is read from.
+  const peers = new WeakMap<object, ServeInfo["remoteAddr"]>();
   // A connection's TLS session does not change: its facts are read once per connection.
   const sessions = new WeakMap<net.Socket, NonNullable<ServeInfo["tls"]>>();
   const info = (s: net.Socket): ServeInfo => {
-    const i: ServeInfo = { remoteAddr: remoteOf(s), localAddress: o.localAddress() };
+    const i: ServeInfo = { remoteAddr: peers.get(s) ?? peerOf(s), localAddress: o.localAddress() };
     if (o.tls) {
       let facts = sessions.get(s);
       if (!facts) sessions.set(s, facts = tlsFacts(s as tls.TLSSocket));
@@ -320,11 +337,11 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     res.end("400 Bad Request");
   };
 
-  server.on("connection", (s: net.Socket) => idle.add(s));
-  server.on("request", async (req: http.IncomingMessage, res: http.ServerResponse) => {
+  const onRequest = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const socket = req.socket;
     idle.delete(socket);
     inFlight++;
+    armRequestTimers(res, socket, conn());
     let settle!: () => void;
     const si = info(socket);
     si.completed = new Promise<void>((r) => (settle = r));
@@ -355,8 +372,8 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     }
     if (closing && !res.headersSent) res.setHeader("connection", "close");
     await send(res, response, req.method === "HEAD");
-  });
-  server.on("upgrade", async (req: http.IncomingMessage, socket: net.Socket, head: Uint8Array) => {
+  };
+  const onUpgrade = async (req: http.IncomingMessage, socket: net.Socket, head: Uint8Array) => {
     idle.delete(socket);
     socket.on("error", () => {});
     let request: Request | null;
@@ -396,22 +413,68 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     }
     if (!upgrade.accepted) await sendRaw(socket, response, req.method === "HEAD");
     else response.body?.cancel().catch(() => {});
-  });
-  server.on("clientError", (_e: Error, socket: net.Socket) => {
-    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
-    else socket.destroy();
+  };
+  const onClientError = (e: Error & { code?: string }, socket: net.Socket) => {
+    if (!socket.writable) socket.destroy();
+    else if (e.code === "HPE_HEADER_OVERFLOW") {
+      socket.end("HTTP/1.1 431 Request Header Fields Too Large\r\nconnection: close\r\n\r\n");
+    } else if (e.code === "ERR_HTTP_REQUEST_TIMEOUT" || e.message === "ERR_HTTP_REQUEST_TIMEOUT") {
+      socket.end("HTTP/1.1 408 Request Timeout\r\nconnection: close\r\n\r\n");
+    } else socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
+  };
+  // TLS sockets from the wrapper path speak HTTP through a plain server with the same handlers.
+  const tlsInner = startTls ? (await import("node:http")).default.createServer(limits) : undefined;
+  const servers = tlsInner ? [server, tlsInner] : [server];
+  for (const s of servers) {
+    s.on("request", onRequest);
+    s.on("upgrade", onUpgrade);
+    s.on("clientError", onClientError);
+    // The servers do not listen themselves (the front below accepts): they count as listening
+    // while open, so kept-alive connections stay, and their timeout checks run.
+    Object.defineProperty(s, "listening", { get: () => !closing });
+  }
+  server.on(o.tls ? "secureConnection" : "connection", (s: net.Socket) => idle.add(s));
+  tlsInner?.on("connection", (s: net.Socket) => idle.add(s));
+
+  // as node's HTTP servers accept: half-open allowed (an upgraded tunnel's half close), no Nagle
+  const front = (await import("node:net")).default.createServer({
+    allowHalfOpen: true,
+    noDelay: true,
+  }, (raw: net.Socket) => {
+    const c = conn();
+    for (const s of servers) applyServerTimeouts(s, c);
+    if (!c.wrappers.length) {
+      server.emit("connection", raw);
+      return;
+    }
+    raw.on("error", () => {});
+    const deadlineMs = c.readHeaderTimeoutMs || c.readTimeoutMs || undefined;
+    wrapConnection(raw, c.wrappers, { tls: !!o.tls, deadlineMs }).then((w) => {
+      if (!w || closing) return void w?.stream.destroy();
+      if (startTls && tlsInner) {
+        const t = startTls(w.stream);
+        peers.set(t, w.remote);
+        t.on("error", () => t.destroy());
+        t.on("secure", () => tlsInner.emit("connection", t));
+      } else {
+        peers.set(w.stream, w.remote);
+        server.emit("connection", w.stream);
+        w.stream.resume();
+      }
+    }, () => raw.destroy());
   });
 
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
+    front.once("error", reject);
     const ready = () => {
-      server.off("error", reject);
+      front.off("error", reject);
       resolve();
     };
-    if (o.path !== undefined) server.listen(o.path, ready);
-    else server.listen(o.port ?? 0, o.hostname || undefined, ready);
+    if (o.path !== undefined) front.listen(o.path, ready);
+    else front.listen(o.port ?? 0, o.hostname || undefined, ready);
   });
-  const address = server.address();
+  for (const s of servers) s.emit("listening"); // starts each server's timeout checks
+  const address = front.address();
   let finish!: () => void;
   const finished = new Promise<void>((r) => (finish = r));
   return {
@@ -423,7 +486,8 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     shutdown() {
       if (closing) return finished;
       closing = true;
-      server.close(() => finish());
+      front.close(() => finish());
+      for (const s of servers) s.close(() => {});
       for (const s of idle) s.end();
       idle.clear();
       if (inFlight === 0) server.closeIdleConnections?.();

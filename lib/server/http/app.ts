@@ -6,7 +6,13 @@
  *
  * @module
  */
-import type { App, ListenerHandle, ModuleDefinition, ProvisionContext } from "../module.ts";
+import type {
+  App,
+  ConnectionOptions,
+  ListenerHandle,
+  ModuleDefinition,
+  ProvisionContext,
+} from "../module.ts";
 import { asObject, checkFields, optDuration, optNumber, type Raw } from "./config.ts";
 import { HttpServer } from "./server.ts";
 import { HttpConfigError } from "./errors.ts";
@@ -131,12 +137,18 @@ export class HttpApp implements App {
           );
         }
       }
-      for (const a of server.addresses) {
+      for (const [i, a] of server.addresses.entries()) {
         const host = a.address.slice(0, a.address.lastIndexOf(":")).replace(/^\[|\]$/g, "");
         const source = app && server.tlsPolicies ? app.getter(server.tlsPolicies, host) : undefined;
-        const handle = await ctx.listen({ address: a.address, tls: source, engine: server.engine });
+        const handle = await ctx.listen({
+          address: a.address,
+          tls: source,
+          engine: server.engine,
+          connection: connectionOptions(server, i),
+        });
         handles.push({ server, handle });
         server.listeners.push(handle);
+        if (refusesHttp2(server, i)) server.refuseHttp2(handle.address);
       }
     }
     return app;
@@ -171,6 +183,29 @@ export class HttpApp implements App {
     this.#released = true;
     await Promise.all(this.#handles.map(({ handle }) => handle.release()));
   }
+}
+
+/** The connection options of a server's `i`-th expanded listen address. */
+function connectionOptions(server: HttpServer, i: number): ConnectionOptions {
+  const o = server.options;
+  const p = o.protocols[server.listenIndex[i]];
+  return {
+    readTimeoutMs: o.readTimeoutMs,
+    readHeaderTimeoutMs: o.readHeaderTimeoutMs,
+    writeTimeoutMs: o.writeTimeoutMs,
+    idleTimeoutMs: o.idleTimeoutMs,
+    maxHeaderBytes: o.maxHeaderBytes,
+    wrappers: o.wrappers,
+    keepalive: o.keepalive,
+    alpn: p.h2 && server.engine === "deno" ? ["h2", "http/1.1"] : ["http/1.1"],
+  };
+}
+
+/** A deno-engine listener whose protocols leave out the HTTP/2 Deno.serve would speak. */
+function refusesHttp2(server: HttpServer, i: number): boolean {
+  if (server.engine !== "deno") return false; // node: HTTP/1.1 only
+  const p = server.options.protocols[server.listenIndex[i]];
+  return server.tlsPolicies ? !p.h2 : !p.h2c;
 }
 
 /** Registry entry of the `http` app. */

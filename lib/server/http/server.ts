@@ -32,7 +32,8 @@ import {
   type Raw,
 } from "./config.ts";
 import { decodePath, RequestContext, type ServerFacts } from "./context.ts";
-import { HttpConfigError, responseError, toHandlerError } from "./errors.ts";
+import { HandlerError, HttpConfigError, responseError, toHandlerError } from "./errors.ts";
+import { chooseEngine, parseServerOptions, type ServerOptions } from "./server_options.ts";
 import type { Next } from "./handler.ts";
 import { ipInRanges, type IPRange, parseIP } from "./ip.ts";
 import {
@@ -73,7 +74,7 @@ export interface ListenAddress {
  */
 export function expandListenAddress(input: string, defaultPort: number): ListenAddress[] {
   let network = "tcp";
-  let rest = input.trim();
+  let rest = input.trim().replace(/\{env\.([^{}]+)\}/g, (_, name) => Deno.env.get(name) ?? "");
   const slash = rest.indexOf("/");
   if (slash >= 0 && /^[a-z0-9]+$/.test(rest.slice(0, slash))) {
     network = rest.slice(0, slash);
@@ -81,6 +82,13 @@ export function expandListenAddress(input: string, defaultPort: number): ListenA
   }
   if (network === "unix" || network === "unixgram" || network === "unixpacket") {
     return [{ network: "unix", address: `unix/${rest}` }];
+  }
+  if (network === "fd" || network === "fdgram") {
+    throw new HttpConfigError(
+      "invalid_address",
+      `listen address ${input}: listening on an inherited file descriptor is not possible ` +
+        `here (Deno cannot adopt a socket it did not open); listen on a host:port or unix/ path`,
+    );
   }
   if (!["tcp", "tcp4", "tcp6"].includes(network)) {
     throw new HttpConfigError("invalid_address", `unsupported network in listen address: ${input}`);
@@ -115,7 +123,12 @@ const SERVER_FIELDS = [
   "write_timeout",
   "idle_timeout",
   "keepalive_interval",
+  "keepalive_idle",
+  "keepalive_count",
   "max_header_bytes",
+  "enable_full_duplex",
+  "listen_protocols",
+  "allow_0rtt",
   "routes",
   "errors",
   "tls_connection_policies",
@@ -134,6 +147,14 @@ const SERVER_FIELDS = [
   "listener_engine",
 ];
 
+/** `trusted_proxies_strict`: Caddy's integer (greater than zero enables), or a boolean. */
+function strictProxies(raw: Raw, where: string): boolean {
+  const v = raw.trusted_proxies_strict;
+  if (v === undefined || v === null) return false;
+  if (typeof v === "boolean") return v;
+  return (optNumber(raw, "trusted_proxies_strict", where) ?? 0) > 0;
+}
+
 /** A provisioned server. */
 export class HttpServer implements ServerFacts {
   /** Name in `apps.http.servers`. */
@@ -151,6 +172,12 @@ export class HttpServer implements ServerFacts {
    * (`node:http`: HTTP/1.1, raw upgrades for every protocol, TLS session details).
    */
   engine: "deno" | "node" = "deno";
+  /** Connection fields: timeouts, keep-alive, wrappers, protocols per `listen` entry. */
+  options!: ServerOptions;
+  /** Index into `options.protocols` of each expanded address. */
+  listenIndex: number[] = [];
+  /** Local addresses of listeners that must not answer HTTP/2 (h2 or h2c not enabled). */
+  #noHttp2 = new Set<string>();
   /** `named_routes`: routes that `invoke` runs by name. */
   namedRoutes: Map<string, RouteListCache> = new Map();
   #chain: Next;
@@ -206,7 +233,12 @@ export class HttpServer implements ServerFacts {
     const raw = asObject(rawConfig, where);
     checkFields(raw, SERVER_FIELDS, where);
     const listen = optStrings(raw, "listen", where) ?? [];
-    const addresses = listen.flatMap((a) => expandListenAddress(a, httpPort));
+    const listenIndex: number[] = [];
+    const addresses = listen.flatMap((a, i) => {
+      const expanded = expandListenAddress(a, httpPort);
+      for (const _ of expanded) listenIndex.push(i);
+      return expanded;
+    });
     const routes = await provisionRoutes(raw.routes, ctx, `${where}.routes`);
     const named = new Map<string, RouteListCache>();
     for (const [n, r] of Object.entries(optObject(raw, "named_routes", where) ?? {})) {
@@ -228,7 +260,6 @@ export class HttpServer implements ServerFacts {
     const trusted = trustedRaw
       ? await ctx.loadModule<IPRangeSource>("http.ip_sources", "source", trustedRaw)
       : null;
-    optNumber(raw, "max_header_bytes", where);
     const policies =
       raw.tls_connection_policies === undefined || raw.tls_connection_policies === null
         ? null
@@ -242,16 +273,13 @@ export class HttpServer implements ServerFacts {
       ctx,
       trusted,
       optStrings(raw, "client_ip_headers", where) ?? ["X-Forwarded-For"],
-      optBool(raw, "trusted_proxies_strict", where) ?? false,
+      strictProxies(raw, where),
     );
-    const engine = optString(raw, "listener_engine", where) ?? "deno";
-    if (engine !== "deno" && engine !== "node") {
-      throw new HttpConfigError(
-        "invalid_config",
-        `${where}.listener_engine: must be "deno" or "node", got ${JSON.stringify(engine)}`,
-      );
-    }
-    server.engine = engine;
+    const tls = policies !== null;
+    const options = await parseServerOptions(raw, where, ctx, { listenCount: listen.length, tls });
+    server.options = options;
+    server.listenIndex = listenIndex;
+    server.engine = chooseEngine(optString(raw, "listener_engine", where), options, where, tls);
     server.trustedUnix = optBool(raw, "trusted_proxies_unix", where) ?? false;
     server.namedRoutes = named;
     server.tlsPolicies = policies;
@@ -290,12 +318,27 @@ export class HttpServer implements ServerFacts {
     return remote;
   }
 
+  /** The listener at `address` must refuse HTTP/2 requests (its protocols lack h2 / h2c). */
+  refuseHttp2(address: string): void {
+    this.#noHttp2.add(address);
+  }
+
   #serve(request: Request, info: ServeInfo): Response | Promise<Response> {
+    if (
+      this.#noHttp2.size !== 0 && isHttp2(request, info) && this.#noHttp2.has(info.localAddress)
+    ) {
+      return new Response("505 HTTP Version Not Supported: HTTP/2 is not enabled here\n", {
+        status: 505,
+      });
+    }
     if (info.tls) fillTlsState(request, info);
     const c = new RequestContext(request, info, this);
     const log = this.#logs !== null && shouldLog(this.#logs, c);
     if (!c.settleHost()) {
       return this.#finish(c, new Response("400 Bad Request: invalid host", { status: 400 }), log);
+    }
+    if (this.options.strictSniHost && info.tls && !sniMatches(c, info)) {
+      return this.#fail(c, misdirected(c, info), log);
     }
     if (c.rawPath.indexOf("%") >= 0 && decodePath(c.rawPath) === null) {
       return this.#finish(c, new Response("400 Bad Request", { status: 400 }), log);
@@ -392,6 +435,35 @@ export class HttpServer implements ServerFacts {
       headers: res.headers,
     });
   }
+}
+
+/**
+ * An HTTP/2 request on the deno engine: it carries no Host header (Deno turns `:authority` into
+ * the URL only). An HTTP/1.0 request without Host looks the same but gets Deno's fallback URL
+ * authority, `localhost:<port>`.
+ */
+function isHttp2(request: Request, info: ServeInfo): boolean {
+  if (request.headers.has("host")) return false;
+  const port = info.localAddress.slice(info.localAddress.lastIndexOf(":") + 1);
+  const url = request.url;
+  const start = url.indexOf("://") + 3;
+  return !url.startsWith(`localhost:${port}/`, start);
+}
+
+/** Caddy's strict SNI check: the Host names the server name the TLS handshake asked for. */
+function sniMatches(c: RequestContext, info: ServeInfo): boolean {
+  return (info.tls?.serverName ?? "").toLowerCase() === c.hostname.toLowerCase();
+}
+
+function misdirected(c: RequestContext, info: ServeInfo): HandlerError {
+  // the connection closes after the answer (Go's r.Close), so the client reconnects with SNI
+  c.responseHeaders().set("connection", "close");
+  return new HandlerError(
+    421,
+    `strict host matching: TLS ServerName (${info.tls?.serverName ?? ""}) and HTTP Host ` +
+      `(${c.hostname}) values differ`,
+    "strict_sni_host",
+  );
 }
 
 /** Measures each route as one unit, labelled with its first handler's name (as Caddy). */

@@ -41,6 +41,10 @@ export interface DenoTlsOptions {
   ): Response | Promise<Response>;
   /** Logs what happened (replacement, fallback). */
   log?(msg: string, fields?: Record<string, unknown>): void;
+  /** The ALPN protocols to offer (default `h2`, `http/1.1`); a change replaces the listener. */
+  alpn?(): string[];
+  /** Called when a listener generation (a new listening socket) opened. */
+  onListener?(): void;
 }
 
 /** A running Deno-engine TLS listener. */
@@ -88,6 +92,7 @@ export const MAX_ANSWERS_PER_GENERATION = 10_000;
 
 interface Generation {
   server: { shutdown(): Promise<void>; finished: Promise<void> };
+  alpn: string;
   answers: Map<string, string | null>;
   draining: boolean;
 }
@@ -167,17 +172,18 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
       if (!got) throw new Error(`no certificate for ${JSON.stringify(name)}`);
       return got;
     };
+    const alpn = o.alpn?.() ?? ["h2", "http/1.1"];
     const listener = Deno.listenTls(
       {
         hostname: o.hostname,
         port,
-        alpnProtocols: ["h2", "http/1.1"],
+        alpnProtocols: alpn,
         reusePort: true,
         [i.resolverSymbol]: resolver,
       } as unknown as Deno.ListenTlsOptions & Deno.TlsCertifiedKeyPem,
     );
     port = (listener.addr as Deno.NetAddr).port;
-    const gen = { answers, draining: false } as Generation;
+    const gen = { answers, draining: false, alpn: alpn.join(",") } as Generation;
     const handler = (req: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) => {
       if (!gen.draining || !req.headers.has("host")) return o.handler(req, info);
       // HTTP/1.1 on a replaced listener: the client reconnects (to the new one) after this.
@@ -193,6 +199,7 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
     );
     gen.server.finished.catch(() => {});
     generations++;
+    o.onListener?.();
     return gen;
   };
 
@@ -216,6 +223,10 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
   const check = async () => {
     const g = current;
     if (g.answers.size > MAX_ANSWERS_PER_GENERATION) return rotate();
+    if (o.alpn && o.alpn().join(",") !== g.alpn) {
+      o.log?.("protocols changed: replacing the TLS listener", { port });
+      return rotate();
+    }
     const getter = o.getter();
     for (const [name, had] of g.answers) {
       const now = await getter.getCertificate(name).catch(() => null);
