@@ -473,7 +473,10 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     if (o.path !== undefined) front.listen(o.path, ready);
     else front.listen(o.port ?? 0, o.hostname || undefined, ready);
   });
-  for (const s of servers) s.emit("listening"); // starts each server's timeout checks
+  for (const s of servers) {
+    applyServerTimeouts(s, conn());
+    s.emit("listening"); // starts the server's timeout checks
+  }
   const address = front.address();
   let finish!: () => void;
   const finished = new Promise<void>((r) => (finish = r));
