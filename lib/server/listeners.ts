@@ -65,6 +65,8 @@ interface Socket {
   keepalive?: string;
   /** The host the socket is bound to (keep-alive finds the socket by address). */
   bindHost?: string;
+  /** The connection options it is opened with (before any handle holds it). */
+  opening?: ConnectionOptions;
 }
 
 /** The host to bind: an empty host means every interface of the network's family. */
@@ -156,9 +158,9 @@ export class ListenerPool {
           addr.startPort,
           unix,
           addr.network,
-          options.tls,
+          options,
         )
-        : await this.#open(key, addr.host, bind, addr.startPort, unix, addr.network, options.tls);
+        : await this.#open(key, addr.host, bind, addr.startPort, unix, addr.network, options);
       // Another listen for the same key may have opened it meanwhile (node binds async).
       const raced = this.#sockets.get(key);
       if (raced) {
@@ -189,7 +191,7 @@ export class ListenerPool {
         return socket.handles[i].connection!;
       }
     }
-    return DEFAULT_CONNECTION_OPTIONS;
+    return socket.opening ?? DEFAULT_CONNECTION_OPTIONS;
   }
 
   /** Sets TCP keep-alive on the socket when the options ask for other settings than it has. */
@@ -252,10 +254,12 @@ export class ListenerPool {
     port: number,
     unix: boolean,
     network: string,
-    tls?: ListenOptions["tls"],
+    options: ListenOptions,
   ): Promise<Socket> {
+    const tls = options.tls;
     const { serveNode } = await import("./node_listener.ts");
     const socket = { key, pool: this, handles: [] as Handle[] } as unknown as Socket;
+    socket.opening = options.connection;
     const handler = (req: Request, si: ServeInfo) => this.#dispatch(socket, req, si);
     if (unix) {
       removeStaleSocket(host);
@@ -292,9 +296,11 @@ export class ListenerPool {
     port: number,
     unix: boolean,
     network: string,
-    tls?: ListenOptions["tls"],
+    options: ListenOptions,
   ): Promise<Socket> {
+    const tls = options.tls;
     const socket = { key, pool: this, handles: [] as Handle[] } as unknown as Socket;
+    socket.opening = options.connection;
     const handler = (req: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr | Deno.UnixAddr>) => {
       const ra = info.remoteAddr as Deno.NetAddr | Deno.UnixAddr;
       const si: ServeInfo = {

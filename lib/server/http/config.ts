@@ -119,7 +119,10 @@ const UNITS: Record<string, number> = {
 export function parseDuration(v: unknown, where = "duration"): number {
   if (typeof v === "number") return v / 1e6;
   if (typeof v !== "string") bad(where, "duration must be a string or nanoseconds");
-  const s = v.trim();
+  let s = v.trim();
+  // Go's time.ParseDuration takes a sign: "-1s" (Caddy reads negative values as "off")
+  const sign = s.startsWith("-") ? -1 : 1;
+  if (s.startsWith("-") || s.startsWith("+")) s = s.slice(1);
   if (s === "0") return 0;
   const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h|d)/gy;
   let total = 0;
@@ -130,7 +133,7 @@ export function parseDuration(v: unknown, where = "duration"): number {
     pos = re.lastIndex;
   }
   if (pos !== s.length || s.length === 0) bad(where, `invalid duration ${JSON.stringify(v)}`);
-  return total;
+  return sign * total;
 }
 
 /** An optional duration field in milliseconds. */

@@ -17,7 +17,7 @@ type Servers = Record<string, { listen?: string[] } & Record<string, unknown>>;
 
 /**
  * Starts `gatehouse run` with `apps.http` (listen entries ending in `:0` get free ports) and
- * `extraApps`; waits until the first listener of the first server accepts.
+ * `extraApps`; waits until the config is serving.
  */
 export async function runServer(
   http: { servers: Servers } & Record<string, unknown>,
@@ -58,23 +58,18 @@ export async function runServer(
     for await (const c of s) out += dec.decode(c);
   };
   const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
-  const first = [...ports.values()].flat()[0];
   const end = Date.now() + 30_000;
   let exited = false;
   child.status.then(() => (exited = true));
-  while (true) {
-    if (exited) {
+  // ready once the config started (its listeners are bound before, and answer 503 till then)
+  while (!out.includes("serving initial configuration")) {
+    if (exited || Date.now() > end) {
+      if (!exited) child.kill("SIGKILL");
       await drained;
       await Deno.remove(dir, { recursive: true }).catch(() => {});
-      throw new Error(`server exited:\n${out}`);
+      throw new Error(`server did not start:\n${out}`);
     }
-    try {
-      (await Deno.connect({ hostname: "127.0.0.1", port: first })).close();
-      break;
-    } catch {
-      if (Date.now() > end) throw new Error(`server not listening:\n${out}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await new Promise((r) => setTimeout(r, 50));
   }
   const firstName = Object.keys(cfg.servers)[0];
   return {
