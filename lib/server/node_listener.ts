@@ -262,8 +262,14 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
   const conn = () => o.connection?.() ?? DEFAULT_CONNECTION_OPTIONS;
   let server: http.Server;
   let refreshDefault: (() => Promise<void>) | undefined;
-  /** TLS over a stream the listener wrappers handed on (the https server's settings). */
-  let startTls: ((stream: net.Socket | Duplex) => tls.TLSSocket) | undefined;
+  /**
+   * TLS over a stream the listener wrappers handed on (the https server's settings), with the
+   * certificate for `serverName` looked up first: Deno's TLS over a stream cannot wait for an
+   * asynchronous SNI callback. Null when there is no certificate for the name.
+   */
+  let startTls:
+    | ((stream: net.Socket | Duplex, serverName: string) => Promise<tls.TLSSocket | null>)
+    | undefined;
   if (o.tls) {
     const https = (await import("node:https")).default;
     const nodeTls = (await import("node:tls")).default;
@@ -295,22 +301,25 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
       ...tlsOptions,
     });
     let last = first?.cert;
-    let defaultContext = first ? contextOf(first) : undefined;
     refreshDefault = async () => {
       const c = await source().getCertificate("").catch(() => null);
       if (c && c.cert !== last) {
         last = c.cert;
-        defaultContext = contextOf(c);
         https_.setSecureContext({ cert: c.cert, key: c.key });
       }
     };
-    startTls = (stream) =>
-      new nodeTls.TLSSocket(stream as net.Socket, {
+    startTls = async (stream, serverName) => {
+      const c = await source().getCertificate(serverName).catch(() => null);
+      if (!c) return null;
+      const secureContext = contextOf(c);
+      return new nodeTls.TLSSocket(stream as net.Socket, {
         isServer: true,
-        server: https_,
         ...tlsOptions,
-        ...(defaultContext ? { secureContext: defaultContext } : {}),
+        secureContext,
+        SNICallback: (_name: string, cb: (e: Error | null, ctx?: tls.SecureContext) => void) =>
+          cb(null, secureContext),
       });
+    };
     server = https_;
   } else {
     const nodeHttp = (await import("node:http")).default;
@@ -449,10 +458,11 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     }
     raw.on("error", () => {});
     const deadlineMs = c.readHeaderTimeoutMs || c.readTimeoutMs || undefined;
-    wrapConnection(raw, c.wrappers, { tls: !!o.tls, deadlineMs }).then((w) => {
+    wrapConnection(raw, c.wrappers, { tls: !!o.tls, deadlineMs }).then(async (w) => {
       if (!w || closing) return void w?.stream.destroy();
       if (startTls && tlsInner) {
-        const t = startTls(w.stream);
+        const t = await startTls(w.stream, w.serverName ?? "");
+        if (!t || closing) return void w.stream.destroy();
         peers.set(t, w.remote);
         t.on("error", () => t.destroy());
         t.on("secure", () => tlsInner.emit("connection", t));

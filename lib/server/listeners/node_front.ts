@@ -4,7 +4,7 @@
  * into a `PendingConnection` for the wrappers, and whatever they did not consume is handed on:
  * put back on the socket for plain HTTP, or fed (with the rest of the stream) to a TLS socket
  * through a duplex stream, since a TLS socket reads from the raw descriptor and would not see
- * bytes put back.
+ * bytes put back. For TLS it also reads the ClientHello's server name (see `client_hello.ts`).
  *
  * @module
  */
@@ -12,6 +12,7 @@ import type net from "node:net";
 import type { Duplex } from "node:stream";
 import { type PeerAddress, type PendingConnection, runWrappers } from "./wrapper.ts";
 import type { ListenerWrapper } from "./wrapper.ts";
+import { parseClientHello } from "./client_hello.ts";
 
 /** A socket's peer address as handlers see it. */
 export function peerOf(s: net.Socket): PeerAddress {
@@ -105,6 +106,18 @@ export interface Wrapped {
   remote: PeerAddress;
   /** The stream to speak TLS or HTTP on. */
   stream: net.Socket | Duplex;
+  /** TLS: the server name the ClientHello asked for ("" for none). */
+  serverName?: string;
+}
+
+/** Reads until the buffered bytes hold a whole ClientHello; its server name, or null. */
+async function clientHello(conn: SocketConnection): Promise<string | null> {
+  while (true) {
+    const v = parseClientHello(conn.buffered);
+    if (v.kind === "hello") return v.serverName;
+    if (v.kind === "invalid") return null;
+    if ((await conn.fill()) !== "data") return null;
+  }
 }
 
 /** A duplex that yields `first`, then what `socket` receives; writes go to `socket`. */
@@ -157,12 +170,15 @@ export async function wrapConnection(
     o.deadlineMs ? performance.now() + o.deadlineMs : undefined,
   );
   const go = await runWrappers(wrappers, conn);
+  const serverName = go && o.tls ? await clientHello(conn) : undefined;
   conn.detach();
-  if (!go || socket.destroyed) {
+  if (!go || serverName === null || socket.destroyed) {
     socket.destroy();
     return null;
   }
-  if (o.tls) return { remote: conn.remote, stream: await duplexOf(socket, conn.buffered) };
+  if (o.tls) {
+    return { remote: conn.remote, stream: await duplexOf(socket, conn.buffered), serverName };
+  }
   if (conn.buffered.length) socket.unshift(conn.buffered);
   return { remote: conn.remote, stream: socket };
 }
