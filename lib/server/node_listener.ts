@@ -118,6 +118,13 @@ function nodeHeaders(h: Headers): Record<string, string | string[]> {
   return out;
 }
 
+const LATER = Symbol("later");
+
+/** Resolves after the event loop had one turn (what is already on its way has arrived). */
+function nextTurn(): Promise<typeof LATER> {
+  return new Promise((r) => setTimeout(() => r(LATER), 0));
+}
+
 /**
  * Sends a Response on a node ServerResponse. A body that turns out to be one chunk is sent
  * with Content-Length (as Deno.serve does); a longer one streams chunked unless the handler set
@@ -153,8 +160,11 @@ async function send(res: http.ServerResponse, response: Response, head: boolean)
       res.end();
       return;
     }
-    const second = await reader.read();
-    if (second.done) {
+    // One chunk that ends at once goes with Content-Length; a body whose next chunk is not
+    // there yet (a stream answering as the request body arrives) starts at once.
+    const pending = reader.read();
+    const second = await Promise.race([pending, nextTurn()]);
+    if (second !== LATER && second.done) {
       if (headers["content-length"] === undefined) {
         headers["content-length"] = String(first.value.byteLength);
       }
@@ -163,7 +173,13 @@ async function send(res: http.ServerResponse, response: Response, head: boolean)
       return;
     }
     writeHead();
-    if (!(await writeTo(res, first.value)) || !(await writeTo(res, second.value))) return;
+    if (!(await writeTo(res, first.value))) return;
+    const next = second === LATER ? await pending : second;
+    if (next.done) {
+      res.end();
+      return;
+    }
+    if (!(await writeTo(res, next.value))) return;
     while (!gone) {
       const { done, value } = await reader.read();
       if (done) break;

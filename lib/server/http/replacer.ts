@@ -224,6 +224,10 @@ export function getterFor(key: string): Getter {
   }
   if (key.startsWith("http.vars.")) {
     const name = after("http.vars.");
+    // Caddy keeps the client IP in the vars (`{client_ip}` in a Gatehousefile)
+    if (name === "client_ip") {
+      return (c) => c.vars?.has(name) ? stringify(c.vars.get(name)) : c.clientIP;
+    }
     return (c) => stringify(c.vars?.get(name));
   }
   if (key.startsWith("http.response.header.")) {
