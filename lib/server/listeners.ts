@@ -34,6 +34,9 @@ class Handle implements ListenerHandle {
     if (this.tls) this.socket.pool.certificateSourceChanged(this);
     this.socket.pool.connectionChanged(this);
   }
+  closesOnRelease(): boolean {
+    return !this.released && this.socket.handles.every((h) => h === this || h.released);
+  }
   release(): Promise<void> {
     if (this.released) return Promise.resolve();
     this.released = true;

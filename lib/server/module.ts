@@ -153,6 +153,8 @@ export interface ListenerHandle {
   setHandler(handler: ConnHandler): void;
   /** Drops this config's reference; the socket closes when no config holds it. */
   release(): Promise<void>;
+  /** True when no other config holds the socket (it closes on `release`). */
+  closesOnRelease?(): boolean;
 }
 
 import type { ConnectionOptions } from "./listeners/options.ts";

@@ -10,6 +10,7 @@ import type {
   App,
   ConnectionOptions,
   ListenerHandle,
+  Logger,
   ModuleDefinition,
   ProvisionContext,
 } from "../module.ts";
@@ -47,6 +48,8 @@ export class HttpApp implements App {
   readonly httpsPort: number;
   #handles: { server: HttpServer; handle: ListenerHandle }[];
   #released = false;
+  #shutdownDelay = 0;
+  #log?: Logger;
 
   private constructor(
     servers: Map<string, HttpServer>,
@@ -72,8 +75,9 @@ export class HttpApp implements App {
     ], "http");
     const httpPort = optNumber(config, "http_port", "http") ?? 80;
     const httpsPort = optNumber(config, "https_port", "http") ?? 443;
+    // grace_period bounds the drain when the process stops (engine.shutdown reads it)
     optDuration(config, "grace_period", "http");
-    optDuration(config, "shutdown_delay", "http");
+    const shutdownDelay = optDuration(config, "shutdown_delay", "http") ?? 0;
     const servers = new Map<string, HttpServer>();
     const rawServers = config.servers === undefined ? {} : asObject(config.servers, "http.servers");
     let tlsApp: TlsApp | undefined;
@@ -105,6 +109,8 @@ export class HttpApp implements App {
     }
     const handles: { server: HttpServer; handle: ListenerHandle }[] = [];
     const app = new HttpApp(servers, httpPort, httpsPort, handles);
+    app.#shutdownDelay = shutdownDelay;
+    app.#log = ctx.logger("http");
     ctx.onCleanup(() => app.#release());
     for (const server of servers.values()) {
       const app = server.tlsPolicies ? await tls() : undefined;
@@ -167,8 +173,22 @@ export class HttpApp implements App {
     return out;
   }
 
-  /** Releases this config's listener references. */
+  /**
+   * Releases this config's listener references. With `shutdown_delay`, when some listener
+   * closes (no newer config keeps it), the servers first go on serving for that long, with
+   * `{http.shutting_down}` and `{http.time_until_shutdown}` set (as Caddy).
+   */
   async stop(): Promise<void> {
+    const closing = this.#handles.filter(({ handle }) => handle.closesOnRelease?.());
+    if (this.#shutdownDelay > 0 && closing.length && !this.#released) {
+      const at = Date.now() + this.#shutdownDelay;
+      for (const { server } of closing) server.shutdownAt = at;
+      this.#log?.info("shutdown scheduled", {
+        delay_duration: this.#shutdownDelay / 1000,
+        time: at / 1000,
+      });
+      await new Promise((r) => setTimeout(r, this.#shutdownDelay));
+    }
     await this.#release();
   }
 

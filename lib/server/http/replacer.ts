@@ -64,6 +64,12 @@ function pathFile(p: string): string {
 }
 
 const STATIC: Record<string, Getter> = {
+  // Caddy's shutdown placeholders: set while a stopping server waits out `shutdown_delay`
+  "http.shutting_down": (c) => String(c.server.shutdownAt !== undefined),
+  "http.time_until_shutdown": (c) =>
+    c.server.shutdownAt === undefined
+      ? ""
+      : goDuration(Math.max(0, c.server.shutdownAt - Date.now())),
   "http.request.method": (c) => c.method,
   "http.request.scheme": (c) => c.scheme,
   "http.request.proto": (c) => c.info.tls?.proto === "h2" ? "HTTP/2.0" : "HTTP/1.1",

@@ -188,6 +188,8 @@ export class HttpServer implements ServerFacts {
   #trusted: IPRangeSource | null;
   #clientIPHeaders: string[];
   #strict: boolean;
+  /** When the server stops (ms since the epoch), while it waits out `shutdown_delay`. */
+  shutdownAt?: number;
   /** `trusted_proxies_unix`: unix socket peers are trusted proxies. */
   trustedUnix = false;
   /** Whether request start times are recorded (access log or duration placeholders). */
