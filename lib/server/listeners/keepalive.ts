@@ -177,3 +177,28 @@ export function readKeepAlive(port: number, peerPort: number): Required<TcpKeepA
     count: get(IPPROTO_TCP, TCP_KEEPCNT),
   };
 }
+
+/**
+ * Sets TCP keep-alive probes every `seconds` (idle time and interval, as Go's
+ * `Dialer.KeepAlive`) on this process's connection from local port `port` to peer port
+ * `peerPort`; false when it is not found.
+ *
+ * @example
+ * ```ts ignore
+ * applyConnectionKeepAlive(51000, 8080, 30);
+ * ```
+ */
+export function applyConnectionKeepAlive(port: number, peerPort: number, seconds: number): boolean {
+  const why = keepAliveUnavailable();
+  if (why) throw new Error(why);
+  const lib = openLibc();
+  const fds = descriptors(
+    socketInodes((local, remote, state) => state === "01" && local === port && remote === peerPort),
+  );
+  for (const fd of fds) {
+    set(lib, fd, SOL_SOCKET, SO_KEEPALIVE, 1, "SO_KEEPALIVE");
+    set(lib, fd, IPPROTO_TCP, TCP_KEEPIDLE, seconds, "TCP_KEEPIDLE");
+    set(lib, fd, IPPROTO_TCP, TCP_KEEPINTVL, seconds, "TCP_KEEPINTVL");
+  }
+  return fds.length > 0;
+}
