@@ -9,8 +9,30 @@ import { HttpConfigError } from "./errors.ts";
 /** A raw JSON object. */
 export type Raw = Record<string, unknown>;
 
+let recorder: ((where: string, allowed: readonly string[]) => void) | null = null;
+
+/**
+ * Calls `fn` with the field list of every `checkFields` from now on (null stops it): the field
+ * audit (tests/server/fields/audit.test.ts) learns from it which fields each decoder accepts.
+ *
+ * @example
+ * ```ts
+ * import { checkFields, recordAcceptedFields } from "./config.ts";
+ * const seen: string[] = [];
+ * recordAcceptedFields((where, allowed) => seen.push(`${where}: ${allowed.join(",")}`));
+ * checkFields({}, ["a"], "x");
+ * recordAcceptedFields(null);
+ * ```
+ */
+export function recordAcceptedFields(
+  fn: ((where: string, allowed: readonly string[]) => void) | null,
+): void {
+  recorder = fn;
+}
+
 /** Throws when `config` has a field not in `allowed` (Caddy decodes strictly). */
 export function checkFields(config: Raw, allowed: readonly string[], where: string): void {
+  recorder?.(where, allowed);
   for (const k of Object.keys(config)) {
     if (k === "@id" || allowed.includes(k)) continue;
     throw new HttpConfigError("unknown_field", `${where}: unknown field "${k}"`);
