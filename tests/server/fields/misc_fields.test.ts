@@ -1,0 +1,245 @@
+/**
+ * Behaviour probes for accepted fields that no other test exercised: `disable_openmetrics`,
+ * `skip_unmapped_hosts`, `buffer_requests`, `root_ca_pem_files` / `trusted_ca_certs_pem_files`,
+ * `browse.template_file`, `hash_cache`, `observe_catchall_hosts`, `remote_ip.forwarded`.
+ */
+import assert from "node:assert/strict";
+import { startHttp } from "../http/harness.ts";
+import { makePki } from "../http/pki.ts";
+import bcrypt from "bcryptjs";
+
+const ok = (body: string) => [{ handle: [{ handler: "static_response", body }] }];
+
+Deno.test("fields: metrics disable_openmetrics answers the text format to an OpenMetrics scraper", async () => {
+  const m = (o: Record<string, unknown>) => [{ handle: [{ handler: "metrics", ...o }] }];
+  const srv = await startHttp({
+    servers: {
+      open: { listen: ["127.0.0.1:0"], routes: m({}) },
+      text: { listen: ["127.0.0.1:0"], routes: m({ disable_openmetrics: true }) },
+    },
+  });
+  try {
+    const accept = { accept: "application/openmetrics-text;version=1.0.0,text/plain;q=0.5" };
+    const a = await fetch(srv.url("open"), { headers: accept });
+    await a.text();
+    assert.match(a.headers.get("content-type")!, /^application\/openmetrics-text/);
+    const b = await fetch(srv.url("text"), { headers: accept });
+    await b.text();
+    assert.match(b.headers.get("content-type")!, /^text\/plain/);
+  } finally {
+    await srv.stop();
+  }
+});
+
+Deno.test("fields: logs.skip_unmapped_hosts logs only hosts named in logger_names", async () => {
+  const srv = await startHttp({
+    servers: {
+      srv0: {
+        listen: ["127.0.0.1:0"],
+        logs: { logger_names: { "named.test": ["named"] }, skip_unmapped_hosts: true },
+        routes: ok("x"),
+      },
+    },
+  });
+  try {
+    const port = srv.ports()[0];
+    for (const host of ["named.test", "other.test"]) {
+      const c = await Deno.connect({ hostname: "127.0.0.1", port });
+      await c.write(
+        new TextEncoder().encode(
+          `GET /${host} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+        ),
+      );
+      await c.read(new Uint8Array(1024));
+      c.close();
+    }
+    await srv.waitLog((r) =>
+      r.msg === "handled request" && (r.request as { host: string }).host === "named.test"
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    const hosts = (await srv.logs()).filter((r) => r.msg === "handled request")
+      .map((r) => (r.request as { host: string }).host);
+    assert.deepEqual(hosts, ["named.test"]);
+  } finally {
+    await srv.stop();
+  }
+});
+
+Deno.test("fields: reverse_proxy buffer_requests sends a chunked request body with its length", async () => {
+  const seen: (string | null)[] = [];
+  const up = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    seen.push(req.headers.get("content-length"));
+    return new Response(await req.text());
+  });
+  const dial = `127.0.0.1:${(up.addr as Deno.NetAddr).port}`;
+  const proxy = (o: Record<string, unknown>) => [{
+    handle: [{ handler: "reverse_proxy", upstreams: [{ dial }], ...o }],
+  }];
+  const srv = await startHttp({
+    servers: {
+      buffered: {
+        listen: ["127.0.0.1:0"],
+        routes: proxy({ buffer_requests: true, max_buffer_size: 1 << 20 }),
+      },
+      streamed: { listen: ["127.0.0.1:0"], routes: proxy({}) },
+    },
+  });
+  try {
+    for (const name of ["buffered", "streamed"]) {
+      const body = new ReadableStream<Uint8Array>({
+        start(c) {
+          c.enqueue(new TextEncoder().encode("hello "));
+          c.enqueue(new TextEncoder().encode("world"));
+          c.close();
+        },
+      });
+      const r = await fetch(srv.url(name), { method: "POST", body, duplex: "half" } as RequestInit);
+      assert.equal(await r.text(), "hello world");
+    }
+    assert.deepEqual(seen, ["11", null], "buffered: a length; streamed: chunked");
+  } finally {
+    await srv.stop();
+    await up.shutdown();
+  }
+});
+
+Deno.test("fields: transport tls root_ca_pem_files and ca.trusted_ca_certs_pem_files", async () => {
+  const pki = await makePki({ up: { dns: ["localhost"], ip: ["127.0.0.1"] } });
+  const other = await makePki({ up: { dns: ["localhost"], ip: ["127.0.0.1"] } });
+  const up = Deno.serve(
+    {
+      hostname: "127.0.0.1",
+      port: 0,
+      cert: pki.leafs.up.cert,
+      key: pki.leafs.up.key,
+      onListen() {},
+    },
+    () => new Response("secure"),
+  );
+  const dir = await Deno.makeTempDir({ prefix: "gatehouse-cafile-" });
+  await Deno.writeTextFile(`${dir}/ca.pem`, pki.caPem);
+  await Deno.writeTextFile(`${dir}/other.pem`, other.caPem);
+  const dial = `127.0.0.1:${(up.addr as Deno.NetAddr).port}`;
+  const proxy = (tls: Record<string, unknown>) => [{
+    handle: [{
+      handler: "reverse_proxy",
+      upstreams: [{ dial }],
+      transport: { protocol: "http", tls },
+    }],
+  }];
+  const srv = await startHttp({
+    servers: {
+      legacy: { listen: ["127.0.0.1:0"], routes: proxy({ root_ca_pem_files: [`${dir}/ca.pem`] }) },
+      inline: {
+        listen: ["127.0.0.1:0"],
+        routes: proxy({
+          ca: { provider: "inline", trusted_ca_certs_pem_files: [`${dir}/ca.pem`] },
+        }),
+      },
+      wrong: {
+        listen: ["127.0.0.1:0"],
+        routes: proxy({ root_ca_pem_files: [`${dir}/other.pem`] }),
+      },
+    },
+  });
+  try {
+    assert.equal(await (await fetch(srv.url("legacy"))).text(), "secure");
+    assert.equal(await (await fetch(srv.url("inline"))).text(), "secure");
+    const r = await fetch(srv.url("wrong"));
+    await r.body?.cancel();
+    assert.equal(r.status, 502, "a certificate from another CA is refused");
+  } finally {
+    await srv.stop();
+    await up.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("fields: file_server browse.template_file renders listings with that template", async () => {
+  const root = await Deno.makeTempDir({ prefix: "gatehouse-browse-" });
+  await Deno.writeTextFile(`${root}/a.txt`, "a");
+  const tpl = await Deno.makeTempFile({ prefix: "gatehouse-tpl-", suffix: ".html" });
+  await Deno.writeTextFile(tpl, "<custom>{{title}} — {{summary}}</custom>");
+  const srv = await startHttp({
+    servers: {
+      srv0: {
+        listen: ["127.0.0.1:0"],
+        routes: [{ handle: [{ handler: "file_server", root, browse: { template_file: tpl } }] }],
+      },
+    },
+  });
+  try {
+    assert.equal(
+      await (await fetch(srv.url() + "/")).text(),
+      "<custom>/ — 0 directories, 1 file</custom>",
+    );
+  } finally {
+    await srv.stop();
+    await Deno.remove(root, { recursive: true });
+    await Deno.remove(tpl);
+  }
+});
+
+Deno.test("fields: authentication hash_cache keeps answers right for right and wrong passwords", async () => {
+  const hash = bcrypt.hashSync("hunter2", 4);
+  const auth = (cache: boolean) => [{
+    handle: [
+      {
+        handler: "authentication",
+        providers: {
+          http_basic: {
+            accounts: [{ username: "ann", password: hash }],
+            hash: { algorithm: "bcrypt" },
+            ...(cache ? { hash_cache: {} } : {}),
+          },
+        },
+      },
+      { handler: "static_response", body: "in" },
+    ],
+  }];
+  const srv = await startHttp({
+    servers: { srv0: { listen: ["127.0.0.1:0"], routes: auth(true) } },
+  });
+  try {
+    const as = async (pw: string) => {
+      const r = await fetch(srv.url(), {
+        headers: { authorization: `Basic ${btoa(`ann:${pw}`)}` },
+      });
+      await r.body?.cancel();
+      return r.status;
+    };
+    for (let i = 0; i < 3; i++) {
+      assert.equal(await as("hunter2"), 200);
+      assert.equal(await as("hunter3"), 401);
+    }
+  } finally {
+    await srv.stop();
+  }
+});
+
+Deno.test("fields: remote_ip forwarded matches the first X-Forwarded-For address", async () => {
+  const srv = await startHttp({
+    servers: {
+      srv0: {
+        listen: ["127.0.0.1:0"],
+        routes: [
+          {
+            match: [{ remote_ip: { ranges: ["203.0.113.0/24"], forwarded: true } }],
+            handle: [{ handler: "static_response", body: "forwarded match" }],
+            terminal: true,
+          },
+          { handle: [{ handler: "static_response", body: "no" }] },
+        ],
+      },
+    },
+  });
+  try {
+    const get = async (xff?: string) =>
+      await (await fetch(srv.url(), { headers: xff ? { "x-forwarded-for": xff } : {} })).text();
+    assert.equal(await get("203.0.113.9, 10.0.0.1"), "forwarded match");
+    assert.equal(await get("198.51.100.1"), "no");
+    assert.equal(await get(), "no");
+  } finally {
+    await srv.stop();
+  }
+});
