@@ -136,6 +136,41 @@ Deno.test("logging: line_ending and time_local of the encoders", async () => {
   }
 });
 
+Deno.test("logging: the json encoder's keys and level_format", async () => {
+  const root = await Deno.makeTempDir({ prefix: "gatehouse-logkeys-" });
+  const port = freePort();
+  try {
+    const file = `${root}/k.log`;
+    const srv = await startServer({
+      config: config(port, {
+        include: ["http.log.access"],
+        writer: { output: "file", filename: file },
+        encoder: {
+          format: "json",
+          message_key: "message",
+          level_key: "severity",
+          time_key: "at",
+          name_key: "component",
+          level_format: "upper",
+        },
+      }),
+    });
+    try {
+      await hit(port);
+    } finally {
+      await srv.stop();
+    }
+    const rec = JSON.parse((await Deno.readTextFile(file)).trim());
+    assert.equal(rec.message, "handled request");
+    assert.equal(rec.severity, "INFO");
+    assert.equal(typeof rec.at, "number");
+    assert.equal(rec.component, "http.log.access");
+    for (const k of ["msg", "level", "ts", "logger"]) assert.equal(rec[k], undefined, k);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
 Deno.test("logging: fields that cannot be honoured are refused; unknown ones too", async () => {
   const cfg = (log: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
     admin: { disabled: true },

@@ -243,3 +243,82 @@ Deno.test("fields: remote_ip forwarded matches the first X-Forwarded-For address
     await srv.stop();
   }
 });
+
+Deno.test("fields: reverse_proxy buffer_responses sends a streamed upstream body with its length", async () => {
+  const up = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () =>
+    new Response(
+      new ReadableStream({
+        start(c) {
+          c.enqueue(new TextEncoder().encode("part one, "));
+          c.enqueue(new TextEncoder().encode("part two"));
+          c.close();
+        },
+      }),
+    ));
+  const dial = `127.0.0.1:${(up.addr as Deno.NetAddr).port}`;
+  const proxy = (o: Record<string, unknown>) => [{
+    handle: [{ handler: "reverse_proxy", upstreams: [{ dial }], ...o }],
+  }];
+  const srv = await startHttp({
+    servers: {
+      buffered: { listen: ["127.0.0.1:0"], routes: proxy({ buffer_responses: true }) },
+      streamed: { listen: ["127.0.0.1:0"], routes: proxy({}) },
+    },
+  });
+  try {
+    const head = async (name: string) => {
+      const c = await Deno.connect({ hostname: "127.0.0.1", port: srv.ports(name)[0] });
+      await c.write(
+        new TextEncoder().encode("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"),
+      );
+      let text = "";
+      const buf = new Uint8Array(4096);
+      for (let n; (n = await c.read(buf)) !== null;) {
+        text += new TextDecoder().decode(buf.subarray(0, n));
+      }
+      c.close();
+      return text.toLowerCase();
+    };
+    assert.match(await head("buffered"), /\r\ncontent-length: 18\r\n/);
+    assert.match(await head("streamed"), /\r\ntransfer-encoding: chunked\r\n/);
+  } finally {
+    await srv.stop();
+    await up.shutdown();
+  }
+});
+
+Deno.test("fields: metrics observe_catchall_hosts labels hosts no host matcher names", async () => {
+  // the registry is the process's: each run asks with its own host name
+  const scrape = async (catchall: boolean, host: string) => {
+    const srv = await startHttp({
+      metrics: { per_host: true, ...(catchall ? { observe_catchall_hosts: true } : {}) },
+      servers: {
+        srv0: {
+          listen: ["127.0.0.1:0"],
+          routes: [
+            { match: [{ path: ["/metrics"] }], handle: [{ handler: "metrics" }], terminal: true },
+            { handle: [{ handler: "static_response", body: "x" }] },
+          ],
+        },
+      },
+    });
+    try {
+      const c = await Deno.connect({ hostname: "127.0.0.1", port: srv.ports()[0] });
+      await c.write(
+        new TextEncoder().encode(`GET / HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`),
+      );
+      await c.read(new Uint8Array(1024));
+      c.close();
+      return await (await fetch(`${srv.url()}/metrics`)).text();
+    } finally {
+      await srv.stop();
+    }
+  };
+  assert.match(
+    await scrape(true, "with.test"),
+    /caddy_http_requests_total\{[^}]*host="with\.test"/,
+  );
+  const without = await scrape(false, "without.test");
+  assert.doesNotMatch(without, /host="without\.test"/);
+  assert.match(without, /host="_other"/);
+});

@@ -222,3 +222,43 @@ Deno.test("fields: a running server given a refused field keeps its config", asy
     await srv.stop();
   }
 });
+
+Deno.test("fields: reverse_proxy fields that cannot run here are refused by name", async () => {
+  const proxy = (o: Record<string, unknown>) =>
+    config({
+      routes: [{
+        handle: [{ handler: "reverse_proxy", upstreams: [{ dial: "127.0.0.1:9" }], ...o }],
+      }],
+    });
+  for (
+    const [o, re] of [
+      [{ circuit_breaker: { type: "latency" } }, /circuit_breaker: no circuit breaker module/],
+      [
+        { transport: { protocol: "http", write_buffer_size: 4096 } },
+        /write_buffer_size: not supported/,
+      ],
+      [
+        { transport: { protocol: "http", expect_continue_timeout: "1s" } },
+        /expect_continue_timeout: not supported/,
+      ],
+      [
+        { transport: { protocol: "http", tls: { renegotiation: "once" } } },
+        /renegotiation: not supported[^]*never renegotiates/,
+      ],
+      [
+        { transport: { protocol: "http", versions: ["h2c"], max_conns_per_host: 2 } },
+        /max_conns_per_host: not supported[^]*HTTP\/2 ones share one connection/,
+      ],
+      [
+        { transport: { protocol: "http", resolver: { addresses: ["tcp/127.0.0.1:53"] } } },
+        /resolver\.addresses: "tcp\/127\.0\.0\.1:53": only udp DNS servers/,
+      ],
+      [
+        { transport: { protocol: "http", keep_alive: { probe_interval: "500ms" } } },
+        /probe_interval: TCP keep-alive times are whole seconds/,
+      ],
+    ] as [Record<string, unknown>, RegExp][]
+  ) {
+    await assert.rejects(validateConfig(proxy(o)), re);
+  }
+});
