@@ -7,8 +7,8 @@
  *   manage even when no server names them.
  * - `automation`: policies and issuers (see `automation.ts`); managed certificates are
  *   obtained at start and renewed inside their renewal window (see `manager.ts`).
- * - `session_tickets`, `disable_ocsp_stapling`: accepted as Caddy's defaults (tickets on,
- *   nothing stapled).
+ * - `session_tickets`: only empty (Caddy's default: tickets on, keys the library's own); any
+ *   setting in it is refused. `disable_ocsp_stapling`: nothing is stapled here, so it holds.
  *
  * Listeners get a {@link CertificateGetter} per server (`getter`), which picks the
  * certificate for each handshake's server name from the cache.
@@ -77,6 +77,14 @@ export class TlsApp implements App {
       "session_tickets",
       "disable_ocsp_stapling",
     ], "tls");
+    const tickets = config.session_tickets;
+    if (tickets !== undefined && tickets !== null && Object.keys(tickets as object).length) {
+      throw new TlsConfigError(
+        "unsupported",
+        "tls.session_tickets: session ticket keys are kept and rotated by the TLS library here " +
+          "(tickets on); none of their settings can be changed: remove session_tickets",
+      );
+    }
     const certsRaw = config.certificates as Record<string, unknown> | undefined;
     let automate: string[] = [];
     let loaders = certsRaw;

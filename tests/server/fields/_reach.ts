@@ -129,6 +129,11 @@ export function reachConfig(): Record<string, unknown> {
           writer: { output: "discard" },
           encoder: { format: "journald", wrap: { format: "console" } },
         },
+        out: { writer: { output: "stdout" }, sampling: { interval: "1s" } },
+        err: { writer: { output: "stderr" } },
+        net: { writer: { output: "net", address: "127.0.0.1:9", soft_start: true } },
+        // validating creates nothing: the file need not exist
+        file: { writer: { output: "file", filename: "/tmp/gatehouse-audit-reach/reach.log" } },
       },
     },
     apps: {

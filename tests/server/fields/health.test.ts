@@ -71,3 +71,44 @@ Deno.test("reverse_proxy: health_checks.active passes and fails count checks in 
     await up.shutdown();
   }
 });
+
+Deno.test("reverse_proxy: health_checks.active max_size bounds the body expect_body reads", async () => {
+  const up = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    (req) =>
+      new URL(req.url).pathname === "/health"
+        ? new Response("x".repeat(5000) + "READY")
+        : new Response("up"),
+  );
+  const dial = `127.0.0.1:${(up.addr as Deno.NetAddr).port}`;
+  const proxy = (max: number) => ({
+    listen: ["127.0.0.1:0"],
+    routes: [{
+      handle: [{
+        handler: "reverse_proxy",
+        upstreams: [{ dial }],
+        health_checks: {
+          active: { uri: "/health", interval: "1s", expect_body: "READY", max_size: max },
+        },
+      }],
+    }],
+  });
+  const srv = await startHttp({ servers: { small: proxy(1000), big: proxy(100_000) } });
+  try {
+    const status = async (name: string) => {
+      const end = Date.now() + 3000;
+      while (true) {
+        const r = await fetch(srv.url(name));
+        await r.body?.cancel();
+        if (r.status !== 200 || Date.now() > end) return r.status;
+        if (name === "big") return 200;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    assert.equal(await status("small"), 503, "READY lies past max_size: the check fails");
+    assert.equal(await status("big"), 200);
+  } finally {
+    await srv.stop();
+    await up.shutdown();
+  }
+});

@@ -225,3 +225,60 @@ Deno.test("logging: fields that cannot be honoured are refused; unknown ones too
     cfg({ encoder: { format: "json", duration_format: "seconds", caller_key: "" } }),
   );
 });
+
+Deno.test("logging: net writer soft_start and dial_timeout; file roll_disabled and roll_local_time", async () => {
+  const { netWriter } = await import("../../../lib/server/logging/writers.ts");
+  const { fileWriter } = await import("../../../lib/server/logging/file_writer.ts");
+  // nothing listens: without soft_start the dial fails the config, with it writes wait
+  const free = freePort();
+  await assert.rejects(
+    netWriter({ address: `127.0.0.1:${free}`, dial_timeout: "500ms" }),
+    /net log writer: dialing/,
+  );
+  const w = await netWriter({
+    address: `127.0.0.1:${free}`,
+    soft_start: true,
+    dial_timeout: "200ms",
+  });
+  w.write(new TextEncoder().encode("queued\n"));
+  await w.cleanup?.();
+
+  const dir = await Deno.makeTempDir({ prefix: "gatehouse-roll-" });
+  try {
+    const big = new TextEncoder().encode("x".repeat(700_000) + "\n");
+    const off = fileWriter({ filename: `${dir}/off.log`, roll_size_mb: 1, roll_disabled: true });
+    off.write(big);
+    off.write(big);
+    await off.cleanup?.();
+    assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["off.log"], "never rolled");
+
+    // roll_local_time names backups in local time: run with a time zone far from UTC
+    const script = `
+      import { fileWriter } from ${
+      JSON.stringify(new URL("../../../lib/server/logging/file_writer.ts", import.meta.url).href)
+    };
+      const w = fileWriter({ filename: Deno.args[0], roll_size_mb: 1, roll_gzip: false, roll_local_time: Deno.args[1] === "local" });
+      const big = new TextEncoder().encode("x".repeat(700_000) + "\\n");
+      w.write(big); w.write(big); await w.cleanup();`;
+    const names: Record<string, string> = {};
+    for (const kind of ["local", "utc"]) {
+      await Deno.mkdir(`${dir}/${kind}`);
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: ["eval", "--ext=ts", script, `${dir}/${kind}/a.log`, kind],
+        env: { TZ: "Pacific/Kiritimati" }, // UTC+14
+      }).output();
+      assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+      names[kind] = [...Deno.readDirSync(`${dir}/${kind}`)].map((e) => e.name).find((n) =>
+        n !== "a.log"
+      )!;
+    }
+    const hour = (n: string) => Number(/T(\d\d)-/.exec(n)![1]);
+    assert.equal(
+      (hour(names.local) - hour(names.utc) + 24) % 24,
+      14,
+      `${names.local} vs ${names.utc}`,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { startHttp } from "../http/harness.ts";
 import { makePki } from "../http/pki.ts";
 import bcrypt from "bcryptjs";
+import { raw } from "../http/raw.ts";
 
 const ok = (body: string) => [{ handle: [{ handler: "static_response", body }] }];
 
@@ -321,4 +322,151 @@ Deno.test("fields: metrics observe_catchall_hosts labels hosts no host matcher n
   const without = await scrape(false, "without.test");
   assert.doesNotMatch(without, /host="without\.test"/);
   assert.match(without, /host="_other"/);
+});
+
+Deno.test("fields: copy_response_headers exclude leaves those fields out", async () => {
+  const up = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () => new Response("from upstream", { status: 500, headers: { "x-keep": "1", "x-drop": "2" } }),
+  );
+  const dial = `127.0.0.1:${(up.addr as Deno.NetAddr).port}`;
+  const srv = await startHttp({
+    servers: {
+      srv0: {
+        listen: ["127.0.0.1:0"],
+        routes: [{
+          handle: [{
+            handler: "reverse_proxy",
+            upstreams: [{ dial }],
+            handle_response: [{
+              match: { status_code: [500] },
+              routes: [{
+                handle: [
+                  { handler: "copy_response_headers", exclude: ["X-Drop"] },
+                  { handler: "static_response", body: "replaced" },
+                ],
+              }],
+            }],
+          }],
+        }],
+      },
+    },
+  });
+  try {
+    const r = await fetch(srv.url());
+    assert.equal(await r.text(), "replaced");
+    assert.equal(r.headers.get("x-keep"), "1");
+    assert.equal(r.headers.get("x-drop"), null);
+  } finally {
+    await srv.stop();
+    await up.shutdown();
+  }
+});
+
+Deno.test("fields: encode gzip and zstd level change how hard the body is compressed", async () => {
+  const body = Array.from({ length: 4000 }, (_, i) => `line ${i % 97} of text ${i % 13}\n`).join(
+    "",
+  );
+  const enc = (encodings: Record<string, unknown>) => [{
+    handle: [
+      { handler: "encode", encodings, match: { headers: { "Content-Type": ["text/*"] } } },
+      { handler: "static_response", body, headers: { "Content-Type": ["text/plain"] } },
+    ],
+  }];
+  const srv = await startHttp({
+    servers: {
+      g1: { listen: ["127.0.0.1:0"], routes: enc({ gzip: { level: 1 } }) },
+      g9: { listen: ["127.0.0.1:0"], routes: enc({ gzip: { level: 9 } }) },
+      z1: { listen: ["127.0.0.1:0"], routes: enc({ zstd: { level: "fastest" } }) },
+      z4: { listen: ["127.0.0.1:0"], routes: enc({ zstd: { level: "best" } }) },
+    },
+  });
+  try {
+    // the raw body as sent (fetch would decompress it)
+    const size = async (name: string, accept: string) => {
+      const r = await raw(srv.url(name), "GET", "/", { "accept-encoding": accept });
+      return { n: r.body.length, encoding: r.headers.get("content-encoding") };
+    };
+    const [g1, g9] = [await size("g1", "gzip"), await size("g9", "gzip")];
+    assert.equal(g1.encoding, "gzip");
+    assert.ok(g9.n < g1.n, `gzip level 9 (${g9.n}) smaller than level 1 (${g1.n})`);
+    const [z1, z4] = [await size("z1", "zstd"), await size("z4", "zstd")];
+    assert.equal(z1.encoding, "zstd");
+    assert.ok(z4.n < z1.n, `zstd best (${z4.n}) smaller than fastest (${z1.n})`);
+  } finally {
+    await srv.stop();
+  }
+});
+
+Deno.test("fields: file_server and the file matcher take fs only as the local disk", async () => {
+  const { validateConfig } = await import("../../../lib/cli/validate.ts");
+  const cfg = (handle: Record<string, unknown>, match?: Record<string, unknown>) => ({
+    admin: { disabled: true },
+    apps: {
+      http: {
+        servers: {
+          s: {
+            listen: ["127.0.0.1:1"],
+            routes: [{ ...(match ? { match: [match] } : {}), handle: [handle] }],
+          },
+        },
+      },
+    },
+  });
+  await validateConfig(cfg({ handler: "file_server", root: "/tmp", fs: "{http.vars.fs}" }));
+  await assert.rejects(
+    validateConfig(cfg({ handler: "file_server", root: "/tmp", fs: "s3" })),
+    /file_server\.fs: file system "s3" is not available \(only the local disk\)/,
+  );
+  await assert.rejects(
+    validateConfig(cfg({ handler: "static_response" }, { file: { fs: "embedded" } })),
+    /matchers\.file\.fs: file system "embedded" is not available/,
+  );
+});
+
+Deno.test("fields: the internal issuer's sign_with_root signs leaves with the root", async () => {
+  const { tlsServer } = await import("../tls/_helpers.ts");
+  const { freePort } = await import("../fixtures/helpers.ts");
+  const issuerOf = async (port: number) => {
+    const s = new Deno.Command("openssl", {
+      args: ["s_client", "-connect", `127.0.0.1:${port}`, "-servername", "a.internal"],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    await s.stdin.close();
+    const out = new TextDecoder().decode((await s.output()).stdout);
+    return /^\s*i:(.*)$/m.exec(out)?.[1] ?? "";
+  };
+  const config = (port: number, withRoot: boolean) => ({
+    apps: {
+      tls: {
+        automation: {
+          policies: [{ issuers: [{ module: "internal", sign_with_root: withRoot }] }],
+        },
+      },
+      http: {
+        http_port: freePort(),
+        https_port: port,
+        servers: {
+          s: {
+            listen: [`127.0.0.1:${port}`],
+            routes: [{
+              match: [{ host: ["a.internal"] }],
+              handle: [{ handler: "static_response", body: "hi" }],
+            }],
+          },
+        },
+      },
+    },
+  });
+  for (const [withRoot, issuer] of [[true, /Root/], [false, /Intermediate/]] as const) {
+    const port = freePort();
+    const srv = await tlsServer(config(port, withRoot));
+    try {
+      assert.match(await issuerOf(port), issuer);
+    } finally {
+      await srv.stop();
+    }
+  }
 });

@@ -262,3 +262,17 @@ Deno.test("fields: reverse_proxy fields that cannot run here are refused by name
     await assert.rejects(validateConfig(proxy(o)), re);
   }
 });
+
+Deno.test("fields: tls session_tickets settings are refused; disable_ocsp_stapling holds", async () => {
+  await assert.rejects(
+    validateConfig({
+      admin: { disabled: true },
+      apps: { tls: { session_tickets: { disabled: true } } },
+    }),
+    /tls\.session_tickets: session ticket keys are kept and rotated by the TLS library here/,
+  );
+  await validateConfig({
+    admin: { disabled: true },
+    apps: { tls: { session_tickets: {}, disable_ocsp_stapling: true } },
+  });
+});

@@ -30,7 +30,10 @@ const upstream = Deno.serve(
   (req) => new Response(req.body),
 );
 const up = `127.0.0.1:${(upstream.addr as Deno.NetAddr).port}`;
-const echo = [{ handle: [{ handler: "reverse_proxy", upstreams: [{ dial: up }] }] }];
+// flush_interval: every chunk is flushed as it arrives, so any interval is met
+const echo = [{
+  handle: [{ handler: "reverse_proxy", upstreams: [{ dial: up }], flush_interval: "10s" }],
+}];
 const trusted = { source: "static", ranges: ["127.0.0.0/8", "10.0.0.0/8"] };
 
 const srv = await runServer({

@@ -55,6 +55,12 @@ const srv = await runServer({
       tls_connection_policies: [{}],
       routes: echo,
     },
+    redirect_small: {
+      listen: ["127.0.0.1:0"],
+      listener_wrappers: [{ wrapper: "http_redirect", max_header_bytes: 64 }, { wrapper: "tls" }],
+      tls_connection_policies: [{}],
+      routes: echo,
+    },
     fuzz: {
       listen: ["127.0.0.1:0"],
       read_header_timeout: "1s",
@@ -188,6 +194,17 @@ Deno.test({
     await bad.send("GET / HTTP/1.1\r\n\r\n");
     assert.match((await bad.until(() => false)).text, /^HTTP\/1\.0 400 /);
     await bad.close();
+    // max_header_bytes: a longer head is not answered, the connection just closes
+    const long = await RawConn.open(port("redirect_small"));
+    await long.send(`GET /${"a".repeat(100)} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+    const cut = await long.until(() => false);
+    assert.ok(cut.closed);
+    assert.equal(cut.text, "");
+    await long.close();
+    const short = await RawConn.open(port("redirect_small"));
+    await short.send("GET /s HTTP/1.1\r\nHost: a.test\r\n\r\n");
+    assert.match((await short.until(() => false)).text, /^HTTP\/1\.0 308 /);
+    await short.close();
     const res = await fetch(`https://localhost:${p}/x`, {
       client: Deno.createHttpClient({ caCerts: [pki.caPem] }),
     });

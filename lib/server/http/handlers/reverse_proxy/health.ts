@@ -181,7 +181,8 @@ export function startActive(
         let body = "";
         res.setEncoding("utf8");
         res.on("data", (d: string) => {
-          if (!maxSize || body.length < maxSize) body += d;
+          // at most max_size bytes of the body are read (Caddy's LimitReader)
+          if (!maxSize || body.length < maxSize) body = (body + d).slice(0, maxSize || undefined);
         });
         res.on("end", () => finish(expectBody.test(body)));
         res.on("error", () => finish(false));
