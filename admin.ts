@@ -42,6 +42,7 @@ export {
   type AdminRoute,
   type App,
   type Cleanup,
+  type ConnectionOptions,
   type ConnHandler,
   getModule,
   type ListenerHandle,
@@ -82,7 +83,18 @@ export {
   type PluginPackage,
 } from "./lib/server/plugin.ts";
 export type { HttpHandler, Next, RequestMatcher } from "./lib/server/http/handler.ts";
-export type { ProxyFacts, RequestContext, ServerFacts } from "./lib/server/http/context.ts";
+export type {
+  ProxyFacts,
+  RequestContext,
+  ServerFacts,
+  UpstreamResponseHandling,
+} from "./lib/server/http/context.ts";
+export type { TcpKeepAlive } from "./lib/server/listeners/options.ts";
+export type {
+  ListenerWrapper,
+  PeerAddress,
+  PendingConnection,
+} from "./lib/server/listeners/wrapper.ts";
 export {
   HandlerError,
   HttpConfigError,
