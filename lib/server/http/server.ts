@@ -32,8 +32,10 @@ import {
   type Raw,
 } from "./config.ts";
 import { decodePath, RequestContext, type ServerFacts } from "./context.ts";
-import { HandlerError, HttpConfigError, responseError, toHandlerError } from "./errors.ts";
+import { responseError, toHandlerError } from "./errors.ts";
 import { chooseEngine, parseServerOptions, type ServerOptions } from "./server_options.ts";
+import { isHttp2, misdirected, sniMatches } from "./request_checks.ts";
+import { expandListenAddress, type ListenAddress } from "./listen_address.ts";
 import type { Next } from "./handler.ts";
 import { ipInRanges, type IPRange, parseIP } from "./ip.ts";
 import {
@@ -54,66 +56,7 @@ export interface IPRangeSource extends ModuleInstance {
   ranges(): readonly IPRange[];
 }
 
-/** One expanded listen address. */
-export interface ListenAddress {
-  /** `tcp` or `unix`. */
-  network: "tcp" | "unix";
-  /** Address in the listener pool's form: `host:port` or `unix//path`. */
-  address: string;
-}
-
-/**
- * Expands a Caddy listen address (`:8080`, `127.0.0.1:8000-8003`, `tcp/host:80`,
- * `unix//run/sock`) into one address per port.
- *
- * @example
- * ```ts
- * import { expandListenAddress } from "./server.ts";
- * expandListenAddress("127.0.0.1:8000-8001", 80).length; // 2
- * ```
- */
-export function expandListenAddress(input: string, defaultPort: number): ListenAddress[] {
-  let network = "tcp";
-  let rest = input.trim().replace(/\{env\.([^{}]+)\}/g, (_, name) => Deno.env.get(name) ?? "");
-  const slash = rest.indexOf("/");
-  if (slash >= 0 && /^[a-z0-9]+$/.test(rest.slice(0, slash))) {
-    network = rest.slice(0, slash);
-    rest = rest.slice(slash + 1);
-  }
-  if (network === "unix" || network === "unixgram" || network === "unixpacket") {
-    return [{ network: "unix", address: `unix/${rest}` }];
-  }
-  if (network === "fd" || network === "fdgram") {
-    throw new HttpConfigError(
-      "invalid_address",
-      `listen address ${input}: listening on an inherited file descriptor is not possible ` +
-        `here (Deno cannot adopt a socket it did not open); listen on a host:port or unix/ path`,
-    );
-  }
-  if (!["tcp", "tcp4", "tcp6"].includes(network)) {
-    throw new HttpConfigError("invalid_address", `unsupported network in listen address: ${input}`);
-  }
-  let host = rest;
-  let ports = "";
-  const m = /^(\[[^\]]*\]|[^:]*)(?::(.*))?$/.exec(rest);
-  if (m) {
-    host = m[1];
-    ports = m[2] ?? "";
-  }
-  if (!ports) ports = String(defaultPort);
-  const range = /^(\d+)(?:-(\d+))?$/.exec(ports);
-  if (!range) {
-    throw new HttpConfigError("invalid_address", `invalid port in listen address: ${input}`);
-  }
-  const start = Number(range[1]);
-  const end = range[2] ? Number(range[2]) : start;
-  if (end < start || end > 65535) {
-    throw new HttpConfigError("invalid_address", `invalid port range: ${input}`);
-  }
-  const out: ListenAddress[] = [];
-  for (let p = start; p <= end; p++) out.push({ network: "tcp", address: `${host}:${p}` });
-  return out;
-}
+export { expandListenAddress, type ListenAddress } from "./listen_address.ts";
 
 const SERVER_FIELDS = [
   "listen",
@@ -437,35 +380,6 @@ export class HttpServer implements ServerFacts {
       headers: res.headers,
     });
   }
-}
-
-/**
- * An HTTP/2 request on the deno engine: it carries no Host header (Deno turns `:authority` into
- * the URL only). An HTTP/1.0 request without Host looks the same but gets Deno's fallback URL
- * authority, `localhost:<port>`.
- */
-function isHttp2(request: Request, info: ServeInfo): boolean {
-  if (request.headers.has("host")) return false;
-  const port = info.localAddress.slice(info.localAddress.lastIndexOf(":") + 1);
-  const url = request.url;
-  const start = url.indexOf("://") + 3;
-  return !url.startsWith(`localhost:${port}/`, start);
-}
-
-/** Caddy's strict SNI check: the Host names the server name the TLS handshake asked for. */
-function sniMatches(c: RequestContext, info: ServeInfo): boolean {
-  return (info.tls?.serverName ?? "").toLowerCase() === c.hostname.toLowerCase();
-}
-
-function misdirected(c: RequestContext, info: ServeInfo): HandlerError {
-  // the connection closes after the answer (Go's r.Close), so the client reconnects with SNI
-  c.responseHeaders().set("connection", "close");
-  return new HandlerError(
-    421,
-    `strict host matching: TLS ServerName (${info.tls?.serverName ?? ""}) and HTTP Host ` +
-      `(${c.hostname}) values differ`,
-    "strict_sni_host",
-  );
 }
 
 /** Measures each route as one unit, labelled with its first handler's name (as Caddy). */
