@@ -42,6 +42,7 @@ export {
   type AdminRoute,
   type App,
   type Cleanup,
+  type ClientCertificateCheck,
   type ConnectionOptions,
   type ConnHandler,
   getModule,
@@ -82,6 +83,7 @@ export {
   type PluginErrorCode,
   type PluginPackage,
 } from "./lib/server/plugin.ts";
+export type { DnsProvider, DnsRecord } from "./lib/server/tls/dns/provider.ts";
 export type { HttpHandler, Next, RequestMatcher } from "./lib/server/http/handler.ts";
 export type {
   ProxyFacts,

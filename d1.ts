@@ -80,6 +80,12 @@ export {
 export { login, type LoginError, type LoginParams, type LoginResult } from "./lib/d1/login.ts";
 export { THROTTLE } from "./lib/d1/throttle.ts";
 export {
+  checkPasswordThrottled,
+  type CheckPasswordThrottledError,
+  type CheckPasswordThrottledParams,
+  type CheckPasswordThrottledResult,
+} from "./lib/d1/password_check.ts";
+export {
   requestPasswordReset,
   type RequestPasswordResetParams,
   RESET_TTL_HOURS,
@@ -133,5 +139,50 @@ export {
   type SignOutEverywhereResult,
   type UserSession,
 } from "./lib/d1/session.ts";
+export {
+  applyUserListIndexes,
+  getUserByEmail,
+  type GetUserByEmailResult,
+  listUsers,
+  type ListUsersParams,
+  type ListUsersResult,
+  MAX_SEARCH_LENGTH,
+  MAX_USERS_PAGE,
+  USER_LIST_INDEXES_SQL,
+  type UsersPage,
+} from "./lib/d1/user_list.ts";
+export {
+  adminRemoveUser,
+  type AdminRemoveUserParams,
+  type AdminRemoveUserResult,
+  resendVerification,
+  type ResendVerificationParams,
+  type ResendVerificationResult,
+  setAdmin,
+  type SetAdminParams,
+  type SetAdminResult,
+} from "./lib/d1/admin.ts";
+export {
+  type LinkedSignIn,
+  listLinkedSignIns,
+  type ListLinkedSignInsResult,
+  setPassword,
+  type SetPasswordError,
+  type SetPasswordParams,
+  type SetPasswordResult,
+} from "./lib/d1/sign_ins.ts";
+export {
+  applyAuditSchema,
+  AUDIT_SCHEMA_SQL,
+  type AuditEntry,
+  listAudit,
+  type ListAuditParams,
+  type ListAuditResult,
+  MAX_AUDIT_PAGE,
+  MAX_AUDIT_VALUE,
+  recordAudit,
+  type RecordAuditParams,
+  type RecordAuditResult,
+} from "./lib/d1/audit.ts";
 export type { GenerationLookup, Session, SessionConfig } from "./lib/auth/session.ts";
 export { parseDatabaseName, planSetup, type SetupInput, type SetupPlan } from "./lib/d1/setup.ts";

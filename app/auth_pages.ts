@@ -63,7 +63,7 @@ export async function renderPage(
   c: Context,
   base: string,
   data: AuthPageData,
-  status: 200 | 400 | 401 | 403 = 200,
+  status: 200 | 400 | 401 | 403 | 429 = 200,
 ): Promise<Response> {
   const js = await clientBundle();
   const html = renderAuthDocument(data, {

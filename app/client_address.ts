@@ -7,6 +7,7 @@
  * @module
  */
 import type { AppEnv } from "./env.ts";
+import { ipInRanges, type IPRange, parseIP, parseRange } from "../lib/server/http/ip.ts";
 
 /** What `Deno.serve` passes a handler about the connection. */
 export interface ConnectionInfo {
@@ -16,7 +17,8 @@ export interface ConnectionInfo {
 
 /**
  * A function giving the client address of a request, per the app's `TRUSTED_PROXIES`
- * (comma-separated addresses; default none).
+ * (comma-separated addresses or CIDR ranges; default none). Throws, naming the entry, when
+ * one is neither.
  *
  * @example
  * ```ts
@@ -30,18 +32,36 @@ export interface ConnectionInfo {
 export function clientAddress(
   env: AppEnv,
 ): (request: Request, info: ConnectionInfo | undefined) => string | undefined {
-  const trusted = new Set(
-    (env.vars.TRUSTED_PROXIES ?? "").split(",").map((s) => s.trim().toLowerCase()).filter(Boolean),
-  );
+  const ranges = trustedRanges(env.vars.TRUSTED_PROXIES ?? "");
+  const trusted = (address: string) => {
+    const ip = parseIP(address);
+    return ip !== null && ipInRanges(ip, ranges);
+  };
   return (request, info) => {
     const peer = info?.remoteAddr && "hostname" in info.remoteAddr
       ? info.remoteAddr.hostname.toLowerCase()
       : undefined;
-    if (!peer || !trusted.has(peer)) return peer;
+    if (!peer || ranges.length === 0 || !trusted(peer)) return peer;
     const hops = (request.headers.get("x-forwarded-for") ?? "").split(",").map((s) =>
       s.trim().toLowerCase()
     ).filter(Boolean);
-    for (let i = hops.length - 1; i >= 0; i--) if (!trusted.has(hops[i])) return hops[i];
+    for (let i = hops.length - 1; i >= 0; i--) if (!trusted(hops[i])) return hops[i];
     return peer;
   };
+}
+
+/** The `TRUSTED_PROXIES` entries (addresses or CIDR ranges); throws naming a bad one. */
+function trustedRanges(list: string): IPRange[] {
+  const out: IPRange[] = [];
+  for (const entry of list.split(",").map((s) => s.trim()).filter(Boolean)) {
+    try {
+      out.push(parseRange(entry));
+    } catch {
+      throw new Error(
+        `TRUSTED_PROXIES: ${JSON.stringify(entry)} is not an IP address or CIDR range ` +
+          "(e.g. 127.0.0.1, 10.0.0.0/8, ::1)",
+      );
+    }
+  }
+  return out;
 }

@@ -11,21 +11,30 @@ import type { Context } from "hono";
 /** File name under which each site serves the bundle. */
 export const CLIENT_SCRIPT = "auth-client.js";
 
-let build: Promise<string | null> | null = null;
+const builds = new Map<string, Promise<string | null>>();
 
-/** The bundled client script (built on first use), or null when bundling is unavailable. */
-export function clientBundle(): Promise<string | null> {
-  build ??= bundle().catch((e) => {
-    console.warn(
-      `sign-in pages are served without JavaScript: ${e instanceof Error ? e.message : e}`,
-    );
-    return null;
-  });
+/**
+ * A browser entry bundled once per process (built on first use), or null when bundling is
+ * unavailable; `what` names the pages that then go without JavaScript in the warning.
+ */
+export function bundleScript(entry: URL, what: string): Promise<string | null> {
+  let build = builds.get(entry.href);
+  if (!build) {
+    build = bundle(entry).catch((e) => {
+      console.warn(`${what} are served without JavaScript: ${e instanceof Error ? e.message : e}`);
+      return null;
+    });
+    builds.set(entry.href, build);
+  }
   return build;
 }
 
-async function bundle(): Promise<string> {
-  const entry = new URL("./client.ts", import.meta.url);
+/** The bundled client script (built on first use), or null when bundling is unavailable. */
+export function clientBundle(): Promise<string | null> {
+  return bundleScript(new URL("./client.ts", import.meta.url), "sign-in pages");
+}
+
+async function bundle(entry: URL): Promise<string> {
   const config = new URL("../deno.json", import.meta.url);
   // deno-lint-ignore no-explicit-any
   const api = (Deno as any).bundle;

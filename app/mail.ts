@@ -15,7 +15,12 @@
  * @module
  */
 import { Hono } from "hono";
-import { createMailServer, LocalBlobStore, type MailRequestInfo } from "../mail.ts";
+import {
+  createMailServer,
+  LocalBlobStore,
+  type MailRequestInfo,
+  type MailServer,
+} from "../mail.ts";
 import { MailDb } from "../lib/mail/db.ts";
 import { prepareSandbox, type SandboxKey, sandboxLines } from "../lib/mail/sandbox_setup.ts";
 import type { AppEnv } from "./env.ts";
@@ -24,16 +29,33 @@ import { openAppDatabase } from "./relay_registry.ts";
 import { publicOrigin } from "./public_url.ts";
 import { clientAddress } from "./client_address.ts";
 
+const servers = new WeakMap<AppEnv, Promise<MailServer>>();
+
+/**
+ * The app's one mail server for an environment (made on first use): the mounted API and the
+ * operator's console share it, so the console's calls go through the same routes, checks and
+ * webhook dispatcher as everyone's.
+ */
+export function appMailServer(env: AppEnv): Promise<MailServer> {
+  let server = servers.get(env);
+  if (!server) {
+    server = (async () =>
+      await createMailServer({
+        client: await openAppDatabase(env),
+        operatorToken: siteSecret(env, "MAIL_OPERATOR_TOKEN"),
+        signingSecret: siteSecret(env, "MAIL_SIGNING_SECRET"),
+        blobDir: env.vars.MAIL_BLOB_DIR ?? ".data/mail-blobs",
+        publicUrl: (request) => publicOrigin(env, request),
+        clientAddress: clientAddress(env),
+      }))();
+    servers.set(env, server);
+  }
+  return server;
+}
+
 /** Builds the site: every request under the mount path goes to the mail server. */
 export async function createMailSite(env: AppEnv): Promise<Hono> {
-  const mail = await createMailServer({
-    client: await openAppDatabase(env),
-    operatorToken: siteSecret(env, "MAIL_OPERATOR_TOKEN"),
-    signingSecret: siteSecret(env, "MAIL_SIGNING_SECRET"),
-    blobDir: env.vars.MAIL_BLOB_DIR ?? ".data/mail-blobs",
-    publicUrl: (request) => publicOrigin(env, request),
-    clientAddress: clientAddress(env),
-  });
+  const mail = await appMailServer(env);
   const site = new Hono();
   // c.env is what Deno.serve passed: the connection's address, for the wrong-key throttle.
   site.all("*", (c) => mail.fetch(c.req.raw, c.env as MailRequestInfo | undefined));

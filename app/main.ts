@@ -12,7 +12,11 @@ import { allowedHosts } from "./middleware/hosts.ts";
 import { bodyLimits, FORM_BODY_LIMIT } from "./middleware/body_limit.ts";
 import { refuseCrossSite } from "./middleware/cross_site.ts";
 import { securityHeaders } from "./middleware/security_headers.ts";
-import { mailSandboxLines } from "./mail.ts";
+import { startBanner } from "./banner.ts";
+import { checkProductionEnv } from "./required_env.ts";
+import { serveFavicon } from "./favicon.ts";
+import { sitePage } from "./site_page.ts";
+import { h } from "preact";
 
 /** Builds the whole reference app from its environment. */
 export async function createApp(env = loadAppEnv()): Promise<Hono> {
@@ -32,27 +36,58 @@ export async function createApp(env = loadAppEnv()): Promise<Hono> {
     app.route(site.path, await site.create(env));
     mounted.push({ path: site.path, title: site.title });
   }
+  app.get("/favicon.svg", serveFavicon);
+  app.get("/favicon.ico", serveFavicon);
   app.get("/", (c) =>
-    c.html(
-      `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Gatehouse demo</title>` +
-        `<meta name="viewport" content="width=device-width, initial-scale=1"></head>` +
-        `<body style="font-family:system-ui;max-width:40rem;margin:3rem auto"><h1>Gatehouse demo</h1><ul>` +
-        mounted.map((m) => `<li><a href="${m.path}/">${m.title}</a></li>`).join("") +
-        `</ul></body></html>`,
-    ));
+    c.html(sitePage({
+      site: "Gatehouse demo",
+      home: "/",
+      title: "Gatehouse demo",
+      lead: "Sites built with the Gatehouse toolkit, mounted side by side on one app.",
+      body: h(
+        "ul",
+        { class: "card" },
+        mounted.map((m) => h("li", { key: m.path }, h("a", { href: `${m.path}/` }, m.title))),
+      ),
+    })));
   return app;
 }
 
-if (import.meta.main) {
-  const env = loadAppEnv();
-  const app = await createApp(env);
-  const server = Deno.serve({
-    hostname: env.HOST,
-    port: env.PORT,
-    onListen: () => {},
-  }, app.fetch);
+/** Starts the app as `deno task start` does; exits 1 with the reasons, never a stack trace. */
+async function main(): Promise<void> {
+  const vars = Deno.env.toObject();
+  const production = (vars.MODE?.trim() || (vars.DENO_DEPLOYMENT_ID ? "production" : "")) ===
+    "production";
+  if (production) {
+    const problems = checkProductionEnv(vars);
+    if (problems.length) {
+      console.error(
+        `Gatehouse demo cannot start in production: ${problems.length} ` +
+          `${problems.length === 1 ? "variable needs" : "variables need"} attention ` +
+          "(see .env.example):",
+      );
+      for (const p of problems) console.error(`  - ${p}`);
+      Deno.exit(1);
+    }
+  }
+  let env;
+  try {
+    env = loadAppEnv(vars);
+  } catch (e) {
+    console.error(`Gatehouse demo cannot start: ${(e as Error).message}`);
+    Deno.exit(1);
+  }
+  let app: Hono;
+  try {
+    app = await createApp(env);
+  } catch (e) {
+    console.error(`Gatehouse demo cannot start: ${(e as Error).message}`);
+    Deno.exit(1);
+  }
+  const server = Deno.serve({ hostname: env.HOST, port: env.PORT, onListen: () => {} }, app.fetch);
   const origin = `http://${server.addr.hostname}:${server.addr.port}`;
-  // the mail API's sandbox key first, so the "listening" line ends the start-up output
-  for (const line of await mailSandboxLines(env, origin)) console.log(line);
-  console.log(`Gatehouse demo listening on ${origin}/`);
+  const mounted = sites.map((s) => ({ path: s.path, title: s.title }));
+  for (const line of await startBanner(env, origin, mounted)) console.log(line);
 }
+
+if (import.meta.main) await main();

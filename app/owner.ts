@@ -2,7 +2,8 @@
  * The owner-only demo site (mounted at `/owner`): the core's usage pattern for a site only its
  * owner may use. The owner signs in with a password (hash from `OWNER_PASSWORD_HASH`) or with a
  * configured OAuth provider; an e-mail that fails the allowlist (`ACCESS_MODE`, `OWNER_EMAILS`,
- * `ACCESS_DOMAINS`) gets 403 `forbidden`. Plain server-rendered HTML.
+ * `ACCESS_DOMAINS`) gets 403 `forbidden` (a page saying so, with a way back, for a browser).
+ * Server-rendered HTML in the sign-in pages' look, dates in words.
  *
  * Routes (relative to the mount path): `GET /` (protected page), `GET /login` and
  * `GET|POST /api/auth/login` (sign-in form and its action), `POST /logout`,
@@ -35,11 +36,17 @@ import {
   startOAuth,
   verifyPassword,
 } from "../mod.ts";
+import { checkPasswordThrottled, type D1Database, migrate } from "../d1.ts";
 import type { AppEnv } from "./env.ts";
+import { openAppDatabase } from "./database.ts";
+import { clientAddress, type ConnectionInfo } from "./client_address.ts";
 import { oauthClients } from "./dev_idp.ts";
 import { publicOrigin } from "./public_url.ts";
 import { codeParam, mountClientScript, renderPage } from "./auth_pages.ts";
-import { escapeHtml as esc, plainPage } from "./html.ts";
+import { h } from "preact";
+import { forbiddenResponse, sitePageResponse } from "./site_page.ts";
+import { When } from "./console/ui.ts";
+import { fullDate } from "./dates.ts";
 
 /** The documented local default owner password (refused in production). */
 export const DEV_OWNER_PASSWORD = "owner-password";
@@ -85,10 +92,33 @@ function settings(env: AppEnv): OwnerSettings {
 
 const ERRORS: Record<string, string> = {
   credentials: "Wrong e-mail or password.",
+  too_many_attempts: "Too many wrong passwords from here. Wait a little, then try again.",
   invalid_state: "The sign-in expired or was tampered with. Please try again.",
   access_denied: "Sign-in was cancelled at the provider.",
   email_unverified: "The provider has no verified e-mail for this account.",
 };
+
+/** Options of {@linkcode createOwnerSite}. */
+export interface OwnerSiteOptions {
+  /** Count password tries in this database instead of opening `DATABASE_URL` (tests). */
+  db?: D1Database;
+}
+
+/**
+ * The owner sessions' generation: a fingerprint of the owner password hash (never the hash),
+ * so a new `OWNER_PASSWORD_HASH` ends every session issued before it.
+ *
+ * @example
+ * ```ts
+ * import { ownerSessionGeneration } from "./owner.ts";
+ * console.log((await ownerSessionGeneration("$pbkdf2-sha256$...")).length); // 32
+ * ```
+ */
+export async function ownerSessionGeneration(hash: string): Promise<string> {
+  const data = new TextEncoder().encode(`gatehouse owner session generation\0${hash}`);
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", data));
+  return Array.from(digest.subarray(0, 16), (b) => b.toString(16).padStart(2, "0")).join("");
+}
 
 /**
  * Builds the owner-only site (routes relative to its mount path `base`).
@@ -101,9 +131,21 @@ const ERRORS: Record<string, string> = {
  * const app = new Hono().route("/owner", createOwnerSite(loadAppEnv({})));
  * ```
  */
-export function createOwnerSite(env: AppEnv, base = "/owner"): Hono {
+export function createOwnerSite(
+  env: AppEnv,
+  base = "/owner",
+  options: OwnerSiteOptions = {},
+): Hono {
   const s = settings(env);
   const app = new Hono();
+  // Password tries are counted in the app's database (opened at the first try).
+  let database: Promise<D1Database> | null = null;
+  const given = options.db;
+  const db = () => (database ??= given ? migrate(given).then(() => given) : openAppDatabase(env));
+  const clientOf = clientAddress(env);
+  // Sessions carry a generation derived from the owner password: a new OWNER_PASSWORD_HASH
+  // ends every session issued before it (a leaked password's sessions with it).
+  const generation = ownerSessionGeneration(s.passwordHash);
   const allowed = (email: string) =>
     emailAllowed({ mode: s.mode, email, owners: s.owners, domains: s.domains });
   const oauth = (c: Context): OAuthConfig => {
@@ -120,35 +162,53 @@ export function createOwnerSite(env: AppEnv, base = "/owner"): Hono {
       redirectUri: (p) => `${origin}${base}/api/auth/oauth/${p}/callback`,
     };
   };
-  const forbidden = (c: Context, setCookie?: string) => {
-    if (setCookie) c.header("set-cookie", setCookie, { append: true });
-    return c.text("forbidden", 403);
-  };
-  const signIn = async (c: Context, email: string) => {
-    c.header("set-cookie", await createSessionCookie(s.session, email.trim().toLowerCase()), {
-      append: true,
+  const forbidden = (c: Context, email?: string) =>
+    forbiddenResponse(c, {
+      site: "Owner-only site",
+      home: `${base}/`,
+      signIn: `${base}/login`,
+      email,
     });
+  const signIn = async (c: Context, email: string) => {
+    const cookie = await createSessionCookie(s.session, email.trim().toLowerCase(), {
+      generation: await generation,
+    });
+    c.header("set-cookie", cookie, { append: true });
     return c.redirect(`${base}/`, 302);
   };
 
   const home = async (c: Context) => {
-    const session = await readSession(s.session, c.req.raw);
+    const session = await readSession(s.session, c.req.raw, { generation: await generation });
     if (!session) return c.redirect(`${base}/api/auth/login`, 302);
-    if (!allowed(session.subject)) return forbidden(c);
-    c.header("cache-control", "no-store");
-    return c.html(plainPage(
-      "Owner-only site",
-      `<p>Signed in as <strong>${esc(session.subject)}</strong> until ` +
-        `${new Date(session.expiresAt * 1000).toISOString()}.</p>` +
-        `<form method="post" action="${base}/logout"><button type="submit">Sign out</button></form>`,
-    ));
+    if (!allowed(session.subject)) return forbidden(c, session.subject);
+    return sitePageResponse({
+      site: "Owner-only site",
+      home: `${base}/`,
+      title: "Welcome back",
+      who: session.subject,
+      signOut: `${base}/logout`,
+      body: h(
+        "section",
+        { class: "card", "aria-label": "Your session" },
+        h("h2", null, "Your session"),
+        h(
+          "p",
+          null,
+          "You signed in ",
+          h(When, { ms: session.issuedAt * 1000 }),
+          ". The session ends ",
+          h(When, { ms: session.expiresAt * 1000 }),
+          ` (${fullDate(session.expiresAt * 1000)}), or when you sign out.`,
+        ),
+      ),
+    });
   };
   app.get("/", home);
   app.get("/:slash{/?}", home); // `<base>/` as well as `<base>`
 
   // The sign-in page is LoginPage (react.ts), hydrated from `<base>/auth-client.js`; error
   // codes from `?oauth_error=` / `?error=` are shown in words, never echoed.
-  const form = (c: Context, status: 200 | 401 = 200, error?: string) => {
+  const form = (c: Context, status: 200 | 401 | 429 = 200, error?: string) => {
     const providers = configuredProviders(oauth(c));
     return renderPage(c, base, {
       page: "login",
@@ -169,14 +229,26 @@ export function createOwnerSite(env: AppEnv, base = "/owner"): Hono {
     const body = await c.req.parseBody();
     const email = typeof body.email === "string" ? body.email.trim() : "";
     const password = typeof body.password === "string" ? body.password : "";
-    const ok = await verifyPassword(password, s.passwordHash);
     const json = (c.req.header("accept") ?? "").includes("application/json");
-    if (!ok || !email) {
+    const checked = email
+      ? await checkPasswordThrottled(await db(), {
+        guards: "owner-site",
+        client: clientOf(c.req.raw, c.env as ConnectionInfo | undefined),
+        check: () => verifyPassword(password, s.passwordHash),
+      })
+      : null;
+    if (checked && !checked.ok && checked.error === "too_many_attempts") {
+      c.header("retry-after", String(checked.retryAfter ?? 1));
+      return json
+        ? c.json({ error: "too_many_attempts" }, 429)
+        : await form(c, 429, "too_many_attempts");
+    }
+    if (!checked?.ok) {
       return json
         ? c.json({ error: "invalid_credentials" }, 401)
         : await form(c, 401, "credentials");
     }
-    if (!allowed(email)) return forbidden(c);
+    if (!allowed(email)) return forbidden(c, email);
     const redirect = await signIn(c, email);
     return json ? c.json({ ok: true, redirect: `${base}/` }) : redirect;
   };
@@ -204,7 +276,7 @@ export function createOwnerSite(env: AppEnv, base = "/owner"): Hono {
     if (!result.ok) {
       return c.redirect(`${base}/login?oauth_error=${encodeURIComponent(result.error)}`, 302);
     }
-    if (!allowed(result.user.email)) return forbidden(c);
+    if (!allowed(result.user.email)) return forbidden(c, result.user.email);
     return await signIn(c, result.user.email);
   });
 

@@ -10,7 +10,8 @@
  *   browser to the broker.
  * - `GET /api/auth/relay/callback?relay=` verifies the token with this site's secret, rejects a
  *   null result or another nonce (302 to `/login?oauth_error=relay_invalid`), answers 403
- *   `forbidden` when the e-mail is not allowed, else issues the session.
+ *   `forbidden` when the e-mail is not allowed (a page saying so, with a way back, for a
+ *   browser), else issues the session.
  * - `POST /api/auth/logout` ends the session.
  *
  * Variables: `RELAY_DEMO_SESSION_SECRET`, `RELAY_DEMO_RELAY_SECRET` (development defaults),
@@ -43,6 +44,7 @@ import { publicOrigin } from "./public_url.ts";
 import type { AppEnv } from "./env.ts";
 import { ensureRelayTables, openAppDatabase, registerRelaySite } from "./relay_registry.ts";
 import { cardPage, escapeHtml as esc } from "./html.ts";
+import { forbiddenResponse } from "./site_page.ts";
 
 /** The demo site's id at the broker. */
 export const RELAY_DEMO_ID = "relay-demo";
@@ -180,10 +182,12 @@ export async function createRelayDemo(options: RelayDemoOptions): Promise<Hono> 
     const claims = await verifyRelay(relaySecret, c.req.query("relay") ?? "", { now: now() });
     if (!claims || kept === null || !sameText(claims.nonce, kept)) return fail("relay_invalid");
     if (!emailAllowed({ mode, email: claims.email, owners, domains })) {
-      return new Response("forbidden", {
-        status: 403,
-        headers: { "content-type": "text/plain; charset=utf-8", "set-cookie": clearNonce },
-      });
+      return forbiddenResponse(c, {
+        site: "Relay demo",
+        home: base,
+        signIn: `${base}/login`,
+        email: claims.email,
+      }, { "set-cookie": clearNonce });
     }
     const headers = new Headers({ location: base, "cache-control": "no-store" });
     headers.append("set-cookie", clearNonce);

@@ -30,7 +30,53 @@ export interface RelaySite {
   returnUrls: string[];
 }
 
-const SITE_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+/** What a site id looks like: lower-case letters, digits, `-` and `_`, 1 to 63 characters. */
+export const SITE_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+/** Most return URLs of one site. */
+export const MAX_RETURN_URLS = 20;
+/** Shortest relay secret. */
+export const MIN_RELAY_SECRET = 16;
+
+/**
+ * Why a return URL cannot be registered, in words, or null when it can. The broker sends a
+ * browser back only to a URL equal to a registered one, without query or fragment, so those
+ * (and credentials, other schemes, `//host` paths) could never match and are refused here.
+ *
+ * @example
+ * ```ts
+ * import { returnUrlProblem } from "./relay_registry.ts";
+ * returnUrlProblem("/relay-demo/api/auth/relay/callback"); // null
+ * returnUrlProblem("https://site.example/cb?x=1"); // "... no query ..."
+ * ```
+ */
+export function returnUrlProblem(url: string): string | null {
+  if (url.length === 0 || url.length > 2000) return "A return URL has 1 to 2000 characters.";
+  if (/[\s\\]/.test(url)) return `${url}: a return URL has no spaces or backslashes.`;
+  const path = url.startsWith("/");
+  if (path && url.startsWith("//")) {
+    return `${url}: a path starts with one slash (two would name another host).`;
+  }
+  if (!path && !/^https?:\/\//i.test(url)) {
+    return `${url}: give an absolute http(s) URL or a path on the broker's origin (/...).`;
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url, "http://broker.invalid");
+  } catch {
+    return `${url} is not a URL.`;
+  }
+  if (parsed.search || url.includes("?")) return `${url}: a return URL has no query (?...).`;
+  if (parsed.hash || url.includes("#")) return `${url}: a return URL has no fragment (#...).`;
+  if (parsed.username || parsed.password) return `${url}: a return URL has no user or password.`;
+  return null;
+}
+
+/** A new random relay secret (32 bytes, base64url). */
+export function newRelaySecret(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_")
+    .replace(/=+$/, "");
+}
 
 const clients = new Map<string, Client>();
 
@@ -74,12 +120,10 @@ export async function ensureRelayTables(db: Client): Promise<void> {
 /** Registers a site, or replaces its name, secret and return URLs. */
 export async function registerRelaySite(db: Client, site: RelaySite): Promise<void> {
   if (!SITE_ID.test(site.id)) throw new TypeError(`invalid relay site id: ${site.id}`);
-  if (site.secret.length < 16) throw new TypeError("a relay secret needs at least 16 characters");
-  for (const url of site.returnUrls) {
-    if (!url.startsWith("/") && !/^https?:\/\//.test(url)) {
-      throw new TypeError(`return URL must be absolute or a path: ${url}`);
-    }
+  if (site.secret.length < MIN_RELAY_SECRET) {
+    throw new TypeError(`a relay secret needs at least ${MIN_RELAY_SECRET} characters`);
   }
+  checkReturnUrls(site.returnUrls);
   await db.batch([
     {
       sql: `INSERT INTO relay_sites (id, name, secret, created_at) VALUES (?, ?, ?, ?)
@@ -92,6 +136,98 @@ export async function registerRelaySite(db: Client, site: RelaySite): Promise<vo
       args: [site.id, url],
     })),
   ], "write");
+}
+
+function checkReturnUrls(urls: string[]): void {
+  if (urls.length === 0 || urls.length > MAX_RETURN_URLS) {
+    throw new TypeError(`a site has 1 to ${MAX_RETURN_URLS} return URLs`);
+  }
+  for (const url of urls) {
+    const problem = returnUrlProblem(url);
+    if (problem) throw new TypeError(problem);
+  }
+}
+
+/** A registered site as lists show it: never its secret. */
+export interface RelaySiteSummary {
+  /** Site id. */
+  id: string;
+  /** Display name. */
+  name: string;
+  /** Allowed return URLs. */
+  returnUrls: string[];
+  /** Registration time, milliseconds since the epoch. */
+  createdAt: number;
+}
+
+/** Every registered site, by id, without secrets. */
+export async function listRelaySites(db: Client): Promise<RelaySiteSummary[]> {
+  const [sites, urls] = await db.batch([
+    "SELECT id, name, created_at FROM relay_sites ORDER BY id",
+    "SELECT site_id, url FROM relay_return_urls ORDER BY site_id, url",
+  ], "read");
+  const bySite = new Map<string, string[]>();
+  for (const r of urls.rows) {
+    const list = bySite.get(String(r.site_id)) ?? [];
+    list.push(String(r.url));
+    bySite.set(String(r.site_id), list);
+  }
+  return sites.rows.map((r) => ({
+    id: String(r.id),
+    name: String(r.name),
+    returnUrls: bySite.get(String(r.id)) ?? [],
+    createdAt: Number(r.created_at),
+  }));
+}
+
+/**
+ * Changes a site's name and return URLs, keeping its secret. Resolves to false when no such
+ * site exists; throws a `TypeError` naming the problem for a return URL the broker could
+ * never use.
+ */
+export async function updateRelaySite(
+  db: Client,
+  id: string,
+  change: { name: string; returnUrls: string[] },
+): Promise<boolean> {
+  checkReturnUrls(change.returnUrls);
+  const [updated] = await db.batch([
+    { sql: "UPDATE relay_sites SET name = ? WHERE id = ?", args: [change.name, id] },
+    {
+      sql: "DELETE FROM relay_return_urls WHERE site_id = ? AND EXISTS " +
+        "(SELECT 1 FROM relay_sites WHERE id = ?)",
+      args: [id, id],
+    },
+    ...change.returnUrls.map((url) => ({
+      sql: "INSERT INTO relay_return_urls (site_id, url) SELECT ?, ? WHERE EXISTS " +
+        "(SELECT 1 FROM relay_sites WHERE id = ?)",
+      args: [id, url, id],
+    })),
+  ], "write");
+  return updated.rowsAffected === 1;
+}
+
+/**
+ * Gives a site a new random relay secret and resolves to it (null when there is no such
+ * site). Tokens signed with the old secret stop verifying at the site once it uses the new
+ * one; the broker signs with the new one at once.
+ */
+export async function rotateRelaySecret(db: Client, id: string): Promise<string | null> {
+  const secret = newRelaySecret();
+  const r = await db.execute({
+    sql: "UPDATE relay_sites SET secret = ? WHERE id = ?",
+    args: [secret, id],
+  });
+  return r.rowsAffected === 1 ? secret : null;
+}
+
+/** Removes a site and its return URLs; resolves to false when there was none. */
+export async function removeRelaySite(db: Client, id: string): Promise<boolean> {
+  const [, removed] = await db.batch([
+    { sql: "DELETE FROM relay_return_urls WHERE site_id = ?", args: [id] },
+    { sql: "DELETE FROM relay_sites WHERE id = ?", args: [id] },
+  ], "write");
+  return removed.rowsAffected === 1;
 }
 
 /** The registered site with this id, or null. */

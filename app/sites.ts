@@ -12,6 +12,7 @@ import { createOwnerSite } from "./owner.ts";
 import { createMailSite } from "./mail.ts";
 import { createUsersSite } from "./users.ts";
 import { FORM_BODY_LIMIT } from "./middleware/body_limit.ts";
+import { CONSOLE_BODY_LIMIT, createConsole } from "./console/mod.ts";
 
 /** One mounted site. */
 export interface SiteEntry {
@@ -60,6 +61,12 @@ export const sites: SiteEntry[] = [
     title: "Mail-scanning API",
     create: createMailSite,
     bodyLimit: "own",
+  },
+  {
+    path: "/admin",
+    title: "Operator's console",
+    create: (env) => createConsole({ env }),
+    bodyLimit: CONSOLE_BODY_LIMIT,
   },
   {
     path: "/dev-idp",

@@ -32,19 +32,14 @@ import {
   startOAuth,
 } from "../mod.ts";
 import {
-  changeName,
-  changePassword,
-  confirmEmailChange,
   createUserSession,
   type D1Database,
   type EmailSender,
   findOrCreateOAuthUser,
+  listLinkedSignIns,
   login,
   migrate,
-  openLibsql,
   readUserSession,
-  removeUser,
-  requestEmailChange,
   requestPasswordReset,
   resetPassword,
   signOutEverywhere,
@@ -52,6 +47,7 @@ import {
   verifyOtp,
 } from "../d1.ts";
 import type { AppEnv } from "./env.ts";
+import { openAppDatabase } from "./database.ts";
 import { siteSecret } from "./dev_secret.ts";
 import { publicOrigin } from "./public_url.ts";
 import { clientAddress, type ConnectionInfo } from "./client_address.ts";
@@ -59,10 +55,9 @@ import { oauthClients } from "./dev_idp.ts";
 import { mailSenderFromEnv } from "./mailer.ts";
 import { createOutbox, type Outbox } from "./outbox.ts";
 import { answerError, answerOk, codeParam, mountClientScript, renderPage } from "./auth_pages.ts";
-import { escapeHtml as esc, plainPage } from "./html.ts";
-import { describeError } from "../preact.ts";
-
-const usersPage = (title: string, body: string): string => plainPage(title, body, "30rem");
+import { forbiddenResponse } from "./site_page.ts";
+import { accountPage, USERS_SITE } from "./account_page.ts";
+import { mountAccountRoutes } from "./account_routes.ts";
 
 const APP_NAME = "Gatehouse multi-user demo";
 
@@ -81,16 +76,6 @@ export interface UsersSiteOptions {
   db?: D1Database;
   /** PBKDF2 iterations for new hashes (tests); default the core's. */
   iterations?: number;
-}
-
-async function openDatabase(env: AppEnv): Promise<D1Database> {
-  const url = env.vars.DATABASE_URL ?? "file:.data/gatehouse.db";
-  if (url.startsWith("file:")) {
-    const path = url.slice("file:".length);
-    const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
-    if (dir) await Deno.mkdir(dir, { recursive: true });
-  }
-  return openLibsql({ url, authToken: env.vars.DATABASE_AUTH_TOKEN });
 }
 
 async function form(c: Context): Promise<Record<string, string>> {
@@ -136,7 +121,7 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     cookieName: "__Host-users-session",
   };
   const secret = siteSecret(env, "TOKEN_SECRET");
-  const db = options.db ?? await openDatabase(env);
+  const db = options.db ?? await openAppDatabase(env);
   await migrate(db);
   const real = mailSenderFromEnv(env);
   let outbox: Outbox | null = null;
@@ -203,35 +188,17 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
   const home = async (c: Context) => {
     const me = await current(c);
     if (!me) return c.redirect(`${base}/api/auth/login`, 302);
-    c.header("cache-control", "no-store");
-    const error = codeParam(c, "error");
-    const done = codeParam(c, "done");
-    const u = me.user;
-    return c.html(usersPage(
-      "Your account",
-      (error ? `<p role="alert" style="color:#b00020">${esc(describeError(error))}</p>` : "") +
-        (done ? `<p role="status" style="color:#0a6">Saved.</p>` : "") +
-        `<p>Signed in as <strong id="email">${esc(u.email)}</strong>` +
-        (u.name ? ` (<span id="name">${esc(u.name)}</span>)` : "") + `.</p>` +
-        `<form method="post" action="${base}/account/name"><p><label>Name<br>` +
-        `<input name="name" value="${esc(u.name ?? "")}" maxlength="100"></label> ` +
-        `<button type="submit">Save name</button></p></form>` +
-        `<form method="post" action="${base}/account/password"><p><label>Current password<br>` +
-        `<input name="currentPassword" type="password" autocomplete="current-password" required>` +
-        `</label></p><p><label>New password<br><input name="newPassword" type="password" ` +
-        `autocomplete="new-password" minlength="8" required></label></p>` +
-        `<p><button type="submit">Change password</button></p></form>` +
-        `<form method="post" action="${base}/account/email"><p><label>New e-mail<br>` +
-        `<input name="newEmail" type="email" required></label></p><p><label>Password<br>` +
-        `<input name="password" type="password" autocomplete="current-password" required>` +
-        `</label></p><p><button type="submit">Change e-mail</button></p></form>` +
-        `<form method="post" action="${base}/logout"><button type="submit">Sign out</button></form>` +
-        `<form method="post" action="${base}/account/sessions"><button type="submit">` +
-        `End all sessions, on every device</button></form>` +
-        `<form method="post" action="${base}/account/delete"><p><label>Password to delete the ` +
-        `account<br><input name="password" type="password" autocomplete="current-password">` +
-        `</label></p><p><button type="submit">Delete my account</button></p></form>`,
-    ));
+    const linked = await listLinkedSignIns(db, me.user.id);
+    const to = c.req.query("to");
+    return accountPage({
+      base,
+      user: me.user,
+      session: me.session,
+      linked: linked.ok ? linked.signIns : [],
+      done: codeParam(c, "done"),
+      to: to && to.length <= 254 ? to : undefined,
+      error: codeParam(c, "error"),
+    });
   };
   app.get("/", home);
   app.get("/:slash{/?}", home);
@@ -375,83 +342,19 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     return c.redirect(`${base}/login`, 303);
   });
 
-  // Account changes (signed in) ------------------------------------------------------------
-  const account = (
-    path: string,
-    act: (
-      me: NonNullable<Awaited<ReturnType<typeof current>>>,
-      f: Record<string, string>,
-      c: Context,
-    ) => Promise<{ ok: boolean; error?: string }>,
-  ) =>
-    app.post(path, async (c) => {
-      const me = await current(c);
-      if (!me) return c.redirect(`${base}/login`, 303);
-      const r = await act(me, await form(c), c);
-      if (!r.ok) return c.redirect(`${base}/?error=${encodeURIComponent(r.error ?? "error")}`, 303);
-      // A password change ended every session; this browser stays signed in.
-      if (path === "/account/password") await signIn(c, me.user.id);
-      return c.redirect(`${base}/?done=1`, 303);
-    });
-  account(
-    "/account/name",
-    (me, f) => changeName(db, { userId: me.user.id, name: f.name?.trim() ? f.name : null }),
-  );
-  account("/account/password", (me, f) =>
-    changePassword(db, {
-      userId: me.user.id,
-      currentPassword: f.currentPassword ?? "",
-      newPassword: f.newPassword ?? "",
-      appName: APP_NAME,
-      iterations,
-    }));
-  account("/account/email", (me, f, c) =>
-    requestEmailChange(db, {
-      userId: me.user.id,
-      newEmail: f.newEmail ?? "",
-      password: f.password ?? "",
-      secret,
-      sendEmail,
-      appUrl: appUrl(c),
-      confirmPath: "/confirm-email",
-      appName: APP_NAME,
-      iterations,
-    }));
-  app.get("/confirm-email", async (c) => {
-    const r = await confirmEmailChange(db, {
-      token: c.req.query("token") ?? "",
-      secret,
-      sendEmail,
-      appName: APP_NAME,
-    });
-    c.header("cache-control", "no-store");
-    if (!r.ok) {
-      return c.html(
-        usersPage("E-mail not changed", `<p role="alert">Error: ${esc(r.error)}</p>`),
-        400,
-      );
-    }
-    return c.html(usersPage(
-      "E-mail changed",
-      `<p>Your account now uses <strong>${esc(r.email)}</strong>.</p>` +
-        `<p><a href="${base}/">Back to your account</a></p>`,
-    ));
-  });
-  app.post("/account/delete", async (c) => {
-    const me = await current(c);
-    if (!me) return c.redirect(`${base}/login`, 303);
-    const f = await form(c);
-    const r = await removeUser(db, {
-      userId: me.user.id,
-      password: f.password ? f.password : undefined,
-      session: me.session,
-      sendEmail,
-      appName: APP_NAME,
-      iterations,
-    });
-    if (!r.ok) return c.redirect(`${base}/?error=${r.error}`, 303);
-    c.header("set-cookie", clearSessionCookie(session));
-    return c.redirect(`${base}/signup`, 303);
+  // Account changes (signed in): account_routes.ts ----------------------------------------
+  mountAccountRoutes(app, {
+    base,
+    db,
+    session,
+    secret,
+    sendEmail,
+    appName: APP_NAME,
+    iterations,
+    appUrl,
+    current,
+    signIn,
+    form,
   });
 
   // OAuth sign-in ---------------------------------------------------------------------------
@@ -469,7 +372,14 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     if (!result.ok) {
       return c.redirect(`${base}/login?oauth_error=${encodeURIComponent(result.error)}`, 302);
     }
-    if (!allowed(result.user.email)) return c.text("forbidden", 403);
+    if (!allowed(result.user.email)) {
+      return forbiddenResponse(c, {
+        site: USERS_SITE,
+        home: `${base}/`,
+        signIn: `${base}/login`,
+        email: result.user.email,
+      });
+    }
     const linked = await findOrCreateOAuthUser(db, {
       provider,
       providerUserId: result.user.providerUserId,

@@ -172,6 +172,8 @@ if (import.meta.main) {
     await run(Deno.execPath(), [
       "run",
       "-A",
+      "--config",
+      `${root}tests/deno.json`,
       `${root}scripts/build_npm.ts`,
       "--out",
       out,

@@ -10,8 +10,7 @@ import type { CommonError, FlowResult, PasswordError } from "./errors.ts";
 import { fail, guard } from "./errors.ts";
 import type { D1Database } from "./types.ts";
 import type { EmailSender, Renderer } from "./email.ts";
-import { deliver } from "./email.ts";
-import { accountDeletedEmail } from "./templates.ts";
+import { deleteAccount } from "./remove.ts";
 import { checkPassword, normalizeName, normalizePassword } from "./policy.ts";
 import {
   checkCurrentPassword,
@@ -22,7 +21,7 @@ import {
   type User,
   userById,
 } from "./users.ts";
-import { batch, run, stmt } from "./query.ts";
+import { run } from "./query.ts";
 
 /** Parameters of {@linkcode changePassword}. */
 export interface ChangePasswordParams extends HashingOptions, ClockOptions {
@@ -197,21 +196,11 @@ export function removeUser(db: D1Database, p: RemoveUserParams): Promise<RemoveU
     if (!user) fail("not_found");
     const denied = await reauthError(db, user, o, now);
     if (denied) fail(denied);
-    const [, , removed] = await batch(db, [
-      stmt(db, "DELETE FROM oauth_identities WHERE user_id = ?", userId),
-      stmt(db, "DELETE FROM otp_codes WHERE email = ?", user.email),
-      stmt(db, "DELETE FROM users WHERE id = ?", userId),
-    ]);
-    if (removed !== 1) fail("not_found");
-    let notified = true;
-    try {
-      await deliver(send, user.email, accountDeletedEmail, o.renderAccountDeleted, {
-        email: user.email,
-        appName: appNameOf(o.appName),
-      });
-    } catch {
-      notified = false;
-    }
+    const { notified } = await deleteAccount(db, user, {
+      send,
+      render: o.renderAccountDeleted,
+      appName: o.appName,
+    });
     return { ok: true as const, notified };
   });
 }

@@ -30,6 +30,11 @@
  * - `email_taken`: another account already uses the new address.
  * - `same_email`: the new address is the current one.
  * - `email_unverified`: the OAuth provider did not verify the e-mail, so it cannot be linked.
+ * - `last_admin`: the change would leave the site without an administrator (`setAdmin`,
+ *   `adminRemoveUser`).
+ * - `already_verified`: the address is verified already, there is no code to resend.
+ * - `has_password`: the account has a password already (`setPassword`): change it with the
+ *   current one instead.
  * - `send_failed`: the injected e-mail sender threw or rejected.
  * - `db_error`: the database failed (unreachable, missing tables, driver error).
  * - `internal_error`: anything else that went wrong (a `render*` override threw, ...).
@@ -59,6 +64,9 @@ export const D1_ERROR_CODES = [
   "email_taken",
   "same_email",
   "email_unverified",
+  "last_admin",
+  "already_verified",
+  "has_password",
   "send_failed",
   "db_error",
   "internal_error",

@@ -2,7 +2,8 @@
  * The mailroom API: the operator's side, under `/mailroom`, with its own credentials
  * (`Authorization: Bearer <operator token>`). Registers accounts, users, addresses, API keys
  * and webhooks; receives items with their envelope image; completes or fails pending requests
- * (uploading the scan PDF).
+ * (uploading the scan PDF); lists an account's items and system rules, toggles a rule for the
+ * account, and redelivers a past webhook delivery.
  *
  * @module
  */
@@ -22,7 +23,9 @@ import type { MailEventType } from "./db.ts";
 import { MailServerError } from "./errors.ts";
 import { jsonBody, parseListQuery } from "./http.ts";
 import { findApiKeys, getAccount, listAccounts } from "./mailroom_lists.ts";
-import { getItems, receiveItem } from "./items.ts";
+import { getItems, listItems, receiveItem } from "./items.ts";
+import { isAutomationName } from "./rules.ts";
+import { listSystemRules, setSystemRule } from "./system_rules.ts";
 import { completeRequest, failRequest, pendingRequests } from "./requests.ts";
 import { ITEM_TYPES } from "./types.ts";
 
@@ -130,6 +133,46 @@ export function mailroomRouter(ctx: MailContext): Hono<MailEnv> {
   app.post("/api-keys/:id/revoke", async (c) => {
     await revokeApiKey(db, id(c.req.param("id"), "key id"));
     return c.json({ status: 1, message: "Key revoked." });
+  });
+
+  app.get("/accounts/:id/items", async (c) => {
+    const accountId = id(c.req.param("id"), "account id");
+    await getAccount(db, accountId); // 19 naming the next step for an unknown account
+    const q = parseListQuery(c);
+    return c.json(await listItems(db, accountId, q.page, q.sortOrder, ctx.linker(c)));
+  });
+
+  app.get("/accounts/:id/rules", async (c) => {
+    const accountId = id(c.req.param("id"), "account id");
+    await getAccount(db, accountId);
+    const q = parseListQuery(c);
+    return c.json(await listSystemRules(db, accountId, q.page, q.sortOrder));
+  });
+
+  app.put("/accounts/:id/rules", async (c) => {
+    const accountId = id(c.req.param("id"), "account id");
+    const b = await jsonBody(c);
+    if (!isAutomationName(b.automation_name)) {
+      throw new MailServerError(
+        19,
+        "automation_name must be auto_scan, auto_shred or auto_discard",
+      );
+    }
+    if (b.is_active !== 1 && b.is_active !== 0) {
+      throw new MailServerError(19, "is_active must be 1 or 0");
+    }
+    await getAccount(db, accountId);
+    const changed = await setSystemRule(db, accountId, b.automation_name, b.is_active === 1);
+    return c.json({
+      status: 1,
+      message: "Rule status updated successfully.",
+      users_changed: changed,
+    });
+  });
+
+  app.post("/deliveries/:id/redeliver", async (c) => {
+    const deliveryId = await ctx.webhooks.redeliver(id(c.req.param("id"), "delivery id"));
+    return c.json({ delivery_id: deliveryId }, 201);
   });
 
   app.post("/accounts/:id/webhooks", async (c) => {

@@ -7,7 +7,8 @@ import { type ListQuery, MailApiError } from "./client.ts";
 import type { MailEventType } from "./db.ts";
 import type { PendingRequest } from "./requests.ts";
 import type { AccountDetail, AccountRecord, ApiKeyRecord } from "./mailroom_lists.ts";
-import type { ActionResult, MailItem, Page } from "./types.ts";
+import type { ActionResult, MailItem, Page, SystemRuleRow } from "./types.ts";
+import type { AutomationName } from "./rules.ts";
 import type { DeliveryLog, SignedDelivery } from "./webhooks.ts";
 
 /** Mailroom client settings. */
@@ -32,6 +33,13 @@ export interface ReceiveItemInput {
   received_at?: Date;
   /** Envelope image (PNG, JPEG or WebP). */
   envelope: Blob;
+}
+
+function listParams(query: ListQuery): string {
+  const params = new URLSearchParams();
+  if (query.sort_order) params.set("sort_order", query.sort_order);
+  if (query.page !== undefined) params.set("page", String(query.page));
+  return params.size ? `?${params}` : "";
 }
 
 /**
@@ -78,10 +86,7 @@ export class MailroomClient {
 
   /** One page of accounts, newest first (`sort_order: "asc"` for oldest first). */
   listAccounts(query: ListQuery = {}): Promise<Page<AccountRecord>> {
-    const params = new URLSearchParams();
-    if (query.sort_order) params.set("sort_order", query.sort_order);
-    if (query.page !== undefined) params.set("page", String(query.page));
-    return this.#call("GET", `/accounts${params.size ? `?${params}` : ""}`);
+    return this.#call("GET", `/accounts${listParams(query)}`);
   }
 
   /** One account with its users, addresses, API keys (by prefix) and webhooks. */
@@ -152,6 +157,39 @@ export class MailroomClient {
   async listDeliveries(webhookId: string): Promise<DeliveryLog[]> {
     return (await this.#call<{ data: DeliveryLog[] }>("GET", `/webhooks/${webhookId}/deliveries`))
       .data;
+  }
+
+  /** Sends a past delivery's event again as a new delivery; resolves to its id. */
+  redeliver(deliveryId: string): Promise<{ delivery_id: string }> {
+    return this.#call("POST", `/deliveries/${encodeURIComponent(deliveryId)}/redeliver`);
+  }
+
+  /** One page of an account's items, newest first (`sort_order: "asc"` for oldest first). */
+  listAccountItems(accountId: string, query: ListQuery = {}): Promise<Page<MailItem>> {
+    return this.#call(
+      "GET",
+      `/accounts/${encodeURIComponent(accountId)}/items${listParams(query)}`,
+    );
+  }
+
+  /** One page of an account's system rules (one row per user). */
+  listAccountRules(accountId: string, query: ListQuery = {}): Promise<Page<SystemRuleRow>> {
+    return this.#call(
+      "GET",
+      `/accounts/${encodeURIComponent(accountId)}/rules${listParams(query)}`,
+    );
+  }
+
+  /** Turns a system rule on or off for every user of the account. */
+  setAccountRule(
+    accountId: string,
+    automationName: AutomationName,
+    active: boolean,
+  ): Promise<ActionResult & { users_changed: number }> {
+    return this.#call("PUT", `/accounts/${encodeURIComponent(accountId)}/rules`, {
+      automation_name: automationName,
+      is_active: active ? 1 : 0,
+    });
   }
 
   /** Records a received item with its envelope image. */

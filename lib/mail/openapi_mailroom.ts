@@ -172,6 +172,54 @@ export function mailroomPaths(): Json {
         ok: done("Key revoked."),
       }),
     },
+    "/mailroom/accounts/{account_id}/items": {
+      get: op({
+        id: "listAccountItems",
+        tag: ITEMS,
+        summary: "An account's items, with their states and histories",
+        description: "What the account's own `GET /items` answers, for the operator.",
+        parameters: [account, ...listParams],
+        ok: {
+          schema: "ItemPage",
+          example: { data: [EXAMPLE_ITEM], current_page: 1, per_page: 20, total: 1 },
+        },
+      }),
+    },
+    "/mailroom/accounts/{account_id}/rules": {
+      get: op({
+        id: "listAccountRules",
+        summary: "An account's system rules (one row per user)",
+        parameters: [account, ...listParams],
+        ok: {
+          schema: "RulePage",
+          example: {
+            data: [{
+              user_id: "4",
+              user_full_name: "Ann Archer",
+              auto_scan: true,
+              auto_shred: false,
+              auto_discard: false,
+              last_changed_at: T,
+            }],
+            current_page: 1,
+            per_page: 20,
+            total: 1,
+          },
+        },
+      }),
+      put: op({
+        id: "setAccountRule",
+        summary: "Turn a system rule on or off for every user of the account",
+        description: "As the account's own `PUT /user-defined-rules/update-system-user-defined-" +
+          "rule`; a change raises `rule.changed`.",
+        parameters: [account],
+        body: { schema: "RuleUpdate", example: { automation_name: "auto_scan", is_active: 1 } },
+        ok: {
+          schema: "RuleUpdateResult",
+          example: { status: 1, message: "Rule status updated successfully.", users_changed: 2 },
+        },
+      }),
+    },
     "/mailroom/accounts/{account_id}/webhooks": {
       post: op({
         id: "registerWebhook",
@@ -210,6 +258,18 @@ export function mailroomPaths(): Json {
             }],
           },
         },
+      }),
+    },
+    "/mailroom/deliveries/{delivery_id}/redeliver": {
+      post: op({
+        id: "redeliver",
+        tag: HOOKS,
+        summary: "Send a past delivery's event again",
+        description: "A new delivery to the same webhook with the same body (same event id), " +
+          "signed afresh, with its own attempts and retries. 19 when the webhook is inactive.",
+        parameters: [pathParam("delivery_id", "The delivery to send again.", "88")],
+        status: 201,
+        ok: { schema: "Redelivered", example: { delivery_id: "89" } },
       }),
     },
     "/mailroom/deliveries/{delivery_id}": {

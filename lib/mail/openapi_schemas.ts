@@ -143,6 +143,16 @@ export function componentSchemas(): Json {
       automation_name: { type: "string", enum: AUTOMATION_NAMES, description: "The rule." },
       is_active: { type: "integer", enum: [0, 1], description: "1 enable, 0 disable." },
     }),
+    RuleUpdateResult: all({
+      status: { type: "integer", const: 1, description: "Always 1." },
+      message: str("Human-readable confirmation."),
+      users_changed: {
+        type: "integer",
+        minimum: 0,
+        description: "Users whose flag changed (0 for a repeat, which raises no event).",
+      },
+    }, "Answer of a rule toggle for an account."),
+    Redelivered: all({ delivery_id: id("The new delivery's id") }),
     ActionBody: {
       type: "object",
       description: "Give mail_ids (or one mail_id). Options: delete_digital_copy on shred and " +

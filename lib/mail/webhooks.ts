@@ -180,6 +180,47 @@ export class WebhookDispatcher {
     };
   }
 
+  /**
+   * Sends a past delivery's event again, as a new delivery to the same webhook with the same
+   * body (the receiver sees the same event id and a fresh signature), with its own attempts
+   * and retries. Resolves to the new delivery's id; 19 naming the next step when the delivery
+   * is unknown or its webhook is no longer active.
+   */
+  async redeliver(deliveryId: string): Promise<string> {
+    const r = await this.#db.execute({
+      sql: `SELECT d.webhook_id, d.event_id, d.event_type, d.payload, w.active
+            FROM mail_webhook_deliveries d JOIN mail_webhooks w ON w.id = d.webhook_id
+            WHERE d.id = ?`,
+      args: [deliveryId],
+    });
+    const d = r.rows[0];
+    if (!d) {
+      throw new MailServerError(
+        19,
+        `No delivery ${deliveryId}: a webhook's deliveries are listed by ` +
+          "GET /mailroom/webhooks/{webhook_id}/deliveries.",
+      );
+    }
+    if (Number(d.active) !== 1) {
+      throw new MailServerError(
+        19,
+        `The webhook of delivery ${deliveryId} is no longer active: register it again to receive ` +
+          "events.",
+      );
+    }
+    const id = await this.#db.write(async ({ tx, now }) => {
+      const inserted = await tx.execute({
+        sql: `INSERT INTO mail_webhook_deliveries
+              (webhook_id, event_id, event_type, payload, next_attempt_at, created_at)
+              VALUES (?, ?, ?, ?, ?, ?)`,
+        args: [d.webhook_id, d.event_id, d.event_type, d.payload, now, now],
+      });
+      return String(inserted.lastInsertRowid);
+    });
+    this.#schedule(id, 0);
+    return id;
+  }
+
   /** Schedules deliveries left pending by a previous run. */
   async resume(): Promise<void> {
     const r = await this.#db.execute(

@@ -280,10 +280,16 @@ export class ListenerPool {
       const server = await serveNode({
         hostname,
         port,
-        tls: tls ? { source: () => this.#source(socket) } : undefined,
+        // the config opening the socket holds no handle on it yet: its source to start with
+        tls: tls ? { source: () => socket.handles.length ? this.#source(socket) : tls } : undefined,
         handler,
         localAddress: () => socket.address,
         connection: () => this.#connection(socket),
+        onClientRefused: (reason, remote) =>
+          this.log?.("client certificate refused; connection closed", {
+            reason,
+            remote: remote.transport === "tcp" ? `${remote.hostname}:${remote.port}` : "",
+          }),
       });
       socket.server = server;
       socket.port = server.port;
@@ -333,7 +339,8 @@ export class ListenerPool {
         const server = await serveDenoTls({
           hostname,
           port,
-          getter: () => this.#source(socket),
+          // the config opening the socket holds no handle on it yet: its source to start with
+          getter: () => socket.handles.length ? this.#source(socket) : tls,
           alpn: () => this.#connection(socket).alpn,
           // each new listener generation gets the keep-alive its predecessors had
           onListener: () => {

@@ -72,6 +72,8 @@ export interface ServeInfo {
     cipherSuite?: number;
     proto?: string;
     resumed?: boolean;
+    /** The certificates the client sent (leaf first, DER), when it was asked for them. */
+    clientCertificates?: Uint8Array[];
   };
   /** The local address the request arrived on, as a listen address string. */
   localAddress: string;
@@ -137,6 +139,21 @@ export interface TlsCertificateSource {
   getCertificate(serverName: string): Promise<{ cert: string; key: string } | null>;
   /** Calls `fn` when certificates changed; returns an unsubscribe function. */
   subscribe(fn: () => void): () => void;
+  /**
+   * The one certificate given for every server name, when the answer cannot depend on the name
+   * right now; null when it does (see `CertificateGetter.fixedCertificate` in `tls/cache.ts`).
+   */
+  fixedCertificate?(): Promise<{ cert: string; key: string } | null>;
+  /** True when some connection policy authenticates clients (listeners then ask for certificates). */
+  requestsClientCertificates?: boolean;
+  /** The client certificate check for a connection with this SNI, null for none. */
+  clientAuth?(serverName: string): ClientCertificateCheck | null;
+}
+
+/** A connection policy's client authentication, as a listener runs it. */
+export interface ClientCertificateCheck {
+  /** Accepts (null) or refuses (the reason) the certificates a client sent, leaf first (DER). */
+  check(chain: Uint8Array[]): Promise<string | null>;
 }
 
 /**

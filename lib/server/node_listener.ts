@@ -44,6 +44,8 @@ export interface NodeListenOptions {
    * socket applies new timeouts and wrappers to new connections); defaults when absent.
    */
   connection?: () => ConnectionOptions;
+  /** Told when a connection's client certificate is refused (the connection is closed). */
+  onClientRefused?(reason: string, remote: ServeInfo["remoteAddr"]): void;
 }
 
 /** A running node listener. */
@@ -56,7 +58,12 @@ export interface NodeHttpServer {
   readonly finished: Promise<void>;
   /** TLS: certificates changed (the one for clients without SNI is refreshed). */
   certificatesChanged(): void;
+  /** Connections open right now (TLS: handshakes completed), idle or busy. */
+  readonly connections: number;
 }
+
+/** How long a connection accepted during shutdown may wait before sending its request (ms). */
+const SHUTDOWN_IDLE_MS = 1000;
 
 /** IANA cipher suite numbers by OpenSSL and IANA name (TLS 1.3 and the usual TLS 1.2 ones). */
 const CIPHER_SUITES: Record<string, number> = {
@@ -98,13 +105,37 @@ export function tlsFacts(s: tls.TLSSocket): NonNullable<ServeInfo["tls"]> {
   const cipher = s.getCipher?.();
   const name = cipher?.standardName ?? cipher?.name ?? "";
   const sni = (s as unknown as { servername?: string | false }).servername;
-  return {
+  const facts: NonNullable<ServeInfo["tls"]> = {
     version: TLS_VERSIONS[s.getProtocol?.() ?? ""] ?? 0,
     cipherSuite: CIPHER_SUITES[name] ?? CIPHER_SUITES[cipher?.name ?? ""] ?? 0,
     resumed: !!s.isSessionReused?.(),
     proto: typeof s.alpnProtocol === "string" ? s.alpnProtocol : "",
     serverName: typeof sni === "string" ? sni : "",
   };
+  const chain = peerChain(s);
+  if (chain.length) facts.clientCertificates = chain;
+  return facts;
+}
+
+/** The certificates a TLS peer sent, leaf first (DER). */
+function peerChain(s: tls.TLSSocket): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let c: tls.DetailedPeerCertificate | undefined;
+  try {
+    c = s.getPeerCertificate?.(true) as tls.DetailedPeerCertificate | undefined;
+  } catch {
+    return out;
+  }
+  const seen = new Set<string>();
+  while (c && c.raw && c.raw.length) {
+    const der = view(c.raw);
+    const key = `${der.length}:${c.fingerprint256 ?? ""}`;
+    if (seen.has(key)) break;
+    seen.add(key);
+    out.push(der.slice());
+    c = c.issuerCertificate;
+  }
+  return out;
 }
 
 /**
@@ -153,28 +184,47 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
       }
       return ctx;
     };
-    const first = await source().getCertificate("");
-    const tlsOptions = {
-      ALPNProtocols: ["http/1.1"],
-      SNICallback: (name: string, cb: (e: Error | null, ctx?: tls.SecureContext) => void) => {
-        source().getCertificate(name.toLowerCase()).then(
-          (c) => c ? cb(null, contextOf(c)) : cb(new Error(`no certificate for ${name}`)),
-          (e) => cb(e as Error),
-        );
-      },
+    const sniCallback = (name: string, cb: (e: Error | null, ctx?: tls.SecureContext) => void) => {
+      source().getCertificate(name.toLowerCase()).then(
+        (c) => c ? cb(null, contextOf(c)) : cb(new Error(`no certificate for ${name}`)),
+        (e) => cb(e as Error),
+      );
     };
+    // One certificate for every name (see `fixedCertificate`): the server's own context answers
+    // every handshake and no SNI callback runs. Deno's TLS server reads the callback per
+    // connection (`_SNICallback`); the per-handshake path costs ~10% more CPU per handshake and
+    // ~100 MiB more resident under a handshake load (measured in bench/http).
+    const fixedOf = async () => {
+      const s = source();
+      if (s.requestsClientCertificates) return null; // client checks follow the SNI
+      return (await s.fixedCertificate?.().catch(() => null)) ?? null;
+    };
+    const fixed = await fixedOf();
+    const first = fixed ?? await source().getCertificate("");
+    const tlsOptions = { ALPNProtocols: ["http/1.1"], SNICallback: sniCallback };
     const https_ = https.createServer({
       ...limits,
+      // asked per server below; verified by the connection policy's check, not by OpenSSL
+      requestCert: !!source().requestsClientCertificates,
+      rejectUnauthorized: false,
       ...(first ? { cert: first.cert, key: first.key } : {}),
       ...tlsOptions,
     });
+    const slot = https_ as unknown as { _SNICallback?: unknown };
+    const sniSwitch = "_SNICallback" in https_;
+    if (sniSwitch && fixed) slot._SNICallback = null;
     let last = first?.cert;
     refreshDefault = async () => {
-      const c = await source().getCertificate("").catch(() => null);
+      // a reload may start or stop authenticating clients: new connections follow it
+      (https_ as unknown as { requestCert: boolean }).requestCert = !!source()
+        .requestsClientCertificates;
+      const one = await fixedOf();
+      const c = one ?? await source().getCertificate("").catch(() => null);
       if (c && c.cert !== last) {
         last = c.cert;
         https_.setSecureContext({ cert: c.cert, key: c.key });
       }
+      if (sniSwitch) slot._SNICallback = one ? null : sniCallback;
     };
     startTls = async (stream, serverName) => {
       const c = await source().getCertificate(serverName).catch(() => null);
@@ -183,6 +233,8 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
       return new nodeTls.TLSSocket(stream as net.Socket, {
         isServer: true,
         ...tlsOptions,
+        requestCert: !!source().requestsClientCertificates,
+        rejectUnauthorized: false,
         secureContext,
         SNICallback: (_name: string, cb: (e: Error | null, ctx?: tls.SecureContext) => void) =>
           cb(null, secureContext),
@@ -195,6 +247,10 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
   }
   let closing = false;
   let inFlight = 0;
+  // Every open connection until its socket closes (for TLS, the TLS socket: the one requests
+  // come on), and the open ones with no request in flight. Both forget a socket when it
+  // closes, so a listener holds nothing of the connections that are gone.
+  const open = new Set<net.Socket>();
   const idle = new Set<net.Socket>();
   // Peer addresses a listener wrapper (PROXY protocol) gave, by the socket HTTP is read from.
   const peers = new WeakMap<object, ServeInfo["remoteAddr"]>();
@@ -208,6 +264,21 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
       i.tls = { ...facts };
     }
     return i;
+  };
+  // A connection's client certificates are checked once, before its first request is served.
+  const verdicts = new WeakMap<net.Socket, Promise<boolean>>();
+  const admitted = (s: net.Socket, facts: ServeInfo["tls"]): true | Promise<boolean> => {
+    const auth = o.tls?.source().clientAuth?.(facts?.serverName ?? "");
+    if (!auth) return true;
+    let v = verdicts.get(s);
+    if (!v) {
+      v = auth.check(facts?.clientCertificates ?? []).then((why) => {
+        if (why !== null) o.onClientRefused?.(why, peers.get(s) ?? peerOf(s));
+        return why === null;
+      }, () => false);
+      verdicts.set(s, v);
+    }
+    return v;
   };
   const badRequest = (res: http.ServerResponse) => {
     res.writeHead(400, { "content-type": "text/plain; charset=utf-8", connection: "close" });
@@ -230,6 +301,14 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
       }
       settle();
     });
+    if (o.tls) {
+      const ok = admitted(socket, si.tls);
+      if (ok !== true && !(await ok)) {
+        // refused client certificate: the connection ends without an answer
+        socket.destroy();
+        return;
+      }
+    }
     if (closing) res.setHeader("connection", "close");
     let request: Request | null;
     try {
@@ -264,6 +343,13 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
       return;
     }
     const si = info(socket);
+    if (o.tls) {
+      const ok = admitted(socket, si.tls);
+      if (ok !== true && !(await ok)) {
+        socket.destroy();
+        return;
+      }
+    }
     let sent: RawUpgrade["sent"];
     const upgrade: RawUpgrade = {
       get accepted() {
@@ -310,8 +396,19 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     // while open, so kept-alive connections stay, and their timeout checks run.
     Object.defineProperty(s, "listening", { get: () => !closing });
   }
-  server.on(o.tls ? "secureConnection" : "connection", (s: net.Socket) => idle.add(s));
-  tlsInner?.on("connection", (s: net.Socket) => idle.add(s));
+  const opened = (s: net.Socket) => {
+    open.add(s);
+    idle.add(s);
+    s.once("close", () => {
+      open.delete(s);
+      idle.delete(s);
+    });
+    // Accepted while shutting down: its first request is answered (with `Connection: close`);
+    // a client that sends none is closed after a moment.
+    if (closing) setTimeout(() => idle.has(s) && s.end(), SHUTDOWN_IDLE_MS);
+  };
+  server.on(o.tls ? "secureConnection" : "connection", opened);
+  tlsInner?.on("connection", opened);
 
   // as node's HTTP servers accept: half-open allowed (an upgraded tunnel's half close), no Nagle
   const front = (await import("node:net")).default.createServer({
@@ -320,6 +417,9 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
   }, (raw: net.Socket) => {
     const c = conn();
     for (const s of servers) applyServerTimeouts(s, c);
+    // Under TLS the raw socket ends with the client's FIN, as node's TLS servers accept (half
+    // open would leave it in CLOSE-WAIT once the TLS socket above it is gone).
+    if (o.tls) raw.allowHalfOpen = false;
     if (!c.wrappers.length) {
       server.emit("connection", raw);
       return;
@@ -360,6 +460,9 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
   const finished = new Promise<void>((r) => (finish = r));
   return {
     port: typeof address === "object" && address ? address.port : 0,
+    get connections() {
+      return open.size;
+    },
     finished,
     certificatesChanged() {
       refreshDefault?.().catch(() => {});

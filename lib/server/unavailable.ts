@@ -9,7 +9,8 @@ const UNAVAILABLE: Record<string, string> = {
   "http.handlers.push":
     "HTTP/2 server push is not available (the listeners cannot push, and browsers no longer accept pushed responses); send `Link: <...>; rel=preload` headers with the `headers` handler instead",
   "http.handlers.templates": "server-side Go templates are not available",
-  "http.handlers.acme_server": "the ACME server (acme_server) is not available yet",
+  "tls.get_certificate.tailscale":
+    "Gatehouse cannot get certificates from a local Tailscale daemon; get them with `tailscale cert` and load the files (apps.tls.certificates.load_files), or use the http certificate manager",
 };
 
 /**

@@ -37,6 +37,8 @@ export async function productionVars(
     RELAY_DEMO_SESSION_SECRET: "prod-relay-session-secret-0123456789",
     RELAY_DEMO_RELAY_SECRET: "prod-relay-relay-secret-0123456789",
     MAIL_OPERATOR_TOKEN: "prod-operator-token-0123456789",
+    CONSOLE_SESSION_SECRET: "prod-console-session-secret-0123456789",
+    CONSOLE_RELAY_SECRET: "prod-console-relay-secret-0123456789",
     MAIL_SIGNING_SECRET: "prod-signing-secret-0123456789",
     MAIL_API_KEY: "re_test_key",
     MAIL_FROM: "Gatehouse <no-reply@example.com>",

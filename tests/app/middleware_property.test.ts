@@ -36,6 +36,8 @@ Deno.test("property: any Host: 400 when malformed, 421 when not in APP_HOSTS, se
             "a#b",
             "[::1",
             "évil",
+            "A ",
+            " app.example\t",
           ),
         ),
         fc.constantFrom(
@@ -47,8 +49,11 @@ Deno.test("property: any Host: 400 when malformed, 421 when not in APP_HOSTS, se
         async (host, path) => {
           const res = await withHost(server.addr.port, "GET", path, host);
           assert.ok(res.status < 500, `${JSON.stringify(host)} → ${res.status}`);
-          const listed = host.toLowerCase() === "app.example";
-          const expected = listed ? null : wellFormedHost(host) ? 421 : 400;
+          // Leading and trailing spaces and tabs are not part of a field value (RFC 9110 §5.5):
+          // the server sees "A" for "Host: A ".
+          const value = host.replace(/^[ \t]+|[ \t]+$/g, "");
+          const listed = value.toLowerCase() === "app.example";
+          const expected = listed ? null : wellFormedHost(value) ? 421 : 400;
           if (expected) assert.equal(res.status, expected, JSON.stringify(host));
           else {assert.ok(
               ![400, 421].includes(res.status),

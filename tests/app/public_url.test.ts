@@ -76,7 +76,10 @@ for (
         cookie,
       }, "newEmail=ada2%40example.com&password=a+long+enough+password");
       assert.equal(change.status, 303);
-      assert.equal(change.headers.get("location"), "/users/?done=1");
+      assert.equal(
+        change.headers.get("location"),
+        "/users/?done=email_sent&to=ada2%40example.com",
+      );
       const confirm = app.mails.at(-1)!;
       assert.match(confirm.text, /https:\/\/app\.example\/users\/confirm-email\?token=/);
       assertNoEvil("e-mail change mail", confirm.text + confirm.html);

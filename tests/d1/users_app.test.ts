@@ -107,9 +107,10 @@ Deno.test("users site: signup, verify, login, forgot, reset, name, password, e-m
     cookie = cookieOf(l);
 
     const named = await html("/users/account/name", { name: "Ada <Lovelace>" }, cookie);
-    assert.equal(named.headers.get("location"), "/users/?done=1");
+    assert.equal(named.headers.get("location"), "/users/?done=name");
     const page = await (await app.request(`${ORIGIN}/users/`, { headers: { cookie } })).text();
-    assert.ok(page.includes("Ada &#60;Lovelace&#62;"));
+    assert.ok(page.includes("Ada &lt;Lovelace>"));
+    assert.ok(!page.includes("<Lovelace>"), "escaped");
 
     const homeOf = (c: string) => app.request(`${ORIGIN}/users/`, { headers: { cookie: c } });
     const otherDevice = cookieOf(
@@ -120,7 +121,7 @@ Deno.test("users site: signup, verify, login, forgot, reset, name, password, e-m
       currentPassword: "a brand new passphrase",
       newPassword: "the third passphrase",
     }, cookie);
-    assert.equal(pw.headers.get("location"), "/users/?done=1");
+    assert.equal(pw.headers.get("location"), "/users/?done=password");
     // The password change ended the other sessions; this browser got a new cookie.
     assert.equal((await homeOf(otherDevice)).status, 302);
     assert.equal((await homeOf(cookie)).status, 302);
@@ -136,7 +137,10 @@ Deno.test("users site: signup, verify, login, forgot, reset, name, password, e-m
       newEmail: "ada@new.example",
       password: "the third passphrase",
     }, cookie);
-    assert.equal(change.headers.get("location"), "/users/?done=1");
+    assert.equal(
+      change.headers.get("location"),
+      "/users/?done=email_sent&to=ada%40new.example",
+    );
     const confirm =
       (await outboxText()).match(/http:\/\/localhost\/users\/confirm-email\?token=[^"<\s]+/)![0];
     const confirmed = await app.request(confirm);
@@ -180,8 +184,28 @@ Deno.test("users site: signup, verify, login, forgot, reset, name, password, e-m
       body: new URLSearchParams({}),
     });
     assert.equal(forged.status, 403);
-    const del = await html("/users/account/delete", {}, cookie);
-    assert.equal(del.headers.get("location"), "/users/signup");
+    // Deleting asks first: without the tick nothing happens, even with a fresh session.
+    const unconfirmed = await html("/users/account/delete", {}, cookie);
+    assert.equal(unconfirmed.status, 400);
+    assert.match(await unconfirmed.text(), /Nothing was deleted: tick the box/);
+    assert.equal((await homeOf(cookie)).status, 200);
+    const wrongPassword = await html(
+      "/users/account/delete",
+      { confirm: "yes", password: "nope nope" },
+      cookie,
+    );
+    assert.equal(wrongPassword.status, 400);
+    assert.match(
+      await wrongPassword.text(),
+      /Nothing was deleted\. Your current password is not right\./,
+    );
+    const del = await html("/users/account/delete", {
+      confirm: "yes",
+      password: "the third passphrase",
+    }, cookie);
+    assert.equal(del.status, 200);
+    assert.match(await del.text(), /Your account was deleted/);
+    assert.match(del.headers.get("set-cookie") ?? "", /^__Host-users-session=; /);
     assert.match(await outboxText(), /your account was deleted/);
     const gone = await json("/users/api/auth/login", {
       email: "ada@new.example",

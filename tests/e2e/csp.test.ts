@@ -81,7 +81,7 @@ Deno.test({
       await page.waitForURL(/\/users\/$/);
       await page.getByLabel("Name").fill("Ada");
       await page.getByRole("button", { name: "Save name" }).click();
-      await page.waitForURL(/\/users\/\?done=1$/);
+      await page.waitForURL(/\/users\/\?done=name$/);
 
       // Owner site: sign-in with the development provider (consent form posts and redirects).
       await page.goto(`${app.origin}/owner/login`);

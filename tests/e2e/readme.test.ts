@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { loadAppEnv } from "../../app/env.ts";
+import { freePort } from "../server/fixtures/helpers.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -22,13 +23,6 @@ function block(entry: string): { lang: string; code: string } {
   const found = BLOCKS.find((b) => b.entry === entry);
   assert.ok(found, `README has a quick start importing ${entry}`);
   return found;
-}
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
 }
 
 interface Run {

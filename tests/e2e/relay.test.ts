@@ -46,7 +46,11 @@ for (const js of [true, false]) {
           page.getByRole("button", { name: "Continue" }).click(),
         ]);
         assert.equal(response.status(), 403);
-        assert.equal((await page.textContent("body"))?.trim(), "forbidden");
+        assert.match(
+          await page.textContent("main") ?? "",
+          /This account may not sign in here.*mallory@evil\.test is not allowed to sign in to Relay demo/s,
+        );
+        await page.getByRole("link", { name: "Sign in with another account" }).waitFor();
         await shot(page, `relay-forbidden-${mode}`);
 
         // Cancelling at the provider shows the reason in words.

@@ -49,7 +49,11 @@ for (const js of [true, false]) {
           page.getByRole("button", { name: "Continue" }).click(),
         ]);
         assert.equal(refused.status(), 403);
-        assert.equal((await page.textContent("body"))?.trim(), "forbidden");
+        assert.match(
+          await page.textContent("main") ?? "",
+          /mallory@example\.com is not allowed to sign in to Owner-only site/,
+        );
+        await page.getByRole("link", { name: "Sign in with another account" }).waitFor();
         await shot(page, `owner-forbidden-${mode}`);
 
         // The owner through the provider.

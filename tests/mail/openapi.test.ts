@@ -152,6 +152,11 @@ Deno.test("openapi: the real answers of every operation match the document", asy
       await h.server.idle();
       const [delivery] = await ops.listDeliveries(hook.webhook_id);
       const signed = await ops.getDelivery(delivery.delivery_id);
+      const again = await ops.redeliver(delivery.delivery_id);
+      assert.notEqual(again.delivery_id, delivery.delivery_id);
+      await ops.setAccountRule(account_id, "auto_scan", true);
+      assert.equal((await ops.listAccountRules(account_id)).data[0].auto_scan, true);
+      assert.equal((await ops.listAccountItems(account_id)).data[0].mail_id, mail_id);
       assert.equal(JSON.parse(signed.body).data.mail_id, mail_id);
       const detail = await ops.getAccount(account_id);
       assert.deepEqual(detail.webhooks.map((w) => w.webhook_id), [hook.webhook_id]);

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { clientLogFields } from "./tls_client.ts";
 import type { LogFields, Logger } from "../module.ts";
 import { checkFields, optBool, optObject, optString, optStrings, type Raw } from "./config.ts";
 import { type RequestContext, splitHostPort } from "./context.ts";
@@ -126,6 +127,8 @@ export function loggableRequest(c: RequestContext, logCredentials: boolean): Log
       proto: tls.proto ?? "",
       server_name: tls.serverName ?? "",
     };
+    const client = tls.clientCertificates?.[0];
+    if (client) Object.assign(req.tls as object, clientLogFields(client));
   }
   return req;
 }

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { withClientAuth } from "../tls/client_auth/policies.ts";
 import type {
   App,
   ConnectionOptions,
@@ -19,6 +20,7 @@ import { HttpServer } from "./server.ts";
 import { HttpConfigError } from "./errors.ts";
 import type { TlsApp } from "../tls/app.ts";
 import { TlsConfigError } from "../tls/certificates.ts";
+import { setChallengePorts } from "../tls/acme/ports.ts";
 import { planAutomaticHttps } from "./autohttps.ts";
 import { provisionMetrics } from "../metrics/config.ts";
 
@@ -116,12 +118,16 @@ export class HttpApp implements App {
       const app = server.tlsPolicies ? await tls() : undefined;
       if (server.tlsPolicies) {
         const where = `http.servers.${server.name}`;
-        if (!app || (app.cache.size === 0 && app.managedNames.length === 0)) {
-          throw new TlsConfigError(
-            "no_certificate",
-            `${where}.tls_connection_policies: no certificate loaded or managed ` +
-              `(load some with apps.tls.certificates.load_files or load_pem, or give the ` +
-              `routes host matchers so automatic HTTPS manages them)`,
+        if (!app) {
+          throw new TlsConfigError("no_certificate", `${where}: TLS needs the tls app`);
+        }
+        if (app.cache.size === 0 && app.managedNames.length === 0 && !app.hasOnDemand) {
+          // As Caddy: the config loads, and handshakes fail until certificates exist.
+          ctx.logger("http").warn(
+            "server has TLS connection policies but no certificate is loaded, managed or " +
+              "obtained at handshake time; TLS handshakes will fail (load certificates with " +
+              "apps.tls.certificates, or let automatic HTTPS manage the routes' hosts)",
+            { server_name: server.name },
           );
         }
         for (const p of server.tlsPolicies) {
@@ -145,7 +151,12 @@ export class HttpApp implements App {
       }
       for (const [i, a] of server.addresses.entries()) {
         const host = a.address.slice(0, a.address.lastIndexOf(":")).replace(/^\[|\]$/g, "");
-        const source = app && server.tlsPolicies ? app.getter(server.tlsPolicies, host) : undefined;
+        const source = app && server.tlsPolicies
+          ? withClientAuth(
+            app.getter(server.tlsPolicies, host, server.hostNames),
+            server.clientAuth,
+          )
+          : undefined;
         const handle = await ctx.listen({
           address: a.address,
           tls: source,
@@ -164,6 +175,7 @@ export class HttpApp implements App {
   start(): void {
     for (const { server, handle } of this.#handles) handle.setHandler(server.handle);
     running.add(this);
+    setChallengePorts({ http: this.httpPort, https: this.httpsPort });
   }
 
   /** Bound listen addresses by server name (the real port when `:0` was asked). */

@@ -30,6 +30,20 @@ export function recordAcceptedFields(
   recorder = fn;
 }
 
+/**
+ * Tells the field audit (see {@link recordAcceptedFields}) the fields a decoder with a
+ * field check of its own accepts at `where`.
+ *
+ * @example
+ * ```ts
+ * import { noteAcceptedFields } from "./config.ts";
+ * noteAcceptedFields("tls.automation", ["policies"]);
+ * ```
+ */
+export function noteAcceptedFields(where: string, allowed: readonly string[]): void {
+  recorder?.(where, allowed);
+}
+
 /** Throws when `config` has a field not in `allowed` (Caddy decodes strictly). */
 export function checkFields(config: Raw, allowed: readonly string[], where: string): void {
   recorder?.(where, allowed);

@@ -9,7 +9,7 @@
 import type { ServeInfo } from "../module.ts";
 import type { HandlerError } from "./errors.ts";
 import type { Next } from "./handler.ts";
-import { validHost } from "./host.ts";
+import { canonicalHost, validHost } from "./host.ts";
 
 /** What `reverse_proxy` knows of the upstream a request went to (its placeholders). */
 export interface ProxyFacts {
@@ -220,12 +220,12 @@ export class RequestContext {
     const scheme = url.slice(0, url.indexOf("://")).toLowerCase();
     if (scheme !== "http" && scheme !== "https") return false;
     const header = this.headers.get("host");
-    if (header !== null && header !== "") {
-      if (!validHost(header)) return false;
-      if (header === this.host) return true;
-    }
-    if (!validHost(this.host)) return false;
-    if (header !== null) this.mutableHeaders().set("host", this.host);
+    if (header !== null && header !== "" && !validHost(header)) return false;
+    // One spelling: a name's trailing dot dropped, empty labels refused (host.ts).
+    const host = canonicalHost(this.host);
+    if (host === null) return false;
+    this.host = host;
+    if (header !== null && header !== host) this.mutableHeaders().set("host", host);
     return true;
   }
 

@@ -61,6 +61,32 @@ export function validHost(s: string): boolean {
   return true;
 }
 
+/**
+ * The one spelling of a request host, or null when it is not a valid host: a name's trailing
+ * dot (the DNS root, `a.example.` is `a.example`) is dropped, so a route for `a.example`
+ * cannot be stepped past by adding it; a name with an empty label (`.a`, `a..b`, `a..`) is
+ * refused. Case and IP literals are kept as written (matchers compare without case).
+ *
+ * @example
+ * ```ts
+ * import { canonicalHost } from "./host.ts";
+ * canonicalHost("a.example.:8080"); // "a.example:8080"
+ * canonicalHost("a..example"); // null
+ * canonicalHost("[::1]:80"); // "[::1]:80"
+ * ```
+ */
+export function canonicalHost(s: string): string | null {
+  if (!validHost(s)) return null;
+  if (s.charCodeAt(0) === 91 /* [ */) return s;
+  const colon = s.indexOf(":");
+  const name = colon < 0 ? s : s.slice(0, colon);
+  if (name.charCodeAt(0) !== 46 /* . */ && name.indexOf("..") < 0) {
+    if (name.charCodeAt(name.length - 1) !== 46) return s;
+    return name.slice(0, -1) + (colon < 0 ? "" : s.slice(colon));
+  }
+  return null;
+}
+
 /** A request target in absolute form, split. */
 export interface AbsoluteTarget {
   /** Lower-case scheme (`http` or `https`). */

@@ -122,6 +122,10 @@ const httpModules: ModuleDefinition[] = [
     async () => (await import("./handlers/file_server/mod.ts")).fileServerModule,
   ),
   lazy(
+    "http.handlers.acme_server",
+    async () => (await import("./handlers/acme_server/mod.ts")).acmeServerModule,
+  ),
+  lazy(
     "http.handlers.reverse_proxy",
     async () => (await import("./handlers/reverse_proxy/mod.ts")).reverseProxyModule,
   ),

@@ -8,6 +8,7 @@
 import type { RequestContext } from "./context.ts";
 import { splitHostPort } from "./context.ts";
 import { statusText } from "./status.ts";
+import { tlsClientGetter } from "./tls_client.ts";
 
 /** Reads one placeholder's value for a request; undefined when it is unknown. */
 export type Getter = (c: RequestContext) => string | undefined;
@@ -201,6 +202,7 @@ export function getterFor(key: string): Getter {
   const fixed = STATIC[key];
   if (fixed) return fixed;
   const after = (p: string) => key.slice(p.length);
+  if (key.startsWith("http.request.tls.client.")) return tlsClientGetter(key);
   if (key.startsWith("http.request.header.")) {
     const name = after("http.request.header.");
     return (c) => c.headers.get(name) ?? "";

@@ -49,6 +49,9 @@ import type { HttpMetrics } from "../metrics/http.ts";
 import { durationPlaceholderUsed } from "./replacer.ts";
 import { type ConnectionPolicy, parseConnectionPolicies, routeHostNames } from "../tls/policies.ts";
 import { fillTlsState } from "../tls/connection.ts";
+import { answerHttpChallenge, HTTP_CHALLENGE_PREFIX } from "../tls/acme/challenges.ts";
+import { PKI_VALIDATION_PREFIX } from "../tls/zerossl/validation.ts";
+import { type PolicyClientAuth, provisionPolicyClientAuth } from "../tls/client_auth/policies.ts";
 
 /** A module of `http.ip_sources`: where trusted proxy ranges come from. */
 export interface IPRangeSource extends ModuleInstance {
@@ -121,6 +124,8 @@ export class HttpServer implements ServerFacts {
   listenIndex: number[] = [];
   /** Local addresses of listeners that must not answer HTTP/2 (h2 or h2c not enabled). */
   #noHttp2 = new Set<string>();
+  /** The policies' client authentication; null when no policy authenticates clients. */
+  clientAuth: PolicyClientAuth | null = null;
   /** `named_routes`: routes that `invoke` runs by name. */
   namedRoutes: Map<string, RouteListCache> = new Map();
   #chain: Next;
@@ -220,11 +225,26 @@ export class HttpServer implements ServerFacts {
       optStrings(raw, "client_ip_headers", where) ?? ["X-Forwarded-For"],
       strictProxies(raw, where),
     );
+    const clientAuth = policies
+      ? await provisionPolicyClientAuth(policies, `${where}.tls_connection_policies`, ctx)
+      : null;
     const tls = policies !== null;
-    const options = await parseServerOptions(raw, where, ctx, { listenCount: listen.length, tls });
+    const options = await parseServerOptions(raw, where, ctx, {
+      listenCount: listen.length,
+      tls,
+      clientAuth: clientAuth !== null,
+    });
     server.options = options;
     server.listenIndex = listenIndex;
-    server.engine = chooseEngine(optString(raw, "listener_engine", where), options, where, tls);
+    // client authentication runs on the node engine, chosen automatically
+    server.engine = chooseEngine(
+      optString(raw, "listener_engine", where),
+      options,
+      where,
+      tls,
+      clientAuth !== null,
+    );
+    server.clientAuth = clientAuth;
     server.trustedUnix = optBool(raw, "trusted_proxies_unix", where) ?? false;
     server.namedRoutes = named;
     server.tlsPolicies = policies;
@@ -288,6 +308,20 @@ export class HttpServer implements ServerFacts {
     if (c.rawPath.indexOf("%") >= 0 && decodePath(c.rawPath) === null) {
       return this.#finish(c, new Response("400 Bad Request", { status: 400 }), log);
     }
+    // ACME HTTP-01 challenges (and ZeroSSL's HTTP validations) are answered before any
+    // route, as Caddy does.
+    if (
+      c.rawPath.startsWith(HTTP_CHALLENGE_PREFIX) || c.rawPath.startsWith(PKI_VALIDATION_PREFIX)
+    ) return this.#challenge(c, log);
+    return this.#route(c, log);
+  }
+
+  async #challenge(c: RequestContext, log: boolean): Promise<Response> {
+    const res = await answerHttpChallenge(c.request, c.rawPath, c.remoteHost);
+    return res ? this.#finish(c, res, log) : await this.#route(c, log);
+  }
+
+  #route(c: RequestContext, log: boolean): Response | Promise<Response> {
     let res: Response | Promise<Response>;
     try {
       res = this.#chain(c);

@@ -146,7 +146,8 @@ async function wrappers(
 
 /**
  * Decodes a server's connection fields. `listenCount` is the number of `listen` entries, `tls`
- * whether the server terminates TLS.
+ * whether the server terminates TLS, `clientAuth` whether a connection policy authenticates
+ * clients (then `strict_sni_host` defaults to on, as in Caddy).
  *
  * @example
  * ```ts ignore
@@ -158,7 +159,7 @@ export async function parseServerOptions(
   raw: Raw,
   where: string,
   ctx: ProvisionContext,
-  o: { listenCount: number; tls: boolean },
+  o: { listenCount: number; tls: boolean; clientAuth?: boolean },
 ): Promise<ServerOptions> {
   const needsNode: string[] = [];
   for (const old of ["experimental_http3", "allow_h2c"]) {
@@ -177,8 +178,11 @@ export async function parseServerOptions(
   }
   const wrapperList = await wrappers(raw, where, ctx, o.tls);
   if (wrapperList.length) needsNode.push("listener_wrappers");
-  const strict = optBool(raw, "strict_sni_host", where) ?? false;
-  if (strict && o.tls) needsNode.push("strict_sni_host");
+  // As Caddy: TLS client authentication turns strict_sni_host on unless the config sets it
+  // (a client could otherwise pass a benign SNI and then name a protected host).
+  const strictGiven = optBool(raw, "strict_sni_host", where);
+  const strict = strictGiven ?? (o.clientAuth === true);
+  if (strictGiven === true && o.tls) needsNode.push("strict_sni_host");
   if (optBool(raw, "allow_0rtt", where) === true) {
     bad(
       `${where}.allow_0rtt`,
@@ -241,17 +245,27 @@ export async function parseServerOptions(
 }
 
 /**
- * The listener engine of a server: `listener_engine` when given, else `node` when a field
- * needs it; refuses `deno` with such a field, and HTTP/2 listed for a node-engine server.
+ * The listener engine of a server: `listener_engine` when given, else `node` when a field or
+ * TLS client authentication (`clientAuth`) needs it; refuses `deno` with such a field or with
+ * client authentication, and HTTP/2 listed for a node-engine server.
  */
 export function chooseEngine(
   explicit: string | undefined,
   o: ServerOptions,
   where: string,
   tls: boolean,
+  clientAuth = false,
 ): "deno" | "node" {
   if (explicit !== undefined && explicit !== "deno" && explicit !== "node") {
     bad(`${where}.listener_engine`, `must be "deno" or "node", got ${JSON.stringify(explicit)}`);
+  }
+  if (explicit === "deno" && clientAuth) {
+    bad(
+      `${where}.listener_engine`,
+      `"deno" cannot ask clients for certificates (Deno.serve has no client certificate ` +
+        `authentication); leave listener_engine unset or set "node" for ` +
+        `tls_connection_policies with client_authentication`,
+    );
   }
   if (explicit === "deno" && o.needsNode.length) {
     bad(
@@ -260,11 +274,12 @@ export function chooseEngine(
         `need; leave listener_engine unset or set "node"`,
     );
   }
-  const engine = (explicit ?? (o.needsNode.length ? "node" : "deno")) as "deno" | "node";
+  const needs = clientAuth ? ["client_authentication", ...o.needsNode] : o.needsNode;
+  const engine = (explicit ?? (needs.length ? "node" : "deno")) as "deno" | "node";
   if (engine === "node" && o.protocolsGiven) {
     const why = explicit === "node"
       ? `listener_engine is "node"`
-      : `${o.needsNode.join(", ")} run on the node listener engine`;
+      : `${needs.join(", ")} run on the node listener engine`;
     for (const p of o.protocols) {
       if ((tls && p.h2) || (!tls && p.h2c)) {
         bad(

@@ -30,6 +30,12 @@ export function x509(): Promise<typeof X509> {
       R.getOwnMetadata = (k: unknown, t: object) => store.get(t)?.get(k);
       R.getMetadata = (k: unknown, t: object) => store.get(t)?.get(k);
       R.hasMetadata = (k: unknown, t: object) => store.get(t)?.has(k) ?? false;
+      // reflect-metadata (loaded later by another package, e.g. acme-client's own x509)
+      // takes an existing API as its fallback provider and needs these too.
+      R.hasOwnMetadata = R.hasMetadata;
+      R.getOwnMetadataKeys = (t: object) => [...(store.get(t)?.keys() ?? [])];
+      R.getMetadataKeys = R.getOwnMetadataKeys;
+      R.deleteMetadata = (k: unknown, t: object) => store.get(t)?.delete(k) ?? false;
       R.metadata = (k: unknown, v: unknown) => (t: object) => void map(t).set(k, v);
     }
     const m = await import("@peculiar/x509");
@@ -91,7 +97,7 @@ function concat(...parts: Uint8Array[]): Uint8Array {
 const OID_EC_PUBLIC_KEY = new Uint8Array([0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01]);
 
 /** PKCS#8 (WebCrypto export) → SEC1 `ECPrivateKey` with the curve named (RFC 5915). */
-function pkcs8ToSec1(pkcs8: Uint8Array): Uint8Array {
+export function pkcs8ToSec1(pkcs8: Uint8Array): Uint8Array {
   const [info] = children(pkcs8);
   const [, alg, key] = children(info.body);
   const curve = children(alg.body)[1];
@@ -285,8 +291,9 @@ export function isIP(name: string): boolean {
 
 /**
  * A leaf (server) certificate for `names` (DNS names and IP addresses in the
- * subjectAltName, no subject, as Caddy's internal issuer): digitalSignature, serverAuth and
- * clientAuth, signed by the issuer; its lifetime never passes the issuer's.
+ * subjectAltName, no subject, as Caddy's internal issuer): digitalSignature (and
+ * keyEncipherment for an RSA key), serverAuth and clientAuth, signed by the issuer; its
+ * lifetime never passes the issuer's. `publicKey` may be of any key type of `key_types.ts`.
  */
 export async function makeLeaf(
   names: string[],
@@ -310,7 +317,12 @@ export async function makeLeaf(
     signingKey: issuerKey.keys.privateKey,
     signingAlgorithm: EC_P256,
     extensions: [
-      new x.KeyUsagesExtension(x.KeyUsageFlags.digitalSignature, true),
+      new x.KeyUsagesExtension(
+        publicKey.algorithm.name === "RSASSA-PKCS1-v1_5"
+          ? x.KeyUsageFlags.digitalSignature | x.KeyUsageFlags.keyEncipherment
+          : x.KeyUsageFlags.digitalSignature,
+        true,
+      ),
       new x.ExtendedKeyUsageExtension([
         x.ExtendedKeyUsage.serverAuth,
         x.ExtendedKeyUsage.clientAuth,

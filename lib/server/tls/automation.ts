@@ -3,9 +3,12 @@
  *
  * A policy: `subjects` (names it applies to; none = catch-all), `issuers` (tried in order;
  * default: the ACME issuer), `renewal_window_ratio` (share of the lifetime left when a
- * certificate renews; default 1/3), `key_type` (`p256`, the default, is the one supported),
+ * certificate renews; default 1/3), `key_type` (`p256`, the default, `p384`, `ed25519`,
+ * `rsa2048`, `rsa4096`: see `pki/key_types.ts`),
  * `storage`, `disable_ocsp_stapling` (nothing is stapled here, so it always holds).
- * `automation.renew_interval` sets how often certificates are checked (default 10m).
+ * `automation.renew_interval` sets how often certificates are checked (default 10m);
+ * `automation.storage_clean_interval` how often storage is cleaned (default 24h, see
+ * `storage_clean.ts`).
  *
  * The policy of a name is the first whose subjects match it (exact or wildcard), else the
  * first catch-all, else a default: the internal issuer for `localhost`, `*.localhost`,
@@ -13,9 +16,14 @@
  * every other (public) name. A public name whose policy has no usable issuer fails the load
  * with a message saying what to do; it is never served over plain HTTP instead.
  *
- * Refused with an `unsupported` error: `on_demand`, `get_certificate`, `must_staple`,
- * `ocsp_overrides`, other key types, `automation.on_demand`, `ocsp_interval`,
- * `storage_clean_interval`.
+ * `on_demand` (policy) and `automation.on_demand`: see `on_demand.ts`.
+ *
+ * `get_certificate`: certificate managers asked during handshakes for names the cache has no
+ * certificate for (`cert_managers.ts`); a policy with managers and no `issuers` obtains
+ * nothing itself (automatic HTTPS leaves its names to the managers).
+ *
+ * Refused with an `unsupported` error: `must_staple`, `ocsp_overrides`,
+ * `ocsp_interval`.
  *
  * @module
  */
@@ -23,7 +31,13 @@ import { getModule, type ModuleInstance, type ProvisionContext } from "../module
 import type { Storage } from "../storage/mod.ts";
 import { parseDuration } from "../duration.ts";
 import { TlsConfigError } from "./certificates.ts";
+import { noteAcceptedFields } from "../http/config.ts";
+import { isIP } from "../pki/x509.ts";
 import type { Issuer } from "./issuer.ts";
+import { decodeOnDemand, type OnDemandConfig } from "./on_demand.ts";
+import { DEFAULT_STORAGE_CLEAN_INTERVAL_MS } from "./storage_clean.ts";
+import { type KeyType, parseKeyType } from "../pki/key_types.ts";
+import type { CertificateManagerModule } from "./cert_managers.ts";
 
 /** Default share of a certificate's lifetime left when it renews (certmagic: 1/3). */
 export const DEFAULT_RENEWAL_WINDOW_RATIO = 1 / 3;
@@ -44,13 +58,19 @@ export interface AutomationPolicy {
   where: string;
   /** True for the defaults made when no configured policy matches. */
   implicit?: boolean;
+  /** `on_demand`: names without a certificate get one at their first handshake. */
+  onDemand?: boolean;
+  /** `key_type` of the certificates' keys (default `p256`). */
+  keyType?: KeyType;
+  /** `get_certificate`: managers asked at handshake time (see `cert_managers.ts`). */
+  managers?: CertificateManagerModule[];
+  /** True when `issuers` was given (a policy with managers and no issuers obtains nothing). */
+  explicitIssuers?: boolean;
 }
 
 type Raw = Record<string, unknown>;
 
 const REFUSED: Record<string, string> = {
-  on_demand: "on-demand TLS is not available in this version",
-  get_certificate: "external certificate managers are not supported",
   must_staple: "OCSP Must-Staple is not supported",
   ocsp_overrides: "OCSP is not used",
 };
@@ -101,6 +121,28 @@ export function matchWildcard(name: string, pattern: string): boolean {
   return false;
 }
 
+/**
+ * True when a wildcard in one of `sets` covers `name` (Caddy's `managingWildcardFor`: labels
+ * replaced by `*` from the left, one more each time); never for an IP.
+ *
+ * @example
+ * ```ts
+ * import { wildcardCovers } from "./automation.ts";
+ * wildcardCovers("a.example.com", [new Set(["*.example.com"])]); // true
+ * ```
+ */
+export function wildcardCovers(name: string, sets: { has(n: string): boolean }[]): boolean {
+  if (isIP(name)) return false;
+  const labels = name.split(".");
+  for (let i = 0; i < labels.length; i++) {
+    if (labels[i] === "*") continue;
+    labels[i] = "*";
+    const candidate = labels.join(".");
+    if (sets.some((s) => s.has(candidate))) return true;
+  }
+  return false;
+}
+
 /** The default public issuers: the ACME issuer when this build has it. */
 export async function defaultPublicIssuers(ctx: ProvisionContext): Promise<Issuer[]> {
   if (!getModule("tls.issuance.acme")) return [];
@@ -115,13 +157,23 @@ async function loadIssuers(raw: unknown, where: string, ctx: ProvisionContext): 
     if (typeof mod === "string" && !getModule(`tls.issuance.${mod}`)) {
       throw new TlsConfigError(
         "unsupported",
-        `${where}[${i}]: issuer module "${mod}" is not available in this build` +
-          (mod === "acme" || mod === "zerossl"
-            ? " (ACME is not available yet; use the internal issuer or load certificates)"
-            : ""),
+        `${where}[${i}]: issuer module "${mod}" is not available in this build`,
       );
     }
     out.push(await ctx.loadModule<Issuer>("tls.issuance", "module", raw[i]));
+  }
+  return out;
+}
+
+async function loadManagers(
+  raw: unknown,
+  where: string,
+  ctx: ProvisionContext,
+): Promise<CertificateManagerModule[]> {
+  if (!Array.isArray(raw)) throw new TlsConfigError("invalid_config", `${where}: must be an array`);
+  const out: CertificateManagerModule[] = [];
+  for (let i = 0; i < raw.length; i++) {
+    out.push(await ctx.loadModule<CertificateManagerModule>("tls.get_certificate", "via", raw[i]));
   }
   return out;
 }
@@ -141,30 +193,34 @@ export async function decodePolicy(
       throw new TlsConfigError("unsupported", `${where}.${k}: ${why}`);
     }
   }
+  const fields = [
+    "subjects",
+    "issuers",
+    "renewal_window_ratio",
+    "key_type",
+    "storage",
+    "disable_ocsp_stapling",
+    "on_demand",
+    "get_certificate",
+  ];
+  noteAcceptedFields(where, [...fields, ...Object.keys(REFUSED)]);
   for (const k of Object.keys(p)) {
-    if (
-      ![
-        "subjects",
-        "issuers",
-        "renewal_window_ratio",
-        "key_type",
-        "storage",
-        "disable_ocsp_stapling",
-      ]
-        .includes(k) && !(k in REFUSED)
-    ) throw new TlsConfigError("unknown_field", `${where}: unknown field "${k}"`);
+    if (!fields.includes(k) && !(k in REFUSED)) {
+      throw new TlsConfigError("unknown_field", `${where}: unknown field "${k}"`);
+    }
   }
   const subjects = p.subjects ?? [];
   if (!Array.isArray(subjects) || subjects.some((s) => typeof s !== "string")) {
     throw new TlsConfigError("invalid_config", `${where}.subjects: must be an array of strings`);
   }
-  if (p.key_type !== undefined && p.key_type !== "" && p.key_type !== "p256") {
-    throw new TlsConfigError(
-      "unsupported",
-      `${where}.key_type: only "p256" (ECDSA P-256) is supported, got ${
-        JSON.stringify(p.key_type)
-      }`,
-    );
+  let keyType: KeyType;
+  try {
+    keyType = parseKeyType(p.key_type, `${where}.key_type`);
+  } catch (e) {
+    throw new TlsConfigError("invalid_config", (e as Error).message);
+  }
+  if (p.on_demand !== undefined && typeof p.on_demand !== "boolean") {
+    throw new TlsConfigError("invalid_config", `${where}.on_demand: must be a boolean`);
   }
   const ratio = p.renewal_window_ratio ?? 0;
   if (typeof ratio !== "number" || ratio < 0 || ratio >= 1) {
@@ -173,8 +229,12 @@ export async function decodePolicy(
   const storage = p.storage === undefined
     ? ctx.storage
     : await ctx.loadModule<Storage & ModuleInstance>("caddy.storage", "module", p.storage);
+  const managers = p.get_certificate === undefined
+    ? undefined
+    : await loadManagers(p.get_certificate, `${where}.get_certificate`, ctx);
+  // A policy of managers only gets its certificates from them (nothing is obtained).
   const issuers = p.issuers === undefined
-    ? await defaultPublicIssuers(ctx)
+    ? (managers?.length ? [] : await defaultPublicIssuers(ctx))
     : await loadIssuers(p.issuers, `${where}.issuers`, ctx);
   return {
     subjects: (subjects as string[]).map((s) => s.toLowerCase()),
@@ -182,6 +242,10 @@ export async function decodePolicy(
     renewalWindowRatio: ratio || DEFAULT_RENEWAL_WINDOW_RATIO,
     storage,
     where,
+    onDemand: p.on_demand === true,
+    keyType,
+    managers,
+    explicitIssuers: p.issuers !== undefined,
   };
 }
 
@@ -189,23 +253,35 @@ export async function decodePolicy(
 export interface Automation {
   policies: AutomationPolicy[];
   renewIntervalMs: number;
+  /** `storage_clean_interval` (default 24h). */
+  storageCleanIntervalMs: number;
+  /** `on_demand` (permission endpoint, rate limit). */
+  onDemand?: OnDemandConfig;
 }
 
 /** Decodes `apps.tls.automation`. */
 export async function decodeAutomation(raw: unknown, ctx: ProvisionContext): Promise<Automation> {
-  if (raw === undefined) return { policies: [], renewIntervalMs: DEFAULT_RENEW_INTERVAL_MS };
+  if (raw === undefined) {
+    return {
+      policies: [],
+      renewIntervalMs: DEFAULT_RENEW_INTERVAL_MS,
+      storageCleanIntervalMs: DEFAULT_STORAGE_CLEAN_INTERVAL_MS,
+    };
+  }
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     throw new TlsConfigError("invalid_config", "tls.automation: must be an object");
   }
   const a = raw as Raw;
+  const fields = [
+    "policies",
+    "renew_interval",
+    "on_demand",
+    "storage_clean_interval",
+    "ocsp_interval",
+  ];
+  noteAcceptedFields("tls.automation", fields);
   for (const k of Object.keys(a)) {
-    if (k === "on_demand" || k === "ocsp_interval" || k === "storage_clean_interval") {
-      throw new TlsConfigError(
-        "unsupported",
-        `tls.automation.${k}: not supported in this version`,
-      );
-    }
-    if (k !== "policies" && k !== "renew_interval") {
+    if (!fields.includes(k)) {
       throw new TlsConfigError("unknown_field", `tls.automation: unknown field "${k}"`);
     }
   }
@@ -240,11 +316,40 @@ export async function decodeAutomation(raw: unknown, ctx: ProvisionContext): Pro
       seen.set(s, i);
     }
   });
-  const interval = a.renew_interval === undefined
-    ? DEFAULT_RENEW_INTERVAL_MS
-    : parseDuration(a.renew_interval);
-  if (!(interval > 0)) {
-    throw new TlsConfigError("invalid_config", "tls.automation.renew_interval: must be positive");
+  if (a.ocsp_interval !== undefined) {
+    throw new TlsConfigError(
+      "unsupported",
+      "tls.automation.ocsp_interval: OCSP is not used by Gatehouse (responses are neither " +
+        "stapled nor fetched), so there is no OCSP check to schedule; remove the field",
+    );
   }
-  return { policies, renewIntervalMs: interval };
+  const interval = positiveDuration(a, "renew_interval", DEFAULT_RENEW_INTERVAL_MS);
+  const cleanInterval = positiveDuration(
+    a,
+    "storage_clean_interval",
+    DEFAULT_STORAGE_CLEAN_INTERVAL_MS,
+  );
+  const onDemand = a.on_demand === undefined
+    ? undefined
+    : decodeOnDemand(a.on_demand, "tls.automation.on_demand");
+  return {
+    policies,
+    renewIntervalMs: interval,
+    storageCleanIntervalMs: cleanInterval,
+    onDemand,
+  };
+}
+
+function positiveDuration(a: Raw, key: string, fallback: number): number {
+  if (a[key] === undefined) return fallback;
+  let ms: number;
+  try {
+    ms = parseDuration(a[key]);
+  } catch (e) {
+    throw new TlsConfigError("invalid_config", `tls.automation.${key}: ${(e as Error).message}`);
+  }
+  if (!(ms > 0)) {
+    throw new TlsConfigError("invalid_config", `tls.automation.${key}: must be positive`);
+  }
+  return ms;
 }

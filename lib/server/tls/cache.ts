@@ -51,6 +51,16 @@ export interface CertificateGetter {
   getCertificate(serverName: string): Promise<CertifiedKey | null>;
   /** Calls `fn` whenever a certificate was added, replaced or removed; returns an unsubscribe. */
   subscribe(fn: () => void): () => void;
+  /**
+   * The one certificate this getter gives for every server name it answers, when the answer
+   * cannot depend on the name right now (exactly one certificate can be chosen, it covers every
+   * host name the server's routes serve, and no name can get another one later: no on-demand
+   * policy, nothing still being obtained); null when it depends on the name. A listener may
+   * then hold it instead of asking per handshake (a name no certificate covers and no route
+   * serves gets it too, instead of a failed handshake). Asked again after every change
+   * announced to subscribers.
+   */
+  fixedCertificate?(): Promise<CertifiedKey | null>;
 }
 
 /** Lower case, no trailing dot, no brackets around IPv6. */

@@ -3,28 +3,43 @@
  *
  * `Deno.serve` takes one certificate per listener. Deno 2.9 has, internally, what SNI needs:
  * `Deno.listenTls` with a certificate resolver (called with the client's SNI, may be async)
- * and `serveHttpOnListener` (Deno.serve's HTTP/1.1 + HTTP/2 server on that listener). Both are
- * reached through `Deno[Deno.internal]`; when a Deno lacks them, the listener falls back to
+ * and `serveHttpOnConnection` (Deno.serve's HTTP/1.1 + HTTP/2 server on one connection). Both
+ * are reached through `Deno[Deno.internal]`; when a Deno lacks them, the listener falls back to
  * `Deno.serve` with the certificate of the empty server name (one certificate, no SNI) and
  * says so in the log.
  *
- * Deno keeps a listener's answer for each server name for the listener's life (errors too).
- * So when the certificate for a name this listener already answered changes (renewal, a
- * reload with other certificates, a name that had none), the listener is replaced by a new
- * one (a generation) that asks again. The generations overlap on one port (SO_REUSEPORT), so
- * no connection is refused: this needs `--unstable-net` (the project's deno.json sets it;
- * `gatehouse start` passes it). The old generation then drains for a second, answering
- * HTTP/1.1 requests with `Connection: close` so that busy clients move to the new one between
- * two requests, and stops: its in-flight requests finish, its idle connections close (HTTP/2
- * clients get a GOAWAY). A connection the old generation accepted but had not read a request
- * from at that instant (mid-handshake) is closed. Without `--unstable-net`, HTTPS listeners of
- * the `deno` engine run on the `node` engine instead (see `listeners.ts`), which chooses per
- * handshake with no cache and needs no replacement.
+ * Two kinds of listener (a generation each):
+ * - **fixed**: when the certificate getter says one certificate answers every name
+ *   (`fixedCertificate`: it covers every host the server's routes serve, no on-demand policy),
+ *   the listener holds that certificate itself, as `Deno.serve` does: one TLS configuration
+ *   for the listener's life, built once, with its session cache, so clients resume sessions.
+ *   A name no certificate covers and no route serves gets it too (the client's name check
+ *   fails) instead of a failed handshake.
+ * - **resolver**: otherwise Deno asks the getter once per server name and keeps the answer for
+ *   the listener's life (errors too), building a TLS configuration per handshake from it (no
+ *   session resumption across connections).
+ *
+ * Neither can change its answer, so when it would change (renewal, a reload with other
+ * certificates, a name that had none, a second certificate appearing) the listener is replaced
+ * by a new one bound to the same port (SO_REUSEPORT, which needs `--unstable-net`: the
+ * project's deno.json sets it, `gatehouse start` passes it). Connections are accepted here and
+ * each is served on its own (see `deno_accept.ts`), so the old listener closes without touching
+ * what it accepted: keep-alive connections go on with the certificate they were made with.
+ * The old listener closes at a quiet moment (nothing to accept for 2 ms, at most 1 s), so its
+ * queue of connections the kernel completed is empty: with `net.ipv4.tcp_migrate_req=1` Linux
+ * even hands such a queue to the new listener. Without `--unstable-net`, HTTPS listeners of
+ * the `deno` engine run on the `node` engine instead (see `listeners.ts`).
  *
  * @module
  */
 import type { CertificateGetter, CertifiedKey } from "./cache.ts";
 import { normalizeName } from "./cache.ts";
+import {
+  type AcceptLoop,
+  acceptLoop,
+  ConnectionSet,
+  type ServeOnConnection,
+} from "./deno_accept.ts";
 
 /** Options of a Deno-engine TLS listener. */
 export interface DenoTlsOptions {
@@ -51,31 +66,29 @@ export interface DenoTlsOptions {
 export interface DenoTlsServer {
   /** The bound port. */
   readonly port: number;
-  /** Stops accepting; in-flight requests finish. */
+  /** Stops accepting; in-flight requests finish, idle connections close. */
   shutdown(): Promise<void>;
-  /** Resolves when every generation finished. */
+  /** Resolves when the listener and every connection it accepted are closed. */
   readonly finished: Promise<void>;
-  /** Re-checks the names answered so far and replaces the listener when one changed. */
+  /** Re-checks what the listener answers and replaces it when that changed. */
   certificatesChanged(): void;
   /** How many listener generations were opened (tests, logs). */
   readonly generations: number;
+  /** `fixed` (one certificate held by the listener) or `resolver` (asked per server name). */
+  readonly mode: "fixed" | "resolver";
+  /** Connections open right now. */
+  readonly connections: number;
 }
 
 interface Internals {
   resolverSymbol: symbol;
-  serveHttpOnListener(
-    listener: Deno.TlsListener,
-    signal: AbortSignal,
-    handler: DenoTlsOptions["handler"],
-    onError: (e: unknown) => Response,
-    onListen: () => void,
-  ): { shutdown(): Promise<void>; finished: Promise<void> };
+  serveHttpOnConnection: ServeOnConnection;
 }
 
 function internals(): Internals | undefined {
   const d = Deno as unknown as Record<symbol | string, unknown>;
   const i = d[d.internal as symbol] as Partial<Internals> | undefined;
-  if (typeof i?.resolverSymbol !== "symbol" || typeof i.serveHttpOnListener !== "function") {
+  if (typeof i?.resolverSymbol !== "symbol" || typeof i.serveHttpOnConnection !== "function") {
     return undefined;
   }
   return i as Internals;
@@ -91,25 +104,26 @@ export function reusePortAvailable(): boolean {
 export const MAX_ANSWERS_PER_GENERATION = 10_000;
 
 interface Generation {
-  server: { shutdown(): Promise<void>; finished: Promise<void> };
+  mode: "fixed" | "resolver";
+  /** fixed: the certificate held. */
+  fixed?: string;
+  /** The ALPN protocols offered, joined by commas. */
   alpn: string;
+  /** resolver: what was answered per name. */
   answers: Map<string, string | null>;
-  draining: boolean;
+  loop: AcceptLoop;
 }
 
-/** How long a replaced generation keeps answering (with `Connection: close`) before it stops. */
-export const DRAIN_MS = 1000;
-
-function closing(res: Response): Response {
+/** `net.ipv4.tcp_migrate_req`: "1" when Linux hands a closing listener's queue to another. */
+function migrateRequests(): string | null {
   try {
-    res.headers.set("connection", "close");
-    return res;
+    return Deno.readTextFileSync("/proc/sys/net/ipv4/tcp_migrate_req").trim();
   } catch {
-    const copy = new Response(res.body, res);
-    copy.headers.set("connection", "close");
-    return copy;
+    return null;
   }
 }
+
+let hinted = false;
 
 function onError(): Response {
   return new Response("500 Internal Server Error", { status: 500 });
@@ -125,40 +139,17 @@ function onError(): Response {
  */
 export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
   const i = reusePortAvailable() ? internals() : undefined;
+  if (!i) return await serveOneCertificate(o);
   let port = o.port;
   let generations = 0;
   let stopping = false;
-  const draining = new Set<Promise<void>>();
+  const connections = new ConnectionSet();
+  const retiring = new Set<Promise<void>>();
   let current: Generation;
   let checking: Promise<void> | undefined;
   let again = false;
 
-  if (!i) {
-    o.log?.(
-      "SNI and live certificates need --unstable-net and Deno's certificate resolver: " +
-        "serving one certificate on this listener",
-      { port },
-    );
-    const one = await o.getter().getCertificate("");
-    if (!one) throw new Error("no certificate for clients without SNI, and SNI is unavailable");
-    const server = Deno.serve({
-      hostname: o.hostname,
-      port,
-      cert: one.cert,
-      key: one.key,
-      onListen() {},
-    }, o.handler);
-    port = (server.addr as Deno.NetAddr).port;
-    return {
-      port,
-      generations: 1,
-      shutdown: () => server.shutdown(),
-      finished: server.finished,
-      certificatesChanged() {},
-    };
-  }
-
-  const open = (): Generation => {
+  const open = (fixed: CertifiedKey | null): Generation => {
     const answers = new Map<string, string | null>();
     const resolver = async (sni: string): Promise<CertifiedKey> => {
       const name = normalizeName(sni);
@@ -173,66 +164,75 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
       return got;
     };
     const alpn = o.alpn?.() ?? ["h2", "http/1.1"];
+    const options: Record<string | symbol, unknown> = {
+      hostname: o.hostname,
+      port,
+      alpnProtocols: alpn,
+      reusePort: true,
+    };
+    if (fixed) Object.assign(options, { cert: fixed.cert, key: fixed.key });
+    else options[i.resolverSymbol] = resolver;
     const listener = Deno.listenTls(
-      {
-        hostname: o.hostname,
-        port,
-        alpnProtocols: alpn,
-        reusePort: true,
-        [i.resolverSymbol]: resolver,
-      } as unknown as Deno.ListenTlsOptions & Deno.TlsCertifiedKeyPem,
+      options as unknown as Deno.ListenTlsOptions & Deno.TlsCertifiedKeyPem,
     );
     port = (listener.addr as Deno.NetAddr).port;
-    const gen = { answers, draining: false, alpn: alpn.join(",") } as Generation;
-    const handler = (req: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) => {
-      if (!gen.draining || !req.headers.has("host")) return o.handler(req, info);
-      // HTTP/1.1 on a replaced listener: the client reconnects (to the new one) after this.
-      const res = o.handler(req, info);
-      return res instanceof Response ? closing(res) : res.then(closing);
-    };
-    gen.server = i.serveHttpOnListener(
-      listener,
-      new AbortController().signal,
-      handler,
-      onError,
-      () => {},
-    );
-    gen.server.finished.catch(() => {});
     generations++;
+    const gen: Generation = {
+      mode: fixed ? "fixed" : "resolver",
+      fixed: fixed?.cert,
+      alpn: alpn.join(","),
+      answers,
+      loop: acceptLoop(
+        listener,
+        (conn) => connections.serve(i.serveHttpOnConnection, conn, o.handler, onError),
+      ),
+    };
     o.onListener?.();
     return gen;
   };
 
-  const retire = (g: Generation, drainMs = 0) => {
-    g.draining = true;
-    const p = new Promise((r) => setTimeout(r, drainMs))
-      .then(() => g.server.shutdown())
-      .then(() => g.server.finished)
-      .catch(() => {});
-    const tracked = p.finally(() => draining.delete(tracked));
-    draining.add(tracked);
-    return p;
+  const retire = (g: Generation, quiet: boolean) => {
+    const p = g.loop.close(quiet).catch(() => {});
+    const tracked = p.finally(() => retiring.delete(tracked));
+    retiring.add(tracked);
   };
 
-  const rotate = () => {
+  const rotate = (fixed: CertifiedKey | null, why: string, name?: string) => {
     const old = current;
-    current = open();
-    void retire(old, DRAIN_MS);
+    current = open(fixed);
+    o.log?.(`certificates changed: replacing the TLS listener (${why})`, {
+      port,
+      mode: current.mode,
+      ...(name === undefined ? {} : { name }),
+    });
+    retire(old, true);
+    if (!hinted && migrateRequests() === "0") {
+      hinted = true;
+      o.log?.(
+        "a new connection the kernel queued for a replaced TLS listener in the instant it " +
+          "closes is reset: set net.ipv4.tcp_migrate_req=1 so that Linux hands it to the new one",
+        { port },
+      );
+    }
   };
 
   const check = async () => {
     const g = current;
-    if (g.answers.size > MAX_ANSWERS_PER_GENERATION) return rotate();
-    if (o.alpn && o.alpn().join(",") !== g.alpn) {
-      o.log?.("protocols changed: replacing the TLS listener", { port });
-      return rotate();
-    }
     const getter = o.getter();
+    const fixed = (await getter.fixedCertificate?.().catch(() => null)) ?? null;
+    if (o.alpn && o.alpn().join(",") !== g.alpn) return rotate(fixed, "protocols changed");
+    if (fixed) {
+      if (g.mode !== "fixed" || g.fixed !== fixed.cert) {
+        rotate(fixed, "one certificate for every name");
+      }
+      return;
+    }
+    if (g.mode === "fixed") return rotate(null, "the certificate depends on the server name");
+    if (g.answers.size > MAX_ANSWERS_PER_GENERATION) return rotate(null, "too many names answered");
     for (const [name, had] of g.answers) {
       const now = await getter.getCertificate(name).catch(() => null);
       if ((now ? now.cert : null) !== had) {
-        o.log?.("certificates changed: replacing the TLS listener", { name, port });
-        return rotate();
+        return rotate(null, "a name's certificate changed", name);
       }
     }
   };
@@ -257,7 +257,7 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
     })().finally(() => (checking = undefined));
   }
 
-  current = open();
+  current = open((await o.getter().fixedCertificate?.().catch(() => null)) ?? null);
   let finishAll!: () => void;
   const finished = new Promise<void>((r) => (finishAll = r));
   return {
@@ -267,13 +267,49 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
     get generations() {
       return generations;
     },
+    get mode() {
+      return current.mode;
+    },
+    get connections() {
+      return connections.size;
+    },
     async shutdown() {
+      if (stopping) return;
       stopping = true;
       await checking;
-      void retire(current);
-      void Promise.all([...draining]).then(() => finishAll());
+      // stop accepting at once (the address is free again), then let the connections drain
+      retire(current, false);
+      await Promise.all([...retiring]);
+      void connections.shutdown().then(() => finishAll());
     },
     finished,
     certificatesChanged: schedule,
+  };
+}
+
+/** Without Deno's resolver or SO_REUSEPORT: `Deno.serve` with the certificate for no SNI. */
+async function serveOneCertificate(o: DenoTlsOptions): Promise<DenoTlsServer> {
+  o.log?.(
+    "SNI and live certificates need --unstable-net and Deno's certificate resolver: " +
+      "serving one certificate on this listener",
+    { port: o.port },
+  );
+  const one = await o.getter().getCertificate("");
+  if (!one) throw new Error("no certificate for clients without SNI, and SNI is unavailable");
+  const server = Deno.serve({
+    hostname: o.hostname,
+    port: o.port,
+    cert: one.cert,
+    key: one.key,
+    onListen() {},
+  }, o.handler);
+  return {
+    port: (server.addr as Deno.NetAddr).port,
+    generations: 1,
+    mode: "fixed",
+    connections: 0,
+    shutdown: () => server.shutdown(),
+    finished: server.finished,
+    certificatesChanged() {},
   };
 }

@@ -23,6 +23,11 @@ export interface IssueRequest {
 export interface IssuedCertificate {
   /** PEM chain, leaf first. */
   certificatePem: string;
+  /**
+   * What the issuer keeps about the certificate (e.g. the CA's id for it): stored beside it as
+   * `issuer_data` (certmagic's layout) and given back to `revoke`.
+   */
+  issuerData?: unknown;
 }
 
 /** A certificate issuer (certmagic's `Issuer`). */
@@ -36,4 +41,9 @@ export interface Issuer extends ModuleInstance {
   accepts?(name: string): boolean;
   /** Obtains a certificate. Throws with a message naming the issuer on failure. */
   issue(request: IssueRequest): Promise<IssuedCertificate>;
+  /**
+   * Revokes a certificate this issuer obtained (RFC 5280 reason code); `issuerData` is what
+   * `issue` answered with it, when storage still has it.
+   */
+  revoke?(certificatePem: string, reason: number, issuerData?: unknown): Promise<void>;
 }

@@ -14,12 +14,24 @@
  */
 import type { Logger } from "../module.ts";
 import { loadText, type Storage, storageKeys, withLock } from "../storage/mod.ts";
-import { certificateFacts, generateKey, inRenewalWindow } from "../pki/x509.ts";
+import { certificateFacts, inRenewalWindow } from "../pki/x509.ts";
+import { generateKeyOfType } from "../pki/key_types.ts";
+import { checkStorage } from "./storage_clean.ts";
 import type { AutomationPolicy } from "./automation.ts";
 import type { CachedCertificate, CertificateCache } from "./cache.ts";
 import { normalizeName } from "./cache.ts";
 
 const MAX_RETRY_MS = 10 * 60_000;
+
+/** The `issuer_data` stored beside a certificate (undefined when none or unreadable). */
+async function issuerData(storage: Storage, issuerKey: string, name: string): Promise<unknown> {
+  try {
+    const meta = await loadText(storage, storageKeys.siteMeta(issuerKey, name));
+    return meta ? (JSON.parse(meta) as { issuer_data?: unknown }).issuer_data : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 interface Managed {
   name: string;
@@ -32,6 +44,8 @@ interface Managed {
 
 /** Keeps the managed certificates of one `tls` app obtained and renewed. */
 export class CertificateManager {
+  /** Check each storage keeps writes before obtaining (off: `disable_storage_check`). */
+  storageCheck = true;
   readonly #managed = new Map<string, Managed>();
   #timer?: ReturnType<typeof setInterval>;
   #stopped = false;
@@ -94,6 +108,47 @@ export class CertificateManager {
         this.#run(m, true);
       }
     }
+  }
+
+  /**
+   * Revokes the certificate served for `name` with the issuer that obtained it, removes it
+   * from storage, and obtains a replacement (served as soon as it arrives; the revoked one is
+   * served until then). Resolves with the serials of both.
+   */
+  async revoke(name: string, reason: number): Promise<{ revoked: string; replacement: string }> {
+    const m = this.#managed.get(normalizeName(name));
+    if (!m?.cert) throw new Error(`no managed certificate for ${name}`);
+    await m.busy;
+    const old = m.cert;
+    const storage = m.policy.storage;
+    let revoked = "";
+    await withLock(storage, storageKeys.issueLock(m.name), async () => {
+      for (const issuer of m.policy.issuers) {
+        const k = issuer.issuerKey;
+        if ((await loadText(storage, storageKeys.siteCert(k, m.name))) !== old.cert) continue;
+        if (!issuer.revoke) throw new Error(`issuer ${k} cannot revoke certificates`);
+        await issuer.revoke(old.cert, reason, await issuerData(storage, k, m.name));
+        revoked = (await certificateFacts(old.cert)).serial;
+        for (
+          const key of [storageKeys.siteCert, storageKeys.sitePrivateKey, storageKeys.siteMeta]
+        ) {
+          await storage.delete(key(k, m.name)).catch(() => {});
+        }
+        return;
+      }
+      throw new Error(`the certificate served for ${name} is not in storage any more`);
+    }, this.signal);
+    this.log.info("certificate revoked; obtaining a replacement", {
+      identifier: m.name,
+      serial: revoked,
+      reason,
+    });
+    clearTimeout(m.retryTimer);
+    m.retryTimer = undefined;
+    this.#run(m, true);
+    await m.busy;
+    if (!m.cert || m.cert === old) throw new Error(`no replacement obtained for ${name}`);
+    return { revoked, replacement: (await certificateFacts(m.cert.cert)).serial };
   }
 
   #run(m: Managed, renewing: boolean): void {
@@ -176,6 +231,8 @@ export class CertificateManager {
     }
     // Still valid but due: keep serving it while a new one is obtained.
     if (c && Date.now() < c.notAfter && !m.cert) this.#install(m, c);
+    // As certmagic: a storage that cannot keep a certificate fails before the lock and the CA.
+    if (this.storageCheck) await checkStorage(storage);
     const lock = storageKeys.issueLock(m.name);
     this.log.info("acquiring lock", { identifier: m.name });
     await withLock(storage, lock, async () => {
@@ -193,7 +250,7 @@ export class CertificateManager {
       for (const issuer of m.policy.issuers) {
         if (issuer.accepts && !issuer.accepts(m.name)) continue;
         try {
-          const key = await generateKey();
+          const key = await generateKeyOfType(m.policy.keyType ?? "p256");
           const issued = await issuer.issue({ names: [m.name], key, signal: this.signal });
           const facts = await certificateFacts(issued.certificatePem);
           const enc = new TextEncoder();
@@ -202,7 +259,9 @@ export class CertificateManager {
           await storage.store(storageKeys.siteCert(k, m.name), enc.encode(issued.certificatePem));
           await storage.store(
             storageKeys.siteMeta(k, m.name),
-            enc.encode(JSON.stringify({ sans: [m.name] }, null, "\t")),
+            enc.encode(
+              JSON.stringify({ sans: [m.name], issuer_data: issued.issuerData }, null, "\t"),
+            ),
           );
           this.#install(m, {
             cert: issued.certificatePem,

@@ -21,6 +21,8 @@ export interface ConnectionPolicy {
   defaultSni?: string;
   /** `fallback_sni`: the name used when no certificate matches the client's SNI. */
   fallbackSni?: string;
+  /** `client_authentication` as configured (provisioned by the server: client_auth/). */
+  clientAuth?: Raw;
 }
 
 type Raw = Record<string, unknown>;
@@ -28,7 +30,6 @@ type Raw = Record<string, unknown>;
 const UNSUPPORTED: Record<string, string> = {
   cipher_suites: "Deno.serve does not let the cipher suites be chosen",
   curves: "Deno.serve does not let the key exchange curves be chosen",
-  client_authentication: "Deno.serve has no client certificate authentication",
   insecure_secrets_log: "Deno.serve cannot write TLS secrets",
   drop: "Deno.serve cannot drop handshakes by policy",
 };
@@ -88,6 +89,7 @@ export function parseConnectionPolicies(raw: unknown, where: string): Connection
       "protocol_max",
       "default_sni",
       "fallback_sni",
+      "client_authentication",
     ], w);
     const match = object(policy, "match", w) ?? {};
     for (const k of Object.keys(match)) {
@@ -132,6 +134,7 @@ export function parseConnectionPolicies(raw: unknown, where: string): Connection
       allTags: strings(sel, "all_tags", `${w}.certificate_selection`),
       defaultSni: (policy.default_sni as string | undefined)?.toLowerCase(),
       fallbackSni: (policy.fallback_sni as string | undefined)?.toLowerCase(),
+      clientAuth: object(policy, "client_authentication", w),
     };
   });
 }

@@ -14,6 +14,8 @@ import { sessionCases } from "./sessions.ts";
 import { throttleCases } from "./throttle.ts";
 import { schemaCases } from "./schema.ts";
 import { fuzzCases } from "./fuzz.ts";
+import { adminCases } from "./admin.ts";
+import { signInCases } from "./sign_ins.ts";
 
 export const allCases: Case[] = [
   ...signupCases,
@@ -30,4 +32,6 @@ export const allCases: Case[] = [
   ...throttleCases,
   ...schemaCases,
   ...fuzzCases,
+  ...adminCases,
+  ...signInCases,
 ];

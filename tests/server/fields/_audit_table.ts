@@ -388,9 +388,9 @@ export const DECODERS: Record<string, Decoder> = {
       stream_buffer_size: "parity/proxy_fields.test.ts",
       handle_response: "parity/handle_response.test.ts",
       rewrite: "parity/handle_response.test.ts",
-      dynamic_upstreams: "parity/corpus_validate.test.ts",
+      dynamic_upstreams: "parity2/dynamic_upstreams.test.ts",
     },
-    refused: ["circuit_breaker", "dynamic_upstreams"],
+    refused: ["circuit_breaker"],
   },
   "http.handlers.reverse_proxy.handle_response[]": {
     test: "parity/handle_response.test.ts",
@@ -462,8 +462,23 @@ export const DECODERS: Record<string, Decoder> = {
       "read_buffer_size",
       "resolver",
       "dial_fallback_delay",
+      // the fastcgi transport's own fields (protocol "fastcgi"; same path, another decoder)
+      "root",
+      "split_path",
+      "resolve_root_symlink",
+      "env",
+      "read_timeout",
+      "write_timeout",
+      "capture_stderr",
     ],
     other: {
+      root: "parity2/fastcgi_php.test.ts",
+      split_path: "parity2/fastcgi_php.test.ts",
+      resolve_root_symlink: "parity2/fastcgi_php.test.ts",
+      env: "parity2/fastcgi_php.test.ts",
+      read_timeout: "parity2/fastcgi_php.test.ts",
+      write_timeout: "fields/new_modules.test.ts",
+      capture_stderr: "parity2/fastcgi_php.test.ts",
       local_address: "parity/proxy_fields.test.ts",
       network_proxy: "parity/proxy_fields.test.ts",
       dial_timeout: "parity/proxy_fields.test.ts",
@@ -514,6 +529,62 @@ export const DECODERS: Record<string, Decoder> = {
     fields: ["provider", "trusted_ca_certs", "trusted_ca_certs_pem_files"],
     other: { trusted_ca_certs_pem_files: "fields/proxy_misc.test.ts" },
   },
+  "http.handlers.reverse_proxy.dynamic_upstreams": {
+    test: "parity2/dynamic_upstreams.test.ts",
+    fields: ["source", "sources"],
+  },
+  // the `a` and `srv` sources (one path, two decoders)
+  "http.handlers.reverse_proxy.dynamic_upstreams.sources[]": {
+    test: "parity2/dynamic_upstreams.test.ts",
+    fields: [
+      "source",
+      "name",
+      "port",
+      "refresh",
+      "resolver",
+      "dial_timeout",
+      "dial_fallback_delay",
+      "versions",
+      "service",
+      "proto",
+      "grace_period",
+      "dial_network",
+    ],
+    // dial_fallback_delay: as in Caddy, it races TCP dials; lookups are UDP, so it never applies
+    other: { dial_fallback_delay: "fields/new_modules.test.ts" },
+  },
+  "http.handlers.reverse_proxy.dynamic_upstreams.sources[].versions": {
+    test: "parity2/dynamic_upstreams.test.ts",
+    fields: ["ipv4", "ipv6"],
+    other: { ipv6: "fields/new_modules.test.ts" },
+  },
+  "http.handlers.acme_server": {
+    test: "parity2/acme_server.test.ts",
+    fields: [
+      "ca",
+      "lifetime",
+      "host",
+      "path_prefix",
+      "sign_with_root",
+      "resolvers",
+      "challenges",
+      "policy",
+    ],
+    other: { host: "fields/new_modules.test.ts" },
+  },
+  "http.handlers.acme_server.policy": {
+    test: "parity2/acme_server.test.ts",
+    fields: ["allow", "deny", "allow_wildcard_names"],
+    other: { allow_wildcard_names: "fields/new_modules.test.ts" },
+  },
+  "http.handlers.acme_server.policy.allow": {
+    test: "parity2/acme_server.test.ts",
+    fields: ["domains", "ip_ranges"],
+  },
+  "http.handlers.acme_server.policy.deny": {
+    test: "parity2/acme_server.test.ts",
+    fields: ["domains", "ip_ranges"],
+  },
   "http.handlers.reverse_proxy.upstreams": {
     test: "http/reverse_proxy.test.ts",
     fields: ["dial", "max_requests"],
@@ -541,6 +612,211 @@ export const DECODERS: Record<string, Decoder> = {
   "http.handlers.subroute": { test: "http/handlers.test.ts", fields: ["routes", "errors"] },
   "http.handlers.subroute.errors": { test: "http/handlers.test.ts", fields: ["routes"] },
   "http.handlers.tracing": { test: "parity/tracing.test.ts", fields: ["span", "span_attributes"] },
+  "tls": {
+    test: "acme/dns01.test.ts",
+    fields: [
+      "certificates",
+      "automation",
+      "session_tickets",
+      "disable_ocsp_stapling",
+      "dns",
+      "resolvers",
+      "disable_storage_check",
+      "disable_storage_clean",
+    ],
+    other: {
+      certificates: "http/tls.test.ts",
+      session_tickets: "fields/refusals.test.ts",
+      disable_ocsp_stapling: "fields/refusals.test.ts",
+      disable_storage_check: "tls/storage_upkeep.test.ts",
+      disable_storage_clean: "tls/storage_upkeep.test.ts",
+    },
+    refused: ["session_tickets"],
+  },
+  "tls.certificates.load_pem[]": {
+    test: "http/tls.test.ts",
+    fields: ["certificate", "key", "tags"],
+  },
+  "tls.automation": {
+    test: "tls/storage_upkeep.test.ts",
+    fields: ["policies", "renew_interval", "on_demand", "storage_clean_interval", "ocsp_interval"],
+    other: {
+      policies: "acme/dns01.test.ts",
+      renew_interval: "tls/reload.test.ts",
+      on_demand: "acme/on_demand.test.ts",
+      ocsp_interval: "fields/tls_fields.test.ts",
+    },
+    refused: ["ocsp_interval"],
+  },
+  "tls.automation.policies[]": {
+    test: "acme/server.test.ts",
+    fields: [
+      "subjects",
+      "issuers",
+      "renewal_window_ratio",
+      "key_type",
+      "storage",
+      "disable_ocsp_stapling",
+      "on_demand",
+      "get_certificate",
+      "must_staple",
+      "ocsp_overrides",
+    ],
+    other: {
+      key_type: "tls/key_types.test.ts",
+      disable_ocsp_stapling: "fields/refusals.test.ts",
+      on_demand: "acme/on_demand.test.ts",
+      get_certificate: "tls/cert_managers.test.ts",
+      must_staple: "fields/tls_fields.test.ts",
+      ocsp_overrides: "fields/tls_fields.test.ts",
+    },
+    refused: ["must_staple", "ocsp_overrides"],
+  },
+  "tls.automation.on_demand": {
+    test: "acme/on_demand.test.ts",
+    fields: ["ask", "permission", "rate_limit"],
+  },
+  "tls.automation.on_demand.permission": {
+    test: "acme/on_demand.test.ts",
+    fields: ["module", "endpoint"],
+  },
+  // every issuer decodes at "issuer": acme, and zerossl in its REST API and ACME forms
+  "issuer": {
+    test: "acme/config.test.ts",
+    fields: [
+      "module",
+      "ca",
+      "test_ca",
+      "email",
+      "account_key",
+      "external_account",
+      "acme_timeout",
+      "challenges",
+      "trusted_roots_pem_files",
+      "preferred_chains",
+      "api_key",
+      "api_url",
+      "validity_days",
+      "listen_host",
+      "alternate_http_port",
+      "cname_validation",
+    ],
+    other: Object.fromEntries(
+      ["api_key", "api_url", "validity_days", "listen_host", "alternate_http_port"]
+        .map((f) => [f, "acme/zerossl_api.test.ts"]).concat([
+          ["cname_validation", "acme/zerossl_api.test.ts"],
+        ]),
+    ),
+  },
+  "issuer.external_account": { test: "acme/issuer.test.ts", fields: ["key_id", "mac_key"] },
+  "issuer.challenges": {
+    test: "acme/issuer.test.ts",
+    fields: ["http", "tls-alpn", "dns", "bind_host"],
+    other: { dns: "acme/dns01.test.ts" },
+  },
+  "issuer.challenges.http": { test: "acme/issuer.test.ts", fields: ["disabled", "alternate_port"] },
+  "issuer.challenges.tls-alpn": {
+    test: "acme/issuer.test.ts",
+    fields: ["disabled", "alternate_port"],
+  },
+  "issuer.challenges.dns": {
+    test: "acme/config.test.ts",
+    fields: [
+      "provider",
+      "ttl",
+      "propagation_delay",
+      "propagation_timeout",
+      "resolvers",
+      "override_domain",
+    ],
+  },
+  "issuer.cname_validation": {
+    test: "acme/zerossl_config.test.ts",
+    fields: [
+      "provider",
+      "ttl",
+      "propagation_delay",
+      "propagation_timeout",
+      "resolvers",
+      "override_domain",
+    ],
+    other: { propagation_delay: "acme/config.test.ts" },
+  },
+  "issuer.preferred_chains": {
+    test: "acme/chains.test.ts",
+    fields: ["smallest", "root_common_name", "any_common_name"],
+  },
+  "dns.providers.mock": { test: "tls/dns.test.ts", fields: ["argument"] },
+  "dns.providers.challtestsrv": { test: "acme/dns01.test.ts", fields: ["url"] },
+  "tls.get_certificate.http": { test: "tls/cert_managers.test.ts", fields: ["url"] },
+  "http.servers.*.tls_connection_policies[]": {
+    test: "http/tls.test.ts",
+    fields: [
+      "match",
+      "certificate_selection",
+      "alpn",
+      "protocol_min",
+      "protocol_max",
+      "default_sni",
+      "fallback_sni",
+      "client_authentication",
+    ],
+    other: {
+      default_sni: "fields/tls_fields.test.ts",
+      fallback_sni: "fields/tls_fields.test.ts",
+      client_authentication: "parity2/mtls.test.ts",
+    },
+  },
+  "http.servers.*.tls_connection_policies[].client_authentication": {
+    test: "parity2/mtls.test.ts",
+    fields: [
+      "ca",
+      "trusted_ca_certs",
+      "trusted_ca_certs_pem_files",
+      "trusted_leaf_certs",
+      "verifiers",
+      "mode",
+    ],
+    other: {
+      trusted_ca_certs: "parity2/network_property.test.ts",
+      trusted_ca_certs_pem_files: "fields/tls_fields.test.ts",
+    },
+  },
+  "http.servers.*.tls_connection_policies[].client_authentication.ca": {
+    test: "parity2/mtls.test.ts",
+    fields: ["provider", "sources"],
+  },
+  // the trust pool providers: inline, file, pki_root, pki_intermediate, storage, system, combined
+  "http.servers.*.tls_connection_policies[].client_authentication.ca.sources[]": {
+    test: "parity2/mtls.test.ts",
+    fields: [
+      "provider",
+      "trusted_ca_certs",
+      "trusted_ca_certs_pem_files",
+      "pem_files",
+      "authority",
+      "pem_keys",
+      "storage",
+    ],
+    other: {
+      trusted_ca_certs_pem_files: "fields/proxy_misc.test.ts",
+      pem_keys: "fields/tls_fields.test.ts",
+      storage: "fields/new_modules.test.ts",
+    },
+    refused: ["storage"],
+  },
+  "http.servers.*.tls_connection_policies[].client_authentication.verifiers[]": {
+    test: "parity2/mtls.test.ts",
+    fields: ["verifier", "leaf_certs_loaders"],
+  },
+  // the leaf loaders: file, folder, pem, storage
+  "http.servers.*.tls_connection_policies[].client_authentication.verifiers[].leaf_certs_loaders[]":
+    {
+      test: "parity2/mtls.test.ts",
+      fields: ["loader", "files", "folders", "certificates", "storage"],
+      other: { files: "fields/tls_fields.test.ts", storage: "fields/new_modules.test.ts" },
+      refused: ["storage"],
+    },
   "http.matchers.client_ip": { test: "http/matchers.test.ts", fields: ["ranges"] },
   "http.matchers.remote_ip": {
     test: "http/matchers.test.ts",
@@ -557,9 +833,16 @@ export const DECODERS: Record<string, Decoder> = {
   },
 };
 
+/** Modules whose decoder reports its fields at another path than the module's id. */
+export const DECODED_AT: Record<string, string> = {
+  "tls.issuance.acme": "issuer",
+  "tls.issuance.zerossl": "issuer",
+};
+
 /** Modules whose config is not an object of fields, or that have no config. */
 export const WITHOUT_FIELDS: Record<string, string> = {
   "admin.api.pki": "an admin endpoint; no config",
+  "admin.api.tls_revoke": "an admin endpoint; no config",
   "caddy.adapters.gatehousefile": "a config adapter; no config",
   "caddy.adapters.json5": "a config adapter; no config",
   "caddy.listeners.tls": "a marker; only its `wrapper` key (tests/server/fields/refusals.test.ts)",
@@ -583,12 +866,6 @@ export const OWN_DECODERS: Record<
   string,
   { fields: string[]; test: string; other?: Record<string, string>; bogus: unknown }
 > = {
-  "tls": {
-    // session_tickets (only empty) and disable_ocsp_stapling: fields/refusals.test.ts
-    fields: ["certificates", "automation"],
-    test: "tls/",
-    bogus: { apps: { tls: { bogus_field: 1 } } },
-  },
   "tls.issuance.internal": {
     fields: ["ca", "lifetime", "sign_with_root"],
     test: "tls/",

@@ -59,6 +59,20 @@ export const HANDLERS: Record<string, unknown>[] = [
       resolver: { addresses: [] },
     },
   }),
+  h("reverse_proxy", {
+    upstreams: [{ dial: "127.0.0.1:9" }],
+    transport: { protocol: "fastcgi", root: "/tmp" },
+  }),
+  h("reverse_proxy", {
+    dynamic_upstreams: {
+      source: "multi",
+      sources: [
+        { source: "a", name: "a.example", versions: { ipv4: true } },
+        { source: "srv", name: "srv.example" },
+      ],
+    },
+  }),
+  h("acme_server", { policy: { allow: { domains: ["a.example"] }, deny: {} } }),
 ];
 
 /** Matcher sets, each on its own route. */
@@ -141,6 +155,104 @@ export function reachConfig(): Record<string, unknown> {
         grace_period: "1s",
         metrics: {},
         servers: { srv0: { ...SERVER, routes } },
+      },
+    },
+  };
+}
+
+/**
+ * The `tls` and `pki` apps with every decoder reached: loaded certificates, automation
+ * policies with each issuer (acme with every challenge, zerossl in both forms, internal),
+ * on-demand, certificate managers, DNS providers, and a server whose connection policy
+ * authenticates clients through every trust pool provider and leaf loader.
+ */
+export function reachTlsConfig(pem: { cert: string; key: string }): Record<string, unknown> {
+  const dns = { provider: { name: "mock" }, ttl: "1m", resolvers: ["127.0.0.1:9"] };
+  const acme = {
+    module: "acme",
+    ca: "https://127.0.0.1:9/dir",
+    email: "a@example.com",
+    external_account: { key_id: "k", mac_key: "bWFj" },
+    challenges: {
+      http: { alternate_port: 9080 },
+      "tls-alpn": { alternate_port: 9443 },
+      dns,
+      bind_host: "127.0.0.1",
+    },
+    preferred_chains: { smallest: true },
+  };
+  const b64 = pem.cert.replace(/-----[A-Z ]+-----|\s+/g, "");
+  return {
+    admin: { disabled: true },
+    apps: {
+      pki: { certificate_authorities: { local: { name: "Local" } } },
+      tls: {
+        certificates: { load_pem: [{ certificate: pem.cert, key: pem.key, tags: ["t"] }] },
+        dns: { name: "challtestsrv", url: "http://127.0.0.1:9" },
+        resolvers: ["127.0.0.1:9"],
+        automation: {
+          policies: [
+            { subjects: ["a.example"], issuers: [acme], key_type: "p256" },
+            {
+              subjects: ["b.example"],
+              issuers: [{
+                module: "zerossl",
+                api_key: "k",
+                validity_days: 90,
+                cname_validation: dns,
+              }],
+            },
+            {
+              subjects: ["c.example"],
+              issuers: [{ module: "zerossl", api_key: "k", email: "a@b.c" }],
+            },
+            {
+              subjects: ["d.example"],
+              get_certificate: [{ via: "http", url: "http://127.0.0.1:9/cert" }],
+              on_demand: true,
+            },
+            { subjects: ["e.internal"], issuers: [{ module: "internal" }] },
+          ],
+          on_demand: {
+            permission: { module: "http", endpoint: "http://127.0.0.1:9/ask" },
+          },
+        },
+      },
+      http: {
+        servers: {
+          tls0: {
+            listen: ["127.0.0.1:2"],
+            routes: [],
+            tls_connection_policies: [{
+              match: { sni: ["a.example"] },
+              certificate_selection: { any_tag: ["t"] },
+              alpn: ["h2", "http/1.1"],
+              protocol_min: "tls1.2",
+              client_authentication: {
+                ca: {
+                  provider: "combined",
+                  sources: [
+                    { provider: "inline", trusted_ca_certs: [b64] },
+                    { provider: "file", pem_files: [] },
+                    { provider: "pki_root", authority: ["local"] },
+                    { provider: "pki_intermediate", authority: ["local"] },
+                    { provider: "storage", pem_keys: [] },
+                  ],
+                },
+                verifiers: [{
+                  verifier: "leaf",
+                  leaf_certs_loaders: [
+                    { loader: "file", files: [] },
+                    { loader: "folder", folders: [] },
+                    { loader: "pem", certificates: [pem.cert] },
+                    { loader: "storage", certificates: [] },
+                  ],
+                }],
+                mode: "require_and_verify",
+              },
+            }, { client_authentication: { trusted_leaf_certs: [b64] } }],
+          },
+        },
       },
     },
   };

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { freePort, runCli, spawnCli, tempEnv } from "../fixtures/helpers.ts";
 import { finish, QUIET, serve, up } from "../fixtures/process.ts";
-import { caddyAdapt, hasCaddy } from "./_adapters.ts";
+import { caddyAdapt, hasCaddy, ourAdapt } from "./_adapters.ts";
 import { formatGatehousefile } from "../../../lib/server/adapters/gatehousefile/formatter.ts";
 
 function siteConfig(port: number): Record<string, unknown> {
@@ -17,8 +17,6 @@ function siteConfig(port: number): Record<string, unknown> {
         servers: {
           srv0: {
             listen: [`:${port}`],
-            // a plain-HTTP site (`http://localhost:PORT`), as Caddy writes it
-            automatic_https: { skip: ["localhost"] },
             routes: [{
               match: [{ host: ["localhost"] }],
               handle: [{
@@ -53,33 +51,92 @@ const EXPECTED = (port: number) =>
 	}
 }
 
-http://localhost:${port} {
+localhost:${port} {
 	header X-Served-By gatehouse
 	respond /api/* api 201
 	respond "hello {host}"
 }
 `;
 
-Deno.test("adapt --reverse reads the live config of a running server (--address)", async () => {
-  const port = freePort();
+/**
+ * A site served over automatic HTTPS from the local CA, as a server runs it: storage, the tls
+ * app's internal issuer (`local_certs`) and the pki app (CA name, no trust install).
+ */
+function httpsConfig(port: number, storage: string): Record<string, unknown> {
   const config = siteConfig(port);
+  return {
+    ...config,
+    storage: { module: "file_system", root: storage },
+    apps: {
+      ...config.apps as Record<string, unknown>,
+      tls: { automation: { policies: [{ issuers: [{ module: "internal" }] }] } },
+      pki: {
+        certificate_authorities: { local: { name: "Gatehouse Test CA", install_trust: false } },
+      },
+    },
+  };
+}
+
+const EXPECTED_HTTPS = (port: number, storage: string) =>
+  `{
+	storage file_system ${storage}
+	local_certs
+	skip_install_trust
+	pki {
+		ca {
+			name "Gatehouse Test CA"
+		}
+	}
+	log {
+		output discard
+	}
+}
+
+localhost:${port} {
+	header X-Served-By gatehouse
+	respond /api/* api 201
+	respond "hello {host}"
+}
+`;
+
+Deno.test("adapt --reverse reads the live config of a running HTTPS server (--address), which adapts back", async () => {
+  const port = freePort();
+  const storage = await Deno.makeTempDir({ prefix: "gf-reverse-storage-" });
+  const config = httpsConfig(port, storage);
   const s = await serve(config);
+  let client: Deno.HttpClient | undefined;
   try {
     await up(s.base);
-    // the server really serves the site the text describes
-    const res = await fetch(`http://localhost:${port}/api/x`);
+    // the server really serves the site the text describes, over HTTPS from its local CA
+    const chain = await (await fetch(`${s.base}/pki/ca/local/certificates`, {
+      headers: { origin: s.base },
+    })).text();
+    client = Deno.createHttpClient({
+      caCerts: [chain.slice(chain.lastIndexOf("-----BEGIN CERTIFICATE-----"))],
+    });
+    const res = await fetch(`https://localhost:${port}/api/x`, { client });
     assert.equal(res.status, 201);
     assert.equal(await res.text(), "api");
+    assert.equal(res.headers.get("x-served-by"), "gatehouse");
+
+    const live = await (await fetch(`${s.base}/config/`)).json();
     const r = await runCli(["adapt", "--reverse", "--address", `127.0.0.1:${s.port}`], s.env);
     assert.equal(r.code, 0, r.out);
-    assert.equal(r.stdout, EXPECTED(port));
+    assert.equal(r.stdout, EXPECTED_HTTPS(port, storage));
     assert.equal(formatGatehousefile(r.stdout), r.stdout);
-    if (hasCaddy()) assert.deepEqual(await caddyAdapt(r.stdout), config);
+    // adapting the text gives back the live config exactly (ours, and Caddy 2.6.2's)
+    const ours = ourAdapt();
+    assert.ok(ours, "the gatehousefile adapter is registered");
+    assert.deepEqual(await ours(r.stdout), live);
+    assert.deepEqual(live, config);
+    if (hasCaddy()) assert.deepEqual(await caddyAdapt(r.stdout), live);
   } finally {
+    client?.close();
     await fetch(`${s.base}/stop`, { method: "POST", headers: { origin: s.base } }).then((r) =>
       r.body?.cancel()
     ).catch(() => {});
     await finish(s.p, s.dir);
+    await Deno.remove(storage, { recursive: true }).catch(() => {});
   }
 });
 

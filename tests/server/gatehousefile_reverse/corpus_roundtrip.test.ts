@@ -69,32 +69,11 @@ async function equalAfter(adapt: AdaptFn, text: string, json: unknown): Promise<
 
 /**
  * Corpus cases our adapter reproduces but the JSON → Gatehousefile direction does not write
- * back yet, each with its reason (the reverse reports these parts as having no form). A case
- * that starts to round-trip is printed so it can leave the list; a new failure fails the test.
+ * back yet, each with its reason (the reverse reports these parts as having no form); none at
+ * present. A case that starts to round-trip is printed so it can leave the list; a new failure
+ * fails the test.
  */
-const KNOWN_GAPS: Record<string, string> = {
-  bind_fd_fdgram_h123:
-    "listen_protocols and fd/fdgram listeners (bind ... { protocols }) are not written",
-  forward_auth_authelia:
-    "forward_auth is written as its reverse_proxy parts; handle_response routes then nest differently",
-  forward_auth_copy_headers_strip:
-    "forward_auth is written as its reverse_proxy parts; handle_response routes then nest differently",
-  forward_auth_rename_headers:
-    "forward_auth is written as its reverse_proxy parts; handle_response routes then nest differently",
-  log_append_encoder: "the append log encoder has no writer",
-  log_journald_encoder: "the journald log encoder has no writer",
-  log_multi_logger_name: "several named logs per site and log hostnames overrides",
-  log_override_hostname: "log hostnames overrides are not written",
-  log_roll_days: "roll_at / roll_interval / roll_minutes of the file log writer",
-  php_fastcgi_handle_response:
-    "php_fastcgi is not rebuilt from its expansion (an ungrouped try_files rewrite with split_path has no other form)",
-  php_fastcgi_matcher: "php_fastcgi is not rebuilt from its expansion",
-  php_fastcgi_subdirectives: "php_fastcgi is not rebuilt from its expansion",
-  php_fastcgi_try_files_override: "php_fastcgi is not rebuilt from its expansion",
-  php_fastcgi_try_files_override_no_dir_index: "php_fastcgi is not rebuilt from its expansion",
-  tls_automation_wildcard_force_automate:
-    "tls force_automate next to a loaded wildcard certificate (policy order and sni lists)",
-};
+const KNOWN_GAPS: Record<string, string> = {};
 
 async function roundTrip(
   label: string,

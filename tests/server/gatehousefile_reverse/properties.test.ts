@@ -12,17 +12,19 @@ import { diffJson } from "../../../lib/server/adapters/gatehousefile/reverse/dif
 import { formatGatehousefile } from "../../../lib/server/adapters/gatehousefile/formatter.ts";
 import { tokenize } from "../../../lib/server/adapters/gatehousefile/lexer.ts";
 import { type AdaptFn, caddyAdapt, hasCaddy, ourAdapt } from "./_adapters.ts";
-import { caddyfileText } from "./_sites.ts";
+import { caddyfileText, gatehousefileText } from "./_sites.ts";
+import { ROOT } from "../fixtures/helpers.ts";
 
-function resolve(json: unknown, path: string): unknown {
-  if (path === "") return json;
+/** True when `path` names a place in `json` (a key that is present, even if undefined). */
+function exists(json: unknown, path: string): boolean {
+  if (path === "") return true;
   let cur: unknown = json;
   for (const raw of path.slice(1).split("/")) {
     const key = raw.replaceAll("~1", "/").replaceAll("~0", "~");
-    if (cur === null || typeof cur !== "object") return undefined;
+    if (cur === null || typeof cur !== "object" || !Object.hasOwn(cur, key)) return false;
     cur = (cur as Record<string, unknown>)[key];
   }
-  return cur;
+  return true;
 }
 
 /** JSON shaped a little like a config, with arbitrary values in every place (bounded depth). */
@@ -87,12 +89,81 @@ Deno.test("reverse never throws, writes formatted text and names real paths", ()
       const r = reverseConfig(config);
       assert.equal(formatGatehousefile(r.text), r.text === "" ? "\n" : r.text);
       for (const p of [...r.problems, ...r.warnings]) {
-        assert.notEqual(resolve(config, p.path), undefined, `problem path ${p.path} not in JSON`);
+        assert.ok(exists(config, p.path), `problem path ${p.path} not in JSON`);
         assert.ok(p.message.length > 0);
       }
     }),
     { numRuns: 150, interruptAfterTimeLimit: 20_000 },
   );
+});
+
+/** The JSON outputs of Caddy's adapt corpus, read in place (undefined when it is absent). */
+function corpusJson(): unknown[] | undefined {
+  const dir = `${ROOT}../shared/caddyfile-corpus/corpus`;
+  try {
+    return [...Deno.readDirSync(dir)].filter((e) => e.isFile).map((e) => {
+      const text = Deno.readTextFileSync(`${dir}/${e.name}`);
+      const out = text.slice(text.indexOf("\n----------\n") + 12).trim();
+      return out.startsWith("{") ? JSON.parse(out) : undefined;
+    }).filter((j) => j !== undefined);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every place in a JSON value, as key lists. */
+function places(v: unknown, at: (string | number)[] = [], out: (string | number)[][] = []) {
+  if (at.length) out.push(at);
+  if (Array.isArray(v)) v.forEach((x, i) => places(x, [...at, i], out));
+  else if (v !== null && typeof v === "object") {
+    for (const [k, x] of Object.entries(v)) places(x, [...at, k], out);
+  }
+  return out;
+}
+
+const corpus = corpusJson();
+
+Deno.test({
+  name:
+    "reverse of mutated corpus configs never throws, writes formatted text and names real paths",
+  ignore: !corpus?.length,
+  fn: () => {
+    const edit = fc.record({
+      pick: fc.nat(),
+      value: fc.oneof(
+        fc.constant(undefined), // delete
+        fc.jsonValue({ maxDepth: 2 }),
+        fc.constantFrom("*.php", "fastcgi", "GET", [2], {}, [], null, "", "x/y"),
+      ),
+    });
+    fc.assert(
+      fc.property(
+        fc.nat(corpus!.length - 1),
+        fc.array(edit, { minLength: 1, maxLength: 4 }),
+        (i, edits) => {
+          const config = structuredClone(corpus![i]);
+          for (const { pick, value } of edits) {
+            const all = places(config);
+            if (!all.length) break;
+            const at = all[pick % all.length];
+            // deno-lint-ignore no-explicit-any
+            let parent: any = config;
+            for (const k of at.slice(0, -1)) parent = parent[k];
+            const last = at[at.length - 1];
+            if (value !== undefined) parent[last] = structuredClone(value);
+            else if (Array.isArray(parent)) parent.splice(last as number, 1);
+            else delete parent[last];
+          }
+          const r = reverseConfig(config);
+          assert.equal(formatGatehousefile(r.text), r.text === "" ? "\n" : r.text);
+          for (const p of [...r.problems, ...r.warnings]) {
+            assert.ok(exists(config, p.path), `problem path ${p.path} not in JSON: ${p.message}`);
+          }
+        },
+      ),
+      { numRuns: 3000, interruptAfterTimeLimit: 30_000 },
+    );
+  },
 });
 
 Deno.test("every word reads back as exactly its text, or is refused with a reason", () => {
@@ -120,10 +191,14 @@ Deno.test("every word reads back as exactly its text, or is refused with a reaso
   );
 });
 
-async function roundTrips(adapt: AdaptFn, runs: number): Promise<void> {
+async function roundTrips(
+  adapt: AdaptFn,
+  runs: number,
+  texts: fc.Arbitrary<string> = caddyfileText,
+): Promise<void> {
   let adapted = 0, tried = 0;
   await fc.assert(
-    fc.asyncProperty(caddyfileText, async (caddyfile) => {
+    fc.asyncProperty(texts, async (caddyfile) => {
       let json: unknown;
       tried++;
       try {
@@ -153,4 +228,11 @@ Deno.test({
   name: "generated configs round-trip through our gatehousefile adapter",
   ignore: !ourAdapt(),
   fn: () => roundTrips(ourAdapt()!, 200),
+});
+
+Deno.test({
+  name:
+    "generated configs with php_fastcgi, forward_auth, site logs and bind protocols round-trip through our adapter",
+  ignore: !ourAdapt(),
+  fn: () => roundTrips(ourAdapt()!, 200, gatehousefileText),
 });

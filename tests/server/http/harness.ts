@@ -4,6 +4,7 @@
  * every log to a temp file as JSON lines so tests can read access log records.
  */
 import { startServer } from "../../../lib/server/embed.ts";
+import { freePort } from "../fixtures/helpers.ts";
 
 export interface LogRecord {
   level: string;
@@ -29,13 +30,7 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-/** A free loopback TCP port. */
-export function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
+export { freePort };
 
 type Servers = Record<string, { listen?: string[] } & Record<string, unknown>>;
 

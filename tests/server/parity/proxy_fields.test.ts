@@ -267,8 +267,8 @@ Deno.test("reverse_proxy: transport fields the client cannot honour are refused 
     await assert.rejects(validateConfig(proxy(t)), re);
   }
   await assert.rejects(
-    validateConfig(proxy({ protocol: "fastcgi" })),
-    /unsupported transport protocol fastcgi \(module http\.reverse_proxy\.transport\.fastcgi\)/,
+    validateConfig(proxy({ protocol: "http_ntlm" })),
+    /unsupported transport protocol http_ntlm \(module http\.reverse_proxy\.transport\.http_ntlm\)/,
   );
 });
 

@@ -129,6 +129,8 @@ export async function openWorld(): Promise<World> {
       [
         "run",
         "-A",
+        "--config",
+        `${ROOT}tests/deno.json`,
         `${ROOT}scripts/build_npm.ts`,
         "--out",
         mirror,

@@ -85,6 +85,7 @@ import { registerGeneralOptions } from "./options.ts";
 import { registerTLSOptions } from "./options_tls.ts";
 import { registerDirective, registerHandlerDirective, registerSyntax } from "./registry.ts";
 import { fileSystemStorage, mockDNSProvider, parseBind } from "./site_directives.ts";
+import { challtestsrvSyntax } from "../../tls/dns/caddyfile.ts";
 
 // global options
 registerGeneralOptions();
@@ -174,4 +175,5 @@ registerClientAuthSyntaxes();
 // storage, dns
 registerSyntax("caddy.storage.file_system", fileSystemStorage);
 registerSyntax("dns.providers.mock", mockDNSProvider);
+registerSyntax("dns.providers.challtestsrv", challtestsrvSyntax);
 registerSyntax("tls.client_auth.verifier.dummy", () => ({}));

@@ -144,7 +144,7 @@ function storage(root: Fields, global: Line[]): void {
     global.push(gline(["storage", "file_system", ...(r !== undefined ? [r] : [])]));
   } else {
     s.problems.add(
-      childPath(s.path, "module"),
+      s.has("module") ? childPath(s.path, "module") : s.path,
       `storage module ${mod} has no Gatehousefile form here`,
     );
     s.skip(...s.rest());

@@ -1,9 +1,13 @@
 /**
  * Listener addresses in the JSON → Gatehousefile direction: a server's `listen` list gives the
- * port of its site addresses and, when it names interfaces, the sites' `bind` directive.
+ * port of its site addresses and, when it names interfaces (or `listen_protocols` limits the
+ * protocols of some), the sites' `bind` directives: one per protocol list, with a
+ * `protocols` block where the list is not the default.
  *
  * @module
  */
+import { childPath, type Problems } from "./problems.ts";
+import { type Line, line } from "./tokens.ts";
 
 /** A listen address split into network, host and port (Caddy's `SplitNetworkAddress`). */
 export interface ListenAddress {
@@ -47,4 +51,47 @@ export function splitListen(addr: string): ListenAddress | undefined {
 export function bindArg(a: ListenAddress): string {
   const host = a.host;
   return a.network ? `${a.network}/${host}` : host;
+}
+
+/**
+ * The `bind` lines of a site on a server listening on `listen` with `protocols` (the server's
+ * `listen_protocols`, aligned with `listen`); none when the site address alone gives them.
+ */
+export function bindLines(
+  listen: ListenAddress[],
+  protocols: unknown,
+  path: string,
+  problems: Problems,
+): Line[] {
+  const lists: (string[] | null)[] = listen.map(() => null);
+  if (protocols !== undefined) {
+    if (!Array.isArray(protocols) || protocols.length !== listen.length) {
+      problems.add(path, "listen_protocols must hold one entry per listen address");
+    } else {
+      protocols.forEach((p, i) => {
+        if (p === null) return;
+        if (
+          Array.isArray(p) && p.length > 0 &&
+          p.every((x) => typeof x === "string" && x !== "")
+        ) lists[i] = p as string[];
+        else problems.add(childPath(path, i), "expected a list of protocols (h1, h2, h2c, h3)");
+      });
+    }
+  }
+  const named = listen.some((l) => l.host !== "" || l.network !== "");
+  if (!named && lists.every((p) => p === null)) return [];
+  // addresses with the same protocols share one bind directive
+  const groups = new Map<string, { addresses: string[]; protocols: string[] | null }>();
+  listen.forEach((l, i) => {
+    const key = JSON.stringify(lists[i]);
+    const g = groups.get(key) ?? { addresses: [], protocols: lists[i] };
+    g.addresses.push(bindArg(l));
+    groups.set(key, g);
+  });
+  return [...groups.values()].map((g) =>
+    line(
+      ["bind", ...g.addresses],
+      g.protocols ? [line(["protocols", ...g.protocols])] : undefined,
+    )
+  );
 }

@@ -6,7 +6,8 @@
  * @module
  */
 import { durationText } from "./duration.ts";
-import { Fields, isObject } from "./problems.ts";
+import type { Fields } from "./problems.ts";
+import { encoderLine } from "./log_encoders.ts";
 import { gline, type Line } from "./tokens.ts";
 
 function writerLine(w: Fields): Line | null {
@@ -39,97 +40,45 @@ function writerLine(w: Fields): Line | null {
       if (keep !== undefined) b.push(gline(["roll_keep", String(keep)]));
       const days = w.num("roll_keep_days");
       if (days !== undefined) b.push(gline(["roll_keep_for", `${days * 24}h`]));
+      if (w.has("roll_interval")) {
+        const d = durationText(w.take("roll_interval"));
+        if (d === undefined) w.problems.add(w.at("roll_interval"), "must be a duration");
+        else b.push(gline(["roll_interval", d]));
+      }
+      const at = w.strs("roll_at");
+      if (at?.length) b.push(gline(["roll_at", ...at]));
+      const minutes = w.arr("roll_minutes");
+      if (minutes?.length) {
+        if (minutes.every((m) => Number.isInteger(m))) {
+          b.push(gline(["roll_minutes", ...minutes.map(String)]));
+        } else w.problems.add(w.at("roll_minutes"), "expected whole minutes");
+      }
+      const btf = w.str("backup_time_format");
+      if (btf !== undefined) b.push(gline(["backup_time_format", btf]));
       return gline(["output", "file", name], b.length ? b : undefined);
     }
+    case "net": {
+      const address = w.str("address");
+      if (address === undefined) {
+        w.problems.add(w.path, "a net log writer needs an address");
+        return null;
+      }
+      const b: Line[] = [];
+      if (w.has("dial_timeout")) {
+        const d = durationText(w.take("dial_timeout"));
+        if (d === undefined) w.problems.add(w.at("dial_timeout"), "must be a duration");
+        else b.push(gline(["dial_timeout", d]));
+      }
+      if (w.bool("soft_start")) b.push(gline(["soft_start"]));
+      return gline(["output", "net", address], b.length ? b : undefined);
+    }
     default:
-      w.problems.add(w.at("output"), `log writer ${kind} has no Gatehousefile form here`);
+      w.problems.add(
+        w.has("output") ? w.at("output") : w.path,
+        `log writer ${kind} has no Gatehousefile form here`,
+      );
       return null;
   }
-}
-
-/** Lines of one filtered field (`<field> <filter> ...`); null after a problem. */
-function filterLines(name: string, f: Fields): Line[] | null {
-  const filter = f.str("filter");
-  switch (filter) {
-    case "delete":
-    case "hash":
-      return [gline([name, filter])];
-    case "replace":
-      return [gline([name, "replace", f.str("value") ?? ""])];
-    case "ip_mask": {
-      const b: Line[] = [];
-      const v4 = f.num("ipv4_cidr");
-      if (v4 !== undefined) b.push(gline(["ipv4", String(v4)]));
-      const v6 = f.num("ipv6_cidr");
-      if (v6 !== undefined) b.push(gline(["ipv6", String(v6)]));
-      return [gline([name, "ip_mask"], b)];
-    }
-    case "regexp":
-      return [gline([name, "regexp", f.str("regexp") ?? "", f.str("value") ?? ""])];
-    case "multi_regexp": {
-      const out: Line[] = [];
-      for (const op of f.arr("operations") ?? []) {
-        if (!isObject(op) || typeof op.regexp !== "string") {
-          f.problems.add(f.at("operations"), "each operation needs a regexp");
-          return null;
-        }
-        out.push(gline([name, "regexp", op.regexp, String(op.value ?? "")]));
-      }
-      return out;
-    }
-    case "cookie":
-    case "query": {
-      const b: Line[] = [];
-      const key = filter === "cookie" ? "name" : "parameter";
-      for (const a of f.arr("actions") ?? []) {
-        if (!isObject(a) || typeof a.type !== "string" || typeof a[key] !== "string") {
-          f.problems.add(f.at("actions"), `each action needs a type and a ${key}`);
-          return null;
-        }
-        b.push(
-          gline([a.type, a[key] as string, ...(typeof a.value === "string" ? [a.value] : [])]),
-        );
-      }
-      return [gline([name, filter], b)];
-    }
-  }
-  f.problems.add(f.at("filter"), `log field filter ${filter} has no form here`);
-  return null;
-}
-
-function encoderLine(e: Fields): Line | null {
-  const format = e.str("format");
-  if (format === "console" || format === "json") {
-    return gline(["format", format]);
-  }
-  if (format === "filter") {
-    const b: Line[] = [];
-    const wrap = e.fields("wrap");
-    if (wrap) {
-      const w = wrap.str("format");
-      wrap.done("the wrapped log encoder");
-      if (w) b.push(gline(["wrap", w]));
-    }
-    const fields = e.obj("fields");
-    if (fields) {
-      const fl: Line[] = [];
-      for (const [name, cfg] of Object.entries(fields)) {
-        if (!isObject(cfg)) {
-          e.problems.add(e.at("fields") + "/" + name, "a field filter must be an object");
-          return null;
-        }
-        const ff = new Fields(cfg, e.at("fields") + "/" + name, e.problems);
-        const lines = filterLines(name, ff);
-        ff.done(`the ${String(cfg.filter)} log filter`);
-        if (!lines) return null;
-        fl.push(...lines);
-      }
-      b.push(gline(["fields"], fl));
-    }
-    return gline(["format", "filter"], b);
-  }
-  e.problems.add(e.at("format"), `log format ${format} has no Gatehousefile form here`);
-  return null;
 }
 
 /** What the adapter adds to logs by itself, so it is not written. */

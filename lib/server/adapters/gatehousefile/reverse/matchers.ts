@@ -41,6 +41,11 @@ function object(v: unknown, path: string, what: string): Record<string, unknown>
   return v;
 }
 
+/** The path of field `key` of `o` when it has one, else the path of `o` (a missing field). */
+function fieldPath(path: string, o: Record<string, unknown>, key: string): string {
+  return Object.hasOwn(o, key) ? childPath(path, key) : path;
+}
+
 /** Go's `textproto.CanonicalMIMEHeaderKey`. */
 export function canonicalHeader(s: string): string {
   if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(s)) return s;
@@ -52,7 +57,7 @@ function regexpName(r: Record<string, unknown>, path: string, _ctx: MatcherCtx):
   const extra = Object.keys(r).filter((k) => k !== "name" && k !== "pattern");
   if (extra.length) throw new MatcherError(childPath(path, extra[0]), `unknown regexp field`);
   if (typeof r.pattern !== "string") {
-    throw new MatcherError(childPath(path, "pattern"), "pattern must be a string");
+    throw new MatcherError(fieldPath(path, r, "pattern"), "pattern must be a string");
   }
   if (name === undefined) {
     throw new MatcherError(
@@ -140,10 +145,13 @@ const MATCHERS: Record<string, MatcherFn> = {
     }
     const r = object(v, p, "expression");
     if (typeof r.expr !== "string") {
-      throw new MatcherError(childPath(p, "expr"), "must be a string");
+      throw new MatcherError(fieldPath(p, r, "expr"), "expr must be a string");
     }
     if (r.name !== ctx.name) {
-      throw new MatcherError(childPath(p, "name"), "the expression is named after its matcher");
+      throw new MatcherError(
+        fieldPath(p, r, "name"),
+        "the expression is named after its matcher",
+      );
     }
     return [line(["expression", r.expr])];
   },
@@ -170,7 +178,7 @@ const MATCHERS: Record<string, MatcherFn> = {
   url_pattern: (v, p) => {
     const r = object(v, p, "url_pattern");
     if (typeof r.pattern !== "string") {
-      throw new MatcherError(childPath(p, "pattern"), "must be a string");
+      throw new MatcherError(fieldPath(p, r, "pattern"), "pattern must be a string");
     }
     const b: Line[] = [];
     for (const k of Object.keys(r)) {

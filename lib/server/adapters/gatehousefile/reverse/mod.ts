@@ -10,7 +10,7 @@
  */
 import type { Ctx } from "./context.ts";
 import { MatcherScope } from "./matchers.ts";
-import { keepsOrder, positions, solveOrder } from "./order.ts";
+import { positions, solveOrder, writingOrder } from "./order.ts";
 import { Problems, type ReverseProblem } from "./problems.ts";
 import { reverseRoutes } from "./routes.ts";
 import { type Block, gline, type Line, line, render } from "./tokens.ts";
@@ -80,8 +80,12 @@ function keepOrder(ctx: Ctx): [string, "before", string][] {
   for (;;) {
     const sol = solveOrder(lists.map((l) => l.units));
     const pos = positions(sol.order);
-    const rejected = lists.filter((l, i) => !sol.accepted[i] || !keepsOrder(l.units, pos));
-    if (rejected.length === 0) return sol.options;
+    const orders = lists.map((l, i) => sol.accepted[i] ? writingOrder(l.units, pos) : undefined);
+    const rejected = lists.filter((_, i) => !orders[i]);
+    if (rejected.length === 0) {
+      lists.forEach((l, i) => rewrite(l.lines, orders[i]!));
+      return sol.options;
+    }
     for (const l of rejected) {
       // the Line objects are shared with the block they were written into: the first becomes
       // the route block holding copies of all, the others are left out
@@ -98,6 +102,17 @@ function keepOrder(ctx: Ctx): [string, "before", string][] {
     }
     lists = lists.filter((l) => !rejected.includes(l));
   }
+}
+
+/** Puts the lines (shared with their block) in the writing order `order` (indexes). */
+function rewrite(lines: Line[], order: number[]): void {
+  const was = lines.map((l) => ({ ...l }));
+  order.forEach((from, k) => {
+    const { words, block, omit } = was[from];
+    Object.assign(lines[k], { words, block, omit });
+    if (block === undefined) delete lines[k].block;
+    if (omit === undefined) delete lines[k].omit;
+  });
 }
 
 /**

@@ -48,7 +48,8 @@ export function namedRouteBlocks(
           true,
         );
       } else {
-        lines = reverseRoutes([{ handle }], rp, ctx, true);
+        // the handlers as one route at the named route's own path
+        lines = reverseRoutes([{ handle }], rp, ctx, true, 0, () => rp);
       }
       out.push({ keys: [bare(`&(${name})`)], lines: [...ctx.scope.definitions, ...lines] });
     }

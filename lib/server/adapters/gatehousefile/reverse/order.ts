@@ -9,6 +9,7 @@
  * @module
  */
 
+import { goStableSort } from "../gosort.ts";
 import { DEFAULT_DIRECTIVE_ORDER } from "../registry.ts";
 
 export { DEFAULT_DIRECTIVE_ORDER };
@@ -19,6 +20,8 @@ export interface SortUnit {
   directive: string;
   /** The route's matcher sets (JSON), if any. */
   match?: unknown[];
+  /** Several routes kept together without a subroute (`php_fastcgi`): never sorted by path. */
+  list?: boolean;
 }
 
 function sortName(d: string): string {
@@ -34,6 +37,7 @@ function singlePath(u: SortUnit): string | undefined {
 
 /** Caddy's `sortRoutes` comparison for two units of the same directive: true when `a` goes first. */
 function lessSameDirective(a: SortUnit, b: SortUnit): boolean {
+  if (a.list || b.list) return false;
   const ip = singlePath(a) ?? "", jp = singlePath(b) ?? "";
   let byPath: boolean;
   if (ip.length > 0 && jp.length > 0) {
@@ -48,21 +52,60 @@ function lessSameDirective(a: SortUnit, b: SortUnit): boolean {
   return sortName(a.directive) === "vars" ? !byPath : byPath;
 }
 
+/** The adapter's comparison of two sort units (directive positions `pos`). */
+function lessUnits(pos: Map<string, number>): (a: SortUnit, b: SortUnit) => boolean {
+  return (a, b) => {
+    const da = sortName(a.directive), db = sortName(b.directive);
+    if (da !== db) return (pos.get(da) ?? 0) < (pos.get(db) ?? 0);
+    return lessSameDirective(a, b);
+  };
+}
+
+/** True when sorting `units` written in the order `written` (indexes) gives their own order. */
+function sortsInto(units: SortUnit[], written: number[], pos: Map<string, number>): boolean {
+  const less = lessUnits(pos);
+  const order = [...written];
+  goStableSort(order, (i, j) => less(units[i], units[j]));
+  return order.every((v, i) => v === i);
+}
+
 /**
  * True when the adapter's stable sort (with directive positions `pos`) keeps `units` in the
- * given order.
+ * given order. The sort is run as the adapter runs it (Go's stable sort): its comparison is
+ * not a strict order (routes kept together without a subroute compare equal to everything,
+ * two `vars` without paths each sort before the other), so no pairwise rule predicts it.
  */
 export function keepsOrder(units: SortUnit[], pos: Map<string, number>): boolean {
-  for (let i = 0; i + 1 < units.length; i++) {
-    for (let j = i + 1; j < units.length; j++) {
-      const a = units[i], b = units[j];
-      const da = sortName(a.directive), db = sortName(b.directive);
-      if (da !== db) {
-        if ((pos.get(db) ?? -1) < (pos.get(da) ?? -1)) return false;
-      } else if (lessSameDirective(b, a)) return false;
-    }
+  return sortsInto(units, units.map((_, i) => i), pos);
+}
+
+/**
+ * An order to write `units` in (indexes) that the adapter's sort turns into their own order,
+ * or undefined: as they are, else with runs of one directive reversed (the sort reverses two
+ * `vars` without paths, for instance), each run or all of them.
+ */
+export function writingOrder(units: SortUnit[], pos: Map<string, number>): number[] | undefined {
+  const identity = units.map((_, i) => i);
+  if (sortsInto(units, identity, pos)) return identity;
+  const runs: [number, number][] = [];
+  for (let i = 0; i < units.length;) {
+    let j = i + 1;
+    while (j < units.length && sortName(units[j].directive) === sortName(units[i].directive)) j++;
+    if (j - i > 1) runs.push([i, j]);
+    i = j;
   }
-  return true;
+  // every subset of runs reversed, for a few runs; all of them reversed beyond that
+  const subsets = runs.length <= 6
+    ? Array.from({ length: 2 ** runs.length - 1 }, (_, m) => m + 1)
+    : [2 ** runs.length - 1];
+  for (const mask of subsets) {
+    const written = [...identity];
+    runs.forEach(([a, b], k) => {
+      if (mask & (1 << k)) written.splice(a, b - a, ...identity.slice(a, b).reverse());
+    });
+    if (sortsInto(units, written, pos)) return written;
+  }
+  return undefined;
 }
 
 /** Directive positions of an order list. */

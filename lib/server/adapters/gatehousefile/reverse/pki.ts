@@ -6,6 +6,7 @@
  * @module
  */
 import type { Ctx } from "./context.ts";
+import { durationText } from "./duration.ts";
 import { type Fields, isObject } from "./problems.ts";
 import { gline, type Line } from "./tokens.ts";
 
@@ -45,6 +46,14 @@ export function reversePki(pki: Fields, ctx: Ctx): Line[] {
     if (root !== undefined) b.push(gline(["root_cn", root]));
     const inter = f.str("intermediate_common_name");
     if (inter !== undefined) b.push(gline(["intermediate_cn", inter]));
+    for (const k of ["intermediate_lifetime", "maintenance_interval"]) {
+      if (!f.has(k)) continue;
+      const d = durationText(f.take(k));
+      if (d === undefined) ctx.problems.add(f.at(k), "must be a duration");
+      else b.push(gline([k, d]));
+    }
+    const ratio = f.num("renewal_window_ratio");
+    if (ratio !== undefined) b.push(gline(["renewal_window_ratio", String(ratio)]));
     for (const k of ["root", "intermediate"]) {
       const kp = f.fields(k);
       if (kp) {

@@ -9,6 +9,7 @@
  */
 import type { Ctx, Directive } from "./context.ts";
 import { HANDLERS } from "./handlers/mod.ts";
+import { phpFastcgi, phpFastcgiSpan } from "./handlers/php_fastcgi.ts";
 import { WordError } from "./placeholders.ts";
 import { childPath, Fields, isObject, kindOf } from "./problems.ts";
 import { bare, type Line, word } from "./tokens.ts";
@@ -25,7 +26,10 @@ export function reverseHandler(h: unknown, path: string, ctx: Ctx): Directive[] 
   }
   const name = h.handler;
   if (typeof name !== "string") {
-    ctx.problems.add(childPath(path, "handler"), "a handler needs its module name");
+    ctx.problems.add(
+      name === undefined ? path : childPath(path, "handler"),
+      "a handler needs its module name",
+    );
     return null;
   }
   const fn = HANDLERS[name];
@@ -79,6 +83,7 @@ export function reverseRoutes(
   ctx: Ctx,
   sorted: boolean,
   skip = 0,
+  routePath: (i: number) => string = (i) => childPath(path, i),
 ): Line[] {
   const lines: Line[] = [];
   if (routes === undefined) return lines;
@@ -99,12 +104,22 @@ export function reverseRoutes(
       isObject(r) && r.group === undefined && Array.isArray(r.handle) && r.handle.some(isSub)
     );
   let prev: { match: string; group: unknown; handlers: number } | undefined;
-  routes.forEach((r, i) => {
-    if (i < skip) return;
-    const rp = childPath(path, i);
+  for (let i = skip; i < routes.length; i++) {
+    const r = routes[i];
+    const rp = routePath(i);
     if (!isObject(r)) {
       ctx.problems.add(rp, `a route must be an object, got ${kindOf(r)}`);
-      return;
+      continue;
+    }
+    const expanded = expandedDirectives(routes, i, path, ctx);
+    if (expanded) {
+      prev = undefined;
+      i += expanded.span - 1;
+      for (const d of expanded.directives) {
+        lines.push(directiveLine(d, undefined));
+        units.push({ directive: d.name, list: true });
+      }
+      continue;
     }
     const f = new Fields(r, rp, ctx.problems);
     const match = f.take("match");
@@ -128,11 +143,11 @@ export function reverseRoutes(
     prev = { match: matchKey, group, handlers: handle.length };
     if (handle.length === 0) {
       ctx.problems.add(rp, "a route without handlers has no Gatehousefile form");
-      return;
+      continue;
     }
     const special = tryFiles(r);
     const token = special ? undefined : ctx.scope.token(match, childPath(rp, "match"));
-    if (token === null) return;
+    if (token === null) continue;
     const dirs: Directive[] = [];
     if (special) dirs.push(special);
     else {
@@ -158,9 +173,29 @@ export function reverseRoutes(
       lines.push(directiveLine(d, d.replacesMatcher ? undefined : token));
       units.push({ directive: d.name, match: Array.isArray(match) ? match : undefined });
     }
-  });
+  }
   if (sorted) ctx.sorted.push({ units, lines, path });
   return lines;
+}
+
+/**
+ * Directives that the adapter expands into routes of their own, without a subroute
+ * (`php_fastcgi` without a matcher): how many routes from `routes[i]` they span and the
+ * directives (none after a problem was reported). With a matcher, `php_fastcgi` is a
+ * subroute handler (see `handlers/subroute.ts`).
+ */
+function expandedDirectives(
+  routes: unknown[],
+  i: number,
+  path: string,
+  ctx: Ctx,
+): { span: number; directives: Directive[] } | undefined {
+  const span = phpFastcgiSpan(routes, i);
+  if (span > 0) {
+    const directives = phpFastcgi(routes.slice(i, i + span), path, ctx, i) ?? [];
+    return { span, directives };
+  }
+  return undefined;
 }
 
 /** `try_files`: a rewrite to `{http.matchers.file.relative}` under a file matcher. */

@@ -10,12 +10,13 @@
  * @module
  */
 import type { Ctx } from "./context.ts";
-import { type ListenAddress, splitListen } from "./listen.ts";
+import { bindLines, type ListenAddress, splitListen } from "./listen.ts";
 import { MatcherScope } from "./matchers.ts";
 import { childPath, Fields, isObject, kindOf } from "./problems.ts";
 import { reverseRoutes } from "./routes.ts";
-import { bare, type Block, type Line, line } from "./tokens.ts";
+import { bare, type Block, type Line } from "./tokens.ts";
 import { errorBlocks } from "./handle_errors.ts";
+import { stableJSON } from "../types.ts";
 
 /** A site being assembled. */
 export interface Site {
@@ -31,6 +32,8 @@ export interface Site {
   hosts: string[];
   /** Server names the site is on. */
   servers: string[];
+  /** The site's hosts on each of its servers (a block merged from several servers has more). */
+  serverHosts: Map<string, string[]>;
   /** The lowest route group number inside the site's nested blocks (numbered in source order). */
   nestedGroup: number;
 }
@@ -54,6 +57,20 @@ function lowestNestedGroup(routes: unknown, depth = 0): number {
     }
   }
   return low;
+}
+
+/**
+ * What the server's access logs say about a site's hosts: blocks on several servers are one
+ * block only when they log alike (the same loggers, or skipped alike, on each).
+ */
+function logIdentity(logs: unknown, hosts: string[]): unknown {
+  if (!isObject(logs)) return null;
+  if (hosts.length === 0) {
+    return [logs.default_logger_name ?? null, logs.skip_unmapped_hosts ?? null];
+  }
+  const names = isObject(logs.logger_names) ? logs.logger_names : {};
+  const skip = Array.isArray(logs.skip_hosts) ? logs.skip_hosts : [];
+  return hosts.map((h) => [names[h] ?? null, skip.includes(h)]);
 }
 
 /** What the servers part leaves for the global options. */
@@ -81,7 +98,10 @@ function isSiteRoute(r: unknown): boolean {
       isObject(s) && Object.keys(s).length > 0 &&
       Object.keys(s).every((k) => k === "host" || k === "path") &&
       (s.host === undefined || (Array.isArray(s.host) && s.host.length > 0)) &&
-      (s.path === undefined || (Array.isArray(s.path) && s.path.length === 1))
+      (s.path === undefined || (Array.isArray(s.path) && s.path.length === 1)) &&
+      [...(s.host as unknown[] ?? []), ...(s.path as unknown[] ?? [])].every((x) =>
+        typeof x === "string"
+      )
     );
 }
 
@@ -89,7 +109,31 @@ function hostKey(host: string, port: string, scheme: string, httpPort: string): 
   const h = host.includes(":") ? `[${host}]` : host;
   if (port === httpPort && scheme !== "https") return `http://${h}`;
   if (port === "443" && scheme !== "http") return h;
+  // a socket listener (fd/, unix/) has no port: the scheme alone says which
+  if (port === "") return scheme === "http" ? `http://${h}` : h;
   return `${scheme ? scheme + "://" : ""}${h}:${port}`;
+}
+
+/**
+ * A server with neither listen addresses nor routes: the adapter leaves one behind when the
+ * protocols of a listener all went to an earlier server (as Caddy does), with the options
+ * every server gets. Nothing to write; a field no other server has is reported.
+ */
+function impliedEmptyServer(f: Fields, servers: Record<string, unknown>, ctx: Ctx): void {
+  const others = Object.values(servers).filter((o) => isObject(o) && o !== f.value) as Record<
+    string,
+    unknown
+  >[];
+  for (const k of f.rest()) {
+    if (k === "automatic_https") continue;
+    const v = stableJSON(f.value[k]);
+    if (!others.some((o) => stableJSON(o[k]) === v)) {
+      ctx.problems.add(
+        f.at(k),
+        `field ${k} of a server without listen addresses or routes has no Gatehousefile form`,
+      );
+    }
+  }
 }
 
 /** Writes every server's sites; returns them in order with facts for the global options. */
@@ -117,21 +161,6 @@ export function reverseServers(
       if (!l) ctx.problems.add(childPath(f.at("listen"), i), `cannot read listen address ${a}`);
       return l;
     }).filter((l): l is ListenAddress => l !== undefined);
-    if (listen.length === 0) {
-      ctx.problems.add(f.at("listen"), "a server without listen addresses has no site form");
-      f.skip(...f.rest());
-      continue;
-    }
-    const port = listen[0].port;
-    if (listen.some((l) => l.port !== port)) {
-      ctx.problems.add(
-        f.at("listen"),
-        "listen addresses with different ports come from different site addresses, which the Gatehousefile puts on separate servers",
-      );
-    }
-    const bind = listen.some((l) => l.host !== "" || l.network !== "")
-      ? listen.map((l) => (l.network ? `${l.network}/` : "") + l.host)
-      : undefined;
     const ah = f.fields("automatic_https");
     const skip = new Set(ah?.strs("skip") ?? []);
     const autoHttps = new Set<string>();
@@ -143,6 +172,31 @@ export function reverseServers(
       ah.done("automatic_https");
     }
     facts.autoHttps.push(autoHttps);
+    if (listen.length === 0) {
+      if (!f.has("listen") && !f.has("routes") && !f.has("errors") && skip.size === 0) {
+        impliedEmptyServer(f, servers, ctx);
+      } else {
+        ctx.problems.add(
+          f.has("listen") ? f.at("listen") : f.path,
+          "a server without listen addresses has no site form",
+        );
+      }
+      f.skip(...f.rest());
+      continue;
+    }
+    const port = listen[0].port;
+    if (listen.some((l) => l.port !== port)) {
+      ctx.problems.add(
+        f.at("listen"),
+        "listen addresses with different ports come from different site addresses, which the Gatehousefile puts on separate servers",
+      );
+    }
+    const binds = bindLines(
+      listen,
+      f.take("listen_protocols"),
+      f.at("listen_protocols"),
+      ctx.problems,
+    );
     f.skip("named_routes");
     const hasTlsPolicies = f.has("tls_connection_policies");
     if (hasTlsPolicies) {
@@ -165,6 +219,7 @@ export function reverseServers(
       identity: "",
       hosts,
       servers: [name],
+      serverHosts: new Map([[name, hosts]]),
       nestedGroup: Infinity,
     });
     const usedSkip = new Set<string>();
@@ -255,16 +310,15 @@ export function reverseServers(
         );
       }
     }
-    if (bind) {
-      for (const s of serverSites) s.lines.unshift(line(["bind", ...bind]));
-    }
+    for (const s of serverSites) s.lines.unshift(...binds.map((b) => ({ ...b })));
     facts.serverFields.set(name, f);
     for (const s of serverSites) {
-      s.identity += JSON.stringify(bind ?? null);
+      s.identity += JSON.stringify([binds, logIdentity(srv.logs, s.hosts)]);
       const same = sites.find((o) => o.identity === s.identity && !o.servers.includes(name));
       if (same) {
         same.keys.push(...s.keys.filter((k) => !same.keys.includes(k)));
         same.servers.push(name);
+        same.serverHosts.set(name, s.hosts);
       } else sites.push(s);
     }
   }

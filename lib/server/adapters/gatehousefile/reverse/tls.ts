@@ -4,8 +4,8 @@
  * from site addresses (a policy per site, `automate` for names next to a catch-all key, an
  * internal policy for non-public names, empty and catch-all connection policies); those parts
  * are recognised as derived and not written. What is set explicitly becomes `tls internal`,
- * `tls { issuer internal {...}; on_demand; key_type; protocols; ciphers; curves; alpn;
- * client_auth {...} }`.
+ * `tls force_automate` (a site's own names in `automate`), `tls { issuer internal {...};
+ * on_demand; key_type; protocols; ciphers; curves; alpn; client_auth {...} }`.
  *
  * @module
  */
@@ -14,61 +14,15 @@ import { durationText } from "./duration.ts";
 import { childPath, Fields, isObject } from "./problems.ts";
 import type { Site } from "./sites.ts";
 import { MatcherScope } from "./matchers.ts";
-import { poolSpec, verifierLines } from "./trust_pool.ts";
+import { connPolicyLines, SiteTls } from "./tls_sites.ts";
+import { implicitEmail, INTERNAL, issuerLine, issuerLines, stable } from "./tls_issuers.ts";
 import { gline, type Line, line } from "./tokens.ts";
-
-const INTERNAL = JSON.stringify([{ module: "internal" }]);
-const ZEROSSL = "https://acme.zerossl.com/v2/DV90";
-
-/** The email of the implicit issuers `email` or `tls <email>` make (ACME, then ZeroSSL). */
-function implicitEmail(issuers: unknown): string | undefined {
-  if (!Array.isArray(issuers) || issuers.length !== 2) return undefined;
-  const [a, z] = issuers;
-  if (!isObject(a) || !isObject(z) || typeof a.email !== "string") return undefined;
-  if (stable(a) !== stable({ email: a.email, module: "acme" })) return undefined;
-  if (stable(z) !== stable({ ca: ZEROSSL, email: a.email, module: "acme" })) return undefined;
-  return a.email;
-}
 
 /** Names that never get a public certificate (certmagic's rule, simplified). */
 function isInternalName(s: string): boolean {
   const h = s.toLowerCase();
   return h === "localhost" || /\.(localhost|local|internal|home\.arpa)$/.test(h) ||
     /^[\d.]+$/.test(h) || h.includes(":");
-}
-
-function stable(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(stable).join(",")}]`;
-  if (isObject(v)) {
-    return `{${
-      Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stable(v[k])}`).join(",")
-    }}`;
-  }
-  return JSON.stringify(v);
-}
-
-/** Site TLS lines collected per site, written as one `tls` directive each. */
-class SiteTls {
-  readonly bySite = new Map<Site, { arg?: string[]; lines: Line[]; keys: Set<string> }>();
-
-  /** Adds a line, or the directive's arguments (`internal`, an email, a cert and key). */
-  add(site: Site, key: string, l: Line | { arg: string[] }): void {
-    let e = this.bySite.get(site);
-    if (!e) this.bySite.set(site, e = { lines: [], keys: new Set() });
-    if (e.keys.has(key)) return;
-    e.keys.add(key);
-    if ("arg" in l) e.arg = l.arg;
-    else e.lines.push(l);
-  }
-
-  write(): void {
-    for (const [site, e] of this.bySite) {
-      const args = ["tls", ...(e.arg ?? [])];
-      if (e.arg?.[0] === "internal" && e.arg.length === 1 && e.lines.length) {
-        site.lines.push(line(["tls"], [line(["issuer", "internal"]), ...e.lines]));
-      } else site.lines.push(line(args, e.lines.length ? e.lines : undefined));
-    }
-  }
 }
 
 /** A site without host names on an HTTPS port (made when the config has none). */
@@ -80,156 +34,6 @@ function hostlessSite(sites: Site[], make: () => Site): Site {
   const site = make();
   sites.push(site);
   return site;
-}
-
-function dur(f: Fields, key: string, sub: string, out: Line[]): void {
-  if (!f.has(key)) return;
-  const v = f.take(key);
-  const d = v === -1 ? "-1" : durationText(v);
-  if (d === undefined) f.problems.add(f.at(key), "must be a duration");
-  else out.push(line([sub, d]));
-}
-
-/** DNS challenge settings (`dns <provider>`, timings, resolvers, override domain). */
-function dnsLines(dns: Fields, b: Line[], ctx: Ctx): void {
-  const prov = dns.obj("provider");
-  if (prov) {
-    const { name, ...args } = prov;
-    const keys = Object.keys(args);
-    if (typeof name === "string" && (keys.length === 0 || keys.join() === "argument")) {
-      b.push(line(["dns", name, ...(keys.length ? [String(args.argument)] : [])]));
-    } else {
-      ctx.problems.add(
-        dns.at("provider"),
-        `options of DNS provider ${String(name)} have no form here`,
-      );
-    }
-  } else if (dns.path.endsWith("/dns")) {
-    // no provider of its own: the globally configured one is used
-    b.push(line(["dns"]));
-  }
-  dur(dns, "ttl", "dns_ttl", b);
-  dur(dns, "propagation_delay", "propagation_delay", b);
-  dur(dns, "propagation_timeout", "propagation_timeout", b);
-  const res = dns.strs("resolvers");
-  if (res) b.push(line(["resolvers", ...res]));
-  const od = dns.str("override_domain");
-  if (od !== undefined) b.push(line(["dns_challenge_override_domain", od]));
-}
-
-/** The block of `issuer acme` (and `cert_issuer acme`). */
-function acmeLines(f: Fields, b: Line[], ctx: Ctx): void {
-  const ca = f.str("ca");
-  if (ca !== undefined) b.push(line(["dir", ca]));
-  const test = f.str("test_ca");
-  if (test !== undefined) b.push(line(["test_dir", test]));
-  const em = f.str("email");
-  if (em !== undefined) b.push(line(["email", em]));
-  const profile = f.str("profile");
-  if (profile !== undefined) b.push(line(["profile", profile]));
-  dur(f, "acme_timeout", "timeout", b);
-  const roots = f.strs("trusted_roots_pem_files");
-  if (roots) b.push(line(["trusted_roots", ...roots]));
-  const eab = f.fields("external_account");
-  if (eab) {
-    const id = eab.str("key_id"), mac = eab.str("mac_key");
-    eab.done("external_account");
-    b.push(line(["eab", id ?? "", mac ?? ""]));
-  }
-  const ch = f.fields("challenges");
-  if (ch) {
-    const http = ch.fields("http");
-    if (http) {
-      if (http.bool("disabled")) b.push(line(["disable_http_challenge"]));
-      const port = http.num("alternate_port");
-      if (port !== undefined) b.push(line(["alt_http_port", String(port)]));
-      http.done("the http challenge");
-    }
-    const alpn = ch.fields("tls-alpn");
-    if (alpn) {
-      if (alpn.bool("disabled")) b.push(line(["disable_tlsalpn_challenge"]));
-      const port = alpn.num("alternate_port");
-      if (port !== undefined) b.push(line(["alt_tlsalpn_port", String(port)]));
-      alpn.done("the tls-alpn challenge");
-    }
-    const dns = ch.fields("dns");
-    if (dns) {
-      dnsLines(dns, b, ctx);
-      dns.done("the dns challenge");
-    }
-    const bind = ch.str("bind_host");
-    if (bind !== undefined) ctx.problems.add(ch.at("bind_host"), "comes from a bind directive");
-    ch.done("acme challenges");
-  }
-  const pc = f.fields("preferred_chains");
-  if (pc) {
-    const pb: Line[] = [];
-    const any = pc.strs("any_common_name");
-    if (any) pb.push(line(["any_common_name", ...any]));
-    const root = pc.strs("root_common_name");
-    if (root) pb.push(line(["root_common_name", ...root]));
-    const smallest = pc.bool("smallest") ? ["smallest"] : [];
-    pc.done("preferred_chains");
-    b.push(line(["preferred_chains", ...smallest], pb.length ? pb : undefined));
-  }
-}
-
-/** One issuer as `<module> [args] { ... }` words (for `issuer` and `cert_issuer`). */
-function issuerLine(issuer: unknown, path: string, ctx: Ctx, head: string): Line | null {
-  if (!isObject(issuer)) {
-    ctx.problems.add(path, "an issuer must be an object");
-    return null;
-  }
-  const f = new Fields(issuer, path, ctx.problems);
-  const mod = f.str("module");
-  const b: Line[] = [];
-  if (mod === "internal") {
-    const ca = f.str("ca");
-    if (ca !== undefined) b.push(line(["ca", ca]));
-    if (f.has("lifetime")) b.push(line(["lifetime", durationText(f.take("lifetime")) ?? ""]));
-    if (f.bool("sign_with_root")) b.push(line(["sign_with_root"]));
-    f.done("the internal issuer");
-    return line([head, "internal"], b.length ? b : undefined);
-  }
-  if (mod === "zerossl") {
-    const key = f.str("api_key");
-    const cv = f.fields("cname_validation");
-    if (cv) {
-      dnsLines(cv, b, ctx);
-      cv.done("cname_validation");
-    }
-    f.done("the zerossl issuer");
-    return line([head, "zerossl", ...(key !== undefined ? [key] : [])], b.length ? b : undefined);
-  }
-  if (mod === "acme") {
-    acmeLines(f, b, ctx);
-    f.done("the acme issuer");
-    return line([head, "acme"], b.length ? b : undefined);
-  }
-  ctx.problems.add(path, `certificate issuer ${mod} has no Gatehousefile form here`);
-  f.skip(...f.rest());
-  return null;
-}
-
-function issuerLines(
-  issuers: unknown,
-  path: string,
-  ctx: Ctx,
-): Line[] | { arg: string[] } | null {
-  if (stable(issuers) === INTERNAL) return { arg: ["internal"] };
-  const email = implicitEmail(issuers);
-  if (email !== undefined) return { arg: [email] };
-  if (!Array.isArray(issuers)) {
-    ctx.problems.add(path, "issuers must be an array");
-    return null;
-  }
-  const out: Line[] = [];
-  for (const [i, iss] of issuers.entries()) {
-    const l = issuerLine(iss, childPath(path, i), ctx, "issuer");
-    if (!l) return null;
-    out.push(l);
-  }
-  return out;
 }
 
 /** Writes the tls app: returns global option lines, adds `tls` directives to sites. */
@@ -246,6 +50,7 @@ export function reverseTlsApp(
     identity: "",
     hosts: [],
     servers: [],
+    serverHosts: new Map(),
     nestedGroup: Infinity,
   });
   const global: Line[] = [];
@@ -401,9 +206,11 @@ export function reverseTlsApp(
       }
       const automate = certs.strs("automate") ?? [];
       for (const h of automate) {
-        if (hostSites(h).length > 0) continue;
+        const own = hostSites(h);
+        // a site's own name is automated by `tls force_automate`
+        for (const s of own) siteTls.add(s, "force_automate", line(["force_automate"]));
         // a name in the same block as an address without host names is automated
-        hostlessSite(sites, newSite).keys.push(h);
+        if (own.length === 0) hostlessSite(sites, newSite).keys.push(h);
       }
       certs.done("tls certificates");
     }
@@ -447,86 +254,4 @@ export function reverseTlsApp(
   }
   siteTls.write();
   return global;
-}
-
-function connPolicyLines(
-  policies: unknown,
-  path: string,
-  sites: Site[],
-  siteTls: SiteTls,
-  loaded: Map<string, { cert: string; key: string; path: string }>,
-  ctx: Ctx,
-): void {
-  if (!Array.isArray(policies)) return;
-  policies.forEach((p, i) => {
-    const pp = childPath(path, i);
-    if (!isObject(p)) return;
-    const f = new Fields(p, pp, ctx.problems);
-    const match = f.obj("match");
-    const sni = match && Array.isArray(match.sni) ? match.sni.map(String) : [];
-    const otherMatch = Object.keys(match ?? {}).filter((k) => k !== "sni");
-    if (otherMatch.length) {
-      ctx.problems.add(
-        childPath(childPath(pp, "match"), otherMatch[0]),
-        "connection policies match only site names (sni) in a Gatehousefile",
-      );
-      return;
-    }
-    const owners = match
-      ? sites.filter((s) => sni.some((h) => s.hosts.includes(h)))
-      : sites.filter((s) => s.hosts.length === 0);
-    if (Object.keys(p).every((k) => k === "match")) return; // derived (empty or sni only)
-    if (owners.length === 0) {
-      ctx.problems.add(pp, "a TLS connection policy for names that no site serves has no form");
-      f.skip(...f.rest());
-      return;
-    }
-    const lines: [string, Line | { arg: string[] }][] = [];
-    const sel = f.obj("certificate_selection");
-    if (sel) {
-      const tag = Array.isArray(sel.any_tag) && sel.any_tag.length === 1
-        ? String(sel.any_tag[0])
-        : "";
-      const l = loaded.get(tag);
-      if (l && Object.keys(sel).length === 1) {
-        loaded.delete(tag);
-        lines.push(["load", { arg: [l.cert, l.key] }]);
-      } else {
-        ctx.problems.add(
-          childPath(pp, "certificate_selection"),
-          "only a certificate loaded by tls <cert> <key> has a form here",
-        );
-      }
-    }
-    const min = f.str("protocol_min"), max = f.str("protocol_max");
-    if (min !== undefined) {
-      lines.push(["protocols", line(["protocols", min, ...(max ? [max] : [])])]);
-    }
-    const ciphers = f.strs("cipher_suites");
-    if (ciphers) lines.push(["ciphers", line(["ciphers", ...ciphers])]);
-    const curves = f.strs("curves");
-    if (curves) lines.push(["curves", line(["curves", ...curves])]);
-    const alpn = f.strs("alpn");
-    if (alpn) lines.push(["alpn", line(["alpn", ...alpn])]);
-    const ca = f.fields("client_authentication");
-    if (ca) {
-      const b: Line[] = [];
-      const mode = ca.str("mode");
-      if (mode !== undefined) b.push(line(["mode", mode]));
-      if (ca.has("ca")) {
-        const spec = poolSpec(ca.take("ca"), ca.at("ca"), ctx.problems);
-        if (spec) b.push(line(["trust_pool", ...spec.words], spec.block));
-      }
-      if (ca.has("verifiers")) {
-        const v = verifierLines(ca.take("verifiers"), ca.at("verifiers"), ctx.problems);
-        if (v) b.push(...v);
-      }
-      const leaf = ca.strs("trusted_leaf_certs");
-      for (const c of leaf ?? []) b.push(line(["trusted_leaf_cert", c]));
-      ca.done("client authentication");
-      lines.push(["client_auth", line(["client_auth"], b)]);
-    }
-    f.done("a TLS connection policy");
-    for (const s of owners) for (const [k, l] of lines) siteTls.add(s, k, l);
-  });
 }

@@ -84,6 +84,19 @@ export function word(text: string): Token {
   return rawWord(siteText(text));
 }
 
+/** Words the adapter reads as a number or a boolean where it takes typed values (`vars`, `map`, log fields). */
+const SCALAR =
+  /^([+-]?\d+|[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|1|t|T|TRUE|true|True|0|f|F|FALSE|false|False)$/;
+
+/**
+ * A token for string `text` where the adapter reads typed values: quoted when written bare it
+ * would read as a number or a boolean.
+ */
+export function stringWord(text: string, make: (t: string) => Token = word): Token {
+  const w = make(text);
+  return w.quote === "" && SCALAR.test(w.text) ? makeToken({ text: w.text, quote: '"' }) : w;
+}
+
 /** A token that is written bare whatever it holds (braces, matcher names, keys). */
 export function bare(text: string): Token {
   return makeToken({ text });

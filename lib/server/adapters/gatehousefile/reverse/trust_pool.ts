@@ -68,8 +68,13 @@ export function verifierLines(v: unknown, path: string, problems: Problems): Lin
   const out: Line[] = [];
   for (const [i, ver] of v.entries()) {
     const vp = childPath(path, i);
+    if (isObject(ver) && typeof ver.verifier === "string" && Object.keys(ver).length === 1) {
+      // a verifier without options (`verifier dummy`)
+      out.push(line(["verifier", ver.verifier]));
+      continue;
+    }
     if (!isObject(ver) || ver.verifier !== "leaf") {
-      problems.add(vp, "only the leaf verifier has a Gatehousefile form here");
+      problems.add(vp, "only the leaf verifier and verifiers without options have a form here");
       return null;
     }
     const b: Line[] = [];

@@ -9,7 +9,8 @@ import { goClean, pathMatch } from "../../pathutil.ts";
 
 /**
  * Joins root and a request path like Caddy's `SanitizedPathJoin`: the path is cleaned as if
- * absolute, a trailing slash is kept. Returns null for paths with NUL bytes.
+ * absolute, a trailing slash is kept (except for the root path `/`). Returns null for paths
+ * with NUL bytes.
  *
  * @example
  * ```ts
@@ -21,7 +22,8 @@ export function sanitizedPathJoin(root: string, reqPath: string): string | null 
   if (reqPath.includes("\0") || root.includes("\0")) return null;
   const r = root === "" ? "." : root;
   let joined = goClean(r + "/" + goClean("/" + reqPath).slice(1));
-  if (reqPath.endsWith("/") && !joined.endsWith("/")) joined += "/";
+  // the root path itself ("/") gets no trailing slash, as in Caddy
+  if (reqPath.endsWith("/") && reqPath.length > 1 && !joined.endsWith("/")) joined += "/";
   return joined;
 }
 

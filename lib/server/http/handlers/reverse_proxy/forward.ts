@@ -70,7 +70,16 @@ export function forwardedFields(
     if (k === "host") continue;
     const v = forwardedValue(k, pair[1], named);
     if (v === null) continue;
-    if (k === "content-length") contentLength = true;
+    if (k === "content-length") {
+      contentLength = true;
+      // Repeated equal lengths (the listener refuses different ones) arrive joined as
+      // "5, 5": one value goes upstream, as a parser that reads one number expects.
+      const comma = v.indexOf(",");
+      if (comma >= 0) {
+        fields.push([k, v.slice(0, comma).trim()]);
+        continue;
+      }
+    }
     fields.push(v === pair[1] ? pair : [k, v]);
   }
   // A unix socket peer has no address to add: untrusted, no X-Forwarded-* at all.

@@ -29,6 +29,7 @@ import {
   type ResponseHead,
   UpstreamProtocolError,
 } from "./h1parse.ts";
+import { type RequestHead, requestHead } from "./h1request.ts";
 import { UpstreamTimeout } from "./transport.ts";
 import { ConnPool, type PoolLimits } from "./h1pool.ts";
 
@@ -80,18 +81,6 @@ export interface RoundTrip {
   onBodyError?(e: unknown): void;
 }
 
-/** The target as it may appear in a request line: bytes outside VCHAR percent-encoded. */
-function safeTarget(t: string): string {
-  if (/^[\x21-\x7e]+$/.test(t) && !t.includes("#")) return t;
-  let out = "";
-  for (const b of enc.encode(t)) {
-    out += b > 0x20 && b < 0x7f && b !== 0x23
-      ? String.fromCharCode(b)
-      : `%${b.toString(16).toUpperCase().padStart(2, "0")}`;
-  }
-  return out || "/";
-}
-
 /** The upstream closed a reused connection before answering: safe to retry once. */
 class StaleConnection extends Error {}
 
@@ -133,21 +122,14 @@ export class H1Pool {
    * body has been read completely or failed.
    */
   async roundTrip(o: RoundTrip): Promise<H1Response> {
-    if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(o.method)) {
+    let req: RequestHead;
+    try {
+      req = requestHead(o.method, o.target, o.fields, o.body !== null, o.contentLength);
+    } catch (e) {
+      o.body?.cancel().catch(() => {});
       o.onDone();
-      throw new UpstreamProtocolError(`invalid request method ${JSON.stringify(o.method)}`);
+      throw e;
     }
-    let head = `${o.method} ${safeTarget(o.target)} HTTP/1.1\r\n`;
-    for (const [k, v] of o.fields) {
-      if (k !== "transfer-encoding") head += `${k}: ${v}\r\n`;
-    }
-    const chunked = o.body !== null && !o.contentLength;
-    if (chunked) head += "transfer-encoding: chunked\r\n";
-    else if (o.body === null && !o.contentLength && o.method !== "GET" && o.method !== "HEAD") {
-      head += "content-length: 0\r\n";
-    }
-    head += "\r\n";
-    const headBytes = enc.encode(head);
 
     // Reuse an idle connection; a stale one (closed by the upstream) is retried once fresh.
     for (let attempt = 0;; attempt++) {
@@ -160,7 +142,7 @@ export class H1Pool {
       }
       const idle = c.reused;
       try {
-        return await this.#exchange(c, o, headBytes, chunked);
+        return await this.#exchange(c, o, req);
       } catch (e) {
         c.close();
         if (idle && e instanceof StaleConnection && o.body === null) continue;
@@ -176,11 +158,11 @@ export class H1Pool {
   async #exchange(
     c: Conn,
     o: RoundTrip,
-    headBytes: Uint8Array,
-    chunked: boolean,
+    req: RequestHead,
   ): Promise<H1Response> {
+    const { chunked, declared } = req;
     try {
-      await writeAll(c.conn, headBytes);
+      await writeAll(c.conn, req.bytes);
     } catch {
       throw new StaleConnection();
     }
@@ -190,6 +172,7 @@ export class H1Pool {
       const body = o.body;
       bodyDone = (async () => {
         const reader = body.getReader();
+        let sent = 0;
         try {
           while (true) {
             const { done, value } = await reader.read();
@@ -199,9 +182,19 @@ export class H1Pool {
               await writeAll(c.conn, enc.encode(`${value.length.toString(16)}\r\n`));
               await writeAll(c.conn, value);
               await writeAll(c.conn, enc.encode("\r\n"));
-            } else await writeAll(c.conn, value);
+            } else {
+              sent += value.length;
+              if (declared >= 0 && sent > declared) {
+                reader.cancel().catch(() => {});
+                throw new Error(`request body longer than its Content-Length ${declared}`);
+              }
+              await writeAll(c.conn, value);
+            }
           }
           if (chunked) await writeAll(c.conn, enc.encode("0\r\n\r\n"));
+          else if (declared >= 0 && sent !== declared) {
+            throw new Error(`request body of ${sent} bytes, Content-Length ${declared}`);
+          }
         } catch (e) {
           bodyFailed = e;
           c.close();

@@ -41,6 +41,8 @@ import { handleUpstreamResponse, RoutesFailed, type UpstreamAnswer } from "./han
 import { parsePassive, startActive } from "./health.ts";
 import { H1Pool } from "./h1client.ts";
 import { H2Pool } from "./h2client.ts";
+import { provisionFastCGI } from "./fastcgi/mod.ts";
+import { provisionDynamicUpstreams } from "./upstream_sources/mod.ts";
 import { CookiePolicy, selectionPolicy } from "./selection.ts";
 import { parseStreamOptions, Streams, switchProtocols } from "./streams.ts";
 import { DialError, endToEnd, relayWebSocket, UpstreamTimeout } from "./transport.ts";
@@ -88,19 +90,15 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
   async create(config, ctx) {
     const where = "http.handlers.reverse_proxy";
     checkFields(config, PROXY_FIELDS, where);
-    if (config.dynamic_upstreams !== undefined && config.dynamic_upstreams !== null) {
-      throw new HttpConfigError(
-        "invalid_config",
-        `${where}.dynamic_upstreams: not supported yet (modules http.reverse_proxy.upstreams.*); list static upstreams`,
-      );
-    }
     if (config.circuit_breaker !== undefined && config.circuit_breaker !== null) {
       throw new HttpConfigError(
         "invalid_config",
         `${where}.circuit_breaker: no circuit breaker module is available (http.reverse_proxy.circuit_breakers.*)`,
       );
     }
-    const transport = parseTransport(optObject(config, "transport", where), `${where}.transport`);
+    const rawTransport = optObject(config, "transport", where);
+    const fastcgi = provisionFastCGI(rawTransport, ctx, `${where}.transport`);
+    const transport = parseTransport(fastcgi ? undefined : rawTransport, `${where}.transport`);
     // One strict HTTP/1.1 client for plain and TLS upstreams.
     const tlsOptions = transport.tls
       ? { insecure: transport.insecure, serverName: transport.serverName, ca: transport.ca }
@@ -110,7 +108,12 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
       ? new H2Pool(tlsOptions, dialOptions)
       : new H1Pool(tlsOptions, dialOptions, transport.pool);
     const bodyLogger = ctx.logger("http.handlers.reverse_proxy");
-    const { upstreams, dialTemplates } = parseUpstreams(config.upstreams, where);
+    const dynamic = provisionDynamicUpstreams(
+      config.dynamic_upstreams,
+      ctx,
+      `${where}.dynamic_upstreams`,
+    );
+    const { upstreams, dialTemplates } = parseUpstreams(config.upstreams, where, dynamic !== null);
     const lb = optObject(config, "load_balancing", where) ?? {};
     checkFields(
       lb,
@@ -262,6 +265,15 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
       };
       const started = performance.now();
       const body = to.method === "GET" || to.method === "HEAD" ? null : c.requestBody();
+      if (body === null && fwd.contentLength) {
+        // No body goes upstream (the listener reads and drops a GET's or HEAD's), so no
+        // length is declared: a length without its bytes would make the upstream read the
+        // next request on the connection as this one's body (request smuggling).
+        fwd = {
+          fields: [...fwd.fields].filter(([k]) => k !== "content-length"),
+          contentLength: false,
+        };
+      }
       let countedBody = body;
       if (body) {
         countedBody = body.pipeThrough(
@@ -273,7 +285,7 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
           }),
         );
       }
-      const res = await h1.roundTrip({
+      const trip = {
         dial: transport.proxy?.dial ?? dial,
         method: to.method,
         target: transport.proxy ? `http://${dial}${to.uri}` : to.uri,
@@ -285,12 +297,13 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         upgrade: upgrade !== null,
         clientDone: c.info.completed,
         onDone: release,
-        onBodyError: (e) =>
+        onBodyError: (e: unknown) =>
           bodyLogger.error("aborting with incomplete response", {
             upstream: dial,
             error: (e as Error)?.message ?? String(e),
           }),
-      });
+      };
+      const res = fastcgi ? await fastcgi.roundTrip(c, trip) : await h1.roundTrip(trip);
       const { status, tunnel } = res;
       let resBody = res.body;
       if (status === 205 && resBody !== null) {
@@ -348,8 +361,9 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
     return {
       async serveHTTP(c, next) {
         const start = performance.now();
-        const upgrade = c.info.upgrade ? c.headers.get("upgrade") : null;
-        const ws = upgrade === null && isWebSocket(c);
+        // FastCGI has no protocol switch: an upgrade request goes as a plain one
+        const upgrade = c.info.upgrade && !fastcgi ? c.headers.get("upgrade") : null;
+        const ws = upgrade === null && !fastcgi && isWebSocket(c);
         const to = upstreamTarget(c, rewrite);
         if (requestBuffers !== 0 && to.method !== "GET" && to.method !== "HEAD") {
           const b = c.requestBody();
@@ -378,7 +392,9 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
           return true;
         };
         while (true) {
-          const u = policy.select(upstreams, c, avail);
+          const list = dynamic ? await dynamic.upstreams(c, tries > 0, upstreams) : upstreams;
+          if (dynamic && policy instanceof CookiePolicy) await policy.prepare(list);
+          const u = policy.select(list, c, avail);
           if (!u) {
             lastErr ??= new HandlerError(503, "no upstreams available", "reverse_proxy");
             if (!tryAgain(true)) throw lastErr;
@@ -411,6 +427,7 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         }
         failTimers.clear();
         h1.close();
+        dynamic?.cleanup();
         for (const u of upstreams) releaseHost(u.host);
       },
     };

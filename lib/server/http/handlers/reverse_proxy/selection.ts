@@ -113,7 +113,9 @@ export class CookiePolicy implements SelectionPolicy {
   }
   /** Precomputes the cookie value of each upstream. */
   async prepare(pool: Upstream[]): Promise<void> {
-    for (const u of pool) this.#hashes.set(u.dial, await hmacHex(this.#secret, u.dial));
+    for (const u of pool) {
+      if (!this.#hashes.has(u.dial)) this.#hashes.set(u.dial, await hmacHex(this.#secret, u.dial));
+    }
   }
   /** Selects by cookie, else randomly, setting the cookie. */
   select(pool: Upstream[], c: RequestContext, avail: (u: Upstream) => boolean): Upstream | null {

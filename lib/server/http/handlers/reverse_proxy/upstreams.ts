@@ -155,11 +155,13 @@ export class Upstream {
 
 /**
  * Decodes `upstreams`: each `dial` with `env.`/`system.` placeholders resolved now, others
- * (request placeholders) kept as templates rendered per request.
+ * (request placeholders) kept as templates rendered per request. None is an error unless
+ * `dynamic` (the handler has `dynamic_upstreams`).
  */
 export function parseUpstreams(
   raw: unknown,
   where: string,
+  dynamic = false,
 ): { upstreams: Upstream[]; dialTemplates: Map<Upstream, Template> } {
   const upstreams: Upstream[] = [];
   if (raw !== undefined && raw !== null && !Array.isArray(raw)) {
@@ -173,7 +175,7 @@ export function parseUpstreams(
     if (!dial) throw new HttpConfigError("invalid_config", `${where}: upstream needs "dial"`);
     upstreams.push(new Upstream(dial, optNumber(o, "max_requests", where) ?? 0));
   }
-  if (upstreams.length === 0) {
+  if (upstreams.length === 0 && !dynamic) {
     throw new HttpConfigError("invalid_config", `${where}: no upstreams`);
   }
   const dialTemplates = new Map(

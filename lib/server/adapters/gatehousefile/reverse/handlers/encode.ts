@@ -1,13 +1,14 @@
 /**
- * `encode` handler → `encode <formats...>` (with a block for `minimum_length` and encoder
- * options such as `gzip <level>`).
+ * `encode` handler → `encode <formats...>` (with a block for `minimum_length`, encoder
+ * options such as `gzip <level>`, and the response matcher `match { ... }`).
  *
  * @module
  */
 import type { Token } from "../../lexer.ts";
 import type { HandlerReverser } from "../context.ts";
-import { isObject } from "../problems.ts";
+import { childPath, isObject } from "../problems.ts";
 import { type Line, line, word } from "../tokens.ts";
+import { responseMatcherLines } from "./response_matcher.ts";
 
 /** `encode`. */
 export const encode: HandlerReverser = (f) => {
@@ -24,34 +25,45 @@ export const encode: HandlerReverser = (f) => {
   }
   const args: Token[] = [];
   const block: Line[] = [];
+  // the adapter lists block encoders before those on the line: with options, all go in the block
+  const inBlock = prefer.some((n) => isObject(encodings[n]) && Object.keys(encodings[n]).length);
   for (const name of prefer) {
     const opts = encodings[name];
     if (!isObject(opts)) {
-      f.problems.add(f.at("encodings") + "/" + name, "an encoder config must be an object");
+      f.problems.add(childPath(f.at("encodings"), name), "an encoder config must be an object");
       return null;
     }
     const keys = Object.keys(opts);
     if (keys.length === 0) {
-      if (block.length === 0) args.push(word(name));
-      else block.push(line([name]));
+      if (inBlock) block.push(line([name]));
+      else args.push(word(name));
       continue;
     }
     if (keys.length === 1 && keys[0] === "level" && typeof opts.level === "number") {
-      // once one encoder needs a block line, the later ones go in the block too (order)
       block.push(line([name, String(opts.level)]));
       continue;
     }
+    if (
+      name === "zstd" && keys.every((k) => k === "level" || k === "checksum") &&
+      (opts.level === undefined || typeof opts.level === "string") &&
+      (opts.checksum === undefined || opts.checksum === false)
+    ) {
+      const level = opts.level === undefined ? [] : [opts.level as string];
+      const sub = opts.checksum === false ? [line(["disable_checksum"])] : undefined;
+      block.push(line([name, ...level], sub));
+      continue;
+    }
     f.problems.add(
-      f.at("encodings") + "/" + name,
+      childPath(f.at("encodings"), name),
       `options ${keys.join(", ")} of encoder ${name} have no Gatehousefile form`,
     );
     return null;
   }
   if (min !== undefined) block.unshift(line(["minimum_length", String(min)]));
   if (f.has("match")) {
-    f.problems.add(f.at("match"), "encode's response matcher is not written yet");
-    f.take("match");
-    return null;
+    const lines = responseMatcherLines(f.take("match"), f.at("match"), f.problems);
+    if (!lines) return null;
+    block.push(line(["match"], lines));
   }
   return { name: "encode", args, block: block.length ? block : undefined };
 };

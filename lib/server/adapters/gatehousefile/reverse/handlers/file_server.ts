@@ -6,7 +6,7 @@
  */
 import type { Token } from "../../lexer.ts";
 import type { Ctx, HandlerReverser } from "../context.ts";
-import { isObject } from "../problems.ts";
+import { childPath, isObject } from "../problems.ts";
 import { bare, type Line, line } from "../tokens.ts";
 import { statusText } from "./static_response.ts";
 
@@ -43,7 +43,10 @@ export const fileServer: HandlerReverser = (f, ctx: Ctx) => {
       !["reveal_symlinks", "sort", "file_limit", "template_file"].includes(k)
     );
     if (bad.length) {
-      f.problems.add(f.at("browse") + "/" + bad[0], "this browse option has no Gatehousefile form");
+      f.problems.add(
+        childPath(f.at("browse"), bad[0]),
+        "this browse option has no Gatehousefile form",
+      );
       return null;
     }
     if (typeof tf !== "string" && b.length === 0) args.push(bare("browse"));
@@ -63,7 +66,7 @@ export const fileServer: HandlerReverser = (f, ctx: Ctx) => {
       )
     ) {
       f.problems.add(
-        f.at("precompressed"),
+        f.has("precompressed") ? f.at("precompressed") : f.at("precompressed_order"),
         "precompressed must configure exactly precompressed_order's formats, without options",
       );
       return null;

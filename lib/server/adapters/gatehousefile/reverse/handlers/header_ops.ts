@@ -7,7 +7,7 @@
  * @module
  */
 import { canonicalHeader } from "../matchers.ts";
-import { type Fields, isObject } from "../problems.ts";
+import { childPath, type Fields, isObject } from "../problems.ts";
 import { type Line, line } from "../tokens.ts";
 
 /** Reads a header-ops object; returns one line per operation, or null after a problem. */
@@ -27,15 +27,15 @@ export function headerOpLines(f: Fields, setPrefix = ""): Line[] | null {
   };
   const add = f.obj("add");
   for (const [field, vals] of Object.entries(add ?? {})) {
-    if (!canonical(field, f.at("add") + "/" + field)) continue;
+    if (!canonical(field, childPath(f.at("add"), field))) continue;
     for (const v of Array.isArray(vals) ? vals : []) out.push(line(["+" + field, String(v)]));
   }
   const set = f.obj("set");
   for (const [field, vals] of Object.entries(set ?? {})) {
-    if (!canonical(field, f.at("set") + "/" + field)) continue;
+    if (!canonical(field, childPath(f.at("set"), field))) continue;
     if (!Array.isArray(vals) || vals.length !== 1 || typeof vals[0] !== "string") {
       f.problems.add(
-        f.at("set") + "/" + field,
+        childPath(f.at("set"), field),
         "setting a header to other than exactly one value has no Gatehousefile form",
       );
       ok = false;
@@ -47,7 +47,7 @@ export function headerOpLines(f: Fields, setPrefix = ""): Line[] | null {
   const replace = f.obj("replace");
   for (const [field, reps] of Object.entries(replace ?? {})) {
     if (/^[+\-?>]/.test(field)) {
-      f.problems.add(f.at("replace") + "/" + field, "a field starting with +, -, ? or >");
+      f.problems.add(childPath(f.at("replace"), field), "a field starting with +, -, ? or >");
       ok = false;
       continue;
     }
@@ -57,7 +57,7 @@ export function headerOpLines(f: Fields, setPrefix = ""): Line[] | null {
         Object.keys(r).some((k) => k !== "search_regexp" && k !== "replace")
       ) {
         f.problems.add(
-          f.at("replace") + "/" + field,
+          childPath(f.at("replace"), field),
           "only search_regexp replacements have a Gatehousefile form",
         );
         ok = false;

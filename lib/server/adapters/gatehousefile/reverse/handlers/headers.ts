@@ -1,6 +1,7 @@
 /**
- * `headers` handler → `header` (response operations) or `request_header` (one request
- * operation per directive, as the adapter makes them).
+ * `headers` handler → `header` (response operations, with `defer` and the response matcher
+ * `match { ... }`) or `request_header` (one request operation per directive, as the adapter
+ * makes them).
  *
  * @module
  */
@@ -8,6 +9,7 @@ import type { Directive, HandlerReverser } from "../context.ts";
 import { Fields, isObject } from "../problems.ts";
 import { type Line, line } from "../tokens.ts";
 import { headerOpLines } from "./header_ops.ts";
+import { responseMatcherLines } from "./response_matcher.ts";
 
 /** `headers`. */
 export const headers: HandlerReverser = (f) => {
@@ -37,40 +39,38 @@ export const headers: HandlerReverser = (f) => {
   return responseHeader(resp);
 };
 
+/** True for `require` as `?Field value` makes it: absent fields, set by the same handler. */
+function requiresAbsent(resp: Fields, require: Record<string, unknown>): boolean {
+  const h = require.headers;
+  if (Object.keys(require).join() !== "headers" || !isObject(h)) return false;
+  if (Object.keys(h).length === 0 || Object.values(h).some((v) => v !== null)) return false;
+  const set = resp.value.set;
+  const setKeys = isObject(set) ? Object.keys(set).sort().join() : "";
+  return setKeys === Object.keys(h).sort().join() && resp.rest().every((k) => k === "set");
+}
+
 function responseHeader(resp: Fields): Directive | null {
   const deferred = resp.bool("deferred") === true;
   const require = resp.obj("require");
-  let requireFields: string[] = [];
-  if (require) {
-    const h = require.headers;
-    const keys = Object.keys(require);
-    if (
-      keys.length !== 1 || !isObject(h) || Object.values(h).some((v) => v !== null)
-    ) {
-      resp.problems.add(
-        resp.at("require"),
-        "only a require of absent headers (?Field value) has a Gatehousefile form",
-      );
-      return null;
-    }
-    requireFields = Object.keys(h);
-    const set = resp.value.set;
-    const setKeys = isObject(set) ? Object.keys(set).sort().join() : "";
-    if (setKeys !== [...requireFields].sort().join() || resp.rest().some((k) => k !== "set")) {
-      resp.problems.add(
-        resp.at("require"),
-        "?Field value sets exactly the required fields, nothing else",
-      );
-      return null;
-    }
+  const absent = require !== undefined && requiresAbsent(resp, require);
+  let match: Line | undefined;
+  if (require && !absent) {
+    // `match { ... }`: the operations apply only to responses it matches
+    const lines = responseMatcherLines(require, resp.at("require"), resp.problems);
+    if (!lines) return null;
+    match = line(["match"], lines);
   }
-  const ops = headerOpLines(resp, require ? "?" : "");
+  const ops = headerOpLines(resp, absent ? "?" : "");
   resp.done("the response header operations");
   if (!ops) return null;
-  const hasDelete = Array.isArray(resp.value.delete) && resp.value.delete.length > 0;
+  // on one line, a deletion defers the operations by itself; in a block, `defer` does
+  const deletes = Array.isArray(resp.value.delete) && resp.value.delete.length > 0;
+  if (ops.length === 1 && !match && deferred === deletes) {
+    return { name: "header", args: ops[0].words };
+  }
   const block: Line[] = [];
-  if (deferred && !hasDelete) block.push(line(["defer"]));
-  if (ops.length === 1 && block.length === 0) return { name: "header", args: ops[0].words };
+  if (deferred) block.push(line(["defer"]));
+  if (match) block.push(match);
   block.push(...ops);
   return { name: "header", args: [], block };
 }

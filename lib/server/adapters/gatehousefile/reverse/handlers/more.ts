@@ -6,8 +6,8 @@
 import type { Token } from "../../lexer.ts";
 import type { HandlerReverser } from "../context.ts";
 import { durationText } from "../duration.ts";
-import { Fields, isObject } from "../problems.ts";
-import { type Line, line, word } from "../tokens.ts";
+import { childPath, Fields, isObject } from "../problems.ts";
+import { bare, type Line, line, stringWord, word } from "../tokens.ts";
 import { headerOpLines } from "./header_ops.ts";
 import { handleResponseLines } from "./reverse_proxy.ts";
 
@@ -17,11 +17,24 @@ export const map: HandlerReverser = (f) => {
   const dests = f.strs("destinations") ?? [];
   const block: Line[] = [];
   for (const [i, m] of (f.arr("mappings") ?? []).entries()) {
-    const mp = `${f.at("mappings")}/${i}`;
+    const mp = childPath(f.at("mappings"), i);
     if (!isObject(m)) continue;
     const mf = new Fields(m, mp, f.problems);
     const input = mf.str("input"), re = mf.str("input_regexp");
-    const outs = (mf.arr("outputs") ?? []).map((o) => o === null ? "-" : String(o));
+    const outs: Token[] = [];
+    for (const [k, o] of (mf.arr("outputs") ?? []).entries()) {
+      // typed as the adapter reads them back: "-" is null, bare numbers and booleans
+      if (o === null) outs.push(bare("-"));
+      else if (typeof o === "number" || typeof o === "boolean") outs.push(bare(String(o)));
+      else if (typeof o === "string" && o !== "-") outs.push(stringWord(o));
+      else {
+        f.problems.add(
+          childPath(mf.at("outputs"), k),
+          'a map output is a string (not "-"), a number, a boolean or null',
+        );
+        return null;
+      }
+    }
     mf.done("a map entry");
     if (re !== undefined) block.push(line(["~" + re, ...outs]));
     else if (input !== undefined) block.push(line([input, ...outs]));

@@ -6,12 +6,14 @@
  * @module
  */
 import type { Token } from "../../lexer.ts";
-import type { Ctx, HandlerReverser } from "../context.ts";
+import type { Ctx, Directive, HandlerReverser } from "../context.ts";
 import { durationText } from "../duration.ts";
-import { nestedSetLines } from "../matchers.ts";
-import { Fields, isObject } from "../problems.ts";
+import { canonicalHeader, nestedSetLines } from "../matchers.ts";
+import { childPath, Fields, isObject } from "../problems.ts";
 import { bare, type Line, line, word } from "../tokens.ts";
+import { forwardAuthOf } from "./forward_auth.ts";
 import { headerOpLines } from "./header_ops.ts";
+import { responseMatcherLines } from "./response_matcher.ts";
 import { httpTransportLines } from "./proxy_transport.ts";
 import { statusText } from "./static_response.ts";
 
@@ -61,7 +63,7 @@ function lbLines(lb: Fields, out: Line[]): void {
   dur(lb, "try_interval", "lb_try_interval", out);
   const rm = lb.arr("retry_match") ?? [];
   rm.forEach((set, i) => {
-    const lines = nestedSetLines(set, lb.at("retry_match") + "/" + i, lb.problems);
+    const lines = nestedSetLines(set, childPath(lb.at("retry_match"), i), lb.problems);
     if (!lines) return;
     if (lines.length === 1 && !lines[0].block) {
       out.push({ words: [bare("lb_retry_match"), ...lines[0].words] });
@@ -124,30 +126,33 @@ function healthLines(hc: Fields, out: Line[]): void {
 
 /** A named response matcher definition; null after a problem. */
 function responseMatcher(m: unknown, name: string, path: string, f: Fields): Line | null {
-  if (!isObject(m)) {
-    f.problems.add(path, "a response matcher must be an object");
-    return null;
-  }
-  const lines: Line[] = [];
-  for (const [k, v] of Object.entries(m)) {
-    if (k === "status_code" && Array.isArray(v)) lines.push(line(["status", ...v.map(String)]));
-    else if (k === "headers" && isObject(v)) {
-      for (const [field, vals] of Object.entries(v)) {
-        if (vals === null) lines.push(line(["header", "!" + field]));
-        else {for (const val of Array.isArray(vals) ? vals : []) {
-            lines.push(line(["header", field, String(val)]));
-          }}
-      }
-    } else {
-      f.problems.add(`${path}/${k}`, "this response matcher has no form here");
-      return null;
-    }
-  }
-  return { words: [bare("@" + name)], block: lines };
+  const lines = responseMatcherLines(m, path, f.problems);
+  return lines && { words: [bare("@" + name)], block: lines };
 }
 
-/** `reverse_proxy`. */
+/** `reverse_proxy`, or `forward_auth` when the handler is one's expansion. */
 export const reverseProxy: HandlerReverser = (f, ctx: Ctx) => {
+  const fa = forwardAuthOf(f.value);
+  if (!fa) return proxyDirective(f, ctx, 0);
+  const inner = new Fields(fa.rest, f.path, f.problems);
+  inner.skip("handler");
+  const d = proxyDirective(inner, ctx, 1);
+  inner.done("the forward_auth handler");
+  f.skip(...f.rest());
+  const own = [line(["uri", fa.uri])];
+  if (fa.copy.length) {
+    own.push(
+      line([
+        "copy_headers",
+        ...fa.copy.map(([a, b]) => canonicalHeader(a) === b ? a : `${a}>${b}`),
+      ]),
+    );
+  }
+  return { name: "forward_auth", args: d.args, block: [...own, ...d.block ?? []] };
+};
+
+/** The `reverse_proxy` directive; `handle_response` entries before `from` are left out. */
+function proxyDirective(f: Fields, ctx: Ctx, from: number): Directive {
   const args: Token[] = [];
   const block: Line[] = [];
   const transport = f.fields("transport");
@@ -157,7 +162,7 @@ export const reverseProxy: HandlerReverser = (f, ctx: Ctx) => {
     if (isObject(u) && typeof u.dial === "string" && Object.keys(u).length === 1) {
       dials.push(u.dial);
     } else {f.problems.add(
-        f.at("upstreams") + "/" + i,
+        childPath(f.at("upstreams"), i),
         "only upstreams with a dial address have a form",
       );}
   });
@@ -242,25 +247,34 @@ export const reverseProxy: HandlerReverser = (f, ctx: Ctx) => {
       if (sp) lines.push(line(["split", ...sp]));
       const env = transport.obj("env");
       for (const [k, v] of Object.entries(env ?? {})) lines.push(line(["env", k, String(v)]));
+      for (const k of ["resolve_root_symlink", "capture_stderr"]) {
+        if (transport.bool(k)) lines.push(line([k]));
+      }
       for (const k of ["dial_timeout", "read_timeout", "write_timeout"]) {
         dur(transport, k, k, lines);
       }
       block.push(line(["transport", "fastcgi"], lines.length ? lines : undefined));
-    } else f.problems.add(transport.at("protocol"), `transport ${proto} has no form here`);
+    } else {
+      f.problems.add(
+        transport.has("protocol") ? transport.at("protocol") : transport.path,
+        `transport ${proto} has no form here`,
+      );
+    }
     transport.done(`the ${proto} transport`);
   }
-  block.push(...handleResponseLines(f, ctx));
+  block.push(...handleResponseLines(f, ctx, from));
   if (f.bool("verbose_logs")) block.push(line(["verbose_logs"]));
   return { name: "reverse_proxy", args, block: block.length ? block : undefined };
-};
+}
 
 /** `handle_response` / `replace_status` lines with named response matchers (also `intercept`). */
-export function handleResponseLines(f: Fields, ctx: Ctx): Line[] {
+export function handleResponseLines(f: Fields, ctx: Ctx, from = 0): Line[] {
   const block: Line[] = [];
   const hr = f.arr("handle_response") ?? [];
   let n = 0;
   hr.forEach((h, i) => {
-    const hp = f.at("handle_response") + "/" + i;
+    if (i < from) return;
+    const hp = childPath(f.at("handle_response"), i);
     if (!isObject(h)) return;
     const hf = new Fields(h, hp, f.problems);
     const match = hf.take("match");

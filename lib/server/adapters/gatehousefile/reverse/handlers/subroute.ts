@@ -1,5 +1,5 @@
 /**
- * `subroute` handler → `handle_path` (under a single path matcher, when its first route only
+ * `subroute` handler → `php_fastcgi` (under a matcher, holding one's expansion), `handle_path` (under a single path matcher, when its first route only
  * strips that path's prefix), `handle` (in a route group: the adapter groups `handle`
  * blocks), or `route` (no group: never sorted, so any order is kept).
  *
@@ -8,7 +8,8 @@
 import type { Ctx, HandlerReverser } from "../context.ts";
 import { type Fields, isObject } from "../problems.ts";
 import { word } from "../tokens.ts";
-import { DEFAULT_DIRECTIVE_ORDER, keepsOrder, positions } from "../order.ts";
+import { DEFAULT_DIRECTIVE_ORDER, positions, writingOrder } from "../order.ts";
+import { phpFastcgiSubroute } from "./php_fastcgi.ts";
 
 function stripPrefixOf(routes: unknown[]): string | undefined {
   const first = routes[0];
@@ -46,6 +47,11 @@ export const subroute: HandlerReverser = (f: Fields, ctx: Ctx) => {
   }
   const routes = f.arr("routes") ?? [];
   const path = f.at("routes");
+  // php_fastcgi with a matcher is a subroute of its routes (never in a group: handle is)
+  if (!ctx.inGroup && Array.isArray(ctx.routeMatch) && ctx.routeMatch.length > 0) {
+    const php = phpFastcgiSubroute(routes, path, ctx);
+    if (php) return php;
+  }
   const p = singlePath(ctx.routeMatch);
   // handle and handle_path blocks are grouped when a list has more than one
   const single = ctx.inGroup || ctx.soleHandle;
@@ -63,7 +69,7 @@ export const subroute: HandlerReverser = (f: Fields, ctx: Ctx) => {
     const before = ctx.sorted.length;
     const block = ctx.routes(routes, path, true);
     const mine = ctx.sorted.slice(before).find((l) => l.path === path);
-    if (!mine || keepsOrder(mine.units, positions(DEFAULT_DIRECTIVE_ORDER))) {
+    if (!mine || writingOrder(mine.units, positions(DEFAULT_DIRECTIVE_ORDER))) {
       return { name: "handle", args: [], block };
     }
     ctx.sorted.splice(ctx.sorted.indexOf(mine), 1);

@@ -6,16 +6,13 @@
  */
 import type { HandlerReverser } from "../context.ts";
 import { kindOf } from "../problems.ts";
-import { bare, type Line, line, word } from "../tokens.ts";
-import { makeToken, type Token } from "../../lexer.ts";
+import { bare, type Line, line, stringWord, word } from "../tokens.ts";
+import type { Token } from "../../lexer.ts";
 
 /** A token the adapter reads back (through `ScalarVal`) as exactly `v`. */
 function scalar(v: unknown): Token | string {
-  if (typeof v === "string") {
-    // unquoted words that look like numbers or booleans would become those
-    const w = word(v);
-    return w.quote === "" ? makeToken({ text: w.text, quote: '"' }) : w;
-  }
+  // unquoted words that look like numbers or booleans would become those
+  if (typeof v === "string") return stringWord(v);
   if (typeof v === "boolean") return bare(String(v));
   if (typeof v === "number" && Number.isFinite(v)) return bare(String(v));
   throw new Error(kindOf(v));

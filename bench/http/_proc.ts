@@ -1,0 +1,160 @@
+/**
+ * Server processes of the load scenarios: started pinned to a core with `taskset`, their output
+ * kept in a log file, their CPU time and peak resident set read from `/proc`, and when one
+ * is gone, how it ended (exit code or signal, the end of its output, the kernel's lines about
+ * it) — a server that vanishes during a run is a finding, never silently a missing row.
+ *
+ * @module
+ */
+
+const TICK = 100; // USER_HZ
+
+/** A free loopback TCP port. */
+export function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const p = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return p;
+}
+
+/** True when `cmd` is on the PATH. */
+export function has(cmd: string): boolean {
+  try {
+    return new Deno.Command("sh", { args: ["-c", `command -v ${cmd}`], stdout: "null" })
+      .outputSync().success;
+  } catch {
+    return false;
+  }
+}
+
+/** utime + stime of a process, in seconds (0 when it is gone). */
+export function cpuSeconds(pid: number): number {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12])) / TICK;
+  } catch {
+    return 0;
+  }
+}
+
+/** A line of `/proc/<pid>/status` in KiB (VmHWM, VmRSS), 0 when gone. */
+export function statusKiB(pid: number, field: string): number {
+  try {
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(
+      Deno.readTextFileSync(`/proc/${pid}/status`),
+    );
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+function children(pid: number): number[] {
+  try {
+    return Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`).trim().split(/\s+/)
+      .filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** Waits until something accepts TCP connections on `port`. */
+export async function waitUp(port: number, tries = 400): Promise<void> {
+  for (let i = 0; i < tries; i++) {
+    try {
+      (await Deno.connect({ hostname: "127.0.0.1", port })).close();
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  throw new Error(`port ${port} never opened`);
+}
+
+/** A started server. */
+export interface Server {
+  /** Row name. */
+  name: string;
+  /** Its port. */
+  port: number;
+  /** The `taskset` child (which execs the server: same pid). */
+  child: Deno.ChildProcess;
+  /** Its pid and its children's (nginx workers). */
+  pids(): number[];
+  /** Where its stdout and stderr go. */
+  log: string;
+  /** Set once the process ended: code and signal. */
+  ended?: Deno.CommandStatus;
+}
+
+/** Starts `cmd` pinned to `core`, stdout and stderr appended to `<dir>/<file>.log`. */
+export async function start(
+  o: {
+    name: string;
+    cmd: string[];
+    port: number;
+    core: string;
+    dir: string;
+    env?: Record<string, string>;
+  },
+): Promise<Server> {
+  const log = `${o.dir}/${o.name.replace(/[^a-z0-9]+/gi, "-")}.log`;
+  const file = await Deno.open(log, { create: true, append: true });
+  const child = new Deno.Command("taskset", {
+    args: ["-c", o.core, ...o.cmd],
+    stdout: "piped",
+    stderr: "piped",
+    env: o.env,
+  }).spawn();
+  const s: Server = {
+    name: o.name,
+    port: o.port,
+    child,
+    log,
+    pids: () => [child.pid, ...children(child.pid)],
+  };
+  const sink = (r: ReadableStream<Uint8Array>) =>
+    r.pipeTo(
+      new WritableStream({ write: (chunk) => file.write(chunk).then(() => {}) }),
+    ).catch(() => {});
+  void Promise.all([sink(child.stdout), sink(child.stderr)]).finally(() => file.close());
+  child.status.then((st) => (s.ended = st));
+  return s;
+}
+
+/** Kernel log lines about `pid` (traps, OOM kills), when `dmesg` can be read. */
+function kernelLines(pid: number): string[] {
+  try {
+    const out = new Deno.Command("dmesg", { stdout: "piped", stderr: "null" }).outputSync();
+    return new TextDecoder().decode(out.stdout).split("\n")
+      .filter((l) =>
+        l.includes(`[${pid}]`) || new RegExp(`\\b${pid}\\b.*(oom|Killed)`, "i").test(l)
+      );
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Null while `s` runs; once it is gone, how it ended: exit code or signal, the last lines of
+ * its output and what the kernel logged about it.
+ */
+export async function gone(s: Server): Promise<string | null> {
+  try {
+    Deno.statSync(`/proc/${s.child.pid}`);
+    const state = /State:\s+(\S)/.exec(Deno.readTextFileSync(`/proc/${s.child.pid}/status`));
+    if (state?.[1] !== "Z") return null;
+  } catch { /* gone */ }
+  const st = s.ended ?? await s.child.status;
+  await new Promise((r) => setTimeout(r, 100)); // the last output reaches the log
+  const tail = (await Deno.readTextFile(s.log).catch(() => "")).split("\n").slice(-40).join("\n");
+  return [
+    `${s.name} (pid ${s.child.pid}) ended: ${
+      st.signal ? `signal ${st.signal}` : `exit code ${st.code}`
+    }`,
+    ...kernelLines(s.child.pid).map((l) => `kernel: ${l}`),
+    `its output (last lines of ${s.log}):`,
+    tail,
+  ].join("\n");
+}

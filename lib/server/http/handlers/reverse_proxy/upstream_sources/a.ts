@@ -1,0 +1,80 @@
+/**
+ * `http.reverse_proxy.upstreams.a`: upstreams from the A/AAAA records of `name` (placeholders
+ * allowed), each dialed on `port` (default 80), looked up again after `refresh` (default 1m).
+ * `versions` chooses IPv4 and/or IPv6 (both by default). `resolver`, `dial_timeout` and
+ * `dial_fallback_delay` as in resolver.ts.
+ *
+ * @module
+ */
+import {
+  checkFields,
+  optBool,
+  optDuration,
+  optObject,
+  optString,
+  type Raw,
+} from "../../../config.ts";
+import { HttpConfigError } from "../../../errors.ts";
+import { compileTemplate } from "../../../replacer.ts";
+import type { Logger } from "../../../../module.ts";
+import { lookupIP, parseLookupOptions } from "./resolver.ts";
+import { AnswerCache, joinHostPort, type UpstreamSource } from "./source.ts";
+
+/** Decodes and provisions an `a` source. */
+export function aSource(raw: Raw, where: string, log: Logger): UpstreamSource {
+  checkFields(raw, [
+    "source",
+    "name",
+    "port",
+    "refresh",
+    "resolver",
+    "dial_timeout",
+    "dial_fallback_delay",
+    "versions",
+  ], where);
+  const nameRaw = optString(raw, "name", where) ?? "";
+  if (!nameRaw) throw new HttpConfigError("invalid_config", `${where}: "name" is required`);
+  const name = compileTemplate(nameRaw);
+  const port = compileTemplate(optString(raw, "port", where) || "80");
+  const refresh = optDuration(raw, "refresh", where) || 60_000;
+  const lookupOptions = parseLookupOptions(raw, where);
+  const versions = optObject(raw, "versions", where);
+  let v4 = true;
+  let v6 = true;
+  if (versions) {
+    checkFields(versions, ["ipv4", "ipv6"], `${where}.versions`);
+    const a = optBool(versions, "ipv4", where);
+    const b = optBool(versions, "ipv6", where);
+    if (a !== undefined || b !== undefined) {
+      v4 = a === true;
+      v6 = b === true;
+      if (!v4 && !v6) v4 = v6 = true;
+    }
+  }
+  const version = v4 && v6 ? "ip" : v4 ? "ip4" : "ip6";
+  const cache = new AnswerCache(refresh);
+  const pending = new Map<string, Promise<string[]>>();
+  return {
+    async dials(c) {
+      const n = name.render(c);
+      const p = port.render(c);
+      const key = `${joinHostPort(n, p)}${version}`;
+      const hit = cache.fresh(key);
+      if (hit) return hit.dials;
+      // one lookup at a time per name; requests meanwhile wait for it
+      let running = pending.get(key);
+      if (!running) {
+        running = (async () => {
+          log.debug("refreshing A upstreams", { version, name: n, port: p });
+          const ips = await lookupIP(n, { v4, v6 }, lookupOptions);
+          const dials = ips.map((ip) => joinHostPort(ip, p));
+          for (const ip of ips) log.debug("discovered A record", { ip });
+          cache.set(key, { dials, freshness: Date.now() });
+          return dials;
+        })().finally(() => pending.delete(key));
+        pending.set(key, running);
+      }
+      return await running;
+    },
+  };
+}

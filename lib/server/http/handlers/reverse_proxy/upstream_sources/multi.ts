@@ -1,0 +1,45 @@
+/**
+ * `http.reverse_proxy.upstreams.multi`: the upstreams of every source in `sources`, in order.
+ * A source that fails or finds nothing is logged and skipped; the others still count.
+ *
+ * @module
+ */
+import { asObject, checkFields, optArray, type Raw } from "../../../config.ts";
+import type { Logger } from "../../../../module.ts";
+import type { UpstreamSource } from "./source.ts";
+
+/** Decodes and provisions a `multi` source; `make` provisions each inner source. */
+export function multiSource(
+  raw: Raw,
+  where: string,
+  log: Logger,
+  make: (raw: Raw, where: string) => UpstreamSource,
+): UpstreamSource {
+  checkFields(raw, ["source", "sources"], where);
+  const sources = (optArray(raw, "sources", where) ?? []).map((s, i) =>
+    make(asObject(s, `${where}.sources[${i}]`), `${where}.sources[${i}]`)
+  );
+  return {
+    resetCache(c) {
+      for (const s of sources) s.resetCache?.(c);
+    },
+    async dials(c) {
+      const out: string[] = [];
+      for (let i = 0; i < sources.length; i++) {
+        try {
+          const found = await sources[i].dials(c);
+          if (found.length === 0) {
+            log.warn("upstream source returned 0 upstreams", { source_idx: i });
+          }
+          out.push(...found);
+        } catch (e) {
+          log.error("upstream source returned error", {
+            source_idx: i,
+            error: (e as Error)?.message ?? String(e),
+          });
+        }
+      }
+      return out;
+    },
+  };
+}

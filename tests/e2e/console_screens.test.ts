@@ -1,0 +1,164 @@
+/**
+ * Every console screen in Chromium, from the route table: axe-core finds no serious or
+ * critical violation; at desktop (1280 px) and phone (390 px) width the page is
+ * screenshotted (kept under `tests/e2e/screenshots/console/`, checked non-blank) and, on the
+ * phone, nothing is wider than the screen; the keyboard reaches the skip link first and it
+ * leads to the content. The sign-in page and the refusal pages are checked too.
+ */
+import assert from "node:assert/strict";
+import { consoleRoutes } from "../../app/console/screens.ts";
+import { HAVE_CHROMIUM, launch } from "./_harness.ts";
+import { axeCheck, consoleShot, makeUser, startReceiver, startWorld } from "./_console.ts";
+import { MailroomClient } from "../../mail.ts";
+import { Browser, OWNER, post, signIn } from "../app/console/_harness.ts";
+
+const opts = { sanitizeOps: false, sanitizeResources: false };
+const OPERATOR = "development-only-mail_operator_token-do-not-use-in-production";
+const PNG = Uint8Array.from(
+  atob(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+  ),
+  (c) => c.charCodeAt(0),
+);
+
+Deno.test({
+  ignore: !HAVE_CHROMIUM,
+  name:
+    "e2e console screens: axe finds nothing serious, desktop and phone screenshots, no overflow on a phone",
+  ...opts,
+  async fn(t) {
+    const world = await startWorld();
+    const { app } = world;
+    const receiver = startReceiver();
+    const browser = await launch();
+    try {
+      // Something on every screen: a user, a relay site, a mail account with a key, a
+      // webhook with a delivery, and items with a pending request.
+      const userId = await makeUser(app.db, "grace@example.com");
+      const ops = new MailroomClient({
+        baseUrl: `${app.origin}/api/account-docs/v2`,
+        operatorToken: OPERATOR,
+      });
+      const { account_id } = await ops.createAccount({ name: "Acme Corp" });
+      const { user_id } = await ops.createUser(account_id, "Ann Archer");
+      const { address_id } = await ops.createAddress(account_id, user_id, "Front desk");
+      await ops.createApiKey(account_id, "CRM");
+      const hook = await ops.registerWebhook(account_id, receiver.url);
+      await ops.receiveItem({
+        address_id,
+        sender_name: "Bank",
+        envelope: new Blob([PNG], { type: "image/png" }),
+      });
+      await ops.setAccountRule(account_id, "auto_scan", true);
+      await ops.receiveItem({
+        address_id,
+        sender_name: "Tax Office",
+        envelope: new Blob([PNG], { type: "image/png" }),
+      });
+      const b = await signIn(app.origin, OWNER.email, OWNER.password);
+      const relay = await b.get("/admin/relay");
+      await post(b, "/admin/relay", relay.body, {
+        id: "billing",
+        name: "Billing",
+        return_urls: "https://billing.example/cb",
+      });
+
+      const ids: Record<string, string> = {
+        "/users/:id": userId,
+        "/relay/:id": "billing",
+        "/mail/accounts/:id": account_id,
+        "/mail/webhooks/:id": hook.webhook_id,
+      };
+      const urls = new Map<string, string>();
+      for (const r of consoleRoutes()) {
+        if (r.method !== "GET") continue;
+        let path = r.path;
+        for (const [pattern, id] of Object.entries(ids)) {
+          path = path.replace(pattern, pattern.replace(":id", id));
+        }
+        path = path.replace("/users/:id/delete", `/users/${userId}/delete`).replace(
+          "/relay/:id/remove",
+          "/relay/billing/remove",
+        );
+        assert.ok(!path.includes(":"), `a value for ${r.path}`);
+        const account = path.startsWith("/mail/") && !path.startsWith("/mail/accounts")
+          ? `?account=${account_id}`
+          : "";
+        urls.set(r.path, `/admin${path}${account}`);
+      }
+      urls.set("/mail/keys?prefix", "/admin/mail/keys?prefix=gh_live_");
+      urls.set("/server?path", "/admin/server?path=apps/http/servers/srv0");
+      urls.set("/audit?action", "/admin/audit?action=relay.");
+
+      const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      const page = await ctx.newPage();
+      await page.goto(`${app.origin}/admin/login`);
+      await axeCheck(page, "sign-in");
+      await consoleShot(page, "login-desktop");
+      await page.getByLabel("E-mail").fill(OWNER.email);
+      await page.getByLabel("Password").fill(OWNER.password);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.waitForURL(`${app.origin}/admin/`);
+
+      const phone = await browser.newContext({
+        viewport: { width: 390, height: 844 },
+        isMobile: true,
+        hasTouch: true,
+      });
+      await phone.addCookies((await ctx.cookies()).map((c) => ({ ...c })));
+      const small = await phone.newPage();
+
+      let checked = 0;
+      for (const [route, url] of urls) {
+        await t.step(`${route}`, async () => {
+          const name = route.replace(/[^a-z0-9]+/gi, "-").replace(/^-|-$/g, "") || "home";
+          const res = await page.goto(`${app.origin}${url}`);
+          assert.ok(res && res.status() < 400, `${url}: ${res?.status()}`);
+          await axeCheck(page, url);
+          if (!url.endsWith("/upstreams")) { // the live-refresh fragment is not a page
+            // The first Tab reaches the skip link, which leads to the content.
+            await page.keyboard.press("Tab");
+            assert.equal(
+              await page.evaluate(() => document.activeElement?.textContent),
+              "Skip to content",
+            );
+            await page.keyboard.press("Enter");
+            assert.equal(await page.evaluate(() => location.hash), "#main");
+          }
+          await consoleShot(page, `${name}-desktop`);
+          await small.goto(`${app.origin}${url}`);
+          await consoleShot(small, `${name}-phone`);
+          const wide = await small.evaluate(() => document.documentElement.scrollWidth);
+          assert.ok(wide <= 390, `${url} is ${wide} px wide on a 390 px phone`);
+          checked++;
+        });
+      }
+      assert.ok(checked >= 20, `${checked} screens`);
+
+      // Refusals are pages too: a person who may not use the console, and a visitor.
+      await t.step("refusal pages", async () => {
+        await makeUser(app.db, "plain@example.com");
+        const other = await browser.newContext();
+        const p = await other.newPage();
+        await p.goto(`${app.origin}/admin/login`);
+        await p.getByLabel("E-mail").fill("plain@example.com");
+        await p.getByLabel("Password").fill("correct horse battery staple");
+        await p.getByRole("button", { name: "Sign in" }).click();
+        await p.getByRole("alert").filter({ hasText: "This account may not use the console." })
+          .waitFor();
+        await axeCheck(p, "refused sign-in");
+        await consoleShot(p, "refused-sign-in");
+        const stranger = new Browser(app.origin);
+        const r = await stranger.get("/admin/mail");
+        assert.equal(r.status, 302);
+        await other.close();
+      });
+      await ctx.close();
+      await phone.close();
+    } finally {
+      await browser.close();
+      await receiver.close();
+      await world.close();
+    }
+  },
+});

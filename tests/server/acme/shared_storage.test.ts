@@ -1,0 +1,145 @@
+/**
+ * Several Gatehouse processes on one `libsql` storage and one Pebble: a process killed with
+ * SIGKILL in the middle of its order (holding the name's storage lock) blocks the others only
+ * until its lock goes stale; then exactly one of them places an order and the other waits on
+ * the lock and loads the certificate.
+ */
+import assert from "node:assert/strict";
+import { freePort } from "../fixtures/helpers.ts";
+import { serve, up } from "../fixtures/process.ts";
+import { servedCert } from "../tls/_helpers.ts";
+import { startPebble } from "./_pebble.ts";
+import { fileLogging, logEntries, pebbleIssuer, waitFor } from "./_server.ts";
+
+const NAME = "shared.test";
+
+type Pebble = Awaited<ReturnType<typeof startPebble>>;
+
+Deno.test("three processes on one libsql storage: one killed mid-order does not block the others, which then place one order", async () => {
+  const pebble = await startPebble();
+  const dir = await Deno.makeTempDir();
+  const storage = { module: "libsql", url: `file:${dir}/shared.db` };
+  const gatehouse = (https: number, log: string, body: string) =>
+    config(pebble, storage, https, log, body);
+  const procs: Awaited<ReturnType<typeof serve>>[] = [];
+  try {
+    // Pebble's HTTP-01 validations go to a port that accepts and never answers: the first
+    // process gets the lock, starts its order and stays in the middle of it.
+    const blackHole = Deno.listen({ hostname: "127.0.0.1", port: pebble.httpPort });
+    const held: Deno.Conn[] = [];
+    const holding = (async () => {
+      for await (const c of blackHole) held.push(c);
+    })().catch(() => {});
+    const holderLog = `${dir}/holder.log`;
+    const holder = await serve(gatehouse(freePort(), holderLog, "holder"));
+    procs.push(holder);
+    await waitFor(
+      async () =>
+        (await logEntries(holderLog)).some((e) =>
+          e.msg === "trying to solve challenge" && e.identifier === NAME
+        ),
+      30_000,
+      "the holder in the middle of its order",
+    );
+    assert.equal(pebble.orderCount(), 1);
+
+    const ports = [freePort(), freePort()];
+    const logs = ports.map((_, i) => `${dir}/server${i}.log`);
+    for (let i = 0; i < 2; i++) {
+      procs.push(await serve(gatehouse(ports[i], logs[i], `server ${i}`)));
+    }
+    await Promise.all(procs.slice(1).map((p) => up(p.base)));
+    // Both wait on the lock the holder has; nothing is ordered.
+    for (const log of logs) {
+      await waitFor(
+        async () =>
+          (await logEntries(log)).some((e) => e.msg === "acquiring lock" && e.identifier === NAME),
+        20_000,
+        "acquiring lock",
+      );
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.equal(pebble.orderCount(), 1, "only the holder's order so far");
+    for (const log of logs) {
+      assert.ok(!(await logEntries(log)).some((e) => e.msg === "lock acquired"));
+    }
+
+    // SIGKILL: no cleanup runs, the lock row stays until it goes stale. The challenge port is
+    // free again for whoever takes over.
+    holder.p.child.kill("SIGKILL");
+    await holder.p.status;
+    blackHole.close();
+    for (const c of held) c.close();
+    await holding;
+    const served = await Promise.all(ports.map((port) =>
+      waitFor(
+        async () => {
+          const c = await servedCert(port, NAME);
+          return c?.names.includes(NAME) ? c : null;
+        },
+        60_000,
+        `the certificate on ${port}`,
+      )
+    ));
+    assert.equal(served[0].serial, served[1].serial, "both serve the one certificate");
+    assert.equal(pebble.orderCount(), 2, "exactly one ACME order after the holder's");
+    const entries = await Promise.all(logs.map(logEntries));
+    const obtained = entries.map((es) =>
+      es.some((e) => e.msg === "certificate obtained successfully" && e.identifier === NAME)
+    );
+    assert.deepEqual(obtained.filter(Boolean).length, 1, "one process obtained it");
+  } finally {
+    for (const p of procs) {
+      try {
+        p.p.child.kill("SIGTERM");
+      } catch { /* gone */ }
+      await p.p.status;
+      await Deno.remove(p.dir, { recursive: true }).catch(() => {});
+    }
+    await pebble.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+function config(
+  pebble: Pebble,
+  storage: Record<string, unknown>,
+  https: number,
+  log: string,
+  body: string,
+): Record<string, unknown> {
+  return {
+    logging: fileLogging(log),
+    storage,
+    apps: {
+      http: {
+        http_port: freePort(),
+        https_port: https,
+        servers: {
+          srv0: {
+            listen: [`127.0.0.1:${https}`],
+            automatic_https: { disable_redirects: true },
+            routes: [{
+              match: [{ host: [NAME] }],
+              handle: [{ handler: "static_response", body }],
+            }],
+          },
+        },
+      },
+      tls: {
+        automation: {
+          policies: [{
+            subjects: [NAME],
+            issuers: [
+              pebbleIssuer(pebble, {
+                http: { alternate_port: pebble.httpPort },
+                "tls-alpn": { disabled: true },
+                bind_host: "127.0.0.1",
+              }),
+            ],
+          }],
+        },
+      },
+    },
+  };
+}
