@@ -43,6 +43,7 @@ export {
   type App,
   type Cleanup,
   type ClientCertificateCheck,
+  type ConnectionOptions,
   type ConnHandler,
   getModule,
   type ListenerHandle,
@@ -90,6 +91,12 @@ export type {
   ServerFacts,
   UpstreamResponseHandling,
 } from "./lib/server/http/context.ts";
+export type { TcpKeepAlive } from "./lib/server/listeners/options.ts";
+export type {
+  ListenerWrapper,
+  PeerAddress,
+  PendingConnection,
+} from "./lib/server/listeners/wrapper.ts";
 export {
   HandlerError,
   HttpConfigError,

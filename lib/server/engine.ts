@@ -25,6 +25,7 @@ import { AdminError } from "./errors.ts";
 import { ConfigContext } from "./context.ts";
 import { ListenerPool } from "./listeners.ts";
 import { LogPipeline, makeLogger } from "./logging/pipeline.ts";
+import { parseDuration } from "./duration.ts";
 import type { AdminRoute, ListenerHandle, Logger } from "./module.ts";
 import { parseNetworkAddress } from "./address.ts";
 import { adminSecurity } from "./admin/security.ts";
@@ -322,6 +323,7 @@ export class Engine {
    */
   shutdown(graceMs?: number, options: { exitCode?: number } = {}): Promise<number> {
     this.#stopped = true;
+    graceMs ??= this.options.gracePeriodMs ?? this.#configGrace();
     if (graceMs !== undefined) this.pool.gracePeriodMs = graceMs;
     const run = async () => {
       let code = 0;
@@ -358,6 +360,17 @@ export class Engine {
     const p = this.#queue.then(run, run);
     this.#queue = p.catch(() => {});
     return p;
+  }
+
+  /** The running config's `apps.http.grace_period` (ms), if it has one. */
+  #configGrace(): number | undefined {
+    const raw = (this.config as { apps?: { http?: { grace_period?: unknown } } } | null)?.apps
+      ?.http?.grace_period;
+    try {
+      return raw === undefined || raw === null ? undefined : parseDuration(raw);
+    } catch {
+      return undefined;
+    }
   }
 
   /** Unloads the config (like DELETE /config/); the admin endpoint stays up. */

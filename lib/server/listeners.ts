@@ -6,6 +6,7 @@
  * @module
  */
 import type {
+  ConnectionOptions,
   ConnHandler,
   ListenerHandle,
   ListenOptions,
@@ -15,6 +16,8 @@ import type {
 import { joinHostPort, parseNetworkAddress } from "./address.ts";
 import { resolveBindHost, type ResolveOptions } from "./resolve_host.ts";
 import { reusePortAvailable } from "./tls/deno_listener.ts";
+import { DEFAULT_CONNECTION_OPTIONS } from "./listeners/options.ts";
+import { applyKeepAlive } from "./listeners/keepalive.ts";
 
 class Handle implements ListenerHandle {
   handler?: ConnHandler;
@@ -24,10 +27,15 @@ class Handle implements ListenerHandle {
     readonly address: string,
     readonly port?: number,
     readonly tls?: TlsCertificateSource,
+    readonly connection?: ConnectionOptions,
   ) {}
   setHandler(handler: ConnHandler): void {
     this.handler = handler;
     if (this.tls) this.socket.pool.certificateSourceChanged(this);
+    this.socket.pool.connectionChanged(this);
+  }
+  closesOnRelease(): boolean {
+    return !this.released && this.socket.handles.every((h) => h === this || h.released);
   }
   release(): Promise<void> {
     if (this.released) return Promise.resolve();
@@ -56,6 +64,12 @@ interface Socket {
   unsubscribe?: () => void;
   /** TLS sockets: the source the subscription is on. */
   subscribed?: TlsCertificateSource;
+  /** The TCP keep-alive last set on the listening socket (JSON), if any. */
+  keepalive?: string;
+  /** The host the socket is bound to (keep-alive finds the socket by address). */
+  bindHost?: string;
+  /** The connection options it is opened with (before any handle holds it). */
+  opening?: ConnectionOptions;
 }
 
 /** The host to bind: an empty host means every interface of the network's family. */
@@ -147,9 +161,9 @@ export class ListenerPool {
           addr.startPort,
           unix,
           addr.network,
-          options.tls,
+          options,
         )
-        : await this.#open(key, addr.host, bind, addr.startPort, unix, addr.network, options.tls);
+        : await this.#open(key, addr.host, bind, addr.startPort, unix, addr.network, options);
       // Another listen for the same key may have opened it meanwhile (node binds async).
       const raced = this.#sockets.get(key);
       if (raced) {
@@ -157,9 +171,50 @@ export class ListenerPool {
         socket = raced;
       } else this.#sockets.set(key, socket);
     }
-    const handle = new Handle(socket, socket.address, socket.port, options.tls);
+    const handle = new Handle(
+      socket,
+      socket.address,
+      socket.port,
+      options.tls,
+      options.connection,
+    );
     socket.handles.push(handle);
+    if (socket.handles.length === 1) this.#keepAlive(socket, options.connection);
     return handle;
+  }
+
+  /** The connection options of a socket: its newest live handle's. */
+  #connection(socket: Socket): ConnectionOptions {
+    for (let i = socket.handles.length - 1; i >= 0; i--) {
+      const h = socket.handles[i];
+      if (h.handler && !h.released && h.connection) return h.connection;
+    }
+    for (let i = socket.handles.length - 1; i >= 0; i--) {
+      if (!socket.handles[i].released && socket.handles[i].connection) {
+        return socket.handles[i].connection!;
+      }
+    }
+    return socket.opening ?? DEFAULT_CONNECTION_OPTIONS;
+  }
+
+  /** Sets TCP keep-alive on the socket when the options ask for other settings than it has. */
+  #keepAlive(socket: Socket, c: ConnectionOptions | undefined): void {
+    if (socket.unixPath || socket.port === undefined) return;
+    const want = c?.keepalive ? JSON.stringify(c.keepalive) : undefined;
+    if (want === socket.keepalive) return;
+    if (c?.keepalive) applyKeepAlive(socket.port, c.keepalive, socket.bindHost);
+    else if (socket.keepalive) applyKeepAlive(socket.port, { enabled: false }, socket.bindHost);
+    socket.keepalive = want;
+  }
+
+  /** A config took over (or left) a socket: its keep-alive follows the newest options. */
+  connectionChanged(handle: ListenerHandle): void {
+    const socket = (handle as Handle).socket;
+    try {
+      this.#keepAlive(socket, this.#connection(socket));
+    } catch (e) {
+      this.log?.("setting TCP keep-alive failed", { error: (e as Error).message });
+    }
   }
 
   /** The certificate source of a TLS socket: the newest live config's. */
@@ -202,18 +257,26 @@ export class ListenerPool {
     port: number,
     unix: boolean,
     network: string,
-    tls?: ListenOptions["tls"],
+    options: ListenOptions,
   ): Promise<Socket> {
+    const tls = options.tls;
     const { serveNode } = await import("./node_listener.ts");
     const socket = { key, pool: this, handles: [] as Handle[] } as unknown as Socket;
+    socket.opening = options.connection;
     const handler = (req: Request, si: ServeInfo) => this.#dispatch(socket, req, si);
     if (unix) {
       removeStaleSocket(host);
       socket.address = `unix/${host}`;
       socket.unixPath = host;
-      socket.server = await serveNode({ path: host, handler, localAddress: () => socket.address });
+      socket.server = await serveNode({
+        path: host,
+        handler,
+        localAddress: () => socket.address,
+        connection: () => this.#connection(socket),
+      });
     } else {
       const hostname = bindHost(bind, network);
+      socket.bindHost = hostname;
       const server = await serveNode({
         hostname,
         port,
@@ -221,6 +284,7 @@ export class ListenerPool {
         tls: tls ? { source: () => socket.handles.length ? this.#source(socket) : tls } : undefined,
         handler,
         localAddress: () => socket.address,
+        connection: () => this.#connection(socket),
         onClientRefused: (reason, remote) =>
           this.log?.("client certificate refused; connection closed", {
             reason,
@@ -241,9 +305,11 @@ export class ListenerPool {
     port: number,
     unix: boolean,
     network: string,
-    tls?: ListenOptions["tls"],
+    options: ListenOptions,
   ): Promise<Socket> {
+    const tls = options.tls;
     const socket = { key, pool: this, handles: [] as Handle[] } as unknown as Socket;
+    socket.opening = options.connection;
     const handler = (req: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr | Deno.UnixAddr>) => {
       const ra = info.remoteAddr as Deno.NetAddr | Deno.UnixAddr;
       const si: ServeInfo = {
@@ -267,6 +333,7 @@ export class ListenerPool {
       socket.unixPath = host;
     } else {
       const hostname = bindHost(bind, network);
+      socket.bindHost = hostname;
       if (tls) {
         const { serveDenoTls } = await import("./tls/deno_listener.ts");
         const server = await serveDenoTls({
@@ -274,6 +341,13 @@ export class ListenerPool {
           port,
           // the config opening the socket holds no handle on it yet: its source to start with
           getter: () => socket.handles.length ? this.#source(socket) : tls,
+          alpn: () => this.#connection(socket).alpn,
+          // each new listener generation gets the keep-alive its predecessors had
+          onListener: () => {
+            const ka = socket.keepalive;
+            socket.keepalive = undefined;
+            if (ka) this.#keepAlive(socket, this.#connection(socket));
+          },
           handler: handler as (r: Request, i: Deno.ServeHandlerInfo<Deno.NetAddr>) => Response,
           log: (msg, fields) => this.log?.(msg, fields),
         });

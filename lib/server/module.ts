@@ -126,6 +126,11 @@ export interface ListenOptions {
    * details). Listeners are keyed by address + engine.
    */
   engine?: "deno" | "node";
+  /**
+   * Connection options (timeouts, head limit, listener wrappers, TCP keep-alive, ALPN); the
+   * defaults when absent. A socket shared across configs follows its newest handle's.
+   */
+  connection?: ConnectionOptions;
 }
 
 /** Where a TLS listener gets the certificate of each handshake (the `tls` app's getter). */
@@ -165,7 +170,12 @@ export interface ListenerHandle {
   setHandler(handler: ConnHandler): void;
   /** Drops this config's reference; the socket closes when no config holds it. */
   release(): Promise<void>;
+  /** True when no other config holds the socket (it closes on `release`). */
+  closesOnRelease?(): boolean;
 }
+
+import type { ConnectionOptions } from "./listeners/options.ts";
+export type { ConnectionOptions };
 
 /** Key/value storage (the contract lives in `storage/mod.ts`). */
 import type { Storage } from "./storage/mod.ts";

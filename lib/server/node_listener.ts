@@ -13,10 +13,14 @@
 import type http from "node:http";
 import type net from "node:net";
 import type tls from "node:tls";
-import type { RawUpgrade, ServeInfo, TlsCertificateSource } from "./module.ts";
-import { requestURL } from "./http/host.ts";
+import type { Duplex } from "node:stream";
+import type { ConnectionOptions, RawUpgrade, ServeInfo, TlsCertificateSource } from "./module.ts";
+import { DEFAULT_CONNECTION_OPTIONS } from "./listeners/options.ts";
+import { peerOf, wrapConnection } from "./listeners/node_front.ts";
+import { send, sendRaw, toRequest } from "./listeners/node_messages.ts";
+import { applyServerTimeouts, armRequestTimers } from "./listeners/node_timeouts.ts";
 import { statusText } from "./http/status.ts";
-import { readableOf, tunnelOf, view, writeTo } from "./node_streams.ts";
+import { tunnelOf, view } from "./node_streams.ts";
 
 /** Where and how a node listener binds, and where its requests go. */
 export interface NodeListenOptions {
@@ -35,6 +39,11 @@ export interface NodeListenOptions {
   localAddress: () => string;
   /** Answers one request. */
   handler(request: Request, info: ServeInfo): Response | Promise<Response>;
+  /**
+   * The connection options in force (read at each new connection, so a reload that keeps the
+   * socket applies new timeouts and wrappers to new connections); defaults when absent.
+   */
+  connection?: () => ConnectionOptions;
   /** Told when a connection's client certificate is refused (the connection is closed). */
   onClientRefused?(reason: string, remote: ServeInfo["remoteAddr"]): void;
 }
@@ -129,147 +138,6 @@ function peerChain(s: tls.TLSSocket): Uint8Array[] {
   return out;
 }
 
-const BODYLESS = (status: number) => status === 204 || status === 304 || status < 200;
-
-/** Node header object of a Response (list values joined, Set-Cookie kept apart). */
-function nodeHeaders(h: Headers): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [k, v] of h) if (k !== "set-cookie") out[k] = v;
-  const cookies = h.getSetCookie();
-  if (cookies.length) out["set-cookie"] = cookies;
-  return out;
-}
-
-/**
- * Sends a Response on a node ServerResponse. A body that turns out to be one chunk is sent
- * with Content-Length (as Deno.serve does); a longer one streams chunked unless the handler set
- * a length.
- */
-async function send(res: http.ServerResponse, response: Response, head: boolean): Promise<void> {
-  const status = response.status;
-  const headers = nodeHeaders(response.headers);
-  const body = response.body;
-  const writeHead = () => res.writeHead(status, response.statusText || statusText(status), headers);
-  if (body === null || head || BODYLESS(status)) {
-    if (body !== null) body.cancel().catch(() => {});
-    if (body === null && !head && !BODYLESS(status) && headers["content-length"] === undefined) {
-      headers["content-length"] = "0";
-    }
-    writeHead();
-    res.end();
-    return;
-  }
-  const reader = body.getReader();
-  let gone = false;
-  res.on("close", () => {
-    if (!res.writableFinished) {
-      gone = true;
-      reader.cancel().catch(() => {});
-    }
-  });
-  try {
-    const first = await reader.read();
-    if (first.done) {
-      if (headers["content-length"] === undefined) headers["content-length"] = "0";
-      writeHead();
-      res.end();
-      return;
-    }
-    const second = await reader.read();
-    if (second.done) {
-      if (headers["content-length"] === undefined) {
-        headers["content-length"] = String(first.value.byteLength);
-      }
-      writeHead();
-      res.end(first.value);
-      return;
-    }
-    writeHead();
-    if (!(await writeTo(res, first.value)) || !(await writeTo(res, second.value))) return;
-    while (!gone) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      if (!(await writeTo(res, value))) return;
-    }
-    res.end();
-  } catch (e) {
-    if (!res.headersSent && !gone) {
-      // Nothing was sent yet: answer with the error's status (502 for a broken upstream
-      // response), never with the handler's status and a body that is not there.
-      const s = (e as { status?: unknown })?.status;
-      const code = typeof s === "number" && s >= 500 && s <= 599 ? s : 500;
-      res.writeHead(code, statusText(code), { connection: "close", "content-length": "0" });
-      res.end();
-      return;
-    }
-    // The body failed mid-way: the client must not take a truncated body for a whole one.
-    res.destroy();
-  }
-}
-
-/** Sends a Response on a raw socket (an upgrade request nobody took over) and closes it. */
-async function sendRaw(socket: net.Socket, response: Response, head: boolean): Promise<void> {
-  const status = response.status;
-  let text = `HTTP/1.1 ${status} ${response.statusText || statusText(status)}\r\n`;
-  for (const [k, v] of response.headers) {
-    if (k === "connection" || k === "transfer-encoding" || k === "keep-alive") continue;
-    text += `${k}: ${v}\r\n`;
-  }
-  text += "connection: close\r\n\r\n";
-  socket.write(text);
-  const body = response.body;
-  if (body !== null) {
-    if (head || BODYLESS(status)) await body.cancel().catch(() => {});
-    else {
-      try {
-        for await (const chunk of body) if (!(await writeTo(socket, chunk))) break;
-      } catch { /* body failed: the close ends it */ }
-    }
-  }
-  socket.end();
-}
-
-function toRequest(
-  req: http.IncomingMessage,
-  scheme: string,
-  fallbackHost: string,
-  withBody: boolean,
-): Request | null {
-  const hosts: string[] = [];
-  const raw = req.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i].length === 4 && raw[i].toLowerCase() === "host") hosts.push(raw[i + 1]);
-  }
-  const target = requestURL(req.url ?? "/", hosts, scheme, fallbackHost);
-  if (target === null) return null;
-  const method = req.method ?? "GET";
-  const hasBody = withBody && method !== "GET" && method !== "HEAD" &&
-    (req.headers["transfer-encoding"] !== undefined ||
-      (req.headers["content-length"] !== undefined && req.headers["content-length"] !== "0"));
-  if (!hasBody) req.resume();
-  const url = target.url;
-  const request = hasBody
-    ? new Request(url, { method, body: readableOf(req), duplex: "half" } as RequestInit)
-    : method === "GET"
-    ? new Request(url)
-    : new Request(url, { method });
-  // Appending to the request's own list is cheaper than building a Headers to be copied.
-  const headers = request.headers;
-  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
-  // An absolute-form target's authority replaces Host.
-  if (target.host !== null) headers.set("host", target.host);
-  return request;
-}
-
-function remoteOf(s: net.Socket): ServeInfo["remoteAddr"] {
-  if (s.remoteAddress === undefined) return { transport: "unix", path: "" };
-  return {
-    transport: "tcp",
-    hostname: s.remoteAddress.replace(/^::ffff:(?=\d+\.)/, ""),
-    port: s.remotePort ?? 0,
-  };
-}
-
 /**
  * Starts a node listener.
  *
@@ -290,8 +158,17 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
   // Node's own limits would differ from the Deno engine's: no whole-request time limit (a long
   // upload or stream is not cut at 5 minutes) and Go's 1 MiB header limit, as Caddy.
   const limits = { requestTimeout: 0, maxHeaderSize: 1 << 20 };
+  const conn = () => o.connection?.() ?? DEFAULT_CONNECTION_OPTIONS;
   let server: http.Server;
   let refreshDefault: (() => Promise<void>) | undefined;
+  /**
+   * TLS over a stream the listener wrappers handed on (the https server's settings), with the
+   * certificate for `serverName` looked up first: Deno's TLS over a stream cannot wait for an
+   * asynchronous SNI callback. Null when there is no certificate for the name.
+   */
+  let startTls:
+    | ((stream: net.Socket | Duplex, serverName: string) => Promise<tls.TLSSocket | null>)
+    | undefined;
   if (o.tls) {
     const https = (await import("node:https")).default;
     const nodeTls = (await import("node:tls")).default;
@@ -324,14 +201,14 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     };
     const fixed = await fixedOf();
     const first = fixed ?? await source().getCertificate("");
+    const tlsOptions = { ALPNProtocols: ["http/1.1"], SNICallback: sniCallback };
     const https_ = https.createServer({
       ...limits,
       // asked per server below; verified by the connection policy's check, not by OpenSSL
       requestCert: !!source().requestsClientCertificates,
       rejectUnauthorized: false,
       ...(first ? { cert: first.cert, key: first.key } : {}),
-      ALPNProtocols: ["http/1.1"],
-      SNICallback: sniCallback,
+      ...tlsOptions,
     });
     const slot = https_ as unknown as { _SNICallback?: unknown };
     const sniSwitch = "_SNICallback" in https_;
@@ -349,6 +226,20 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
       }
       if (sniSwitch) slot._SNICallback = one ? null : sniCallback;
     };
+    startTls = async (stream, serverName) => {
+      const c = await source().getCertificate(serverName).catch(() => null);
+      if (!c) return null;
+      const secureContext = contextOf(c);
+      return new nodeTls.TLSSocket(stream as net.Socket, {
+        isServer: true,
+        ...tlsOptions,
+        requestCert: !!source().requestsClientCertificates,
+        rejectUnauthorized: false,
+        secureContext,
+        SNICallback: (_name: string, cb: (e: Error | null, ctx?: tls.SecureContext) => void) =>
+          cb(null, secureContext),
+      });
+    };
     server = https_;
   } else {
     const nodeHttp = (await import("node:http")).default;
@@ -361,10 +252,12 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
   // closes, so a listener holds nothing of the connections that are gone.
   const open = new Set<net.Socket>();
   const idle = new Set<net.Socket>();
+  // Peer addresses a listener wrapper (PROXY protocol) gave, by the socket HTTP is read from.
+  const peers = new WeakMap<object, ServeInfo["remoteAddr"]>();
   // A connection's TLS session does not change: its facts are read once per connection.
   const sessions = new WeakMap<net.Socket, NonNullable<ServeInfo["tls"]>>();
   const info = (s: net.Socket): ServeInfo => {
-    const i: ServeInfo = { remoteAddr: remoteOf(s), localAddress: o.localAddress() };
+    const i: ServeInfo = { remoteAddr: peers.get(s) ?? peerOf(s), localAddress: o.localAddress() };
     if (o.tls) {
       let facts = sessions.get(s);
       if (!facts) sessions.set(s, facts = tlsFacts(s as tls.TLSSocket));
@@ -380,7 +273,7 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     let v = verdicts.get(s);
     if (!v) {
       v = auth.check(facts?.clientCertificates ?? []).then((why) => {
-        if (why !== null) o.onClientRefused?.(why, remoteOf(s));
+        if (why !== null) o.onClientRefused?.(why, peers.get(s) ?? peerOf(s));
         return why === null;
       }, () => false);
       verdicts.set(s, v);
@@ -392,21 +285,11 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     res.end("400 Bad Request");
   };
 
-  server.on(o.tls ? "secureConnection" : "connection", (s: net.Socket) => {
-    open.add(s);
-    idle.add(s);
-    s.once("close", () => {
-      open.delete(s);
-      idle.delete(s);
-    });
-    // Accepted while shutting down: its first request is answered (with `Connection: close`);
-    // a client that sends none is closed after a moment.
-    if (closing) setTimeout(() => idle.has(s) && s.end(), SHUTDOWN_IDLE_MS);
-  });
-  server.on("request", async (req: http.IncomingMessage, res: http.ServerResponse) => {
+  const onRequest = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const socket = req.socket;
     idle.delete(socket);
     inFlight++;
+    armRequestTimers(res, socket, conn());
     let settle!: () => void;
     const si = info(socket);
     si.completed = new Promise<void>((r) => (settle = r));
@@ -445,8 +328,8 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     }
     if (closing && !res.headersSent) res.setHeader("connection", "close");
     await send(res, response, req.method === "HEAD");
-  });
-  server.on("upgrade", async (req: http.IncomingMessage, socket: net.Socket, head: Uint8Array) => {
+  };
+  const onUpgrade = async (req: http.IncomingMessage, socket: net.Socket, head: Uint8Array) => {
     idle.delete(socket);
     socket.on("error", () => {});
     let request: Request | null;
@@ -493,22 +376,86 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     }
     if (!upgrade.accepted) await sendRaw(socket, response, req.method === "HEAD");
     else response.body?.cancel().catch(() => {});
-  });
-  server.on("clientError", (_e: Error, socket: net.Socket) => {
-    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
-    else socket.destroy();
+  };
+  const onClientError = (e: Error & { code?: string }, socket: net.Socket) => {
+    if (!socket.writable) socket.destroy();
+    else if (e.code === "HPE_HEADER_OVERFLOW") {
+      socket.end("HTTP/1.1 431 Request Header Fields Too Large\r\nconnection: close\r\n\r\n");
+    } else if (e.code === "ERR_HTTP_REQUEST_TIMEOUT" || e.message === "ERR_HTTP_REQUEST_TIMEOUT") {
+      socket.end("HTTP/1.1 408 Request Timeout\r\nconnection: close\r\n\r\n");
+    } else socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
+  };
+  // TLS sockets from the wrapper path speak HTTP through a plain server with the same handlers.
+  const tlsInner = startTls ? (await import("node:http")).default.createServer(limits) : undefined;
+  const servers = tlsInner ? [server, tlsInner] : [server];
+  for (const s of servers) {
+    s.on("request", onRequest);
+    s.on("upgrade", onUpgrade);
+    s.on("clientError", onClientError);
+    // The servers do not listen themselves (the front below accepts): they count as listening
+    // while open, so kept-alive connections stay, and their timeout checks run.
+    Object.defineProperty(s, "listening", { get: () => !closing });
+  }
+  const opened = (s: net.Socket) => {
+    open.add(s);
+    idle.add(s);
+    s.once("close", () => {
+      open.delete(s);
+      idle.delete(s);
+    });
+    // Accepted while shutting down: its first request is answered (with `Connection: close`);
+    // a client that sends none is closed after a moment.
+    if (closing) setTimeout(() => idle.has(s) && s.end(), SHUTDOWN_IDLE_MS);
+  };
+  server.on(o.tls ? "secureConnection" : "connection", opened);
+  tlsInner?.on("connection", opened);
+
+  // as node's HTTP servers accept: half-open allowed (an upgraded tunnel's half close), no Nagle
+  const front = (await import("node:net")).default.createServer({
+    allowHalfOpen: true,
+    noDelay: true,
+  }, (raw: net.Socket) => {
+    const c = conn();
+    for (const s of servers) applyServerTimeouts(s, c);
+    // Under TLS the raw socket ends with the client's FIN, as node's TLS servers accept (half
+    // open would leave it in CLOSE-WAIT once the TLS socket above it is gone).
+    if (o.tls) raw.allowHalfOpen = false;
+    if (!c.wrappers.length) {
+      server.emit("connection", raw);
+      return;
+    }
+    raw.on("error", () => {});
+    const deadlineMs = c.readHeaderTimeoutMs || c.readTimeoutMs || undefined;
+    wrapConnection(raw, c.wrappers, { tls: !!o.tls, deadlineMs }).then(async (w) => {
+      if (!w || closing) return void w?.stream.destroy();
+      if (startTls && tlsInner) {
+        const t = await startTls(w.stream, w.serverName ?? "");
+        if (!t || closing) return void w.stream.destroy();
+        peers.set(t, w.remote);
+        t.on("error", () => t.destroy());
+        t.on("secure", () => tlsInner.emit("connection", t));
+      } else {
+        peers.set(w.stream, w.remote);
+        server.emit("connection", w.stream);
+        w.stream.resume();
+      }
+    }, () => raw.destroy());
   });
 
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
+    front.once("error", reject);
     const ready = () => {
-      server.off("error", reject);
+      front.off("error", reject);
       resolve();
     };
-    if (o.path !== undefined) server.listen(o.path, ready);
-    else server.listen(o.port ?? 0, o.hostname || undefined, ready);
+    if (o.path !== undefined) front.listen(o.path, ready);
+    else front.listen(o.port ?? 0, o.hostname || undefined, ready);
   });
-  const address = server.address();
+  for (const s of servers) {
+    applyServerTimeouts(s, conn());
+    s.emit("listening"); // starts the server's timeout checks
+  }
+  const address = front.address();
   let finish!: () => void;
   const finished = new Promise<void>((r) => (finish = r));
   return {
@@ -523,7 +470,8 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     shutdown() {
       if (closing) return finished;
       closing = true;
-      server.close(() => finish());
+      front.close(() => finish());
+      for (const s of servers) s.close(() => {});
       for (const s of idle) s.end();
       idle.clear();
       if (inFlight === 0) server.closeIdleConnections?.();

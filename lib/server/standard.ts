@@ -11,5 +11,6 @@ import "./storage/register.ts";
 import "./adapters/json5.ts";
 import "./adapters/gatehousefile/mod.ts";
 import "./http/mod.ts";
+import "./listeners/mod.ts";
 import "./tls/mod.ts";
 import "./pki/mod.ts";

@@ -125,3 +125,60 @@ Deno.test("node engine TLS: a connection is forgotten when it closes, and shutdo
     await s.shutdown();
   }
 });
+
+/** Sockets of this process's TCP table on local `port` in CLOSE-WAIT (the peer closed, we did not). */
+function closeWaits(port: number): number {
+  let n = 0;
+  for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    let text = "";
+    try {
+      text = Deno.readTextFileSync(file);
+    } catch {
+      continue;
+    }
+    for (const line of text.split("\n").slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f.length < 4) continue;
+      const local = parseInt(f[1].slice(f[1].lastIndexOf(":") + 1), 16);
+      if (local === port && f[3] === "08") n++;
+    }
+  }
+  return n;
+}
+
+Deno.test("node engine TLS: a connection the client closes first (after requests or mid-handshake) is closed here too, and shutdown finishes", async () => {
+  const { ca, cert, key } = await certificate();
+  const s = await serveNode({
+    hostname: "127.0.0.1",
+    port: 0,
+    localAddress: () => "127.0.0.1:0",
+    tls: {
+      source: () => ({
+        getCertificate: () => Promise.resolve({ cert, key }),
+        subscribe: () => () => {},
+      }),
+    },
+    handler: () => new Response("hi"),
+  });
+  try {
+    // keep-alive requests: the client closes each connection after its answer
+    for (let i = 0; i < 5; i++) {
+      assert.match(await once(s.port, ca, "/", false), /\r\n\r\nhi/);
+    }
+    // clients that close before their handshake ends: silent, or after part of a ClientHello
+    for (const bytes of [new Uint8Array(0), new Uint8Array([0x16, 0x03, 0x01, 0x00, 0x40, 0x01])]) {
+      const raw = await Deno.connect({ hostname: "127.0.0.1", port: s.port });
+      if (bytes.length) await raw.write(bytes);
+      await new Promise((r) => setTimeout(r, 50));
+      raw.close();
+    }
+    await until(
+      `no connection left half closed (${closeWaits(s.port)} in CLOSE-WAIT)`,
+      () => closeWaits(s.port) === 0 && s.connections === 0,
+    );
+    await s.shutdown();
+    await s.finished;
+  } finally {
+    await s.shutdown();
+  }
+});

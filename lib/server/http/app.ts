@@ -7,7 +7,14 @@
  * @module
  */
 import { withClientAuth } from "../tls/client_auth/policies.ts";
-import type { App, ListenerHandle, ModuleDefinition, ProvisionContext } from "../module.ts";
+import type {
+  App,
+  ConnectionOptions,
+  ListenerHandle,
+  Logger,
+  ModuleDefinition,
+  ProvisionContext,
+} from "../module.ts";
 import { asObject, checkFields, optDuration, optNumber, type Raw } from "./config.ts";
 import { HttpServer } from "./server.ts";
 import { HttpConfigError } from "./errors.ts";
@@ -43,6 +50,8 @@ export class HttpApp implements App {
   readonly httpsPort: number;
   #handles: { server: HttpServer; handle: ListenerHandle }[];
   #released = false;
+  #shutdownDelay = 0;
+  #log?: Logger;
 
   private constructor(
     servers: Map<string, HttpServer>,
@@ -68,8 +77,9 @@ export class HttpApp implements App {
     ], "http");
     const httpPort = optNumber(config, "http_port", "http") ?? 80;
     const httpsPort = optNumber(config, "https_port", "http") ?? 443;
+    // grace_period bounds the drain when the process stops (engine.shutdown reads it)
     optDuration(config, "grace_period", "http");
-    optDuration(config, "shutdown_delay", "http");
+    const shutdownDelay = optDuration(config, "shutdown_delay", "http") ?? 0;
     const servers = new Map<string, HttpServer>();
     const rawServers = config.servers === undefined ? {} : asObject(config.servers, "http.servers");
     let tlsApp: TlsApp | undefined;
@@ -101,6 +111,8 @@ export class HttpApp implements App {
     }
     const handles: { server: HttpServer; handle: ListenerHandle }[] = [];
     const app = new HttpApp(servers, httpPort, httpsPort, handles);
+    app.#shutdownDelay = shutdownDelay;
+    app.#log = ctx.logger("http");
     ctx.onCleanup(() => app.#release());
     for (const server of servers.values()) {
       const app = server.tlsPolicies ? await tls() : undefined;
@@ -137,7 +149,7 @@ export class HttpApp implements App {
           );
         }
       }
-      for (const a of server.addresses) {
+      for (const [i, a] of server.addresses.entries()) {
         const host = a.address.slice(0, a.address.lastIndexOf(":")).replace(/^\[|\]$/g, "");
         const source = app && server.tlsPolicies
           ? withClientAuth(
@@ -145,9 +157,15 @@ export class HttpApp implements App {
             server.clientAuth,
           )
           : undefined;
-        const handle = await ctx.listen({ address: a.address, tls: source, engine: server.engine });
+        const handle = await ctx.listen({
+          address: a.address,
+          tls: source,
+          engine: server.engine,
+          connection: connectionOptions(server, i),
+        });
         handles.push({ server, handle });
         server.listeners.push(handle);
+        if (refusesHttp2(server, i)) server.refuseHttp2(handle.address);
       }
     }
     return app;
@@ -167,8 +185,22 @@ export class HttpApp implements App {
     return out;
   }
 
-  /** Releases this config's listener references. */
+  /**
+   * Releases this config's listener references. With `shutdown_delay`, when some listener
+   * closes (no newer config keeps it), the servers first go on serving for that long, with
+   * `{http.shutting_down}` and `{http.time_until_shutdown}` set (as Caddy).
+   */
   async stop(): Promise<void> {
+    const closing = this.#handles.filter(({ handle }) => handle.closesOnRelease?.());
+    if (this.#shutdownDelay > 0 && closing.length && !this.#released) {
+      const at = Date.now() + this.#shutdownDelay;
+      for (const { server } of closing) server.shutdownAt = at;
+      this.#log?.info("shutdown scheduled", {
+        delay_duration: this.#shutdownDelay / 1000,
+        time: at / 1000,
+      });
+      await new Promise((r) => setTimeout(r, this.#shutdownDelay));
+    }
     await this.#release();
   }
 
@@ -183,6 +215,29 @@ export class HttpApp implements App {
     this.#released = true;
     await Promise.all(this.#handles.map(({ handle }) => handle.release()));
   }
+}
+
+/** The connection options of a server's `i`-th expanded listen address. */
+function connectionOptions(server: HttpServer, i: number): ConnectionOptions {
+  const o = server.options;
+  const p = o.protocols[server.listenIndex[i]];
+  return {
+    readTimeoutMs: o.readTimeoutMs,
+    readHeaderTimeoutMs: o.readHeaderTimeoutMs,
+    writeTimeoutMs: o.writeTimeoutMs,
+    idleTimeoutMs: o.idleTimeoutMs,
+    maxHeaderBytes: o.maxHeaderBytes,
+    wrappers: o.wrappers,
+    keepalive: o.keepalive,
+    alpn: p.h2 && server.engine === "deno" ? ["h2", "http/1.1"] : ["http/1.1"],
+  };
+}
+
+/** A deno-engine listener whose protocols leave out the HTTP/2 Deno.serve would speak. */
+function refusesHttp2(server: HttpServer, i: number): boolean {
+  if (server.engine !== "deno") return false; // node: HTTP/1.1 only
+  const p = server.options.protocols[server.listenIndex[i]];
+  return server.tlsPolicies ? !p.h2 : !p.h2c;
 }
 
 /** Registry entry of the `http` app. */

@@ -9,8 +9,44 @@ import { HttpConfigError } from "./errors.ts";
 /** A raw JSON object. */
 export type Raw = Record<string, unknown>;
 
+let recorder: ((where: string, allowed: readonly string[]) => void) | null = null;
+
+/**
+ * Calls `fn` with the field list of every `checkFields` from now on (null stops it): the field
+ * audit (tests/server/fields/audit.test.ts) learns from it which fields each decoder accepts.
+ *
+ * @example
+ * ```ts
+ * import { checkFields, recordAcceptedFields } from "./config.ts";
+ * const seen: string[] = [];
+ * recordAcceptedFields((where, allowed) => seen.push(`${where}: ${allowed.join(",")}`));
+ * checkFields({}, ["a"], "x");
+ * recordAcceptedFields(null);
+ * ```
+ */
+export function recordAcceptedFields(
+  fn: ((where: string, allowed: readonly string[]) => void) | null,
+): void {
+  recorder = fn;
+}
+
+/**
+ * Tells the field audit (see {@link recordAcceptedFields}) the fields a decoder with a
+ * field check of its own accepts at `where`.
+ *
+ * @example
+ * ```ts
+ * import { noteAcceptedFields } from "./config.ts";
+ * noteAcceptedFields("tls.automation", ["policies"]);
+ * ```
+ */
+export function noteAcceptedFields(where: string, allowed: readonly string[]): void {
+  recorder?.(where, allowed);
+}
+
 /** Throws when `config` has a field not in `allowed` (Caddy decodes strictly). */
 export function checkFields(config: Raw, allowed: readonly string[], where: string): void {
+  recorder?.(where, allowed);
   for (const k of Object.keys(config)) {
     if (k === "@id" || allowed.includes(k)) continue;
     throw new HttpConfigError("unknown_field", `${where}: unknown field "${k}"`);
@@ -119,7 +155,10 @@ const UNITS: Record<string, number> = {
 export function parseDuration(v: unknown, where = "duration"): number {
   if (typeof v === "number") return v / 1e6;
   if (typeof v !== "string") bad(where, "duration must be a string or nanoseconds");
-  const s = v.trim();
+  let s = v.trim();
+  // Go's time.ParseDuration takes a sign: "-1s" (Caddy reads negative values as "off")
+  const sign = s.startsWith("-") ? -1 : 1;
+  if (s.startsWith("-") || s.startsWith("+")) s = s.slice(1);
   if (s === "0") return 0;
   const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h|d)/gy;
   let total = 0;
@@ -130,7 +169,7 @@ export function parseDuration(v: unknown, where = "duration"): number {
     pos = re.lastIndex;
   }
   if (pos !== s.length || s.length === 0) bad(where, `invalid duration ${JSON.stringify(v)}`);
-  return total;
+  return sign * total;
 }
 
 /** An optional duration field in milliseconds. */

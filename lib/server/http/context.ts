@@ -60,6 +60,8 @@ export interface ServerFacts {
   trustsPeer?(c: RequestContext): boolean;
   /** The server's `named_routes` (for `invoke`), each compiled per chain tail. */
   readonly namedRoutes?: ReadonlyMap<string, { for(tail: Next): Next }>;
+  /** When the server stops (ms since the epoch), while it waits out `shutdown_delay`. */
+  readonly shutdownAt?: number;
 }
 
 /**

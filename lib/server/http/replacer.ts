@@ -65,6 +65,12 @@ function pathFile(p: string): string {
 }
 
 const STATIC: Record<string, Getter> = {
+  // Caddy's shutdown placeholders: set while a stopping server waits out `shutdown_delay`
+  "http.shutting_down": (c) => String(c.server.shutdownAt !== undefined),
+  "http.time_until_shutdown": (c) =>
+    c.server.shutdownAt === undefined
+      ? ""
+      : goDuration(Math.max(0, c.server.shutdownAt - Date.now())),
   "http.request.method": (c) => c.method,
   "http.request.scheme": (c) => c.scheme,
   "http.request.proto": (c) => c.info.tls?.proto === "h2" ? "HTTP/2.0" : "HTTP/1.1",
@@ -226,6 +232,10 @@ export function getterFor(key: string): Getter {
   }
   if (key.startsWith("http.vars.")) {
     const name = after("http.vars.");
+    // Caddy keeps the client IP in the vars (`{client_ip}` in a Gatehousefile)
+    if (name === "client_ip") {
+      return (c) => c.vars?.has(name) ? stringify(c.vars.get(name)) : c.clientIP;
+    }
     return (c) => stringify(c.vars?.get(name));
   }
   if (key.startsWith("http.response.header.")) {

@@ -32,7 +32,10 @@ import {
   type Raw,
 } from "./config.ts";
 import { decodePath, RequestContext, type ServerFacts } from "./context.ts";
-import { HttpConfigError, responseError, toHandlerError } from "./errors.ts";
+import { responseError, toHandlerError } from "./errors.ts";
+import { chooseEngine, parseServerOptions, type ServerOptions } from "./server_options.ts";
+import { isHttp2, misdirected, sniMatches } from "./request_checks.ts";
+import { expandListenAddress, type ListenAddress } from "./listen_address.ts";
 import type { Next } from "./handler.ts";
 import { ipInRanges, type IPRange, parseIP } from "./ip.ts";
 import {
@@ -56,59 +59,7 @@ export interface IPRangeSource extends ModuleInstance {
   ranges(): readonly IPRange[];
 }
 
-/** One expanded listen address. */
-export interface ListenAddress {
-  /** `tcp` or `unix`. */
-  network: "tcp" | "unix";
-  /** Address in the listener pool's form: `host:port` or `unix//path`. */
-  address: string;
-}
-
-/**
- * Expands a Caddy listen address (`:8080`, `127.0.0.1:8000-8003`, `tcp/host:80`,
- * `unix//run/sock`) into one address per port.
- *
- * @example
- * ```ts
- * import { expandListenAddress } from "./server.ts";
- * expandListenAddress("127.0.0.1:8000-8001", 80).length; // 2
- * ```
- */
-export function expandListenAddress(input: string, defaultPort: number): ListenAddress[] {
-  let network = "tcp";
-  let rest = input.trim();
-  const slash = rest.indexOf("/");
-  if (slash >= 0 && /^[a-z0-9]+$/.test(rest.slice(0, slash))) {
-    network = rest.slice(0, slash);
-    rest = rest.slice(slash + 1);
-  }
-  if (network === "unix" || network === "unixgram" || network === "unixpacket") {
-    return [{ network: "unix", address: `unix/${rest}` }];
-  }
-  if (!["tcp", "tcp4", "tcp6"].includes(network)) {
-    throw new HttpConfigError("invalid_address", `unsupported network in listen address: ${input}`);
-  }
-  let host = rest;
-  let ports = "";
-  const m = /^(\[[^\]]*\]|[^:]*)(?::(.*))?$/.exec(rest);
-  if (m) {
-    host = m[1];
-    ports = m[2] ?? "";
-  }
-  if (!ports) ports = String(defaultPort);
-  const range = /^(\d+)(?:-(\d+))?$/.exec(ports);
-  if (!range) {
-    throw new HttpConfigError("invalid_address", `invalid port in listen address: ${input}`);
-  }
-  const start = Number(range[1]);
-  const end = range[2] ? Number(range[2]) : start;
-  if (end < start || end > 65535) {
-    throw new HttpConfigError("invalid_address", `invalid port range: ${input}`);
-  }
-  const out: ListenAddress[] = [];
-  for (let p = start; p <= end; p++) out.push({ network: "tcp", address: `${host}:${p}` });
-  return out;
-}
+export { expandListenAddress, type ListenAddress } from "./listen_address.ts";
 
 const SERVER_FIELDS = [
   "listen",
@@ -118,7 +69,12 @@ const SERVER_FIELDS = [
   "write_timeout",
   "idle_timeout",
   "keepalive_interval",
+  "keepalive_idle",
+  "keepalive_count",
   "max_header_bytes",
+  "enable_full_duplex",
+  "listen_protocols",
+  "allow_0rtt",
   "routes",
   "errors",
   "tls_connection_policies",
@@ -137,6 +93,14 @@ const SERVER_FIELDS = [
   "listener_engine",
 ];
 
+/** `trusted_proxies_strict`: Caddy's integer (greater than zero enables), or a boolean. */
+function strictProxies(raw: Raw, where: string): boolean {
+  const v = raw.trusted_proxies_strict;
+  if (v === undefined || v === null) return false;
+  if (typeof v === "boolean") return v;
+  return (optNumber(raw, "trusted_proxies_strict", where) ?? 0) > 0;
+}
+
 /** A provisioned server. */
 export class HttpServer implements ServerFacts {
   /** Name in `apps.http.servers`. */
@@ -154,6 +118,12 @@ export class HttpServer implements ServerFacts {
    * (`node:http`: HTTP/1.1, raw upgrades for every protocol, TLS session details).
    */
   engine: "deno" | "node" = "deno";
+  /** Connection fields: timeouts, keep-alive, wrappers, protocols per `listen` entry. */
+  options!: ServerOptions;
+  /** Index into `options.protocols` of each expanded address. */
+  listenIndex: number[] = [];
+  /** Local addresses of listeners that must not answer HTTP/2 (h2 or h2c not enabled). */
+  #noHttp2 = new Set<string>();
   /** The policies' client authentication; null when no policy authenticates clients. */
   clientAuth: PolicyClientAuth | null = null;
   /** `named_routes`: routes that `invoke` runs by name. */
@@ -166,6 +136,8 @@ export class HttpServer implements ServerFacts {
   #trusted: IPRangeSource | null;
   #clientIPHeaders: string[];
   #strict: boolean;
+  /** When the server stops (ms since the epoch), while it waits out `shutdown_delay`. */
+  shutdownAt?: number;
   /** `trusted_proxies_unix`: unix socket peers are trusted proxies. */
   trustedUnix = false;
   /** Whether request start times are recorded (access log or duration placeholders). */
@@ -211,7 +183,12 @@ export class HttpServer implements ServerFacts {
     const raw = asObject(rawConfig, where);
     checkFields(raw, SERVER_FIELDS, where);
     const listen = optStrings(raw, "listen", where) ?? [];
-    const addresses = listen.flatMap((a) => expandListenAddress(a, httpPort));
+    const listenIndex: number[] = [];
+    const addresses = listen.flatMap((a, i) => {
+      const expanded = expandListenAddress(a, httpPort);
+      for (const _ of expanded) listenIndex.push(i);
+      return expanded;
+    });
     const routes = await provisionRoutes(raw.routes, ctx, `${where}.routes`);
     const named = new Map<string, RouteListCache>();
     for (const [n, r] of Object.entries(optObject(raw, "named_routes", where) ?? {})) {
@@ -233,7 +210,6 @@ export class HttpServer implements ServerFacts {
     const trusted = trustedRaw
       ? await ctx.loadModule<IPRangeSource>("http.ip_sources", "source", trustedRaw)
       : null;
-    optNumber(raw, "max_header_bytes", where);
     const policies =
       raw.tls_connection_policies === undefined || raw.tls_connection_policies === null
         ? null
@@ -247,29 +223,27 @@ export class HttpServer implements ServerFacts {
       ctx,
       trusted,
       optStrings(raw, "client_ip_headers", where) ?? ["X-Forwarded-For"],
-      optBool(raw, "trusted_proxies_strict", where) ?? false,
+      strictProxies(raw, where),
     );
     const clientAuth = policies
       ? await provisionPolicyClientAuth(policies, `${where}.tls_connection_policies`, ctx)
       : null;
-    const chosen = optString(raw, "listener_engine", where);
-    if (clientAuth && chosen === "deno") {
-      throw new HttpConfigError(
-        "invalid_config",
-        `${where}.listener_engine: "deno" cannot ask clients for certificates ` +
-          `(Deno.serve has no client certificate authentication); leave listener_engine unset ` +
-          `or set "node" for tls_connection_policies with client_authentication`,
-      );
-    }
+    const tls = policies !== null;
+    const options = await parseServerOptions(raw, where, ctx, {
+      listenCount: listen.length,
+      tls,
+      clientAuth: clientAuth !== null,
+    });
+    server.options = options;
+    server.listenIndex = listenIndex;
     // client authentication runs on the node engine, chosen automatically
-    const engine = chosen ?? (clientAuth ? "node" : "deno");
-    if (engine !== "deno" && engine !== "node") {
-      throw new HttpConfigError(
-        "invalid_config",
-        `${where}.listener_engine: must be "deno" or "node", got ${JSON.stringify(engine)}`,
-      );
-    }
-    server.engine = engine;
+    server.engine = chooseEngine(
+      optString(raw, "listener_engine", where),
+      options,
+      where,
+      tls,
+      clientAuth !== null,
+    );
     server.clientAuth = clientAuth;
     server.trustedUnix = optBool(raw, "trusted_proxies_unix", where) ?? false;
     server.namedRoutes = named;
@@ -309,12 +283,27 @@ export class HttpServer implements ServerFacts {
     return remote;
   }
 
+  /** The listener at `address` must refuse HTTP/2 requests (its protocols lack h2 / h2c). */
+  refuseHttp2(address: string): void {
+    this.#noHttp2.add(address);
+  }
+
   #serve(request: Request, info: ServeInfo): Response | Promise<Response> {
+    if (
+      this.#noHttp2.size !== 0 && isHttp2(request, info) && this.#noHttp2.has(info.localAddress)
+    ) {
+      return new Response("505 HTTP Version Not Supported: HTTP/2 is not enabled here\n", {
+        status: 505,
+      });
+    }
     if (info.tls) fillTlsState(request, info);
     const c = new RequestContext(request, info, this);
     const log = this.#logs !== null && shouldLog(this.#logs, c);
     if (!c.settleHost()) {
       return this.#finish(c, new Response("400 Bad Request: invalid host", { status: 400 }), log);
+    }
+    if (this.options.strictSniHost && info.tls && !sniMatches(c, info)) {
+      return this.#fail(c, misdirected(c, info), log);
     }
     if (c.rawPath.indexOf("%") >= 0 && decodePath(c.rawPath) === null) {
       return this.#finish(c, new Response("400 Bad Request", { status: 400 }), log);

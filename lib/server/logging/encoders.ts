@@ -5,6 +5,8 @@
  */
 import { lazyModule, type ModuleDefinition, registerModule } from "../module.ts";
 import { fieldValue, type LogEncoder, type LogEntry } from "./entry.ts";
+import { checkFields, optBool, optString } from "../http/config.ts";
+import { HttpConfigError } from "../http/errors.ts";
 
 const enc = new TextEncoder();
 
@@ -16,18 +18,81 @@ interface EncoderOptions {
   name_key?: string;
   time_format?: string;
   level_format?: string;
+  /** Ends each record (default a newline). */
+  line_ending?: string;
+  /** Wall-clock formats in local time instead of UTC (Caddy's default). */
+  time_local?: boolean;
+}
+
+/**
+ * Decodes an encoder's JSON: Caddy's `LogEncoderConfig` fields, each honoured, or refused when
+ * the records here cannot carry what it names (`caller_key`, `stacktrace_key`, a
+ * `duration_format` other than Caddy's default `seconds`).
+ */
+export function parseEncoderOptions(raw: Record<string, unknown>, id: string): EncoderOptions {
+  checkFields(raw, [
+    "format",
+    "message_key",
+    "level_key",
+    "time_key",
+    "name_key",
+    "caller_key",
+    "stacktrace_key",
+    "line_ending",
+    "time_format",
+    "time_local",
+    "duration_format",
+    "level_format",
+  ], id);
+  for (
+    const [k, why] of [
+      ["caller_key", "log records here carry no caller (file:line)"],
+      ["stacktrace_key", "log records here carry no stack trace"],
+    ]
+  ) {
+    if (optString(raw, k, id)) throw new HttpConfigError("invalid_config", `${id}.${k}: ${why}`);
+  }
+  const dur = optString(raw, "duration_format", id);
+  if (dur && dur !== "seconds" && dur !== "s") {
+    throw new HttpConfigError(
+      "invalid_config",
+      `${id}.duration_format: ${
+        JSON.stringify(dur)
+      } is not available: durations are logged in seconds (Caddy's default)`,
+    );
+  }
+  const o: EncoderOptions = {};
+  for (
+    const k of [
+      "message_key",
+      "level_key",
+      "time_key",
+      "name_key",
+      "time_format",
+      "level_format",
+      "line_ending",
+    ] as const
+  ) {
+    const v = optString(raw, k, id);
+    if (v !== undefined) o[k] = v;
+  }
+  o.time_local = optBool(raw, "time_local", id) ?? false;
+  return o;
 }
 
 function pad(n: number, w = 2): string {
   return String(n).padStart(w, "0");
 }
 
-/** Formats a time in ms per Caddy's `time_format` names. */
-export function formatTime(ms: number, format: string): string | number {
+/** Formats a time in ms per Caddy's `time_format` names (wall clock: UTC unless `local`). */
+export function formatTime(ms: number, format: string, local = false): string | number {
   const d = new Date(ms);
   const wall = () =>
-    `${d.getFullYear()}/${pad(d.getMonth() + 1)}/${pad(d.getDate())} ` +
-    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+    local
+      ? `${d.getFullYear()}/${pad(d.getMonth() + 1)}/${pad(d.getDate())} ` +
+        `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`
+      : `${d.getUTCFullYear()}/${pad(d.getUTCMonth() + 1)}/${pad(d.getUTCDate())} ` +
+        `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
   switch (format) {
     case "unix_seconds_float":
       return ms / 1000;
@@ -72,11 +137,13 @@ export function jsonEncoder(o: EncoderOptions = {}): LogEncoder {
     encode(entry) {
       const rec: Record<string, unknown> = {};
       rec[o.level_key ?? "level"] = levelText(entry.level, o.level_format, "lower");
-      if (o.time_key !== "") rec[o.time_key ?? "ts"] = formatTime(entry.time, timeFormat);
+      if (o.time_key !== "") {
+        rec[o.time_key ?? "ts"] = formatTime(entry.time, timeFormat, o.time_local);
+      }
       if (entry.logger) rec[o.name_key ?? "logger"] = entry.logger;
       rec[o.message_key ?? "msg"] = entry.msg;
       Object.assign(rec, fieldsObject(entry));
-      return enc.encode(JSON.stringify(rec) + "\n");
+      return enc.encode(JSON.stringify(rec) + (o.line_ending ?? "\n"));
     },
   };
 }
@@ -89,19 +156,27 @@ export function consoleEncoder(o: EncoderOptions = {}): LogEncoder {
   return {
     encode(entry) {
       // an empty time_key leaves the time out (journald stamps lines itself)
-      const parts = o.time_key === "" ? [] : [String(formatTime(entry.time, timeFormat))];
+      const parts = o.time_key === ""
+        ? []
+        : [String(formatTime(entry.time, timeFormat, o.time_local))];
       parts.push(levelText(entry.level, o.level_format, "upper"));
       if (entry.logger) parts.push(entry.logger);
       parts.push(entry.msg);
       const fields = fieldsObject(entry);
       if (Object.keys(fields).length) parts.push(JSON.stringify(fields));
-      return enc.encode(parts.join("\t") + "\n");
+      return enc.encode(parts.join("\t") + (o.line_ending ?? "\n"));
     },
   };
 }
 
-registerModule({ id: "caddy.logging.encoders.json", create: (c) => jsonEncoder(c) });
-registerModule({ id: "caddy.logging.encoders.console", create: (c) => consoleEncoder(c) });
+registerModule({
+  id: "caddy.logging.encoders.json",
+  create: (c) => jsonEncoder(parseEncoderOptions(c, "caddy.logging.encoders.json")),
+});
+registerModule({
+  id: "caddy.logging.encoders.console",
+  create: (c) => consoleEncoder(parseEncoderOptions(c, "caddy.logging.encoders.console")),
+});
 
 // Encoders that wrap others, and the field filters: loaded when a config first names one.
 const wrapping = () => import("./wrapping_encoders.ts");

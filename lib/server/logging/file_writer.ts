@@ -1,12 +1,18 @@
 /**
- * `caddy.logging.writers.file`: appends to a file and rolls it by size, keeping a bounded
- * number of backups for a bounded number of days (lumberjack naming:
- * `name-2006-01-02T15-04-05.000.ext`, optionally gzipped).
+ * `caddy.logging.writers.file`: appends to a file and rolls it by size and by time, keeping a
+ * bounded number of backups for a bounded number of days (lumberjack naming:
+ * `name-2006-01-02T15-04-05.000.ext`, compressed with gzip (`.gz`) or zstd (`.zst`)). The
+ * file and its directories are created with `mode` (default 0600) and `dir_mode` (default
+ * 0700; `from_file`: the file's mode with execute bits where it can be read), less the umask.
+ * Rolls by time (`roll_interval`, `roll_at` times of day, `roll_minutes` of each hour) happen
+ * at the first write after the time.
  *
  * @module
  */
 import { registerModule } from "../module.ts";
 import type { LogWriter } from "./entry.ts";
+import { checkFields } from "../http/config.ts";
+import { parseDuration } from "../duration.ts";
 
 /** Options of the file writer (Caddy's field names). */
 export interface FileWriterOptions {
@@ -26,6 +32,80 @@ export interface FileWriterOptions {
   roll_keep?: number;
   /** Days to keep backups (default 90). */
   roll_keep_days?: number;
+  /** `gzip` (default), `zstd` or `none`; overrides `roll_gzip`. */
+  roll_compression?: string;
+  /** Roll when the file is this old (Caddy duration). */
+  roll_interval?: string | number;
+  /** Roll at these times of day (`HH:MM`). */
+  roll_at?: string[];
+  /** Roll at these minutes of each hour. */
+  roll_minutes?: number[];
+  /** File mode, octal (default `0600`). */
+  mode?: string;
+  /** Directory mode, octal or `from_file` (default `0700`). */
+  dir_mode?: string;
+}
+
+const FILE_FIELDS = [
+  "output",
+  "filename",
+  "roll",
+  "roll_disabled",
+  "roll_size_mb",
+  "roll_gzip",
+  "roll_local_time",
+  "roll_keep",
+  "roll_keep_days",
+  "roll_compression",
+  "roll_interval",
+  "roll_at",
+  "roll_minutes",
+  "mode",
+  "dir_mode",
+];
+
+function octal(v: string | undefined, what: string, fallback: number): number {
+  if (v === undefined || v === "") return fallback;
+  if (!/^0?[0-7]{3,4}$/.test(v)) {
+    throw new Error(`file log writer: ${what} ${JSON.stringify(v)} is not an octal mode`);
+  }
+  return parseInt(v, 8);
+}
+
+/** The next time-based roll after `from` (ms), Infinity when none is configured. */
+export function nextTimedRoll(
+  from: number,
+  o: { intervalMs?: number; at?: [number, number][]; minutes?: number[]; local: boolean },
+): number {
+  let next = o.intervalMs ? from + o.intervalMs : Infinity;
+  const d = new Date(from);
+  const get = (f: "Hours" | "Minutes") => o.local ? d[`get${f}`]() : d[`getUTC${f}`]();
+  const at = (dayOffset: number, h: number, m: number) => {
+    const t = new Date(from);
+    if (o.local) t.setHours(0, 0, 0, 0);
+    else t.setUTCHours(0, 0, 0, 0);
+    return t.getTime() + dayOffset * 86_400_000 + (h * 60 + m) * 60_000;
+  };
+  for (const [h, m] of o.at ?? []) {
+    for (const day of [0, 1]) {
+      const t = at(day, h, m);
+      if (t > from) {
+        next = Math.min(next, t);
+        break;
+      }
+    }
+  }
+  for (const m of o.minutes ?? []) {
+    const hourStart = from - (get("Minutes") * 60_000 + (from % 60_000));
+    for (const hour of [0, 1]) {
+      const t = hourStart + hour * 3_600_000 + m * 60_000;
+      if (t > from) {
+        next = Math.min(next, t);
+        break;
+      }
+    }
+  }
+  return next;
 }
 
 function pad(n: number, w = 2): string {
@@ -96,7 +176,38 @@ function checkWritable(filename: string): void {
 
 /** Opens a rolling file writer; with `validating`, only checks it could. */
 export function fileWriter(o: FileWriterOptions, validating = false): LogWriter {
+  checkFields(o as unknown as Record<string, unknown>, FILE_FIELDS, "caddy.logging.writers.file");
   if (!o.filename) throw new Error("file log writer: missing filename");
+  const mode = octal(o.mode, "mode", 0o600);
+  const dirMode = o.dir_mode === "from_file"
+    ? mode | ((mode & 0o444) >> 2)
+    : octal(o.dir_mode, "dir_mode", 0o700);
+  const compression = o.roll_compression ?? (o.roll_gzip === false ? "none" : "gzip");
+  if (!["gzip", "zstd", "none"].includes(compression)) {
+    throw new Error(
+      `file log writer: roll_compression ${JSON.stringify(compression)} (gzip, zstd or none)`,
+    );
+  }
+  const local = o.roll_local_time ?? false;
+  const timed = {
+    intervalMs: o.roll_interval === undefined ? undefined : parseDuration(o.roll_interval),
+    at: (o.roll_at ?? []).map((t) => {
+      const m = /^(\d{1,2}):(\d{2})$/.exec(t);
+      if (!m || Number(m[1]) > 23 || Number(m[2]) > 59) {
+        throw new Error(
+          `file log writer: roll_at ${JSON.stringify(t)} is not a time of day (HH:MM)`,
+        );
+      }
+      return [Number(m[1]), Number(m[2])] as [number, number];
+    }),
+    minutes: (o.roll_minutes ?? []).map((m) => {
+      if (!Number.isInteger(m) || m < 0 || m > 59) {
+        throw new Error(`file log writer: roll_minutes ${m} is not a minute (0-59)`);
+      }
+      return m;
+    }),
+    local,
+  };
   if (validating) {
     checkWritable(o.filename);
     return { write() {} };
@@ -105,10 +216,11 @@ export function fileWriter(o: FileWriterOptions, validating = false): LogWriter 
   const maxBytes = (o.roll_size_mb ?? 100) * 1024 * 1024;
   const keep = o.roll_keep ?? 10;
   const keepDays = o.roll_keep_days ?? 90;
-  const gzip = o.roll_gzip ?? true;
+  const suffix = compression === "gzip" ? ".gz" : compression === "zstd" ? ".zst" : "";
   const { dir, base, ext } = split(o.filename);
-  Deno.mkdirSync(dir, { recursive: true });
-  let file = Deno.openSync(o.filename, { create: true, append: true, mode: 0o600 });
+  Deno.mkdirSync(dir, { recursive: true, mode: dirMode });
+  let file = Deno.openSync(o.filename, { create: true, append: true, mode });
+  let nextRoll = nextTimedRoll(Date.now(), timed);
   let size = file.statSync().size;
   const pending = new Set<Promise<void>>();
   let lastStamp = "";
@@ -123,7 +235,7 @@ export function fileWriter(o: FileWriterOptions, validating = false): LogWriter 
     for await (const e of Deno.readDir(dir)) {
       if (
         e.isFile && e.name.startsWith(base + "-") && e.name !== `${base}${ext}` &&
-        (e.name.endsWith(ext) || e.name.endsWith(ext + ".gz"))
+        (e.name.endsWith(ext) || e.name.endsWith(ext + ".gz") || e.name.endsWith(ext + ".zst"))
       ) {
         const path = `${dir}/${e.name}`;
         const st = await Deno.stat(path).catch(() => null);
@@ -141,13 +253,19 @@ export function fileWriter(o: FileWriterOptions, validating = false): LogWriter 
 
   const compress = async (path: string) => {
     const src = await Deno.open(path, { read: true });
-    const dst = await Deno.open(path + ".gz", {
-      write: true,
-      create: true,
-      truncate: true,
-      mode: 0o600,
-    });
-    await src.readable.pipeThrough(new CompressionStream("gzip")).pipeTo(dst.writable);
+    const dst = await Deno.open(path + suffix, { write: true, create: true, truncate: true, mode });
+    let stream: TransformStream<Uint8Array, Uint8Array>;
+    if (compression === "gzip") {
+      stream = new CompressionStream("gzip") as TransformStream<Uint8Array, Uint8Array>;
+    } else {
+      const zlib = (await import("node:zlib")).default;
+      const { Duplex } = await import("node:stream");
+      stream = Duplex.toWeb(zlib.createZstdCompress()) as unknown as TransformStream<
+        Uint8Array,
+        Uint8Array
+      >;
+    }
+    await src.readable.pipeThrough(stream).pipeTo(dst.writable);
     await Deno.remove(path);
   };
 
@@ -158,15 +276,17 @@ export function fileWriter(o: FileWriterOptions, validating = false): LogWriter 
     lastStamp = name;
     const backup = `${dir}/${base}-${name}${ext}`;
     Deno.renameSync(o.filename, backup);
-    file = Deno.openSync(o.filename, { create: true, append: true, mode: 0o600 });
+    file = Deno.openSync(o.filename, { create: true, append: true, mode });
     size = 0;
-    track((gzip ? compress(backup) : Promise.resolve()).then(prune).catch(() => {}));
+    track((suffix ? compress(backup) : Promise.resolve()).then(prune).catch(() => {}));
   };
 
   return {
     write(bytes) {
       try {
-        if (roll && size > 0 && size + bytes.length > maxBytes) rotate();
+        const now = nextRoll === Infinity ? 0 : Date.now();
+        if (roll && size > 0 && (size + bytes.length > maxBytes || now >= nextRoll)) rotate();
+        if (now >= nextRoll) nextRoll = nextTimedRoll(now, timed);
         let off = 0;
         while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
         size += bytes.length;

@@ -7,6 +7,7 @@
 import type { LogFields, Logger, LogLevel } from "../module.ts";
 import { levelRank, type LogEncoder, type LogEntry, type LogWriter, parseLevel } from "./entry.ts";
 import { consoleEncoder, jsonEncoder } from "./encoders.ts";
+import { checkFields } from "../http/config.ts";
 import { stderrWriter } from "./writers.ts";
 import { parseDuration } from "../duration.ts";
 
@@ -138,8 +139,26 @@ export class LogPipeline {
     const built: BuiltLog[] = [];
     if (!logsRaw[DEFAULT_LOG]) logsRaw[DEFAULT_LOG] = {};
     try {
+      checkFields(section as Record<string, unknown>, ["sink", "logs"], "logging");
+      if (section.sink !== undefined && section.sink !== null) {
+        throw new Error(
+          "logging.sink: there is no standard-library logger here to redirect; every log goes through logging.logs",
+        );
+      }
       for (const [name, cfg0] of Object.entries(logsRaw)) {
         const cfg = cfg0 ?? {};
+        checkFields(
+          cfg as Record<string, unknown>,
+          ["writer", "encoder", "level", "sampling", "include", "exclude"],
+          `logging.logs.${name}`,
+        );
+        if (cfg.sampling) {
+          checkFields(
+            cfg.sampling,
+            ["interval", "first", "thereafter"],
+            `logging.logs.${name}.sampling`,
+          );
+        }
         const writer = await load<LogWriter>(
           "caddy.logging.writers",
           "output",

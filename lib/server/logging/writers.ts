@@ -5,6 +5,7 @@
  * @module
  */
 import { registerModule } from "../module.ts";
+import { checkFields } from "../http/config.ts";
 import type { LogWriter } from "./entry.ts";
 import { parseDuration } from "../duration.ts";
 import { parseNetworkAddress } from "../address.ts";
@@ -124,10 +125,28 @@ export async function netWriter(o: NetWriterOptions, validating = false): Promis
   };
 }
 
-registerModule({ id: "caddy.logging.writers.stdout", create: () => stdoutWriter() });
-registerModule({ id: "caddy.logging.writers.stderr", create: () => stderrWriter() });
-registerModule({ id: "caddy.logging.writers.discard", create: () => discardWriter() });
+for (
+  const [name, make] of [["stdout", stdoutWriter], ["stderr", stderrWriter], [
+    "discard",
+    discardWriter,
+  ]] as const
+) {
+  registerModule({
+    id: `caddy.logging.writers.${name}`,
+    create: (c) => {
+      checkFields(c, ["output"], `caddy.logging.writers.${name}`);
+      return make();
+    },
+  });
+}
 registerModule({
   id: "caddy.logging.writers.net",
-  create: (c, ctx) => netWriter(c as unknown as NetWriterOptions, ctx.validating),
+  create: (c, ctx) => {
+    checkFields(
+      c,
+      ["output", "address", "dial_timeout", "soft_start"],
+      "caddy.logging.writers.net",
+    );
+    return netWriter(c as unknown as NetWriterOptions, ctx.validating);
+  },
 });

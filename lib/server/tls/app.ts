@@ -7,8 +7,8 @@
  *   manage even when no server names them.
  * - `automation`: policies and issuers (see `automation.ts`); managed certificates are
  *   obtained at start and renewed inside their renewal window (see `manager.ts`).
- * - `session_tickets`, `disable_ocsp_stapling`: accepted as Caddy's defaults (tickets on,
- *   nothing stapled).
+ * - `session_tickets`: only empty (Caddy's default: tickets on, keys the library's own); any
+ *   setting in it is refused. `disable_ocsp_stapling`: nothing is stapled here, so it holds.
  * - `dns`: the default DNS provider (`{"name": "<provider>", ...}`, module
  *   `dns.providers.<name>`), used by ACME issuers whose `challenges.dns` names none;
  *   `resolvers`: the default resolvers of DNS-01 propagation checks.
@@ -92,6 +92,14 @@ export class TlsApp implements App {
       "disable_storage_check",
       "disable_storage_clean",
     ], "tls");
+    const tickets = config.session_tickets;
+    if (tickets !== undefined && tickets !== null && Object.keys(tickets as object).length) {
+      throw new TlsConfigError(
+        "unsupported",
+        "tls.session_tickets: session ticket keys are kept and rotated by the TLS library here " +
+          "(tickets on); none of their settings can be changed: remove session_tickets",
+      );
+    }
     for (const k of ["disable_storage_check", "disable_storage_clean"]) {
       if (config[k] !== undefined && typeof config[k] !== "boolean") {
         throw new TlsConfigError("invalid_config", `tls.${k}: must be a boolean`);
@@ -379,6 +387,12 @@ export class TlsApp implements App {
         }
         if (name) await cache.settle(name);
         let found = name ? cache.matching(name, filter)[0] : undefined;
+        // no SNI and no certificate for the listener's IP: the policies' default_sni (certmagic
+        // tries the local IP first, then the default server name)
+        const defaultSni = list.find((p) => p.defaultSni)?.defaultSni;
+        if (!found && !normalizeName(serverName) && ip && defaultSni) {
+          found = cache.matching(defaultSni, filter)[0];
+        }
         if (!found && name) {
           const external = await askManagers(
             app.#automation.policies,

@@ -31,6 +31,7 @@ import { getModule, type ModuleInstance, type ProvisionContext } from "../module
 import type { Storage } from "../storage/mod.ts";
 import { parseDuration } from "../duration.ts";
 import { TlsConfigError } from "./certificates.ts";
+import { noteAcceptedFields } from "../http/config.ts";
 import { isIP } from "../pki/x509.ts";
 import type { Issuer } from "./issuer.ts";
 import { decodeOnDemand, type OnDemandConfig } from "./on_demand.ts";
@@ -192,20 +193,21 @@ export async function decodePolicy(
       throw new TlsConfigError("unsupported", `${where}.${k}: ${why}`);
     }
   }
+  const fields = [
+    "subjects",
+    "issuers",
+    "renewal_window_ratio",
+    "key_type",
+    "storage",
+    "disable_ocsp_stapling",
+    "on_demand",
+    "get_certificate",
+  ];
+  noteAcceptedFields(where, [...fields, ...Object.keys(REFUSED)]);
   for (const k of Object.keys(p)) {
-    if (
-      ![
-        "subjects",
-        "issuers",
-        "renewal_window_ratio",
-        "key_type",
-        "storage",
-        "disable_ocsp_stapling",
-        "on_demand",
-        "get_certificate",
-      ]
-        .includes(k) && !(k in REFUSED)
-    ) throw new TlsConfigError("unknown_field", `${where}: unknown field "${k}"`);
+    if (!fields.includes(k) && !(k in REFUSED)) {
+      throw new TlsConfigError("unknown_field", `${where}: unknown field "${k}"`);
+    }
   }
   const subjects = p.subjects ?? [];
   if (!Array.isArray(subjects) || subjects.some((s) => typeof s !== "string")) {
@@ -270,11 +272,16 @@ export async function decodeAutomation(raw: unknown, ctx: ProvisionContext): Pro
     throw new TlsConfigError("invalid_config", "tls.automation: must be an object");
   }
   const a = raw as Raw;
+  const fields = [
+    "policies",
+    "renew_interval",
+    "on_demand",
+    "storage_clean_interval",
+    "ocsp_interval",
+  ];
+  noteAcceptedFields("tls.automation", fields);
   for (const k of Object.keys(a)) {
-    if (
-      !["policies", "renew_interval", "on_demand", "storage_clean_interval", "ocsp_interval"]
-        .includes(k)
-    ) {
+    if (!fields.includes(k)) {
       throw new TlsConfigError("unknown_field", `tls.automation: unknown field "${k}"`);
     }
   }

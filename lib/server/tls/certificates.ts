@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { noteAcceptedFields } from "../http/config.ts";
 
 /** Stable codes of errors thrown while loading the `tls` app or TLS connection policies. */
 export type TlsConfigErrorCode =
@@ -48,6 +49,7 @@ function isObject(v: unknown): v is Raw {
 
 /** Checks that `raw` has only `allowed` keys. */
 export function tlsCheckFields(raw: Raw, allowed: readonly string[], where: string): void {
+  noteAcceptedFields(where, allowed);
   for (const k of Object.keys(raw)) {
     if (!allowed.includes(k)) {
       throw new TlsConfigError("unknown_field", `${where}: unknown field ${JSON.stringify(k)}`);

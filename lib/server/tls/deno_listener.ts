@@ -56,6 +56,10 @@ export interface DenoTlsOptions {
   ): Response | Promise<Response>;
   /** Logs what happened (replacement, fallback). */
   log?(msg: string, fields?: Record<string, unknown>): void;
+  /** The ALPN protocols to offer (default `h2`, `http/1.1`); a change replaces the listener. */
+  alpn?(): string[];
+  /** Called when a listener generation (a new listening socket) opened. */
+  onListener?(): void;
 }
 
 /** A running Deno-engine TLS listener. */
@@ -103,6 +107,8 @@ interface Generation {
   mode: "fixed" | "resolver";
   /** fixed: the certificate held. */
   fixed?: string;
+  /** The ALPN protocols offered, joined by commas. */
+  alpn: string;
   /** resolver: what was answered per name. */
   answers: Map<string, string | null>;
   loop: AcceptLoop;
@@ -157,10 +163,11 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
       if (!got) throw new Error(`no certificate for ${JSON.stringify(name)}`);
       return got;
     };
+    const alpn = o.alpn?.() ?? ["h2", "http/1.1"];
     const options: Record<string | symbol, unknown> = {
       hostname: o.hostname,
       port,
-      alpnProtocols: ["h2", "http/1.1"],
+      alpnProtocols: alpn,
       reusePort: true,
     };
     if (fixed) Object.assign(options, { cert: fixed.cert, key: fixed.key });
@@ -170,15 +177,18 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
     );
     port = (listener.addr as Deno.NetAddr).port;
     generations++;
-    return {
+    const gen: Generation = {
       mode: fixed ? "fixed" : "resolver",
       fixed: fixed?.cert,
+      alpn: alpn.join(","),
       answers,
       loop: acceptLoop(
         listener,
         (conn) => connections.serve(i.serveHttpOnConnection, conn, o.handler, onError),
       ),
     };
+    o.onListener?.();
+    return gen;
   };
 
   const retire = (g: Generation, quiet: boolean) => {
@@ -210,6 +220,7 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
     const g = current;
     const getter = o.getter();
     const fixed = (await getter.fixedCertificate?.().catch(() => null)) ?? null;
+    if (o.alpn && o.alpn().join(",") !== g.alpn) return rotate(fixed, "protocols changed");
     if (fixed) {
       if (g.mode !== "fixed" || g.fixed !== fixed.cert) {
         rotate(fixed, "one certificate for every name");

@@ -253,7 +253,7 @@ Deno.test("reverse_proxy: transport fields the client cannot honour are refused 
   for (
     const [t, re] of [
       [{ versions: ["3"] }, /transport\.versions: not supported .*version "3"/],
-      [{ keep_alive: { enabled: false } }, /transport\.keep_alive: not supported/],
+      [{ write_buffer_size: 4096 }, /transport\.write_buffer_size: not supported/],
       [{ tls: { renegotiation: "freely" } }, /transport\.tls\.renegotiation: not supported/],
       [{ network_proxy: { from: "env" } }, /network_proxy: not supported/],
       [

@@ -29,6 +29,8 @@ export interface ChallTestSrv {
   dnsPort: number;
   /** Answers A queries for `host` with `ips` (replacing earlier ones). */
   setA(host: string, ips: string[]): Promise<void>;
+  /** Answers AAAA queries for `host` with `ips` (replacing earlier ones). */
+  setAAAA(host: string, ips: string[]): Promise<void>;
   /** Answers TXT queries for `host` with `value` (empty: no record). */
   setTxt(host: string, value: string): Promise<void>;
   stop(): Promise<void>;
@@ -86,6 +88,11 @@ export async function startChallTestSrv(): Promise<ChallTestSrv> {
       const fqdn = host.endsWith(".") ? host : host + ".";
       await api("/clear-a", { host: fqdn });
       if (ips.length) await api("/add-a", { host: fqdn, addresses: ips });
+    },
+    async setAAAA(host, ips) {
+      const fqdn = host.endsWith(".") ? host : host + ".";
+      await api("/clear-aaaa", { host: fqdn });
+      if (ips.length) await api("/add-aaaa", { host: fqdn, addresses: ips });
     },
     async setTxt(host, value) {
       const fqdn = host.endsWith(".") ? host : host + ".";

@@ -31,9 +31,11 @@ import {
 } from "./h1parse.ts";
 import { type RequestHead, requestHead } from "./h1request.ts";
 import { UpstreamTimeout } from "./transport.ts";
+import { ConnPool, type PoolLimits } from "./h1pool.ts";
+
+export type { PoolLimits };
 
 const enc = new TextEncoder();
-const MAX_IDLE_PER_HOST = 64;
 const SMALL_BODY = 64 * 1024;
 
 /** A response head from the upstream: header names in lower case, in the order received. */
@@ -84,50 +86,35 @@ class StaleConnection extends Error {}
 
 /** A keep-alive connection pool for one proxy handler. */
 export class H1Pool {
-  #idle = new Map<string, Conn[]>();
-  #closed = false;
+  #conns: ConnPool;
   #tls: UpstreamTls | null;
   #dial: DialOptions;
+  #maxHeadBytes: number;
 
   /** A pool for plain upstreams, or TLS ones when `tls` is given. */
-  constructor(tls: UpstreamTls | null = null, dial: DialOptions = {}) {
+  constructor(tls: UpstreamTls | null = null, dial: DialOptions = {}, limits: PoolLimits = {}) {
     this.#tls = tls;
     this.#dial = dial;
+    this.#conns = new ConnPool(limits);
+    this.#maxHeadBytes = limits.maxHeadBytes ?? H1_LIMITS.maxHeadBytes;
   }
 
   /** Closes every idle connection. */
   close(): void {
-    this.#closed = true;
-    for (const list of this.#idle.values()) for (const c of list) c.close();
-    this.#idle.clear();
+    this.#conns.close();
   }
 
   #release(dial: string, c: Conn): void {
-    if (this.#closed || c.closed || c.buf.length) {
-      c.close();
-      return;
-    }
-    const list = this.#idle.get(dial) ?? [];
-    if (list.length >= MAX_IDLE_PER_HOST) {
-      c.close();
-      return;
-    }
-    list.push(c);
-    this.#idle.set(dial, list);
-    c.park(() => {
-      const l = this.#idle.get(dial);
-      const i = l?.indexOf(c) ?? -1;
-      if (i >= 0) l!.splice(i, 1);
-    });
+    this.#conns.release(dial, c);
   }
 
-  #takeIdle(dial: string): Conn | undefined {
-    const list = this.#idle.get(dial);
-    while (list?.length) {
-      const c = list.pop()!;
-      if (c.unpark()) return c;
-    }
-    return undefined;
+  /** An idle connection, or a new one when `max_conns_per_host` allows (else waits for one). */
+  #acquire(dial: string, o: RoundTrip, fresh: boolean): Promise<Conn> {
+    return this.#conns.acquire(dial, fresh, async () =>
+      new Conn(
+        await dialUpstream(dial, o.dialTimeout, this.#tls, this.#dial),
+        this.#dial.readBufferSize,
+      ));
   }
 
   /**
@@ -146,14 +133,14 @@ export class H1Pool {
 
     // Reuse an idle connection; a stale one (closed by the upstream) is retried once fresh.
     for (let attempt = 0;; attempt++) {
-      const idle = attempt === 0 ? this.#takeIdle(o.dial) : undefined;
       let c: Conn;
       try {
-        c = idle ?? new Conn(await dialUpstream(o.dial, o.dialTimeout, this.#tls, this.#dial));
+        c = await this.#acquire(o.dial, o, attempt > 0);
       } catch (e) {
         o.onDone();
         throw e;
       }
+      const idle = c.reused;
       try {
         return await this.#exchange(c, o, req);
       } catch (e) {
@@ -271,7 +258,7 @@ export class H1Pool {
   ): Promise<ResponseHead> {
     const readHead = async (): Promise<ResponseHead> => {
       for (let interim = 0;; interim++) {
-        const scanner = new HeadScanner();
+        const scanner = new HeadScanner(this.#maxHeadBytes);
         let end = scanner.scan(c.buf);
         while (end < 0) {
           let more: boolean;

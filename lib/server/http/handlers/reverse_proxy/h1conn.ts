@@ -14,6 +14,8 @@ import type { Tunnel } from "../../../module.ts";
 import { view } from "../../../node_streams.ts";
 import { DialError } from "./transport.ts";
 import { splitDial } from "./upstreams.ts";
+import { dialParallel, isIPLiteral, type NameServer, resolveHost } from "./dial.ts";
+import { applyConnectionKeepAlive } from "../../../listeners/keepalive.ts";
 
 const READ_BUFFER = 32 * 1024;
 
@@ -43,6 +45,19 @@ export interface UpstreamTls {
 export interface DialOptions {
   /** The local IP address to dial from (`local_address`); the system chooses when absent. */
   localAddress?: string;
+  /** DNS servers for upstream names (`resolver.addresses`); the system's when absent. */
+  resolvers?: NameServer[];
+  /**
+   * `dial_fallback_delay` (ms): race the other address family after this long (negative: one
+   * address at a time); absent: the system's order, as Deno.connect takes it.
+   */
+  fallbackDelayMs?: number;
+  /** Ports dialed without TLS although the transport has `tls` (`tls.except_ports`). */
+  exceptPorts?: ReadonlySet<number>;
+  /** Bytes read from an upstream connection at a time (`read_buffer_size`). */
+  readBufferSize?: number;
+  /** TCP keep-alive probe interval of upstream connections, seconds (`probe_interval`). */
+  probeIntervalS?: number;
 }
 
 /** Writes all of `data`. */
@@ -184,16 +199,38 @@ export async function dialUpstream(
   } else {
     const { host, port } = splitDial(dial);
     const p = port ? Number(port) : tls ? 443 : 80;
+    if (tls && options.exceptPorts?.has(p)) tls = null;
     const from = options.localAddress;
-    connecting = tls
-      ? connectTls(host, p, tls, from)
-      : from
-      ? connectFrom(host, p, from)
-      : Deno.connect({ hostname: host, port: p })
-        .then((c) => {
-          c.setNoDelay(true);
-          return c;
-        });
+    const to = (ip: string): Promise<ByteConn> => {
+      // an address looked up here keeps the name for TLS (SNI and verification)
+      const t = tls && ip !== host && !tls.serverName ? { ...tls, serverName: host } : tls;
+      return t ? connectTls(ip, p, t, from) : from ? connectFrom(ip, p, from) : Deno.connect({
+        hostname: ip,
+        port: p,
+      }).then((c) => {
+        c.setNoDelay(true);
+        return c;
+      });
+    };
+    connecting = isIPLiteral(host) ||
+        (options.resolvers === undefined && options.fallbackDelayMs === undefined)
+      ? to(host)
+      : resolveHost(host, options.resolvers).then((addrs) =>
+        dialParallel(
+          addrs,
+          options.fallbackDelayMs ?? 300,
+          (a) => to(a.address),
+          (ms) => new Promise((r) => setTimeout(r, ms)),
+          (c) => c.close(),
+        )
+      );
+    if (options.probeIntervalS) {
+      const s = options.probeIntervalS;
+      connecting = connecting.then((c) => {
+        keepAliveOn(c, s);
+        return c;
+      });
+    }
   }
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
@@ -216,18 +253,38 @@ export async function dialUpstream(
   }
 }
 
+/** TCP keep-alive probes every `seconds` on an upstream connection (Go's Dialer.KeepAlive). */
+function keepAliveOn(c: ByteConn, seconds: number): void {
+  let ports: [number, number] | undefined;
+  if (c instanceof NodeSocketConn) {
+    const s = c.socket as net.Socket;
+    s.setKeepAlive(true, seconds * 1000);
+    if (s.localPort && s.remotePort) ports = [s.localPort, s.remotePort];
+  } else {
+    const d = c as Deno.TcpConn;
+    d.setKeepAlive?.(true);
+    const l = d.localAddr as Deno.NetAddr, r = d.remoteAddr as Deno.NetAddr;
+    if (l?.port && r?.port) ports = [l.port, r.port];
+  }
+  if (ports) applyConnectionKeepAlive(ports[0], ports[1], seconds);
+}
+
 /** An upstream connection with its read buffer. */
 export class Conn {
   /** Bytes read and not yet consumed (its own allocation: safe to hand out as a body). */
   buf: Uint8Array = new Uint8Array(0);
   /** True once closed. */
   closed = false;
-  #scratch = new Uint8Array(READ_BUFFER);
+  #scratch: Uint8Array;
   /** A read issued while the connection sat idle in the pool. */
   #pending: Promise<number | null> | null = null;
   #idle = false;
+  /** Runs once when the connection closes (the pool counts connections per upstream). */
+  onClose?: () => void;
 
-  constructor(readonly conn: ByteConn) {}
+  constructor(readonly conn: ByteConn, readBuffer: number = READ_BUFFER) {
+    this.#scratch = new Uint8Array(readBuffer);
+  }
 
   /** Reads more bytes into the buffer; false at EOF. */
   async fill(): Promise<boolean> {
@@ -272,8 +329,12 @@ export class Conn {
   /** Takes the connection out of the pool; false when it died there. */
   unpark(): boolean {
     this.#idle = false;
+    this.reused = true;
     return !this.closed;
   }
+
+  /** True once the connection came back from the pool for another exchange. */
+  reused = false;
 
   /** Closes the connection (idempotent). */
   close(): void {
@@ -282,6 +343,7 @@ export class Conn {
     try {
       this.conn.close();
     } catch { /* closed */ }
+    this.onClose?.();
   }
 }
 

@@ -122,13 +122,16 @@ export class HeadScanner {
   #lineStart = 0;
   #lines = 0;
 
+  /** A scanner refusing heads longer than `maxBytes` (`max_response_header_size`). */
+  constructor(readonly maxBytes: number = H1_LIMITS.maxHeadBytes) {}
+
   /**
    * Scans `buf` (the bytes received so far, from the head's first byte; earlier calls saw a
    * prefix of it). Returns the head's length with its final empty line, or -1 when more
    * bytes are needed. Throws on a bare CR or LF, a NUL, too many lines or too many bytes.
    */
   scan(buf: Uint8Array): number {
-    const max = H1_LIMITS.maxHeadBytes;
+    const max = this.maxBytes;
     for (let i = this.#pos; i < buf.length; i++) {
       if (i >= max) throw new UpstreamProtocolError(`response head larger than ${max} bytes`);
       const b = buf[i];

@@ -3,7 +3,8 @@
  * `<method> uri` (`GET` unless `method` says otherwise; on `port` if set, with `headers` and
  * `body`), healthy when the status matches
  * `expect_status` (a single digit is a class; default 2xx/3xx) and the body `expect_body`,
- * within `timeout` (default 5s). Passive: failures (errors, `unhealthy_status`,
+ * within `timeout` (default 5s); a host changes state after `passes` (healthy again) or `fails`
+ * (unhealthy) checks in a row (default 1 each). Passive: failures (errors, `unhealthy_status`,
  * `unhealthy_latency`) are remembered for `fail_duration`; `max_fails` of them make a host
  * unavailable; `unhealthy_request_count` caps concurrent requests per upstream.
  *
@@ -127,6 +128,10 @@ export function startActive(
     throw new HttpConfigError("invalid_config", `${where}.method: not a method: ${method}`);
   }
   const reqBody = optString(raw, "body", where) ?? "";
+  // consecutive results needed to change a host's state (Caddy's default: 1 each)
+  const passes = Math.max(1, optNumber(raw, "passes", where) ?? 1);
+  const fails = Math.max(1, optNumber(raw, "fails", where) ?? 1);
+  const streaks = new Map<Upstream, number>(); // > 0: passes in a row, < 0: failures in a row
   if (options.validating) return { stop() {}, runOnce: () => Promise.resolve() };
   const aborts = new Set<AbortController>();
   let stopped = false;
@@ -176,7 +181,8 @@ export function startActive(
         let body = "";
         res.setEncoding("utf8");
         res.on("data", (d: string) => {
-          if (!maxSize || body.length < maxSize) body += d;
+          // at most max_size bytes of the body are read (Caddy's LimitReader)
+          if (!maxSize || body.length < maxSize) body = (body + d).slice(0, maxSize || undefined);
         });
         res.on("end", () => finish(expectBody.test(body)));
         res.on("error", () => finish(false));
@@ -190,8 +196,16 @@ export function startActive(
     await Promise.all(upstreams.map(async (u) => {
       const ok = await check(u);
       if (stopped) return;
-      if (u.unhealthy === ok) onChange(u, ok);
-      u.unhealthy = !ok;
+      const before = streaks.get(u) ?? 0;
+      const streak = ok ? Math.max(0, before) + 1 : Math.min(0, before) - 1;
+      streaks.set(u, streak);
+      if (u.unhealthy && ok && streak >= passes) {
+        u.unhealthy = false;
+        onChange(u, true);
+      } else if (!u.unhealthy && !ok && -streak >= fails) {
+        u.unhealthy = true;
+        onChange(u, false);
+      }
     }));
   };
 

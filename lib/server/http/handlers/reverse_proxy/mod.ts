@@ -103,10 +103,10 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
     const tlsOptions = transport.tls
       ? { insecure: transport.insecure, serverName: transport.serverName, ca: transport.ca }
       : null;
-    const dialOptions = { localAddress: transport.localAddress };
+    const dialOptions = { ...transport.dial, localAddress: transport.localAddress };
     const h1: H1Pool | H2Pool = transport.http2
       ? new H2Pool(tlsOptions, dialOptions)
-      : new H1Pool(tlsOptions, dialOptions);
+      : new H1Pool(tlsOptions, dialOptions, transport.pool);
     const bodyLogger = ctx.logger("http.handlers.reverse_proxy");
     const dynamic = provisionDynamicUpstreams(
       config.dynamic_upstreams,

@@ -8,6 +8,8 @@
  */
 import type http from "node:http";
 import type httpsType from "node:https";
+import type { DialOptions } from "./h1conn.ts";
+import type { PoolLimits } from "./h1client.ts";
 
 let nodeHttp: typeof http;
 let nodeHttps: typeof httpsType;
@@ -66,6 +68,13 @@ export interface TransportOptions {
   localAddress?: string;
   /** Speak HTTP/2 to upstreams (`versions`: `h2c` for plain ones, `2` for TLS ones). */
   http2?: boolean;
+  /**
+   * How names are resolved and dialed (`resolver`, `dial_fallback_delay`, `tls.except_ports`,
+   * `read_buffer_size`, `keep_alive.probe_interval`), beside `localAddress`.
+   */
+  dial?: Omit<DialOptions, "localAddress">;
+  /** Connection reuse and limits (`keep_alive`, `max_conns_per_host`, `max_response_header_size`). */
+  pool?: PoolLimits;
   /** Connect timeout (ms). */
   dialTimeout: number;
   /** Time to wait for response headers (ms, 0 = none). */

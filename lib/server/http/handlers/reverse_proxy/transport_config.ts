@@ -5,9 +5,11 @@
  * `network_proxy` (`none`, or `url` naming an `http://` forward proxy for plain upstreams),
  * `local_address` (the IP to dial from),
  * `dial_timeout` (default 3s), `response_header_timeout`, `compression: false` (the client
- * never asks upstreams for compressed bodies) and `versions` (`1.1`; `h2c` for HTTP/2 to
- * plain upstreams, `2` for HTTP/2 over TLS). Any other field
- * of Caddy's HTTP transport is refused by name, never accepted and ignored.
+ * never asks upstreams for compressed bodies), `versions` (`1.1`; `h2c` for HTTP/2 to
+ * plain upstreams, `2` for HTTP/2 over TLS), `tls.renegotiation: never`, `tls.except_ports`,
+ * and the connection fields of `transport_connections.ts` (`keep_alive`, `max_conns_per_host`,
+ * `max_response_header_size`, `read_buffer_size`, `resolver`, `dial_fallback_delay`). Any
+ * other field of Caddy's HTTP transport is refused by name, never accepted and ignored.
  *
  * @module
  */
@@ -23,19 +25,15 @@ import {
 import { HttpConfigError } from "../../errors.ts";
 import { parseIP } from "../../ip.ts";
 import type { TransportOptions } from "./transport.ts";
+import { parseConnectionFields } from "./transport_connections.ts";
 
 /** Fields of Caddy's HTTP transport this client does not implement, with what to do. */
 const UNSUPPORTED: Record<string, string> = {
-  resolver: "upstream host names are resolved by the system resolver",
-  keep_alive: "idle upstream connections are pooled with fixed limits",
-  max_conns_per_host: "connections per upstream are not capped",
   proxy_protocol: "the PROXY protocol is not sent upstream",
-  forward_proxy_url: "upstreams are dialed directly",
-  dial_fallback_delay: "happy-eyeballs dialing is not configurable",
+  forward_proxy_url: "upstreams are dialed directly; use network_proxy",
   expect_continue_timeout: "`Expect: 100-continue` is relayed as is",
-  max_response_header_size: "the response head limit is fixed at 64 KiB",
-  write_buffer_size: "buffer sizes are chosen by the client",
-  read_buffer_size: "buffer sizes are chosen by the client",
+  write_buffer_size:
+    "writes to upstreams are not buffered: a head or body chunk is written as it comes",
   read_timeout: "use response_header_timeout",
   write_timeout: "use response_header_timeout",
 };
@@ -45,9 +43,17 @@ const TLS_UNSUPPORTED = [
   "client_certificate_key_file",
   "client_certificate_automate",
   "handshake_timeout",
-  "renegotiation",
-  "except_ports",
   "curves",
+];
+
+/** Fields that shape HTTP/1.1 connections; HTTP/2 upstreams share one connection per upstream. */
+const H1_ONLY = [
+  "keep_alive",
+  "max_conns_per_host",
+  "max_response_header_size",
+  "read_buffer_size",
+  "resolver",
+  "dial_fallback_delay",
 ];
 
 /** A base64 DER certificate as PEM. */
@@ -172,7 +178,14 @@ export function parseTransport(raw: Raw | undefined, where: string): TransportOp
     "response_header_timeout",
     "compression",
     "versions",
+    "keep_alive",
+    "max_conns_per_host",
+    "max_response_header_size",
+    "read_buffer_size",
+    "resolver",
+    "dial_fallback_delay",
   ], where);
+  const { dial, pool } = parseConnectionFields(raw, where);
   if (optBool(raw, "compression", where) === true) {
     refuse(where, "compression", "bodies are relayed as the upstream encodes them");
   }
@@ -186,14 +199,54 @@ export function parseTransport(raw: Raw | undefined, where: string): TransportOp
   if (tls) {
     for (const k of TLS_UNSUPPORTED) {
       if (k in tls) {
-        refuse(`${where}.tls`, k, "only insecure_skip_verify, server_name and a trust pool");
+        refuse(
+          `${where}.tls`,
+          k,
+          "only insecure_skip_verify, server_name, a trust pool, renegotiation never and except_ports",
+        );
       }
     }
     checkFields(
       tls,
-      ["insecure_skip_verify", "server_name", "ca", "root_ca_pool", "root_ca_pem_files"],
+      [
+        "insecure_skip_verify",
+        "server_name",
+        "ca",
+        "root_ca_pool",
+        "root_ca_pem_files",
+        "renegotiation",
+        "except_ports",
+      ],
       `${where}.tls`,
     );
+    const reneg = optString(tls, "renegotiation", `${where}.tls`) ?? "never";
+    if (reneg === "once" || reneg === "freely") {
+      refuse(
+        `${where}.tls`,
+        "renegotiation",
+        `"${reneg}": the upstream TLS client never renegotiates (only "never")`,
+      );
+    } else if (reneg !== "never" && reneg !== "") {
+      throw new HttpConfigError(
+        "invalid_config",
+        `${where}.tls.renegotiation: unknown value ${
+          JSON.stringify(reneg)
+        } (never, once or freely)`,
+      );
+    }
+    const except = optStrings(tls, "except_ports", `${where}.tls`) ?? [];
+    if (except.length) {
+      dial.exceptPorts = new Set(except.map((p) => {
+        const n = Number(p);
+        if (!/^\d{1,5}$/.test(p) || n < 1 || n > 65535) {
+          throw new HttpConfigError(
+            "invalid_config",
+            `${where}.tls.except_ports: not a port: ${JSON.stringify(p)}`,
+          );
+        }
+        return n;
+      }));
+    }
     t.tls = true;
     t.ca = trustPool(tls, `${where}.tls`);
     t.insecure = optBool(tls, "insecure_skip_verify", where) ?? false;
@@ -216,8 +269,17 @@ export function parseTransport(raw: Raw | undefined, where: string): TransportOp
       );
     }
     if (h2 && t.proxy) refuse(where, "versions", "HTTP/2 through a forward proxy");
+    if (h2) {
+      for (const k of [...H1_ONLY, ...(dial.exceptPorts ? ["tls.except_ports"] : [])]) {
+        if (k === "tls.except_ports" || raw[k] !== undefined) {
+          refuse(where, k, "it applies to HTTP/1.1 upstreams; HTTP/2 ones share one connection");
+        }
+      }
+    }
     t.http2 = h2;
   }
+  t.dial = dial;
+  t.pool = pool;
   t.dialTimeout = optDuration(raw, "dial_timeout", where) ?? 3000;
   t.responseHeaderTimeout = optDuration(raw, "response_header_timeout", where) ?? 0;
   return t;

@@ -1,0 +1,68 @@
+/**
+ * Listen addresses of `http` servers: Caddy's forms expanded to one address per port, with
+ * `{env.*}` placeholders replaced; inherited descriptors (`fd/`, `fdgram/`) refused.
+ *
+ * @module
+ */
+import { HttpConfigError } from "./errors.ts";
+
+/** One expanded listen address. */
+export interface ListenAddress {
+  /** `tcp` or `unix`. */
+  network: "tcp" | "unix";
+  /** Address in the listener pool's form: `host:port` or `unix//path`. */
+  address: string;
+}
+
+/**
+ * Expands a Caddy listen address (`:8080`, `127.0.0.1:8000-8003`, `tcp/host:80`,
+ * `unix//run/sock`) into one address per port.
+ *
+ * @example
+ * ```ts
+ * import { expandListenAddress } from "./server.ts";
+ * expandListenAddress("127.0.0.1:8000-8001", 80).length; // 2
+ * ```
+ */
+export function expandListenAddress(input: string, defaultPort: number): ListenAddress[] {
+  let network = "tcp";
+  let rest = input.trim().replace(/\{env\.([^{}]+)\}/g, (_, name) => Deno.env.get(name) ?? "");
+  const slash = rest.indexOf("/");
+  if (slash >= 0 && /^[a-z0-9]+$/.test(rest.slice(0, slash))) {
+    network = rest.slice(0, slash);
+    rest = rest.slice(slash + 1);
+  }
+  if (network === "unix" || network === "unixgram" || network === "unixpacket") {
+    return [{ network: "unix", address: `unix/${rest}` }];
+  }
+  if (network === "fd" || network === "fdgram") {
+    throw new HttpConfigError(
+      "invalid_address",
+      `listen address ${input}: listening on an inherited file descriptor is not possible ` +
+        `here (Deno cannot adopt a socket it did not open); listen on a host:port or unix/ path`,
+    );
+  }
+  if (!["tcp", "tcp4", "tcp6"].includes(network)) {
+    throw new HttpConfigError("invalid_address", `unsupported network in listen address: ${input}`);
+  }
+  let host = rest;
+  let ports = "";
+  const m = /^(\[[^\]]*\]|[^:]*)(?::(.*))?$/.exec(rest);
+  if (m) {
+    host = m[1];
+    ports = m[2] ?? "";
+  }
+  if (!ports) ports = String(defaultPort);
+  const range = /^(\d+)(?:-(\d+))?$/.exec(ports);
+  if (!range) {
+    throw new HttpConfigError("invalid_address", `invalid port in listen address: ${input}`);
+  }
+  const start = Number(range[1]);
+  const end = range[2] ? Number(range[2]) : start;
+  if (end < start || end > 65535) {
+    throw new HttpConfigError("invalid_address", `invalid port range: ${input}`);
+  }
+  const out: ListenAddress[] = [];
+  for (let p = start; p <= end; p++) out.push({ network: "tcp", address: `${host}:${p}` });
+  return out;
+}

@@ -1,0 +1,31 @@
+/**
+ * Registers the listener wrapper modules (`caddy.listeners.*`): `proxy_protocol`,
+ * `http_redirect` and the `tls` marker. Their code loads when a config names them.
+ *
+ * @example
+ * ```ts
+ * import "./mod.ts";
+ * import { getModule } from "../module.ts";
+ * getModule("caddy.listeners.proxy_protocol"); // defined
+ * ```
+ *
+ * @module
+ */
+import { getModule, lazyModule, type ModuleDefinition, registerModule } from "../module.ts";
+
+const wrappers: ModuleDefinition[] = [
+  lazyModule(
+    "caddy.listeners.proxy_protocol",
+    async () => (await import("./proxy_protocol.ts")).proxyProtocolModule as ModuleDefinition,
+  ),
+  lazyModule(
+    "caddy.listeners.http_redirect",
+    async () => (await import("./http_redirect.ts")).httpRedirectModule as ModuleDefinition,
+  ),
+  lazyModule(
+    "caddy.listeners.tls",
+    async () => (await import("./wrapper.ts")).tlsMarkerModule as ModuleDefinition,
+  ),
+];
+
+for (const m of wrappers) if (!getModule(m.id)) registerModule(m);
