@@ -73,34 +73,53 @@ async function pingback(address: string, nonce: Uint8Array): Promise<void> {
   }
 }
 
+/** How often `--watch` reads the config file (Caddy polls once a second too). */
+const WATCH_INTERVAL_MS = 1000;
+
+/**
+ * `--watch`: reads the config file once a second and reloads when its bytes change, as Caddy
+ * does. Polling, not inotify: it sees editors that replace the file (write a new one and
+ * rename it), needs no inotify instance (a busy machine runs out of them), and a half-written
+ * file is read again on the next tick once the writer is done.
+ */
 function watch(path: string, flags: Flags, engine: Engine): () => void {
-  const watcher = Deno.watchFs(path);
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  (async () => {
-    for await (const ev of watcher) {
-      if (ev.kind !== "modify" && ev.kind !== "create") continue;
-      clearTimeout(timer);
-      timer = setTimeout(async () => {
-        try {
-          const loaded = await readConfigFile(path, str(flags.adapter));
-          for (const w of loaded.warnings) {
-            engine.log.warn("adapter warning", { ...w, file: w.file ?? path });
-          }
-          await engine.load(loaded.config);
-          engine.log.info("config file reloaded", { file: path });
-        } catch (e) {
-          engine.log.error("reloading watched config file", { file: path, error: e as Error });
-        }
-      }, 100);
-    }
-  })().catch(() => {});
-  engine.log.warn("watching config file for changes (local development only)", { file: path });
-  return () => {
-    clearTimeout(timer);
+  let last: string | undefined;
+  try {
+    last = Deno.readTextFileSync(path);
+  } catch { /* read on the first tick */ }
+  let busy = false;
+  const tick = async () => {
+    if (busy) return;
+    busy = true;
     try {
-      watcher.close();
-    } catch { /* closed */ }
+      let text: string;
+      try {
+        text = await Deno.readTextFile(path);
+      } catch {
+        return; // gone for a moment (an editor replacing it): the next tick reads it again
+      }
+      if (text === last) return;
+      last = text;
+      try {
+        const loaded = await readConfigFile(path, str(flags.adapter));
+        for (const w of loaded.warnings) {
+          engine.log.warn("adapter warning", { ...w, file: w.file ?? path });
+        }
+        await engine.load(loaded.config);
+        engine.log.info("config file reloaded", { file: path });
+      } catch (e) {
+        engine.log.error("reloading watched config file", { file: path, error: e as Error });
+      }
+    } finally {
+      busy = false;
+    }
   };
+  const timer = setInterval(tick, WATCH_INTERVAL_MS);
+  engine.log.warn("watching config file for changes (local development only)", {
+    file: path,
+    interval: WATCH_INTERVAL_MS / 1000,
+  });
+  return () => clearInterval(timer);
 }
 
 /** Runs the server until it is told to exit; resolves to the exit code. */

@@ -111,7 +111,17 @@ Deno.test("run --watch reloads the Gatehousefile when it changes, warnings go to
       file,
       gatehousefile(admin, site, "after", false).replace('\trespond "after"', 'respond    "after"'),
     );
-    await until(async () => (await get(site)) === "after", 15000, "watched reload");
+    await until(async () => (await get(site)) === "after", 15000, "watched reload")
+      .catch((e) => {
+        throw new Error(`${e.message}; server output:\n${p.output()}`);
+      });
+    // an editor that writes a new file and renames it over the old one is seen too
+    await Deno.writeTextFile(`${file}.swp`, gatehousefile(admin, site, "renamed", false));
+    await Deno.rename(`${file}.swp`, file);
+    await until(async () => (await get(site)) === "renamed", 15000, "reload after a rename")
+      .catch((e) => {
+        throw new Error(`${e.message}; server output:\n${p.output()}`);
+      });
   } finally {
     await call(`http://127.0.0.1:${admin}`, "POST", "/stop").catch(() => {});
     await p.status;
