@@ -1,9 +1,12 @@
 /**
  * The pages inside a real React 18 app, a real React 19 app and a real Preact app
- * (`tests/e2e/hydration/`), each server-rendered and hydrated by its own runtime, in headless
- * Chromium: with JavaScript off every runtime serves the same DOM and the forms post and come
- * back with errors in words; with JavaScript on the forms show errors inline without a page
- * load and hand success answers to the app's `onSuccess`, with no warning from the runtime.
+ * (`tests/e2e/hydration/`), each server-rendered and hydrated by its own runtime, and the same
+ * pages served as whole documents by the React build's `renderAuthDocument` and hydrated by its
+ * `hydrateAuthPage` under React 18 and React 19, in headless Chromium: with JavaScript off
+ * every site serves the same DOM and every form (sign-in, sign-up, verify, forgot, reset) posts
+ * and comes back with errors in words or goes on; with JavaScript on the forms show errors
+ * inline without a page load and hand success answers to `onSuccess`, with no warning from the
+ * runtime.
  */
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
@@ -11,8 +14,12 @@ import { context, HAVE_CHROMIUM, launch, shot } from "./_harness.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false }; // see relay.test.ts
 
+/** `react`/`preact`: a test app around the components; `document`: the document helpers. */
+type Runtime = "react" | "preact" | "document";
+
 interface Site {
   name: string;
+  runtime: Runtime;
   origin: string;
   close(): Promise<void>;
 }
@@ -21,7 +28,7 @@ const configs = new URL("../react/", import.meta.url);
 const siteFile = new URL("./hydration/site.tsx", import.meta.url).pathname;
 
 /** Starts `hydration/site.tsx` for a runtime under a React version's import map. */
-async function startSite(name: string, runtime: "react" | "preact", major: 18 | 19): Promise<Site> {
+async function startSite(name: string, runtime: Runtime, major: 18 | 19): Promise<Site> {
   const map = new URL(`react${major}.importmap.json`, configs).pathname;
   const child = new Deno.Command(Deno.execPath(), {
     args: [
@@ -56,6 +63,7 @@ async function startSite(name: string, runtime: "react" | "preact", major: 18 | 
   }
   return {
     name,
+    runtime,
     origin,
     async close() {
       child.kill();
@@ -70,12 +78,18 @@ async function startSites(): Promise<Site[]> {
     startSite("React 18", "react", 18),
     startSite("React 19", "react", 19),
     startSite("Preact", "preact", 19),
+    startSite("React 18 document", "document", 18),
+    startSite("React 19 document", "document", 19),
   ]);
 }
 
-/** The DOM under #root as the parser built it: tags, sorted attributes, text. */
-function domOf(page: Page): Promise<string[]> {
-  return page.evaluate(() => {
+/**
+ * The DOM of the page as the parser built it (tags, sorted attributes, text): the children of
+ * the app's `#app`, or of the document's `#gatehouse-auth`.
+ */
+function domOf(page: Page, site: Site): Promise<string[]> {
+  const holder = site.runtime === "document" ? "gatehouse-auth" : "app";
+  return page.evaluate((holder) => {
     const out: string[] = [];
     const walk = (n: Node) => {
       if (n.nodeType === Node.TEXT_NODE) out.push(`text ${JSON.stringify(n.textContent)}`);
@@ -89,10 +103,67 @@ function domOf(page: Page): Promise<string[]> {
       el.childNodes.forEach(walk);
       out.push(`</${el.localName}>`);
     };
-    document.getElementById("root")!.normalize();
-    walk(document.getElementById("root")!);
+    const root = document.getElementById(holder)!;
+    root.normalize();
+    root.childNodes.forEach(walk);
     return out;
-  });
+  }, holder);
+}
+
+/** Every form posted the plain way (JavaScript off): errors come back in words, success goes on. */
+async function plainPosts(page: Page, s: Site): Promise<void> {
+  const at = (path: string) => page.waitForURL(`${s.origin}${path}`);
+  const alert = async () => await page.getByRole("alert").textContent() ?? "";
+
+  await page.goto(`${s.origin}/login`);
+  await page.getByLabel("E-mail").fill("ada@example.com");
+  await page.getByLabel("Password").fill("wrong password");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await at("/login?error=invalid_credentials");
+  assert.match(await alert(), /don't match an account/, s.name);
+  assert.equal(await page.locator("html[data-hydrated]").count(), 0, `${s.name}: no JS ran`);
+  await page.getByLabel("E-mail").fill("ada@example.com");
+  await page.getByLabel("Password").fill("right password");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await at("/welcome");
+
+  await page.goto(`${s.origin}/signup`);
+  await page.getByLabel("E-mail").fill("taken@example.com");
+  await page.getByLabel("Password").fill("long enough password");
+  await page.getByRole("button", { name: "Create account" }).click();
+  await at("/signup?error=email_taken");
+  assert.match(await alert(), /already exists/, s.name);
+  assert.equal(await page.getByLabel("E-mail").inputValue(), "", `${s.name}: a fresh form`);
+  await page.getByLabel("E-mail").fill("new@example.com");
+  await page.getByLabel("Password").fill("long enough password");
+  await page.getByRole("button", { name: "Create account" }).click();
+  await at("/verify?email=new%40example.com");
+  assert.equal(await page.getByLabel("E-mail").inputValue(), "new@example.com", s.name);
+
+  await page.goto(`${s.origin}/verify?email=ada%40example.com`);
+  await page.getByLabel("Code").fill("000000");
+  await page.getByRole("button", { name: "Verify" }).click();
+  await at("/verify?email=ada%40example.com&error=invalid_code");
+  assert.match(await alert(), /code is not right/, s.name);
+  await page.getByLabel("Code").fill("123456");
+  await page.getByRole("button", { name: "Verify" }).click();
+  await at("/welcome");
+
+  await page.goto(`${s.origin}/forgot`);
+  await page.getByLabel("E-mail").fill("ada@example.com");
+  await page.getByRole("button", { name: "Send reset link" }).click();
+  await at("/forgot?sent=1");
+  assert.match(await page.getByRole("status").textContent() ?? "", /If an account exists/);
+
+  await page.goto(`${s.origin}/reset?token=bad`);
+  await page.getByLabel("New password").fill("new long password");
+  await page.getByRole("button", { name: "Save new password" }).click();
+  await at("/reset?token=bad&error=invalid_token");
+  assert.match(await alert(), /link is not valid/, s.name);
+  await page.goto(`${s.origin}/reset?token=good`);
+  await page.getByLabel("New password").fill("new long password");
+  await page.getByRole("button", { name: "Save new password" }).click();
+  await at("/login");
 }
 
 const URLS = [
@@ -109,7 +180,8 @@ const URLS = [
 
 Deno.test({
   ignore: !HAVE_CHROMIUM,
-  name: "hydration (nojs): React 18, React 19 and Preact serve the same DOM; forms post plainly",
+  name:
+    "hydration (nojs): React 18, React 19, Preact and the React documents serve the same DOM; every form posts plainly",
   ...opts,
   async fn() {
     const sites = await startSites();
@@ -121,37 +193,14 @@ Deno.test({
         const doms: string[][] = [];
         for (const s of sites) {
           await page.goto(s.origin + url);
-          doms.push(await domOf(page));
+          doms.push(await domOf(page, s));
         }
         assert.ok(doms[0].length > 20, `${url}: a page was rendered`);
-        assert.deepEqual(doms[1], doms[0], `${url}: React 19 DOM differs from React 18`);
-        assert.deepEqual(doms[2], doms[0], `${url}: Preact DOM differs from React 18`);
+        for (let i = 1; i < sites.length; i++) {
+          assert.deepEqual(doms[i], doms[0], `${url}: ${sites[i].name} DOM differs from React 18`);
+        }
       }
-      for (const s of sites) {
-        await page.goto(`${s.origin}/login`);
-        await page.getByLabel("E-mail").fill("ada@example.com");
-        await page.getByLabel("Password").fill("wrong password");
-        await page.getByRole("button", { name: "Sign in" }).click();
-        await page.waitForURL(`${s.origin}/login?error=invalid_credentials`);
-        assert.match(await page.getByRole("alert").textContent() ?? "", /don't match an account/);
-        assert.equal(await page.locator("html[data-hydrated]").count(), 0, `${s.name}: no JS ran`);
-        await page.getByLabel("E-mail").fill("ada@example.com");
-        await page.getByLabel("Password").fill("right password");
-        await page.getByRole("button", { name: "Sign in" }).click();
-        await page.waitForURL(`${s.origin}/welcome`);
-
-        await page.goto(`${s.origin}/forgot`);
-        await page.getByLabel("E-mail").fill("ada@example.com");
-        await page.getByRole("button", { name: "Send reset link" }).click();
-        await page.waitForURL(`${s.origin}/forgot?sent=1`);
-        assert.match(await page.getByRole("status").textContent() ?? "", /If an account exists/);
-
-        await page.goto(`${s.origin}/verify?email=ada%40example.com`);
-        await page.getByLabel("Code").fill("000000");
-        await page.getByRole("button", { name: "Verify" }).click();
-        await page.waitForURL(/\/verify\?email=ada%40example\.com&error=invalid_code$/);
-        assert.match(await page.getByRole("alert").textContent() ?? "", /code is not right/);
-      }
+      for (const s of sites) await plainPosts(page, s);
       await shot(page, "hydration-login-nojs");
       await ctx.close();
     } finally {
@@ -163,7 +212,8 @@ Deno.test({
 
 Deno.test({
   ignore: !HAVE_CHROMIUM,
-  name: "hydration (js): inline errors and onSuccess inside React 18, React 19 and Preact apps",
+  name:
+    "hydration (js): inline errors and onSuccess in React 18, React 19 and Preact apps and React documents",
   ...opts,
   async fn() {
     const sites = await startSites();
@@ -191,7 +241,7 @@ Deno.test({
         await open("/login");
         assert.equal(
           await page.locator("html").getAttribute("data-hydrated"),
-          s.name === "Preact" ? "preact" : "react",
+          s.runtime === "preact" ? "preact" : "react",
         );
         await page.getByLabel("E-mail").fill("ada@example.com");
         await page.getByLabel("Password").fill("wrong password");

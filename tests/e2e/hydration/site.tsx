@@ -2,13 +2,14 @@
  * The test site of `tests/e2e/hydration.test.ts`, run as its own process under the import map
  * of one React version (`tests/react/react18.importmap.json` or `react19.importmap.json`):
  *
- *     deno run -A --no-config --import-map <map> site.tsx <react|preact> <map>
+ *     deno run -A --no-config --import-map <map> site.tsx <react|preact|document> <map>
  *
  * It server-renders the test app of that runtime (`react-dom/server` or
- * `preact-render-to-string`), serves the app's client bundled by `deno bundle` under the
- * same import map, and answers the forms the way docs/react.md says a site does: 303 redirects
- * for a plain form post, JSON for `fetch`. Prints `listening <origin>` when ready, with the React version
- * (or `preact`).
+ * `preact-render-to-string`), or, for `document`, whole pages with the React build's
+ * `renderAuthDocument` (hydrated by `hydrateAuthPage`, `client_document.tsx`); serves the
+ * client bundled by `deno bundle` under the same import map, and answers the forms the way
+ * docs/react.md says a site does: 303 redirects for a plain form post, JSON for `fetch`.
+ * Prints `listening <origin>` when ready, with the React version (or `preact`).
  */
 import { createElement, version as reactVersion } from "react";
 import { renderToString as renderReact } from "react-dom/server";
@@ -16,19 +17,26 @@ import { h } from "preact";
 import { renderToString as renderPreact } from "preact-render-to-string";
 import { App as ReactApp } from "./app_react.tsx";
 import { App as PreactApp } from "./app_preact.ts";
+import { renderAuthDocument } from "@gatehouse/gatehouse/react";
+import { documentData } from "./document.ts";
 import { type AppProps, PROPS_ID } from "./props.ts";
 
+const CLIENTS = {
+  react: "client_react.tsx",
+  preact: "client_preact.ts",
+  document: "client_document.tsx",
+};
 const runtime = Deno.args[0];
-if (runtime !== "react" && runtime !== "preact") throw new Error("usage: site.tsx <react|preact>");
+if (!Object.hasOwn(CLIENTS, runtime)) {
+  throw new Error("usage: site.tsx <react|preact|document> <import map>");
+}
 const importMap = Deno.args[1];
 
 async function bundle(): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "gatehouse-hydration-" });
   try {
     const out = `${dir}/client.js`;
-    const entry =
-      new URL(runtime === "react" ? "client_react.tsx" : "client_preact.ts", import.meta.url)
-        .pathname;
+    const entry = new URL(CLIENTS[runtime as keyof typeof CLIENTS], import.meta.url).pathname;
     const { success, stderr } = await new Deno.Command(Deno.execPath(), {
       args: [
         "bundle",
@@ -55,6 +63,14 @@ async function bundle(): Promise<string> {
 const client = await bundle();
 
 function page(props: AppProps): Response {
+  const headers = { "content-type": "text/html; charset=utf-8" };
+  if (runtime === "document") {
+    const html = renderAuthDocument(documentData(props), {
+      renderToString: renderReact,
+      scriptSrc: "/client.js",
+    });
+    return new Response(html, { headers });
+  }
   const body = runtime === "react"
     ? renderReact(createElement(ReactApp, props))
     : renderPreact(h(PreactApp, props));
@@ -64,7 +80,7 @@ function page(props: AppProps): Response {
       `</head><body style="margin:0"><div id="root">${body}</div>` +
       `<script type="application/json" id="${PROPS_ID}">${json}</script>` +
       `<script type="module" src="/client.js"></script></body></html>`,
-    { headers: { "content-type": "text/html; charset=utf-8" } },
+    { headers },
   );
 }
 
@@ -138,5 +154,7 @@ const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }
   return new Response("not found", { status: 404 });
 });
 console.log(
-  `listening http://127.0.0.1:${server.addr.port} ${runtime === "react" ? reactVersion : "preact"}`,
+  `listening http://127.0.0.1:${server.addr.port} ${
+    runtime === "preact" ? "preact" : reactVersion
+  }`,
 );
