@@ -2,8 +2,10 @@
  * An installed gatehouse against a real npm registry (verdaccio on a loopback port, with this
  * checkout's npm mirror and the fixture plugins published to it): install, add-package of the
  * sample plugin whose handler then serves a loaded config, failing changes that leave the
- * installation byte for byte as it was, upgrade N → N+1 while a server keeps answering,
- * start, remove-package, list-modules and build-info.
+ * installation byte for byte as it was, a reinstall from an empty cache that downloads exactly
+ * the locked versions, upgrade N → N+1 while a server keeps answering (and a second upgrade at
+ * the same time is refused), start, remove-package, list-modules and build-info, and a storage
+ * plugin that a server's CA and certificates go through.
  */
 import assert from "node:assert/strict";
 import { CLI, DENO_JSON, freePort, until } from "../fixtures/helpers.ts";
@@ -66,7 +68,7 @@ Deno.test({
   const port = freePort();
   try {
     await world.publishMirror(VERSION_N);
-    for (const name of ["greet", "empty", "clash", "throws", "fickle"]) {
+    for (const name of ["greet", "empty", "clash", "throws", "fickle", "journal"]) {
       await world.publishFixture(name);
     }
 
@@ -248,59 +250,140 @@ Deno.test({
       },
     );
 
-    await t.step("upgrade N → N+1 while a server started before keeps answering", async () => {
-      await world.publishMirror(VERSION_N1);
-      await world.publishFixture("greet", "1.1.1");
-      let stop = false;
-      let ok = 0;
-      const failures: string[] = [];
-      const load = (async () => {
-        while (!stop) {
-          try {
-            const r = await get(port, "?name=Ada");
-            if (r.status === 200 && r.body === "Hello, Ada!\n") ok++;
-            else failures.push(`${r.status} ${r.body}`);
-          } catch (e) {
-            failures.push(String(e));
-          }
+    await t.step(
+      "with an empty cache the launcher downloads the locked versions again, not newer ones",
+      async () => {
+        await world.publishMirror(VERSION_N1);
+        await world.publishFixture("greet", "1.1.1");
+        const before = await snapshot(root);
+        const generation = (await Deno.readTextFile(`${root}/current`)).trim();
+        const lock = await Deno.readTextFile(`${root}/generations/${generation}/deno.lock`);
+        // The server started above runs from this cache (and loads from it lazily): the cache
+        // leaves the install directory for the check and comes back afterwards, untouched.
+        const away = `${world.dir}/cache-away`;
+        await Deno.rename(`${root}/cache`, away);
+        try {
+          assert.equal((await gh(["version"])).stdout.trim(), `gatehouse v${VERSION_N}`);
+          const mods = await gh(["list-modules", "--packages", "--versions", "-s"]);
+          assert.equal(mods.code, 0, mods.stderr);
+          assert.match(mods.stdout, /^http\.handlers\.greet v1\.0\.0 npm:gatehouse-plugin-greet$/m);
+          // what was downloaded: the locked releases only, though newer ones are published
+          const [registryDir] = [...Deno.readDirSync(`${root}/cache/npm`)].map((e) => e.name);
+          const versions = (name: string) =>
+            [...Deno.readDirSync(`${root}/cache/npm/${registryDir}/${name}`)]
+              .filter((e) => e.isDirectory).map((e) => e.name);
+          assert.deepEqual(versions("@gatehouse/gatehouse"), [VERSION_N]);
+          assert.deepEqual(versions("gatehouse-plugin-greet"), ["1.0.0"]);
+          assert.equal(
+            await Deno.readTextFile(`${root}/generations/${generation}/deno.lock`),
+            lock,
+          );
+          assert.deepEqual(await snapshot(root), before);
+        } finally {
+          await Deno.remove(`${root}/cache`, { recursive: true }).catch(() => {});
+          await Deno.rename(away, `${root}/cache`);
         }
-      })();
-      const okBefore = ok;
-      const r = await gh(["upgrade"]);
-      const okDuring = ok - okBefore;
-      stop = true;
-      await load;
-      assert.equal(r.code, 0, r.stdout + r.stderr);
-      assert.deepEqual(failures, []);
-      assert.ok(okDuring > 0, "requests were answered while the upgrade ran");
-      assert.equal((await gh(["version"])).stdout.trim(), `gatehouse v${VERSION_N1}`);
-      assert.deepEqual(await fileIdentities(versionN), filesN);
-      assert.match(
-        (await gh(["list-modules", "--versions", "--packages", "-s"])).stdout,
-        /^http\.handlers\.greet v1\.1\.1 npm:gatehouse-plugin-greet$/m,
-      );
-      // without --keep-backup only the new generation stays
-      assert.deepEqual([...Deno.readDirSync(`${root}/generations`)].map((e) => e.name), ["3"]);
-      // the server started before still loads configs, including modules it never used yet
-      const reload = greetConfig(admin, port);
-      // deno-lint-ignore no-explicit-any
-      (reload as any).apps.http.servers.greet.routes.unshift({
-        match: [{ path: ["/h"] }],
-        handle: [
-          { handler: "headers", response: { set: { "X-Old": ["yes"] } } },
-          { handler: "greet", greeting: "Hi" },
-        ],
-      });
-      const loaded = await fetch(`http://127.0.0.1:${admin}/load`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(reload),
-      });
-      assert.equal(loaded.status, 200, await loaded.text());
-      const h = await fetch(`http://127.0.0.1:${port}/h?name=Bo`);
-      assert.equal(h.headers.get("x-old"), "yes");
-      assert.equal(await h.text(), "Hi, Bo!\n");
-    });
+        assert.deepEqual(await fileIdentities(versionN), filesN);
+        assert.deepEqual(await get(port, "?name=Ada"), { status: 200, body: "Hello, Ada!\n" });
+      },
+    );
+
+    await t.step(
+      "upgrade N → N+1 while a server started before keeps answering; a second upgrade is refused",
+      async () => {
+        let stop = false;
+        let ok = 0;
+        const failures: string[] = [];
+        const load = (async () => {
+          while (!stop) {
+            try {
+              const r = await get(port, "?name=Ada");
+              if (r.status === 200 && r.body === "Hello, Ada!\n") ok++;
+              else failures.push(`${r.status} ${r.body}`);
+            } catch (e) {
+              failures.push(String(e));
+            }
+          }
+        })();
+        const okBefore = ok;
+        // Two upgrades at once: the first is paused (SIGSTOP) once it holds the change lock
+        // (its new generation exists only then), so the two overlap however fast the machine.
+        const first = new Deno.Command(launcher, {
+          args: ["upgrade"],
+          env: world.env,
+          cwd: world.dir,
+          stdin: "null",
+          stdout: "piped",
+          stderr: "piped",
+        }).spawn();
+        const building = async () =>
+          (await Array.fromAsync(Deno.readDir(`${root}/generations`)))
+            .some((e) => e.name.startsWith(".new-"));
+        let second;
+        try {
+          await until(building, 60_000, "the first upgrade to take the lock");
+          Deno.kill(first.pid, "SIGSTOP");
+          second = await gh(["upgrade"]);
+        } finally {
+          Deno.kill(first.pid, "SIGCONT");
+        }
+        const out = await first.output();
+        const r = {
+          code: out.code,
+          stdout: new TextDecoder().decode(out.stdout),
+          stderr: new TextDecoder().decode(out.stderr),
+        };
+        const okDuring = ok - okBefore;
+        stop = true;
+        await load;
+        assert.equal(second.code, 1, second.stdout + second.stderr);
+        assert.match(
+          second.stderr,
+          new RegExp(
+            "gatehouse upgrade: another install, upgrade, add-package or remove-package is " +
+              `changing ${root}; try again when it is done`,
+          ),
+        );
+        assert.match(
+          second.stderr,
+          new RegExp(`The installation in ${root} is unchanged: gatehouse v${VERSION_N},`),
+        );
+        assert.equal(r.code, 0, r.stdout + r.stderr);
+        assert.match(
+          r.stdout,
+          new RegExp(`upgrade: now gatehouse v${VERSION_N1}, plugin packages`),
+        );
+        assert.deepEqual(failures, []);
+        assert.ok(okDuring > 0, "requests were answered while the upgrade ran");
+        assert.equal((await gh(["version"])).stdout.trim(), `gatehouse v${VERSION_N1}`);
+        assert.deepEqual(await fileIdentities(versionN), filesN);
+        assert.match(
+          (await gh(["list-modules", "--versions", "--packages", "-s"])).stdout,
+          /^http\.handlers\.greet v1\.1\.1 npm:gatehouse-plugin-greet$/m,
+        );
+        // without --keep-backup only the new generation stays
+        assert.deepEqual([...Deno.readDirSync(`${root}/generations`)].map((e) => e.name), ["3"]);
+        // the server started before still loads configs, including modules it never used yet
+        const reload = greetConfig(admin, port);
+        // deno-lint-ignore no-explicit-any
+        (reload as any).apps.http.servers.greet.routes.unshift({
+          match: [{ path: ["/h"] }],
+          handle: [
+            { handler: "headers", response: { set: { "X-Old": ["yes"] } } },
+            { handler: "greet", greeting: "Hi" },
+          ],
+        });
+        const loaded = await fetch(`http://127.0.0.1:${admin}/load`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(reload),
+        });
+        assert.equal(loaded.status, 200, await loaded.text());
+        const h = await fetch(`http://127.0.0.1:${port}/h?name=Bo`);
+        assert.equal(h.headers.get("x-old"), "yes");
+        assert.equal(await h.text(), "Hi, Bo!\n");
+      },
+    );
 
     await t.step("start runs the installed entry with its plugins; remove-package -k", async () => {
       const admin2 = freePort();
@@ -372,6 +455,115 @@ Deno.test({
           (await gh(["list-modules", "-s"], broken)).stdout,
           "\n  Non-standard modules: 0\n",
         );
+      },
+    );
+
+    await t.step(
+      "a storage plugin: the CA and the certificates of a server go through caddy.storage.journal",
+      async () => {
+        const added = await gh(["add-package", "gatehouse-plugin-journal"]);
+        assert.equal(added.code, 0, added.stdout + added.stderr);
+        assert.equal(
+          (await gh(["list-modules", "--packages", "--versions", "-s"])).stdout,
+          "caddy.storage.journal v1.0.0 npm:gatehouse-plugin-journal\n\n  Non-standard modules: 1\n",
+        );
+        const store = `${world.dir}/journal-store`;
+        const journal = `${world.dir}/storage.journal`;
+        const admin3 = freePort();
+        const port3 = freePort();
+        const config = (storage: Record<string, unknown>) => ({
+          admin: { listen: `127.0.0.1:${admin3}` },
+          storage,
+          apps: {
+            pki: { certificate_authorities: { local: { install_trust: false } } },
+            tls: { automation: { policies: [{ issuers: [{ module: "internal" }] }] } },
+            http: {
+              servers: {
+                tls: {
+                  listen: [`127.0.0.1:${port3}`],
+                  routes: [{
+                    match: [{ host: ["localhost"] }],
+                    handle: [{ handler: "static_response", body: "stored" }],
+                  }],
+                },
+              },
+            },
+          },
+        });
+        const journalStorage = {
+          module: "journal",
+          journal,
+          storage: { module: "file_system", root: store },
+        };
+        const file = `${world.dir}/journal.json`;
+        await Deno.writeTextFile(file, JSON.stringify(config({ ...journalStorage, colour: 1 })));
+        const refused = await gh(["validate", "-c", file]);
+        assert.equal(refused.code, 1);
+        assert.match(
+          refused.stdout + refused.stderr,
+          /caddy\.storage\.journal: unknown field "colour"/,
+        );
+        await assert.rejects(Deno.lstat(journal), Deno.errors.NotFound);
+        await assert.rejects(Deno.lstat(store), Deno.errors.NotFound);
+
+        // validate provisions the pki app, as Caddy's does: the CA is created in the storage
+        await Deno.writeTextFile(file, JSON.stringify(config(journalStorage)));
+        const valid = await gh(["validate", "-c", file]);
+        assert.equal(valid.code, 0, valid.stdout + valid.stderr);
+        const ca = "pki/authorities/local";
+        assert.deepEqual((await Deno.readTextFile(journal)).split("\n"), [
+          "lock pki_ca_local",
+          `store ${ca}/root.crt`,
+          `store ${ca}/root.key`,
+          `store ${ca}/intermediate.crt`,
+          `store ${ca}/intermediate.key`,
+          "unlock pki_ca_local",
+          "",
+        ]);
+        const rootCert = await Deno.readTextFile(`${store}/${ca}/root.crt`);
+
+        const server = new Deno.Command(launcher, {
+          args: ["run", "-c", file],
+          env: world.env,
+          cwd: world.dir,
+          stdin: "null",
+          stdout: "null",
+          stderr: "null",
+        }).spawn();
+        const client = Deno.createHttpClient({ caCerts: [rootCert] });
+        let stopped = false;
+        try {
+          let answer = "";
+          await until(
+            async () => {
+              const r = await fetch(`https://localhost:${port3}/`, { client });
+              answer = await r.text();
+              return r.status === 200;
+            },
+            30_000,
+            "the HTTPS server",
+          );
+          // the certificate served chains to the root kept in the plugin's storage
+          assert.equal(answer, "stored");
+        } finally {
+          client.close();
+          stopped = await fetch(`http://127.0.0.1:${admin3}/stop`, { method: "POST" })
+            .then(async (r) => (await r.body?.cancel(), r.ok)).catch(() => false);
+          if (!stopped) server.kill("SIGKILL");
+        }
+        assert.equal((await server.status).code, 0, "the server stopped cleanly");
+        const lines = (await Deno.readTextFile(journal)).trim().split("\n").slice(6);
+        const site = "certificates/local/localhost/localhost";
+        for (const line of [`store ${site}.key`, `store ${site}.crt`, `store ${site}.json`]) {
+          assert.ok(lines.includes(line), `${line} in ${lines.join(", ")}`);
+        }
+        // the run read the CA validate had stored instead of making another one
+        assert.ok(!lines.some((l) => l.startsWith(`store ${ca}`)), lines.join(", "));
+        for (const line of lines.filter((l) => l.startsWith("store "))) {
+          const key = line.slice("store ".length);
+          if (key.startsWith("rw_test_")) continue; // the storage check deletes its probe
+          assert.ok((await Deno.stat(`${store}/${key}`)).isFile, key);
+        }
       },
     );
 
