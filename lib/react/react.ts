@@ -22,6 +22,7 @@ import type { AuthCardProps, AuthFormProps, AuthLinksProps, OnSuccess } from "./
 import type { ForgotPasswordPageProps } from "./forgot.ts";
 import type { LoginPageProps } from "./login.ts";
 import { createAuthComponents } from "./pages.ts";
+import { assertThisReact, otherReactError } from "./react_check.ts";
 import type { ResetPasswordPageProps } from "./reset.ts";
 import type { AuthRuntime } from "./runtime.ts";
 import type { SignupPageProps } from "./signup.ts";
@@ -54,6 +55,7 @@ const c = createAuthComponents(runtime);
  * ```
  */
 export function LoginPage(props: LoginPageProps<ReactNode>): ReactElement {
+  assertThisReact("LoginPage");
   return c.LoginPage(props);
 }
 
@@ -70,6 +72,7 @@ export function LoginPage(props: LoginPageProps<ReactNode>): ReactElement {
  * ```
  */
 export function SignupPage(props: SignupPageProps<ReactNode>): ReactElement {
+  assertThisReact("SignupPage");
   return c.SignupPage(props);
 }
 
@@ -86,6 +89,7 @@ export function SignupPage(props: SignupPageProps<ReactNode>): ReactElement {
  * ```
  */
 export function ForgotPasswordPage(props: ForgotPasswordPageProps): ReactElement {
+  assertThisReact("ForgotPasswordPage");
   return c.ForgotPasswordPage(props);
 }
 
@@ -102,6 +106,7 @@ export function ForgotPasswordPage(props: ForgotPasswordPageProps): ReactElement
  * ```
  */
 export function ResetPasswordPage(props: ResetPasswordPageProps): ReactElement {
+  assertThisReact("ResetPasswordPage");
   return c.ResetPasswordPage(props);
 }
 
@@ -118,6 +123,7 @@ export function ResetPasswordPage(props: ResetPasswordPageProps): ReactElement {
  * ```
  */
 export function VerifyEmailPage(props: VerifyEmailPageProps): ReactElement {
+  assertThisReact("VerifyEmailPage");
   return c.VerifyEmailPage(props);
 }
 
@@ -135,6 +141,7 @@ export function VerifyEmailPage(props: VerifyEmailPageProps): ReactElement {
  * ```
  */
 export function SsoButtons(props: SsoButtonsProps): ReactElement | null {
+  assertThisReact("SsoButtons");
   return c.SsoButtons(props);
 }
 
@@ -150,6 +157,7 @@ export function SsoButtons(props: SsoButtonsProps): ReactElement | null {
  * ```
  */
 export function AuthCard(props: AuthCardProps<ReactNode>): ReactElement {
+  assertThisReact("AuthCard");
   return c.AuthCard(props);
 }
 
@@ -165,6 +173,7 @@ export function AuthCard(props: AuthCardProps<ReactNode>): ReactElement {
  * ```
  */
 export function AuthLinks(props: AuthLinksProps): ReactElement | null {
+  assertThisReact("AuthLinks");
   return c.AuthLinks(props);
 }
 
@@ -186,6 +195,7 @@ export function AuthLinks(props: AuthLinksProps): ReactElement | null {
  * ```
  */
 export function AuthForm(props: AuthFormProps): ReactElement {
+  assertThisReact("AuthForm");
   // AuthForm holds state: rendered as its own element so its hooks belong to it.
   return runtime.createElement(c.AuthForm, props);
 }
@@ -229,7 +239,17 @@ export interface ReactAuthDocumentOptions extends AuthDocumentOptions {
  */
 export function renderAuthDocument(data: AuthPageData, options: ReactAuthDocumentOptions): string {
   const safe = safeAuthPageData(data);
-  return authDocumentHtml(options.renderToString(authPageElement(safe)), safe, options);
+  let body: string;
+  try {
+    body = options.renderToString(authPageElement(safe));
+  } catch (e) {
+    // React 18's renderer, given an element of another copy of React, says only this
+    if (/Objects are not valid as a React child/.test((e as Error)?.message ?? "")) {
+      throw Object.assign(otherReactError("renderAuthDocument"), { cause: e });
+    }
+    throw e;
+  }
+  return authDocumentHtml(body, safe, options);
 }
 
 /** Options of the React build's {@linkcode hydrateAuthPage}. */

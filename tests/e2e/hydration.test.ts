@@ -2,7 +2,8 @@
  * The pages inside a real React 18 app, a real React 19 app and a real Preact app
  * (`tests/e2e/hydration/`), each server-rendered and hydrated by its own runtime, and the same
  * pages served as whole documents by the React build's `renderAuthDocument` and hydrated by its
- * `hydrateAuthPage` under React 18 and React 19, in headless Chromium: with JavaScript off
+ * `hydrateAuthPage` under React 18 and React 19, and a Deno app on React 18 with the React
+ * build as JSR serves it (`hydration/jsr_form.ts`), in headless Chromium: with JavaScript off
  * every site serves the same DOM and every form (sign-in, sign-up, verify, forgot, reset) posts
  * and comes back with errors in words or goes on; with JavaScript on the forms show errors
  * inline without a page load and hand success answers to `onSuccess`, with no warning from the
@@ -11,6 +12,7 @@
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
 import { context, HAVE_CHROMIUM, launch, shot } from "./_harness.ts";
+import { buildJsrForm, denoReact18Map } from "./hydration/jsr_form.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false }; // see relay.test.ts
 
@@ -27,9 +29,13 @@ interface Site {
 const configs = new URL("../react/", import.meta.url);
 const siteFile = new URL("./hydration/site.tsx", import.meta.url).pathname;
 
-/** Starts `hydration/site.tsx` for a runtime under a React version's import map. */
-async function startSite(name: string, runtime: Runtime, major: 18 | 19): Promise<Site> {
-  const map = new URL(`react${major}.importmap.json`, configs).pathname;
+/** Starts `hydration/site.tsx` for a runtime under a React version's import map (or `map`). */
+async function startSite(
+  name: string,
+  runtime: Runtime,
+  major: 18 | 19,
+  map = new URL(`react${major}.importmap.json`, configs).pathname,
+): Promise<Site> {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -73,6 +79,29 @@ async function startSite(name: string, runtime: Runtime, major: 18 | 19): Promis
   };
 }
 
+/**
+ * A Deno app on React 18 with the React build as JSR serves it (React 19 pinned) and the
+ * import map entries docs/react.md gives for that (`hydration/jsr_form.ts`).
+ */
+async function startJsrSite(): Promise<Site> {
+  const dir = await Deno.makeTempDir({ prefix: "gatehouse-jsr-form-" });
+  try {
+    const { react } = await buildJsrForm(dir);
+    const map = await denoReact18Map(`${dir}/importmap.json`, react, true);
+    const site = await startSite("React 18 app, JSR package", "react", 18, map);
+    return {
+      ...site,
+      async close() {
+        await site.close();
+        await Deno.remove(dir, { recursive: true });
+      },
+    };
+  } catch (e) {
+    await Deno.remove(dir, { recursive: true });
+    throw e;
+  }
+}
+
 async function startSites(): Promise<Site[]> {
   return await Promise.all([
     startSite("React 18", "react", 18),
@@ -80,6 +109,7 @@ async function startSites(): Promise<Site[]> {
     startSite("Preact", "preact", 19),
     startSite("React 18 document", "document", 18),
     startSite("React 19 document", "document", 19),
+    startJsrSite(),
   ]);
 }
 
@@ -181,7 +211,7 @@ const URLS = [
 Deno.test({
   ignore: !HAVE_CHROMIUM,
   name:
-    "hydration (nojs): React 18, React 19, Preact and the React documents serve the same DOM; every form posts plainly",
+    "hydration (nojs): every app (React 18, React 19, Preact, React 18 on the JSR package) and React document serves the same DOM; every form posts plainly",
   ...opts,
   async fn() {
     const sites = await startSites();
@@ -213,7 +243,7 @@ Deno.test({
 Deno.test({
   ignore: !HAVE_CHROMIUM,
   name:
-    "hydration (js): inline errors and onSuccess in React 18, React 19 and Preact apps and React documents",
+    "hydration (js): inline errors and onSuccess in every app (React 18, React 19, Preact, React 18 on the JSR package) and React document",
   ...opts,
   async fn() {
     const sites = await startSites();
