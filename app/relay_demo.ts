@@ -75,11 +75,6 @@ export interface RelayDemoOptions {
   brokerPath?: string;
   /** Clock in milliseconds, for tests; default `Date.now`. */
   now?: () => number;
-  /**
-   * Where ended sessions are kept; default the toolkit's `revoked_sessions` table in the app's
-   * database (`DATABASE_URL`), opened at the first use.
-   */
-  revoked?: RevocationStore;
 }
 
 /** The demo site's routes; registers the site with the broker's registry. */
@@ -113,10 +108,18 @@ export async function createRelayDemo(options: RelayDemoOptions): Promise<Hono> 
 
   const origin = (c: Context) => publicOrigin(env, c.req.raw);
   const app = new Hono();
-  // A sign-out ends the session in every copy of its cookie; other sessions go on.
+  // A sign-out ends the session in every copy of its cookie; other sessions go on. Ended
+  // sessions are kept in the toolkit's `revoked_sessions` table of the app's database
+  // (`DATABASE_URL`), opened at the first use (again after a failed open).
   let toolkitDb: ReturnType<typeof openToolkitDatabase> | null = null;
-  const store = () => (toolkitDb ??= openToolkitDatabase(env)).then(revocationStore);
-  const revoked: RevocationStore = options.revoked ?? {
+  const store = () => {
+    toolkitDb ??= openToolkitDatabase(env).catch((e) => {
+      toolkitDb = null;
+      throw e;
+    });
+    return toolkitDb.then(revocationStore);
+  };
+  const revoked: RevocationStore = {
     revoke: async (id, expiresAt) => await (await store()).revoke(id, expiresAt),
     isRevoked: async (id, s) => await (await store()).isRevoked(id, s),
   };
