@@ -134,11 +134,15 @@ export {
   type CreateUserSessionResult,
   readUserSession,
   type ReadUserSessionParams,
+  signOut,
   signOutEverywhere,
   type SignOutEverywhereParams,
   type SignOutEverywhereResult,
+  type SignOutParams,
+  type SignOutResult,
   type UserSession,
 } from "./lib/d1/session.ts";
+export { revocationStore, REVOKED_CLEANUP_BATCH } from "./lib/d1/session_revocation.ts";
 export {
   applyUserListIndexes,
   getUserByEmail,
@@ -185,4 +189,5 @@ export {
   type RecordAuditResult,
 } from "./lib/d1/audit.ts";
 export type { GenerationLookup, Session, SessionConfig } from "./lib/auth/session.ts";
+export type { RevocationStore } from "./lib/auth/revocation.ts";
 export { parseDatabaseName, planSetup, type SetupInput, type SetupPlan } from "./lib/d1/setup.ts";

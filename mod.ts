@@ -48,6 +48,15 @@ export {
   type Session,
   type SessionConfig,
 } from "./lib/auth/session.ts";
+export {
+  DEFAULT_MAX_REVOKED,
+  type MemoryRevocationStore,
+  memoryRevocationStore,
+  type MemoryRevocationStoreOptions,
+  type RevocationStore,
+  revokeSession,
+  type RevokeSessionOptions,
+} from "./lib/auth/revocation.ts";
 export { canonicalEmail } from "./lib/auth/email.ts";
 export {
   type AccessMode,

@@ -6,7 +6,8 @@
  * Server-rendered HTML in the sign-in pages' look, dates in words.
  *
  * Routes (relative to the mount path): `GET /` (protected page), `GET /login` and
- * `GET|POST /api/auth/login` (sign-in form and its action), `POST /logout`,
+ * `GET|POST /api/auth/login` (sign-in form and its action), `POST /logout` (ends the session
+ * in every copy of its cookie: its id goes to the app database's `revoked_sessions`),
  * `GET /api/auth/oauth/{provider}/start|callback`.
  *
  * Development defaults (refused when `MODE=production`): password `owner-password` for
@@ -32,11 +33,13 @@ import {
   type OAuthProvider,
   parseAccessMode,
   readSession,
+  type RevocationStore,
+  revokeSession,
   type SessionConfig,
   startOAuth,
   verifyPassword,
 } from "../mod.ts";
-import { checkPasswordThrottled, type D1Database, migrate } from "../d1.ts";
+import { checkPasswordThrottled, type D1Database, migrate, revocationStore } from "../d1.ts";
 import type { AppEnv } from "./env.ts";
 import { openAppDatabase } from "./database.ts";
 import { clientAddress, type ConnectionInfo } from "./client_address.ts";
@@ -100,7 +103,10 @@ const ERRORS: Record<string, string> = {
 
 /** Options of {@linkcode createOwnerSite}. */
 export interface OwnerSiteOptions {
-  /** Count password tries in this database instead of opening `DATABASE_URL` (tests). */
+  /**
+   * Count password tries and keep ended sessions in this database instead of opening
+   * `DATABASE_URL` (tests).
+   */
   db?: D1Database;
 }
 
@@ -138,10 +144,16 @@ export function createOwnerSite(
 ): Hono {
   const s = settings(env);
   const app = new Hono();
-  // Password tries are counted in the app's database (opened at the first try).
+  // Password tries are counted, and ended sessions kept, in the app's database (opened at the
+  // first use).
   let database: Promise<D1Database> | null = null;
   const given = options.db;
   const db = () => (database ??= given ? migrate(given).then(() => given) : openAppDatabase(env));
+  // A sign-out ends the session in every copy of its cookie; other sessions go on.
+  const revoked: RevocationStore = {
+    revoke: async (id, expiresAt) => await revocationStore(await db()).revoke(id, expiresAt),
+    isRevoked: async (id, session) => await revocationStore(await db()).isRevoked(id, session),
+  };
   const clientOf = clientAddress(env);
   // Sessions carry a generation derived from the owner password: a new OWNER_PASSWORD_HASH
   // ends every session issued before it (a leaked password's sessions with it).
@@ -178,7 +190,10 @@ export function createOwnerSite(
   };
 
   const home = async (c: Context) => {
-    const session = await readSession(s.session, c.req.raw, { generation: await generation });
+    const session = await readSession(s.session, c.req.raw, {
+      generation: await generation,
+      revoked,
+    });
     if (!session) return c.redirect(`${base}/api/auth/login`, 302);
     if (!allowed(session.subject)) return forbidden(c, session.subject);
     return sitePageResponse({
@@ -255,9 +270,11 @@ export function createOwnerSite(
   app.post("/login", login);
   app.post("/api/auth/login", login);
 
-  app.post("/logout", (c) => {
+  // The cookie goes from this browser even when the database fails; the page then says so.
+  app.post("/logout", async (c) => {
+    const ended = await revokeSession(s.session, c.req.raw, revoked).then(() => true, () => false);
     c.header("set-cookie", clearSessionCookie(s.session));
-    return c.redirect(`${base}/login`, 302);
+    return c.redirect(`${base}/login${ended ? "" : "?error=db_error"}`, 302);
   });
 
   app.get("/api/auth/oauth/:provider/start", async (c) => {

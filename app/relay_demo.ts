@@ -12,7 +12,8 @@
  *   null result or another nonce (302 to `/login?oauth_error=relay_invalid`), answers 403
  *   `forbidden` when the e-mail is not allowed (a page saying so, with a way back, for a
  *   browser), else issues the session.
- * - `POST /api/auth/logout` ends the session.
+ * - `POST /api/auth/logout` ends the session, in every copy of its cookie: its id goes to the
+ *   app database's `revoked_sessions` (the toolkit's table), which every read checks.
  *
  * Variables: `RELAY_DEMO_SESSION_SECRET`, `RELAY_DEMO_RELAY_SECRET` (development defaults),
  * `RELAY_DEMO_ACCESS_MODE` (default `public`), `RELAY_DEMO_OWNER_EMAILS`,
@@ -31,6 +32,8 @@ import {
   emailAllowed,
   parseAccessMode,
   readSession,
+  type RevocationStore,
+  revokeSession,
   type SessionConfig,
   signToken,
   verifyRelay,
@@ -43,6 +46,8 @@ import { siteSecret } from "./dev_secret.ts";
 import { publicOrigin } from "./public_url.ts";
 import type { AppEnv } from "./env.ts";
 import { ensureRelayTables, openAppDatabase, registerRelaySite } from "./relay_registry.ts";
+import { openAppDatabase as openToolkitDatabase } from "./database.ts";
+import { revocationStore } from "../d1.ts";
 import { cardPage, escapeHtml as esc } from "./html.ts";
 import { forbiddenResponse } from "./site_page.ts";
 
@@ -103,9 +108,24 @@ export async function createRelayDemo(options: RelayDemoOptions): Promise<Hono> 
 
   const origin = (c: Context) => publicOrigin(env, c.req.raw);
   const app = new Hono();
+  // A sign-out ends the session in every copy of its cookie; other sessions go on. Ended
+  // sessions are kept in the toolkit's `revoked_sessions` table of the app's database
+  // (`DATABASE_URL`), opened at the first use (again after a failed open).
+  let toolkitDb: ReturnType<typeof openToolkitDatabase> | null = null;
+  const store = () => {
+    toolkitDb ??= openToolkitDatabase(env).catch((e) => {
+      toolkitDb = null;
+      throw e;
+    });
+    return toolkitDb.then(revocationStore);
+  };
+  const revoked: RevocationStore = {
+    revoke: async (id, expiresAt) => await (await store()).revoke(id, expiresAt),
+    isRevoked: async (id, s) => await (await store()).isRevoked(id, s),
+  };
 
   const home = async (c: Context): Promise<Response> => {
-    const who = await readSession(session, c.req.raw, { now: now() });
+    const who = await readSession(session, c.req.raw, { now: now(), revoked });
     if (!who) return c.redirect(`${base}/api/auth/login`, 302);
     return c.html(cardPage(
       "Relay demo",
@@ -195,11 +215,16 @@ export async function createRelayDemo(options: RelayDemoOptions): Promise<Hono> 
     return new Response(null, { status: 302, headers });
   });
 
-  app.post("/api/auth/logout", () =>
-    new Response(null, {
+  // The cookie goes from this browser even when the database fails; the page then says so.
+  app.post("/api/auth/logout", async (c) => {
+    const ended = await revokeSession(session, c.req.raw, revoked, { now: now() })
+      .then(() => true, () => false);
+    const location = `${base}/login${ended ? "" : "?oauth_error=db_error"}`;
+    return new Response(null, {
       status: 302,
-      headers: { location: `${base}/login`, "set-cookie": clearSessionCookie(session) },
-    }));
+      headers: { location, "set-cookie": clearSessionCookie(session) },
+    });
+  });
 
   return app;
 }

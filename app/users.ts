@@ -2,8 +2,9 @@
  * The multi-user demo site (mounted at `/users`): the `/d1` flows on the app's libSQL
  * database. Visitors sign up (a 6-digit code is e-mailed), verify, sign in, ask for a reset
  * link and choose a new password; signed in, they change their name, password or e-mail
- * address (confirmation link to the new one), sign out (here or everywhere), or delete the
- * account. Sessions carry the user id, bound to the user's security stamp.
+ * address (confirmation link to the new one), sign out (this session, in every copy of its
+ * cookie, or every session), or delete the account. Sessions carry the user id, bound to the
+ * user's security stamp; a sign-out records the session's id in `revoked_sessions`.
  *
  * Variables: `DATABASE_URL` (default `file:.data/gatehouse.db`; the directory is created),
  * `DATABASE_AUTH_TOKEN`, `USERS_SESSION_SECRET` and `TOKEN_SECRET` (development defaults,
@@ -42,6 +43,7 @@ import {
   readUserSession,
   requestPasswordReset,
   resetPassword,
+  signOut,
   signOutEverywhere,
   signup,
   verifyOtp,
@@ -337,9 +339,13 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     c.header("set-cookie", clearSessionCookie(session));
     return c.redirect(`${base}/login`, 303);
   });
-  app.post("/logout", (c) => {
+  // Sign-out ends this session everywhere (a copied cookie stops working too); the user's
+  // other devices stay signed in. The cookie goes from this browser even when the database
+  // fails, and the login page then says the service had trouble.
+  app.post("/logout", async (c) => {
+    const out = await signOut(db, { session, request: c.req.raw });
     c.header("set-cookie", clearSessionCookie(session));
-    return c.redirect(`${base}/login`, 303);
+    return c.redirect(`${base}/login${out.ok ? "" : `?error=${out.error}`}`, 303);
   });
 
   // Account changes (signed in): account_routes.ts ----------------------------------------

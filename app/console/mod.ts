@@ -27,6 +27,7 @@ import {
 } from "../../d1.ts";
 import { MailroomClient, type MailServer } from "../../mail.ts";
 import { clearSessionCookie } from "../../mod.ts";
+import { signOut } from "../../d1.ts";
 import type { AppEnv } from "../env.ts";
 import { siteSecret } from "../dev_secret.ts";
 import { openAppDatabase, registerRelaySite } from "../relay_registry.ts";
@@ -241,7 +242,10 @@ export async function createConsole(options: ConsoleOptions): Promise<Hono> {
     }),
   );
 
-  app.post("/logout", (c) => {
+  // Sign-out ends this session in every copy of its cookie (revoked_sessions); the cookie goes
+  // from this browser even when the database fails.
+  app.post("/logout", async (c) => {
+    await signOut(db, { session, request: c.req.raw });
     c.header("set-cookie", clearSessionCookie(session));
     return c.redirect(`${base}/login?signed_out=1`, 303);
   });

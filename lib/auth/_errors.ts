@@ -11,12 +11,15 @@
  * - `invalid_secret`: an empty secret or an empty list of secrets was given for signing.
  * - `invalid_claims`: claims to sign are missing a required field.
  * - `not_configured`: the OAuth provider has no client in the config.
+ * - `store_full`: an in-memory revocation store holds its most entries, all of them live
+ *   (see `memoryRevocationStore`).
  */
 export type AuthErrorCode =
   | "invalid_options"
   | "invalid_secret"
   | "invalid_claims"
-  | "not_configured";
+  | "not_configured"
+  | "store_full";
 
 /**
  * Error thrown by the core for invalid arguments; `code` is stable, `message` never contains

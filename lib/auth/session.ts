@@ -1,19 +1,22 @@
 /**
  * Session cookies: a purpose-bound signed token (see `token.ts`) carrying the subject (an
- * e-mail or a user id) and, optionally, a generation, in a cookie that is HttpOnly, Secure,
- * SameSite=Lax, Path=/ and has a Max-Age, so `__Host-` names work.
+ * e-mail or a user id), a random session id and, optionally, a generation, in a cookie that is
+ * HttpOnly, Secure, SameSite=Lax, Path=/ and has a Max-Age, so `__Host-` names work.
  *
  * Revocation: a cookie created with a `generation` (a per-user value the site changes to end
  * that user's sessions, e.g. the `/d1` users' security stamp) is accepted by `readSession` only
- * while the site passes the same current generation. Changing a secret list so that the
- * signing secret is gone ends every session.
+ * while the site passes the same current generation. One session ends everywhere (a sign-out
+ * that also stops copies of the cookie) when its id is put in a revocation store
+ * (`revocation.ts`) that `readSession` is given. Changing a secret list so that the signing
+ * secret is gone ends every session.
  *
  * @module
  */
 import { AuthError } from "./_errors.ts";
 import { COOKIE_NAME, cookieValues } from "./_cookie.ts";
-import { timingSafeEqualText } from "./_encoding.ts";
+import { b64urlEncode, randomBytes, timingSafeEqualText, utf8 } from "./_encoding.ts";
 import { type Secrets, signToken, verifyToken } from "./token.ts";
+import type { RevocationStore } from "./revocation.ts";
 
 /** Default session lifetime: 7 days, in seconds. */
 export const DEFAULT_SESSION_MAX_AGE = 604_800;
@@ -58,17 +61,35 @@ export interface ReadSessionOptions {
    * give `null`. When omitted, generations are not checked.
    */
   generation?: string | GenerationLookup;
+  /**
+   * The site's store of ended sessions (see `revokeSession`): a cookie whose
+   * session id it holds is refused. Asked after the signature and generation checks, on every
+   * read, cached cookies included; a store that throws or rejects refuses the cookie too.
+   */
+  revoked?: RevocationStore;
 }
 
-/** Looks up the current session generation of a subject (e.g. from the site's user store). */
+/**
+ * Looks up the current session generation of a subject (e.g. from the site's user store). The
+ * second argument is the verified session being read (its id, times and generation), for a
+ * store that checks more in the same query.
+ */
 export type GenerationLookup = (
   subject: string,
+  session: Session,
 ) => string | null | undefined | Promise<string | null | undefined>;
 
 /** The identity in a valid session cookie. */
 export interface Session {
   /** What the session was created for: an e-mail or a user id. */
   subject: string;
+  /**
+   * The session's id: random (22 base64url characters), signed into the cookie when it is
+   * created, and the same in every copy of that cookie, so a store can end this session alone
+   * (see `revokeSession`). A cookie created before ids existed gets a digest of the
+   * cookie itself, `~` and 22 characters.
+   */
+  id: string;
   /** Issued at, seconds since the epoch. */
   issuedAt: number;
   /** Expires at, seconds since the epoch. */
@@ -94,7 +115,8 @@ function attributes(maxAge: number): string {
 }
 
 /**
- * Creates a signed session for `subject` and returns the `Set-Cookie` header value. Throws
+ * Creates a signed session for `subject`, with a new random session id, and returns the
+ * `Set-Cookie` header value. Throws
  * {@linkcode AuthError} for an invalid cookie name, empty secret or subject, a non-positive
  * max age, or a generation that is not 1 to 256 characters.
  *
@@ -125,7 +147,7 @@ export async function createSessionCookie(
   }
   const token = await signToken(config.secret, {
     purpose: purpose(name),
-    payload: generation === undefined ? subject : [subject, generation],
+    payload: [subject, generation ?? null, newSessionId()],
     ttlSeconds: maxAge,
     now: options?.now,
   });
@@ -134,12 +156,12 @@ export async function createSessionCookie(
 
 /**
  * Reads the session from a request's `Cookie` header: the identity, or `null` when the cookie
- * is missing, tampered, truncated, expired, signed with another secret, or (with the
- * `generation` option) of another generation. Never throws.
+ * is missing, tampered, truncated, expired, signed with another secret, (with the `generation`
+ * option) of another generation, or (with the `revoked` option) ended. Never throws.
  *
  * @example
  * ```ts
- * import { readSession } from "@gatehouse/gatehouse";
+ * import { memoryRevocationStore, readSession } from "@gatehouse/gatehouse";
  * const config = { secret: "a long random SESSION_SECRET", cookieName: "__Host-session" };
  * const session = await readSession(config, new Request("https://example.com/"));
  * console.log(session); // null: no cookie
@@ -147,6 +169,10 @@ export async function createSessionCookie(
  * const generations = new Map([["u1", "3"]]);
  * await readSession(config, new Request("https://example.com/"), {
  *   generation: (subject) => generations.get(subject),
+ * });
+ * // With sign-out that ends copies too: the site's store of ended sessions.
+ * await readSession(config, new Request("https://example.com/"), {
+ *   revoked: memoryRevocationStore(),
  * });
  * ```
  */
@@ -170,7 +196,7 @@ export async function readSession(
           purpose: purpose(name),
           now,
         });
-        const parsed = claims && sessionOf(claims.payload, claims.iat, claims.exp);
+        const parsed = claims && await sessionOf(value, claims.payload, claims.iat, claims.exp);
         if (!parsed) continue;
         session = parsed;
         if (scope) remember(scope, value, session);
@@ -179,6 +205,7 @@ export async function readSession(
       if (options?.generation !== undefined && !(await current(session, options.generation))) {
         continue;
       }
+      if (options?.revoked !== undefined && !(await live(session, options.revoked))) continue;
       return { ...session };
     }
     return null;
@@ -191,18 +218,53 @@ function isGeneration(g: unknown): g is string {
   return typeof g === "string" && g.length > 0 && g.length <= MAX_GENERATION;
 }
 
-/** The session in a verified token's payload: a subject, or `[subject, generation]`. */
-function sessionOf(payload: unknown, issuedAt: number, expiresAt: number): Session | null {
+/** A new random session id: 16 bytes, base64url. */
+function newSessionId(): string {
+  return b64urlEncode(randomBytes(16));
+}
+
+/** Longest session id accepted in a cookie, in characters. */
+const MAX_ID = 64;
+
+/**
+ * The session in a verified token's payload: `[subject, generation | null, id]`, or one of the
+ * forms before session ids, a subject or `[subject, generation]` (given an id derived from
+ * the cookie's text, so that they can be ended one by one too).
+ */
+async function sessionOf(
+  value: string,
+  payload: unknown,
+  issuedAt: number,
+  expiresAt: number,
+): Promise<Session | null> {
+  if (Array.isArray(payload) && payload.length === 3) {
+    const [subject, generation, id] = payload;
+    if (
+      typeof subject !== "string" || subject.length === 0 || typeof id !== "string" ||
+      id.length === 0 || id.length > MAX_ID || !(generation === null || isGeneration(generation))
+    ) {
+      return null;
+    }
+    const session: Session = { subject, id, issuedAt, expiresAt };
+    if (generation !== null) session.generation = generation;
+    return session;
+  }
   if (typeof payload === "string" && payload.length > 0) {
-    return { subject: payload, issuedAt, expiresAt };
+    return { subject: payload, id: await legacyId(value), issuedAt, expiresAt };
   }
   if (Array.isArray(payload) && payload.length === 2) {
     const [subject, generation] = payload;
     if (typeof subject === "string" && subject.length > 0 && isGeneration(generation)) {
-      return { subject, issuedAt, expiresAt, generation };
+      return { subject, id: await legacyId(value), issuedAt, expiresAt, generation };
     }
   }
   return null;
+}
+
+/** The id of a cookie made before session ids: `~` and a digest of its text. */
+async function legacyId(value: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", utf8(`gatehouse session id\0${value}`));
+  return `~${b64urlEncode(new Uint8Array(digest, 0, 16))}`;
 }
 
 /** Whether the session's generation is the subject's current one. */
@@ -210,11 +272,22 @@ async function current(session: Session, wanted: string | GenerationLookup): Pro
   if (session.generation === undefined) return false;
   let expected: unknown;
   try {
-    expected = typeof wanted === "function" ? await wanted(session.subject) : wanted;
+    expected = typeof wanted === "function"
+      ? await wanted(session.subject, { ...session })
+      : wanted;
   } catch {
     return false;
   }
   return isGeneration(expected) && timingSafeEqualText(session.generation, expected);
+}
+
+/** Whether the store does not hold the session's id (a failing store refuses the cookie). */
+async function live(session: Session, store: RevocationStore): Promise<boolean> {
+  try {
+    return (await store.isRevoked(session.id, { ...session })) === false;
+  } catch {
+    return false;
+  }
 }
 
 // Cookies verified by this process, per secret list and cookie name: a browser sends the same
@@ -247,7 +320,9 @@ function remember(scope: Map<string, Session>, value: string, session: Session):
 }
 
 /**
- * The `Set-Cookie` value that removes the session cookie (sign-out).
+ * The `Set-Cookie` value that removes the session cookie from this browser (sign-out). Copies of
+ * the cookie elsewhere stay valid unless the site also ends the session with
+ * `revokeSession` (or a generation change).
  *
  * @example
  * ```ts

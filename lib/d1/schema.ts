@@ -65,6 +65,15 @@ CREATE TABLE IF NOT EXISTS auth_throttle (
 );
 
 CREATE INDEX IF NOT EXISTS auth_throttle_updated ON auth_throttle (updated_at);
+
+-- Sessions ended by a sign-out (the core's session id), kept until the session would have
+-- expired (expires_at); each sign-out deletes up to 100 expired rows.
+CREATE TABLE IF NOT EXISTS revoked_sessions (
+  id TEXT PRIMARY KEY,
+  expires_at INTEGER NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS revoked_sessions_expires ON revoked_sessions (expires_at);
 `.trimStart();
 
 /**
@@ -74,7 +83,7 @@ CREATE INDEX IF NOT EXISTS auth_throttle_updated ON auth_throttle (updated_at);
  * @example
  * ```ts
  * import { SCHEMA_SQL, splitStatements } from "@gatehouse/gatehouse/d1";
- * console.log(splitStatements(SCHEMA_SQL).length); // 8
+ * console.log(splitStatements(SCHEMA_SQL).length); // 10
  * ```
  */
 export function splitStatements(sql: string): string[] {

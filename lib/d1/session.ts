@@ -3,11 +3,14 @@
  * `stamp` as its generation (see the core's `createSessionCookie`), and reading it checks the
  * stamp stored now. The stamp changes on every password change, reset, e-mail change,
  * verification and {@linkcode signOutEverywhere}, so every cookie issued before stops working
- * at once, on every server, whatever the core's verified-cookie cache holds.
+ * at once, on every server, whatever the core's verified-cookie cache holds. A plain
+ * {@linkcode signOut} ends one session: its id goes to the table `revoked_sessions`, which
+ * {@linkcode readUserSession} checks in the same query as the user.
  *
  * @module
  */
 import {
+  clearSessionCookie,
   createSessionCookie,
   readSession,
   type Session,
@@ -19,8 +22,9 @@ import { nowOf, params, stringOf } from "./input.ts";
 import type { CommonError, FlowResult } from "./errors.ts";
 import { fail, guard } from "./errors.ts";
 import type { D1Database } from "./types.ts";
-import { newStamp, publicUser, type User, userById, type UserRow } from "./users.ts";
-import { run } from "./query.ts";
+import { COLUMNS, newStamp, publicUser, type User, userById, type UserRow } from "./users.ts";
+import { first, run } from "./query.ts";
+import { recordRevoked } from "./session_revocation.ts";
 
 /** Parameters of {@linkcode createUserSession}. */
 export interface CreateUserSessionParams extends ClockOptions {
@@ -96,8 +100,9 @@ export interface UserSession {
 
 /**
  * Reads the signed-in user of a request: the session cookie must verify, be bound to the
- * user's current stamp and belong to a verified user. One query per call. Never throws:
- * anything else, a database failure included, is `null`.
+ * user's current stamp, not be signed out ({@linkcode signOut}) and belong to a verified user.
+ * One query per call. Never throws: anything else, a database failure included (a database
+ * without the `revoked_sessions` table too: run `migrate`), is `null`.
  *
  * @example
  * ```ts
@@ -119,8 +124,8 @@ export async function readUserSession(
     const found: { row?: UserRow | null } = {};
     const session = await readSession(o.session as SessionConfig, request, {
       now,
-      generation: async (subject) => {
-        const row = found.row = await userById(db, subject);
+      generation: async (subject, read) => {
+        const row = found.row = await liveUser(db, subject, read.id);
         return row && Number(row.email_verified) === 1 ? row.stamp : null;
       },
     });
@@ -129,6 +134,76 @@ export async function readUserSession(
   } catch {
     return null;
   }
+}
+
+/**
+ * The user `id`, unless session `sessionId` was signed out (then null): one query. Stops with
+ * `db_error` when the database fails.
+ */
+function liveUser(db: D1Database, id: string, sessionId: string): Promise<UserRow | null> {
+  return first<UserRow>(
+    db,
+    `SELECT ${COLUMNS} FROM users WHERE id = ?
+     AND NOT EXISTS (SELECT 1 FROM revoked_sessions WHERE id = ?)`,
+    id,
+    sessionId,
+  );
+}
+
+/** Parameters of {@linkcode signOut}. */
+export interface SignOutParams extends ClockOptions {
+  /** The site's session settings (the core's `SessionConfig`). */
+  session: SessionConfig;
+  /** The request (anything with `headers`) that carries the session cookie. */
+  request: { readonly headers: Headers };
+}
+
+/**
+ * Result of {@linkcode signOut}: the `Set-Cookie` value that removes the cookie from this
+ * browser, and whether a session was ended (false when the request had no valid cookie).
+ */
+export type SignOutResult = FlowResult<{ setCookie: string; ended: boolean }, CommonError>;
+
+/**
+ * Signs out the session of a request everywhere: the cookie stops working in this browser
+ * and in every copy (another tab's, a stolen one), while the user's other sessions go on. The
+ * session's id is recorded in `revoked_sessions` until the session's expiry (each sign-out also
+ * deletes up to 100 expired rows). Send `setCookie` in the answer. A request without a valid
+ * cookie is `{ok:true, ended:false}`. Never throws; on `db_error` the session still works
+ * elsewhere (still send the cookie removal, and say so).
+ *
+ * @example
+ * ```ts
+ * import { openLibsql, signOut } from "@gatehouse/gatehouse/d1";
+ * const db = openLibsql("file:.data/site.db");
+ * const session = { secret: "SESSION_SECRET value", cookieName: "__Host-session" };
+ * const request = new Request("https://example.com/logout", { method: "POST" });
+ * const out = await signOut(db, { session, request });
+ * if (out.ok) {
+ *   new Response(null, { status: 303, headers: { location: "/", "set-cookie": out.setCookie } });
+ * }
+ * ```
+ */
+export function signOut(db: D1Database, p: SignOutParams): Promise<SignOutResult> {
+  return guard(async () => {
+    const o = params(p);
+    const now = nowOf(o.now);
+    const config = o.session as SessionConfig;
+    const request = o.request as SignOutParams["request"];
+    if (typeof request !== "object" || request === null || !(request.headers instanceof Headers)) {
+      fail("invalid_input");
+    }
+    let setCookie: string;
+    try {
+      setCookie = clearSessionCookie(config);
+    } catch {
+      return fail("invalid_input");
+    }
+    // The signature and expiry are checked, so only a holder of a valid cookie adds a row.
+    const session = await readSession(config, request, { now });
+    if (session) await recordRevoked(db, session.id, session.expiresAt * 1000, now);
+    return { ok: true as const, setCookie, ended: session !== null };
+  });
 }
 
 /** Parameters of {@linkcode signOutEverywhere}. */

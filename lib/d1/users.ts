@@ -20,7 +20,9 @@ export interface UserRow {
   created_at: number;
 }
 
-const COLUMNS = "id, email, password_hash, email_verified, stamp, name, is_admin, created_at";
+/** The columns of a {@linkcode UserRow}, for a SELECT. @internal */
+export const COLUMNS =
+  "id, email, password_hash, email_verified, stamp, name, is_admin, created_at";
 
 /** The user with this (normalized) e-mail, or null. @internal */
 export function userByEmail(db: D1Database, email: string): Promise<UserRow | null> {

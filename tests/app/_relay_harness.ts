@@ -24,6 +24,8 @@ export async function startHarness(vars: Record<string, string> = {}): Promise<H
   const now = () => clock.now;
   const env = loadAppEnv({
     MODE: "development",
+    // Ended sessions of the relay sites go to the toolkit's tables in the same file.
+    DATABASE_URL: `file:${dir}/relay.db`,
     RELAY_DEMO_RELAY_SECRET: "relay-demo-secret-0123456789",
     RELAY_OTHER_RELAY_SECRET: "relay-other-secret-0123456789",
     ...vars,

@@ -14,6 +14,7 @@
 import "./password.mjs";
 import "./token.mjs";
 import "./session.mjs";
+import "./revocation.mjs";
 import "./access.mjs";
 import "./relay.mjs";
 import "./oauth.mjs";

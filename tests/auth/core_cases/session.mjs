@@ -35,8 +35,11 @@ test("session: cookie attributes, default and configured Max-Age, __Host- name",
 test("session: readSession returns the identity among other cookies", async ({ api }) => {
   const c = await api.createSessionCookie(SESSION, "owner@example.com", { now: T0 });
   const req = requestWithCookie(`theme=dark; ${cookiePair(c)}; other=1`);
-  assert.deepEqual(await api.readSession(SESSION, req, { now: T0 + 5000 }), {
+  const read = await api.readSession(SESSION, req, { now: T0 + 5000 });
+  assert.match(read?.id ?? "", /^[A-Za-z0-9_-]{22}$/);
+  assert.deepEqual(read, {
     subject: "owner@example.com",
+    id: read.id,
     issuedAt: T0 / 1000,
     expiresAt: T0 / 1000 + 604_800,
   });
@@ -160,8 +163,10 @@ test("session: a generation binds the cookie; a changed one refuses it, remember
     );
     const read = (generation) =>
       api.readSession(config, requestWithCookie(c), { now: T0 + 1000, generation });
-    assert.deepEqual(await read("g1"), {
+    const first = await read("g1");
+    assert.deepEqual(first, {
       subject: "u1",
+      id: first?.id,
       issuedAt: T0 / 1000,
       expiresAt: T0 / 1000 + 604_800,
       generation: "g1",
@@ -172,8 +177,8 @@ test("session: a generation binds the cookie; a changed one refuses it, remember
     assert.equal(verifies, 1, "refused from the remembered cookie: no second HMAC needed");
     // A lookup by subject, sync or async; a missing user, a throw or a rejection is null.
     const seen = [];
-    assert.equal((await read((s) => (seen.push(s), "g1")))?.subject, "u1");
-    assert.deepEqual(seen, ["u1"]);
+    assert.equal((await read((s, session) => (seen.push(s, session), "g1")))?.subject, "u1");
+    assert.deepEqual(seen, ["u1", first], "the lookup is given the subject and the session");
     assert.equal((await read(() => Promise.resolve("g1")))?.subject, "u1");
     assert.equal(await read(() => Promise.resolve("g2")), null);
     for (const lookup of [() => null, () => undefined, () => "", () => 7]) {

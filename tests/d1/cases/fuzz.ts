@@ -92,6 +92,7 @@ const flows: [string, Flow][] = [
   ["getUser", d1.getUser as unknown as Flow],
   ["createUserSession", d1.createUserSession as Flow],
   ["signOutEverywhere", d1.signOutEverywhere as Flow],
+  ["signOut", d1.signOut as Flow],
 ];
 
 export const fuzzCases: Case[] = [

@@ -11,6 +11,7 @@ import { accountCases } from "./account.ts";
 import { emailChangeCases } from "./email_change.ts";
 import { oauthCases } from "./oauth.ts";
 import { sessionCases } from "./sessions.ts";
+import { revocationCases } from "./revocation.ts";
 import { throttleCases } from "./throttle.ts";
 import { schemaCases } from "./schema.ts";
 import { fuzzCases } from "./fuzz.ts";
@@ -29,6 +30,7 @@ export const allCases: Case[] = [
   ...emailChangeCases,
   ...oauthCases,
   ...sessionCases,
+  ...revocationCases,
   ...throttleCases,
   ...schemaCases,
   ...fuzzCases,

@@ -54,6 +54,7 @@ export const schemaCases: Case[] = [
       }
       assert.ok((await columns(db, "oauth_identities")).includes("provider_user_id"));
       assert.ok((await columns(db, "otp_codes")).includes("code_hash"));
+      assert.deepEqual(await columns(db, "revoked_sessions"), ["id", "expires_at"]);
       const insert = (email: string) =>
         db.prepare(
           "INSERT INTO users (id, email, stamp, created_at, updated_at) VALUES (?, ?, 's', 0, 0)",
