@@ -190,7 +190,7 @@ export class LogPipeline {
         );
       }
       const logsRaw = { ...optObject(section, "logs", "logging") };
-      if (!logsRaw[DEFAULT_LOG]) logsRaw[DEFAULT_LOG] = {};
+      logsRaw[DEFAULT_LOG] ??= {};
       for (const [name, cfg0] of Object.entries(logsRaw)) {
         const cfg = decodeLog(name, cfg0);
         const writer = await load<LogWriter>(
