@@ -27,6 +27,12 @@
  * @module
  */
 export { type EmbeddedServer, startServer, type StartServerOptions } from "./lib/server/embed.ts";
+export {
+  guardInspectorSignal,
+  ignoreInspectorSignal,
+  INSPECTOR_ARMED_MS,
+  type SignalGuard,
+} from "./lib/cli/inspector_signal.ts";
 export { DEFAULT_ADMIN_ADDRESS, Engine, type EngineOptions } from "./lib/server/engine.ts";
 export { AdminError, type AdminErrorCode } from "./lib/server/errors.ts";
 export {

@@ -17,6 +17,7 @@ import { checkProductionEnv } from "./required_env.ts";
 import { serveFavicon } from "./favicon.ts";
 import { sitePage } from "./site_page.ts";
 import { h } from "preact";
+import { guardInspectorSignal } from "../lib/cli/inspector_signal.ts";
 
 /** Builds the whole reference app from its environment. */
 export async function createApp(env = loadAppEnv()): Promise<Hono> {
@@ -55,6 +56,8 @@ export async function createApp(env = loadAppEnv()): Promise<Hono> {
 
 /** Starts the app as `deno task start` does; exits 1 with the reasons, never a stack trace. */
 async function main(): Promise<void> {
+  // SIGUSR1 must not open Deno's inspector (docs/security.md); Deno Deploy sends no signals
+  if (!Deno.env.get("DENO_DEPLOYMENT_ID")) guardInspectorSignal();
   const vars = Deno.env.toObject();
   const production = (vars.MODE?.trim() || (vars.DENO_DEPLOYMENT_ID ? "production" : "")) ===
     "production";

@@ -14,6 +14,13 @@
  * calls it once more after Deno's grace period). Needs the `ffi` permission (`-A` or
  * `--allow-ffi`); without it nothing can stop the runtime and the result says so.
  *
+ * {@linkcode guardInspectorSignal} does both steps and warns when the signal stays live: every
+ * long-running entry point calls it first (`gatehouse run` and the other server commands,
+ * `deno task start`, `deno task mail`, `deno task mail:listen` and `mail:replay`). A program
+ * that embeds the server (`startServer` of `admin.ts`) or the mail API decides for its own
+ * process: it calls `guardInspectorSignal()` itself when whoever can signal the process must not
+ * get a debugger.
+ *
  * @module
  */
 
@@ -86,4 +93,42 @@ export function ignoreInspectorSignal(): SignalGuard {
   }
   if (!setIgnored(signo, libs)) return "unsupported";
   return os !== "linux" || kernelIgnores(signo) ? "ignored" : "unsupported";
+}
+
+/** How long after start Deno has armed its SIGUSR1 inspector trigger (it does at ~500 ms). */
+export const INSPECTOR_ARMED_MS = 1000;
+
+function warnOnStderr(guard: SignalGuard): void {
+  console.error(
+    `warning: SIGUSR1 cannot be ignored (${guard}): Deno opens its V8 inspector on ` +
+      "127.0.0.1:9229 when this process receives SIGUSR1; run it with -A or --allow-ffi",
+  );
+}
+
+/**
+ * Keeps SIGUSR1 from opening the inspector for the life of the process: ignores it now and
+ * once more after Deno armed its trigger ({@linkcode INSPECTOR_ARMED_MS}, on an unref'd timer
+ * that never keeps the process alive). `warn` is called when the signal stays live (no `ffi`
+ * permission, no known C library); by default a line on stderr. Nothing is reported on
+ * Windows, which has no SIGUSR1. Returns a function that cancels the second step.
+ *
+ * @example
+ * ```ts ignore
+ * import { guardInspectorSignal } from "./inspector_signal.ts";
+ * guardInspectorSignal(); // first thing in a long-running program
+ * Deno.serve(() => new Response("hi"));
+ * ```
+ */
+export function guardInspectorSignal(
+  warn: (guard: SignalGuard) => void = warnOnStderr,
+): () => void {
+  const report = (guard: SignalGuard) => {
+    if (guard !== "ignored" && Deno.build.os !== "windows") warn(guard);
+  };
+  const first = ignoreInspectorSignal();
+  report(first);
+  if (first !== "ignored") return () => {};
+  const timer = setTimeout(() => report(ignoreInspectorSignal()), INSPECTOR_ARMED_MS);
+  Deno.unrefTimer(timer);
+  return () => clearTimeout(timer);
 }

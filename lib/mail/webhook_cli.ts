@@ -17,6 +17,7 @@ import { parseArgs } from "node:util";
 import { MailroomClient } from "./mailroom_client.ts";
 import { MAIL_EVENT_TYPES, type MailEventType } from "./db.ts";
 import { forwarder, type ForwardResult, replayDelivery } from "./webhook_relay.ts";
+import { guardInspectorSignal } from "../cli/inspector_signal.ts";
 
 const DEFAULT_API = "http://127.0.0.1:8787/api/account-docs/v2";
 
@@ -139,6 +140,7 @@ async function replay(
 }
 
 if (import.meta.main) {
+  guardInspectorSignal(); // SIGUSR1 must not open Deno's inspector (docs/security.md)
   let parsed;
   try {
     parsed = parseArgs({ args: Deno.args, options: FLAGS, allowPositionals: true, strict: true });

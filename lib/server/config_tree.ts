@@ -179,17 +179,60 @@ export function checkValueDepth(value: unknown, max: number = MAX_JSON_DEPTH): v
 }
 
 /**
- * Parses a request body as JSON (empty body = null); throws 400 when malformed or nested
- * deeper than {@linkcode MAX_JSON_DEPTH}.
+ * Throws a 400 AdminError naming the path (`apps.http.x`, `[2]`) of the first number that is
+ * not finite (`what` starts the message): JSON text such as `1e999999` parses to Infinity, which would be saved as `null`.
+ * Caddy refuses such a number when it decodes the body; so does this.
+ *
+ * @example
+ * ```ts
+ * import { checkJsonNumbers } from "./config_tree.ts";
+ * checkJsonNumbers(JSON.parse('{"a":[1,2.5]}')); // fine
+ * ```
+ */
+export function checkJsonNumbers(value: unknown, what = "decoding request body"): void {
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v === "number" && !Number.isFinite(v)) {
+      throw new AdminError(
+        "bad_request",
+        `${what}: ${pathOfBadNumber(value)}: number out of range ` +
+          "(more than a 64-bit float holds)",
+      );
+    }
+    if (v === null || typeof v !== "object") continue;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push(child);
+  }
+}
+
+/** The path of the first non-finite number in `value` (depth first), e.g. `apps.x[2]`. */
+function pathOfBadNumber(value: unknown): string {
+  const stack: [unknown, string][] = [[value, ""]];
+  while (stack.length) {
+    const [v, path] = stack.pop()!;
+    if (typeof v === "number" && !Number.isFinite(v)) return path.replace(/^\./, "") || "value";
+    if (v === null || typeof v !== "object") continue;
+    if (Array.isArray(v)) v.forEach((c, i) => stack.push([c, `${path}[${i}]`]));
+    else for (const [k, c] of Object.entries(v)) stack.push([c, `${path}.${k}`]);
+  }
+  return "value";
+}
+
+/**
+ * Parses a request body as JSON (empty body = null); throws 400 when malformed, nested
+ * deeper than {@linkcode MAX_JSON_DEPTH}, or holding a number out of range.
  */
 export function decodeBody(body: string): Json {
   if (body.trim() === "") return null;
   checkJsonDepth(body);
+  let value: Json;
   try {
-    return JSON.parse(body) as Json;
+    value = JSON.parse(body) as Json;
   } catch (e) {
     throw new AdminError("bad_request", `decoding request body: ${jsonErrorMessage(e)}`);
   }
+  checkJsonNumbers(value);
+  return value;
 }
 
 function isObject(v: unknown): v is JsonObject {

@@ -23,17 +23,34 @@ import { fileStorage } from "./storage/file_system.ts";
 import type { JsonObject } from "./config_tree.ts";
 import { parseNetworkAddress } from "./address.ts";
 import { unknownModuleMessage } from "./unavailable.ts";
+import { type AdminConfig, decodeAdminConfig } from "./admin/config.ts";
+import { asObject, checkFields, optObject } from "./http/config.ts";
+import { HttpConfigError } from "./http/errors.ts";
+
+export type { AdminConfig };
 
 /** Top-level keys of a config. */
 export const TOP_LEVEL_KEYS: readonly string[] = ["admin", "logging", "storage", "apps"];
 
-/** The `admin` section (Caddy's field names). */
-export interface AdminConfig {
-  disabled?: boolean;
-  listen?: string;
-  enforce_origin?: boolean;
-  origins?: string[] | null;
-  config?: { persist?: boolean; load?: unknown; load_delay?: unknown };
+/**
+ * Decodes the top level of a config strictly (as Caddy's `Config`): only the known keys,
+ * `admin` fully (see `admin/config.ts`), `logging` and `storage` as objects, `apps` as an
+ * object of objects. Module configs inside are decoded by their modules when provisioned.
+ */
+function decodeTopLevel(config: JsonObject): AdminConfig {
+  const top = asObject(config, "config");
+  checkFields(top, TOP_LEVEL_KEYS, "config");
+  const admin = decodeAdminConfig(top.admin);
+  optObject(top, "logging", "config");
+  optObject(top, "storage", "config");
+  const apps = optObject(top, "apps", "config") ?? {};
+  for (const [name, raw] of Object.entries(apps)) {
+    if (raw === null) {
+      throw new HttpConfigError("invalid_config", `apps.${name}: module value cannot be null`);
+    }
+    asObject(raw, `apps.${name}`);
+  }
+  return admin;
 }
 
 function moduleError(id: string, e: unknown): Error {
@@ -87,14 +104,7 @@ export class ConfigContext {
   ) {
     this.validating = options.validating ?? false;
     this.config = config ?? {};
-    for (const k of Object.keys(this.config)) {
-      if (!TOP_LEVEL_KEYS.includes(k)) throw new Error(`json: unknown field "${k}"`);
-    }
-    const admin = this.config.admin ?? {};
-    if (typeof admin !== "object" || Array.isArray(admin)) {
-      throw new Error("admin: must be an object");
-    }
-    this.admin = admin as AdminConfig;
+    this.admin = decodeTopLevel(this.config);
   }
 
   /** A logger writing to this context's logs. */
@@ -118,7 +128,6 @@ export class ConfigContext {
       this.storage = fileStorage();
     }
     const apps = this.config.apps ?? {};
-    if (typeof apps !== "object" || Array.isArray(apps)) throw new Error("apps: must be an object");
     for (const name of Object.keys(apps)) {
       try {
         await this.app(name);

@@ -47,6 +47,12 @@ export interface EmbeddedServer {
 /**
  * Starts a server with a config and, optionally, an admin endpoint.
  *
+ * Signals stay the embedding program's: unlike `gatehouse run`, this does not make the process
+ * ignore SIGUSR1, on which Deno opens its V8 inspector (127.0.0.1:9229, anyone who can connect
+ * runs code as the process). A long-running program that must not give a debugger to whoever
+ * can signal it calls `guardInspectorSignal()` (exported beside this function) first; it
+ * needs the `ffi` permission.
+ *
  * @example
  * ```ts
  * import { startServer } from "./embed.ts";

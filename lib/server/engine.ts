@@ -8,6 +8,7 @@
 import {
   accessTree,
   canonicalJson,
+  checkJsonNumbers,
   CONFIG_KEY,
   copyAlongPath,
   decodeBody,
@@ -26,7 +27,7 @@ import { ConfigContext } from "./context.ts";
 import { ListenerPool } from "./listeners.ts";
 import { LogPipeline, makeLogger } from "./logging/pipeline.ts";
 import { parseDuration } from "./duration.ts";
-import type { AdminRoute, ListenerHandle, Logger } from "./module.ts";
+import type { AdminRoute, ConnHandler, ListenerHandle, Logger } from "./module.ts";
 import { parseNetworkAddress } from "./address.ts";
 import { adminSecurity } from "./admin/security.ts";
 import { createAdminHandler } from "./admin/handler.ts";
@@ -173,6 +174,7 @@ export class Engine {
   load(config: unknown, force = false): Promise<boolean> {
     return this.#serial(async () => {
       if (this.#stopped) throw new AdminError("bad_request", "server is stopping");
+      checkJsonNumbers(config, "decoding config"); // a copy through JSON would make them null
       return await this.#apply(JSON.parse(JSON.stringify(config ?? null)) as Json, force);
     });
   }
@@ -204,11 +206,18 @@ export class Engine {
     return true;
   }
 
-  /** Provisions and starts `config`, then swaps it in; the old config keeps running on failure. */
+  /**
+   * Decodes, provisions and starts `config`, then swaps it in. Everything that can fail (the
+   * decoding of every section, the admin section included, the admin endpoint's listener and
+   * its Host/Origin checks, every module, every listener) happens before the swap: on failure
+   * the new config is cleaned up and the running one, with its listeners, is untouched.
+   */
   async #run(config: JsonObject | null, commit: () => void): Promise<void> {
+    // decodes the top level and the admin section (throws before anything is acquired)
     const ctx = new ConfigContext(config ? stripMeta(config) as JsonObject : null, this.pool);
     let newAdmin: AdminState | undefined;
-    let reuseAdmin = false;
+    let admin: AdminState | undefined;
+    let adminHandler: ConnHandler | undefined;
     try {
       await ctx.provision();
       const adminCfg = ctx.admin;
@@ -218,11 +227,16 @@ export class Engine {
         : (adminCfg.listen || this.options.defaultAdmin ||
           (config === null ? this.#admin?.listen : undefined));
       if (listen) {
-        if (this.#admin && this.#admin.listen === listen) reuseAdmin = true;
+        if (this.#admin && this.#admin.listen === listen) admin = this.#admin;
         else {
           const handle = await this.#adminPool.listen({ address: listen });
-          newAdmin = { listen, handle, address: handle.address };
+          admin = newAdmin = { listen, handle, address: handle.address };
         }
+        const addr = parseNetworkAddress(admin.listen);
+        adminHandler = createAdminHandler(
+          this,
+          adminSecurity(addr, admin.handle.port ?? 0, adminCfg),
+        );
       }
       await ctx.start();
     } catch (e) {
@@ -230,18 +244,13 @@ export class Engine {
       await ctx.cleanup().catch(() => {});
       throw e;
     }
-    // swap
+    // swap: nothing from here on can fail the load
     const old = this.#ctx;
     const oldAdmin = this.#admin;
     this.#ctx = ctx;
     this.#logs = ctx.logs;
     commit();
-    const admin = reuseAdmin ? oldAdmin! : newAdmin;
-    if (admin) {
-      const addr = parseNetworkAddress(admin.listen);
-      const sec = adminSecurity(addr, admin.handle.port ?? 0, ctx.admin);
-      admin.handle.setHandler(createAdminHandler(this, sec));
-    }
+    if (admin && adminHandler) admin.handle.setHandler(adminHandler);
     this.#admin = admin;
     if (oldAdmin && oldAdmin !== admin) {
       // not awaited: the request that caused this load is still being answered on it
@@ -253,7 +262,7 @@ export class Engine {
     if (admin && admin !== oldAdmin) {
       this.log.named("admin").info("admin endpoint started", {
         address: admin.address,
-        enforce_origin: ctx.admin.enforce_origin === true,
+        enforce_origin: ctx.admin.enforce_origin,
       });
     }
     if (old) await this.#retire(old);
@@ -296,6 +305,7 @@ export class Engine {
     if (config !== null && (typeof config !== "object" || Array.isArray(config))) {
       throw new AdminError("bad_request", "config must be a JSON object");
     }
+    checkJsonNumbers(config, "decoding config");
     indexIds(config as Json);
     const ctx = new ConfigContext(
       config ? stripMeta(config as Json) as JsonObject : null,

@@ -2,6 +2,8 @@
  * Property tests (fast-check, bounded) of the admin API's parsers at the handler level: request
  * paths, Host values and JSON bodies. Whatever the input: no throw out of the handler, never a
  * 5xx, a JSON `{"error"}` body on every 4xx, and a path never reaches outside what it names.
+ * A config with one bad field (wrong type, unknown field) in a section the engine decodes is a
+ * 4xx JSON error that changes nothing: same tree, same site, no new listener.
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
@@ -14,6 +16,9 @@ import { parseAdminPath, validHost } from "../../lib/server/admin/request.ts";
 import { checkJsonDepth } from "../../lib/server/config_tree.ts";
 import { AdminError } from "../../lib/server/errors.ts";
 import { adminSegment } from "./fixtures/admin_arbitraries.ts";
+import { badConfig, fullConfig } from "./fixtures/bad_config.ts";
+import { freePort } from "./fixtures/helpers.ts";
+import { refuses } from "./fixtures/sockets.ts";
 
 const QUIET = { logs: { default: { writer: { output: "discard" } } } };
 
@@ -185,6 +190,71 @@ Deno.test({
       );
     } finally {
       await engine.shutdown();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "property: a /load with one bad field in the top level, admin, logging, storage or apps is a 4xx JSON error and changes nothing",
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "gatehouse-test-" });
+    const adminPort = freePort();
+    const sitePort = freePort();
+    const engine = new Engine({ defaultAdmin: false });
+    const base = {
+      admin: { listen: `127.0.0.1:${adminPort}` },
+      logging: QUIET,
+      apps: {
+        http: {
+          servers: {
+            a: {
+              listen: [`127.0.0.1:${sitePort}`],
+              routes: [{ handle: [{ handler: "static_response", body: "A" }] }],
+            },
+          },
+        },
+      },
+    };
+    await engine.load(base);
+    const admin = `http://127.0.0.1:${adminPort}`;
+    const before = await (await fetch(`${admin}/config/`)).text();
+    const ports = {
+      admin: `127.0.0.1:${freePort()}`,
+      site: `127.0.0.1:${freePort()}`,
+      storage: `${dir}/storage`,
+    };
+    // the template itself is good: it loads (and moves everything), then the base comes back
+    const good = await fetch(`${admin}/load`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(fullConfig(ports)),
+    });
+    assert.equal(good.status, 200, await good.text());
+    await engine.load(base);
+    try {
+      await fc.assert(
+        fc.asyncProperty(badConfig(ports), async ({ label, config }) => {
+          const r = await fetch(`${admin}/load`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify(config),
+          });
+          const answer = await r.text();
+          assert.ok(r.status >= 400 && r.status < 500, `${label}: ${r.status} ${answer}`);
+          assert.equal(r.headers.get("content-type"), "application/json", label);
+          assert.equal(typeof JSON.parse(answer).error, "string", label);
+          assert.equal(await (await fetch(`${admin}/config/`)).text(), before, label);
+          const site = await fetch(`http://127.0.0.1:${sitePort}/`);
+          assert.equal(await site.text(), "A", `${label}: the running site`);
+          assert.ok(await refuses(Number(ports.site.split(":")[1])), `${label}: new site opened`);
+          assert.ok(await refuses(Number(ports.admin.split(":")[1])), `${label}: new admin opened`);
+        }),
+        { numRuns: 300, interruptAfterTimeLimit: 60_000 },
+      );
+    } finally {
+      await engine.shutdown();
+      await Deno.remove(dir, { recursive: true });
     }
   },
 });

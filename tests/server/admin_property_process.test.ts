@@ -4,13 +4,17 @@
  * any method, valid/deep/malformed JSON bodies) never get a 5xx, get a JSON error on every 4xx,
  * and never reach outside the scope their raw path names: only a request whose path names the
  * whole config (`/load`, `/config/`) installs the `/load` marker, and a request under
- * `/config/apps/gatehouse_test/` or `/id/t/` changes nothing outside that object.
+ * `/config/apps/gatehouse_test/` or `/id/t/` changes nothing outside that object. A config with
+ * one bad field in a section the engine decodes (top level, admin, logging, storage, apps) is a
+ * 4xx JSON error, and the running config, its site and its admin endpoint stay as they were.
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { CLI_TEST_APP, freePort, spawnCli, tempEnv, until } from "./fixtures/helpers.ts";
 import { rawExchange } from "./fixtures/raw_admin.ts";
 import { adminSegment } from "./fixtures/admin_arbitraries.ts";
+import { badConfig } from "./fixtures/bad_config.ts";
+import { refuses } from "./fixtures/sockets.ts";
 
 const QUIET = { logs: { default: { writer: { output: "discard" } } } };
 
@@ -96,6 +100,65 @@ Deno.test("property: random admin requests to a real process: never 5xx, JSON er
       { numRuns: 400, interruptAfterTimeLimit: 90_000, endOnFailure: true },
     );
     assert.equal((await rawExchange(port, "GET", "/config/")).status, 200, "still running");
+  } finally {
+    p.child.kill("SIGTERM");
+    await p.status;
+    await Deno.remove(t.dir, { recursive: true });
+  }
+});
+
+Deno.test("property: a real process refuses configs with one bad field and keeps serving the running one", async () => {
+  const t = await tempEnv();
+  const port = freePort();
+  const sitePort = freePort();
+  const base = {
+    admin: { listen: `127.0.0.1:${port}` },
+    logging: QUIET,
+    apps: {
+      http: {
+        servers: {
+          a: {
+            listen: [`127.0.0.1:${sitePort}`],
+            routes: [{ handle: [{ handler: "static_response", body: "A" }] }],
+          },
+        },
+      },
+    },
+  };
+  await Deno.writeTextFile(`${t.dir}/c.json`, JSON.stringify(base));
+  const p = spawnCli(["run", "-c", `${t.dir}/c.json`], t.env, t.dir);
+  const ports = {
+    admin: `127.0.0.1:${freePort()}`,
+    site: `127.0.0.1:${freePort()}`,
+    storage: `${t.dir}/storage`,
+  };
+  const json = { "content-type": "application/json" };
+  try {
+    await until(async () => (await rawExchange(port, "GET", "/config/")).status === 200);
+    const before = (await rawExchange(port, "GET", "/config/")).body;
+    await fc.assert(
+      fc.asyncProperty(
+        badConfig(ports),
+        fc.constantFrom("/load", "/config/"),
+        async ({ label, config }, path) => {
+          const r = await rawExchange(port, "POST", path, {
+            body: JSON.stringify(config),
+            headers: json,
+          });
+          const what = `POST ${path} ${label}`;
+          assert.ok(r.status >= 400 && r.status < 500, `${what}: ${r.status} ${r.body}`);
+          assert.equal(r.headers.get("content-type"), "application/json", what);
+          assert.equal(typeof JSON.parse(r.body).error, "string", what);
+          const after = await rawExchange(port, "GET", "/config/");
+          assert.equal(after.body, before, `${what}: GET /config/ unchanged`);
+          const site = await rawExchange(sitePort, "GET", "/");
+          assert.equal(`${site.status} ${site.body}`, "200 A", `${what}: the running site`);
+          assert.ok(await refuses(Number(ports.site.split(":")[1])), `${what}: new site opened`);
+          assert.ok(await refuses(Number(ports.admin.split(":")[1])), `${what}: admin moved`);
+        },
+      ),
+      { numRuns: 200, interruptAfterTimeLimit: 60_000, endOnFailure: true },
+    );
   } finally {
     p.child.kill("SIGTERM");
     await p.status;

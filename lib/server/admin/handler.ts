@@ -8,7 +8,12 @@ import type { ConnHandler } from "../module.ts";
 import { AdminError, toAdminError } from "../errors.ts";
 import { adaptByContentType, type AdaptResult } from "../adapter.ts";
 import type { Engine } from "../engine.ts";
-import { checkJsonDepth, checkValueDepth, type TreeMethod } from "../config_tree.ts";
+import {
+  checkJsonDepth,
+  checkJsonNumbers,
+  checkValueDepth,
+  type TreeMethod,
+} from "../config_tree.ts";
 import { type AdminSecurity, checkAdminRequest } from "./security.ts";
 import { parseAdminPath, requestTarget, validHost } from "./request.ts";
 import { routeMatches, STANDING_ROUTES } from "./standing_routes.ts";
@@ -61,7 +66,7 @@ const MUTATIONS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /**
  * Adapts a `/load` or `/adapt` body. JSON text is refused past the nesting limit before it is
- * parsed; any adapter's result is held to the same limit.
+ * parsed; any adapter's result is held to the same limit, and to finite numbers.
  */
 async function adapt(req: Request, raw: string): Promise<AdaptResult> {
   const ct = req.headers.get("content-type");
@@ -69,6 +74,7 @@ async function adapt(req: Request, raw: string): Promise<AdaptResult> {
   if (type === "" || type.endsWith("/json")) checkJsonDepth(raw);
   const adapted = await adaptByContentType(ct, raw);
   checkValueDepth(adapted.result);
+  checkJsonNumbers(adapted.result);
   return adapted;
 }
 

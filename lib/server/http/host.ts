@@ -2,8 +2,8 @@
  * The request host: one validated `uri-host[:port]` for routing, placeholders, logs and the
  * `Host` a proxy sends upstream. A host is a DNS-style name (letters, digits, `-`, `.`, `_`,
  * `~`), a dotted IPv4 address or a bracketed IPv6 address, with an optional port of 1-5
- * digits up to 65535. Everything else (`/ ? # @`, spaces, control characters, percent
- * escapes, other sub-delimiters, empty or out-of-range ports, zone ids) is refused, so
+ * digits from 1 to 65535. Everything else (`/ ? # @`, spaces, control characters, percent
+ * escapes, other sub-delimiters, empty or out-of-range ports such as 0, zone ids) is refused, so
  * nothing from a malformed Host can reach a path, a request line or a header upstream.
  *
  * @module
@@ -25,7 +25,7 @@ function validPort(s: string, from: number): boolean {
     if (c < 48 || c > 57) return false;
     v = v * 10 + (c - 48);
   }
-  return v <= 65535;
+  return v >= 1 && v <= 65535; // port 0 names no port a client can reach
 }
 
 /**
@@ -38,6 +38,7 @@ function validPort(s: string, from: number): boolean {
  * validHost("[::1]"); // true
  * validHost("example.com/evil"); // false
  * validHost("a:99999"); // false
+ * validHost("a:0"); // false
  * ```
  */
 export function validHost(s: string): boolean {

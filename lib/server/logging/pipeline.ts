@@ -7,7 +7,14 @@
 import type { LogFields, Logger, LogLevel } from "../module.ts";
 import { levelRank, type LogEncoder, type LogEntry, type LogWriter, parseLevel } from "./entry.ts";
 import { consoleEncoder, jsonEncoder } from "./encoders.ts";
-import { checkFields } from "../http/config.ts";
+import {
+  asObject,
+  checkFields,
+  optNumber,
+  optObject,
+  optString,
+  optStrings,
+} from "../http/config.ts";
 import { stderrWriter } from "./writers.ts";
 import { parseDuration } from "../duration.ts";
 
@@ -74,6 +81,45 @@ function checkFilters(log: string, include: unknown, exclude: unknown): void {
   }
 }
 
+/**
+ * Decodes one `logging.logs.<name>` strictly (field types as Caddy's `CustomLog`); its writer
+ * and encoder modules decode their own fields when loaded.
+ */
+function decodeLog(name: string, raw: unknown): CustomLogConfig {
+  if (raw === undefined || raw === null) return {};
+  const where = `logging.logs.${name}`;
+  const cfg = asObject(raw, where);
+  checkFields(cfg, ["writer", "encoder", "level", "sampling", "include", "exclude"], where);
+  optObject(cfg, "writer", where);
+  optObject(cfg, "encoder", where);
+  const level = optString(cfg, "level", where);
+  try {
+    parseLevel(level);
+  } catch (e) {
+    throw new Error(`${where}.level: ${(e as Error).message}`);
+  }
+  optStrings(cfg, "include", where);
+  optStrings(cfg, "exclude", where);
+  const sampling = optObject(cfg, "sampling", where);
+  if (sampling) {
+    checkFields(sampling, ["interval", "first", "thereafter"], `${where}.sampling`);
+    for (const k of ["first", "thereafter"]) {
+      const n = optNumber(sampling, k, `${where}.sampling`);
+      if (n !== undefined && !Number.isSafeInteger(n)) {
+        throw new Error(`${where}.sampling: "${k}" must be an integer`);
+      }
+    }
+    if (sampling.interval !== undefined && sampling.interval !== null) {
+      try {
+        parseDuration(sampling.interval);
+      } catch (e) {
+        throw new Error(`${where}.sampling.interval: ${(e as Error).message}`);
+      }
+    }
+  }
+  return cfg as CustomLogConfig;
+}
+
 class Sampler {
   #windowStart = 0;
   #counts = new Map<string, number>();
@@ -134,31 +180,19 @@ export class LogPipeline {
 
   /** Builds the pipeline of a `logging` section, loading writer and encoder modules. */
   static async build(raw: unknown, load: ModuleLoader): Promise<LogPipeline> {
-    const section = (raw ?? {}) as { logs?: Record<string, CustomLogConfig>; sink?: unknown };
-    const logsRaw = { ...(section.logs ?? {}) };
     const built: BuiltLog[] = [];
-    if (!logsRaw[DEFAULT_LOG]) logsRaw[DEFAULT_LOG] = {};
     try {
-      checkFields(section as Record<string, unknown>, ["sink", "logs"], "logging");
+      const section = raw === undefined || raw === null ? {} : asObject(raw, "logging");
+      checkFields(section, ["sink", "logs"], "logging");
       if (section.sink !== undefined && section.sink !== null) {
         throw new Error(
           "logging.sink: there is no standard-library logger here to redirect; every log goes through logging.logs",
         );
       }
+      const logsRaw = { ...optObject(section, "logs", "logging") };
+      logsRaw[DEFAULT_LOG] ??= {};
       for (const [name, cfg0] of Object.entries(logsRaw)) {
-        const cfg = cfg0 ?? {};
-        checkFields(
-          cfg as Record<string, unknown>,
-          ["writer", "encoder", "level", "sampling", "include", "exclude"],
-          `logging.logs.${name}`,
-        );
-        if (cfg.sampling) {
-          checkFields(
-            cfg.sampling,
-            ["interval", "first", "thereafter"],
-            `logging.logs.${name}.sampling`,
-          );
-        }
+        const cfg = decodeLog(name, cfg0);
         const writer = await load<LogWriter>(
           "caddy.logging.writers",
           "output",
@@ -178,7 +212,7 @@ export class LogPipeline {
         if (cfg.sampling) {
           const s = cfg.sampling;
           sampler = new Sampler(
-            s.interval !== undefined ? parseDuration(s.interval) : 1000,
+            s.interval !== undefined && s.interval !== null ? parseDuration(s.interval) : 1000,
             s.first ?? 100,
             s.thereafter ?? 100,
           );

@@ -156,6 +156,19 @@ export const DECODERS: Record<string, Decoder> = {
         .map((f) => [f, "logging.test.ts"]),
     ),
   },
+  // the top level and the admin section, decoded by the engine (lib/server/admin/config.ts)
+  "config": { test: "admin_config.test.ts", fields: ["admin", "logging", "storage", "apps"] },
+  "admin": {
+    test: "admin_config.test.ts",
+    fields: ["disabled", "listen", "enforce_origin", "origins", "config", "identity", "remote"],
+    refused: ["identity", "remote"],
+  },
+  "admin.config": {
+    test: "admin_config.test.ts",
+    fields: ["persist", "load", "load_delay"],
+    other: { persist: "admin_api.test.ts" },
+    refused: ["load", "load_delay"],
+  },
   "logging": { test: "fields/logging_fields.test.ts", fields: ["sink", "logs"], refused: ["sink"] },
   "logging.logs.*": LOG,
   "logging.logs.*.sampling": {

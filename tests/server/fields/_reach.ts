@@ -117,7 +117,7 @@ export function reachConfig(): Record<string, unknown> {
     ...MATCHERS.map((m) => ({ match: [m], handle: [h("static_response")] })),
   ];
   return {
-    admin: { disabled: true },
+    admin: { disabled: true, config: { persist: false } },
     logging: {
       logs: {
         default: {

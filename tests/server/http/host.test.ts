@@ -39,6 +39,10 @@ const MALFORMED: Record<string, string> = {
   "comma in Host": get("/x", "a.example,b.example"),
   "non-ASCII Host": get("/x", "\xe9.example"),
   "port too large": get("/x", "a.example:99999"),
+  "port 65536": get("/x", "a.example:65536"),
+  "port 0": get("/x", "a.example:0"),
+  "port 00000": get("/x", "a.example:00000"),
+  "IPv6 with port 0": get("/x", "[::1]:0"),
   "port not digits": get("/x", "a.example:8o"),
   "empty port": get("/x", "a.example:"),
   "empty name": get("/x", ":80"),
@@ -51,6 +55,7 @@ const MALFORMED: Record<string, string> = {
     "GET /x HTTP/1.1\r\nHost: b.example\r\nHost: a.example\r\nConnection: close\r\n\r\n",
   "userinfo in absolute-form": get("http://user@a.example/x", "b.example"),
   "bad port in absolute-form": get("http://a.example:99999/x", "b.example"),
+  "port 0 in absolute-form": get("http://a.example:0/x", "b.example"),
   "ftp absolute-form": get("ftp://a.example/x", "b.example"),
   "valid absolute-form, malformed Host": get("http://b.example/x", "a.example/evil"),
 };

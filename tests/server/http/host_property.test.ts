@@ -11,7 +11,12 @@ import { HostileUpstream, readAnswer, startGatehouse } from "./hostile.ts";
 
 const labelArb = fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?$/);
 const nameArb = fc.array(labelArb, { minLength: 1, maxLength: 4 }).map((l) => l.join("."));
-const portArb = fc.integer({ min: 0, max: 65535 });
+const portArb = fc.integer({ min: 1, max: 65535 });
+/** Ports no client can name: 0 (however spelled) and past 65535. */
+const badPortArb = fc.oneof(
+  fc.constantFrom("0", "00", "00000"),
+  fc.integer({ min: 65536, max: 99999 }).map(String),
+);
 const v6Arb = fc.ipV6();
 const goodHostArb = fc.oneof(
   nameArb,
@@ -22,8 +27,12 @@ const goodHostArb = fc.oneof(
 );
 /** Characters that never belong in a host. */
 const BAD = [..."/?#@ \t\x00\x01\x7f%,;=!$&'()*+\"<>\\^`{|}\xe9"];
-const badHostArb = fc.tuple(goodHostArb, fc.nat(), fc.constantFrom(...BAD)).map(
-  ([h, at, ch]) => h.slice(0, at % (h.length + 1)) + ch + h.slice(at % (h.length + 1)),
+const badHostArb = fc.oneof(
+  fc.tuple(goodHostArb, fc.nat(), fc.constantFrom(...BAD)).map(
+    ([h, at, ch]) => h.slice(0, at % (h.length + 1)) + ch + h.slice(at % (h.length + 1)),
+  ),
+  fc.tuple(fc.oneof(nameArb, fc.ipV4(), v6Arb.map((a) => `[${a}]`)), badPortArb)
+    .map(([h, p]) => `${h}:${p}`),
 );
 /** Hosts of every kind, without CR or LF (which would end the field line). */
 const anyHostArb = fc.oneof(
@@ -44,7 +53,7 @@ const targetArb = fc.oneof(
   fc.constantFrom("*", "", "x", "/p/x?q=%0d%0a"),
 );
 
-Deno.test("validHost: generated valid hosts pass; any forbidden character fails", () => {
+Deno.test("validHost: generated valid hosts pass; any forbidden character or port outside 1-65535 fails", () => {
   fc.assert(
     fc.property(goodHostArb, (h) => assert.ok(validHost(h), h)),
     { numRuns: 2000 },
