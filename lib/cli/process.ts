@@ -15,10 +15,7 @@ import type { Engine } from "../server/engine.ts";
 import { cleanUpOwnLocks } from "../server/storage/mod.ts";
 import { parseDuration } from "../server/duration.ts";
 import { ExitCode } from "./command.ts";
-import { ignoreInspectorSignal, type SignalGuard } from "./inspector_signal.ts";
-
-/** Deno arms its SIGUSR1 inspector trigger this long after start; the guard is checked after. */
-const INSPECTOR_ARMED_MS = 1000;
+import { guardInspectorSignal } from "./inspector_signal.ts";
 
 /** Controls the exit of a running server process. */
 export class ProcessLife {
@@ -110,30 +107,20 @@ export class ProcessLife {
 
   /** Makes SIGUSR1 ignored by the kernel, now and once Deno armed its inspector trigger. */
   #guardInspectorSignal(): void {
-    const warn = (guard: SignalGuard) => {
-      if (guard === "ignored" || Deno.build.os === "windows") return;
+    this.#cancelGuard = guardInspectorSignal((guard) =>
       this.engine.log.warn(
         "SIGUSR1 cannot be ignored: Deno opens its V8 inspector on 127.0.0.1:9229 when it " +
           "receives SIGUSR1; run the server with -A or --allow-ffi",
         { reason: guard },
-      );
-    };
-    const first = ignoreInspectorSignal();
-    warn(first);
-    if (first !== "ignored") return;
-    const timer = setTimeout(() => {
-      this.#guardTimer = undefined;
-      warn(ignoreInspectorSignal());
-    }, INSPECTOR_ARMED_MS);
-    Deno.unrefTimer(timer);
-    this.#guardTimer = timer;
+      )
+    );
   }
 
-  #guardTimer?: ReturnType<typeof setTimeout>;
+  #cancelGuard?: () => void;
 
   /** Removes the signal handlers (SIGUSR1 stays ignored). */
   removeSignals(): void {
-    clearTimeout(this.#guardTimer);
+    this.#cancelGuard?.();
     for (const [sig, fn] of this.#listeners.splice(0)) {
       try {
         Deno.removeSignalListener(sig, fn);
