@@ -35,6 +35,13 @@ export function validate(ajv: Ajv2020, schema: Json, value: unknown): string[] {
   return (fn.errors ?? []).map((e) => `${e.instancePath || "$"} ${e.message}`);
 }
 
+/** The Allow header of a path with these documented methods: HEAD wherever GET is, sorted. */
+function allowOf(methods: string[]): string {
+  const all = new Set(methods);
+  if (all.has("GET")) all.add("HEAD");
+  return [...all].sort().join(", ");
+}
+
 interface Route {
   method: string;
   template: string;
@@ -87,13 +94,18 @@ export class ResponseChecker {
     const problems: string[] = [];
     const errorSchema = { $ref: "#/components/schemas/Error" };
     if (!route) {
-      // a path or method the document does not have: must be the documented "no such endpoint"
-      // or "wrong method" error
-      const ok = (code === 9404 && response.status === 404) ||
+      // A path the document does not have answers "no such endpoint"; a documented path asked
+      // with a method it does not have answers "wrong method" with the documented methods in
+      // Allow. (Any path may answer 413 or a malformed Host's 400, code 19.)
+      const allow = found.length > 0 ? allowOf(found.map((r) => r.method)) : null;
+      const ok = (code === 9404 && response.status === 404 && found.length === 0) ||
         (code === 432 && response.status === 405 && found.length > 0) ||
         (code === 19 && response.status === 413) || (code === 19 && response.status === 400);
       if (!ok) problems.push(`${where}: not in the document (code ${code})`);
       else problems.push(...validate(this.ajv, errorSchema, body).map((p) => `${where}: ${p}`));
+      if (ok && code === 432 && headers.get("allow") !== allow) {
+        problems.push(`${where}: Allow is ${headers.get("allow")}, the document has ${allow}`);
+      }
     } else if (response.status === 400 && code === 19) {
       // a malformed Host header, on any route (documented in info's error table)
       problems.push(...validate(this.ajv, errorSchema, body).map((p) => `${where}: ${p}`));
