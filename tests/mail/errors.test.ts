@@ -5,6 +5,7 @@ import { createMailServer, mailErrors } from "../../mail.ts";
 import { OPERATOR_TOKEN, startMail } from "./_harness.ts";
 import { withHost } from "../app/_raw.ts";
 import { openApiDocument } from "../../lib/mail/openapi.ts";
+import { ResponseChecker } from "./_openapi.ts";
 
 function expectError(
   r: { status: number; body: { code: number; message: string } },
@@ -208,11 +209,15 @@ Deno.test("rate limited 434/429 with Retry-After, per key", async () => {
 Deno.test("internal errors answer 18/500 without details", async () => {
   const dir = await Deno.makeTempDir();
   const client = createClient({ url: `file:${dir}/mail.db` });
-  const server = await createMailServer({
+  const mail = await createMailServer({
     client,
     blobDir: `${dir}/blobs`,
     operatorToken: OPERATOR_TOKEN,
   });
+  // every answer, the 500 too, is checked against the OpenAPI document
+  const checker = new ResponseChecker();
+  const checked = checker.wrap((request, info) => mail.fetch(request, info));
+  const server = { fetch: (request: Request) => checked(request, {} as Deno.ServeHandlerInfo) };
   const { account_id } = await (await server.fetch(
     new Request("http://x/api/account-docs/v2/mailroom/accounts", {
       method: "POST",
@@ -239,9 +244,11 @@ Deno.test("internal errors answer 18/500 without details", async () => {
     assert.deepEqual(await res.json(), { code: 18, message: "Database error" });
     assert.equal(errors.length, 1);
     assert.ok(!JSON.stringify(errors).includes(api_key), "no secret in the log");
+    checker.assertClean();
+    assert.ok(checker.seen.has("GET /items 500"));
   } finally {
     console.error = original;
-    await server.close();
+    await mail.close();
     client.close();
     await Deno.remove(dir, { recursive: true });
   }
