@@ -67,7 +67,8 @@ export class WebhookDispatcher {
   #base: number;
   #cap: number;
   #timeout: number;
-  #timers = new Set<ReturnType<typeof setTimeout>>();
+  /** Waiting attempts, by delivery id. */
+  #timers = new Map<string, ReturnType<typeof setTimeout>>();
   #busy = 0;
   #waiters: (() => void)[] = [];
   #closed = false;
@@ -124,18 +125,32 @@ export class WebhookDispatcher {
    * (`active: false`) with its delivery log. 9410 when there is no such webhook.
    */
   async deactivate(webhookId: string): Promise<void> {
-    await this.#db.write(async ({ tx }) => {
+    const ended = await this.#db.write(async ({ tx }) => {
       const r = await tx.execute({
         sql: "UPDATE mail_webhooks SET active = 0 WHERE id = ?",
         args: [webhookId],
       });
       if (r.rowsAffected === 0) throw unknownWebhook(webhookId);
+      const pending = await tx.execute({
+        sql: "SELECT id FROM mail_webhook_deliveries WHERE webhook_id = ? AND state = 'pending'",
+        args: [webhookId],
+      });
       await tx.execute({
         sql: `UPDATE mail_webhook_deliveries SET state = 'failed', next_attempt_at = NULL
               WHERE webhook_id = ? AND state = 'pending'`,
         args: [webhookId],
       });
+      return pending.rows.map((row) => String(row.id));
     });
+    // their waiting retries are dropped (an attempt in flight keeps the state failed)
+    for (const id of ended) {
+      const timer = this.#timers.get(id);
+      if (timer === undefined) continue;
+      clearTimeout(timer);
+      this.#timers.delete(id);
+      this.#busy--;
+    }
+    if (this.#busy === 0) { for (const w of this.#waiters.splice(0)) w(); }
   }
 
   /** The delivery log of a webhook, newest delivery first (at most 100); 9410 if unknown. */
@@ -253,7 +268,7 @@ export class WebhookDispatcher {
   /** Stops: cancels waiting retries and aborts attempts in flight (they stay pending). */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const t of this.#timers) clearTimeout(t);
+    for (const t of this.#timers.values()) clearTimeout(t);
     this.#busy -= this.#timers.size;
     this.#timers.clear();
     if (this.#busy === 0) { for (const w of this.#waiters.splice(0)) w(); }
@@ -273,11 +288,11 @@ export class WebhookDispatcher {
     if (this.#closed) return;
     this.#busy++;
     const t = setTimeout(() => {
-      this.#timers.delete(t);
+      this.#timers.delete(deliveryId);
       this.#busy--;
       this.#track(this.#attempt(deliveryId));
     }, delayMs);
-    this.#timers.add(t);
+    this.#timers.set(deliveryId, t);
   }
 
   async #enqueue(event: MailEvent): Promise<void> {
