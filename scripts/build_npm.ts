@@ -6,7 +6,8 @@
  * the import map); `package.json` `exports` mirror `deno.json`'s. When there are dependencies,
  * `npm install` runs in `npm/` so the Node tests (`node --test tests/npm/`) can import it,
  * and the build fails when an installed package's `engines.node` excludes the oldest Node the
- * mirror's own `engines.node` allows (`scripts/npm_engines.ts`).
+ * mirror's own `engines.node` allows (`scripts/npm_engines.ts`). The mail reference's renderer
+ * bundle is carried as a file, not a dependency (`carryReferenceRenderer`).
  *
  * Type errors do not stop the build (`deno check` is the type gate; TypeScript here lacks
  * Deno's built-in types); they are counted and the first few printed.
@@ -331,9 +332,67 @@ for (const doc of ["README.md", "LICENSE"]) {
   }
 }
 
+/**
+ * The mail API's interactive reference serves the browser bundle of npm `@scalar/api-reference`
+ * (`lib/mail/reference_page.ts`). The mirror carries that one file beside the module, with its
+ * licence, instead of depending on the package: the package installs about 280 MB (Vue,
+ * CodeMirror, ...) and declares Node >= 22, for a file the server only reads and sends to
+ * browsers. The bundle is the one `deno install` put in node_modules (the version deno.json
+ * imports).
+ */
+async function carryReferenceRenderer(): Promise<string | null> {
+  if (!written.includes("lib/mail/reference_page.js")) return null;
+  const pkgDir = `${rootPath}/node_modules/@scalar/api-reference`;
+  let version: string;
+  try {
+    version = JSON.parse(await Deno.readTextFile(`${pkgDir}/package.json`)).version;
+  } catch {
+    throw new Error(
+      "the mail reference's renderer (npm @scalar/api-reference) is not in node_modules: " +
+        "run `deno install` first",
+    );
+  }
+  const dir = `${outDir}/lib/mail/scalar`;
+  await Deno.mkdir(dir, { recursive: true });
+  await Deno.copyFile(`${pkgDir}/dist/browser/standalone.js`, `${dir}/standalone.js`);
+  await Deno.writeTextFile(`${dir}/LICENSE`, SCALAR_NOTICE.replace("{version}", version));
+  return version;
+}
+
+/** The notice of the carried renderer (MIT, as the package's `license` and its repository). */
+const SCALAR_NOTICE = `standalone.js is the browser bundle of the npm package @scalar/api-reference
+{version} (https://github.com/scalar/scalar, packages/api-reference), carried unchanged. The
+libraries bundled in it keep their own notices inline.
+
+MIT License
+
+Copyright (c) 2023-present Scalar
+
+Permission is hereby granted, free of charge, to any person obtaining a copy
+of this software and associated documentation files (the "Software"), to deal
+in the Software without restriction, including without limitation the rights
+to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+copies of the Software, and to permit persons to whom the Software is
+furnished to do so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+`;
+
+const carried = await carryReferenceRenderer();
+
 console.log(
   `${outArg ?? "npm/"}: ${entries.map((e) => e.key).join(", ")} -> ${written.length} files, ` +
-    `${dependencies.size} dependencies`,
+    `${dependencies.size} dependencies` +
+    (carried ? `; carries @scalar/api-reference ${carried}'s browser bundle` : ""),
 );
 
 // The emitted deno.json is what the mirror's code reads its version from (`gatehouse version`).

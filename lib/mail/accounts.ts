@@ -10,7 +10,7 @@
 import type { MailDb } from "./db.ts";
 import { randomToken, sha256Hex } from "./crypto.ts";
 import { MailServerError } from "./errors.ts";
-import { unknownAccount } from "./mailroom_lists.ts";
+import { unknownAccount, unknownKey, unknownUser } from "./not_found.ts";
 
 /** Who a valid API key speaks for. */
 export interface KeyContext {
@@ -51,7 +51,7 @@ export async function createAccount(db: MailDb, input: AccountInput): Promise<st
   return String(r.lastInsertRowid);
 }
 
-/** Closes or reopens an account, or changes its API access. Throws 19 for an unknown account. */
+/** Closes or reopens an account, or changes its API access. Throws 9410 for an unknown account. */
 export async function updateAccount(
   db: MailDb,
   accountId: string,
@@ -106,14 +106,7 @@ export async function createAddress(
     sql: "SELECT 1 FROM mail_users WHERE id = ? AND account_id = ?",
     args: [userId, accountId],
   });
-  if (user.rows.length === 0) {
-    throw new MailServerError(
-      19,
-      `user_id ${userId} is not a user of account ${accountId}: list its users with ` +
-        `GET /mailroom/accounts/${accountId}, or add one with POST /mailroom/accounts/${accountId}/users ` +
-        '{"full_name": "..."}.',
-    );
-  }
+  if (user.rows.length === 0) throw unknownUser(accountId, userId);
   const r = await db.write(({ tx, now }) =>
     tx.execute({
       sql:
@@ -147,20 +140,14 @@ export async function createApiKey(
   return { key_id: String(r.lastInsertRowid), api_key: apiKey };
 }
 
-/** Revokes a key (idempotent). Throws 19 for an unknown key id. */
+/** Revokes a key (idempotent). Throws 9410 for an unknown key id. */
 export async function revokeApiKey(db: MailDb, keyId: string): Promise<void> {
   await db.write(async ({ tx, now }) => {
     const r = await tx.execute({
       sql: "UPDATE mail_api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?",
       args: [now, keyId],
     });
-    if (r.rowsAffected === 0) {
-      throw new MailServerError(
-        19,
-        `No API key ${keyId}: find keys by prefix with GET /mailroom/api-keys?prefix=gh_live_AbCd ` +
-          "or list an account's keys with GET /mailroom/accounts/{account_id}.",
-      );
-    }
+    if (r.rowsAffected === 0) throw unknownKey(keyId);
   });
 }
 

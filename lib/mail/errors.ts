@@ -1,7 +1,9 @@
 /**
  * Error codes of the mail-scanning API: the body `code` of every error answer, its HTTP status
  * and its message. The first thirteen pairs are the peer service's (PostScan Mail); the codes
- * above 9400 are this server's own additions for what the peer does not have.
+ * above 9400 are this server's own additions for what the peer does not have (file links,
+ * unknown endpoints, and the mailroom's records: 9410 for an account, user, API key, webhook
+ * or delivery that does not exist, HTTP 404 like the customer API's unknown address and item).
  *
  * @module
  */
@@ -22,7 +24,8 @@ export type MailErrorCode =
   | 471
   | 469
   | 9403
-  | 9404;
+  | 9404
+  | 9410;
 
 /** One row of the error table. */
 export interface MailErrorInfo {
@@ -60,6 +63,7 @@ export const mailErrors: Readonly<Record<MailErrorCode, MailErrorInfo>> = {
   469: { status: 403, message: "Items don't belong to the specified address." },
   9403: { status: 403, message: "The file link is invalid or has expired." },
   9404: { status: 404, message: "No such endpoint." },
+  9410: { status: 404, message: "Record not found." },
 };
 
 /**

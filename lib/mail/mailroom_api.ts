@@ -3,7 +3,8 @@
  * (`Authorization: Bearer <operator token>`). Registers accounts, users, addresses, API keys
  * and webhooks; receives items with their envelope image; completes or fails pending requests
  * (uploading the scan PDF); lists an account's items and system rules, toggles a rule for the
- * account, and redelivers a past webhook delivery.
+ * account, redelivers a past webhook delivery and deactivates a webhook. A wrong method on
+ * any of these paths is answered 432/405 before the token is checked (`methods.ts`).
  *
  * @module
  */
@@ -22,6 +23,7 @@ import { randomToken } from "./crypto.ts";
 import type { MailEventType } from "./db.ts";
 import { MailServerError } from "./errors.ts";
 import { jsonBody, parseListQuery } from "./http.ts";
+import { type RecordKind, unknownItem, unknownRecord } from "./not_found.ts";
 import { findApiKeys, getAccount, listAccounts } from "./mailroom_lists.ts";
 import { getItems, listItems, receiveItem } from "./items.ts";
 import { isAutomationName } from "./rules.ts";
@@ -48,6 +50,13 @@ function id(v: unknown, name: string): string {
     throw new MailServerError(19, `${name} must be an id`);
   }
   return s;
+}
+
+/** The record id in the path; a malformed one is not found, as an unknown one (404). */
+function pathId(c: Context, kind: RecordKind): string {
+  const raw = c.req.param("id") ?? "";
+  if (!/^[1-9][0-9]{0,17}$/.test(raw)) throw unknownRecord(kind, raw);
+  return raw;
 }
 
 async function form(c: Context): Promise<Record<string, string | File>> {
@@ -80,7 +89,7 @@ export function mailroomRouter(ctx: MailContext): Hono<MailEnv> {
   });
 
   app.get("/accounts/:id", async (c) => {
-    return c.json(await getAccount(db, id(c.req.param("id"), "account id")));
+    return c.json(await getAccount(db, pathId(c, "account")));
   });
 
   app.get("/api-keys", async (c) => {
@@ -88,7 +97,7 @@ export function mailroomRouter(ctx: MailContext): Hono<MailEnv> {
   });
 
   app.get("/deliveries/:id", async (c) => {
-    return c.json(await ctx.webhooks.signedDelivery(id(c.req.param("id"), "delivery id")));
+    return c.json(await ctx.webhooks.signedDelivery(pathId(c, "delivery")));
   });
 
   app.patch("/accounts/:id", async (c) => {
@@ -96,7 +105,7 @@ export function mailroomRouter(ctx: MailContext): Hono<MailEnv> {
     if (b.status !== undefined && b.status !== "open" && b.status !== "closed") {
       throw new MailServerError(19, "status must be open or closed");
     }
-    await updateAccount(db, id(c.req.param("id"), "account id"), {
+    await updateAccount(db, pathId(c, "account"), {
       status: b.status as "open" | "closed" | undefined,
       api_access: b.api_access === undefined ? undefined : Boolean(b.api_access),
     });
@@ -107,7 +116,7 @@ export function mailroomRouter(ctx: MailContext): Hono<MailEnv> {
     const b = await jsonBody(c);
     const userId = await createUser(
       db,
-      id(c.req.param("id"), "account id"),
+      pathId(c, "account"),
       text(b.full_name, "full_name"),
     );
     return c.json({ user_id: userId }, 201);
@@ -117,7 +126,7 @@ export function mailroomRouter(ctx: MailContext): Hono<MailEnv> {
     const b = await jsonBody(c);
     const addressId = await createAddress(
       db,
-      id(c.req.param("id"), "account id"),
+      pathId(c, "account"),
       id(b.user_id, "user_id"),
       text(b.label ?? "Mailbox", "label"),
     );
@@ -126,31 +135,31 @@ export function mailroomRouter(ctx: MailContext): Hono<MailEnv> {
 
   app.post("/accounts/:id/api-keys", async (c) => {
     const b = await jsonBody(c);
-    const key = await createApiKey(db, id(c.req.param("id"), "account id"), String(b.label ?? ""));
+    const key = await createApiKey(db, pathId(c, "account"), String(b.label ?? ""));
     return c.json(key, 201);
   });
 
   app.post("/api-keys/:id/revoke", async (c) => {
-    await revokeApiKey(db, id(c.req.param("id"), "key id"));
+    await revokeApiKey(db, pathId(c, "key"));
     return c.json({ status: 1, message: "Key revoked." });
   });
 
   app.get("/accounts/:id/items", async (c) => {
-    const accountId = id(c.req.param("id"), "account id");
-    await getAccount(db, accountId); // 19 naming the next step for an unknown account
+    const accountId = pathId(c, "account");
+    await getAccount(db, accountId); // 9410 naming the next step for an unknown account
     const q = parseListQuery(c);
     return c.json(await listItems(db, accountId, q.page, q.sortOrder, ctx.linker(c)));
   });
 
   app.get("/accounts/:id/rules", async (c) => {
-    const accountId = id(c.req.param("id"), "account id");
+    const accountId = pathId(c, "account");
     await getAccount(db, accountId);
     const q = parseListQuery(c);
     return c.json(await listSystemRules(db, accountId, q.page, q.sortOrder));
   });
 
   app.put("/accounts/:id/rules", async (c) => {
-    const accountId = id(c.req.param("id"), "account id");
+    const accountId = pathId(c, "account");
     const b = await jsonBody(c);
     if (!isAutomationName(b.automation_name)) {
       throw new MailServerError(
@@ -171,7 +180,7 @@ export function mailroomRouter(ctx: MailContext): Hono<MailEnv> {
   });
 
   app.post("/deliveries/:id/redeliver", async (c) => {
-    const deliveryId = await ctx.webhooks.redeliver(id(c.req.param("id"), "delivery id"));
+    const deliveryId = await ctx.webhooks.redeliver(pathId(c, "delivery"));
     return c.json({ delivery_id: deliveryId }, 201);
   });
 
@@ -181,15 +190,20 @@ export function mailroomRouter(ctx: MailContext): Hono<MailEnv> {
       throw new MailServerError(19, "events must be an array");
     }
     const hook = await ctx.webhooks.register(
-      id(c.req.param("id"), "account id"),
+      pathId(c, "account"),
       text(b.url, "url", 2000),
       b.events as MailEventType[] | undefined,
     );
     return c.json(hook, 201);
   });
 
+  app.post("/webhooks/:id/deactivate", async (c) => {
+    await ctx.webhooks.deactivate(pathId(c, "webhook"));
+    return c.json({ status: 1, message: "Webhook deactivated." });
+  });
+
   app.get("/webhooks/:id/deliveries", async (c) => {
-    return c.json({ data: await ctx.webhooks.deliveries(id(c.req.param("id"), "webhook id")) });
+    return c.json({ data: await ctx.webhooks.deliveries(pathId(c, "webhook")) });
   });
 
   app.post("/items", ctx.uploadLimit, async (c) => {
@@ -224,14 +238,9 @@ export function mailroomRouter(ctx: MailContext): Hono<MailEnv> {
   });
 
   app.get("/items/:id", async (c) => {
-    const [item] = await getItems(db, [id(c.req.param("id"), "mail id")], ctx.linker(c));
-    if (!item) {
-      throw new MailServerError(
-        14,
-        `Item not found: no item ${c.req.param("id")}. GET /mailroom/requests lists the items ` +
-          "with a pending request.",
-      );
-    }
+    const mailId = pathId(c, "item");
+    const [item] = await getItems(db, [mailId], ctx.linker(c));
+    if (!item) throw unknownItem(mailId);
     return c.json(item);
   });
 
@@ -244,7 +253,7 @@ export function mailroomRouter(ctx: MailContext): Hono<MailEnv> {
   });
 
   app.post("/items/:id/complete", ctx.uploadLimit, async (c) => {
-    const mailId = id(c.req.param("id"), "mail id");
+    const mailId = pathId(c, "item");
     const isForm = (c.req.header("content-type") ?? "").includes("multipart/form-data");
     const f = isForm ? await form(c) : {};
     let pdfKey: string | undefined;
@@ -273,7 +282,7 @@ export function mailroomRouter(ctx: MailContext): Hono<MailEnv> {
 
   app.post("/items/:id/fail", async (c) => {
     const b = await jsonBody(c);
-    await failRequest(db, id(c.req.param("id"), "mail id"), text(b.reason, "reason", 500));
+    await failRequest(db, pathId(c, "item"), text(b.reason, "reason", 500));
     return c.json({ status: 1, message: "Request failed." });
   });
   return app;

@@ -153,6 +153,14 @@ export class MailroomClient {
     return this.#call("POST", `/accounts/${accountId}/webhooks`, { url, events });
   }
 
+  /**
+   * Deactivates a webhook (idempotent): nothing more is delivered to it and its pending
+   * deliveries end as failed; it stays listed with `active: false` and its delivery log.
+   */
+  deactivateWebhook(webhookId: string): Promise<ActionResult> {
+    return this.#call("POST", `/webhooks/${encodeURIComponent(webhookId)}/deactivate`);
+  }
+
   /** A webhook's delivery log, newest first (at most 100). */
   async listDeliveries(webhookId: string): Promise<DeliveryLog[]> {
     return (await this.#call<{ data: DeliveryLog[] }>("GET", `/webhooks/${webhookId}/deliveries`))

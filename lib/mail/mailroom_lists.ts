@@ -7,6 +7,7 @@
  */
 import type { MailDb } from "./db.ts";
 import { MailServerError } from "./errors.ts";
+import { unknownAccount } from "./not_found.ts";
 import { formatTime, type Page, PAGE_SIZE, type SortOrder } from "./types.ts";
 
 /** An account as the mailroom lists it. */
@@ -133,7 +134,7 @@ export async function listAccounts(
   };
 }
 
-/** One account with its users, addresses, keys and webhooks; 19 naming the next step if unknown. */
+/** One account with its users, addresses, keys and webhooks; 9410 naming the next step if unknown. */
 export async function getAccount(db: MailDb, accountId: string): Promise<AccountDetail> {
   const [acct, users, addresses, keys, hooks] = await Promise.all([
     db.execute({
@@ -201,13 +202,4 @@ export async function findApiKeys(db: MailDb, prefix: string): Promise<ApiKeyRec
     args: [prefix.length, prefix],
   });
   return r.rows.map(keyOf);
-}
-
-/** The 19 answer for an account id that does not exist, naming where to find real ones. */
-export function unknownAccount(accountId: string): MailServerError {
-  return new MailServerError(
-    19,
-    `No account ${accountId.slice(0, 20)}: list accounts with GET /mailroom/accounts, ` +
-      `or create one with POST /mailroom/accounts {"name": "..."}.`,
-  );
 }

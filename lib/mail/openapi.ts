@@ -111,6 +111,11 @@ export function openApiDocument(basePath: string): Json & { openapi: string } {
           schema: { type: "integer", minimum: 1 },
           example: 4,
         },
+        Allow: {
+          description: "The methods this path takes (HEAD wherever GET is).",
+          schema: { type: "string" },
+          example: "GET, HEAD, POST",
+        },
       },
       schemas: componentSchemas(),
     },

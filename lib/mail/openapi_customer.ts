@@ -102,6 +102,9 @@ export function customerPaths(): Json {
         id: "apiIndex",
         tag: "Documents",
         summary: "The API root: where its documents are",
+        description: "The API's name and version, and the URLs of its OpenAPI document and " +
+          "interactive reference. Use it to find the documents from the base URL alone; it " +
+          "needs no key and changes nothing.",
         security: "none",
         ok: {
           schema: "ApiIndex",
@@ -112,7 +115,7 @@ export function customerPaths(): Json {
             reference: "https://mail.example/api/account-docs/v2/docs",
           },
         },
-        errors: [18],
+        errors: [432, 18],
         extensions: { "x-gatehouse-client": false },
       }),
     },
@@ -121,6 +124,10 @@ export function customerPaths(): Json {
         id: "openApi",
         tag: "Documents",
         summary: "This OpenAPI 3.1 document",
+        description: "Every path this server answers (customer API, sandbox, file links, " +
+          "documents, mailroom) and its webhooks, with schemas, examples and error codes. Use " +
+          "it to generate a client or to check answers in your tests (the typed clients are " +
+          "checked against it). It needs no key and changes nothing.",
         security: "none",
         ok: {
           raw: {
@@ -136,13 +143,15 @@ export function customerPaths(): Json {
         id: "reference",
         tag: "Documents",
         summary: "The interactive reference (this page)",
-        description: "An HTML page that renders this document, with every asset served here.",
+        description: "An HTML page that renders this document, with every asset served here, " +
+          "so it works offline. Open it in a browser to read the API and send requests to this " +
+          "server (paste a sandbox key under Authentication). It needs no key and changes nothing.",
         security: "none",
         ok: {
           raw: { "text/html": { schema: { type: "string" }, example: "<!doctype html>..." } },
           description: "The page.",
         },
-        errors: [18],
+        errors: [432, 18],
         extensions: { "x-gatehouse-client": false },
       }),
     },
@@ -151,6 +160,11 @@ export function customerPaths(): Json {
         id: "referenceAsset",
         tag: "Documents",
         summary: "A script of the interactive reference",
+        description: "`reference.js` is the renderer (Scalar's standalone bundle, read from the " +
+          "installed npm package `@scalar/api-reference`) and `init.js` starts it with the " +
+          "page's settings; the page loads both. When the renderer is not installed, " +
+          "`reference.js` answers 503 with a text naming how to install it on this runtime (the " +
+          "OpenAPI document is still served). Changes nothing.",
         security: "none",
         parameters: [{
           ...pathParam("file", "`reference.js` (the renderer) or `init.js`.", "init.js"),
@@ -162,7 +176,7 @@ export function customerPaths(): Json {
           },
           description: "The script.",
         },
-        errors: [9404, 18],
+        errors: [9404, 432, 18],
         extensions: { "x-gatehouse-client": false },
       }),
     },
@@ -293,6 +307,20 @@ export function customerPaths(): Json {
         },
         errors: [9403, 432, 18],
       }),
+    },
+  };
+  // the renderer may be missing where the npm package is not installed: 503, plain text
+  const asset = (paths["/docs/assets/{file}"] as Json).get as { responses: Json };
+  asset.responses["503"] = {
+    description: "The renderer (npm `@scalar/api-reference`) is not installed; the text says " +
+      "how to install it on this runtime.",
+    content: {
+      "text/plain": {
+        schema: { type: "string" },
+        example: "The API reference renderer (npm @scalar/api-reference) is not installed: " +
+          "run `npm install @scalar/api-reference`, then restart. The OpenAPI document is " +
+          "served at /api/account-docs/v2/openapi.json.",
+      },
     },
   };
   for (const action of ITEM_ACTIONS) {

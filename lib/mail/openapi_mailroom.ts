@@ -1,21 +1,21 @@
 /**
- * The OpenAPI paths of the mailroom (operator) API under `/mailroom`, with its bearer token.
+ * The OpenAPI paths of the mailroom (operator) API under `/mailroom`, with its bearer token:
+ * accounts, users, addresses, keys, an account's items and rules, and the work queue (its
+ * webhook paths are in `openapi_mailroom_webhooks.ts`).
  *
  * @module
  */
-import type { MailErrorCode } from "./errors.ts";
 import { EXAMPLE_ITEM } from "./openapi_customer.ts";
+import { mailroomWebhookPaths, WEBHOOK_RECORD } from "./openapi_mailroom_webhooks.ts";
 import {
-  type JsonBody,
+  EXAMPLE_TIME as T,
   listParams,
-  operation,
-  type OperationSpec,
-  OPERATOR_ERRORS,
+  mailroomOp as op,
+  operationDone as done,
   pathParam,
 } from "./openapi_ops.ts";
 import type { Json } from "./openapi_schemas.ts";
 
-const T = "2026-11-21 09:41:16";
 const KEY = { key_id: "12", account_id: "3", prefix: "gh_test_Q1x9", label: "CRM", created_at: T };
 const ACCOUNT = {
   account_id: "3",
@@ -25,40 +25,6 @@ const ACCOUNT = {
   sandbox: true,
   created_at: T,
 };
-const HOOK = {
-  webhook_id: "5",
-  url: "https://crm.example/hooks/mail",
-  events: ["item.received", "request.completed"],
-  active: true,
-  created_at: T,
-};
-const PAYLOAD = JSON.stringify({
-  id: "evt_6f1c0c64-7a8e-4c57-9d0e-3a1f4c2b9e10",
-  type: "item.received",
-  account_id: "3",
-  created_at: T,
-  data: { mail_id: "1042", address_id: "7" },
-});
-
-const done = (message: string): JsonBody => ({
-  schema: "ActionResult",
-  example: { status: 1, message },
-});
-
-type Spec = Omit<OperationSpec, "tag" | "security" | "errors"> & {
-  tag?: string;
-  errors?: MailErrorCode[];
-};
-
-function op(spec: Spec): Json {
-  return operation({
-    ...spec,
-    tag: spec.tag ?? "Mailroom: accounts",
-    security: "operator",
-    errors: [...OPERATOR_ERRORS, ...(spec.errors ?? [19])],
-  });
-}
-
 const account = pathParam("account_id", "The account.", "3");
 const multipart = (schema: string, example: Json): Json => ({
   required: true,
@@ -67,7 +33,6 @@ const multipart = (schema: string, example: Json): Json => ({
   },
 });
 const ITEMS = "Mailroom: items";
-const HOOKS = "Mailroom: webhooks";
 
 /** The mailroom paths, relative to the API base. */
 export function mailroomPaths(): Json {
@@ -76,6 +41,10 @@ export function mailroomPaths(): Json {
       get: op({
         id: "listAccounts",
         summary: "List accounts",
+        description:
+          "Every account, 20 per page, newest first by default, with its status, API access and " +
+          "sandbox flag. Use it to find an account id (the one `deno task mail` makes is named " +
+          "Sandbox). Changes nothing.",
         parameters: listParams,
         ok: {
           schema: "AccountPage",
@@ -85,7 +54,9 @@ export function mailroomPaths(): Json {
       post: op({
         id: "createAccount",
         summary: "Create an account",
-        description: "A sandbox account's keys start gh_test_ and may create test items.",
+        description: "Registers a customer account, open and with API access unless told " +
+          "otherwise. A sandbox account's keys start gh_test_ and may create test items. Next: " +
+          "add a user, an address for the user, and an API key.",
         body: { schema: "AccountInput", example: { name: "Acme Corp", sandbox: true } },
         status: 201,
         ok: { schema: "AccountCreated", example: { account_id: "3" } },
@@ -95,7 +66,9 @@ export function mailroomPaths(): Json {
       get: op({
         id: "getAccount",
         summary: "An account with its users, addresses, keys and webhooks",
-        description: "Keys are shown by prefix and webhooks without their secret.",
+        description: "Everything the mailroom made for the account: its users, addresses, API " +
+          "keys (by prefix, never the key) and webhooks (never the secret). Use it to find an " +
+          "address or key id. Changes nothing.",
         parameters: [account],
         ok: {
           schema: "AccountDetail",
@@ -104,42 +77,61 @@ export function mailroomPaths(): Json {
             users: [{ user_id: "4", full_name: "Ann Archer" }],
             addresses: [{ address_id: "7", user_id: "4", label: "Main office", created_at: T }],
             api_keys: [{ ...KEY, revoked_at: null }],
-            webhooks: [HOOK],
+            webhooks: [WEBHOOK_RECORD],
           },
         },
+        errors: [9410],
       }),
       patch: op({
         id: "updateAccount",
         summary: "Close or reopen an account, or change its API access",
+        description:
+          "Closes (`status: closed`) or reopens an account, or turns its developer API access off " +
+          "or on. Its keys then answer 430 (closed) or 433 (no API access) until it is changed " +
+          "back; items, users, keys and webhooks stay as they are.",
         parameters: [account],
         body: { schema: "AccountUpdate", example: { status: "closed" } },
         ok: done("Account updated."),
+        errors: [19, 9410],
       }),
     },
     "/mailroom/accounts/{account_id}/users": {
       post: op({
         id: "createUser",
         summary: "Add a user (rules start inactive)",
+        description:
+          "Adds a user to the account. Each user has its own system rules (all off at first) and " +
+          "owns addresses: create a user before its address. Raises no event.",
         parameters: [account],
         body: { schema: "UserInput", example: { full_name: "Ann Archer" } },
         status: 201,
         ok: { schema: "UserCreated", example: { user_id: "4" } },
+        errors: [19, 9410],
       }),
     },
     "/mailroom/accounts/{account_id}/addresses": {
       post: op({
         id: "createAddress",
         summary: "Add an address for a user",
+        description:
+          "Adds a mail address for one of the account's users. Its `address_id` is what the " +
+          "customer's item actions take and what `POST /mailroom/items` receives mail at. 9410 " +
+          "when `user_id` is not a user of the account.",
         parameters: [account],
         body: { schema: "AddressInput", example: { user_id: "4", label: "Main office" } },
         status: 201,
         ok: { schema: "AddressCreated", example: { address_id: "7" } },
+        errors: [19, 9410],
       }),
     },
     "/mailroom/accounts/{account_id}/api-keys": {
       post: op({
         id: "createApiKey",
         summary: "Create an API key (shown only in this answer)",
+        description:
+          "Creates a key for the account: `gh_test_...` for a sandbox account, `gh_live_...` " +
+          "otherwise. The key is in this answer only (it is stored as a hash): hand it to the " +
+          "customer, who sends it as `x-api-key`. It works until revoked.",
         parameters: [account],
         body: { schema: "ApiKeyInput", example: { label: "CRM" }, required: false },
         status: 201,
@@ -147,12 +139,17 @@ export function mailroomPaths(): Json {
           schema: "CreatedKey",
           example: { key_id: "12", api_key: "gh_test_Q1x9vT3kLmN0pRsUwYz2aBcDeFgH" },
         },
+        errors: [19, 9410],
       }),
     },
     "/mailroom/api-keys": {
       get: op({
         id: "findApiKeys",
         summary: "Find API keys by the prefix a customer quotes",
+        description:
+          "The keys whose first characters are the prefix a customer quotes (4 to 12 characters), " +
+          "at most 100, newest first, with their account and label, never the key. Use it to " +
+          "find the key to revoke. Changes nothing.",
         parameters: [{
           name: "prefix",
           in: "query",
@@ -168,8 +165,12 @@ export function mailroomPaths(): Json {
       post: op({
         id: "revokeApiKey",
         summary: "Revoke an API key (idempotent)",
+        description:
+          "Revokes a key at once: its requests answer 431 from then on. The key stays listed with " +
+          "`revoked_at`; revoking it again answers 200 and changes nothing.",
         parameters: [pathParam("key_id", "The key.", "12")],
         ok: done("Key revoked."),
+        errors: [9410],
       }),
     },
     "/mailroom/accounts/{account_id}/items": {
@@ -177,18 +178,24 @@ export function mailroomPaths(): Json {
         id: "listAccountItems",
         tag: ITEMS,
         summary: "An account's items, with their states and histories",
-        description: "What the account's own `GET /items` answers, for the operator.",
+        description: "What the account's own `GET /items` answers, for the operator: its " +
+          "items with their status, history and fresh file links, 20 per page. Changes nothing.",
         parameters: [account, ...listParams],
         ok: {
           schema: "ItemPage",
           example: { data: [EXAMPLE_ITEM], current_page: 1, per_page: 20, total: 1 },
         },
+        errors: [19, 9410],
       }),
     },
     "/mailroom/accounts/{account_id}/rules": {
       get: op({
         id: "listAccountRules",
         summary: "An account's system rules (one row per user)",
+        description:
+          "The account's system rules as its own `GET /user-defined-rules/system-user-defined-" +
+          "rules` answers them: one row per user with its Auto Scan, Auto Shred and Auto " +
+          "Discard flags. Changes nothing.",
         parameters: [account, ...listParams],
         ok: {
           schema: "RulePage",
@@ -206,6 +213,7 @@ export function mailroomPaths(): Json {
             total: 1,
           },
         },
+        errors: [19, 9410],
       }),
       put: op({
         id: "setAccountRule",
@@ -218,88 +226,19 @@ export function mailroomPaths(): Json {
           schema: "RuleUpdateResult",
           example: { status: 1, message: "Rule status updated successfully.", users_changed: 2 },
         },
+        errors: [19, 9410],
       }),
     },
-    "/mailroom/accounts/{account_id}/webhooks": {
-      post: op({
-        id: "registerWebhook",
-        tag: HOOKS,
-        summary: "Register a webhook (its secret is shown only in this answer)",
-        parameters: [account],
-        body: {
-          schema: "WebhookInput",
-          example: { url: HOOK.url, events: HOOK.events },
-        },
-        status: 201,
-        ok: {
-          schema: "WebhookCreated",
-          example: { webhook_id: "5", secret: "whsec_3kq9ZtV1xY8wRm2Pn4Lb6Hc0" },
-        },
-      }),
-    },
-    "/mailroom/webhooks/{webhook_id}/deliveries": {
-      get: op({
-        id: "listDeliveries",
-        tag: HOOKS,
-        summary: "A webhook's delivery log",
-        parameters: [pathParam("webhook_id", "The webhook.", "5")],
-        ok: {
-          schema: "DeliveryList",
-          example: {
-            data: [{
-              delivery_id: "88",
-              event_id: "evt_6f1c0c64-7a8e-4c57-9d0e-3a1f4c2b9e10",
-              event_type: "item.received",
-              state: "delivered",
-              attempts: [
-                { attempt: 1, at: T, status_code: 503, error: "HTTP 503" },
-                { attempt: 2, at: "2026-11-21 09:41:17", status_code: 204, error: null },
-              ],
-            }],
-          },
-        },
-      }),
-    },
-    "/mailroom/deliveries/{delivery_id}/redeliver": {
-      post: op({
-        id: "redeliver",
-        tag: HOOKS,
-        summary: "Send a past delivery's event again",
-        description: "A new delivery to the same webhook with the same body (same event id), " +
-          "signed afresh, with its own attempts and retries. 19 when the webhook is inactive.",
-        parameters: [pathParam("delivery_id", "The delivery to send again.", "88")],
-        status: 201,
-        ok: { schema: "Redelivered", example: { delivery_id: "89" } },
-      }),
-    },
-    "/mailroom/deliveries/{delivery_id}": {
-      get: op({
-        id: "getDelivery",
-        tag: HOOKS,
-        summary: "A past delivery, signed afresh (for a replay)",
-        description: "The body exactly as delivered, with a signature made now under the " +
-          "webhook's secret: `deno task mail:replay` sends it to a local receiver.",
-        parameters: [pathParam("delivery_id", "The delivery.", "88")],
-        ok: {
-          schema: "SignedDelivery",
-          example: {
-            delivery_id: "88",
-            webhook_id: "5",
-            event_type: "item.received",
-            state: "delivered",
-            body: PAYLOAD,
-            timestamp: 1795257600,
-            signature: "v1=" + "5d".repeat(32),
-          },
-        },
-      }),
-    },
+    ...mailroomWebhookPaths(),
     "/mailroom/items": {
       post: op({
         id: "receiveItem",
         tag: ITEMS,
         summary: "Record a received item with its envelope image",
-        description: "The user's active rules act on it. Upload limit 20 MiB (after the token).",
+        description: "Records a piece of mail that arrived at an address, with its envelope " +
+          "image: the customer sees it in `GET /items` as `received`, the user's active rules " +
+          "may file a request at once, and `item.received` is sent. Upload limit 20 MiB " +
+          "(checked after the token).",
         rawBody: multipart("ItemReceipt", {
           address_id: "7",
           sender_name: "ACME Bank",
@@ -316,9 +255,12 @@ export function mailroomPaths(): Json {
         id: "getItem",
         tag: ITEMS,
         summary: "Any item by id",
+        description:
+          "Any account's item with its status, history and fresh file links. Use it to look at an " +
+          "item before completing or failing its request. Changes nothing.",
         parameters: [pathParam("mail_id", "The item.", "1042")],
         ok: { schema: "MailItem", example: EXAMPLE_ITEM },
-        errors: [19, 14],
+        errors: [14],
       }),
     },
     "/mailroom/requests": {
@@ -326,6 +268,10 @@ export function mailroomPaths(): Json {
         id: "listRequests",
         tag: ITEMS,
         summary: "Pending requests, oldest item first",
+        description:
+          "The mailroom's work queue: pending open, rescan, shred and discard requests of every " +
+          "account, oldest item first. Do each with `POST /mailroom/items/{mail_id}/complete` " +
+          "or refuse it with `.../fail`. Changes nothing.",
         parameters: [{
           name: "limit",
           in: "query",
@@ -353,7 +299,10 @@ export function mailroomPaths(): Json {
         id: "completeRequest",
         tag: ITEMS,
         summary: "Complete an item's pending request",
-        description: "Open and rescan need the scan PDF. Upload limit 20 MiB (after the token).",
+        description: "Does what the customer asked: open and rescan need the scan PDF (the " +
+          "item becomes `opened`, a rescan replaces the scan), shred and discard make the item " +
+          "`shredded` or `discarded` (final). Sends `request.completed`. Upload limit 20 MiB " +
+          "(checked after the token).",
         parameters: [pathParam("mail_id", "The item.", "1043")],
         rawBody: multipart("Completion", { scan: "(PDF bytes)", page_count: 2 }),
         ok: done("Request completed."),
@@ -365,6 +314,10 @@ export function mailroomPaths(): Json {
         id: "failRequest",
         tag: ITEMS,
         summary: "Fail an item's pending request (it returns to the state before)",
+        description:
+          "Refuses an item's pending request with a reason the customer sees in the item's " +
+          "history: the item returns to the state before the request and `request.failed` is " +
+          "sent. 471 when nothing is pending.",
         parameters: [pathParam("mail_id", "The item.", "1043")],
         body: { schema: "FailInput", example: { reason: "Envelope is sealed with wax" } },
         ok: done("Request failed."),

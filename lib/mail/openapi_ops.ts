@@ -15,7 +15,8 @@ export const ERROR_MEANINGS: Readonly<Record<MailErrorCode, string>> = {
   431: "the API key is revoked",
   430: "the account is closed",
   433: "the account has no API access, or a sandbox endpoint was called with a live key",
-  432: "wrong method for this path (checked before the key)",
+  432:
+    "wrong method for this path (checked before the key or token); `Allow` lists the methods it takes",
   19: "invalid input: the message names the field and what it takes",
   434: "rate limited, or too many wrong keys or operator tokens: wait Retry-After seconds",
   18: "internal error (logged without secrets); retry later",
@@ -26,6 +27,7 @@ export const ERROR_MEANINGS: Readonly<Record<MailErrorCode, string>> = {
   469: "an item belongs to another address of the account",
   9403: "the file link is invalid or has expired",
   9404: "no such endpoint",
+  9410: "the account, user, API key, webhook or delivery does not exist (mailroom)",
 };
 
 /** An example message per code, as the server words it. */
@@ -38,6 +40,10 @@ const EXAMPLE_MESSAGES: Readonly<Partial<Record<MailErrorCode, string>>> = {
     "names your addresses.",
   471: "Item status does not allow this operation (item 1042 is opened; open needs an item " +
     "that is received). GET /items shows each item's current_status.",
+  432: "Specified method is incorrect, please recheck and try again later. " +
+    "/api/account-docs/v2/mailroom/accounts takes GET or POST.",
+  9410: "No account 999: list accounts with GET /mailroom/accounts, or create one with " +
+    'POST /mailroom/accounts {"name": "..."}.',
 };
 
 /** The response of one error code alone (`413` is code 19 for a body over the limit). */
@@ -68,6 +74,8 @@ export function errorResponses(codes: MailErrorCode[], bodyLimit: boolean): Json
       description: `Error.\n\n${lines.join("\n")}`,
       ...(list.includes(434)
         ? { headers: { "Retry-After": { $ref: "#/components/headers/RetryAfter" } } }
+        : list.includes(432)
+        ? { headers: { Allow: { $ref: "#/components/headers/Allow" } } }
         : {}),
       content: {
         "application/json": {
@@ -196,4 +204,31 @@ export const listParams: Json[] = [
 /** Codes every customer call with an API key can answer. */
 export const KEY_ERRORS: MailErrorCode[] = [429, 431, 430, 433, 432, 434, 18];
 /** Codes every mailroom call can answer. */
-export const OPERATOR_ERRORS: MailErrorCode[] = [429, 434, 9404, 18];
+export const OPERATOR_ERRORS: MailErrorCode[] = [429, 434, 432, 18];
+
+/** The time the examples show. */
+export const EXAMPLE_TIME = "2026-11-21 09:41:16";
+
+/** A success answer `{"status": 1, "message": ...}`. */
+export const operationDone = (message: string): JsonBody => ({
+  schema: "ActionResult",
+  example: { status: 1, message },
+});
+
+/** A mailroom operation: the operator's token, its error codes, 19 unless told. */
+export type MailroomSpec = Omit<OperationSpec, "tag" | "security" | "errors"> & {
+  /** Tag (default `Mailroom: accounts`). */
+  tag?: string;
+  /** Error codes besides the ones every mailroom call can answer (default `[19]`). */
+  errors?: MailErrorCode[];
+};
+
+/** The Operation Object of a mailroom operation. */
+export function mailroomOp(spec: MailroomSpec): Json {
+  return operation({
+    ...spec,
+    tag: spec.tag ?? "Mailroom: accounts",
+    security: "operator",
+    errors: [...OPERATOR_ERRORS, ...(spec.errors ?? [19])],
+  });
+}

@@ -49,13 +49,18 @@ const header = (name: string, description: string, example: string): Json => ({
   example,
 });
 
+/** The operationId of an event's webhook: `item.received` → `onItemReceived`. */
+export function webhookOperationId(type: MailEventType): string {
+  return "on" + type.split(/[._]/).map((w) => w[0].toUpperCase() + w.slice(1)).join("");
+}
+
 /** The `webhooks` object. */
 export function webhooks(): Json {
   const out: Json = {};
   for (const type of MAIL_EVENT_TYPES) {
     out[type] = {
       post: {
-        operationId: `on_${type.replace(".", "_")}`,
+        operationId: webhookOperationId(type),
         tags: ["Webhooks"],
         summary: SUMMARY[type],
         description: "POSTed to every active webhook of the account subscribed to this event. " +

@@ -3,9 +3,12 @@
  * API reference (npm `@scalar/api-reference`), every asset served by this server, so the page
  * works with no internet access and under a strict Content-Security-Policy (no inline script,
  * no external origin): the page loads `<base>/docs/assets/reference.js` (Scalar's standalone
- * bundle, read from the installed npm package) and `<base>/docs/assets/init.js` (ours), which
+ * bundle: the copy the npm mirror carries, or the one of the installed npm package) and
+ * `<base>/docs/assets/init.js` (ours), which
  * reads its settings from a JSON block of the page. Scalar's telemetry, default fonts, request
- * proxy and AI agent are turned off; "try it" sends requests straight to this server.
+ * proxy and AI agent are turned off; "try it" sends requests straight to this server. Where the
+ * renderer cannot be found, `reference.js` answers 503 with what to do on this runtime (Node:
+ * npm install; Deno: `deno install`, or a node_modules directory first).
  *
  * @module
  */
@@ -40,29 +43,79 @@ const INIT_JS = `// Gatehouse mail API reference: starts Scalar with the page's 
 })();
 `;
 
-let bundle: Promise<Uint8Array | null> | null = null;
+/**
+ * Where the npm mirror carries the renderer's bundle, beside this module (`scripts/build_npm.ts`
+ * copies it there with its licence, so an npm install serves the reference with no further
+ * package).
+ */
+const CARRIED = "./scalar/standalone.js";
+
+/** The renderer's bundle, or why it cannot be read (the words of the 503 answer). */
+type Bundle = { bytes: Uint8Array } | { missing: string };
+
+let bundle: Promise<Bundle> | null = null;
+
+const isDeno = () => typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
+
+async function readFileUrl(url: URL): Promise<Uint8Array> {
+  const { readFile } = await import("node:fs/promises");
+  return new Uint8Array(await readFile(url));
+}
+
+/** What to do, on this runtime, when the renderer cannot be found. */
+function installAdvice(resolved: string | null): string {
+  if (!isDeno()) {
+    return "install it (`npm install @scalar/api-reference`, or your package manager's " +
+      "equivalent) beside this package, then restart";
+  }
+  if (resolved !== null && !resolved.startsWith("file:")) {
+    // Deno without a node_modules directory: npm packages live in its global cache, where a
+    // module cannot read a package's files
+    return 'Deno reads its browser bundle from a node_modules directory: set "nodeModulesDir": ' +
+      '"auto" in deno.json and add it (`deno add npm:@scalar/api-reference`), then restart';
+  }
+  return "run `deno install` (it installs the project's npm packages, this one among them), " +
+    "then restart";
+}
 
 /**
- * Scalar's standalone browser bundle from the installed npm package, or null when the package
- * is not installed (`deno install` installs it with the project).
+ * Scalar's standalone browser bundle: the copy the npm mirror carries beside this module,
+ * else the one in the installed npm package `@scalar/api-reference` (read from its
+ * node_modules directory), else why neither is there.
  */
-function loadBundle(): Promise<Uint8Array | null> {
-  bundle ??= (async () => {
+async function findBundle(): Promise<Bundle> {
+  const here = new URL(import.meta.url);
+  if (here.protocol === "file:") {
     try {
-      const css = import.meta.resolve("@scalar/api-reference/style.css");
-      const url = new URL("./browser/standalone.js", css);
-      const { readFile } = await import("node:fs/promises");
-      return new Uint8Array(await readFile(url));
-    } catch (err) {
-      console.error(
-        "mail api: the API reference renderer (npm @scalar/api-reference) is not installed:",
-        (err as Error).message,
-      );
-      bundle = null;
-      return null;
+      return { bytes: await readFileUrl(new URL(CARRIED, here)) };
+    } catch { /* not the npm mirror: the installed package below */ }
+  }
+  let resolved: string | null = null;
+  try {
+    resolved = import.meta.resolve("@scalar/api-reference/style.css");
+    if (resolved.startsWith("file:")) {
+      return { bytes: await readFileUrl(new URL("./browser/standalone.js", resolved)) };
     }
-  })();
-  return bundle;
+  } catch (err) {
+    console.error(
+      "mail api: the API reference renderer (npm @scalar/api-reference) is not installed:",
+      (err as Error).message,
+    );
+  }
+  return {
+    missing: "The API reference renderer (npm @scalar/api-reference) is not installed: " +
+      `${installAdvice(resolved)}.`,
+  };
+}
+
+/** The bundle, read once; a missing one is looked for again on the next request. */
+function loadBundle(): Promise<Bundle> {
+  const attempt = bundle ?? findBundle();
+  bundle = attempt;
+  attempt.then((found) => {
+    if ("missing" in found && bundle === attempt) bundle = null;
+  });
+  return attempt;
 }
 
 function escapeHtml(s: string): string {
@@ -116,16 +169,14 @@ export function referenceRouter(basePath: string): Hono<MailEnv> {
           "and init.js.",
       );
     }
-    const bytes = await loadBundle();
-    if (!bytes) {
+    const found = await loadBundle();
+    if ("missing" in found) {
       return c.text(
-        "The API reference renderer is not installed: run `deno install` (it installs npm " +
-          "@scalar/api-reference). The OpenAPI document is served at " +
-          `${basePath}/openapi.json.`,
+        `${found.missing} The OpenAPI document is served at ${basePath}/openapi.json.`,
         503,
       );
     }
-    return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
+    return c.body(found.bytes as Uint8Array<ArrayBuffer>, 200, {
       "content-type": "text/javascript; charset=utf-8",
       "cache-control": "public, max-age=3600",
     });

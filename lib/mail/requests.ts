@@ -8,6 +8,7 @@ import type { MailDb } from "./db.ts";
 import { MailServerError } from "./errors.ts";
 import { completedStatus, type ItemStatus, pendingAction } from "./lifecycle.ts";
 import { historyInsert } from "./items.ts";
+import { unknownItem } from "./not_found.ts";
 import { PENDING_SQL } from "./schema.ts";
 
 /** A pending request as the mailroom sees it. */
@@ -135,11 +136,7 @@ async function loadItem(
   tx: { execute: MailDb["execute"] },
   mailId: string,
 ): Promise<Record<string, unknown>> {
-  const missing = new MailServerError(
-    14,
-    `Item not found: no item ${mailId.slice(0, 40)}. GET /mailroom/requests lists the items ` +
-      "with a pending request.",
-  );
+  const missing = unknownItem(mailId);
   if (!/^[1-9][0-9]{0,17}$/.test(mailId)) throw missing;
   const r = await tx.execute({ sql: "SELECT * FROM mail_items WHERE id = ?", args: [mailId] });
   if (!r.rows[0]) throw missing;

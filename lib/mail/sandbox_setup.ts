@@ -1,8 +1,9 @@
 /**
  * A key in one step: the sandbox account that `deno task mail` and `deno task start` prepare
  * (made on the first start and reused after) — a sandbox account named "Sandbox" with a user,
- * an address that has sample items, and a fresh `gh_test_` key each start (keys are shown
- * once) — and the lines they print about it.
+ * an address that has sample items, and a fresh `gh_test_` key each start (keys are stored as
+ * hashes and shown once, so the previous start's key cannot be shown again: it is revoked, and
+ * keys do not pile up) — and the lines they print about it.
  *
  * @module
  */
@@ -28,8 +29,10 @@ export interface SandboxKey {
 const SENDERS = ["City Water Department", "ACME Bank", "Tax Office"];
 
 /**
- * Finds or makes the sandbox account, gives its address sample items if it has none, and
- * creates a new key labelled `label`.
+ * Finds or makes the sandbox account, gives its address sample items if it has none, revokes
+ * the keys an earlier start made (those labelled `label` that are not revoked yet) and creates
+ * a new key labelled `label`. Keys with other labels (made through the mailroom API) are left
+ * alone.
  */
 export async function prepareSandbox(
   db: MailDb,
@@ -68,6 +71,13 @@ export async function prepareSandbox(
       }, "sandbox");
     }
   }
+  await db.write(({ tx, now }) =>
+    tx.execute({
+      sql: `UPDATE mail_api_keys SET revoked_at = ?
+            WHERE account_id = ? AND label = ? AND revoked_at IS NULL`,
+      args: [now, accountId, label],
+    })
+  );
   const { api_key } = await createApiKey(db, accountId, label);
   return { accountId, addressId, apiKey: api_key, items: await count() };
 }
@@ -90,7 +100,7 @@ export async function prepareSandbox(
  */
 export function sandboxLines(base: string, sandbox: SandboxKey): string[] {
   return [
-    `  sandbox API key:  ${sandbox.apiKey}  (new each start; shown only here)`,
+    `  sandbox API key:  ${sandbox.apiKey}  (new each start, the previous one revoked; shown only here)`,
     `  sandbox account:  ${sandbox.accountId}`,
     `  sandbox address:  ${sandbox.addressId}  (${sandbox.items} items)`,
     `  reference:        ${base}/docs  (try it: paste the key under Authentication)`,

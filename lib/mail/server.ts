@@ -19,6 +19,7 @@ import { errorResponse, jsonBody, parseActionBody, parseListQuery } from "./http
 import { type Linker, listItems } from "./items.ts";
 import { ITEM_ACTIONS, type ItemAction } from "./lifecycle.ts";
 import { mailroomRouter } from "./mailroom_api.ts";
+import { methodsByPath, refuseOtherMethods, wrongMethodError } from "./methods.ts";
 import { openApiDocument } from "./openapi.ts";
 import { RateLimiter, type RateLimitOptions } from "./rate_limit.ts";
 import { isAutomationName } from "./rules.ts";
@@ -145,8 +146,6 @@ export interface MailContext {
   /** Mailroom operator-token check. */
   operatorAuth: MiddlewareHandler<MailEnv>;
 }
-
-const ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 /**
  * A body limit answering HTTP 413 with code 19: a `Content-Length` over `max` is refused
@@ -339,27 +338,26 @@ export async function createMailServer(options: MailServerOptions): Promise<Mail
   route("GET", "/openapi.json");
   app.get("/openapi.json", (c) => c.json(openApiDocument(basePath)));
 
-  // wrong methods answer 432 before any key check, so these come before the sub-routers
+  // Wrong methods answer 432/405 before any key or operator token is checked, so their
+  // handlers come before the sub-routers: the table holds every path the server answers.
+  route("GET", "/");
+  route("GET", "/docs");
+  route("GET", "/docs/assets/:file");
   route("POST", "/sandbox/items");
   route("POST", "/sandbox/items/:mail_id/complete");
-  for (const [method, path] of routes) {
-    app.on(
-      ALL_METHODS.filter((m) => m !== method && !(method === "GET" && m === "HEAD")),
-      path,
-      function wrongMethod(c: Context): never {
-        throw new MailServerError(
-          432,
-          `Specified method is incorrect, please recheck and try again later. ${c.req.path} ` +
-            `takes ${method}.`,
-        );
-      },
-    );
+  const mailroom = mailroomRouter(ctx);
+  for (const r of mailroom.routes) {
+    if (r.method !== "ALL") route(r.method, `/mailroom${r.path}`);
   }
+  const methods = methodsByPath(routes);
+  refuseOtherMethods(app, methods);
   app.route("/docs", referenceRouter(basePath));
   app.route("/sandbox", sandboxRouter(ctx));
-  app.route("/mailroom", mailroomRouter(ctx));
+  app.route("/mailroom", mailroom);
   app.all("*", (c) => {
-    if (c.req.method === "GET" && c.req.path === `${basePath}/`) return index(c);
+    const root = c.req.path === `${basePath}/`;
+    if (root && c.req.method === "GET") return index(c);
+    if (root) throw wrongMethodError(c.req.path, methods.get("/")!);
     throw new MailServerError(
       9404,
       `No such endpoint: ${c.req.method} ${c.req.path.slice(0, 200)}. Every endpoint is in ` +

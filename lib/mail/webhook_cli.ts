@@ -3,7 +3,8 @@
  * machine (see `webhook_relay.ts`). Deno only (not part of the npm mirror).
  *
  * ```sh
- * # register a webhook for account 1 that points here, and forward what it gets
+ * # register a webhook for account 1 that points here, forward what it gets, and deactivate
+ * # the webhook when stopped (Ctrl-C or SIGTERM)
  * MAIL_OPERATOR_TOKEN=... deno task mail:listen --account 1 --forward-to http://127.0.0.1:3000/hooks
  * # or listen for a webhook you registered yourself (its URL is this listener's)
  * deno task mail:listen --secret whsec_... --port 9000 --forward-to http://127.0.0.1:3000/hooks
@@ -38,8 +39,9 @@ const USAGE = `Usage:
   deno task mail:replay DELIVERY_ID --forward-to URL --secret WHSEC [options]
 
 Every delivery's signature is checked with the webhook's secret; a delivery that fails the
-check is refused and not forwarded. The mailroom calls (registering, fetching a delivery) use
-MAIL_OPERATOR_TOKEN.
+check is refused and not forwarded. A webhook that listen registered (--account) is deactivated
+when it stops (Ctrl-C, SIGTERM). The mailroom calls (registering, deactivating, fetching a
+delivery) use MAIL_OPERATOR_TOKEN.
 
 Options:
 ${Object.entries(FLAGS).map(([name, f]) => `  --${name.padEnd(12)} ${f.help}`).join("\n")}
@@ -95,11 +97,14 @@ async function listen(values: Record<string, string | boolean | undefined>): Pro
     onListen: () => {},
   }, (request) => handler(request));
   const url = `http://${server.addr.hostname}:${server.addr.port}/`;
+  // the webhook this listener registered, deactivated when it stops
+  let registered: { ops: MailroomClient; id: string } | null = null;
   if (values.account) {
     const ops = new MailroomClient({ baseUrl: api, operatorToken: operatorToken() });
     try {
       const hook = await ops.registerWebhook(String(values.account), url, events);
       secret = hook.secret;
+      registered = { ops, id: hook.webhook_id };
       console.log(`Registered webhook ${hook.webhook_id} for account ${values.account} → ${url}`);
     } catch (err) {
       await server.shutdown();
@@ -109,9 +114,25 @@ async function listen(values: Record<string, string | boolean | undefined>): Pro
   }
   console.log(`  secret:   ${secret}`);
   console.log(`Listening on ${url}, forwarding verified deliveries to ${forwardTo}`);
+  let stopping = false;
   const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    let code = 0;
+    if (registered) {
+      try {
+        await registered.ops.deactivateWebhook(registered.id);
+        console.log(`Deactivated webhook ${registered.id}`);
+      } catch (err) {
+        code = 1;
+        console.error(
+          `error: deactivating webhook ${registered.id} failed: ${(err as Error).message}. ` +
+            `Deactivate it with POST ${api}/mailroom/webhooks/${registered.id}/deactivate.`,
+        );
+      }
+    }
     await server.shutdown();
-    Deno.exit(0);
+    Deno.exit(code);
   };
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);

@@ -9,7 +9,7 @@ import type { MailDb, MailEvent, MailEventType } from "./db.ts";
 import { MAIL_EVENT_TYPES } from "./db.ts";
 import { randomToken } from "./crypto.ts";
 import { MailServerError } from "./errors.ts";
-import { unknownAccount } from "./mailroom_lists.ts";
+import { unknownAccount, unknownDelivery, unknownWebhook } from "./not_found.ts";
 import { formatTime } from "./types.ts";
 import { SIGNATURE_HEADER, signWebhook, TIMESTAMP_HEADER } from "./webhook_signature.ts";
 
@@ -67,7 +67,8 @@ export class WebhookDispatcher {
   #base: number;
   #cap: number;
   #timeout: number;
-  #timers = new Set<ReturnType<typeof setTimeout>>();
+  /** Waiting attempts, by delivery id. */
+  #timers = new Map<string, ReturnType<typeof setTimeout>>();
   #busy = 0;
   #waiters: (() => void)[] = [];
   #closed = false;
@@ -118,8 +119,47 @@ export class WebhookDispatcher {
     return { webhook_id: String(r.lastInsertRowid), secret };
   }
 
-  /** The delivery log of a webhook, newest delivery first (at most 100). */
+  /**
+   * Deactivates a webhook (idempotent): no event is delivered to it any more, and its pending
+   * deliveries end as `failed` without another attempt. It stays in the account's list
+   * (`active: false`) with its delivery log. 9410 when there is no such webhook.
+   */
+  async deactivate(webhookId: string): Promise<void> {
+    const ended = await this.#db.write(async ({ tx }) => {
+      const r = await tx.execute({
+        sql: "UPDATE mail_webhooks SET active = 0 WHERE id = ?",
+        args: [webhookId],
+      });
+      if (r.rowsAffected === 0) throw unknownWebhook(webhookId);
+      const pending = await tx.execute({
+        sql: "SELECT id FROM mail_webhook_deliveries WHERE webhook_id = ? AND state = 'pending'",
+        args: [webhookId],
+      });
+      await tx.execute({
+        sql: `UPDATE mail_webhook_deliveries SET state = 'failed', next_attempt_at = NULL
+              WHERE webhook_id = ? AND state = 'pending'`,
+        args: [webhookId],
+      });
+      return pending.rows.map((row) => String(row.id));
+    });
+    // their waiting retries are dropped (an attempt in flight keeps the state failed)
+    for (const id of ended) {
+      const timer = this.#timers.get(id);
+      if (timer === undefined) continue;
+      clearTimeout(timer);
+      this.#timers.delete(id);
+      this.#busy--;
+    }
+    if (this.#busy === 0) { for (const w of this.#waiters.splice(0)) w(); }
+  }
+
+  /** The delivery log of a webhook, newest delivery first (at most 100); 9410 if unknown. */
   async deliveries(webhookId: string): Promise<DeliveryLog[]> {
+    const hook = await this.#db.execute({
+      sql: "SELECT 1 FROM mail_webhooks WHERE id = ?",
+      args: [webhookId],
+    });
+    if (!hook.rows.length) throw unknownWebhook(webhookId);
     const d = await this.#db.execute({
       sql: `SELECT id, event_id, event_type, state FROM mail_webhook_deliveries
             WHERE webhook_id = ? ORDER BY id DESC LIMIT 100`,
@@ -150,7 +190,7 @@ export class WebhookDispatcher {
 
   /**
    * A past delivery with a fresh signature under its webhook's secret (which is never shown),
-   * so a receiver can check it as it checks a live delivery. 19 naming the next step if unknown.
+   * so a receiver can check it as it checks a live delivery. 9410 naming the next step if unknown.
    */
   async signedDelivery(deliveryId: string): Promise<SignedDelivery> {
     const r = await this.#db.execute({
@@ -160,13 +200,7 @@ export class WebhookDispatcher {
       args: [deliveryId],
     });
     const d = r.rows[0];
-    if (!d) {
-      throw new MailServerError(
-        19,
-        `No delivery ${deliveryId}: a webhook's deliveries are listed by ` +
-          "GET /mailroom/webhooks/{webhook_id}/deliveries.",
-      );
-    }
+    if (!d) throw unknownDelivery(deliveryId);
     const timestamp = Math.floor(this.#db.now() / 1000);
     const body = String(d.payload);
     return {
@@ -183,8 +217,8 @@ export class WebhookDispatcher {
   /**
    * Sends a past delivery's event again, as a new delivery to the same webhook with the same
    * body (the receiver sees the same event id and a fresh signature), with its own attempts
-   * and retries. Resolves to the new delivery's id; 19 naming the next step when the delivery
-   * is unknown or its webhook is no longer active.
+   * and retries. Resolves to the new delivery's id; 9410 naming the next step when the delivery
+   * is unknown, 19 when its webhook is no longer active.
    */
   async redeliver(deliveryId: string): Promise<string> {
     const r = await this.#db.execute({
@@ -194,13 +228,7 @@ export class WebhookDispatcher {
       args: [deliveryId],
     });
     const d = r.rows[0];
-    if (!d) {
-      throw new MailServerError(
-        19,
-        `No delivery ${deliveryId}: a webhook's deliveries are listed by ` +
-          "GET /mailroom/webhooks/{webhook_id}/deliveries.",
-      );
-    }
+    if (!d) throw unknownDelivery(deliveryId);
     if (Number(d.active) !== 1) {
       throw new MailServerError(
         19,
@@ -240,7 +268,7 @@ export class WebhookDispatcher {
   /** Stops: cancels waiting retries and aborts attempts in flight (they stay pending). */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const t of this.#timers) clearTimeout(t);
+    for (const t of this.#timers.values()) clearTimeout(t);
     this.#busy -= this.#timers.size;
     this.#timers.clear();
     if (this.#busy === 0) { for (const w of this.#waiters.splice(0)) w(); }
@@ -260,11 +288,11 @@ export class WebhookDispatcher {
     if (this.#closed) return;
     this.#busy++;
     const t = setTimeout(() => {
-      this.#timers.delete(t);
+      this.#timers.delete(deliveryId);
       this.#busy--;
       this.#track(this.#attempt(deliveryId));
     }, delayMs);
-    this.#timers.add(t);
+    this.#timers.set(deliveryId, t);
   }
 
   async #enqueue(event: MailEvent): Promise<void> {
@@ -336,7 +364,8 @@ export class WebhookDispatcher {
     const final = !ok && (attempt >= this.#max || this.#closed);
     const delay = Math.min(this.#cap, this.#base * 2 ** (attempt - 1));
     const state = ok ? "delivered" : final && !this.#closed ? "failed" : "pending";
-    await this.#db.write(({ tx, now }) =>
+    // (a delivery whose webhook was deactivated meanwhile stays failed)
+    const [, updated] = await this.#db.write(({ tx, now }) =>
       tx.batch([
         {
           sql: `INSERT INTO mail_webhook_attempts
@@ -345,11 +374,11 @@ export class WebhookDispatcher {
         },
         {
           sql: `UPDATE mail_webhook_deliveries SET attempts = ?, state = ?, next_attempt_at = ?
-                WHERE id = ?`,
+                WHERE id = ? AND state = 'pending'`,
           args: [attempt, state, state === "pending" ? now + delay : null, deliveryId],
         },
       ])
     );
-    if (state === "pending") this.#schedule(deliveryId, delay);
+    if (state === "pending" && updated.rowsAffected > 0) this.#schedule(deliveryId, delay);
   }
 }

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { createApp } from "../../app/main.ts";
 import { loadAppEnv } from "../../app/env.ts";
 import { clientAddress } from "../../app/client_address.ts";
+import { ResponseChecker } from "../mail/_openapi.ts";
 
 const TOKEN = "client-address-operator-token-0123456789";
 
@@ -21,7 +22,12 @@ async function withApp(
     MAIL_OPERATOR_TOKEN: TOKEN,
     ...vars,
   }));
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
+  // every answer of the mail API is checked against its OpenAPI document
+  const mail = new ResponseChecker();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    mail.wrap(async (request, info) => await app.fetch(request, info)),
+  );
   const base = `http://127.0.0.1:${server.addr.port}/api/account-docs/v2`;
   try {
     const ops = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
@@ -36,6 +42,8 @@ async function withApp(
       body: "{}",
     })).json();
     await fn(base, key.api_key);
+    mail.assertClean();
+    assert.ok(mail.seen.has("GET /items 401") && mail.seen.has("GET /items 429"));
   } finally {
     await server.shutdown();
     await Deno.remove(dir, { recursive: true });

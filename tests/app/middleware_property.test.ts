@@ -10,6 +10,7 @@ import { createApp } from "../../app/main.ts";
 import { loadAppEnv } from "../../app/env.ts";
 import { withHost } from "./_raw.ts";
 import { wellFormedHost } from "../../app/middleware/hosts.ts";
+import { ResponseChecker } from "../mail/_openapi.ts";
 
 const printable = (max: number) =>
   fc.stringMatching(new RegExp(`^[\\x21-\\x7e][\\x20-\\x7e]{0,${max}}$`));
@@ -20,6 +21,8 @@ Deno.test("property: any Host: 400 when malformed, 421 when not in APP_HOSTS, se
     loadAppEnv({ DATABASE_URL: `file:${dir}/app.db`, APP_HOSTS: "app.example" }),
   );
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
+  // what the mail API answers (a listed host on its path) is checked against its OpenAPI document
+  const mail = new ResponseChecker();
   try {
     await fc.assert(
       fc.asyncProperty(
@@ -59,10 +62,15 @@ Deno.test("property: any Host: 400 when malformed, 421 when not in APP_HOSTS, se
               ![400, 421].includes(res.status),
               `${JSON.stringify(host)} → ${res.status}`,
             );}
+          if (listed && path.startsWith("/api/account-docs/v2/")) {
+            await mail.checkRaw({ method: "GET", url: `http://app.example${path}` }, res);
+          }
         },
       ),
-      { numRuns: 150 },
+      { numRuns: 150, examples: [["app.example", "/api/account-docs/v2/items"]] },
     );
+    mail.assertClean();
+    assert.ok(mail.seen.has("GET /items 401"), [...mail.seen].join(", "));
   } finally {
     await server.shutdown();
     await Deno.remove(dir, { recursive: true });

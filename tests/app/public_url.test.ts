@@ -8,8 +8,9 @@ import assert from "node:assert/strict";
 import { loadAppEnv } from "../../app/env.ts";
 import { publicOrigin } from "../../app/public_url.ts";
 import { type ProdApp, startProdApp } from "./_prod.ts";
-import { fetchAs, withHost } from "./_raw.ts";
+import { fetchAs, type RawResponse, withHost } from "./_raw.ts";
 import { PNG } from "../mail/_harness.ts";
+import { ResponseChecker } from "../mail/_openapi.ts";
 
 const EVIL = "evil.example";
 const json = { accept: "application/json" };
@@ -131,14 +132,21 @@ for (
         }
       }
 
-      // mail API: file links and the index's OpenAPI link
+      // mail API: file links and the index's OpenAPI link (every answer checked against the
+      // API's OpenAPI document)
+      const mail = new ResponseChecker();
+      const checked = async <T extends RawResponse>(method: string, path: string, res: T) => {
+        await mail.checkRaw({ method, url: `http://${served}${path}` }, res);
+        return res;
+      };
       const ops = { authorization: "Bearer prod-operator-token-0123456789" };
       const post = (path: string, body: unknown) =>
         fetchAs(app.port, served, `/api/account-docs/v2/mailroom${path}`, {
           method: "POST",
           headers: { ...ops, "content-type": "application/json" },
           body: JSON.stringify(body),
-        }).then((r) => JSON.parse(r.body));
+        }).then((r) => checked("POST", `/api/account-docs/v2/mailroom${path}`, r))
+          .then((r) => JSON.parse(r.body));
       const { account_id } = await post("/accounts", { name: "Acme" });
       const { user_id } = await post(`/accounts/${account_id}/users`, { full_name: "Ada" });
       const { address_id } = await post(`/accounts/${account_id}/addresses`, { user_id });
@@ -147,23 +155,37 @@ for (
       item.set("address_id", address_id);
       item.set("sender_name", "Bank");
       item.set("envelope", new Blob([PNG], { type: "image/png" }), "e.png");
-      const received = await fetchAs(app.port, served, `/api/account-docs/v2/mailroom/items`, {
-        method: "POST",
-        headers: ops,
-        body: item,
-      });
+      const received = await checked(
+        "POST",
+        "/api/account-docs/v2/mailroom/items",
+        await fetchAs(app.port, served, `/api/account-docs/v2/mailroom/items`, {
+          method: "POST",
+          headers: ops,
+          body: item,
+        }),
+      );
       assert.equal(received.status, 201, received.body);
-      const list = await withHost(app.port, "GET", "/api/account-docs/v2/items", host, {
-        "x-api-key": api_key,
-      });
+      const list = await checked(
+        "GET",
+        "/api/account-docs/v2/items",
+        await withHost(app.port, "GET", "/api/account-docs/v2/items", host, {
+          "x-api-key": api_key,
+        }),
+      );
       assert.equal(list.status, 200, list.body);
       assertNoEvil("item list", list.body);
       assert.match(list.body, /"https:\/\/app\.example\/api\/account-docs\/v2\/files\/covers\//);
-      const index = await withHost(app.port, "GET", "/api/account-docs/v2/", host);
+      const index = await checked(
+        "GET",
+        "/api/account-docs/v2/",
+        await withHost(app.port, "GET", "/api/account-docs/v2/", host),
+      );
       assert.equal(
         JSON.parse(index.body).openapi,
         "https://app.example/api/account-docs/v2/openapi.json",
       );
+      mail.assertClean();
+      assert.equal(mail.seen.size, 7, [...mail.seen].join(", "));
     } finally {
       await app.close();
     }

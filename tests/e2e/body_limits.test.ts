@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { type AppProcess, startAppProcess } from "./_process.ts";
 import { rawRequest, type RawResponse, readResponse, writeAll } from "../app/_raw.ts";
+import { ResponseChecker } from "../mail/_openapi.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 const KiB = 1024;
@@ -108,10 +109,22 @@ async function streamUntilAnswer(
   return { answer, sent };
 }
 
-async function withApp(fn: (app: AppProcess) => Promise<void>): Promise<void> {
+/**
+ * Runs `fn` against the app; the mail API's answers it passes to `mail` are checked against
+ * the API's OpenAPI document at the end.
+ */
+async function withApp(
+  fn: (app: AppProcess, mail: (c: Case, res: RawResponse) => Promise<void>) => Promise<void>,
+): Promise<void> {
   const app = await startAppProcess({ MAIL_OPERATOR_TOKEN: OPERATOR });
+  const checker = new ResponseChecker();
+  const mail = async (c: Case, res: RawResponse) => {
+    if (!c.path.startsWith("/api/account-docs/")) return;
+    await checker.checkRaw({ method: c.method, url: `http://127.0.0.1${c.path}` }, res);
+  };
   try {
-    await fn(app);
+    await fn(app, mail);
+    checker.assertClean();
   } finally {
     await app.close();
   }
@@ -121,10 +134,11 @@ Deno.test({
   name: "body limits: a Content-Length over the limit is answered 413 before the body is sent",
   ...opts,
   async fn() {
-    await withApp(async (app) => {
+    await withApp(async (app, mail) => {
       for (const c of CASES) {
         // Nothing of the body is ever sent: an answer proves the server did not wait for it.
         const res = await rawRequest(app.port, head(c, c.limit + 1));
+        await mail(c, res);
         assert.equal(res.status, 413, `${c.method} ${c.path}: ${res.body}`);
         const body = JSON.parse(res.body);
         if (c.path.startsWith("/api/account-docs")) assert.equal(body.code, 19, c.path);
@@ -138,11 +152,12 @@ Deno.test({
   name: "body limits: a chunked body without end is answered 413 once past the limit",
   ...opts,
   async fn() {
-    await withApp(async (app) => {
+    await withApp(async (app, mail) => {
       for (const c of CASES) {
         const cap = c.limit + 48 * MiB;
         const { answer, sent } = await streamUntilAnswer(app.port, head(c, "chunked"), true, cap);
         assert.ok(answer, `${c.method} ${c.path}: no answer after ${sent} bytes`);
+        await mail(c, answer);
         // A GET body is never read: the page is served without waiting for it.
         const expected = c.method === "GET" ? c.ok[0] : 413;
         assert.equal(answer.status, expected, `${c.method} ${c.path}: ${answer.body}`);
@@ -156,18 +171,20 @@ Deno.test({
   name: "body limits: a body of exactly the limit is served; uploads need the operator token first",
   ...opts,
   async fn() {
-    await withApp(async (app) => {
+    await withApp(async (app, mail) => {
       for (const c of CASES) {
         const res = await rawRequest(
           app.port,
           head(c, c.limit),
           new Uint8Array(c.limit).fill(0x61),
         );
+        await mail(c, res);
         assert.ok(c.ok.includes(res.status), `${c.method} ${c.path}: ${res.status} ${res.body}`);
       }
       // Without the operator token an upload route reads nothing: 401 before the body is sent.
       const anonymous = CASES.at(-1)!;
       const res = await rawRequest(app.port, head({ ...anonymous, headers: form }, 20 * MiB));
+      await mail(anonymous, res);
       assert.equal(res.status, 401);
       assert.equal(JSON.parse(res.body).code, 429);
     });

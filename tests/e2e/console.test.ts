@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
 import { context, HAVE_CHROMIUM, launch } from "./_harness.ts";
 import { consoleShot, makeUser, startReceiver, startRelaySite, startWorld } from "./_console.ts";
+import { ResponseChecker } from "../mail/_openapi.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false }; // see relay.test.ts
 
@@ -119,6 +120,9 @@ for (const js of [true, false]) {
           await notice(page, /The key was created/);
           const key = (await page.locator("#api-key").textContent())!.trim();
           const items = `${app.origin}/api/account-docs/v2/items`;
+          // (the mail API's answers are checked against its OpenAPI document)
+          const mail = new ResponseChecker();
+          const fetch = mail.fetch();
           const works = await fetch(items, { headers: { "x-api-key": key } });
           assert.equal(works.status, 200);
           await works.body?.cancel();
@@ -127,6 +131,8 @@ for (const js of [true, false]) {
           const refused = await fetch(items, { headers: { "x-api-key": key } });
           assert.equal(refused.status, 401);
           await refused.body?.cancel();
+          mail.assertClean();
+          assert.deepEqual([...mail.seen], ["GET /items 200", "GET /items 401"]);
         });
 
         await t.step("toggles a rule and sends a webhook delivery again", async () => {

@@ -10,6 +10,7 @@ import { consoleRoutes } from "../../app/console/screens.ts";
 import { HAVE_CHROMIUM, launch } from "./_harness.ts";
 import { axeCheck, consoleShot, makeUser, startReceiver, startWorld } from "./_console.ts";
 import { MailroomClient } from "../../mail.ts";
+import { ResponseChecker } from "../mail/_openapi.ts";
 import { Browser, OWNER, post, signIn } from "../app/console/_harness.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -35,9 +36,12 @@ Deno.test({
       // Something on every screen: a user, a relay site, a mail account with a key, a
       // webhook with a delivery, and items with a pending request.
       const userId = await makeUser(app.db, "grace@example.com");
+      // (the mail API's answers are checked against its OpenAPI document)
+      const mail = new ResponseChecker();
       const ops = new MailroomClient({
         baseUrl: `${app.origin}/api/account-docs/v2`,
         operatorToken: OPERATOR,
+        fetch: mail.fetch(),
       });
       const { account_id } = await ops.createAccount({ name: "Acme Corp" });
       const { user_id } = await ops.createUser(account_id, "Ann Archer");
@@ -55,6 +59,8 @@ Deno.test({
         sender_name: "Tax Office",
         envelope: new Blob([PNG], { type: "image/png" }),
       });
+      mail.assertClean();
+      assert.equal(mail.seen.size, 7, [...mail.seen].join(", "));
       const b = await signIn(app.origin, OWNER.email, OWNER.password);
       const relay = await b.get("/admin/relay");
       await post(b, "/admin/relay", relay.body, {

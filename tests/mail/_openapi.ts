@@ -35,6 +35,13 @@ export function validate(ajv: Ajv2020, schema: Json, value: unknown): string[] {
   return (fn.errors ?? []).map((e) => `${e.instancePath || "$"} ${e.message}`);
 }
 
+/** The Allow header of a path with these documented methods: HEAD wherever GET is, sorted. */
+function allowOf(methods: string[]): string {
+  const all = new Set(methods);
+  if (all.has("GET")) all.add("HEAD");
+  return [...all].sort().join(", ");
+}
+
 interface Route {
   method: string;
   template: string;
@@ -87,13 +94,18 @@ export class ResponseChecker {
     const problems: string[] = [];
     const errorSchema = { $ref: "#/components/schemas/Error" };
     if (!route) {
-      // a path or method the document does not have: must be the documented "no such endpoint"
-      // or "wrong method" error
-      const ok = (code === 9404 && response.status === 404) ||
+      // A path the document does not have answers "no such endpoint"; a documented path asked
+      // with a method it does not have answers "wrong method" with the documented methods in
+      // Allow. (Any path may answer 413 or a malformed Host's 400, code 19.)
+      const allow = found.length > 0 ? allowOf(found.map((r) => r.method)) : null;
+      const ok = (code === 9404 && response.status === 404 && found.length === 0) ||
         (code === 432 && response.status === 405 && found.length > 0) ||
         (code === 19 && response.status === 413) || (code === 19 && response.status === 400);
       if (!ok) problems.push(`${where}: not in the document (code ${code})`);
       else problems.push(...validate(this.ajv, errorSchema, body).map((p) => `${where}: ${p}`));
+      if (ok && code === 432 && headers.get("allow") !== allow) {
+        problems.push(`${where}: Allow is ${headers.get("allow")}, the document has ${allow}`);
+      }
     } else if (response.status === 400 && code === 19) {
       // a malformed Host header, on any route (documented in info's error table)
       problems.push(...validate(this.ajv, errorSchema, body).map((p) => `${where}: ${p}`));
@@ -118,7 +130,50 @@ export class ResponseChecker {
     return problems;
   }
 
-  /** A `fetch` handler that checks every answer of `handler`. */
+  /** Whether `url` is under this API's base path (the answers `check` is for). */
+  covers(url: string): boolean {
+    if (!URL.canParse(url)) return false;
+    const path = new URL(url).pathname;
+    return path === this.#base || path.startsWith(`${this.#base}/`);
+  }
+
+  /**
+   * A `fetch` that checks every answer under the base path (for a client's `fetch` option, or
+   * to call an app that mounts the API). Other URLs pass unchecked.
+   */
+  fetch(inner: typeof fetch = fetch): typeof fetch {
+    return async (input, init) => {
+      const url = input instanceof Request ? input.url : String(input);
+      const method = init?.method ?? (input instanceof Request ? input.method : "GET");
+      const response = await inner(input, init);
+      if (this.covers(url)) await this.check({ method, url }, response.clone(), response.headers);
+      return response;
+    };
+  }
+
+  /** Checks an answer read off a raw socket (status, headers and body text as they came). */
+  async checkRaw(
+    request: { method: string; url: string },
+    raw: { status: number; headers: Headers; body: string },
+  ): Promise<string[]> {
+    const empty = raw.status === 204 || raw.status === 304 || request.method === "HEAD";
+    const response = new Response(empty ? null : raw.body, {
+      status: raw.status,
+      headers: raw.headers,
+    });
+    return await this.check(request, response, raw.headers);
+  }
+
+  /** Throws when an answer did not match the document. */
+  assertClean(): void {
+    if (this.problems.length) {
+      throw new Error(
+        `answers that do not match the OpenAPI document:\n${this.problems.join("\n")}`,
+      );
+    }
+  }
+
+  /** A `fetch` handler that checks every answer of `handler` under the base path. */
   wrap(
     handler: (request: Request, info: Deno.ServeHandlerInfo) => Promise<Response>,
   ): (request: Request, info: Deno.ServeHandlerInfo) => Promise<Response> {
@@ -126,7 +181,7 @@ export class ResponseChecker {
       const seen = { method: request.method, url: request.url };
       const response = await handler(request, info);
       // (a clone of Hono's answer may lose its headers: they are read from the original)
-      await this.check(seen, response.clone(), response.headers);
+      if (this.covers(seen.url)) await this.check(seen, response.clone(), response.headers);
       return response;
     };
   }

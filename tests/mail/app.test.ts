@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { createApp } from "../../app/main.ts";
 import { loadAppEnv } from "../../app/env.ts";
 import { MailClient, MailroomClient } from "../../mail.ts";
+import { ResponseChecker } from "./_openapi.ts";
 
 Deno.test("reference app: mail API mounted at /api/account-docs/v2", async () => {
   const dir = await Deno.makeTempDir({ prefix: "gatehouse-app-mail-" });
@@ -12,8 +13,11 @@ Deno.test("reference app: mail API mounted at /api/account-docs/v2", async () =>
     MAIL_OPERATOR_TOKEN: "app-operator-token-for-tests",
   });
   const app = await createApp(env);
-  const fetchApp = (input: RequestInfo | URL, init?: RequestInit) =>
-    Promise.resolve(app.fetch(new Request(input, init)));
+  // every answer under the API's path is checked against the OpenAPI document
+  const checker = new ResponseChecker();
+  const fetchApp = checker.fetch((input: RequestInfo | URL, init?: RequestInit) =>
+    Promise.resolve(app.fetch(new Request(input, init)))
+  );
   try {
     const base = "http://app.test/api/account-docs/v2";
     const index = await fetchApp("http://app.test/");
@@ -41,6 +45,12 @@ Deno.test("reference app: mail API mounted at /api/account-docs/v2", async () =>
     await cover.body?.cancel();
     const wrong = await fetchApp(`${base}/items`, { method: "DELETE" });
     assert.deepEqual([wrong.status, (await wrong.json()).code], [405, 432]);
+    assert.equal(wrong.headers.get("allow"), "GET, HEAD");
+    const page2 = await fetchApp(`${base}/docs`);
+    assert.equal(page2.status, 200);
+    await page2.body?.cancel();
+    checker.assertClean();
+    assert.ok(checker.seen.size >= 9, [...checker.seen].join(", "));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -13,6 +13,7 @@ import fc from "fast-check";
 import { createMailServer } from "../../mail.ts";
 import { clientKey } from "../../lib/mail/auth_throttle.ts";
 import { OPERATOR_TOKEN, startMail } from "./_harness.ts";
+import { ResponseChecker } from "./_openapi.ts";
 
 interface Answer {
   status: number;
@@ -169,6 +170,8 @@ Deno.test("throttle: wrong operator tokens back off per client; the right token 
 Deno.test("throttle: the state lives in the database and outlasts a restart", async () => {
   const dir = await Deno.makeTempDir({ prefix: "gatehouse-throttle-" });
   const now = Date.parse("2026-01-01T00:00:00Z");
+  // every answer of both runs is checked against the OpenAPI document
+  const checker = new ResponseChecker();
   const run = async (fn: (base: string) => Promise<void>) => {
     const client = createClient({ url: `file:${dir}/mail.db` });
     const server = await createMailServer({
@@ -177,7 +180,10 @@ Deno.test("throttle: the state lives in the database and outlasts a restart", as
       operatorToken: OPERATOR_TOKEN,
       now: () => now,
     });
-    const listener = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, server.fetch);
+    const listener = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen() {} },
+      checker.wrap((request, info) => server.fetch(request, info)),
+    );
     try {
       await fn(`http://127.0.0.1:${listener.addr.port}/api/account-docs/v2`);
     } finally {
@@ -200,6 +206,8 @@ Deno.test("throttle: the state lives in the database and outlasts a restart", as
         401,
       );
     });
+    checker.assertClean();
+    assert.ok(checker.seen.has("GET /items 401") && checker.seen.has("GET /items 429"));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -216,6 +224,9 @@ Deno.test("property: any x-api-key or Authorization value gets 401 or 429 with t
     now: () => now,
     authThrottle: { clientFreeFailures: 3, credentialFreeFailures: 5 },
   });
+  // every answer is checked against the OpenAPI document as well
+  const checker = new ResponseChecker();
+  const fetchChecked = checker.wrap((request, info) => server.fetch(request, info));
   // Header values are bytes 0x20-0x7e and tabs once the HTTP parser has them.
   const headerValue = fc.stringMatching(/^[\x21-\x7e][\x20-\x7e\t]{0,300}$/);
   try {
@@ -233,9 +244,9 @@ Deno.test("property: any x-api-key or Authorization value gets 401 or 429 with t
             ? { authorization: `Bearer ${value}` }
             : { "x-api-key": value };
           for (const hostname of [v4, v6]) {
-            const res = await server.fetch(
+            const res = await fetchChecked(
               new Request(`http://x/api/account-docs/v2/${path}`, { headers }),
-              { remoteAddr: { hostname } },
+              { remoteAddr: { hostname } } as Deno.ServeHandlerInfo,
             );
             const body = await res.json();
             assert.ok([401, 429].includes(res.status), `${res.status} ${JSON.stringify(body)}`);
@@ -247,6 +258,8 @@ Deno.test("property: any x-api-key or Authorization value gets 401 or 429 with t
       ),
       { numRuns: 150 },
     );
+    checker.assertClean();
+    assert.ok(checker.seen.size >= 3, [...checker.seen].join(", "));
   } finally {
     await server.close();
     client.close();

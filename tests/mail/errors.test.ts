@@ -4,6 +4,8 @@ import { createClient } from "@libsql/client";
 import { createMailServer, mailErrors } from "../../mail.ts";
 import { OPERATOR_TOKEN, startMail } from "./_harness.ts";
 import { withHost } from "../app/_raw.ts";
+import { openApiDocument } from "../../lib/mail/openapi.ts";
+import { ResponseChecker } from "./_openapi.ts";
 
 function expectError(
   r: { status: number; body: { code: number; message: string } },
@@ -41,30 +43,56 @@ Deno.test("auth errors: wrong key 429/401, revoked 431/401, closed 430/403, no a
   }
 });
 
-Deno.test("wrong method 432/405 on every endpoint; unknown path 9404/404", async () => {
+Deno.test("wrong method 432/405 with Allow on every path the document has, customer and mailroom; unknown path 9404/404", async () => {
   const h = await startMail();
   try {
     const a = await h.account();
-    const wrong: [string, string][] = [
-      ["POST", "/items"],
-      ["DELETE", "/items"],
-      ["POST", "/user-defined-rules/system-user-defined-rules"],
-      ["GET", "/user-defined-rules/update-system-user-defined-rule"],
-      ["POST", "/user-defined-rules/update-system-user-defined-rule"],
-      ["POST", "/openapi.json"],
-      ["GET", "/sandbox/items"],
-      ["GET", "/sandbox/items/1/complete"],
-    ];
-    for (const action of ["open", "rescan", "shred", "discard"]) {
-      wrong.push(["GET", `/addresses/1/items/actions/${action}`]);
-      wrong.push(["PUT", `/addresses/1/items/actions/${action}/cancel`]);
+    const doc = openApiDocument("/api/account-docs/v2");
+    const paths = doc.paths as Record<string, Record<string, unknown>>;
+    const operator = { authorization: `Bearer ${OPERATOR_TOKEN}` };
+    const accountsBefore = (await h.ops.listAccounts()).total;
+    let checked = 0;
+    for (const [template, item] of Object.entries(paths)) {
+      const path = template.replace(/\{[^}]+\}/g, "1").replace("{file}", "init.js");
+      const documented = Object.keys(item).map((m) => m.toUpperCase());
+      const allow = [...new Set([...documented, ...(documented.includes("GET") ? ["HEAD"] : [])])]
+        .sort().join(", ");
+      for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]) {
+        if (documented.includes(method)) continue;
+        // checked before the key or the operator token: none, a customer key, the operator's
+        const credentials: Record<string, string>[] = [{}, { "x-api-key": a.apiKey }, operator];
+        for (const headers of credentials) {
+          const r = await h.call(method, path, { headers });
+          expectError(r, 432);
+          assert.equal(r.headers.get("allow"), allow, `${method} ${path}`);
+          const words = documented.sort();
+          const named = words.length === 1
+            ? words[0]
+            : `${words.slice(0, -1).join(", ")} or ${words.at(-1)}`;
+          assert.ok(
+            r.body.message.endsWith(`takes ${named}.`),
+            `${method} ${path}: ${r.body.message}`,
+          );
+        }
+        checked++;
+      }
     }
-    for (const [method, path] of wrong) {
-      expectError(await h.call(method, path, { key: a.apiKey }), 432);
-      expectError(await h.call(method, path), 432); // method is checked before the key
-    }
+    assert.ok(checked > 150, `${checked} wrong methods`);
+    // the mailroom's paths with several methods name them all
+    const r = await h.call("DELETE", "/mailroom/accounts", { headers: operator });
+    assert.deepEqual([r.status, r.headers.get("allow")], [405, "GET, HEAD, POST"]);
+    assert.match(
+      r.body.message,
+      /\/api\/account-docs\/v2\/mailroom\/accounts takes GET or POST\.$/,
+    );
+    const one = await h.call("POST", `/mailroom/accounts/${a.accountId}`, { headers: operator });
+    assert.equal(one.headers.get("allow"), "GET, HEAD, PATCH");
+    // and nothing was done
+    assert.equal((await h.ops.listAccounts()).total, accountsBefore);
+    assert.equal((await h.ops.getAccount(a.accountId)).status, "open");
     expectError(await h.call("GET", "/nothing-here", { key: a.apiKey }), 9404);
     expectError(await h.call("POST", "/addresses/1/items/actions/burn", { key: a.apiKey }), 9404);
+    expectError(await h.call("GET", "/mailroom/nothing-here", { headers: operator }), 9404);
   } finally {
     await h.close();
   }
@@ -181,11 +209,15 @@ Deno.test("rate limited 434/429 with Retry-After, per key", async () => {
 Deno.test("internal errors answer 18/500 without details", async () => {
   const dir = await Deno.makeTempDir();
   const client = createClient({ url: `file:${dir}/mail.db` });
-  const server = await createMailServer({
+  const mail = await createMailServer({
     client,
     blobDir: `${dir}/blobs`,
     operatorToken: OPERATOR_TOKEN,
   });
+  // every answer, the 500 too, is checked against the OpenAPI document
+  const checker = new ResponseChecker();
+  const checked = checker.wrap((request, info) => mail.fetch(request, info));
+  const server = { fetch: (request: Request) => checked(request, {} as Deno.ServeHandlerInfo) };
   const { account_id } = await (await server.fetch(
     new Request("http://x/api/account-docs/v2/mailroom/accounts", {
       method: "POST",
@@ -212,9 +244,11 @@ Deno.test("internal errors answer 18/500 without details", async () => {
     assert.deepEqual(await res.json(), { code: 18, message: "Database error" });
     assert.equal(errors.length, 1);
     assert.ok(!JSON.stringify(errors).includes(api_key), "no secret in the log");
+    checker.assertClean();
+    assert.ok(checker.seen.has("GET /items 500"));
   } finally {
     console.error = original;
-    await server.close();
+    await mail.close();
     client.close();
     await Deno.remove(dir, { recursive: true });
   }

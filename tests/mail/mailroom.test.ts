@@ -4,6 +4,8 @@ import type { MailApiError } from "../../mail.ts";
 import { OPERATOR_TOKEN, PNG, startMail } from "./_harness.ts";
 
 const code = (n: number) => (e: unknown) => (e as MailApiError).code === n;
+const notFound = (n: number) => (e: unknown) =>
+  (e as MailApiError).code === n && (e as MailApiError).status === 404;
 
 Deno.test("mailroom: registration and receipt validate their input", async () => {
   const h = await startMail();
@@ -11,11 +13,22 @@ Deno.test("mailroom: registration and receipt validate their input", async () =>
     const a = await h.account();
     const b = await h.account();
     await assert.rejects(h.ops.createAccount({ name: "" }), code(19));
-    await assert.rejects(h.ops.createUser("99999", "Nobody"), code(19));
-    await assert.rejects(h.ops.createAddress(a.accountId, b.userIds[0]), code(19));
-    await assert.rejects(h.ops.createApiKey("99999"), code(19));
-    await assert.rejects(h.ops.revokeApiKey("99999"), code(19));
-    await assert.rejects(h.ops.updateAccount("99999", { status: "closed" }), code(19));
+    // unknown records are not found (404, code 9410), as the customer API's address and item
+    await assert.rejects(h.ops.createUser("99999", "Nobody"), notFound(9410));
+    await assert.rejects(h.ops.createAddress(a.accountId, b.userIds[0]), notFound(9410));
+    await assert.rejects(h.ops.createApiKey("99999"), notFound(9410));
+    await assert.rejects(h.ops.revokeApiKey("99999"), notFound(9410));
+    await assert.rejects(h.ops.updateAccount("99999", { status: "closed" }), notFound(9410));
+    await assert.rejects(h.ops.getAccount("not-an-id"), notFound(9410));
+    await assert.rejects(h.ops.listDeliveries("99999"), notFound(9410));
+    await assert.rejects(h.ops.deactivateWebhook("99999"), notFound(9410));
+    await assert.rejects(h.ops.getDelivery("99999"), notFound(9410));
+    await assert.rejects(h.ops.redeliver("0"), notFound(9410));
+    await assert.rejects(h.ops.getItem("x"), notFound(14));
+    // and asking for them changed nothing
+    assert.equal((await h.ops.listAccounts()).total, 2);
+    assert.equal((await h.ops.getAccount(a.accountId)).users.length, 1);
+    assert.equal((await h.ops.getAccount(b.accountId)).addresses.length, 1);
     const png = new Blob([PNG], { type: "image/png" });
     await assert.rejects(
       h.ops.receiveItem({ address_id: "99999", sender_name: "X", envelope: png }),

@@ -9,7 +9,7 @@ import { startMail } from "./_harness.ts";
 async function refused(p: Promise<unknown>, pattern: RegExp): Promise<void> {
   const err = await p.then(() => null, (e) => e);
   assert.ok(err instanceof MailApiError, String(err));
-  assert.equal(err.code, 19);
+  assert.deepEqual([err.status, err.code], [404, 9410]);
   assert.match(err.message, pattern);
 }
 

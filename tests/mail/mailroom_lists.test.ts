@@ -72,12 +72,12 @@ Deno.test("errors name the next step", async () => {
     );
     await expectMessage(
       h.ops.createAddress(account_id, "999"),
-      19,
+      9410,
       new RegExp(`add one with POST /mailroom/accounts/${account_id}/users`),
     );
     await expectMessage(
       h.ops.createUser("424242", "X"),
-      19,
+      9410,
       /list accounts with GET \/mailroom\/accounts/,
     );
     await expectMessage(a.client.createTestItem(), 433, /sandbox key \(gh_test_\.\.\.\)/);

@@ -23,6 +23,27 @@ Deno.test("openapi: the document validates against the OpenAPI 3.1 schema", asyn
   assert.equal((await new Validator().validate(broken)).valid, false);
 });
 
+Deno.test("openapi: every operation and webhook has a description, and one operationId style", () => {
+  const doc = openApiDocument(BASE);
+  const ops: [string, Json][] = [];
+  for (const group of [doc.paths, doc.webhooks] as Record<string, Record<string, Json>>[]) {
+    for (const [path, item] of Object.entries(group)) {
+      for (const [method, op] of Object.entries(item)) ops.push([`${method} ${path}`, op]);
+    }
+  }
+  assert.ok(ops.length >= 44, `${ops.length} operations`);
+  const undescribed = ops.filter(([, op]) => String(op.description ?? "").length < 80);
+  assert.deepEqual(undescribed.map(([where]) => where), []);
+  const notCamel = ops.filter(([, op]) => !/^[a-z][a-zA-Z]*$/.test(String(op.operationId)));
+  assert.deepEqual(notCamel.map(([where, op]) => `${where}: ${op.operationId}`), []);
+  const ids = ops.map(([, op]) => op.operationId);
+  assert.equal(new Set(ids).size, ids.length, "operationIds are unique");
+  assert.equal(
+    (doc.webhooks as Record<string, { post: Json }>)["item.received"].post.operationId,
+    "onItemReceived",
+  );
+});
+
 Deno.test("openapi: every request, response, parameter and webhook example fits its schema", () => {
   const doc = openApiDocument(BASE);
   const ajv = schemaValidator(doc);
@@ -154,12 +175,16 @@ Deno.test("openapi: the real answers of every operation match the document", asy
       const signed = await ops.getDelivery(delivery.delivery_id);
       const again = await ops.redeliver(delivery.delivery_id);
       assert.notEqual(again.delivery_id, delivery.delivery_id);
+      await h.server.idle();
+      await ops.deactivateWebhook(hook.webhook_id);
       await ops.setAccountRule(account_id, "auto_scan", true);
       assert.equal((await ops.listAccountRules(account_id)).data[0].auto_scan, true);
       assert.equal((await ops.listAccountItems(account_id)).data[0].mail_id, mail_id);
       assert.equal(JSON.parse(signed.body).data.mail_id, mail_id);
       const detail = await ops.getAccount(account_id);
-      assert.deepEqual(detail.webhooks.map((w) => w.webhook_id), [hook.webhook_id]);
+      assert.deepEqual(detail.webhooks.map((w) => [w.webhook_id, w.active]), [
+        [hook.webhook_id, false],
+      ]);
       assert.equal((await ops.findApiKeys(key.api_key.slice(0, 12)))[0].key_id, key.key_id);
       assert.ok((await ops.listAccounts()).total >= 2);
       await ops.getItem(mail_id);

@@ -127,6 +127,7 @@ async function clientCalls(): Promise<{ calls: Map<string, Call>; helpers: Map<s
       registerWebhook: () =>
         ops.registerWebhook(s.accountId, `http://127.0.0.1:${rx.addr.port}/`, ["rule.changed"]),
       listDeliveries: () => ops.listDeliveries("1"),
+      deactivateWebhook: () => ops.deactivateWebhook("1"),
       getDelivery: () => ops.getDelivery("999999"),
       redeliver: () => ops.redeliver("999999"),
       listAccountItems: () => ops.listAccountItems(s.accountId, { page: 1, sort_order: "asc" }),

@@ -10,6 +10,7 @@ import { createApp } from "../../app/main.ts";
 import { loadAppEnv } from "../../app/env.ts";
 import { mailSandboxLines } from "../../app/mail.ts";
 import { openApiDocument } from "../../lib/mail/openapi.ts";
+import { ResponseChecker } from "./_openapi.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false }; // playwright's own pipes
 
@@ -22,7 +23,13 @@ Deno.test({
     const dir = await Deno.makeTempDir({ prefix: "gatehouse-mail-reference-" });
     const env = loadAppEnv({ DATABASE_URL: `file:${dir}/app.db`, MAIL_BLOB_DIR: `${dir}/blobs` });
     const app = await createApp(env);
-    const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, app.fetch);
+    // what the browser gets from the mail API (the page, its scripts, the document, try it) is
+    // checked against the OpenAPI document
+    const mail = new ResponseChecker();
+    const server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen() {} },
+      mail.wrap(async (request, info) => await app.fetch(request, info)),
+    );
     const origin = `http://127.0.0.1:${server.addr.port}`;
     const key = (await mailSandboxLines(env, origin)).join("\n").match(/gh_test_\S+/)![0];
     const browser = await launch();
@@ -90,6 +97,10 @@ Deno.test({
       assert.deepEqual(problems.filter((p) => p !== "CSP script-src blocked eval"), []);
       assert.ok(served.includes("/api/account-docs/v2/docs/assets/reference.js"));
       assert.ok(served.includes("/api/account-docs/v2/openapi.json"));
+      mail.assertClean();
+      for (const seen of ["GET /docs 200", "GET /openapi.json 200", "GET /items 200"]) {
+        assert.ok(mail.seen.has(seen), `${seen} in ${[...mail.seen].join(", ")}`);
+      }
     } finally {
       await browser.close();
       await server.shutdown();

@@ -7,6 +7,7 @@ import { createClient } from "@libsql/client";
 import { startAppProcess } from "../e2e/_process.ts";
 import { loadAppEnv } from "../../app/env.ts";
 import { mailSandboxLines } from "../../app/mail.ts";
+import { MailroomClient } from "../../mail.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -85,7 +86,8 @@ Deno.test("newcomer: from `deno task mail`'s output alone, the first GET /items 
   } finally {
     await run.stop();
   }
-  // a second start reuses the account and its items, with a new key that works too
+  // a second start reuses the account and its items, with a new key that works; the first
+  // start's key is revoked, so keys do not pile up
   const again = await startStandalone(dir);
   try {
     const first = printed(run.out), second = printed(again.out);
@@ -95,6 +97,15 @@ Deno.test("newcomer: from `deno task mail`'s output alone, the first GET /items 
     const base = second.reference!.replace(/\/docs$/, "");
     const r = await fetch(`${base}/items`, { headers: { "x-api-key": second.key! } });
     assert.equal((await r.json()).total, 3);
+    const old = await fetch(`${base}/items`, { headers: { "x-api-key": first.key! } });
+    assert.deepEqual([old.status, (await old.json()).code], [401, 431]);
+    const token = again.out.match(/operator token:\s+(\S+)/)![1];
+    const ops = new MailroomClient({ baseUrl: base, operatorToken: token });
+    const keys = (await ops.getAccount(second.account!)).api_keys;
+    assert.deepEqual(keys.map((k) => [k.prefix, k.revoked_at !== null]), [
+      [first.key!.slice(0, 12), true],
+      [second.key!.slice(0, 12), false],
+    ]);
   } finally {
     await again.stop();
     await Deno.remove(dir, { recursive: true });

@@ -61,12 +61,13 @@ function task(args: string[]) {
       await pumps;
       return code;
     },
-    async stop(): Promise<void> {
+    async stop(signal: Deno.Signal = "SIGTERM"): Promise<number> {
       try {
-        child.kill("SIGTERM");
+        child.kill(signal);
       } catch { /* exited */ }
-      await child.status;
+      const { code } = await child.status;
       await pumps;
+      return code;
     },
   };
 }
@@ -175,11 +176,105 @@ Deno.test("mail:listen registers a webhook, forwards verified deliveries, refuse
       assert.equal(await wrong.done(), 1);
       assert.match(wrong.output(), /signature does not match the secret given/);
       assert.equal(app.got.length, 2);
+
+      // stopped (SIGTERM), the listener deactivates the webhook it registered: a later event
+      // is delivered to nobody
+      const hookId = detail.webhooks[0].webhook_id;
+      assert.equal(await run.stop("SIGTERM"), 0, run.output());
+      assert.match(run.output(), new RegExp(`Deactivated webhook ${hookId}\\n`));
+      const after = await h.ops.getAccount(a.accountId);
+      assert.deepEqual(after.webhooks.map((w) => [w.webhook_id, w.active]), [[hookId, false]]);
+      await h.receive(a.addressIds[0], "After the listener");
+      await h.server.idle();
+      assert.equal((await h.ops.listDeliveries(hookId)).length, 1, "no new delivery");
     } finally {
       await run.stop();
     }
+
+    // Ctrl-C (SIGINT) deactivates it too
+    const interrupted = task([
+      "mail:listen",
+      "--api",
+      h.base,
+      "--account",
+      a.accountId,
+      "--forward-to",
+      app.url,
+    ]);
+    try {
+      const [, id] = await interrupted.until(/Registered webhook (\d+) /);
+      await interrupted.until(/Listening on /);
+      const live = await h.ops.getAccount(a.accountId);
+      assert.equal(live.webhooks.find((w) => w.webhook_id === id)?.active, true);
+      assert.equal(await interrupted.stop("SIGINT"), 0, interrupted.output());
+      const gone = await h.ops.getAccount(a.accountId);
+      assert.equal(gone.webhooks.find((w) => w.webhook_id === id)?.active, false);
+    } finally {
+      await interrupted.stop();
+    }
   } finally {
     await listen.stop();
+    await app.close();
+    await h.close();
+  }
+});
+
+Deno.test("mail:listen --secret: a webhook registered by hand, forwarded when its signature checks, refused otherwise, and left registered", async () => {
+  const h = await startMail();
+  const app = receiver();
+  // the listener's port is chosen first, so the webhook can be registered with its URL
+  const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (probe.addr as Deno.NetAddr).port;
+  probe.close();
+  const a = await h.account();
+  const hook = await h.ops.registerWebhook(a.accountId, `http://127.0.0.1:${port}/`, [
+    "item.received",
+  ]);
+  const run = task([
+    "mail:listen",
+    "--api",
+    h.base,
+    "--secret",
+    hook.secret,
+    "--port",
+    String(port),
+    "--forward-to",
+    app.url,
+  ]);
+  try {
+    await run.until(new RegExp(`Listening on http://127\\.0\\.0\\.1:${port}/`));
+    assert.doesNotMatch(run.output(), /Registered webhook/);
+    const mailId = await h.receive(a.addressIds[0], "Hand-registered");
+    await app.next(1);
+    const [got] = app.got;
+    assert.equal(JSON.parse(got.body).data.mail_id, mailId);
+    assert.equal(
+      await verifyWebhook({ secret: hook.secret, headers: got.headers, body: got.body }),
+      true,
+    );
+    await h.server.idle();
+    const [log] = await h.ops.listDeliveries(hook.webhook_id);
+    assert.deepEqual([log.state, log.attempts[0].status_code], ["delivered", 204]);
+    await run.until(new RegExp(`✓ delivery ${log.delivery_id} \\(item.received\\)`));
+
+    // a delivery signed with another secret is refused (401) and not forwarded
+    const other = await h.ops.registerWebhook(a.accountId, `http://127.0.0.1:${port}/`, [
+      "rule.changed",
+    ]);
+    await a.client.updateSystemRule("auto_scan", 1);
+    await h.server.idle();
+    const [refused] = await h.ops.listDeliveries(other.webhook_id);
+    assert.equal(refused.attempts[0].status_code, 401);
+    await run.until(/✗ delivery \d+ \(rule\.changed\): signature check failed/);
+    assert.equal(app.got.length, 1);
+
+    // stopping leaves the hand-registered webhook as it was
+    assert.equal(await run.stop("SIGINT"), 0, run.output());
+    assert.doesNotMatch(run.output(), /Deactivated/);
+    const detail = await h.ops.getAccount(a.accountId);
+    assert.equal(detail.webhooks.find((w) => w.webhook_id === hook.webhook_id)?.active, true);
+  } finally {
+    await run.stop();
     await app.close();
     await h.close();
   }

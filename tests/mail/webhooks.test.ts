@@ -129,3 +129,46 @@ Deno.test("verifyWebhook rejects a wrong secret, a changed body and an old times
     false,
   );
 });
+
+Deno.test("webhooks: a deactivated webhook gets nothing more; its pending deliveries end failed without another attempt", async () => {
+  // retries far apart, so the first delivery is still pending when the webhook is deactivated
+  const h = await startMail({ webhooks: { baseDelayMs: 60_000, maxDelayMs: 60_000 } });
+  let calls = 0;
+  const down = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => {
+    calls++;
+    return new Response("down", { status: 503 });
+  });
+  try {
+    const a = await h.account();
+    const hook = await h.ops.registerWebhook(a.accountId, `http://127.0.0.1:${down.addr.port}/`);
+    await h.receive(a.addressIds[0], "First");
+    for (let i = 0; i < 200 && calls < 1; i++) await new Promise((r) => setTimeout(r, 10));
+    const [pending] = await h.ops.listDeliveries(hook.webhook_id);
+    assert.deepEqual([pending.state, pending.attempts.length], ["pending", 1]);
+
+    await h.ops.deactivateWebhook(hook.webhook_id);
+    await h.server.idle(); // the retry waiting a minute is dropped, not attempted
+    const [ended] = await h.ops.listDeliveries(hook.webhook_id);
+    assert.deepEqual([ended.state, ended.attempts.length], ["failed", 1]);
+    assert.equal(calls, 1);
+    const detail = await h.ops.getAccount(a.accountId);
+    assert.deepEqual(detail.webhooks.map((w) => [w.webhook_id, w.active]), [
+      [hook.webhook_id, false],
+    ]);
+    // later events are delivered to nobody; a redelivery is refused (19) and sends nothing
+    await h.receive(a.addressIds[0], "Second");
+    await h.server.idle();
+    assert.equal((await h.ops.listDeliveries(hook.webhook_id)).length, 1);
+    await assert.rejects(
+      h.ops.redeliver(ended.delivery_id),
+      (e) => (e as { code: number }).code === 19,
+    );
+    assert.equal((await h.ops.listDeliveries(hook.webhook_id)).length, 1);
+    assert.equal(calls, 1);
+    // idempotent
+    assert.equal((await h.ops.deactivateWebhook(hook.webhook_id)).status, 1);
+  } finally {
+    await h.close();
+    await down.shutdown();
+  }
+});

@@ -7,10 +7,11 @@
  */
 import assert from "node:assert/strict";
 import { startAppProcess } from "../e2e/_process.ts";
+import { ResponseChecker } from "../mail/_openapi.ts";
 
 const TOKEN = "trusted-proxies-operator-token-0123456789";
 
-async function mailKey(base: string): Promise<string> {
+async function mailKey(base: string, fetch: typeof globalThis.fetch): Promise<string> {
   const ops = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
   const account = await (await fetch(`${base}/mailroom/accounts`, {
     method: "POST",
@@ -25,7 +26,12 @@ async function mailKey(base: string): Promise<string> {
   return key.api_key;
 }
 
-async function items(base: string, key: string, client: string): Promise<number> {
+async function items(
+  base: string,
+  key: string,
+  client: string,
+  fetch: typeof globalThis.fetch,
+): Promise<number> {
   const r = await fetch(`${base}/items`, {
     headers: { "x-api-key": key, "x-forwarded-for": client },
   });
@@ -36,14 +42,23 @@ async function items(base: string, key: string, client: string): Promise<number>
 for (const list of ["127.0.0.0/8", "10.1.0.0/16, 127.0.0.1/32", "::ffff:127.0.0.1"]) {
   Deno.test(`TRUSTED_PROXIES=${list}: clients behind the proxy are counted apart`, async () => {
     const app = await startAppProcess({ TRUSTED_PROXIES: list, MAIL_OPERATOR_TOKEN: TOKEN });
+    // every answer of the mail API is checked against its OpenAPI document
+    const mail = new ResponseChecker();
+    const f = mail.fetch();
     try {
       const base = `http://127.0.0.1:${app.port}/api/account-docs/v2`;
-      const key = await mailKey(base);
+      const key = await mailKey(base, f);
       for (let i = 0; i < 10; i++) {
-        assert.equal(await items(base, `gh_live_x${i}`, "203.0.113.1"), 401);
+        assert.equal(await items(base, `gh_live_x${i}`, "203.0.113.1", f), 401);
       }
-      assert.equal(await items(base, "gh_live_x10", "203.0.113.1"), 429, "the guesser waits");
-      assert.equal(await items(base, key, "203.0.113.2"), 200, "another client behind the proxy");
+      assert.equal(await items(base, "gh_live_x10", "203.0.113.1", f), 429, "the guesser waits");
+      assert.equal(
+        await items(base, key, "203.0.113.2", f),
+        200,
+        "another client behind the proxy",
+      );
+      mail.assertClean();
+      assert.equal(mail.seen.size, 5, [...mail.seen].join(", "));
     } finally {
       await app.close();
     }

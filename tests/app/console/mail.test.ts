@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { MailClient, MailroomClient } from "../../../mail.ts";
 import { listAudit } from "../../../d1.ts";
 import { OWNER, post, signIn, startConsoleApp, textOf } from "./_harness.ts";
+import { ResponseChecker } from "../../mail/_openapi.ts";
 
 const OPERATOR = "development-only-mail_operator_token-do-not-use-in-production";
 const PNG = Uint8Array.from(
@@ -26,6 +27,9 @@ Deno.test("console mail: accounts, a key shown once then revoked (401), a rule, 
     return new Response(null, { status: 204 });
   });
   const api = `${app.origin}/api/account-docs/v2`;
+  // the test's own calls to the mail API are checked against its OpenAPI document
+  const mail = new ResponseChecker();
+  const checked = mail.fetch();
   try {
     const b = await signIn(app.origin, OWNER.email, OWNER.password);
     const accounts = await b.get("/admin/mail");
@@ -55,14 +59,14 @@ Deno.test("console mail: accounts, a key shown once then revoked (401), a rule, 
     const created = await post(b, "/admin/mail/keys", keys.body, { account, label: "CRM" });
     const key = created.body.match(/<p class="secret" id="api-key"[^>]*>([^<]+)<\/p>/)![1];
     assert.match(key, /^gh_live_/);
-    const customer = new MailClient({ baseUrl: api, apiKey: key });
+    const customer = new MailClient({ baseUrl: api, apiKey: key, fetch: checked });
     assert.equal((await customer.listItems()).total, 0);
     const later = await b.get(`/admin/mail/keys?account=${account}`);
     assert.ok(!later.body.includes(key), "the key is never shown again");
     const keyId = later.body.match(/\/admin\/mail\/keys\/(\d+)\/revoke/)![1];
     const revoked = await post(b, `/admin/mail/keys/${keyId}/revoke`, later.body, { account });
     assert.match(textOf((await b.get(revoked.location!)).body), /The key was revoked/);
-    const refused = await fetch(`${api}/items`, { headers: { "x-api-key": key } });
+    const refused = await checked(`${api}/items`, { headers: { "x-api-key": key } });
     assert.equal(refused.status, 401);
     await refused.body?.cancel();
     const found = await b.get(`/admin/mail/keys?prefix=${key.slice(0, 12)}`);
@@ -85,7 +89,7 @@ Deno.test("console mail: accounts, a key shown once then revoked (401), a rule, 
     });
     const shown = await b.get(on.location!);
     assert.match(textOf(shown.body), /Auto Scan changed for 1 user\./);
-    const ops = new MailroomClient({ baseUrl: api, operatorToken: OPERATOR });
+    const ops = new MailroomClient({ baseUrl: api, operatorToken: OPERATOR, fetch: checked });
     assert.equal((await ops.listAccountRules(account)).data[0].auto_scan, true);
     for (let i = 0; i < 100 && received.length < 1; i++) {
       await new Promise((r) => setTimeout(r, 20));
@@ -111,7 +115,7 @@ Deno.test("console mail: accounts, a key shown once then revoked (401), a rule, 
 
     // Items: a shred request completed, an open request failed (back to received).
     const key2 = await ops.createApiKey(account, "items");
-    const c2 = new MailClient({ baseUrl: api, apiKey: key2.api_key });
+    const c2 = new MailClient({ baseUrl: api, apiKey: key2.api_key, fetch: checked });
     await ops.updateAccount(account, { api_access: true });
     const { mail_id: a } = await ops.receiveItem({
       address_id: addressId,
@@ -165,6 +169,8 @@ Deno.test("console mail: accounts, a key shown once then revoked (401), a rule, 
     ]);
     const logged = JSON.stringify(audit.entries);
     assert.ok(!logged.includes(key) && !logged.includes(secret), "no key or secret in the log");
+    mail.assertClean();
+    assert.ok(mail.seen.size >= 9, [...mail.seen].join(", "));
   } finally {
     await hook.shutdown();
     await app.close();
