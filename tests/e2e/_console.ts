@@ -2,7 +2,9 @@
  * What the console's browser tests share: the app with 10,000 seeded accounts and a real
  * Gatehouse server process, a relay site and a webhook receiver on loopback, axe-core run in
  * the page, and screenshots at desktop and phone widths (saved under
- * `tests/e2e/screenshots/console/`, the CI artefacts, and checked non-blank).
+ * `tests/e2e/screenshots/console/` and checked non-blank). `.ci/run` clears
+ * `tests/e2e/screenshots/` before the tests and packs its PNGs into
+ * `artefacts/screenshots.tar.gz` after them: that archive is the CI artefact.
  */
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
