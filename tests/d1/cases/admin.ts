@@ -13,6 +13,7 @@ import {
   createUserSession,
   type D1Database,
   findOrCreateOAuthUser,
+  getUser,
   getUserByEmail,
   listAudit,
   listUsers,
@@ -40,6 +41,73 @@ async function signedIn(db: D1Database, userId: string): Promise<Request> {
   const s = await createUserSession(db, { session: SESSION, userId });
   if (!s.ok) throw new Error(s.error);
   return new Request("https://example.com/", { headers: { cookie: s.setCookie.split(";")[0] } });
+}
+
+/**
+ * Two administrators deleting or demoting each other at once, in every pairing: exactly one
+ * change goes through, the other is refused with `last_admin` and changes nothing, and one
+ * administrator is left. The last-administrator check is in the write itself.
+ */
+async function raceForTheLastAdmin(db: D1Database): Promise<void> {
+  const box = outbox();
+  const remove = (id: string) => adminRemoveUser(db, { userId: id, sendEmail: box.send });
+  const demote = (id: string) => setAdmin(db, { userId: id, admin: false });
+  const admins = async () => {
+    const r = await listUsers(db, { adminsOnly: true });
+    assert.ok(r.ok);
+    return r.users.map((u) => u.id);
+  };
+  // Each round starts with exactly two administrators, a and b, and nobody else.
+  const rounds: [string, (a: string, b: string) => Promise<{ ok: boolean }>[]][] = [
+    ["delete and delete", (a, b) => [remove(a), remove(b)]],
+    ["delete and demote", (a, b) => [remove(a), demote(b)]],
+    ["demote and delete", (a, b) => [demote(a), remove(b)]],
+    ["demote and demote", (a, b) => [demote(a), demote(b)]],
+  ];
+  for (const [label, race] of rounds) {
+    for (const id of await admins()) {
+      assert.ok((await setAdmin(db, { userId: id, admin: false, keepOne: false })).ok);
+    }
+    const a = await verifiedUser(db);
+    const b = await verifiedUser(db);
+    assert.ok((await setAdmin(db, { userId: a.id, admin: true })).ok);
+    assert.ok((await setAdmin(db, { userId: b.id, admin: true })).ok);
+    const sent = box.mails.length;
+    const results = await Promise.all(race(a.id, b.id));
+    assert.deepEqual(results.map((r) => r.ok).sort(), [false, true], label);
+    const refused = results.find((r) => !r.ok);
+    assert.deepEqual(refused, { ok: false, error: "last_admin" }, label);
+    const left = await admins();
+    assert.equal(left.length, 1, `${label}: one administrator left`);
+    // The refused one is untouched: still there, still an administrator.
+    const kept = results[0].ok ? b : a;
+    assert.deepEqual(left, [kept.id], label);
+    assert.ok((await getUserByEmail(db, kept.email)).ok, label);
+    // Only a deleted account was told.
+    const deleted: string[] = [];
+    for (const u of [a, b]) if (!(await getUserByEmail(db, u.email)).ok) deleted.push(u.email);
+    assert.deepEqual(box.mails.slice(sent).map((m) => m.to), deleted, label);
+  }
+  // A refused deletion deletes nothing of the account: its linked sign-in stays too.
+  const only = (await admins())[0];
+  const found = await getUser(db, only);
+  assert.ok(found.ok);
+  const email = found.user.email;
+  const linked = await findOrCreateOAuthUser(db, {
+    provider: "github",
+    providerUserId: "gh-last-admin",
+    email,
+    emailVerified: true,
+  });
+  assert.ok(linked.ok && linked.userId === only);
+  assert.deepEqual(await remove(only), { ok: false, error: "last_admin" });
+  const again = await findOrCreateOAuthUser(db, {
+    provider: "github",
+    providerUserId: "gh-last-admin",
+    email,
+    emailVerified: true,
+  });
+  assert.ok(again.ok && !again.created && again.userId === only);
 }
 
 export const adminCases: Case[] = [
@@ -117,7 +185,8 @@ export const adminCases: Case[] = [
     },
   },
   {
-    name: "admin: setAdmin grants and withdraws, never the last administrator's right",
+    name:
+      "admin: setAdmin grants and withdraws, never the last administrator's right, even in a race with a deletion",
     async fn({ fresh }) {
       const db = await prepared(fresh);
       const a = await verifiedUser(db);
@@ -161,6 +230,8 @@ export const adminCases: Case[] = [
       const left = await listUsers(db, { adminsOnly: true });
       assert.ok(left.ok);
       assert.equal(left.total, 1);
+      // The same with deletions (adminRemoveUser) in every pairing.
+      await raceForTheLastAdmin(db);
     },
   },
   {
