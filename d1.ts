@@ -86,6 +86,9 @@ export {
   type CheckPasswordThrottledResult,
 } from "./lib/d1/password_check.ts";
 export {
+  checkResetToken,
+  type CheckResetTokenParams,
+  type CheckResetTokenResult,
   requestPasswordReset,
   type RequestPasswordResetParams,
   RESET_TTL_HOURS,
