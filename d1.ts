@@ -186,6 +186,10 @@ export {
   recordAudit,
   type RecordAuditParams,
   type RecordAuditResult,
+  reserveAudit,
+  type ReserveAuditParams,
+  UNFINISHED_AUDIT_ACTION,
+  withdrawAudit,
 } from "./lib/d1/audit.ts";
 export type { GenerationLookup, Session, SessionConfig } from "./lib/auth/session.ts";
 export { parseDatabaseName, planSetup, type SetupInput, type SetupPlan } from "./lib/d1/setup.ts";

@@ -20,8 +20,11 @@ import {
   readUserSession,
   recordAudit,
   resendVerification,
+  reserveAudit,
   setAdmin,
+  UNFINISHED_AUDIT_ACTION,
   verifyOtp,
+  withdrawAudit,
 } from "../../../d1.ts";
 import type { Case } from "../_backend.ts";
 import { codeIn, outbox, SECRET } from "../_helpers.ts";
@@ -388,6 +391,61 @@ export const adminCases: Case[] = [
         });
       }
       assert.deepEqual(await listAudit(db, { limit: 500 }), { ok: false, error: "invalid_input" });
+
+      // Two steps for a change made elsewhere: reserved before, filled in after (same id).
+      const who = { actorId: "u1", actorEmail: "admin@example.com" };
+      const reserved = await reserveAudit(db, { ...who, target: "POST /admin/relay/x/rotate" });
+      assert.ok(reserved.ok);
+      const pending = await listAudit(db, { limit: 1 });
+      assert.ok(pending.ok);
+      assert.deepEqual(
+        [pending.entries[0].id, pending.entries[0].action, pending.entries[0].target],
+        [reserved.id, UNFINISHED_AUDIT_ACTION, "POST /admin/relay/x/rotate"],
+      );
+      const filled = await recordAudit(db, {
+        ...who,
+        action: "relay.rotate_secret",
+        target: "relay:x",
+        after: { rotated: true },
+        reservation: reserved.id,
+      });
+      assert.deepEqual(filled, { ok: true, id: reserved.id });
+      const done = await listAudit(db, { target: "relay:x" });
+      assert.ok(done.ok);
+      assert.deepEqual(done.entries.map((e) => [e.id, e.action, e.after]), [
+        [reserved.id, "relay.rotate_secret", { rotated: true }],
+      ]);
+      const none = await listAudit(db, { action: UNFINISHED_AUDIT_ACTION });
+      assert.ok(none.ok && none.entries.length === 0);
+      // A filled entry is never filled again nor withdrawn: a second entry is added instead.
+      const again = await recordAudit(db, {
+        ...who,
+        action: "relay.rotate_secret",
+        target: "relay:x",
+        reservation: reserved.id,
+      });
+      assert.ok(again.ok && again.id > reserved.id);
+      assert.deepEqual(await withdrawAudit(db, reserved.id), { ok: true, withdrawn: false });
+      // Nothing changed after all: the reservation goes.
+      const spare = await reserveAudit(db, { ...who, target: "POST /admin/relay/y" });
+      assert.ok(spare.ok);
+      assert.deepEqual(await withdrawAudit(db, spare.id), { ok: true, withdrawn: true });
+      const gone = await listAudit(db, { target: "POST /admin/relay/y" });
+      assert.ok(gone.ok && gone.entries.length === 0);
+      for (const bad of [0, -1, 1.5, "3"]) {
+        assert.deepEqual(await withdrawAudit(db, bad as never), {
+          ok: false,
+          error: "invalid_input",
+        });
+        assert.deepEqual(
+          await recordAudit(db, { ...who, action: "a", target: "x", reservation: bad as never }),
+          { ok: false, error: "invalid_input" },
+        );
+      }
+      assert.deepEqual(await reserveAudit(db, { ...who, target: "" }), {
+        ok: false,
+        error: "invalid_input",
+      });
     },
   },
 ];
