@@ -86,6 +86,9 @@ export {
   type CheckPasswordThrottledResult,
 } from "./lib/d1/password_check.ts";
 export {
+  checkResetToken,
+  type CheckResetTokenParams,
+  type CheckResetTokenResult,
   requestPasswordReset,
   type RequestPasswordResetParams,
   RESET_TTL_HOURS,
@@ -187,6 +190,10 @@ export {
   recordAudit,
   type RecordAuditParams,
   type RecordAuditResult,
+  reserveAudit,
+  type ReserveAuditParams,
+  UNFINISHED_AUDIT_ACTION,
+  withdrawAudit,
 } from "./lib/d1/audit.ts";
 export type { GenerationLookup, Session, SessionConfig } from "./lib/auth/session.ts";
 export type { RevocationStore } from "./lib/auth/revocation.ts";

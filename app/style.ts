@@ -71,6 +71,7 @@ button, .button { font: inherit; font-weight: 600; padding: .55rem .95rem; borde
 button.secondary, .button.secondary { background: #fff; color: ${TEXT}; border: 1px solid ${BORDER}; }
 button.danger, .button.danger { background: ${DANGER}; }
 button[disabled] { opacity: .6; cursor: progress; }
+[hidden] { display: none !important; }
 .actions { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; }
 .notice, .alert { border-radius: ${FIELD_RADIUS}; padding: .75rem 1rem; margin: 0 0 1rem;
   font-weight: 600; }

@@ -33,6 +33,7 @@ import {
   startOAuth,
 } from "../mod.ts";
 import {
+  checkResetToken,
   createUserSession,
   type D1Database,
   type EmailSender,
@@ -60,6 +61,7 @@ import { answerError, answerOk, codeParam, mountClientScript, renderPage } from 
 import { forbiddenResponse } from "./site_page.ts";
 import { accountPage, USERS_SITE } from "./account_page.ts";
 import { mountAccountRoutes } from "./account_routes.ts";
+import { deadResetLinkPage } from "./reset_page.ts";
 
 const APP_NAME = "Gatehouse multi-user demo";
 
@@ -252,17 +254,23 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
         sent: c.req.query("sent") === "1",
       },
     }));
-  app.get("/reset", (c) =>
-    renderPage(c, base, {
+  // The link is checked when it is opened: a used or expired one says so, with the next step.
+  app.get("/reset", async (c) => {
+    const token = c.req.query("token") ?? "";
+    if (!token) return deadResetLinkPage(base, { missing: true });
+    const link = await checkResetToken(db, { token, secret });
+    if (!link.ok && link.error === "invalid_token") return deadResetLinkPage(base);
+    return renderPage(c, base, {
       page: "reset",
       props: {
-        token: c.req.query("token") ?? "",
+        token,
         action: `${base}/api/auth/reset`,
         loginHref: `${base}/login`,
         forgotHref: `${base}/forgot`,
-        error: codeParam(c, "error"),
+        error: codeParam(c, "error") ?? (link.ok ? undefined : link.error),
       },
-    }));
+    });
+  });
 
   // Form actions ---------------------------------------------------------------------------
   app.post("/api/auth/signup", async (c) => {

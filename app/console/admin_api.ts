@@ -11,6 +11,17 @@
  * @module
  */
 
+/** How long a request to the admin API may take: 10 seconds. */
+export const ADMIN_TIMEOUT_MS = 10_000;
+/** How long a `/load` may take (the server provisions the whole config first): 60 seconds. */
+export const LOAD_TIMEOUT_MS = 60_000;
+
+/** A duration in words: `10 seconds`, `1 second`, `250 milliseconds`. */
+function inWords(ms: number): string {
+  if (ms % 1000 !== 0) return `${ms} milliseconds`;
+  return ms === 1000 ? "1 second" : `${ms / 1000} seconds`;
+}
+
 /** One answer of the admin API, read whole. */
 export interface AdminAnswer {
   /** HTTP status (0 when the endpoint could not be reached). */
@@ -94,17 +105,18 @@ export class AdminApi {
     const headers: Record<string, string> = { origin: this.base };
     if (init.body !== undefined) headers["content-type"] = init.type ?? "application/json";
     if (init.ifMatch) headers["if-match"] = init.ifMatch;
+    const timeoutMs = init.timeoutMs ?? ADMIN_TIMEOUT_MS;
     let res: Response;
     try {
       res = await this.#fetch(this.base + path, {
         method,
         headers,
         body: init.body,
-        signal: AbortSignal.timeout(init.timeoutMs ?? 10_000),
+        signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (e) {
       const why = e instanceof DOMException && e.name === "TimeoutError"
-        ? "it did not answer within 10 seconds"
+        ? `it did not answer within ${inWords(timeoutMs)}`
         : "nothing answered there";
       return {
         status: 0,
@@ -141,8 +153,22 @@ export class AdminApi {
     return this.call("GET", `/config/${path}`);
   }
 
-  /** Replaces the value at `path` only if it still has the Etag `ifMatch` (412 otherwise). */
+  /**
+   * Replaces the value at `path` only if it still has the Etag `ifMatch` (412 otherwise). An
+   * empty `ifMatch` is refused here, without a request: a change without `If-Match` could
+   * overwrite one made meanwhile.
+   */
   patchConfig(path: string, value: string, ifMatch: string): Promise<AdminAnswer> {
+    if (!ifMatch.trim()) {
+      return Promise.resolve({
+        status: 0,
+        json: undefined,
+        text: "",
+        etag: null,
+        error: "No version (Etag) of the node was given, so nothing was sent: a change " +
+          "without If-Match could overwrite one made meanwhile.",
+      });
+    }
     return this.call("PATCH", `/config/${path}`, { body: value, ifMatch });
   }
 
@@ -151,9 +177,9 @@ export class AdminApi {
     return this.call("POST", "/adapt", { body, type });
   }
 
-  /** Loads a whole config (JSON). */
+  /** Loads a whole config (JSON); waits up to {@linkcode LOAD_TIMEOUT_MS}. */
   load(body: string): Promise<AdminAnswer> {
-    return this.call("POST", "/load", { body, timeoutMs: 60_000 });
+    return this.call("POST", "/load", { body, timeoutMs: LOAD_TIMEOUT_MS });
   }
 
   /** The reverse proxy's upstreams. */

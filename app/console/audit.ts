@@ -6,7 +6,7 @@
  * @module
  */
 import { h } from "preact";
-import { type AuditEntry, listAudit } from "../../d1.ts";
+import { type AuditEntry, listAudit, UNFINISHED_AUDIT_ACTION } from "../../d1.ts";
 import type { ConsoleRequest, Screen } from "./context.ts";
 import { Table, When } from "./ui.ts";
 
@@ -14,6 +14,13 @@ import { Table, When } from "./ui.ts";
 export const AUDIT_PAGE_SIZE = 50;
 
 function change(e: AuditEntry) {
+  if (e.action === UNFINISHED_AUDIT_ACTION) {
+    return h(
+      "span",
+      { class: "muted" },
+      "Unfinished: written before the request; its details could not be written after it, so it may or may not have changed something.",
+    );
+  }
   if (e.before === null && e.after === null) return h("span", { class: "muted" }, "—");
   const show = (label: string, v: unknown) =>
     v === null ? null : h(

@@ -24,6 +24,8 @@ import {
   openLibsql,
   readUserSession,
   recordAudit,
+  reserveAudit,
+  withdrawAudit,
 } from "../../d1.ts";
 import { MailroomClient, type MailServer } from "../../mail.ts";
 import { clearSessionCookie } from "../../mod.ts";
@@ -265,6 +267,34 @@ export async function createConsole(options: ConsoleOptions): Promise<Hono> {
           });
         }
         const ctx = await shell(op, screen.id);
+        // A change is recorded before it is made (see reserveAudit): when the audit log cannot
+        // be written, nothing is changed. The handler's audit entry fills the reservation in;
+        // a request that changed nothing withdraws it.
+        let reservation: number | undefined;
+        let audited = false;
+        if (route.method === "POST") {
+          const r = await reserveAudit(db, {
+            actorId: op.user.id,
+            actorEmail: op.user.email,
+            target: `POST ${new URL(c.req.url).pathname}`.slice(0, 500),
+          });
+          if (!r.ok) {
+            console.error(`console: the audit log cannot be written (${r.error}); change refused`);
+            return pageResponse(ctx, {
+              title: "Nothing was changed",
+              status: 503,
+              error:
+                "The audit log cannot be written just now, and the console makes no change it cannot record. Nothing was changed.",
+              body: h(
+                "p",
+                null,
+                "Try again in a moment. ",
+                h("a", { href: `${base}/` }, "Console home"),
+              ),
+            });
+          }
+          reservation = r.id;
+        }
         const req: ConsoleRequest = {
           c,
           op,
@@ -291,11 +321,18 @@ export async function createConsole(options: ConsoleOptions): Promise<Hono> {
               target: entry.target,
               before: await fitForAudit(entry.before),
               after: await fitForAudit(entry.after),
+              reservation: audited ? undefined : reservation,
             });
+            audited = true;
+            // The reserved entry stays: who, when and which request, without the details.
             if (!r.ok) console.error(`console: the audit log refused an entry (${r.error})`);
           },
         };
-        return await route.handle(req);
+        const res = await route.handle(req);
+        // Nothing was recorded, so nothing was changed: the reservation goes. (A handler that
+        // throws keeps it: whether it changed something is not known.)
+        if (reservation !== undefined && !audited) await withdrawAudit(db, reservation);
+        return res;
       });
     }
   }

@@ -172,6 +172,32 @@ async function edit(req: ConsoleRequest): Promise<Response> {
       body: [crumbs(base, path), editor(req, path, f.etag ?? "", text, "Save this node")],
     });
   }
+  // Without the version the page was shown with, a save could overwrite a change made
+  // meanwhile: refused, never sent without If-Match.
+  if (!(f.etag ?? "").trim()) {
+    const now = await server.getConfig(path);
+    return req.page({
+      title: "Web server",
+      status: 400,
+      error:
+        "Nothing was saved: the form did not say which version of the node it edits (its Etag), so saving could overwrite a change made meanwhile. Here is the node as it is now; edit it again.",
+      body: [
+        crumbs(base, path),
+        now.error || !now.etag
+          ? h("p", { key: "e", class: "alert" }, now.error ?? "The server sent no Etag.")
+          : h(
+            "div",
+            { key: "cmp", class: "compare" },
+            h(
+              Card,
+              { title: "Current version on the server" },
+              editor(req, path, now.etag, pretty(now.json), "Save this node"),
+            ),
+            h(Card, { title: "What you sent (not saved)" }, h("pre", { class: "json" }, text)),
+          ),
+      ],
+    });
+  }
   const before = await server.getConfig(path);
   if (before.error) {
     return req.page({

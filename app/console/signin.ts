@@ -122,19 +122,38 @@ export function mountSignIn(app: Hono, s: SignInSettings): void {
   const rightful = (email: string, isAdmin: boolean) => isAdmin || isOwner(s.owners, email);
   const refuse = (c: Context) => c.html(refusedPage(base), 403, { "cache-control": "no-store" });
 
-  /** Issues the session (bound to the user's stamp) and writes the sign-in to the log. */
-  const signedIn = async (c: Context, user: { id: string; email: string }, method: string) => {
+  /**
+   * Makes the session (bound to the user's stamp), writes the sign-in to the log and only then
+   * gives the cookie: a sign-in the log cannot record does not happen.
+   */
+  const signedIn = async (
+    c: Context,
+    user: { id: string; email: string },
+    method: string,
+  ): Promise<"ok" | "no_session" | "unrecorded"> => {
     const r = await createUserSession(db, { session: s.session, userId: user.id });
-    if (!r.ok) return false;
-    c.header("set-cookie", r.setCookie, { append: true });
-    await recordAudit(db, {
+    if (!r.ok) return "no_session";
+    const logged = await recordAudit(db, {
       actorId: user.id,
       actorEmail: user.email,
       action: "console.sign_in",
       target: `user:${user.id}`,
       after: { method },
     });
-    return true;
+    if (!logged.ok) {
+      console.error(`console: the audit log cannot be written (${logged.error}); no sign-in`);
+      return "unrecorded";
+    }
+    c.header("set-cookie", r.setCookie, { append: true });
+    return "ok";
+  };
+  /** The answer to a sign-in the audit log could not record: 503, in words, no session. */
+  const unrecorded = (c: Context, email = "") => {
+    c.header("cache-control", "no-store");
+    if (!wantsHtml(c)) return c.json({ error: "unavailable" }, 503);
+    const q = new URLSearchParams({ error: "unavailable" });
+    if (email) q.set("email", email);
+    return c.redirect(`${base}/login?${q}`, 303);
   };
 
   /** A provider- or broker-verified e-mail: an existing administrator, or an owner. */
@@ -162,7 +181,9 @@ export function mountSignIn(app: Hono, s: SignInSettings): void {
     if (!userId) return refuse(c);
     const user = await getUserByEmail(db, who.email);
     if (!user.ok || !rightful(user.user.email, user.user.isAdmin)) return refuse(c);
-    if (!(await signedIn(c, user.user, method))) return refuse(c);
+    const done = await signedIn(c, user.user, method);
+    if (done === "unrecorded") return unrecorded(c);
+    if (done !== "ok") return refuse(c);
     c.header("cache-control", "no-store");
     return c.redirect(`${base}/`, 302);
   };
@@ -177,7 +198,11 @@ export function mountSignIn(app: Hono, s: SignInSettings): void {
         email: c.req.query("email"),
         next: safeNext(base, c.req.query("next")),
         notice: c.req.query("signed_out") ? "You are signed out of the console." : undefined,
-        messages: { forbidden: "This account may not use the console." },
+        messages: {
+          forbidden: "This account may not use the console.",
+          unavailable:
+            "The console cannot record sign-ins just now, so it signs no one in. Try again in a moment.",
+        },
       },
       sso: providers.length
         ? s.sso === "relay"
@@ -214,7 +239,9 @@ export function mountSignIn(app: Hono, s: SignInSettings): void {
     if (!user.ok || !rightful(user.user.email, user.user.isAdmin)) {
       return wantsHtml(c) ? refuse(c) : answerError(c, "forbidden", 403, page, { email });
     }
-    await signedIn(c, user.user, "password");
+    const done = await signedIn(c, user.user, "password");
+    if (done === "unrecorded") return unrecorded(c, email);
+    if (done !== "ok") return answerError(c, "invalid_credentials", 401, page, { email });
     return answerOk(c, next);
   });
 

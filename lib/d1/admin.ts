@@ -108,7 +108,9 @@ export type AdminRemoveUserResult = FlowResult<
  * Deletes an account on an operator's behalf, with the same effects as `removeUser` (its
  * OAuth identities and codes go, its sessions stop verifying, the owner gets the
  * `accountDeletedEmail` notice) but without the owner's re-authentication. The last
- * administrator is kept (`last_admin`) unless `keepOne: false`. Never throws.
+ * administrator is kept (`last_admin`) unless `keepOne: false`, checked in the same
+ * transaction as the deletion (every statement of it carries the condition), so two
+ * administrators deleting or demoting each other at once leave one. Never throws.
  *
  * @example
  * ```ts
@@ -131,18 +133,12 @@ export function adminRemoveUser(
     if (o.keepOne !== undefined && typeof o.keepOne !== "boolean") fail("invalid_input");
     const user = await userById(db, userId);
     if (!user) fail("not_found");
-    if (o.keepOne !== false && Number(user.is_admin) === 1) {
-      const other = await first<{ id: string }>(
-        db,
-        "SELECT id FROM users WHERE is_admin = 1 AND id <> ? LIMIT 1",
-        userId,
-      );
-      if (!other) fail("last_admin");
-    }
+    // The last-administrator check is part of the deleting statements (see deleteAccount).
     const { notified } = await deleteAccount(db, user, {
       send,
       render: o.renderAccountDeleted,
       appName: o.appName,
+      keepAdmin: o.keepOne !== false,
     });
     return { ok: true as const, user: publicUser(user), notified };
   });

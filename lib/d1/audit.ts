@@ -1,7 +1,16 @@
 /**
  * An audit log of administrators' actions: who did what to which thing, when, and the thing
- * before and after. Rows are only ever added; {@linkcode listAudit} reads them newest first,
- * filtered by the start of the action, the actor's e-mail or the target.
+ * before and after. {@linkcode listAudit} reads them newest first, filtered by the start of
+ * the action, the actor's e-mail or the target.
+ *
+ * A change that cannot be made in the same transaction as its entry (a call to another
+ * service) is recorded in two steps, so that no change goes unrecorded:
+ * {@linkcode reserveAudit} writes an entry *before* the change (action
+ * {@linkcode UNFINISHED_AUDIT_ACTION}, the request as its target); if that fails, the site
+ * refuses the change. {@linkcode recordAudit} with `reservation` then fills that entry in with
+ * what was done; {@linkcode withdrawAudit} removes it when nothing was changed after all. If
+ * filling in fails, the reserved entry stays: who, when and which request, the details lost.
+ * Rows are otherwise only ever added.
  *
  * The table is not part of `schema.sql` (sites without administrators need none):
  * {@linkcode applyAuditSchema} creates it. Never put secrets in `before`/`after` (relay
@@ -14,7 +23,7 @@ import type { ClockOptions } from "./input.ts";
 import { nowOf, params, stringOf } from "./input.ts";
 import type { CommonError, FlowResult } from "./errors.ts";
 import { fail, guard } from "./errors.ts";
-import { all, first } from "./query.ts";
+import { all, first, run } from "./query.ts";
 
 /** The statements of {@linkcode applyAuditSchema} (idempotent). */
 export const AUDIT_SCHEMA_SQL: readonly string[] = [
@@ -73,6 +82,12 @@ export interface AuditEntry {
   after: unknown;
 }
 
+/**
+ * The action of an entry reserved by {@linkcode reserveAudit} and not (yet) filled in: the
+ * change it was reserved for may or may not have happened.
+ */
+export const UNFINISHED_AUDIT_ACTION = "audit.unfinished";
+
 /** Parameters of {@linkcode recordAudit}. */
 export interface RecordAuditParams extends ClockOptions {
   /** The administrator's user id, or null. */
@@ -87,6 +102,11 @@ export interface RecordAuditParams extends ClockOptions {
   before?: unknown;
   /** The thing after; default null. At most {@linkcode MAX_AUDIT_VALUE} as JSON. */
   after?: unknown;
+  /**
+   * The id of an entry from {@linkcode reserveAudit} to fill in (it keeps its id). When it is
+   * not an unfinished entry any more (filled in or withdrawn), a new entry is added instead.
+   */
+  reservation?: number;
 }
 
 /** Result of {@linkcode recordAudit}: the new entry's id. */
@@ -135,6 +155,24 @@ export function recordAudit(db: D1Database, p: RecordAuditParams): Promise<Recor
     const before = jsonOf(o.before);
     const after = jsonOf(o.after);
     const now = nowOf(o.now);
+    if (o.reservation !== undefined) {
+      const reserved = idOf(o.reservation);
+      const filled = await first<{ id: number }>(
+        db,
+        `UPDATE audit_log SET at = ?, actor_id = ?, actor_email = ?, action = ?, target = ?,
+         before_json = ?, after_json = ? WHERE id = ? AND action = ? RETURNING id`,
+        now,
+        actorId,
+        actorEmail,
+        action,
+        target,
+        before,
+        after,
+        reserved,
+        UNFINISHED_AUDIT_ACTION,
+      );
+      if (filled) return { ok: true as const, id: Number(filled.id) };
+    }
     const row = await first<{ id: number }>(
       db,
       `INSERT INTO audit_log (at, actor_id, actor_email, action, target, before_json, after_json)
@@ -149,6 +187,77 @@ export function recordAudit(db: D1Database, p: RecordAuditParams): Promise<Recor
     );
     if (!row) fail("db_error");
     return { ok: true as const, id: Number(row.id) };
+  });
+}
+
+function idOf(v: unknown): number {
+  if (!Number.isSafeInteger(v) || (v as number) < 1) fail("invalid_input");
+  return v as number;
+}
+
+/** Parameters of {@linkcode reserveAudit}. */
+export interface ReserveAuditParams extends ClockOptions {
+  /** The administrator's user id, or null. */
+  actorId: string | null;
+  /** The administrator's e-mail (1 to 320 characters). */
+  actorEmail: string;
+  /** What is about to be done, e.g. the request (`POST /admin/users/5d0c.../admin`); 1 to 500. */
+  target: string;
+}
+
+/**
+ * Writes an entry before a change (action {@linkcode UNFINISHED_AUDIT_ACTION}), to be filled
+ * in by {@linkcode recordAudit} with `reservation` once the change is made, or withdrawn by
+ * {@linkcode withdrawAudit} when nothing changed. When this fails, make no change: it could
+ * not be recorded. Never throws.
+ *
+ * @example
+ * ```ts
+ * import { openLibsql, recordAudit, reserveAudit, withdrawAudit } from "@gatehouse/gatehouse/d1";
+ * const db = openLibsql("file:.data/site.db");
+ * const who = { actorId: "5d0c...", actorEmail: "admin@example.com" };
+ * const r = await reserveAudit(db, { ...who, target: "POST /admin/relay/billing/rotate" });
+ * if (!r.ok) throw new Error("the audit log cannot be written: change nothing");
+ * const changed = true; // ... make the change ...
+ * if (changed) {
+ *   await recordAudit(db, { ...who, action: "relay.rotate_secret", target: "relay:billing", reservation: r.id });
+ * } else await withdrawAudit(db, r.id);
+ * ```
+ */
+export function reserveAudit(db: D1Database, p: ReserveAuditParams): Promise<RecordAuditResult> {
+  return guard(async () => {
+    const o = params(p);
+    return await recordAudit(db, {
+      actorId: o.actorId as string | null,
+      actorEmail: o.actorEmail as string,
+      action: UNFINISHED_AUDIT_ACTION,
+      target: o.target as string,
+      now: o.now as number | undefined,
+    });
+  });
+}
+
+/**
+ * Removes a reserved entry that was never filled in (nothing was changed after all). A filled
+ * entry is never removed. Resolves to whether one was removed. Never throws.
+ *
+ * @example
+ * ```ts
+ * import { openLibsql, withdrawAudit } from "@gatehouse/gatehouse/d1";
+ * const db = openLibsql("file:.data/site.db");
+ * await withdrawAudit(db, 42);
+ * ```
+ */
+export function withdrawAudit(
+  db: D1Database,
+  id: number,
+): Promise<FlowResult<{ withdrawn: boolean }, CommonError>> {
+  return guard(async () => {
+    const n = await run(db, "DELETE FROM audit_log WHERE id = ? AND action = ?", [
+      idOf(id),
+      UNFINISHED_AUDIT_ACTION,
+    ]);
+    return { ok: true as const, withdrawn: n === 1 };
   });
 }
 

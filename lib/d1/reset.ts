@@ -121,6 +121,63 @@ export async function requestPasswordReset(
   return { ok: true };
 }
 
+/** The account a reset token is for, or `invalid_token` (forged, expired, used, stale). */
+async function userOfToken(db: D1Database, secrets: Secrets, token: string, now: number) {
+  const claims = await verifyToken<{ u?: unknown; s?: unknown }>(secrets, token, {
+    purpose: PURPOSE,
+    now,
+  });
+  const id = claims?.payload?.u;
+  const stamp = claims?.payload?.s;
+  if (typeof id !== "string" || typeof stamp !== "string" || !id) fail("invalid_token");
+  const user = await userById(db, id);
+  if (!user || user.stamp !== stamp) fail("invalid_token");
+  return { user, id, stamp };
+}
+
+/** Parameters of {@linkcode checkResetToken}. */
+export interface CheckResetTokenParams extends ClockOptions {
+  /** The token from the reset link. */
+  token: string;
+  /** The site's `TOKEN_SECRET` (or a rotation list). */
+  secret: Secrets;
+}
+
+/** Result of {@linkcode checkResetToken}. */
+export type CheckResetTokenResult = FlowResult<
+  Record<never, never>,
+  CommonError | "invalid_token"
+>;
+
+/**
+ * Tells whether a reset link still works, without using it: `{ok:true}` when
+ * {@linkcode resetPassword} would accept its token now, `invalid_token` when it is forged,
+ * expired, already used, or issued before the password or e-mail changed. A site checks it
+ * when the link is opened, so a dead link says so at once instead of after the new password
+ * is typed. Changes nothing; never throws.
+ *
+ * @example
+ * ```ts
+ * import { checkResetToken, openLibsql } from "@gatehouse/gatehouse/d1";
+ * const db = openLibsql("file:.data/site.db");
+ * const token = new URL("https://example.com/reset-password?token=x").searchParams.get("token")!;
+ * const link = await checkResetToken(db, { token, secret: "TOKEN_SECRET value" });
+ * if (!link.ok) console.log("This link was used or has expired: ask for a new one.");
+ * ```
+ */
+export function checkResetToken(
+  db: D1Database,
+  p: CheckResetTokenParams,
+): Promise<CheckResetTokenResult> {
+  return guard(async () => {
+    const o = params(p);
+    const secrets = secretOf(o.secret);
+    const token = stringOf(o.token, 8192);
+    await userOfToken(db, secrets, token, nowOf(o.now));
+    return { ok: true as const };
+  });
+}
+
 /** Parameters of {@linkcode resetPassword}. */
 export interface ResetPasswordParams extends HashingOptions, ClockOptions {
   /** The token from the reset link. */
@@ -163,15 +220,7 @@ export function resetPassword(
     const password = normalizePassword(passwordOf(o.newPassword));
     const iterations = iterationsOf(o.iterations);
     const now = nowOf(o.now);
-    const claims = await verifyToken<{ u?: unknown; s?: unknown }>(secrets, token, {
-      purpose: PURPOSE,
-      now,
-    });
-    const id = claims?.payload?.u;
-    const stamp = claims?.payload?.s;
-    if (typeof id !== "string" || typeof stamp !== "string" || !id) fail("invalid_token");
-    const user = await userById(db, id);
-    if (!user || user.stamp !== stamp) fail("invalid_token");
+    const { user, id, stamp } = await userOfToken(db, secrets, token, now);
     const weak = checkPassword(password, { email: user.email, appName: appNameOf(o.appName) });
     if (weak) fail(weak);
     const hash = await hashPassword(password, { iterations });

@@ -2,7 +2,9 @@
  * What the console's browser tests share: the app with 10,000 seeded accounts and a real
  * Gatehouse server process, a relay site and a webhook receiver on loopback, axe-core run in
  * the page, and screenshots at desktop and phone widths (saved under
- * `tests/e2e/screenshots/console/`, the CI artefacts, and checked non-blank).
+ * `tests/e2e/screenshots/console/` and checked non-blank). `.ci/run` clears
+ * `tests/e2e/screenshots/` before the tests and packs its PNGs into
+ * `artefacts/screenshots.tar.gz` after them: that archive is the CI artefact.
  */
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
@@ -110,8 +112,21 @@ const AXE = await Deno.readTextFile(
   new URL("../node_modules/axe-core/axe.min.js", import.meta.url),
 );
 
-/** Runs axe-core on the page; fails on any serious or critical violation, naming them. */
-export async function axeCheck(page: Page, name: string): Promise<number> {
+/**
+ * Runs axe-core on the page; fails on any serious or critical violation, naming them.
+ *
+ * With `javaScript: false` (a page of a context with JavaScript off) axe cannot run in that
+ * page: its timers never fire there. The page's own DOM, as that browser built it without
+ * scripts, is then checked in a twin page at the same URL and width whose HTML is exactly that
+ * DOM and in which no page script may run (`script-src 'none'`, scripts not fetched); its
+ * styles load from the app as in the original.
+ */
+export async function axeCheck(
+  page: Page,
+  name: string,
+  o: { javaScript?: boolean } = {},
+): Promise<number> {
+  if (o.javaScript === false) return await axeCheckScriptless(page, name);
   // Evaluated through the devtools protocol, so the page's CSP does not apply to it.
   await page.evaluate(AXE);
   const result = await page.evaluate(async () => {
@@ -132,6 +147,66 @@ export async function axeCheck(page: Page, name: string): Promise<number> {
   const bad = result.filter((v) => v.impact === "serious" || v.impact === "critical");
   assert.deepEqual(bad, [], `axe: serious or critical violations on ${name}`);
   return result.length;
+}
+
+async function axeCheckScriptless(page: Page, name: string): Promise<number> {
+  const html = await page.content();
+  const url = page.url().split("#")[0];
+  const browser = page.context().browser();
+  assert.ok(browser, "a page of a launched browser");
+  const twin = await browser.newContext({
+    viewport: page.viewportSize() ?? { width: 1280, height: 900 },
+  });
+  try {
+    await twin.route("**/*", (route) => {
+      const req = route.request();
+      if (req.url() === url && req.resourceType() === "document") {
+        return route.fulfill({
+          status: 200,
+          headers: {
+            "content-type": "text/html; charset=utf-8",
+            "content-security-policy": "script-src 'none'",
+          },
+          body: html,
+        });
+      }
+      if (req.resourceType() === "script") return route.abort();
+      return route.continue();
+    });
+    const p = await twin.newPage();
+    await p.goto(url);
+    return await axeCheck(p, `${name} (JavaScript off)`);
+  } finally {
+    await twin.close();
+  }
+}
+
+/** The phone width of the checks. */
+export const PHONE = { width: 390, height: 844 };
+
+/**
+ * The checks of one page as it is now, at desktop width and then at phone width (390 px, the
+ * same page resized, so a page that answered a form is checked too): axe-core (with JavaScript
+ * on or off, as the page's context), a screenshot `<name>-desktop` / `<name>-phone` decoded and
+ * checked non-blank, and nothing wider than the phone. The page ends at its old size.
+ */
+export async function checkPage(
+  page: Page,
+  name: string,
+  o: { javaScript: boolean },
+): Promise<void> {
+  const size = page.viewportSize() ?? { width: 1280, height: 900 };
+  await axeCheck(page, `${name} (desktop)`, o);
+  await consoleShot(page, `${name}-desktop`);
+  await page.setViewportSize(PHONE);
+  try {
+    await axeCheck(page, `${name} (phone)`, o);
+    await consoleShot(page, `${name}-phone`);
+    const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(wide <= PHONE.width, `${name} is ${wide} px wide on a ${PHONE.width} px phone`);
+  } finally {
+    await page.setViewportSize(size);
+  }
 }
 
 const SHOTS = new URL("./screenshots/console/", import.meta.url);

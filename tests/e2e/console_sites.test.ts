@@ -1,31 +1,19 @@
 /**
- * The demo sites' pages after sign-in, in Chromium with JavaScript on and off, checked by
- * axe-core and screenshotted at desktop and phone width: the owner's home (dates in words),
- * the account page in sections, "check your new inbox" after an e-mail change, a used link
- * that says so with the next step, "Set a password" for an account made through a provider,
+ * The demo sites' pages after sign-in, in Chromium with JavaScript on and off, each checked by
+ * axe-core and screenshotted at desktop and phone width (with JavaScript on and off alike):
+ * the owner's home (dates in words), the account page in sections, "check your new inbox"
+ * after an e-mail change, a used e-mail-change link and a used or expired password-reset link
+ * that say so with the next step, "Set a password" for an account made through a provider,
  * account deletion that asks first and ends on a page that says what happened, and the styled
  * 403 for a refused provider e-mail.
  */
 import assert from "node:assert/strict";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { context, HAVE_CHROMIUM, launch } from "./_harness.ts";
-import { axeCheck, consoleShot, makeUser } from "./_console.ts";
+import { checkPage, makeUser } from "./_console.ts";
 import { lastMail, startConsoleApp } from "../app/console/_harness.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
-
-async function check(browser: Browser, page: Page, name: string): Promise<void> {
-  await axeCheck(page, name);
-  await consoleShot(page, `${name}-desktop`);
-  const phone = await browser.newContext({ viewport: { width: 390, height: 844 } });
-  await phone.addCookies(await page.context().cookies());
-  const small = await phone.newPage();
-  await small.goto(page.url());
-  await consoleShot(small, `${name}-phone`);
-  const wide = await small.evaluate(() => document.documentElement.scrollWidth);
-  assert.ok(wide <= 390, `${name} is ${wide} px wide on a phone`);
-  await phone.close();
-}
 
 async function consent(page: Page, email: string): Promise<void> {
   await page.waitForURL(/\/dev-idp\//);
@@ -41,6 +29,9 @@ for (const js of [true, false]) {
       `e2e site pages (${mode}): owner home, account sections, e-mail change, first password, deletion, 403`,
     ...opts,
     async fn(t) {
+      // axe at desktop and phone width, screenshots of both, nothing wider than the phone.
+      const check = (page: Page, name: string) =>
+        checkPage(page, `${name}-${mode}`, { javaScript: js });
       const app = await startConsoleApp();
       const browser = await launch();
       try {
@@ -59,7 +50,7 @@ for (const js of [true, false]) {
             /You signed in just now\. The session ends in 1 week \(\d+ \w+ \d{4} at \d\d:\d\d UTC\)/,
           );
           assert.doesNotMatch(text, /\d{4}-\d\d-\d\dT/, "no ISO strings");
-          if (js) await check(browser, page, "owner-home");
+          await check(page, "owner-home");
         });
 
         await t.step(
@@ -71,7 +62,7 @@ for (const js of [true, false]) {
             await p.getByRole("link", { name: "Continue with Google" }).click();
             await consent(p, `mallory.${mode}@example.com`);
             await p.getByRole("heading", { name: "This account may not sign in here" }).waitFor();
-            if (js) await axeCheck(p, "refused");
+            await check(p, "refused-403");
             await p.getByRole("link", { name: "Sign in with another account" }).click();
             await p.waitForURL(/\/owner\/login$/);
             await other.close();
@@ -100,7 +91,7 @@ for (const js of [true, false]) {
             ) {
               await page.getByRole("heading", { name: section, exact: true }).waitFor();
             }
-            if (js) await check(browser, page, "account");
+            await check(page, "account");
             const next = `ada.new.${mode}@example.com`;
             await page.getByLabel("New e-mail").fill(next);
             await page.locator("#email-password").fill("ada's long passphrase");
@@ -124,7 +115,46 @@ for (const js of [true, false]) {
               await page.locator("main").textContent() ?? "",
               /ask for a new link on your account page/,
             );
-            if (js) await axeCheck(page, "link-used");
+            await check(page, "link-used");
+          },
+        );
+
+        await t.step(
+          "a used or expired password-reset link says so when opened, with the next step",
+          async () => {
+            const who = `ada.new.${mode}@example.com`;
+            const other = await context(browser, js);
+            const p = await other.newPage();
+            await p.goto(`${app.origin}/users/forgot`);
+            await p.getByLabel("E-mail").fill(who);
+            await p.getByRole("button", { name: "Send reset link" }).click();
+            await p.getByRole("status").getByText("If an account exists for that address")
+              .waitFor();
+            await p.goto(`${app.origin}/users/outbox`); // waits for the mail to be sent
+            const link = (await lastMail(app.db, who))!.text.match(
+              /(https?:\/\/\S+\/users\/reset\?token=\S+)/,
+            )![1];
+            // Live: the form. Expired or forged: the page that says so, at once.
+            await p.goto(link);
+            await p.getByLabel("New password").waitFor();
+            await p.goto(`${app.origin}/users/reset?token=expired.or.forged`);
+            await p.getByRole("heading", { name: "This reset link no longer works" }).waitFor();
+            assert.match(
+              await p.getByRole("alert").textContent() ?? "",
+              /already used or has expired \(a link works for 1 hour\)/,
+            );
+            assert.equal(await p.getByLabel("New password").count(), 0, "no form");
+            await check(p, "reset-link-dead");
+            // Used, then opened again: the same page; its next step leads to a new link.
+            await p.goto(link);
+            await p.getByLabel("New password").fill("ada's second long passphrase");
+            await p.getByRole("button", { name: "Save new password" }).click();
+            await p.waitForURL(/\/users\/login\?reset=1$/);
+            await p.goto(link);
+            await p.getByRole("heading", { name: "This reset link no longer works" }).waitFor();
+            await p.getByRole("link", { name: "Send me a new link" }).click();
+            await p.waitForURL(/\/users\/forgot$/);
+            await other.close();
           },
         );
 
@@ -134,23 +164,23 @@ for (const js of [true, false]) {
             // The e-mail change ended every session: sign in with the new address.
             await page.goto(`${app.origin}/users/login`);
             await page.getByLabel("E-mail").fill(`ada.new.${mode}@example.com`);
-            await page.getByLabel("Password").fill("ada's long passphrase");
+            await page.getByLabel("Password").fill("ada's second long passphrase");
             await page.getByRole("button", { name: "Sign in" }).click();
             await page.waitForURL(/\/users\/$/);
             await page.getByRole("link", { name: "Delete my account…" }).click();
             await page.getByRole("heading", { name: "Delete your account?" }).waitFor();
-            if (js) await check(browser, page, "account-delete");
+            await check(page, "account-delete");
             await page.getByLabel("Your password").fill("not my password at all");
             await page.getByLabel("I understand that this cannot be undone").check();
             await page.getByRole("button", { name: "Delete my account" }).click();
             await page.getByRole("alert").filter({
               hasText: "Nothing was deleted. Your current password is not right.",
             }).waitFor();
-            await page.getByLabel("Your password").fill("ada's long passphrase");
+            await page.getByLabel("Your password").fill("ada's second long passphrase");
             await page.getByLabel("I understand that this cannot be undone").check();
             await page.getByRole("button", { name: "Delete my account" }).click();
             await page.getByRole("heading", { name: "Your account was deleted" }).waitFor();
-            if (js) await axeCheck(page, "deleted");
+            await check(page, "deleted");
             await page.goto(`${app.origin}/users/`);
             await page.waitForURL(/\/users\/login$/);
           },

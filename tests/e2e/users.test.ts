@@ -96,11 +96,14 @@ for (const js of [true, false]) {
         await page.waitForURL(/\/users\/$/);
         assert.match(await page.textContent("body") ?? "", new RegExp(`Signed in as ${email}`));
 
-        // The reset link is single-use: a second use is refused in words.
+        // The reset link is single-use: opened again, it says so at once (no form), with the
+        // next step.
         await page.goto(link);
-        await page.getByLabel("New password").fill("third correct horse battery");
-        await page.getByRole("button", { name: "Save new password" }).click();
-        await page.getByRole("alert").getByText("This link is not valid").waitFor();
+        await page.getByRole("heading", { name: "This reset link no longer works" }).waitFor();
+        await page.getByRole("alert").getByText("already used or has expired").waitFor();
+        assert.equal(await page.getByLabel("New password").count(), 0);
+        await page.getByRole("link", { name: "Send me a new link" }).click();
+        await page.waitForURL(/\/users\/forgot$/);
         await ctx.close();
       } finally {
         await browser.close();

@@ -93,6 +93,24 @@ Deno.test("console server: browse, edit with If-Match, a concurrent edit gets 41
     assert.equal(broken.status, 400);
     assert.match(textOf(broken.body), /Nothing was saved: the node is not valid JSON/);
 
+    // A form without the node's Etag (empty or missing) is refused: never a save without
+    // If-Match, which could overwrite a change made meanwhile.
+    const current = await live(gh.adminUrl, at);
+    for (const etag of ["", "  ", undefined]) {
+      const blind = await post(b, "/admin/server/edit", mine.body, {
+        path: at,
+        ...(etag === undefined ? {} : { etag }),
+        value: JSON.stringify({ "X-Edited": ["blindly"] }),
+      });
+      assert.equal(blind.status, 400);
+      const said = textOf(blind.body);
+      assert.match(said, /Nothing was saved: the form did not say which version of the node/);
+      assert.match(said, /What you sent \(not saved\)/);
+      assert.match(said, /blindly/);
+      assert.ok(tag(blind.body), "the page offers the node with its current Etag");
+      assert.deepEqual(await live(gh.adminUrl, at), current, "nothing was sent");
+    }
+
     // A Gatehousefile: previewed as JSON through /adapt (nothing loaded), then loaded.
     const load = await b.get("/admin/server/load");
     const text = `{\n\tadmin 127.0.0.1:${gh.admin.split(":")[1]}\n}\n` +

@@ -13,14 +13,18 @@ import {
   createUserSession,
   type D1Database,
   findOrCreateOAuthUser,
+  getUser,
   getUserByEmail,
   listAudit,
   listUsers,
   readUserSession,
   recordAudit,
   resendVerification,
+  reserveAudit,
   setAdmin,
+  UNFINISHED_AUDIT_ACTION,
   verifyOtp,
+  withdrawAudit,
 } from "../../../d1.ts";
 import type { Case } from "../_backend.ts";
 import { codeIn, outbox, SECRET } from "../_helpers.ts";
@@ -40,6 +44,73 @@ async function signedIn(db: D1Database, userId: string): Promise<Request> {
   const s = await createUserSession(db, { session: SESSION, userId });
   if (!s.ok) throw new Error(s.error);
   return new Request("https://example.com/", { headers: { cookie: s.setCookie.split(";")[0] } });
+}
+
+/**
+ * Two administrators deleting or demoting each other at once, in every pairing: exactly one
+ * change goes through, the other is refused with `last_admin` and changes nothing, and one
+ * administrator is left. The last-administrator check is in the write itself.
+ */
+async function raceForTheLastAdmin(db: D1Database): Promise<void> {
+  const box = outbox();
+  const remove = (id: string) => adminRemoveUser(db, { userId: id, sendEmail: box.send });
+  const demote = (id: string) => setAdmin(db, { userId: id, admin: false });
+  const admins = async () => {
+    const r = await listUsers(db, { adminsOnly: true });
+    assert.ok(r.ok);
+    return r.users.map((u) => u.id);
+  };
+  // Each round starts with exactly two administrators, a and b, and nobody else.
+  const rounds: [string, (a: string, b: string) => Promise<{ ok: boolean }>[]][] = [
+    ["delete and delete", (a, b) => [remove(a), remove(b)]],
+    ["delete and demote", (a, b) => [remove(a), demote(b)]],
+    ["demote and delete", (a, b) => [demote(a), remove(b)]],
+    ["demote and demote", (a, b) => [demote(a), demote(b)]],
+  ];
+  for (const [label, race] of rounds) {
+    for (const id of await admins()) {
+      assert.ok((await setAdmin(db, { userId: id, admin: false, keepOne: false })).ok);
+    }
+    const a = await verifiedUser(db);
+    const b = await verifiedUser(db);
+    assert.ok((await setAdmin(db, { userId: a.id, admin: true })).ok);
+    assert.ok((await setAdmin(db, { userId: b.id, admin: true })).ok);
+    const sent = box.mails.length;
+    const results = await Promise.all(race(a.id, b.id));
+    assert.deepEqual(results.map((r) => r.ok).sort(), [false, true], label);
+    const refused = results.find((r) => !r.ok);
+    assert.deepEqual(refused, { ok: false, error: "last_admin" }, label);
+    const left = await admins();
+    assert.equal(left.length, 1, `${label}: one administrator left`);
+    // The refused one is untouched: still there, still an administrator.
+    const kept = results[0].ok ? b : a;
+    assert.deepEqual(left, [kept.id], label);
+    assert.ok((await getUserByEmail(db, kept.email)).ok, label);
+    // Only a deleted account was told.
+    const deleted: string[] = [];
+    for (const u of [a, b]) if (!(await getUserByEmail(db, u.email)).ok) deleted.push(u.email);
+    assert.deepEqual(box.mails.slice(sent).map((m) => m.to), deleted, label);
+  }
+  // A refused deletion deletes nothing of the account: its linked sign-in stays too.
+  const only = (await admins())[0];
+  const found = await getUser(db, only);
+  assert.ok(found.ok);
+  const email = found.user.email;
+  const linked = await findOrCreateOAuthUser(db, {
+    provider: "github",
+    providerUserId: "gh-last-admin",
+    email,
+    emailVerified: true,
+  });
+  assert.ok(linked.ok && linked.userId === only);
+  assert.deepEqual(await remove(only), { ok: false, error: "last_admin" });
+  const again = await findOrCreateOAuthUser(db, {
+    provider: "github",
+    providerUserId: "gh-last-admin",
+    email,
+    emailVerified: true,
+  });
+  assert.ok(again.ok && !again.created && again.userId === only);
 }
 
 export const adminCases: Case[] = [
@@ -117,7 +188,8 @@ export const adminCases: Case[] = [
     },
   },
   {
-    name: "admin: setAdmin grants and withdraws, never the last administrator's right",
+    name:
+      "admin: setAdmin grants and withdraws, never the last administrator's right, even in a race with a deletion",
     async fn({ fresh }) {
       const db = await prepared(fresh);
       const a = await verifiedUser(db);
@@ -161,6 +233,8 @@ export const adminCases: Case[] = [
       const left = await listUsers(db, { adminsOnly: true });
       assert.ok(left.ok);
       assert.equal(left.total, 1);
+      // The same with deletions (adminRemoveUser) in every pairing.
+      await raceForTheLastAdmin(db);
     },
   },
   {
@@ -317,6 +391,61 @@ export const adminCases: Case[] = [
         });
       }
       assert.deepEqual(await listAudit(db, { limit: 500 }), { ok: false, error: "invalid_input" });
+
+      // Two steps for a change made elsewhere: reserved before, filled in after (same id).
+      const who = { actorId: "u1", actorEmail: "admin@example.com" };
+      const reserved = await reserveAudit(db, { ...who, target: "POST /admin/relay/x/rotate" });
+      assert.ok(reserved.ok);
+      const pending = await listAudit(db, { limit: 1 });
+      assert.ok(pending.ok);
+      assert.deepEqual(
+        [pending.entries[0].id, pending.entries[0].action, pending.entries[0].target],
+        [reserved.id, UNFINISHED_AUDIT_ACTION, "POST /admin/relay/x/rotate"],
+      );
+      const filled = await recordAudit(db, {
+        ...who,
+        action: "relay.rotate_secret",
+        target: "relay:x",
+        after: { rotated: true },
+        reservation: reserved.id,
+      });
+      assert.deepEqual(filled, { ok: true, id: reserved.id });
+      const done = await listAudit(db, { target: "relay:x" });
+      assert.ok(done.ok);
+      assert.deepEqual(done.entries.map((e) => [e.id, e.action, e.after]), [
+        [reserved.id, "relay.rotate_secret", { rotated: true }],
+      ]);
+      const none = await listAudit(db, { action: UNFINISHED_AUDIT_ACTION });
+      assert.ok(none.ok && none.entries.length === 0);
+      // A filled entry is never filled again nor withdrawn: a second entry is added instead.
+      const again = await recordAudit(db, {
+        ...who,
+        action: "relay.rotate_secret",
+        target: "relay:x",
+        reservation: reserved.id,
+      });
+      assert.ok(again.ok && again.id > reserved.id);
+      assert.deepEqual(await withdrawAudit(db, reserved.id), { ok: true, withdrawn: false });
+      // Nothing changed after all: the reservation goes.
+      const spare = await reserveAudit(db, { ...who, target: "POST /admin/relay/y" });
+      assert.ok(spare.ok);
+      assert.deepEqual(await withdrawAudit(db, spare.id), { ok: true, withdrawn: true });
+      const gone = await listAudit(db, { target: "POST /admin/relay/y" });
+      assert.ok(gone.ok && gone.entries.length === 0);
+      for (const bad of [0, -1, 1.5, "3"]) {
+        assert.deepEqual(await withdrawAudit(db, bad as never), {
+          ok: false,
+          error: "invalid_input",
+        });
+        assert.deepEqual(
+          await recordAudit(db, { ...who, action: "a", target: "x", reservation: bad as never }),
+          { ok: false, error: "invalid_input" },
+        );
+      }
+      assert.deepEqual(await reserveAudit(db, { ...who, target: "" }), {
+        ok: false,
+        error: "invalid_input",
+      });
     },
   },
 ];

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import {
   changePassword,
+  checkResetToken,
   login,
   requestEmailChange,
   requestPasswordReset,
@@ -263,6 +264,72 @@ export const resetCases: Case[] = [
         }),
         "ok",
       );
+    },
+  },
+  {
+    name:
+      "reset: checkResetToken tells a live link from a used, expired, stale or forged one, and uses nothing",
+    async fn({ db }) {
+      const u = await verifiedUser(db);
+      const box = outbox();
+      const now = Date.now();
+      const ask = () =>
+        requestPasswordReset(db, {
+          email: u.email,
+          secret: SECRET,
+          sendEmail: box.send,
+          appUrl: APP,
+          now,
+        });
+      await ask();
+      const token = tokenIn(box.mails[0]);
+      const check = (t: string, o: { secret?: string; now?: number } = {}) =>
+        checkResetToken(db, { token: t, secret: o.secret ?? SECRET, now: o.now });
+      // Live: checking it (twice) does not use it up.
+      assert.deepEqual(await check(token), { ok: true });
+      assert.deepEqual(await check(token, { now: now + 3599_000 }), { ok: true });
+      const dead = { ok: false, error: "invalid_token" };
+      assert.deepEqual(await check(token, { now: now + 3600_000 }), dead, "expired");
+      assert.deepEqual(await check(token, { secret: "another secret" }), dead, "foreign");
+      assert.deepEqual(await check("x.y"), dead, "garbage");
+      const forged = await signToken(SECRET, {
+        purpose: "gatehouse.email-change",
+        payload: { u: u.id, s: "x" },
+        ttlSeconds: 60,
+      });
+      assert.deepEqual(await check(forged), dead, "another purpose");
+      assert.deepEqual(await checkResetToken(db, { token } as never), {
+        ok: false,
+        error: "invalid_input",
+      });
+      assert.deepEqual(await checkResetToken(brokenDb, { token, secret: SECRET }), {
+        ok: false,
+        error: "db_error",
+      });
+      // Used: after the reset the same link is dead.
+      const r = await resetPassword(db, {
+        token,
+        newPassword: "a brand new passphrase",
+        secret: SECRET,
+        iterations: ITER,
+      });
+      assert.ok(r.ok);
+      assert.deepEqual(await check(token), dead, "used");
+      // Stale: a link sent before a password change is dead too. (The reset proved the inbox,
+      // so the one-link-a-minute slot started over.)
+      await ask();
+      const later = tokenIn(box.mails[box.mails.length - 1]);
+      assert.notEqual(later, token);
+      assert.deepEqual(await check(later), { ok: true });
+      assert.ok(
+        (await changePassword(db, {
+          userId: u.id,
+          currentPassword: "a brand new passphrase",
+          newPassword: "changed passphrase",
+          iterations: ITER,
+        })).ok,
+      );
+      assert.deepEqual(await check(later), dead, "stale");
     },
   },
 ];
