@@ -42,6 +42,7 @@ Deno.test("setup-db <name>: a local libSQL file with the schema, twice; prints D
       "auth_throttle",
       "oauth_identities",
       "otp_codes",
+      "revoked_sessions",
       "users",
     ]);
     const other = await gatehouse(dir, [
@@ -56,6 +57,7 @@ Deno.test("setup-db <name>: a local libSQL file with the schema, twice; prints D
       "auth_throttle",
       "oauth_identities",
       "otp_codes",
+      "revoked_sessions",
       "users",
     ]);
     const bad = await gatehouse(dir, ["setup-db", "../evil"]);
