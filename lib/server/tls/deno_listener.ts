@@ -172,12 +172,15 @@ const UNAVAILABLE: Record<string, string> = {
 
 /**
  * The server names a new resolver listener is asked for before it takes over: those its
- * predecessor was asked for, or, after a listener holding one certificate, that
- * certificate's DNS names (wildcards aside) and no name at all.
+ * predecessor was asked for and had a certificate for (asking again for a name that had none
+ * could ask an on-demand permission endpoint again), or, after a listener holding one
+ * certificate, that certificate's DNS names (wildcards aside) and no name at all.
  */
 function warmNames(old: Generation, next: Generation): string[] {
   if (next.mode !== "resolver") return [];
-  if (old.mode === "resolver") return [...old.snis];
+  if (old.mode === "resolver") {
+    return [...old.snis].filter((sni) => old.answers.get(normalizeName(sni)));
+  }
   const names = new Set([""]);
   try {
     for (const n of certificateNames(pemDecode(old.fixed ?? "")[0]?.der ?? new Uint8Array())) {
