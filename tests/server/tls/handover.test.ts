@@ -98,6 +98,9 @@ Deno.test({
     const b = tagged(port, "b", ours);
     try {
       assert.notEqual(a.socket.inode, b.socket.inode);
+      // a descriptor is told by the socket it holds, not by its port
+      assert.equal(k.descriptorOf(a.socket.inode, at, a.socket.fd, []), a.socket.fd);
+      assert.equal(k.descriptorOf(b.socket.inode, at, a.socket.fd, []), b.socket.fd);
       assert.deepEqual(
         k.listeners(at).map((s) => s.inode).sort(),
         [a.socket.inode, b.socket.inode].sort(),
