@@ -51,12 +51,20 @@ import { certificateNames } from "./certificates.ts";
 import {
   beginHandover,
   cancelHandover,
+  handoverUnavailable,
   newListener,
   type OwnSocket,
   pin,
+  unavailableWhy,
 } from "./listener_handover.ts";
-import { type BoundAddress, type LinuxSockets, linuxSockets } from "./linux_sockets.ts";
+import {
+  type BoundAddress,
+  type LinuxSockets,
+  linuxSockets,
+  type Unavailable,
+} from "./linux_sockets.ts";
 import { pemDecode } from "../pki/x509.ts";
+import { serveOneCertificate } from "./deno_one_certificate.ts";
 
 /** Options of a Deno-engine TLS listener. */
 export interface DenoTlsOptions {
@@ -137,39 +145,6 @@ interface Generation {
   unknown?: string;
 }
 
-/** `net.ipv4.tcp_migrate_req`: "1" when Linux hands a closing listener's queue to another. */
-function migrateRequests(): string | null {
-  try {
-    return Deno.readTextFileSync("/proc/sys/net/ipv4/tcp_migrate_req").trim();
-  } catch {
-    return null;
-  }
-}
-
-let hinted = false;
-
-/** Says once per process why replacing a listener may fail connections. */
-function degraded(log: DenoTlsOptions["log"], why: string, port: number): void {
-  if (hinted) return;
-  hinted = true;
-  const migrates = migrateRequests() === "1";
-  log?.(
-    `TLS listener handover unavailable (${why}): when certificates change, ` +
-      (migrates ? "" : "a new connection the kernel queued for the replaced TLS listener in " +
-        "the instant it closes is reset (net.ipv4.tcp_migrate_req=1 makes Linux hand it over), " +
-        "and ") +
-      "a new listener that picks certificates by server name may fail handshakes that come " +
-      'with its first ones; listener_engine "node" has neither',
-    { port },
-  );
-}
-
-const UNAVAILABLE: Record<string, string> = {
-  not_linux: "not Linux",
-  no_ffi: "the ffi permission is not granted",
-  no_libc: "the C library cannot be opened",
-};
-
 /**
  * The server names a new resolver listener is asked for before it takes over: those its
  * predecessor was asked for and had a certificate for (asking again for a name that had none
@@ -215,7 +190,7 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
   let again = false;
   /** The handover in progress: the next replacement waits for it. */
   let handingOver: Promise<void> | undefined;
-  const kernel: LinuxSockets | string = linuxSockets();
+  const kernel: LinuxSockets | Unavailable = linuxSockets();
   let bound: BoundAddress | undefined;
   /** This server's listening sockets the kernel still listed at the last open: inode → fd. */
   const ours = new Map<number, number>();
@@ -288,7 +263,7 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
     const next = current;
     const fallBack = (why: string) => {
       cancelHandover(k, old.socket);
-      degraded(o.log, why, port);
+      handoverUnavailable(o.log, why, port);
       retire(old, true);
     };
     if (!next.socket) return fallBack(next.unknown ?? "the new listening socket was not found");
@@ -324,7 +299,7 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
     const old = current;
     // before the new socket listens, new connections are pinned to the old one
     let pinned: string | undefined = typeof kernel === "string"
-      ? UNAVAILABLE[kernel]
+      ? unavailableWhy(kernel)
       : !old.socket || !bound
       ? (old.unknown ?? "the listening socket was not identified")
       : pin(kernel, old.socket);
@@ -338,7 +313,7 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
       return handOver(kernel, bound, { ...old, socket: old.socket });
     }
     pinned ??= "the listening socket was not identified";
-    degraded(o.log, pinned, port);
+    handoverUnavailable(o.log, pinned, port);
     retire(old, true);
   };
 
@@ -411,32 +386,5 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
     },
     finished,
     certificatesChanged: schedule,
-  };
-}
-
-/** Without Deno's resolver or SO_REUSEPORT: `Deno.serve` with the certificate for no SNI. */
-async function serveOneCertificate(o: DenoTlsOptions): Promise<DenoTlsServer> {
-  o.log?.(
-    "SNI and live certificates need --unstable-net and Deno's certificate resolver: " +
-      "serving one certificate on this listener",
-    { port: o.port },
-  );
-  const one = await o.getter().getCertificate("");
-  if (!one) throw new Error("no certificate for clients without SNI, and SNI is unavailable");
-  const server = Deno.serve({
-    hostname: o.hostname,
-    port: o.port,
-    cert: one.cert,
-    key: one.key,
-    onListen() {},
-  }, o.handler);
-  return {
-    port: (server.addr as Deno.NetAddr).port,
-    generations: 1,
-    mode: "fixed",
-    connections: 0,
-    shutdown: () => server.shutdown(),
-    finished: server.finished,
-    certificatesChanged() {},
   };
 }

@@ -34,7 +34,7 @@
  *
  * @module
  */
-import type { BoundAddress, LinuxSockets } from "./linux_sockets.ts";
+import type { BoundAddress, LinuxSockets, Unavailable } from "./linux_sockets.ts";
 import { warmResolver } from "./resolver_warmup.ts";
 import { toIndex } from "./reuseport_bpf.ts";
 
@@ -209,4 +209,62 @@ export async function beginHandover(
       if (stillOpen() && !listed()) k.unsteer(next.fd);
     },
   };
+}
+
+/** `net.ipv4.tcp_migrate_req`: "1" when Linux hands a closing listener's queue to another. */
+function migrateRequests(): string | null {
+  try {
+    return Deno.readTextFileSync("/proc/sys/net/ipv4/tcp_migrate_req").trim();
+  } catch {
+    return null; // unreadable without --allow-all
+  }
+}
+
+const UNAVAILABLE: Record<Unavailable, string> = {
+  not_linux: "not Linux",
+  no_ffi: "the ffi permission is not granted",
+  no_libc: "the C library cannot be opened",
+};
+
+/**
+ * Why the kernel calls are unavailable, in words.
+ *
+ * @example
+ * ```ts
+ * import { unavailableWhy } from "./listener_handover.ts";
+ * unavailableWhy("no_ffi"); // "the ffi permission is not granted"
+ * ```
+ */
+export function unavailableWhy(why: Unavailable): string {
+  return UNAVAILABLE[why];
+}
+
+let said = false;
+
+/**
+ * Says once per process (through `log`) that a listener was replaced without a handover, why,
+ * and what that can cost.
+ *
+ * @example
+ * ```ts ignore
+ * handoverUnavailable((msg) => console.warn(msg), "the ffi permission is not granted", 443);
+ * ```
+ */
+export function handoverUnavailable(
+  log: ((msg: string, fields?: Record<string, unknown>) => void) | undefined,
+  why: string,
+  port: number,
+): void {
+  if (said) return;
+  said = true;
+  const migrates = migrateRequests() === "1";
+  log?.(
+    `TLS listener handover unavailable (${why}): when certificates change, ` +
+      (migrates ? "" : "a new connection the kernel queued for the replaced TLS listener in " +
+        "the instant it closes is reset (net.ipv4.tcp_migrate_req=1 makes Linux hand it over), " +
+        "and ") +
+      "a new listener that picks certificates by server name may fail handshakes that come " +
+      'with its first ones; listener_engine "node" has neither',
+    { port },
+  );
 }
