@@ -238,7 +238,7 @@ function dump(
     if (Number(c.send(fd, req, BigInt(req.length), 0)) !== req.length) {
       throw new Error(`netlink send failed: errno ${errno()}`);
     }
-    const buf = new Uint8Array(32 * 1024);
+    const buf = new Uint8Array(64 * 1024); // more than the 32 KiB a dump message can take
     const v = new DataView(buf.buffer);
     const out: DiagEntry[] = [];
     for (;;) {
