@@ -1,7 +1,8 @@
 /**
  * The storage contract, run as one suite on every storage module (`file_system` on a temp
- * directory, `libsql` on a temp database file), plus what is particular to each: file modes,
- * XDG directories, a holder killed with SIGKILL, locks released on SIGQUIT.
+ * directory, `libsql` on a temp database file and on a remote database: the Hrana test server
+ * of tests/d1 over loopback HTTP, with an auth token), plus what is particular to each: file
+ * modes, XDG directories, a holder killed with SIGKILL, locks released on SIGQUIT.
  */
 import assert from "node:assert/strict";
 import { fileStorage, writeFileAtomic } from "../../lib/server/storage/file_system.ts";
@@ -17,6 +18,7 @@ import {
 } from "../../lib/server/storage/mod.ts";
 import { autosavePath, configDir, dataDir } from "../../lib/server/storage/dirs.ts";
 import type { ModuleInstance } from "../../lib/server/module.ts";
+import { startHranaServer } from "../d1/_hrana_server.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -31,6 +33,9 @@ interface Backend {
   /** The storage config of a process (for the kill -9 and SIGQUIT tests). */
   config(where: string): Record<string, unknown>;
 }
+
+/** The remote libSQL server's token (the suite's processes get it in their storage config). */
+const TOKEN = "storage-suite-token";
 
 const backends: Backend[] = [
   {
@@ -82,6 +87,40 @@ const backends: Backend[] = [
       c.close();
     },
     config: (url) => ({ module: "libsql", url }),
+  },
+  {
+    name: "libsql remote",
+    async open() {
+      const dir = await Deno.makeTempDir({ prefix: "gatehouse-storage-" });
+      const server = startHranaServer(dir, TOKEN);
+      const url = server.url("storage");
+      const a = await openLibsqlStorage({ url, authToken: TOKEN });
+      const b = await openLibsqlStorage({ url, authToken: TOKEN });
+      return {
+        a,
+        b,
+        where: url,
+        async close() {
+          await (a as ModuleInstance).cleanup?.();
+          await (b as ModuleInstance).cleanup?.();
+          // everything above went over HTTP, with the token
+          assert.ok(server.stats.served > 0);
+          assert.equal(server.stats.refused, 0);
+          await server.close();
+          await Deno.remove(dir, { recursive: true });
+        },
+      };
+    },
+    async plantStaleLock(url, name) {
+      const { createClient } = await import("@libsql/client");
+      const c = createClient({ url, authToken: TOKEN });
+      await c.execute({
+        sql: "INSERT INTO gatehouse_storage_locks (name, owner, updated) VALUES (?, 'dead', ?)",
+        args: [name, Date.now() - 60_000],
+      });
+      c.close();
+    },
+    config: (url) => ({ module: "libsql", url, auth_token: TOKEN }),
   },
 ];
 

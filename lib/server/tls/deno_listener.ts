@@ -25,10 +25,17 @@
  * project's deno.json sets it, `gatehouse start` passes it). Connections are accepted here and
  * each is served on its own (see `deno_accept.ts`), so the old listener closes without touching
  * what it accepted: keep-alive connections go on with the certificate they were made with.
- * The old listener closes at a quiet moment (nothing to accept for 2 ms, at most 1 s), so its
- * queue of connections the kernel completed is empty: with `net.ipv4.tcp_migrate_req=1` Linux
- * even hands such a queue to the new listener. Without `--unstable-net`, HTTPS listeners of
- * the `deno` engine run on the `node` engine instead (see `listeners.ts`).
+ * What the kernel still holds for the old socket when it closes (connections it completed,
+ * handshakes under way) would be reset, so the port is handed over first: new connections are
+ * steered to the new socket and the old one closes once nothing can reach it any more (see
+ * `listener_handover.ts`; Linux, needs the `ffi` permission). One replacement at a time: a
+ * change during a handover waits for it. Where the handover is impossible (no `ffi`
+ * permission, another process's socket on the address), the old listener closes at a quiet
+ * moment (nothing to accept for 2 ms, at most 1 s), which leaves the instant it closes: a
+ * connection the kernel queued for it just then is reset unless `net.ipv4.tcp_migrate_req=1`
+ * (Linux then hands such connections to the new socket); the log says so once. Without
+ * `--unstable-net`, HTTPS listeners of the `deno` engine run on the `node` engine instead (see
+ * `listeners.ts`).
  *
  * @module
  */
@@ -40,6 +47,24 @@ import {
   ConnectionSet,
   type ServeOnConnection,
 } from "./deno_accept.ts";
+import { certificateNames } from "./certificates.ts";
+import {
+  beginHandover,
+  cancelHandover,
+  handoverUnavailable,
+  newListener,
+  type OwnSocket,
+  pin,
+  unavailableWhy,
+} from "./listener_handover.ts";
+import {
+  type BoundAddress,
+  type LinuxSockets,
+  linuxSockets,
+  type Unavailable,
+} from "./linux_sockets.ts";
+import { pemDecode } from "../pki/x509.ts";
+import { serveOneCertificate } from "./deno_one_certificate.ts";
 
 /** Options of a Deno-engine TLS listener. */
 export interface DenoTlsOptions {
@@ -112,18 +137,33 @@ interface Generation {
   /** resolver: what was answered per name. */
   answers: Map<string, string | null>;
   loop: AcceptLoop;
+  /** resolver: the server names Deno asked for, as it asked (what a successor is warmed with). */
+  snis: Set<string>;
+  /** The listening socket, when identified (a handover needs it). */
+  socket?: OwnSocket;
+  /** Why the socket is not identified. */
+  unknown?: string;
 }
 
-/** `net.ipv4.tcp_migrate_req`: "1" when Linux hands a closing listener's queue to another. */
-function migrateRequests(): string | null {
-  try {
-    return Deno.readTextFileSync("/proc/sys/net/ipv4/tcp_migrate_req").trim();
-  } catch {
-    return null;
+/**
+ * The server names a new resolver listener is asked for before it takes over: those its
+ * predecessor was asked for and had a certificate for (asking again for a name that had none
+ * could ask an on-demand permission endpoint again), or, after a listener holding one
+ * certificate, that certificate's DNS names (wildcards aside) and no name at all.
+ */
+function warmNames(old: Generation, next: Generation): string[] {
+  if (next.mode !== "resolver") return [];
+  if (old.mode === "resolver") {
+    return [...old.snis].filter((sni) => old.answers.get(normalizeName(sni)));
   }
+  const names = new Set([""]);
+  try {
+    for (const n of certificateNames(pemDecode(old.fixed ?? "")[0]?.der ?? new Uint8Array())) {
+      if (!n.startsWith("*.") && !n.includes(":") && !/^[\d.]+$/.test(n)) names.add(n);
+    }
+  } catch { /* no names to add */ }
+  return [...names];
 }
-
-let hinted = false;
 
 function onError(): Response {
   return new Response("500 Internal Server Error", { status: 500 });
@@ -148,11 +188,19 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
   let current: Generation;
   let checking: Promise<void> | undefined;
   let again = false;
+  /** The handover in progress: the next replacement waits for it. */
+  let handingOver: Promise<void> | undefined;
+  const kernel: LinuxSockets | Unavailable = linuxSockets();
+  let bound: BoundAddress | undefined;
+  /** This server's listening sockets the kernel still listed at the last open: inode → fd. */
+  const ours = new Map<number, number>();
 
   const open = (fixed: CertifiedKey | null): Generation => {
     const answers = new Map<string, string | null>();
+    const snis = new Set<string>();
     const resolver = async (sni: string): Promise<CertifiedKey> => {
       const name = normalizeName(sni);
+      if (snis.size < MAX_ANSWERS_PER_GENERATION) snis.add(sni);
       let got: CertifiedKey | null = null;
       try {
         got = await o.getter().getCertificate(name);
@@ -172,48 +220,101 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
     };
     if (fixed) Object.assign(options, { cert: fixed.cert, key: fixed.key });
     else options[i.resolverSymbol] = resolver;
+    const expected = typeof kernel === "string" ? -1 : kernel.nextDescriptor();
     const listener = Deno.listenTls(
       options as unknown as Deno.ListenTlsOptions & Deno.TlsCertifiedKeyPem,
     );
-    port = (listener.addr as Deno.NetAddr).port;
+    const addr = listener.addr as Deno.NetAddr;
+    port = addr.port;
+    bound ??= { family: addr.hostname.includes(":") ? 6 : 4, address: addr.hostname, port };
     generations++;
     const gen: Generation = {
       mode: fixed ? "fixed" : "resolver",
       fixed: fixed?.cert,
       alpn: alpn.join(","),
       answers,
+      snis,
       loop: acceptLoop(
         listener,
         (conn) => connections.serve(i.serveHttpOnConnection, conn, o.handler, onError),
       ),
     };
+    if (typeof kernel !== "string") {
+      const socket = newListener(kernel, bound, ours, expected);
+      if (typeof socket === "string") gen.unknown = socket;
+      else gen.socket = socket;
+    }
     o.onListener?.();
     return gen;
   };
 
   const retire = (g: Generation, quiet: boolean) => {
-    const p = g.loop.close(quiet).catch(() => {});
-    const tracked = p.finally(() => retiring.delete(tracked));
+    track(g.loop.close(quiet));
+  };
+
+  const track = (p: Promise<void>) => {
+    const tracked = p.catch(() => {}).finally(() => retiring.delete(tracked));
     retiring.add(tracked);
+    return tracked;
+  };
+
+  /** Hands the port over from `old` to `next` (pinned to `old` already: see `rotate`). */
+  const handOver = (k: LinuxSockets, at: BoundAddress, old: Generation & { socket: OwnSocket }) => {
+    const next = current;
+    const fallBack = (why: string) => {
+      cancelHandover(k, old.socket);
+      handoverUnavailable(o.log, why, port);
+      retire(old, true);
+    };
+    if (!next.socket) return fallBack(next.unknown ?? "the new listening socket was not found");
+    const socket = next.socket;
+    handingOver = track((async () => {
+      const h = await beginHandover(k, at, old.socket, socket, warmNames(old, next));
+      if (typeof h === "string") return fallBack(h);
+      if (h.warmed.unanswered > 0) {
+        o.log?.("a new TLS listener did not answer every probe before taking over", {
+          port,
+          names: h.warmed.unanswered,
+        });
+      }
+      try {
+        const { unfinished } = await h.drained(() => stopping);
+        if (unfinished > 0 && !stopping) {
+          o.log?.("replaced TLS listener closed with handshakes still under way: they are reset", {
+            port,
+            handshakes: unfinished,
+          });
+        }
+      } catch (e) {
+        o.log?.("TLS listener handover failed", { error: (e as Error).message, port });
+      }
+      await old.loop.close(false);
+      await h.finish(() => !stopping && current === next).catch((e) =>
+        o.log?.("TLS listener handover failed", { error: (e as Error).message, port })
+      );
+    })()).finally(() => (handingOver = undefined));
   };
 
   const rotate = (fixed: CertifiedKey | null, why: string, name?: string) => {
     const old = current;
+    // before the new socket listens, new connections are pinned to the old one
+    let pinned: string | undefined = typeof kernel === "string"
+      ? unavailableWhy(kernel)
+      : !old.socket || !bound
+      ? (old.unknown ?? "the listening socket was not identified")
+      : pin(kernel, old.socket);
     current = open(fixed);
     o.log?.(`certificates changed: replacing the TLS listener (${why})`, {
       port,
       mode: current.mode,
       ...(name === undefined ? {} : { name }),
     });
-    retire(old, true);
-    if (!hinted && migrateRequests() === "0") {
-      hinted = true;
-      o.log?.(
-        "a new connection the kernel queued for a replaced TLS listener in the instant it " +
-          "closes is reset: set net.ipv4.tcp_migrate_req=1 so that Linux hands it to the new one",
-        { port },
-      );
+    if (pinned === undefined && typeof kernel !== "string" && bound && old.socket) {
+      return handOver(kernel, bound, { ...old, socket: old.socket });
     }
+    pinned ??= "the listening socket was not identified";
+    handoverUnavailable(o.log, pinned, port);
+    retire(old, true);
   };
 
   const check = async () => {
@@ -247,6 +348,7 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
       do {
         again = false;
         await new Promise((r) => setTimeout(r, 20)); // several changes at once: one check
+        while (handingOver && !stopping) await handingOver; // one replacement at a time
         if (stopping) return;
         try {
           await check();
@@ -284,32 +386,5 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
     },
     finished,
     certificatesChanged: schedule,
-  };
-}
-
-/** Without Deno's resolver or SO_REUSEPORT: `Deno.serve` with the certificate for no SNI. */
-async function serveOneCertificate(o: DenoTlsOptions): Promise<DenoTlsServer> {
-  o.log?.(
-    "SNI and live certificates need --unstable-net and Deno's certificate resolver: " +
-      "serving one certificate on this listener",
-    { port: o.port },
-  );
-  const one = await o.getter().getCertificate("");
-  if (!one) throw new Error("no certificate for clients without SNI, and SNI is unavailable");
-  const server = Deno.serve({
-    hostname: o.hostname,
-    port: o.port,
-    cert: one.cert,
-    key: one.key,
-    onListen() {},
-  }, o.handler);
-  return {
-    port: (server.addr as Deno.NetAddr).port,
-    generations: 1,
-    mode: "fixed",
-    connections: 0,
-    shutdown: () => server.shutdown(),
-    finished: server.finished,
-    certificatesChanged() {},
   };
 }

@@ -1,6 +1,8 @@
 /**
- * On-demand TLS against Pebble: a name the `ask` endpoint allows gets a certificate at its
- * first handshake; a denied name gets none and no order is placed; config errors are clear.
+ * On-demand TLS against Pebble: a name the permission endpoint allows gets a certificate at its
+ * first handshake; a denied name gets none and no order is placed; both ways of naming the
+ * endpoint (`ask`, Caddy 2.6, and the `http` `permission` module, Caddy 2.7+); config errors
+ * are clear.
  */
 import assert from "node:assert/strict";
 import { curl, freePort, servedCert, tlsServer } from "../tls/_helpers.ts";
@@ -8,7 +10,12 @@ import { startPebble } from "./_pebble.ts";
 import { fileLogging, logEntries, pebbleIssuer, rootFile } from "./_server.ts";
 import { startServer } from "../../../lib/server/embed.ts";
 
-Deno.test("on-demand TLS: ask allows one name and denies another", async () => {
+for (const how of ["ask", "permission"] as const) {
+  Deno.test(`on-demand TLS: ${how === "ask" ? "ask" : "the http permission module"} allows one name and denies another`, () =>
+    allowAndDeny(how));
+}
+
+async function allowAndDeny(how: "ask" | "permission") {
   const pebble = await startPebble();
   const dir = await Deno.makeTempDir();
   const https = freePort();
@@ -35,7 +42,9 @@ Deno.test("on-demand TLS: ask allows one name and denies another", async () => {
       },
       tls: {
         automation: {
-          on_demand: { ask: `http://127.0.0.1:${ask.addr.port}/ask` },
+          on_demand: how === "ask"
+            ? { ask: `http://127.0.0.1:${ask.addr.port}/ask` }
+            : { permission: { module: "http", endpoint: `http://127.0.0.1:${ask.addr.port}/ask` } },
           policies: [{
             on_demand: true,
             issuers: [pebbleIssuer(pebble, { "tls-alpn": { disabled: true } })],
@@ -81,7 +90,7 @@ Deno.test("on-demand TLS: ask allows one name and denies another", async () => {
     await pebble.stop();
     await Deno.remove(dir, { recursive: true });
   }
-});
+}
 
 Deno.test("on-demand TLS: config errors name the field", async () => {
   const cases: [Record<string, unknown>, RegExp][] = [

@@ -2,7 +2,8 @@
  * Several Gatehouse processes on one `libsql` storage and one Pebble: a process killed with
  * SIGKILL in the middle of its order (holding the name's storage lock) blocks the others only
  * until its lock goes stale; then exactly one of them places an order and the other waits on
- * the lock and loads the certificate.
+ * the lock and loads the certificate. Run on a database file and on a remote database (the
+ * Hrana test server of tests/d1, over loopback HTTP with an auth token).
  */
 import assert from "node:assert/strict";
 import { freePort } from "../fixtures/helpers.ts";
@@ -10,15 +11,26 @@ import { serve, up } from "../fixtures/process.ts";
 import { servedCert } from "../tls/_helpers.ts";
 import { startPebble } from "./_pebble.ts";
 import { fileLogging, logEntries, pebbleIssuer, waitFor } from "./_server.ts";
+import { type HranaServer, startHranaServer } from "../../d1/_hrana_server.ts";
 
 const NAME = "shared.test";
 
 type Pebble = Awaited<ReturnType<typeof startPebble>>;
 
-Deno.test("three processes on one libsql storage: one killed mid-order does not block the others, which then place one order", async () => {
+for (const remote of [false, true]) {
+  Deno.test(`three processes on one libsql storage (${remote ? "remote" : "file"}): one killed mid-order does not block the others, which then place one order`, () =>
+    shared(remote));
+}
+
+async function shared(remote: boolean) {
   const pebble = await startPebble();
   const dir = await Deno.makeTempDir();
-  const storage = { module: "libsql", url: `file:${dir}/shared.db` };
+  let hrana: HranaServer | undefined;
+  let storage: Record<string, unknown> = { module: "libsql", url: `file:${dir}/shared.db` };
+  if (remote) {
+    hrana = startHranaServer(dir, "shared-token");
+    storage = { module: "libsql", url: hrana.url("shared"), auth_token: "shared-token" };
+  }
   const gatehouse = (https: number, log: string, body: string) =>
     config(pebble, storage, https, log, body);
   const procs: Awaited<ReturnType<typeof serve>>[] = [];
@@ -96,10 +108,15 @@ Deno.test("three processes on one libsql storage: one killed mid-order does not 
       await p.p.status;
       await Deno.remove(p.dir, { recursive: true }).catch(() => {});
     }
+    if (hrana) {
+      assert.ok(hrana.stats.served > 0, "the storage was the remote one");
+      assert.equal(hrana.stats.refused, 0);
+      await hrana.close();
+    }
     await pebble.stop();
     await Deno.remove(dir, { recursive: true });
   }
-});
+}
 
 function config(
   pebble: Pebble,

@@ -1,11 +1,13 @@
 /**
  * The `pki` app through the admin API: `GET /pki/ca/<id>` and `/pki/ca/<id>/certificates`,
- * the CA kept in storage under Caddy's layout and stable across reloads and restarts, errors
- * for unknown ids and paths. Certificates are checked with @peculiar/x509 and openssl.
+ * the CA kept in storage under Caddy's layout and stable across reloads and restarts (of the
+ * server in this process, and of a `run` process killed with SIGKILL), errors for unknown ids
+ * and paths. Certificates are checked with @peculiar/x509 and openssl.
  */
 import assert from "node:assert/strict";
 import { startServer } from "../../../lib/server/embed.ts";
 import { x509 } from "../../../lib/server/pki/x509.ts";
+import { QUIET, serve, up } from "../fixtures/process.ts";
 
 async function withServer(
   storageRoot: string,
@@ -179,6 +181,35 @@ Deno.test("pki: the local CA is the same across reloads, restarts and instances 
     } finally {
       await Deno.remove(shared, { recursive: true });
     }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("pki: a server process killed with SIGKILL and run again on the same storage has the same root and intermediate", async () => {
+  const root = await Deno.makeTempDir({ prefix: "gatehouse-pki-" });
+  const config = { storage: { module: "file_system", root }, logging: QUIET, apps: { pki: {} } };
+  const ca = async () => {
+    const p = await serve(config);
+    try {
+      await up(p.base);
+      const r = await get(p.base, "/pki/ca/local");
+      assert.equal(r.status, 200, r.body);
+      const { root_certificate, intermediate_certificate } = JSON.parse(r.body);
+      return { root_certificate, intermediate_certificate, pid: p.p.child.pid };
+    } finally {
+      p.p.child.kill("SIGKILL"); // no cleanup runs
+      assert.equal((await p.p.status).signal, "SIGKILL");
+      await Deno.remove(p.dir, { recursive: true });
+    }
+  };
+  try {
+    const first = await ca();
+    const again = await ca();
+    assert.notEqual(again.pid, first.pid, "another process");
+    assert.equal(again.root_certificate, first.root_certificate);
+    assert.equal(again.intermediate_certificate, first.intermediate_certificate);
+    assert.match(first.intermediate_certificate, /^-----BEGIN CERTIFICATE-----/);
   } finally {
     await Deno.remove(root, { recursive: true });
   }

@@ -1,8 +1,10 @@
 /**
  * `gatehouse trust` / `untrust` against a running server: after trust, curl (system store, no
  * -k) and headless Chromium (NSS database of a temporary HOME) reach https://localhost:PORT;
- * after untrust both fail again. Errors: admin API unreachable, unknown CA, no rights to the
- * system store. The test removes what it installs, whatever happens.
+ * after untrust both fail again. The admin address comes from `--address`, or from the config
+ * given with `--config` (JSON, or another format with `--adapter`). Errors: admin API
+ * unreachable, unknown CA, no rights to the system store, `--address` with `--config`. The
+ * test removes what it installs, whatever happens.
  */
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
@@ -94,7 +96,10 @@ Deno.test({
     try {
       assert.notEqual((await curlNoK(url)).code, 0, "not trusted before");
 
-      const t = await cli(["trust", "--address", address], env);
+      // the admin address from a JSON config, and from a Gatehousefile named by --adapter
+      await Deno.writeTextFile(`${home}/site.json`, JSON.stringify({ admin: { listen: address } }));
+      await Deno.writeTextFile(`${home}/site.conf`, `{\n\tadmin ${address}\n}\n`);
+      const t = await cli(["trust", "--config", `${home}/site.json`], env);
       assert.equal(t.code, 0, t.stderr);
       assert.match(t.stderr, /installed the root of CA local in: system, nss/);
       const ok = await curlNoK(url);
@@ -102,7 +107,10 @@ Deno.test({
       assert.equal(ok.body, "trusted hello");
       assert.match(await browse(url, home), /trusted hello/);
 
-      const u = await cli(["untrust", "--address", address], env);
+      const u = await cli(
+        ["untrust", "--config", `${home}/site.conf`, "--adapter", "gatehousefile"],
+        env,
+      );
       assert.equal(u.code, 0, u.stderr);
       assert.match(u.stderr, /removed the root of CA local from: system, nss/);
       assert.equal((await curlNoK(url)).code, 60, "curl: certificate problem again");
@@ -143,6 +151,34 @@ Deno.test("trust / untrust: clear errors for an unreachable admin API, an unknow
     r = await cli(["trust", "--address", srv.adminAddress!, "--ca", "nope"], env);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /answered 404: no certificate authority configured with id: nope/);
+    // the same server reached through the admin address of a config file
+    const json = `${home}/admin.json`;
+    const conf = `${home}/admin.conf`;
+    await Deno.writeTextFile(json, JSON.stringify({ admin: { listen: srv.adminAddress } }));
+    await Deno.writeTextFile(conf, `{\n\tadmin ${srv.adminAddress}\n}\n`);
+    for (
+      const args of [
+        ["--config", json],
+        ["-c", conf, "--adapter", "gatehousefile"],
+      ]
+    ) {
+      for (const command of ["trust", "untrust"]) {
+        r = await cli([command, ...args, "--ca", "nope"], env);
+        assert.equal(r.code, 1, args.join(" "));
+        assert.match(
+          r.stderr,
+          new RegExp(`admin endpoint ${srv.adminAddress} answered 404: no certificate authority`),
+        );
+      }
+    }
+    // a Gatehousefile read as JSON (no --adapter) is an error about the file, not a request
+    r = await cli(["trust", "--config", conf], env);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /admin\.conf/);
+    assert.doesNotMatch(r.stderr, /admin endpoint/);
+    r = await cli(["trust", "--address", srv.adminAddress!, "--config", json], env);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /use --address or --config, not both/);
     // without the right to write the stores (here: no --allow-write), nothing is installed
     r = await cli(["trust", "--address", srv.adminAddress!], env, [
       "--allow-net",
