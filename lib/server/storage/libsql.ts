@@ -21,6 +21,7 @@
 import type { Client, ResultSet } from "@libsql/client";
 import type { ModuleDefinition, ModuleInstance } from "../module.ts";
 import {
+  isNotFound,
   type KeyInfo,
   LOCK_POLL_MS,
   LOCK_REFRESH_MS,
@@ -123,7 +124,7 @@ class LibsqlStorage implements Storage, ModuleInstance {
       await this.stat(key);
       return true;
     } catch (e) {
-      if (e instanceof StorageNotFoundError) return false;
+      if (isNotFound(e)) return false;
       throw e;
     }
   }

@@ -76,6 +76,22 @@ export class StorageNotFoundError extends Error {
   }
 }
 
+/**
+ * True when `e` reports a missing key: a {@linkcode StorageNotFoundError}, or any `Error` whose
+ * `code` is `"not_found"` (what a storage plugin throws when it cannot import Gatehouse's class).
+ *
+ * @example
+ * ```ts
+ * import { isNotFound, StorageNotFoundError } from "./mod.ts";
+ * isNotFound(new StorageNotFoundError("a/b")); // true
+ * isNotFound(Object.assign(new Error("no such key"), { code: "not_found" })); // true
+ * ```
+ */
+export function isNotFound(e: unknown): boolean {
+  return e instanceof StorageNotFoundError ||
+    (e instanceof Error && (e as { code?: unknown }).code === "not_found");
+}
+
 /** Thrown for a key that cannot name anything (empty component, `..`, control characters). */
 export class StorageKeyError extends Error {
   /** Stable code. */
@@ -244,7 +260,7 @@ export async function loadText(storage: Storage, key: string): Promise<string | 
   try {
     return new TextDecoder().decode(await storage.load(key));
   } catch (e) {
-    if (e instanceof StorageNotFoundError) return undefined;
+    if (isNotFound(e)) return undefined;
     throw e;
   }
 }

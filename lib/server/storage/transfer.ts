@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { normalizeKey, type Storage, StorageNotFoundError } from "./mod.ts";
+import { isNotFound, normalizeKey, type Storage } from "./mod.ts";
 import { readTar, tarEnd, tarEntry, TarError } from "./tar.ts";
 
 /**
@@ -26,7 +26,7 @@ export async function exportStorage(
   try {
     keys = await storage.list("", true);
   } catch (e) {
-    if (!(e instanceof StorageNotFoundError)) throw e;
+    if (!isNotFound(e)) throw e;
   }
   const w = out.getWriter();
   let n = 0;
@@ -41,7 +41,7 @@ export async function exportStorage(
         modified = info.modified;
         data = await storage.load(key);
       } catch (e) {
-        if (e instanceof StorageNotFoundError) {
+        if (isNotFound(e)) {
           warn(`key ${key} was removed while the export ran`);
           continue;
         }
