@@ -284,7 +284,11 @@ export const DECODERS: Record<string, Decoder> = {
     fields: ["encodings", "prefer", "minimum_length", "match"],
   },
   "http.handlers.encode.encodings.gzip": { test: "fields/misc_fields.test.ts", fields: ["level"] },
-  "http.handlers.encode.encodings.zstd": { test: "fields/misc_fields.test.ts", fields: ["level"] },
+  "http.handlers.encode.encodings.zstd": {
+    test: "fields/misc_fields.test.ts",
+    fields: ["level", "checksum"],
+    other: { checksum: "fields/zstd_checksum.test.ts" },
+  },
   "http.handlers.encode.match": { ...RESPONSE_MATCH, test: "http/handlers.test.ts" },
   "http.handlers.error": { test: "http/handlers.test.ts", fields: ["error", "status_code"] },
   "http.handlers.file_server": {
