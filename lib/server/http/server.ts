@@ -236,13 +236,14 @@ export class HttpServer implements ServerFacts {
     });
     server.options = options;
     server.listenIndex = listenIndex;
-    // client authentication runs on the node engine, chosen automatically
+    // client authentication and inherited sockets run on the node engine, chosen automatically
     server.engine = chooseEngine(
       optString(raw, "listener_engine", where),
       options,
       where,
       tls,
       clientAuth !== null,
+      addresses.some((a) => a.network === "fd"),
     );
     server.clientAuth = clientAuth;
     server.trustedUnix = optBool(raw, "trusted_proxies_unix", where) ?? false;

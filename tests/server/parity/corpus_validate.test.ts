@@ -107,7 +107,7 @@ const KINDS: [RegExp, string][] = [
 
 /** Failures that are refusals by design: what cannot run here, named at load. */
 const REFUSED: [RegExp, string][] = [
-  [/inherited file descriptor/, "refused: fd/ listeners (Deno cannot adopt a socket)"],
+  [/inherited datagram \(UDP\) socket/, "refused: fdgram/ listeners (HTTP/3, no QUIC listener)"],
   [/"h3" \(HTTP\/3 over QUIC\) cannot run here/, "refused: HTTP/3 (no QUIC listener)"],
   [/expect_continue_timeout|write_buffer_size|renegotiation/, "refused: upstream client fields"],
   [/http\.handlers\.push/, "refused: HTTP/2 server push"],
