@@ -46,13 +46,8 @@ export function expandListenAddress(input: string, defaultPort: number): ListenA
     );
   }
   if (network === "fd") {
-    if (!/^\d{1,9}$/.test(rest)) {
-      throw new HttpConfigError(
-        "invalid_address",
-        `listen address ${input}: fd/ takes the number of an inherited listening socket`,
-      );
-    }
-    return [{ network: "fd", address: `fd/${Number(rest)}` }];
+    // the number is checked once every address is expanded (checkListenAddresses)
+    return [{ network: "fd", address: `fd/${/^\d{1,9}$/.test(rest) ? Number(rest) : rest}` }];
   }
   if (!["tcp", "tcp4", "tcp6"].includes(network)) {
     throw new HttpConfigError("invalid_address", `unsupported network in listen address: ${input}`);
@@ -77,4 +72,27 @@ export function expandListenAddress(input: string, defaultPort: number): ListenA
   const out: ListenAddress[] = [];
   for (let p = start; p <= end; p++) out.push({ network: "tcp", address: `${host}:${p}` });
   return out;
+}
+
+/**
+ * Checks what expansion leaves for later: an `fd/` address must name a descriptor number.
+ * Called once every address of a server is expanded, so that a network that cannot be served
+ * at all (`fdgram/`) is named before a placeholder left empty.
+ *
+ * @example
+ * ```ts
+ * import { checkListenAddresses, expandListenAddress } from "./listen_address.ts";
+ * checkListenAddresses(expandListenAddress("fd/3", 80), ["fd/3"]);
+ * ```
+ */
+export function checkListenAddresses(addresses: ListenAddress[], inputs: string[]): void {
+  for (const [i, a] of addresses.entries()) {
+    if (a.network === "fd" && !/^fd\/\d{1,9}$/.test(a.address)) {
+      throw new HttpConfigError(
+        "invalid_address",
+        `listen address ${inputs[i] ?? a.address}: fd/ takes the number of an inherited ` +
+          `listening socket, got ${JSON.stringify(a.address.slice(3))}`,
+      );
+    }
+  }
 }

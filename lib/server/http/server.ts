@@ -35,7 +35,11 @@ import { decodePath, RequestContext, type ServerFacts } from "./context.ts";
 import { responseError, toHandlerError } from "./errors.ts";
 import { chooseEngine, parseServerOptions, type ServerOptions } from "./server_options.ts";
 import { isHttp2, misdirected, sniMatches } from "./request_checks.ts";
-import { expandListenAddress, type ListenAddress } from "./listen_address.ts";
+import {
+  checkListenAddresses,
+  expandListenAddress,
+  type ListenAddress,
+} from "./listen_address.ts";
 import type { Next } from "./handler.ts";
 import { ipInRanges, type IPRange, parseIP } from "./ip.ts";
 import {
@@ -189,6 +193,7 @@ export class HttpServer implements ServerFacts {
       for (const _ of expanded) listenIndex.push(i);
       return expanded;
     });
+    checkListenAddresses(addresses, listenIndex.map((i) => listen[i]));
     const routes = await provisionRoutes(raw.routes, ctx, `${where}.routes`);
     const named = new Map<string, RouteListCache>();
     for (const [n, r] of Object.entries(optObject(raw, "named_routes", where) ?? {})) {

@@ -232,21 +232,11 @@ Deno.test("fields: reverse_proxy fields that cannot run here are refused by name
   for (
     const [o, re] of [
       [{ circuit_breaker: { type: "latency" } }, /circuit_breaker: no circuit breaker module/],
+      // write_buffer_size, expect_continue_timeout, renegotiation and the connection fields
+      // with HTTP/2 are honoured: parity2/proxy_transport_*.test.ts
       [
-        { transport: { protocol: "http", write_buffer_size: 4096 } },
-        /write_buffer_size: not supported/,
-      ],
-      [
-        { transport: { protocol: "http", expect_continue_timeout: "1s" } },
-        /expect_continue_timeout: not supported/,
-      ],
-      [
-        { transport: { protocol: "http", tls: { renegotiation: "once" } } },
-        /renegotiation: not supported[^]*never renegotiates/,
-      ],
-      [
-        { transport: { protocol: "http", versions: ["h2c"], max_conns_per_host: 2 } },
-        /max_conns_per_host: not supported[^]*HTTP\/2 ones share one connection/,
+        { transport: { protocol: "http", proxy_protocol: "v2" } },
+        /proxy_protocol: not supported/,
       ],
       [
         { transport: { protocol: "http", resolver: { addresses: ["tcp/127.0.0.1:53"] } } },

@@ -129,7 +129,12 @@ Deno.test("fd/ listener: fdgram/, a bad descriptor and the deno engine are refus
   );
   await assert.rejects(
     validateConfig(cfg("fd/three")),
-    /listen address fd\/three: fd\/ takes the number of an inherited listening socket/,
+    /listen address fd\/three: fd\/ takes the number of an inherited listening socket, got "three"/,
+  );
+  // the datagram socket is named first, whatever the other addresses are
+  await assert.rejects(
+    validateConfig(cfg("fd/{env.GATEHOUSE_UNSET_FD}", { listen: ["fd/", "fdgram/5"] })),
+    /listen address fdgram\/5: an inherited datagram/,
   );
   await assert.rejects(
     validateConfig(cfg("fd/3", { listener_engine: "deno" })),
