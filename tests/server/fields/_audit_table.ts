@@ -466,6 +466,8 @@ export const DECODERS: Record<string, Decoder> = {
       "read_buffer_size",
       "resolver",
       "dial_fallback_delay",
+      "expect_continue_timeout",
+      "write_buffer_size",
       // the fastcgi transport's own fields (protocol "fastcgi"; same path, another decoder)
       "root",
       "split_path",
@@ -489,6 +491,8 @@ export const DECODERS: Record<string, Decoder> = {
       response_header_timeout: "http/reverse_proxy.test.ts",
       compression: "parity/proxy_fields.test.ts",
       versions: "parity/proxy_fields.test.ts",
+      expect_continue_timeout: "parity2/proxy_transport_h1.test.ts",
+      write_buffer_size: "parity2/proxy_transport_h1.test.ts",
     },
   },
   "http.handlers.reverse_proxy.transport.keep_alive": {
@@ -525,8 +529,8 @@ export const DECODERS: Record<string, Decoder> = {
       except_ports: "fields/transport.test.ts",
       insecure_skip_verify: "http/upstream_hostile.test.ts",
       server_name: "parity/proxy_fields.test.ts",
+      renegotiation: "parity2/proxy_renegotiation.test.ts",
     },
-    refused: ["renegotiation"],
   },
   "http.handlers.reverse_proxy.transport.tls.ca": {
     test: "parity/proxy_fields.test.ts",
