@@ -35,11 +35,7 @@ import { decodePath, RequestContext, type ServerFacts } from "./context.ts";
 import { responseError, toHandlerError } from "./errors.ts";
 import { chooseEngine, parseServerOptions, type ServerOptions } from "./server_options.ts";
 import { isHttp2, misdirected, sniMatches } from "./request_checks.ts";
-import {
-  checkListenAddresses,
-  expandListenAddress,
-  type ListenAddress,
-} from "./listen_address.ts";
+import { checkListenAddresses, expandListenAddress, type ListenAddress } from "./listen_address.ts";
 import type { Next } from "./handler.ts";
 import { ipInRanges, type IPRange, parseIP } from "./ip.ts";
 import {

@@ -69,6 +69,11 @@ export class OpenSslContext {
     if (!added) throw new Error("no certificate in the trust pool could be read by OpenSSL");
   }
 
+  /** True once freed: no connection can be made from it any more. */
+  get closed(): boolean {
+    return this.#freed;
+  }
+
   /** Frees the context (connections made from it keep their own reference). */
   close(): void {
     if (this.#freed) return;
@@ -116,6 +121,7 @@ export class OpenSslConn implements ByteConn {
 
   private constructor(tcp: ByteConn, ctx: OpenSslContext, renegotiation: Renegotiation) {
     const { ssl, crypto } = openssl();
+    if (ctx.closed) throw new Error("the proxy's upstream client was closed");
     const s = ssl.SSL_new(ctx.ctx);
     if (!s) throw new Error(opensslError("SSL_new failed"));
     const rbio = crypto.BIO_new(crypto.BIO_s_mem());
