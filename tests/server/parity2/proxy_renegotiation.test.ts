@@ -48,7 +48,8 @@ async function sServer() {
   }).spawn();
   let out = "";
   const drain = async (s: ReadableStream<Uint8Array>) => {
-    for await (const t of s.pipeThrough(new TextDecoderStream())) out += t;
+    const dec = new TextDecoder();
+    for await (const c of s) out += dec.decode(c, { stream: true });
   };
   const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
   const writer = child.stdin.getWriter();
