@@ -63,14 +63,17 @@ function moduleError(id: string, e: unknown): Error {
  * listen would (network, one port), nothing is bound.
  */
 function unboundHandle(address: string): ListenerHandle {
-  const addr = parseNetworkAddress(address);
+  // an inherited socket (`fd/N`) has no address to check
+  const addr = /^fd\/\d+$/.test(address)
+    ? { network: "fd", startPort: 0, endPort: 0 }
+    : parseNetworkAddress(address);
   if (addr.startPort !== addr.endPort) {
     throw new Error(`listen: one port per listener, got range ${address}`);
   }
   if (addr.network.startsWith("udp")) throw new Error(`listen: ${addr.network} is not supported`);
   return {
     address,
-    port: addr.network.startsWith("unix") ? undefined : addr.startPort,
+    port: addr.network.startsWith("unix") || addr.network === "fd" ? undefined : addr.startPort,
     setHandler() {},
     release: () => Promise.resolve(),
   };

@@ -123,7 +123,11 @@ export class ListenerPool {
    * one config), so a reload keeps each `:0` listener on its port.
    */
   async listen(options: ListenOptions, occurrence = 0): Promise<ListenerHandle> {
-    const addr = parseNetworkAddress(options.address);
+    // `fd/N`: a listening socket this process inherited (served by the node engine only)
+    const fd = /^fd\/(\d+)$/.exec(options.address);
+    const addr = fd
+      ? { network: "fd", host: fd[1], startPort: 0, endPort: 0 }
+      : parseNetworkAddress(options.address);
     if (addr.startPort !== addr.endPort) {
       throw new Error(`listen: one port per listener, got range ${options.address}`);
     }
@@ -131,8 +135,10 @@ export class ListenerPool {
     const unix = addr.network.startsWith("unix");
     let key = unix
       ? `unix/${addr.host}`
+      : fd
+      ? `fd/${addr.host}`
       : `${addr.network}/${joinHostPort(addr.host, addr.startPort)}`;
-    if (!unix && addr.startPort === 0) key += `#${occurrence}`;
+    if (!unix && !fd && addr.startPort === 0) key += `#${occurrence}`;
     if (options.tls) key += "|tls";
     let engine = options.engine ?? "deno";
     if (options.tls && engine === "deno" && !reusePortAvailable()) {
@@ -148,11 +154,19 @@ export class ListenerPool {
       }
       engine = "node";
     }
+    if (fd && engine !== "node") {
+      throw new Error(
+        `listen ${options.address}: the deno listener engine (Deno.serve) cannot listen on an ` +
+          `inherited socket; the node engine can`,
+      );
+    }
     if (engine !== "deno") key += `|${engine}`;
     let socket = this.#sockets.get(key);
     if (!socket) {
       // a host name is looked up here, off the event loop; the socket binds the address found
-      const bind = unix ? addr.host : await resolveBindHost(addr.host, addr.network, this.resolve);
+      const bind = unix || fd
+        ? addr.host
+        : await resolveBindHost(addr.host, addr.network, this.resolve);
       socket = engine === "node"
         ? await this.#openNode(
           key,
@@ -264,7 +278,23 @@ export class ListenerPool {
     const socket = { key, pool: this, handles: [] as Handle[] } as unknown as Socket;
     socket.opening = options.connection;
     const handler = (req: Request, si: ServeInfo) => this.#dispatch(socket, req, si);
-    if (unix) {
+    if (network === "fd") {
+      // the inherited socket is already bound and listening: node:net adopts it as it is
+      socket.address = `fd/${host}`;
+      const server = await serveNode({
+        fd: Number(host),
+        tls: tls ? { source: () => socket.handles.length ? this.#source(socket) : tls } : undefined,
+        handler,
+        localAddress: () => socket.address,
+        connection: () => this.#connection(socket),
+      });
+      socket.server = server;
+      // a TCP socket's port, so TCP keep-alive options find it as they find the others
+      if (server.port) {
+        socket.port = server.port;
+        socket.bindHost = server.host;
+      }
+    } else if (unix) {
       removeStaleSocket(host);
       socket.address = `unix/${host}`;
       socket.unixPath = host;

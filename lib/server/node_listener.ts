@@ -30,6 +30,8 @@ export interface NodeListenOptions {
   port?: number;
   /** Unix socket path. */
   path?: string;
+  /** An inherited listening socket (descriptor number), adopted instead of binding one. */
+  fd?: number;
   /**
    * When the listener terminates TLS: the certificate source to ask at each handshake (by SNI,
    * through `SNICallback`; clients without SNI get the answer for `""`).
@@ -52,6 +54,8 @@ export interface NodeListenOptions {
 export interface NodeHttpServer {
   /** The bound TCP port (0 for unix sockets). */
   readonly port: number;
+  /** The bound TCP address (empty for unix sockets). */
+  readonly host: string;
   /** Stops accepting, lets in-flight requests finish and closes idle connections. */
   shutdown(): Promise<void>;
   /** Resolves when every connection is closed after `shutdown`. */
@@ -448,7 +452,8 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
       front.off("error", reject);
       resolve();
     };
-    if (o.path !== undefined) front.listen(o.path, ready);
+    if (o.fd !== undefined) front.listen({ fd: o.fd }, ready);
+    else if (o.path !== undefined) front.listen(o.path, ready);
     else front.listen(o.port ?? 0, o.hostname || undefined, ready);
   });
   for (const s of servers) {
@@ -460,6 +465,7 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
   const finished = new Promise<void>((r) => (finish = r));
   return {
     port: typeof address === "object" && address ? address.port : 0,
+    host: typeof address === "object" && address ? address.address : "",
     get connections() {
       return open.size;
     },

@@ -150,7 +150,9 @@ export class HttpApp implements App {
         }
       }
       for (const [i, a] of server.addresses.entries()) {
-        const host = a.address.slice(0, a.address.lastIndexOf(":")).replace(/^\[|\]$/g, "");
+        const host = a.network !== "tcp"
+          ? ""
+          : a.address.slice(0, a.address.lastIndexOf(":")).replace(/^\[|\]$/g, "");
         const source = app && server.tlsPolicies
           ? withClientAuth(
             app.getter(server.tlsPolicies, host, server.hostNames),

@@ -93,9 +93,19 @@ function fromNode(
   return { readable, writable } as TransformStream<Uint8Array, Uint8Array>;
 }
 
+/** zstd's parameters: the level when given, and the frame checksum (on unless `false`). */
+function zstdParams(level: number | undefined, checksum: boolean | undefined) {
+  const params: Record<number, number> = {
+    [zlib.constants.ZSTD_c_checksumFlag]: checksum === false ? 0 : 1,
+  };
+  if (level !== undefined) params[zlib.constants.ZSTD_c_compressionLevel] = level;
+  return { params };
+}
+
 /**
  * A compressing TransformStream for an encoding; `level` as Caddy's (gzip 1-9, zstd levels
- * `fastest`/`default`/`better`/`best` or numbers).
+ * `fastest`/`default`/`better`/`best` or numbers); zstd frames end with their XXH64 checksum
+ * unless `checksum` is false (Caddy's zstd library writes it by default).
  *
  * @example
  * ```ts
@@ -106,6 +116,7 @@ function fromNode(
 export function compressor(
   name: EncodingName,
   level?: number,
+  checksum?: boolean,
 ): TransformStream<Uint8Array, Uint8Array> {
   if (name === "gzip") {
     if (level === undefined) {
@@ -114,11 +125,7 @@ export function compressor(
     return fromNode(zlib.createGzip({ level }));
   }
   if (name === "zstd") {
-    return fromNode(
-      zlib.createZstdCompress(
-        level === undefined ? {} : { params: { [zlib.constants.ZSTD_c_compressionLevel]: level } },
-      ),
-    );
+    return fromNode(zlib.createZstdCompress(zstdParams(level, checksum)));
   }
   return fromNode(
     zlib.createBrotliCompress(
@@ -140,13 +147,15 @@ export const DEFAULT_GZIP_LEVEL = 5;
  * compressSync("gzip", new TextEncoder().encode("hello"));
  * ```
  */
-export function compressSync(name: EncodingName, data: Uint8Array, level?: number): Uint8Array {
+export function compressSync(
+  name: EncodingName,
+  data: Uint8Array,
+  level?: number,
+  checksum?: boolean,
+): Uint8Array {
   if (name === "gzip") return zlib.gzipSync(data, { level: level ?? DEFAULT_GZIP_LEVEL });
   if (name === "zstd") {
-    return zlib.zstdCompressSync(
-      data,
-      level === undefined ? {} : { params: { [zlib.constants.ZSTD_c_compressionLevel]: level } },
-    );
+    return zlib.zstdCompressSync(data, zstdParams(level, checksum));
   }
   return zlib.brotliCompressSync(
     data,

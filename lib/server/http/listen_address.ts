@@ -1,6 +1,9 @@
 /**
  * Listen addresses of `http` servers: Caddy's forms expanded to one address per port, with
- * `{env.*}` placeholders replaced; inherited descriptors (`fd/`, `fdgram/`) refused.
+ * `{env.*}` placeholders replaced. `fd/N` names a listening socket the process inherited
+ * (open as descriptor N, e.g. from systemd socket activation): it is served by the node listener
+ * engine (`node:net` adopts a descriptor, `Deno.serve` cannot), chosen automatically.
+ * `fdgram/N` (an inherited UDP socket, for HTTP/3) is refused: HTTP/3 is not served here.
  *
  * @module
  */
@@ -8,15 +11,15 @@ import { HttpConfigError } from "./errors.ts";
 
 /** One expanded listen address. */
 export interface ListenAddress {
-  /** `tcp` or `unix`. */
-  network: "tcp" | "unix";
-  /** Address in the listener pool's form: `host:port` or `unix//path`. */
+  /** `tcp`, `unix`, or `fd` (an inherited listening socket). */
+  network: "tcp" | "unix" | "fd";
+  /** Address in the listener pool's form: `host:port`, `unix//path` or `fd/N`. */
   address: string;
 }
 
 /**
  * Expands a Caddy listen address (`:8080`, `127.0.0.1:8000-8003`, `tcp/host:80`,
- * `unix//run/sock`) into one address per port.
+ * `unix//run/sock`, `fd/3`) into one address per port.
  *
  * @example
  * ```ts
@@ -35,12 +38,16 @@ export function expandListenAddress(input: string, defaultPort: number): ListenA
   if (network === "unix" || network === "unixgram" || network === "unixpacket") {
     return [{ network: "unix", address: `unix/${rest}` }];
   }
-  if (network === "fd" || network === "fdgram") {
+  if (network === "fdgram") {
     throw new HttpConfigError(
       "invalid_address",
-      `listen address ${input}: listening on an inherited file descriptor is not possible ` +
-        `here (Deno cannot adopt a socket it did not open); listen on a host:port or unix/ path`,
+      `listen address ${input}: an inherited datagram (UDP) socket serves HTTP/3, which ` +
+        `Gatehouse does not serve; listen on fd/, a host:port or a unix/ path`,
     );
+  }
+  if (network === "fd") {
+    // the number is checked once every address is expanded (checkListenAddresses)
+    return [{ network: "fd", address: `fd/${/^\d{1,9}$/.test(rest) ? Number(rest) : rest}` }];
   }
   if (!["tcp", "tcp4", "tcp6"].includes(network)) {
     throw new HttpConfigError("invalid_address", `unsupported network in listen address: ${input}`);
@@ -65,4 +72,27 @@ export function expandListenAddress(input: string, defaultPort: number): ListenA
   const out: ListenAddress[] = [];
   for (let p = start; p <= end; p++) out.push({ network: "tcp", address: `${host}:${p}` });
   return out;
+}
+
+/**
+ * Checks what expansion leaves for later: an `fd/` address must name a descriptor number.
+ * Called once every address of a server is expanded, so that a network that cannot be served
+ * at all (`fdgram/`) is named before a placeholder left empty.
+ *
+ * @example
+ * ```ts
+ * import { checkListenAddresses, expandListenAddress } from "./listen_address.ts";
+ * checkListenAddresses(expandListenAddress("fd/3", 80), ["fd/3"]);
+ * ```
+ */
+export function checkListenAddresses(addresses: ListenAddress[], inputs: string[]): void {
+  for (const [i, a] of addresses.entries()) {
+    if (a.network === "fd" && !/^fd\/\d{1,9}$/.test(a.address)) {
+      throw new HttpConfigError(
+        "invalid_address",
+        `listen address ${inputs[i] ?? a.address}: fd/ takes the number of an inherited ` +
+          `listening socket, got ${JSON.stringify(a.address.slice(3))}`,
+      );
+    }
+  }
 }

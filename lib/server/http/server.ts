@@ -35,7 +35,7 @@ import { decodePath, RequestContext, type ServerFacts } from "./context.ts";
 import { responseError, toHandlerError } from "./errors.ts";
 import { chooseEngine, parseServerOptions, type ServerOptions } from "./server_options.ts";
 import { isHttp2, misdirected, sniMatches } from "./request_checks.ts";
-import { expandListenAddress, type ListenAddress } from "./listen_address.ts";
+import { checkListenAddresses, expandListenAddress, type ListenAddress } from "./listen_address.ts";
 import type { Next } from "./handler.ts";
 import { ipInRanges, type IPRange, parseIP } from "./ip.ts";
 import {
@@ -189,6 +189,7 @@ export class HttpServer implements ServerFacts {
       for (const _ of expanded) listenIndex.push(i);
       return expanded;
     });
+    checkListenAddresses(addresses, listenIndex.map((i) => listen[i]));
     const routes = await provisionRoutes(raw.routes, ctx, `${where}.routes`);
     const named = new Map<string, RouteListCache>();
     for (const [n, r] of Object.entries(optObject(raw, "named_routes", where) ?? {})) {
@@ -236,13 +237,14 @@ export class HttpServer implements ServerFacts {
     });
     server.options = options;
     server.listenIndex = listenIndex;
-    // client authentication runs on the node engine, chosen automatically
+    // client authentication and inherited sockets run on the node engine, chosen automatically
     server.engine = chooseEngine(
       optString(raw, "listener_engine", where),
       options,
       where,
       tls,
       clientAuth !== null,
+      addresses.some((a) => a.network === "fd"),
     );
     server.clientAuth = clientAuth;
     server.trustedUnix = optBool(raw, "trusted_proxies_unix", where) ?? false;

@@ -245,9 +245,9 @@ export async function parseServerOptions(
 }
 
 /**
- * The listener engine of a server: `listener_engine` when given, else `node` when a field or
- * TLS client authentication (`clientAuth`) needs it; refuses `deno` with such a field or with
- * client authentication, and HTTP/2 listed for a node-engine server.
+ * The listener engine of a server: `listener_engine` when given, else `node` when a field,
+ * TLS client authentication (`clientAuth`) or an `fd/` listen address (`inheritedFd`) needs it;
+ * refuses `deno` with any of them, and HTTP/2 listed for a node-engine server.
  */
 export function chooseEngine(
   explicit: string | undefined,
@@ -255,6 +255,7 @@ export function chooseEngine(
   where: string,
   tls: boolean,
   clientAuth = false,
+  inheritedFd = false,
 ): "deno" | "node" {
   if (explicit !== undefined && explicit !== "deno" && explicit !== "node") {
     bad(`${where}.listener_engine`, `must be "deno" or "node", got ${JSON.stringify(explicit)}`);
@@ -274,7 +275,18 @@ export function chooseEngine(
         `need; leave listener_engine unset or set "node"`,
     );
   }
-  const needs = clientAuth ? ["client_authentication", ...o.needsNode] : o.needsNode;
+  if (explicit === "deno" && inheritedFd) {
+    bad(
+      `${where}.listener_engine`,
+      `"deno" (Deno.serve) cannot listen on an inherited socket (fd/ listen addresses); ` +
+        `leave listener_engine unset or set "node"`,
+    );
+  }
+  const needs = [
+    ...(clientAuth ? ["client_authentication"] : []),
+    ...(inheritedFd ? ["fd/ listen addresses"] : []),
+    ...o.needsNode,
+  ];
   const engine = (explicit ?? (needs.length ? "node" : "deno")) as "deno" | "node";
   if (engine === "node" && o.protocolsGiven) {
     const why = explicit === "node"

@@ -297,7 +297,11 @@ export const DECODERS: Record<string, Decoder> = {
     fields: ["encodings", "prefer", "minimum_length", "match"],
   },
   "http.handlers.encode.encodings.gzip": { test: "fields/misc_fields.test.ts", fields: ["level"] },
-  "http.handlers.encode.encodings.zstd": { test: "fields/misc_fields.test.ts", fields: ["level"] },
+  "http.handlers.encode.encodings.zstd": {
+    test: "fields/misc_fields.test.ts",
+    fields: ["level", "checksum"],
+    other: { checksum: "fields/zstd_checksum.test.ts" },
+  },
   "http.handlers.encode.match": { ...RESPONSE_MATCH, test: "http/handlers.test.ts" },
   "http.handlers.error": { test: "http/handlers.test.ts", fields: ["error", "status_code"] },
   "http.handlers.file_server": {
@@ -475,6 +479,8 @@ export const DECODERS: Record<string, Decoder> = {
       "read_buffer_size",
       "resolver",
       "dial_fallback_delay",
+      "expect_continue_timeout",
+      "write_buffer_size",
       // the fastcgi transport's own fields (protocol "fastcgi"; same path, another decoder)
       "root",
       "split_path",
@@ -498,6 +504,8 @@ export const DECODERS: Record<string, Decoder> = {
       response_header_timeout: "http/reverse_proxy.test.ts",
       compression: "parity/proxy_fields.test.ts",
       versions: "parity/proxy_fields.test.ts",
+      expect_continue_timeout: "parity2/proxy_transport_h1.test.ts",
+      write_buffer_size: "parity2/proxy_transport_h1.test.ts",
     },
   },
   "http.handlers.reverse_proxy.transport.keep_alive": {
@@ -534,8 +542,8 @@ export const DECODERS: Record<string, Decoder> = {
       except_ports: "fields/transport.test.ts",
       insecure_skip_verify: "http/upstream_hostile.test.ts",
       server_name: "parity/proxy_fields.test.ts",
+      renegotiation: "parity2/proxy_renegotiation.test.ts",
     },
-    refused: ["renegotiation"],
   },
   "http.handlers.reverse_proxy.transport.tls.ca": {
     test: "parity/proxy_fields.test.ts",

@@ -253,8 +253,9 @@ Deno.test("reverse_proxy: transport fields the client cannot honour are refused 
   for (
     const [t, re] of [
       [{ versions: ["3"] }, /transport\.versions: not supported .*version "3"/],
-      [{ write_buffer_size: 4096 }, /transport\.write_buffer_size: not supported/],
-      [{ tls: { renegotiation: "freely" } }, /transport\.tls\.renegotiation: not supported/],
+      [{ write_buffer_size: -1 }, /transport\.write_buffer_size: must be a whole number/],
+      [{ tls: { renegotiation: "sometimes" } }, /tls\.renegotiation: unknown value "sometimes"/],
+      [{ read_timeout: "1s" }, /transport\.read_timeout: not supported/],
       [{ network_proxy: { from: "env" } }, /network_proxy: not supported/],
       [
         { network_proxy: { from: "url", url: "socks5://p:1080" } },

@@ -1,6 +1,7 @@
 /**
  * `encode`: compresses responses with the best encoding the client accepts among
- * `encodings` (`gzip`, `zstd`; `prefer` breaks q-value ties) when the response matches
+ * `encodings` (`gzip` with `level`; `zstd` with `level` and `checksum`, the frame's XXH64
+ * trailer, on unless `false`; `prefer` breaks q-value ties) when the response matches
  * `match` (default: text-like content types) and is longer than `minimum_length` (default
  * 512). Engaging sets `Content-Encoding`, adds `Vary: Accept-Encoding`, drops
  * `Content-Length` and `Accept-Ranges`.
@@ -8,7 +9,15 @@
  * @module
  */
 import type { ModuleDefinition } from "../../module.ts";
-import { asObject, checkFields, optNumber, optObject, optStrings, type Raw } from "../config.ts";
+import {
+  asObject,
+  checkFields,
+  optBool,
+  optNumber,
+  optObject,
+  optStrings,
+  type Raw,
+} from "../config.ts";
 import {
   acceptedEncodings,
   compressor,
@@ -89,27 +98,34 @@ class CompressedLRU {
 
 const ZSTD_LEVELS: Record<string, number> = { fastest: 1, default: 3, better: 7, best: 11 };
 
+/** One encoding's settings: its level, and for zstd whether frames carry their checksum. */
+interface EncoderOptions {
+  level?: number;
+  checksum?: boolean;
+}
+
 /** Registry entry. */
 export const encodeModule: ModuleDefinition<HttpHandler> = {
   id: "http.handlers.encode",
   create(config) {
     const where = "http.handlers.encode";
     checkFields(config, ["handler", "encodings", "prefer", "minimum_length", "match"], where);
-    const encodings = new Map<string, number | undefined>();
+    const encodings = new Map<string, EncoderOptions>();
     for (const [name, raw] of Object.entries(optObject(config, "encodings", where) ?? {})) {
       const o = raw ? asObject(raw, `${where}.encodings.${name}`) : {};
       if (name === "gzip") {
         checkFields(o, ["level"], `${where}.encodings.gzip`);
-        encodings.set("gzip", optNumber(o, "level", where));
+        encodings.set("gzip", { level: optNumber(o, "level", where) });
       } else if (name === "zstd") {
-        checkFields(o, ["level"], `${where}.encodings.zstd`);
+        const w = `${where}.encodings.zstd`;
+        checkFields(o, ["level", "checksum"], w);
         const l = o.level;
-        encodings.set(
-          "zstd",
-          typeof l === "string" ? ZSTD_LEVELS[l] : typeof l === "number" ? l : undefined,
-        );
+        encodings.set("zstd", {
+          level: typeof l === "string" ? ZSTD_LEVELS[l] : typeof l === "number" ? l : undefined,
+          checksum: optBool(o, "checksum", w),
+        });
       } else if (name === "br") {
-        encodings.set("br", undefined);
+        encodings.set("br", {});
       } else {
         throw new HttpConfigError("invalid_config", `${where}: unknown encoding ${name}`);
       }
@@ -156,14 +172,14 @@ export const encodeModule: ModuleDefinition<HttpHandler> = {
               return known.response.clone();
             }
             const data = new Uint8Array(await res.arrayBuffer());
-            const level = encodings.get(chosen);
+            const { level, checksum } = encodings.get(chosen)!;
             let out: Uint8Array;
             if (key && chosen === "gzip" && level === undefined) {
               // Compressed once per body version: the platform's gzip, no node:zlib.
               out = await gzipOnce(data);
             } else {
               await loadZlib();
-              out = compressSync(chosen as EncodingName, data, level);
+              out = compressSync(chosen as EncodingName, data, level, checksum);
             }
             const h = new Headers(res.headers);
             h.set("content-length", String(out.length));
@@ -214,14 +230,15 @@ export const encodeModule: ModuleDefinition<HttpHandler> = {
             headers: res.headers,
           });
         }
-        if (needsZlib(chosen as EncodingName, encodings.get(chosen))) await loadZlib();
+        const { level, checksum } = encodings.get(chosen)!;
+        if (needsZlib(chosen as EncodingName, level)) await loadZlib();
         const h = new Headers(res.headers);
         h.delete("content-length");
         h.set("content-encoding", chosen);
         h.append("vary", "Accept-Encoding");
         h.delete("accept-ranges");
         return new Response(
-          body.pipeThrough(compressor(chosen as EncodingName, encodings.get(chosen))),
+          body.pipeThrough(compressor(chosen as EncodingName, level, checksum)),
           { status: res.status, statusText: res.statusText, headers: h },
         );
       },

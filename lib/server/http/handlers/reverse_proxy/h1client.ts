@@ -11,16 +11,10 @@
  *
  * @module
  */
-import type { Tunnel } from "../../../module.ts";
+import type { H1Response, RoundTrip } from "./roundtrip.ts";
 import { ChunkedDecoder } from "./h1chunked.ts";
-import {
-  Conn,
-  connTunnel,
-  type DialOptions,
-  dialUpstream,
-  type UpstreamTls,
-  writeAll,
-} from "./h1conn.ts";
+import { Conn, connTunnel, type DialOptions, type UpstreamTls } from "./h1conn.ts";
+import { dialUpstream } from "./upstream_dial.ts";
 import {
   framing,
   H1_LIMITS,
@@ -30,7 +24,8 @@ import {
   UpstreamProtocolError,
 } from "./h1parse.ts";
 import { type RequestHead, requestHead } from "./h1request.ts";
-import { UpstreamTimeout } from "./transport.ts";
+import { expectsContinue, UpstreamTimeout } from "./transport.ts";
+import { type ContinueGate, continueGate, requestWriter } from "./h1write.ts";
 import { ConnPool, type PoolLimits } from "./h1pool.ts";
 
 export type { PoolLimits };
@@ -38,51 +33,18 @@ export type { PoolLimits };
 const enc = new TextEncoder();
 const SMALL_BODY = 64 * 1024;
 
-/** A response head from the upstream: header names in lower case, in the order received. */
-export interface H1Response {
-  /** Status code. */
-  status: number;
-  /** Header fields as received (hop-by-hop ones included), names in lower case. */
-  headers: [string, string][];
-  /** Body: a stream, the whole body for small ones, or null for no body. */
-  body: ReadableStream<Uint8Array> | Uint8Array | null;
-  /** After `101 Switching Protocols`: the connection, for the caller to relay or close. */
-  tunnel?: Tunnel;
-}
-
-/** One request/response exchange. */
-export interface RoundTrip {
-  /** Dial address (`host:port` or `unix//path`). */
-  dial: string;
-  /** Request method (a token). */
-  method: string;
-  /** Request target (origin-form). */
-  target: string;
-  /** Header fields to send, names in lower case (from a `Headers` or the request's list). */
-  fields: Iterable<[string, string]>;
-  /** The fields carry a Content-Length (else a body goes chunked). */
-  contentLength: boolean;
-  /** Request body, or null. */
-  body: ReadableStream<Uint8Array> | null;
-  /** Connect timeout (ms, 0 = none). */
-  dialTimeout: number;
-  /** Time to wait for the response head (ms, 0 = none). */
-  headerTimeout: number;
-  /** True when the request asked for a protocol switch (a 101 is then acceptable). */
-  upgrade?: boolean;
-  /**
-   * Settles when the client's exchange is over (the listener's `completed`); if that happens
-   * while the response head is awaited, the client went away and the connection is closed.
-   */
-  clientDone?: Promise<unknown>;
-  /** Runs once the exchange is over: body read or failed, or no body. */
-  onDone(): void;
-  /** Runs when the response body fails after the head was returned. */
-  onBodyError?(e: unknown): void;
-}
+export type { H1Response, RoundTrip } from "./roundtrip.ts";
 
 /** The upstream closed a reused connection before answering: safe to retry once. */
 class StaleConnection extends Error {}
+
+/** How requests are written (h1write.ts): the transport's write fields. */
+export interface WriteOptions {
+  /** `write_buffer_size` (bytes, 0: every piece written as it comes). */
+  writeBufferSize?: number;
+  /** `expect_continue_timeout` (ms, 0: the body goes at once). */
+  expectContinueMs?: number;
+}
 
 /** A keep-alive connection pool for one proxy handler. */
 export class H1Pool {
@@ -90,13 +52,22 @@ export class H1Pool {
   #tls: UpstreamTls | null;
   #dial: DialOptions;
   #maxHeadBytes: number;
+  #writeBufferSize: number;
+  #expectContinueMs: number;
 
   /** A pool for plain upstreams, or TLS ones when `tls` is given. */
-  constructor(tls: UpstreamTls | null = null, dial: DialOptions = {}, limits: PoolLimits = {}) {
+  constructor(
+    tls: UpstreamTls | null = null,
+    dial: DialOptions = {},
+    limits: PoolLimits = {},
+    write: WriteOptions = {},
+  ) {
     this.#tls = tls;
     this.#dial = dial;
     this.#conns = new ConnPool(limits);
     this.#maxHeadBytes = limits.maxHeadBytes ?? H1_LIMITS.maxHeadBytes;
+    this.#writeBufferSize = write.writeBufferSize ?? 0;
+    this.#expectContinueMs = write.expectContinueMs ?? 0;
   }
 
   /** Closes every idle connection. */
@@ -161,16 +132,29 @@ export class H1Pool {
     req: RequestHead,
   ): Promise<H1Response> {
     const { chunked, declared } = req;
+    const w = requestWriter(c.conn, this.#writeBufferSize);
+    const gate = o.body && this.#expectContinueMs > 0 && expectsContinue(o.fields)
+      ? continueGate(this.#expectContinueMs)
+      : null;
     try {
-      await writeAll(c.conn, req.bytes);
+      await w.write(req.bytes);
+      // the head goes out alone when nothing follows it, or the body waits for 100 Continue
+      if (!o.body || gate) await w.flush();
     } catch {
+      gate?.open(false);
       throw new StaleConnection();
     }
     let bodyDone = Promise.resolve();
     let bodyFailed: unknown = null;
+    let bodySkipped = false;
     if (o.body) {
       const body = o.body;
       bodyDone = (async () => {
+        if (gate && !(await gate.wait)) {
+          bodySkipped = true;
+          body.cancel().catch(() => {});
+          return;
+        }
         const reader = body.getReader();
         let sent = 0;
         try {
@@ -179,36 +163,43 @@ export class H1Pool {
             if (done) break;
             if (!value.length) continue;
             if (chunked) {
-              await writeAll(c.conn, enc.encode(`${value.length.toString(16)}\r\n`));
-              await writeAll(c.conn, value);
-              await writeAll(c.conn, enc.encode("\r\n"));
+              await w.write(enc.encode(`${value.length.toString(16)}\r\n`));
+              await w.write(value);
+              await w.write(enc.encode("\r\n"));
+              await w.flush();
             } else {
               sent += value.length;
               if (declared >= 0 && sent > declared) {
                 reader.cancel().catch(() => {});
                 throw new Error(`request body longer than its Content-Length ${declared}`);
               }
-              await writeAll(c.conn, value);
+              await w.write(value);
             }
           }
-          if (chunked) await writeAll(c.conn, enc.encode("0\r\n\r\n"));
+          if (chunked) await w.write(enc.encode("0\r\n\r\n"));
           else if (declared >= 0 && sent !== declared) {
             throw new Error(`request body of ${sent} bytes, Content-Length ${declared}`);
           }
+          await w.flush();
         } catch (e) {
           bodyFailed = e;
           c.close();
         }
       })();
     }
-    const res = await this.#readFinalHead(c, o, () => bodyFailed);
+    let res: ResponseHead;
+    try {
+      res = await this.#readFinalHead(c, o, () => bodyFailed, gate);
+    } finally {
+      gate?.open(false); // no answer: the body is not sent (the connection is closed)
+    }
     const kind = framing(res, o.method);
     let finished = false;
     const finish = (reusable: boolean) => {
       if (finished) return;
       finished = true;
       bodyDone.then(() => {
-        if (reusable && !res.close && !bodyFailed) this.#release(o.dial, c);
+        if (reusable && !res.close && !bodyFailed && !bodySkipped) this.#release(o.dial, c);
         else c.close();
       });
       o.onDone();
@@ -255,6 +246,7 @@ export class H1Pool {
     c: Conn,
     o: RoundTrip,
     bodyFailed: () => unknown,
+    gate: ContinueGate | null,
   ): Promise<ResponseHead> {
     const readHead = async (): Promise<ResponseHead> => {
       for (let interim = 0;; interim++) {
@@ -281,7 +273,13 @@ export class H1Pool {
           end = scanner.scan(c.buf);
         }
         const head = parseResponseHead(c.take(end));
-        if (head.status >= 200 || head.status === 101) return head;
+        if (head.status >= 200 || head.status === 101) {
+          // a final answer before 100 Continue: the body still goes unless the upstream
+          // closes the connection (Go's client)
+          gate?.open(!head.close);
+          return head;
+        }
+        if (head.status === 100) gate?.open(true);
         if (interim >= H1_LIMITS.maxInterim) {
           throw new UpstreamProtocolError(
             `upstream ${o.dial}: more than ${H1_LIMITS.maxInterim} interim responses`,

@@ -1,18 +1,25 @@
 /**
  * The HTTP/2 client of `reverse_proxy` (`transport.versions` with `h2c` for plain upstreams,
- * or `2` for TLS ones, negotiated by ALPN): one multiplexed `node:http2` session per upstream
- * address, opened on first use and again after the upstream closes it (GOAWAY, error). The
- * request goes with its method, target and authority as pseudo-header fields and without the
- * connection-specific fields HTTP/2 forbids; the response comes back in the same shape as the
- * HTTP/1.1 client's, so the proxy treats both alike. No protocol switch (101) exists here.
+ * or `2` for TLS ones, negotiated by ALPN): multiplexed `node:http2` sessions per upstream
+ * address (h2sessions.ts: `max_conns_per_host`, `keep_alive`, `max_response_header_size`),
+ * over connections dialed as the HTTP/1.1 client's are (upstream_dial.ts: `resolver`,
+ * `dial_fallback_delay`, `local_address`, `probe_interval`, the TLS settings with
+ * `renegotiation`). `expect_continue_timeout` holds a body that asks for `100 Continue` until
+ * the upstream sends it (or a final response, or the time is up), as Go's HTTP/2 client does.
+ * The request goes with its method, target and authority as pseudo-header fields and without
+ * the connection-specific fields HTTP/2 forbids; the response comes back in the same shape as
+ * the HTTP/1.1 client's, so the proxy treats both alike. No protocol switch (101) exists here.
  *
  * @module
  */
 import type http2 from "node:http2";
 import type { H1Response, RoundTrip } from "./h1client.ts";
 import type { DialOptions, UpstreamTls } from "./h1conn.ts";
-import { DialError, UpstreamTimeout } from "./transport.ts";
+import { DialError, expectsContinue, UpstreamTimeout } from "./transport.ts";
 import { splitDial } from "./upstreams.ts";
+import { dialStream } from "./upstream_dial.ts";
+import { UpstreamProtocolError } from "./h1parse.ts";
+import { type H2Limits, H2Sessions, type Lease } from "./h2sessions.ts";
 
 let nodeHttp2: typeof http2 | undefined;
 
@@ -26,116 +33,87 @@ const CONNECTION_SPECIFIC = new Set([
   "host",
 ]);
 
-/** Streams open on a session, and the requests waiting for one of them to close. */
-interface Slots {
-  open: number;
-  waiting: (() => void)[];
+/** Go's allowance over `max_response_header_size` for HTTP/2 field overhead (10 fields × 32). */
+const HEADER_LIST_OVERHEAD = 320;
+
+/** What the HTTP/2 client does beyond keeping sessions (the transport's fields). */
+export interface H2Options extends H2Limits {
+  /**
+   * `expect_continue_timeout` (ms, 0: none): a request with `Expect: 100-continue` and a body
+   * sends its body once the upstream answers 100, or after this long.
+   */
+  expectContinueMs?: number;
 }
 
-const slots = new WeakMap<http2.ClientHttp2Session, Slots>();
-
-/**
- * Waits for a stream under the upstream's `MAX_CONCURRENT_STREAMS`: a request beyond it waits
- * here rather than in the session, so a client that leaves meanwhile never opens a stream (a
- * stream reset while still queued in the session could reach the upstream afterwards, and
- * stay open there for good). False when the client left first.
- */
-async function takeSlot(
-  session: http2.ClientHttp2Session,
-  clientDone: Promise<unknown> | undefined,
-): Promise<boolean> {
-  let s = slots.get(session);
-  if (!s) {
-    const fresh: Slots = { open: 0, waiting: [] };
-    slots.set(session, s = fresh);
-    // A session that ends wakes its waiters: their request then fails on it (502).
-    session.once("close", () => fresh.waiting.splice(0).forEach((w) => w()));
-  }
-  const left = clientDone?.then(() => true, () => true);
-  while (s.open >= (session.remoteSettings.maxConcurrentStreams ?? Infinity) && !session.closed) {
-    let wake!: () => void;
-    const turn = new Promise<boolean>((r) => (wake = () => r(false)));
-    s.waiting.push(wake);
-    if (await (left ? Promise.race([turn, left]) : turn)) {
-      const i = s.waiting.indexOf(wake);
-      if (i >= 0) s.waiting.splice(i, 1);
-      return false;
-    }
-  }
-  s.open++;
-  return true;
-}
-
-function releaseSlot(session: http2.ClientHttp2Session): void {
-  const s = slots.get(session);
-  if (!s) return;
-  s.open--;
-  s.waiting.shift()?.();
-}
-
-/** A pool of HTTP/2 sessions, one per upstream address. */
+/** The HTTP/2 client: sessions per upstream address (h2sessions.ts). */
 export class H2Pool {
-  #sessions = new Map<string, Promise<http2.ClientHttp2Session>>();
+  #sessions: H2Sessions;
   #closed = false;
+  #expectContinueMs: number;
+  /** The response head limit announced (and enforced: not every upstream keeps to it). */
+  #maxHeaderListSize: number;
 
   /** h2c (prior knowledge) when `tls` is null, else h2 over TLS. */
-  constructor(readonly tls: UpstreamTls | null, readonly dial: DialOptions = {}) {}
+  constructor(
+    readonly tls: UpstreamTls | null,
+    readonly dial: DialOptions = {},
+    options: H2Options = {},
+  ) {
+    this.#expectContinueMs = options.expectContinueMs ?? 0;
+    const maxHeaderListSize = options.maxHeaderBytes === undefined
+      ? undefined
+      : Math.min(options.maxHeaderBytes + HEADER_LIST_OVERHEAD, 0xffffffff);
+    this.#maxHeaderListSize = maxHeaderListSize ?? Infinity;
+    this.#sessions = new H2Sessions(
+      (address, timeout) => this.#connect(address, timeout, maxHeaderListSize),
+      options,
+    );
+  }
 
   /** Closes every session. */
   close(): void {
     this.#closed = true;
-    for (const s of this.#sessions.values()) s.then((x) => x.close(), () => {});
-    this.#sessions.clear();
+    this.#sessions.close();
   }
 
-  #session(address: string, timeout: number): Promise<http2.ClientHttp2Session> {
-    let s = this.#sessions.get(address);
-    if (s) return s;
-    s = this.#connect(address, timeout);
-    this.#sessions.set(address, s);
-    s.then((session) => {
-      const forget = () => {
-        if (this.#sessions.get(address) === s) this.#sessions.delete(address);
-      };
-      session.once("close", forget);
-      session.once("goaway", forget);
-      session.once("error", forget);
-    }, () => {
-      if (this.#sessions.get(address) === s) this.#sessions.delete(address);
-    });
-    return s;
-  }
-
-  async #connect(address: string, timeout: number): Promise<http2.ClientHttp2Session> {
+  async #connect(
+    address: string,
+    timeout: number,
+    maxHeaderListSize: number | undefined,
+  ): Promise<http2.ClientHttp2Session> {
     nodeHttp2 ??= (await import("node:http2")).default;
+    const started = Date.now();
+    const conn = await dialStream(address, timeout, this.tls, this.dial);
+    if (this.tls && conn.alpn !== "h2") {
+      conn.close();
+      throw new DialError(
+        `dial ${address}: the upstream did not agree to HTTP/2 (ALPN ${
+          JSON.stringify(conn.alpn || "none")
+        })`,
+      );
+    }
     const { host, port } = splitDial(address);
-    const p = port || (this.tls ? "443" : "80");
     const authority = `${this.tls ? "https" : "http"}://${
-      host.includes(":") ? `[${host}]` : host
-    }:${p}`;
-    const t = this.tls;
-    const options: http2.SecureClientSessionOptions = {
-      ...(this.dial.localAddress ? { localAddress: this.dial.localAddress } : {}),
-      ...(t
-        ? {
-          rejectUnauthorized: !t.insecure,
-          servername: t.serverName ?? (/^[\d.]+$|:/.test(host) ? undefined : host),
-          ALPNProtocols: ["h2"],
-          ...(t.ca ? { ca: t.ca } : {}),
-        }
-        : {}),
-    };
+      host.includes(":") ? `[${host}]` : host || "localhost"
+    }${port ? `:${port}` : ""}`;
+    const left = timeout > 0 ? Math.max(1, timeout - (Date.now() - started)) : 0;
     return await new Promise((resolve, reject) => {
-      const session = nodeHttp2!.connect(authority, options);
+      const session = nodeHttp2!.connect(authority, {
+        createConnection: () => conn.stream as unknown as import("node:net").Socket,
+        ...(maxHeaderListSize !== undefined ? { settings: { maxHeaderListSize } } : {}),
+      });
       let timer: ReturnType<typeof setTimeout> | undefined;
       const fail = (e: Error) => {
         clearTimeout(timer);
         session.destroy();
+        conn.close();
         reject(new DialError(`dial ${address}: ${e.message}`));
       };
-      if (timeout > 0) timer = setTimeout(() => fail(new Error("timeout")), timeout);
+      if (left > 0) timer = setTimeout(() => fail(new Error("timeout")), left);
       session.once("error", fail);
-      session.once("connect", () => {
+      // usable once the upstream's SETTINGS arrived: its MAX_CONCURRENT_STREAMS is then known
+      // (streams beyond it would be refused)
+      session.once("remoteSettings", () => {
         clearTimeout(timer);
         session.off("error", fail);
         session.on("error", () => {}); // later errors end the session's streams
@@ -147,13 +125,6 @@ export class H2Pool {
   /** One exchange over the upstream's session. */
   async roundTrip(o: RoundTrip): Promise<H1Response> {
     if (this.#closed) throw new DialError("the proxy's upstream client was closed");
-    let session: http2.ClientHttp2Session;
-    try {
-      session = await this.#session(o.dial, o.dialTimeout);
-    } catch (e) {
-      o.onDone();
-      throw e;
-    }
     const headers: http2.OutgoingHttpHeaders = {
       ":method": o.method,
       ":path": o.target || "/",
@@ -168,20 +139,43 @@ export class H2Pool {
         headers[k] = had === undefined ? v : Array.isArray(had) ? [...had, v] : [String(had), v];
       }
     }
-    if (!(await takeSlot(session, o.clientDone))) {
+    let lease: Lease | null;
+    try {
+      lease = await this.#sessions.acquire(o.dial, o.dialTimeout, o.clientDone);
+    } catch (e) {
+      o.body?.cancel().catch(() => {});
+      o.onDone();
+      throw e;
+    }
+    if (!lease) {
       o.body?.cancel().catch(() => {});
       o.onDone();
       throw new Error(`upstream ${o.dial}: the client left before the request was sent`);
     }
+    const { session, release } = lease;
     let stream: http2.ClientHttp2Stream;
     try {
       stream = session.request(headers, { endStream: o.body === null });
     } catch (e) {
-      releaseSlot(session);
+      release();
       o.onDone();
       throw e;
     }
-    stream.once("close", () => releaseSlot(session));
+    stream.once("close", release);
+    // expect_continue_timeout: the body waits for 100 Continue, a final response or the time
+    let proceed: ((send: boolean) => void) | null = null;
+    const gate = o.body !== null && this.#expectContinueMs > 0 && expectsContinue(o.fields)
+      ? new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => proceed?.(true), this.#expectContinueMs);
+        proceed = (send) => {
+          clearTimeout(timer);
+          proceed = null;
+          resolve(send);
+        };
+        stream.once("continue", () => proceed?.(true));
+        stream.once("close", () => proceed?.(false));
+      })
+      : null;
     return await new Promise<H1Response>((resolve, reject) => {
       let settled = false;
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -223,6 +217,27 @@ export class H2Pool {
         if (settled) return;
         settle();
         const status = Number(h[":status"]);
+        // the head's size as HTTP/2 counts it (RFC 9113 §6.5.2: name, value and 32 per field)
+        let size = 0;
+        for (const [k, v] of Object.entries(h)) {
+          for (const one of Array.isArray(v) ? v : [String(v)]) size += k.length + one.length + 32;
+        }
+        if (size > this.#maxHeaderListSize) {
+          stream.close(nodeHttp2!.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+          proceed?.(false);
+          o.body?.cancel().catch(() => {});
+          o.onDone();
+          reject(
+            new UpstreamProtocolError(
+              `upstream ${o.dial}: response head of ${size} bytes, over the ` +
+                `${this.#maxHeaderListSize} announced (max_response_header_size)`,
+            ),
+          );
+          return;
+        }
+        // a final answer before 100 Continue: an error status means the body is not wanted
+        // (it is not sent and the stream is reset once the response is read, as Go's client)
+        proceed?.(status < 300);
         const fields: [string, string][] = [];
         for (const [k, v] of Object.entries(h)) {
           if (k.startsWith(":") || v === undefined) continue;
@@ -271,8 +286,16 @@ export class H2Pool {
         resolve({ status, headers: fields, body: empty ? null : body });
       });
       if (o.body !== null) {
-        const reader = o.body.getReader();
+        const body = o.body;
         (async () => {
+          if (gate && !(await gate)) {
+            body.cancel().catch(() => {});
+            const reset = () => stream.close(nodeHttp2!.constants.NGHTTP2_CANCEL);
+            if (stream.readableEnded || stream.destroyed) reset();
+            else stream.once("end", reset);
+            return;
+          }
+          const reader = body.getReader();
           try {
             for (;;) {
               const { done, value } = await reader.read();

@@ -39,8 +39,7 @@ import {
 } from "./forward.ts";
 import { handleUpstreamResponse, RoutesFailed, type UpstreamAnswer } from "./handle_response.ts";
 import { parsePassive, startActive } from "./health.ts";
-import { H1Pool } from "./h1client.ts";
-import { H2Pool } from "./h2client.ts";
+import { UpstreamClient } from "./upstream_client.ts";
 import { provisionFastCGI } from "./fastcgi/mod.ts";
 import { provisionDynamicUpstreams } from "./upstream_sources/mod.ts";
 import { CookiePolicy, selectionPolicy } from "./selection.ts";
@@ -99,14 +98,8 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
     const rawTransport = optObject(config, "transport", where);
     const fastcgi = provisionFastCGI(rawTransport, ctx, `${where}.transport`);
     const transport = parseTransport(fastcgi ? undefined : rawTransport, `${where}.transport`);
-    // One strict HTTP/1.1 client for plain and TLS upstreams.
-    const tlsOptions = transport.tls
-      ? { insecure: transport.insecure, serverName: transport.serverName, ca: transport.ca }
-      : null;
-    const dialOptions = { ...transport.dial, localAddress: transport.localAddress };
-    const h1: H1Pool | H2Pool = transport.http2
-      ? new H2Pool(tlsOptions, dialOptions)
-      : new H1Pool(tlsOptions, dialOptions, transport.pool);
+    // The HTTP/1.1 and HTTP/2 clients, chosen per upstream (upstream_client.ts).
+    const h1 = new UpstreamClient(transport);
     const bodyLogger = ctx.logger("http.handlers.reverse_proxy");
     const dynamic = provisionDynamicUpstreams(
       config.dynamic_upstreams,

@@ -10,6 +10,7 @@ import type http from "node:http";
 import type httpsType from "node:https";
 import type { DialOptions } from "./h1conn.ts";
 import type { PoolLimits } from "./h1client.ts";
+import type { Renegotiation } from "./openssl_conn.ts";
 
 let nodeHttp: typeof http;
 let nodeHttps: typeof httpsType;
@@ -66,8 +67,16 @@ export interface TransportOptions {
   proxy?: { dial: string; authorization?: string };
   /** The local IP address upstream connections are dialed from (`local_address`). */
   localAddress?: string;
-  /** Speak HTTP/2 to upstreams (`versions`: `h2c` for plain ones, `2` for TLS ones). */
-  http2?: boolean;
+  /** `versions` has `2`: HTTP/2 (by ALPN) to TLS upstreams. */
+  h2?: boolean;
+  /** `versions` has `h2c`: HTTP/2 with prior knowledge to plain upstreams. */
+  h2c?: boolean;
+  /** `tls.renegotiation` (default `never`). */
+  renegotiation?: Renegotiation;
+  /** `expect_continue_timeout` (ms, 0: bodies go at once). */
+  expectContinueMs?: number;
+  /** `write_buffer_size` (bytes, 0: HTTP/1.1 writes go out as they come). */
+  writeBufferSize?: number;
   /**
    * How names are resolved and dialed (`resolver`, `dial_fallback_delay`, `tls.except_ports`,
    * `read_buffer_size`, `keep_alive.probe_interval`), beside `localAddress`.
@@ -79,6 +88,25 @@ export interface TransportOptions {
   dialTimeout: number;
   /** Time to wait for response headers (ms, 0 = none). */
   responseHeaderTimeout: number;
+}
+
+/**
+ * True when a request's fields ask for `100 Continue` before its body (`Expect:
+ * 100-continue`, names in lower case).
+ *
+ * @example
+ * ```ts
+ * import { expectsContinue } from "./transport.ts";
+ * expectsContinue([["expect", "100-continue"]]); // true
+ * ```
+ */
+export function expectsContinue(fields: Iterable<[string, string]>): boolean {
+  for (const [k, v] of fields) {
+    if (k === "expect" && v.split(",").some((t) => t.trim().toLowerCase() === "100-continue")) {
+      return true;
+    }
+  }
+  return false;
 }
 
 const HOP = [

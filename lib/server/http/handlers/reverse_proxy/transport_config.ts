@@ -1,15 +1,17 @@
 /**
  * The `transport` of `reverse_proxy` (module `http.reverse_proxy.transport.http`): what the
- * HTTP/1.1 upstream client honours — `tls` (`insecure_skip_verify`, `server_name`, a trust
- * pool: `ca` with provider `inline` or `file`, or `root_ca_pool` / `root_ca_pem_files`),
+ * upstream client honours — `tls` (`insecure_skip_verify`, `server_name`, a trust
+ * pool: `ca` with provider `inline` or `file`, or `root_ca_pool` / `root_ca_pem_files`;
+ * `renegotiation` `never`, or `once` / `freely` through OpenSSL; `except_ports`),
  * `network_proxy` (`none`, or `url` naming an `http://` forward proxy for plain upstreams),
- * `local_address` (the IP to dial from),
- * `dial_timeout` (default 3s), `response_header_timeout`, `compression: false` (the client
- * never asks upstreams for compressed bodies), `versions` (`1.1`; `h2c` for HTTP/2 to
- * plain upstreams, `2` for HTTP/2 over TLS), `tls.renegotiation: never`, `tls.except_ports`,
- * and the connection fields of `transport_connections.ts` (`keep_alive`, `max_conns_per_host`,
- * `max_response_header_size`, `read_buffer_size`, `resolver`, `dial_fallback_delay`). Any
- * other field of Caddy's HTTP transport is refused by name, never accepted and ignored.
+ * `local_address` (the IP to dial from), `dial_timeout` (default 3s),
+ * `response_header_timeout`, `expect_continue_timeout`, `write_buffer_size`,
+ * `compression: false` (the client never asks upstreams for compressed bodies), `versions`
+ * (`1.1`; `h2c` for HTTP/2 to plain upstreams, `2` for HTTP/2 over TLS), and the connection
+ * fields of `transport_connections.ts` (`keep_alive`, `max_conns_per_host`,
+ * `max_response_header_size`, `read_buffer_size`, `resolver`, `dial_fallback_delay`), which
+ * apply to HTTP/2 connections as Go's transport applies them (see h2client.ts). Any other
+ * field of Caddy's HTTP transport is refused by name, never accepted and ignored.
  *
  * @module
  */
@@ -17,6 +19,7 @@ import {
   checkFields,
   optBool,
   optDuration,
+  optNumber,
   optObject,
   optString,
   optStrings,
@@ -26,14 +29,12 @@ import { HttpConfigError } from "../../errors.ts";
 import { parseIP } from "../../ip.ts";
 import type { TransportOptions } from "./transport.ts";
 import { parseConnectionFields } from "./transport_connections.ts";
+import { opensslUnavailable } from "./openssl.ts";
 
 /** Fields of Caddy's HTTP transport this client does not implement, with what to do. */
 const UNSUPPORTED: Record<string, string> = {
   proxy_protocol: "the PROXY protocol is not sent upstream",
   forward_proxy_url: "upstreams are dialed directly; use network_proxy",
-  expect_continue_timeout: "`Expect: 100-continue` is relayed as is",
-  write_buffer_size:
-    "writes to upstreams are not buffered: a head or body chunk is written as it comes",
   read_timeout: "use response_header_timeout",
   write_timeout: "use response_header_timeout",
 };
@@ -44,16 +45,6 @@ const TLS_UNSUPPORTED = [
   "client_certificate_automate",
   "handshake_timeout",
   "curves",
-];
-
-/** Fields that shape HTTP/1.1 connections; HTTP/2 upstreams share one connection per upstream. */
-const H1_ONLY = [
-  "keep_alive",
-  "max_conns_per_host",
-  "max_response_header_size",
-  "read_buffer_size",
-  "resolver",
-  "dial_fallback_delay",
 ];
 
 /** A base64 DER certificate as PEM. */
@@ -184,6 +175,8 @@ export function parseTransport(raw: Raw | undefined, where: string): TransportOp
     "read_buffer_size",
     "resolver",
     "dial_fallback_delay",
+    "expect_continue_timeout",
+    "write_buffer_size",
   ], where);
   const { dial, pool } = parseConnectionFields(raw, where);
   if (optBool(raw, "compression", where) === true) {
@@ -202,7 +195,7 @@ export function parseTransport(raw: Raw | undefined, where: string): TransportOp
         refuse(
           `${where}.tls`,
           k,
-          "only insecure_skip_verify, server_name, a trust pool, renegotiation never and except_ports",
+          "only insecure_skip_verify, server_name, a trust pool, renegotiation and except_ports",
         );
       }
     }
@@ -219,14 +212,13 @@ export function parseTransport(raw: Raw | undefined, where: string): TransportOp
       ],
       `${where}.tls`,
     );
-    const reneg = optString(tls, "renegotiation", `${where}.tls`) ?? "never";
+    const reneg = optString(tls, "renegotiation", `${where}.tls`) || "never";
     if (reneg === "once" || reneg === "freely") {
-      refuse(
-        `${where}.tls`,
-        "renegotiation",
-        `"${reneg}": the upstream TLS client never renegotiates (only "never")`,
-      );
-    } else if (reneg !== "never" && reneg !== "") {
+      // Deno's TLS client (rustls) never renegotiates: such upstreams get OpenSSL's
+      const why = opensslUnavailable();
+      if (why) refuse(`${where}.tls`, "renegotiation", `"${reneg}": ${why}`);
+      t.renegotiation = reneg;
+    } else if (reneg !== "never") {
       throw new HttpConfigError(
         "invalid_config",
         `${where}.tls.renegotiation: unknown value ${
@@ -269,14 +261,20 @@ export function parseTransport(raw: Raw | undefined, where: string): TransportOp
       );
     }
     if (h2 && t.proxy) refuse(where, "versions", "HTTP/2 through a forward proxy");
-    if (h2) {
-      for (const k of [...H1_ONLY, ...(dial.exceptPorts ? ["tls.except_ports"] : [])]) {
-        if (k === "tls.except_ports" || raw[k] !== undefined) {
-          refuse(where, k, "it applies to HTTP/1.1 upstreams; HTTP/2 ones share one connection");
-        }
-      }
+    t.h2 = versions.includes("2");
+    t.h2c = versions.includes("h2c");
+  }
+  const continueMs = optDuration(raw, "expect_continue_timeout", where);
+  if (continueMs !== undefined && continueMs > 0) t.expectContinueMs = continueMs;
+  const writeBuffer = optNumber(raw, "write_buffer_size", where);
+  if (writeBuffer !== undefined) {
+    if (!Number.isInteger(writeBuffer) || writeBuffer < 0 || writeBuffer > 64 << 20) {
+      throw new HttpConfigError(
+        "invalid_config",
+        `${where}.write_buffer_size: must be a whole number from 0 to ${64 << 20}`,
+      );
     }
-    t.http2 = h2;
+    if (writeBuffer > 0) t.writeBufferSize = writeBuffer;
   }
   t.dial = dial;
   t.pool = pool;

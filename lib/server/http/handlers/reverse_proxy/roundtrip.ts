@@ -1,0 +1,50 @@
+/**
+ * One request/response exchange with an upstream, as every client of `reverse_proxy` takes it
+ * (HTTP/1.1, HTTP/2, FastCGI) and the response head it gives back.
+ *
+ * @module
+ */
+import type { Tunnel } from "../../../module.ts";
+
+/** A response head from the upstream: header names in lower case, in the order received. */
+export interface H1Response {
+  /** Status code. */
+  status: number;
+  /** Header fields as received (hop-by-hop ones included), names in lower case. */
+  headers: [string, string][];
+  /** Body: a stream, the whole body for small ones, or null for no body. */
+  body: ReadableStream<Uint8Array> | Uint8Array | null;
+  /** After `101 Switching Protocols`: the connection, for the caller to relay or close. */
+  tunnel?: Tunnel;
+}
+
+/** One request/response exchange. */
+export interface RoundTrip {
+  /** Dial address (`host:port` or `unix//path`). */
+  dial: string;
+  /** Request method (a token). */
+  method: string;
+  /** Request target (origin-form). */
+  target: string;
+  /** Header fields to send, names in lower case (from a `Headers` or the request's list). */
+  fields: Iterable<[string, string]>;
+  /** The fields carry a Content-Length (else a body goes chunked). */
+  contentLength: boolean;
+  /** Request body, or null. */
+  body: ReadableStream<Uint8Array> | null;
+  /** Connect timeout (ms, 0 = none). */
+  dialTimeout: number;
+  /** Time to wait for the response head (ms, 0 = none). */
+  headerTimeout: number;
+  /** True when the request asked for a protocol switch (a 101 is then acceptable). */
+  upgrade?: boolean;
+  /**
+   * Settles when the client's exchange is over (the listener's `completed`); if that happens
+   * while the response head is awaited, the client went away and the connection is closed.
+   */
+  clientDone?: Promise<unknown>;
+  /** Runs once the exchange is over: body read or failed, or no body. */
+  onDone(): void;
+  /** Runs when the response body fails after the head was returned. */
+  onBodyError?(e: unknown): void;
+}
