@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { didYouMean, type Dispenser } from "./dispenser.ts";
+import { didYouMean, type Dispenser, siteError, type Where } from "./dispenser.ts";
 import { unmarshalModule } from "./helper.ts";
 import type { ServerJSON } from "./servers.ts";
 import { parseCaddyDuration, parseSize } from "./values.ts";
@@ -21,6 +21,10 @@ export interface ServerOptions {
   logCredentials: boolean;
   /** `trace`. */
   trace: boolean;
+  /** Where the option is written (the `servers` token). */
+  where?: Where;
+  /** Where the `name` is written. */
+  nameWhere?: Where;
 }
 
 const OPTIONS = [
@@ -85,6 +89,7 @@ export function parseServerOptions(d: Dispenser): ServerOptions {
     fields: {},
     logCredentials: false,
     trace: false,
+    where: d.token(),
   };
   const f = opts.fields;
   if (d.nextArg()) {
@@ -100,6 +105,7 @@ export function parseServerOptions(d: Dispenser): ServerOptions {
         }
         if (!d.nextArg()) throw d.argErr();
         opts.name = d.val();
+        opts.nameWhere = d.token();
         break;
       case "listener_wrappers":
       case "packet_conn_wrappers": {
@@ -303,7 +309,10 @@ export function applyServerOptions(
   const names = new Set<string>();
   for (const o of all) {
     if (o.name === "") continue;
-    if (names.has(o.name)) throw new Error(`cannot use duplicate server name '${o.name}'`);
+    if (names.has(o.name)) {
+      const message = `cannot use duplicate server name '${o.name}'`;
+      throw o.nameWhere ? siteError(o.nameWhere, message) : new Error(message);
+    }
     names.add(o.name);
   }
   const renames: [string, string][] = [];
