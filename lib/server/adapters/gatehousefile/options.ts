@@ -66,7 +66,9 @@ function optOrder(d: Dispenser, _existing: unknown, h: { ctx: { order: string[] 
     if (idx < 0) throw d.err(`directive '${other}' not found`);
     if (pos === "after") idx++;
     order.splice(idx, 0, dir);
-  } else throw d.err(`unknown positional '${pos}'`);
+  } else {
+    throw d.unknownSubdirective(["first", "last", "before", "after"], "unknown positional '%s'");
+  }
   h.ctx.order = order;
   return order;
 }
@@ -190,7 +192,10 @@ function optMetrics(d: Dispenser): Record<string, unknown> {
         m.otlp = true;
         break;
       default:
-        throw d.err(`unrecognized servers option '${d.val()}'`);
+        throw d.unknownSubdirective(
+          ["per_host", "observe_catchall_hosts", "otlp"],
+          "unrecognized servers option '%s'",
+        );
     }
   }
   return m;

@@ -210,7 +210,11 @@ export function parseServerOptions(d: Dispenser): ServerOptions {
         const list = (f.protocols as string[] | undefined) ?? [];
         for (const p of d.remainingArgs()) {
           if (!["h1", "h2", "h2c", "h3"].includes(p)) {
-            throw d.err(`unknown protocol '${p}': expected h1, h2, h2c, or h3`);
+            throw d.err(
+              `unknown protocol '${p}': expected h1, h2, h2c, or h3${
+                didYouMean(p, ["h1", "h2", "h2c", "h3"])
+              }`,
+            );
           }
           if (list.includes(p)) throw d.err(`protocol ${p} specified more than once`);
           list.push(p);
@@ -250,7 +254,9 @@ export function parseServerOptions(d: Dispenser): ServerOptions {
       case "metrics": {
         const m: Record<string, unknown> = {};
         for (const k = d.nesting(); d.nextBlock(k);) {
-          if (d.val() !== "per_host") throw d.err(`unrecognized metrics option '${d.val()}'`);
+          if (d.val() !== "per_host") {
+            throw d.unknownSubdirective(["per_host"], "unrecognized metrics option '%s'");
+          }
           m.per_host = true;
         }
         f.metrics = m;
@@ -306,14 +312,17 @@ export function applyServerOptions(
 ): void {
   const all = options.get("servers") as ServerOptions[] | undefined;
   if (!all) return;
-  const names = new Set<string>();
+  const names = new Map<string, ServerOptions>();
   for (const o of all) {
     if (o.name === "") continue;
-    if (names.has(o.name)) {
+    const first = names.get(o.name);
+    if (first) {
       const message = `cannot use duplicate server name '${o.name}'`;
-      throw o.nameWhere ? siteError(o.nameWhere, message) : new Error(message);
+      // (the options are sorted by listener: name the one written last)
+      const later = (first.nameWhere?.line ?? 0) > (o.nameWhere?.line ?? 0) ? first : o;
+      throw later.nameWhere ? siteError(later.nameWhere, message) : new Error(message);
     }
-    names.add(o.name);
+    names.set(o.name, o);
   }
   const renames: [string, string][] = [];
   for (const [key, srv] of Object.entries(servers)) {
