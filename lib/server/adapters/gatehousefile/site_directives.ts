@@ -15,7 +15,7 @@ import type { ConfigValue } from "./types.ts";
 
 /** `bind <addresses...> [{ protocols <h1|h2|h2c|h3...> }]`. */
 export function parseBind(h: Helper): ConfigValue[] {
-  return [{ class: "bind", value: parseBindArgs(h, false) }];
+  return [{ class: "bind", value: parseBindArgs(h, false, (w) => h.ctx.warnings.push(w)) }];
 }
 
 /** `storage file_system [<root>] { root <path> }`. */
