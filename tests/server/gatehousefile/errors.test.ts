@@ -130,6 +130,16 @@ const SETUP_ERRORS: [string[], number, string][] = [
     "bind directive returned something other than an HTTP route or subroute",
   ],
   [
+    ["{", "\tlocal_certs", "}", ":443 {", "\ttls {", "\t\tissuer acme", "\t}", "}"],
+    5,
+    "automation policy from site block is also default/catch-all policy because of key without hostname, and the two are in conflict",
+  ],
+  [
+    ["ok.test,", "a*b.test {", "}"],
+    2,
+    "subject does not qualify for certificate: 'a*b.test'",
+  ],
+  [
     ["&(r) {", "\tlog", "}", "a.test {", "\tinvoke r", "}"],
     2,
     "directive 'log' is not an ordered HTTP handler, so it cannot be used here",
