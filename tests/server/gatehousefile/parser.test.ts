@@ -350,3 +350,42 @@ Deno.test("parser: every import argument warning names where the placeholder is 
   // the import still happens: good placeholders are filled, bad ones left as written
   assert.deepEqual(blocks[0].segments[1].map((t) => t.text), ["header", "X", "one"]);
 });
+
+Deno.test("parser: a snippet defined in an imported file keeps its own args and block; imports inside nested blocks", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      `${dir}/snippets.conf`,
+      "(greet) {\n\trespond {args[0]}\n\theader Z {args[0]\n\t{block}\n}\n",
+    );
+    const blocks = parseGatehousefile(
+      `${dir}/Gatehousefile`,
+      [
+        "import snippets.conf not-for-the-snippet",
+        "(lb) {",
+        "\tlb_policy first",
+        "}",
+        ":80 {",
+        "\treverse_proxy x {",
+        "\t\timport lb",
+        "\t}",
+        "\timport greet hello {",
+        "\t\theader X y",
+        "\t}",
+        "}",
+      ].join("\n"),
+      { env: none },
+    );
+    assert.deepEqual(shape(blocks), [{
+      keys: [":80"],
+      segs: [
+        "reverse_proxy x { lb_policy first }",
+        "respond hello",
+        "header Z {args[0]", // (an unclosed placeholder stays as written)
+        "header X y",
+      ],
+    }]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -150,10 +150,10 @@ function evaluateSite(
   const pile = new Map<string, ConfigValue[]>();
   for (const seg of b.segments) expandSegment(seg);
   if (b.keys.length === 0) {
-    throw siteError(
-      b.segments[0][0],
-      "server block without any key is global configuration, and if used, it must be first",
-    );
+    const message =
+      "server block without any key is global configuration, and if used, it must be first";
+    const first = b.segments[0]?.[0];
+    throw first ? siteError(first, message) : new Error(message);
   }
   const matcherDefs = new Map<string, MatcherSet>();
   for (const seg of b.segments) {
