@@ -140,6 +140,12 @@ const SETUP_ERRORS: [string[], number, string][] = [
     "subject does not qualify for certificate: 'a*b.test'",
   ],
   [
+    // (an error raised after a directive's tokens are all read still names its line)
+    [":8080 {", "\tforward_auth 127.0.0.1:9", "}"],
+    2,
+    "parsing caddyfile tokens for 'forward_auth': the 'uri' subdirective is required",
+  ],
+  [
     ["&(r) {", "\tlog", "}", "a.test {", "\tinvoke r", "}"],
     2,
     "directive 'log' is not an ordered HTTP handler, so it cannot be used here",

@@ -57,17 +57,17 @@ function tolerated(e: Thrown): boolean {
   return (e.plain || e.name === "GatehousefileError") && e.message.length > 0;
 }
 
-Deno.test("fuzz: adapt returns or throws a plain error with a message; fmt never throws; each input is bounded", async () => {
+Deno.test("fuzz: adapt returns or throws a plain error naming file:line; fmt never throws; each input is bounded", async () => {
   const runner = new BoundedRunner();
   try {
     await fc.assert(
       fc.asyncProperty(input, async (src) => {
         const r = await runner.run(src, ["adapt", "fmt"]);
         if (r.adapt && !r.adapt.ok) {
-          assert.ok(
-            tolerated(r.adapt.error),
-            `unexpected ${r.adapt.error.name}: ${r.adapt.error.stack}`,
-          );
+          const e = r.adapt.error;
+          assert.ok(tolerated(e), `unexpected ${e.name}: ${e.stack}`);
+          // every error names where (the input has one file)
+          assert.match(e.message, /Gatehousefile:\d+/, `no location: ${JSON.stringify(src)}`);
         }
         assert.ok(r.fmt?.ok, r.fmt && !r.fmt.ok ? r.fmt.error.stack : "no fmt result");
         assert.ok(r.fmt.out.endsWith("\n"));

@@ -362,9 +362,17 @@ export class Dispenser {
     return this.err("unexpected EOF");
   }
 
-  /** An error with `message`, located at the current token. */
+  /**
+   * An error with `message`, located at the current token (before the first token, after the
+   * last one or on a placeholder token: at the nearest real one, so that it names a line).
+   */
   err(message: string): GatehousefileError {
-    return errorAt(this.token(), message);
+    const i = Math.min(Math.max(this.cursor, 0), this.tokens.length - 1);
+    const here = (t?: Token) => t !== undefined && t.file !== "";
+    const t = here(this.tokens[i])
+      ? this.tokens[i]
+      : this.tokens.slice(i).find(here) ?? this.tokens.slice(0, i).findLast(here);
+    return t ? errorAt(t, message) : new GatehousefileError(message);
   }
 
   /**
