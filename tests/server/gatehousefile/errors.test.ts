@@ -357,3 +357,27 @@ Deno.test("errors: subdirectives Caddy skips silently are refused here", () => {
     /wrong argument count or unexpected line ending after 'require', at Gatehousefile:3$/,
   );
 });
+
+Deno.test("errors: warnings name their line too", () => {
+  const { warnings } = adaptGatehousefile(
+    ["a.test {", "}", "", "b.test/x,", "0.0.0.0:8080 {", "\tbasicauth {", "\t\tu p", "\t}", "}", ""]
+      .join("\n"),
+    { filename: "Gatehousefile", files: noFiles, env: () => undefined },
+  );
+  assert.deepEqual(
+    warnings.map((w) => [w.file, w.line, w.message.replace(/[;(].*/, "")]),
+    [
+      [
+        "Gatehousefile",
+        6,
+        "the 'basicauth' directive is deprecated, please use 'basic_auth' instead!",
+      ],
+      ["Gatehousefile", 4, "Using a path in a site address is deprecated"],
+      [
+        "Gatehousefile",
+        5,
+        "Site block has an unspecified IP address which only matches requests having that Host header",
+      ],
+    ],
+  );
+});

@@ -178,14 +178,16 @@ export function serversFromPairings(
     }
 
     for (const sb of p.blocks) {
-      for (const a of sb.parsedKeys) {
+      sb.parsedKeys.forEach((a, i) => {
         if (a.path !== "") {
           ctx.warnings.push({
+            file: sb.block.keys[i]?.file,
+            line: sb.block.keys[i]?.line,
             message:
               `Using a path in a site address is deprecated; please use the 'handle' directive instead (${a.original})`,
           });
         }
-      }
+      });
     }
 
     sortSiteBlocks(p.blocks);
@@ -218,7 +220,10 @@ export function serversFromPairings(
       const hosts = hostsFromKeys(sb, false);
       for (const h of hosts) {
         if (h === "0.0.0.0" || h === "::") {
+          const key = sb.block.keys[sb.parsedKeys.findIndex((a) => a.host === h)];
           ctx.warnings.push({
+            file: key?.file,
+            line: key?.line,
             message:
               `Site block has an unspecified IP address which only matches requests having that Host header; you probably want the 'bind' directive to configure the socket (${h})`,
           });
