@@ -3,10 +3,16 @@
  * named matcher, reverse_proxy, header, file_server per site; every tenth site plain HTTP;
  * a global email so the TLS app gets policies).
  *
- * - `deno bench -A bench/gatehousefile_bench.ts`: adapting in process.
- * - `deno run -A bench/gatehousefile_bench.ts`: prints the in-process p50, then runs
- *   `gatehouse adapt` and `caddy adapt` (Caddy 2.6.2) on the same file in one hyperfine run,
- *   when both hyperfine and caddy are installed.
+ * - `deno bench -A bench/gatehousefile_bench.ts` (or `deno task bench`): adapting in process.
+ * - `deno run -A bench/gatehousefile_bench.ts`, from the project root: prints the in-process
+ *   p50, checks that both command lines adapt the file, then times `gatehouse adapt` against
+ *   `caddy adapt` (Caddy 2.6.2) on the same file in one hyperfine run (5 runs each, 1 warm-up)
+ *   and prints the means and their ratio.
+ *
+ * Needs, for the command-line comparison: `hyperfine` and `caddy` on the PATH (Debian:
+ * `apt-get install -y hyperfine caddy`); without them it says so and measures in process
+ * only. The generated file is written to a temporary folder, removed at the end;
+ * `GATEHOUSEFILE_BENCH_SITES=50` makes a small file, to check the script itself quickly.
  *
  * @module
  */
@@ -36,12 +42,17 @@ export function generateSites(sites: number): string {
   return lines.join("\n");
 }
 
-const SOURCE = generateSites(10_000);
-const FILE = `${await Deno.makeTempDir({ prefix: "gatehousefile-bench-" })}/Caddyfile`;
+/** Sites in the file: 10,000 (`GATEHOUSEFILE_BENCH_SITES` sets another count, for a quick check). */
+const SITES = Number(Deno.env.get("GATEHOUSEFILE_BENCH_SITES") ?? 10_000);
+const SOURCE = generateSites(SITES);
+const DIR = await Deno.makeTempDir({ prefix: "gatehousefile-bench-" });
+const FILE = `${DIR}/Caddyfile`;
 await Deno.writeTextFile(FILE, SOURCE);
+// (removed when the process ends, under `deno bench` too)
+globalThis.addEventListener("unload", () => Deno.removeSync(DIR, { recursive: true }));
 
 Deno.bench(
-  { name: "adapt 10,000 sites (in process)", group: "gatehousefile", n: 5, warmup: 1 },
+  { name: `adapt ${SITES} sites (in process)`, group: "gatehousefile", n: 5, warmup: 1 },
   () => {
     adaptGatehousefile(SOURCE, { filename: FILE });
   },
@@ -56,6 +67,21 @@ async function has(cmd: string, arg: string): Promise<boolean> {
   }
 }
 
+/** Runs a command line once; throws with its stderr when it fails. */
+async function adaptOnce(cmd: string[]): Promise<void> {
+  const out = await new Deno.Command(cmd[0], {
+    args: cmd.slice(1),
+    stdout: "null",
+    stderr: "piped",
+  })
+    .output();
+  if (!out.success) {
+    throw new Error(
+      `${cmd.join(" ")} failed: ${new TextDecoder().decode(out.stderr).slice(0, 500)}`,
+    );
+  }
+}
+
 if (import.meta.main) {
   const times: number[] = [];
   for (let i = 0; i < 5; i++) {
@@ -65,14 +91,27 @@ if (import.meta.main) {
   }
   times.sort((a, b) => a - b);
   console.log(
-    `in process: adapt 10,000 sites p50 ${Math.round(times[2])} ms (min ${
+    `in process: adapt ${SITES} sites p50 ${Math.round(times[2])} ms (min ${
       Math.round(times[0])
     } ms)`,
   );
-  if (await has("hyperfine", "--version") && await has("caddy", "version")) {
+  const missing = [];
+  if (!await has("hyperfine", "--version")) missing.push("hyperfine");
+  if (!await has("caddy", "version")) missing.push("caddy");
+  if (missing.length > 0) {
+    console.log(
+      `command-line comparison skipped: ${
+        missing.join(" and ")
+      } not installed (apt-get install -y ${missing.join(" ")})`,
+    );
+  } else {
     const root = new URL("..", import.meta.url).pathname;
-    const report = `${FILE}.hyperfine.json`;
-    const cli = `${Deno.execPath()} run -A --config ${root}deno.json ${root}cli.ts`;
+    const report = `${DIR}/hyperfine.json`;
+    const ours = [Deno.execPath(), "run", "-A", "--config", `${root}deno.json`, `${root}cli.ts`];
+    const args = ["adapt", "--config", FILE, "--adapter", "caddyfile"];
+    // both must adapt the file (hyperfine would time a failure as fast)
+    await adaptOnce([...ours, ...args]);
+    await adaptOnce(["caddy", ...args]);
     const out = await new Deno.Command("hyperfine", {
       args: [
         "--runs",
@@ -83,24 +122,26 @@ if (import.meta.main) {
         report,
         "-n",
         "gatehouse adapt",
-        `${cli} adapt --config ${FILE} --adapter caddyfile`,
+        [...ours, ...args].join(" "),
         "-n",
         "caddy adapt (2.6.2)",
-        `caddy adapt --config ${FILE} --adapter caddyfile`,
+        ["caddy", ...args].join(" "),
       ],
       stdout: "inherit",
       stderr: "inherit",
     }).output();
-    if (out.success) {
-      const r = JSON.parse(await Deno.readTextFile(report)) as {
-        results: { command: string; mean: number; stddev: number }[];
-      };
-      for (const x of r.results) {
-        console.log(
-          `${x.command}: ${Math.round(x.mean * 1000)} ms ± ${Math.round(x.stddev * 1000)} ms`,
-        );
-      }
+    if (!out.success) throw new Error("hyperfine failed");
+    const r = JSON.parse(await Deno.readTextFile(report)) as {
+      results: { command: string; mean: number; stddev: number; user: number }[];
+    };
+    for (const x of r.results) {
+      console.log(
+        `${x.command}: ${Math.round(x.mean * 1000)} ms ± ${Math.round(x.stddev * 1000)} ms (user ${
+          Math.round(x.user * 1000)
+        } ms)`,
+      );
     }
-  } else console.log("hyperfine or caddy not installed: command-line comparison skipped");
-  await Deno.remove(FILE.slice(0, FILE.lastIndexOf("/")), { recursive: true });
+    const [g, c] = r.results;
+    console.log(`caddy adapt / gatehouse adapt: ${(c.mean / g.mean).toFixed(2)}×`);
+  }
 }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Dispenser } from "../adapters/gatehousefile/dispenser.ts";
+import { didYouMean, type Dispenser } from "../adapters/gatehousefile/dispenser.ts";
 import { goAtoiStrict, parseCaddyDuration, parseSize } from "../adapters/gatehousefile/values.ts";
 
 type Obj = Record<string, unknown>;
@@ -23,6 +23,23 @@ function oneArg(d: Dispenser): string {
   if (!a) throw d.argErr();
   return a[0];
 }
+
+/** Subdirectives of the file writer. */
+const FILE_WRITER_OPTIONS = [
+  "mode",
+  "dir_mode",
+  "roll_disabled",
+  "roll_uncompressed",
+  "roll_size",
+  "roll_compression",
+  "roll_local_time",
+  "roll_keep",
+  "roll_keep_for",
+  "roll_interval",
+  "roll_minutes",
+  "roll_at",
+  "backup_time_format",
+];
 
 /** `output file <path> { mode, dir_mode, roll_* ... }`. */
 export function fileWriter(d: Dispenser): Obj {
@@ -131,7 +148,7 @@ export function fileWriter(d: Dispenser): Obj {
         w.backup_time_format = oneArg(d);
         break;
       default:
-        throw d.err(`unrecognized subdirective '${k}'`);
+        throw d.unknownSubdirective(FILE_WRITER_OPTIONS, "unrecognized subdirective '%s'");
     }
   }
   return w;
@@ -159,7 +176,10 @@ export function netWriter(d: Dispenser): Obj {
         w.soft_start = true;
         break;
       default:
-        throw d.err(`unrecognized subdirective '${d.val()}'`);
+        throw d.unknownSubdirective(
+          ["dial_timeout", "soft_start"],
+          "unrecognized subdirective '%s'",
+        );
     }
   }
   return w;
@@ -190,7 +210,13 @@ export function encoderConfig(d: Dispenser, into: Obj = {}): Obj {
     else if (["time_format", "duration_format", "level_format"].includes(k)) {
       if (a[0] !== "") into[k] = a[0];
       else delete into[k];
-    } else throw d.err(`unrecognized subdirective ${k}`);
+    } else {
+      throw d.err(
+        `unrecognized subdirective ${k}${
+          didYouMean(k, ["time_local", ...KEYS, "time_format", "duration_format", "level_format"])
+        }`,
+      );
+    }
   }
   return into;
 }

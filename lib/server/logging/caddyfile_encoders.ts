@@ -100,7 +100,7 @@ export function journaldEncoder(d: Dispenser): Obj {
   if (d.nextArg()) throw d.argErr();
   const out: Obj = {};
   for (const n = d.nesting(); d.nextBlock(n);) {
-    if (d.val() !== "wrap") throw d.err(`unrecognized subdirective ${d.val()}`);
+    if (d.val() !== "wrap") throw d.unknownSubdirective(["wrap"]);
     out.wrap = wrap(d);
   }
   return out;
@@ -120,7 +120,7 @@ function actions(key: "parameter" | "name") {
     for (const n = d.nesting(); d.nextBlock(n);) {
       const type = d.val();
       if (!["replace", "hash", "delete"].includes(type)) {
-        throw d.err(`unrecognized subdirective ${type}`);
+        throw d.unknownSubdirective(["replace", "hash", "delete"]);
       }
       if (!d.nextArg()) throw d.argErr();
       const a: Obj = { type, [key]: d.val() };
@@ -166,7 +166,7 @@ export function registerEncoderSyntaxes(): void {
     if (args.length > 1) put("ipv6_cidr", int(d, args[1]));
     for (const n = d.nesting(); d.nextBlock(n);) {
       const k = d.val();
-      if (k !== "ipv4" && k !== "ipv6") throw d.err(`unrecognized subdirective ${k}`);
+      if (k !== "ipv4" && k !== "ipv6") throw d.unknownSubdirective(["ipv4", "ipv6"]);
       if (!d.nextArg()) throw d.argErr();
       put(`${k}_cidr`, int(d, d.val()));
     }
@@ -179,7 +179,7 @@ export function registerEncoderSyntaxes(): void {
     d.next();
     const operations: Obj[] = [];
     for (const n = d.nesting(); d.nextBlock(n);) {
-      if (d.val() !== "regexp") throw d.err(`unrecognized subdirective ${d.val()}`);
+      if (d.val() !== "regexp") throw d.unknownSubdirective(["regexp"]);
       if (operations.length >= 50) throw d.err("too many regexp operations (maximum 50 allowed)");
       if (!d.nextArg()) throw d.argErr();
       const re = d.val();

@@ -146,7 +146,11 @@ export function parseTLS(h: Helper): ConfigValue[] {
         for (const [i, field] of [[0, "protocol_min"], [1, "protocol_max"]] as const) {
           if (args.length <= i) continue;
           if (!SUPPORTED_PROTOCOLS.includes(args[i])) {
-            throw h.err(`wrong protocol name or protocol not supported: '${args[i]}'`);
+            throw h.err(
+              `wrong protocol name or protocol not supported: '${args[i]}'${
+                didYouMean(args[i], SUPPORTED_PROTOCOLS)
+              }`,
+            );
           }
           cp[field] = args[i];
         }
@@ -167,7 +171,11 @@ export function parseTLS(h: Helper): ConfigValue[] {
       case "curves":
         while (h.nextArg()) {
           if (!SUPPORTED_CURVES.includes(h.val())) {
-            throw h.err(`Wrong curve name or curve not supported: '${h.val()}'`);
+            throw h.err(
+              `Wrong curve name or curve not supported: '${h.val()}'${
+                didYouMean(h.val(), SUPPORTED_CURVES)
+              }`,
+            );
           }
           cp.curves = [...((cp.curves as string[]) ?? []), h.val()];
         }

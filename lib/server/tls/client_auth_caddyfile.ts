@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Dispenser } from "../adapters/gatehousefile/dispenser.ts";
+import { didYouMean, type Dispenser } from "../adapters/gatehousefile/dispenser.ts";
 import { unmarshalModule } from "../adapters/gatehousefile/helper.ts";
 import { registerSyntax } from "../adapters/gatehousefile/registry.ts";
 import { parseCaddyDuration } from "../adapters/gatehousefile/values.ts";
@@ -34,7 +34,9 @@ function pemFileToDER(file: string): string[] {
 export function parseClientAuth(d: Dispenser): Obj {
   const ca: Obj = {};
   const list = (k: string) => (ca[k] ??= []) as string[];
-  while (d.nextArg()) { /* arguments on the first line are ignored */ }
+  d.next(); // client_auth
+  // (Caddy skips arguments on this line; here they are refused rather than ignored)
+  if (d.nextArg()) throw d.argErr();
   for (const n = d.nesting(); d.nextBlock(n);) {
     const sub = d.val();
     switch (sub) {
@@ -119,7 +121,7 @@ function argsAndBlock(d: Dispenser, field: string, sub: string): string[] {
   d.next();
   const out = [...d.remainingArgs()];
   for (const n = d.nesting(); d.nextBlock(n);) {
-    if (d.val() !== sub) throw d.err(`unrecognized directive: ${d.val()}`);
+    if (d.val() !== sub) throw d.unknownSubdirective([sub], "unrecognized directive: %s");
     out.push(...d.remainingArgs());
   }
   if (out.length === 0) throw d.err(`no ${field} specified`);
@@ -154,13 +156,20 @@ function tlsClientConfig(d: Dispenser): Obj {
         const a = d.args(1);
         if (!a) throw d.argErr();
         if (k === "renegotiation" && !["never", "once", "freely"].includes(a[0])) {
-          throw d.err(`unrecognized renegotiation level: ${a[0]}`);
+          throw d.err(
+            `unrecognized renegotiation level: ${a[0]}${
+              didYouMean(a[0], ["never", "once", "freely"])
+            }`,
+          );
         }
         t[k] = a[0];
         break;
       }
       default:
-        throw d.err(`unrecognized directive: ${d.val()}`);
+        throw d.unknownSubdirective(
+          ["ca", "insecure_skip_verify", "handshake_timeout", "server_name", "renegotiation"],
+          "unrecognized directive: %s",
+        );
     }
   }
   return t;
@@ -173,7 +182,9 @@ export function registerClientAuthSyntaxes(): void {
     if (d.countRemainingArgs() > 0) throw d.argErr();
     const certs: string[] = [];
     for (const n = d.nesting(); d.nextBlock(n);) {
-      if (d.val() !== "trust_der") throw d.err(`unrecognized directive: ${d.val()}`);
+      if (d.val() !== "trust_der") {
+        throw d.unknownSubdirective(["trust_der"], "unrecognized directive: %s");
+      }
       certs.push(...d.remainingArgs());
     }
     if (certs.length === 0) throw d.err("no certificates specified");
@@ -183,7 +194,9 @@ export function registerClientAuthSyntaxes(): void {
     d.next();
     const files = [...d.remainingArgs()];
     for (const n = d.nesting(); d.nextBlock(n);) {
-      if (d.val() !== "pem_file") throw d.err(`unrecognized directive: ${d.val()}`);
+      if (d.val() !== "pem_file") {
+        throw d.unknownSubdirective(["pem_file"], "unrecognized directive: %s");
+      }
       files.push(...d.remainingArgs());
     }
     if (files.length === 0) throw d.err("no certificates specified");
@@ -205,7 +218,7 @@ export function registerClientAuthSyntaxes(): void {
         const name = d.val();
         out.storage = { ...(unmarshalModule(d, `caddy.storage.${name}`) as Obj), module: name };
       } else if (d.val() === "keys") keys.push(...d.remainingArgs());
-      else throw d.err(`unrecognized directive: ${d.val()}`);
+      else throw d.unknownSubdirective(["storage", "keys"], "unrecognized directive: %s");
     }
     if (keys.length) out.pem_keys = keys;
     return out;
@@ -221,7 +234,7 @@ export function registerClientAuthSyntaxes(): void {
       } else if (d.val() === "tls") {
         if (out.tls) throw d.err("tls block already defined");
         out.tls = tlsClientConfig(d);
-      } else throw d.err(`unrecognized directive: ${d.val()}`);
+      } else throw d.unknownSubdirective(["endpoints", "tls"], "unrecognized directive: %s");
     }
     if (endpoints.length) out.endpoints = endpoints;
     return out;
@@ -237,7 +250,9 @@ export function registerClientAuthSyntaxes(): void {
     if (d.countRemainingArgs() > 0) throw d.argErr();
     const sources: unknown[] = [];
     for (const n = d.nesting(); d.nextBlock(n);) {
-      if (d.val() !== "source") throw d.err(`unrecognized directive: ${d.val()}`);
+      if (d.val() !== "source") {
+        throw d.unknownSubdirective(["source"], "unrecognized directive: %s");
+      }
       if (!d.nextArg()) throw d.argErr();
       const name = d.val();
       sources.push({

@@ -89,6 +89,26 @@ function provider(d: Dispenser): Obj {
   return { ...(unmarshalModule(d, `dns.providers.${name}`) as Obj), name };
 }
 
+const DNS_OPTIONS = ["propagation_delay", "dns_ttl", "propagation_timeout", "resolvers"];
+const ACME_OPTIONS = [
+  "lifetime",
+  "dir",
+  "test_dir",
+  "email",
+  "profile",
+  "timeout",
+  "disable_http_challenge",
+  "disable_tlsalpn_challenge",
+  "distributed",
+  "alt_http_port",
+  "alt_tlsalpn_port",
+  "eab",
+  "trusted_roots",
+  "dns",
+  "dns_challenge_override_domain",
+  "preferred_chains",
+];
+
 function acmeIssuer(d: Dispenser): Obj {
   d.next();
   const iss: Obj = {};
@@ -172,7 +192,10 @@ function acmeIssuer(d: Dispenser): Obj {
         iss.preferred_chains = parsePreferredChains(d);
         break;
       default:
-        throw d.err(`unrecognized ACME issuer property: ${k}`);
+        throw d.unknownSubdirective(
+          [...DNS_OPTIONS, ...ACME_OPTIONS],
+          "unrecognized ACME issuer property: %s",
+        );
     }
   }
   return iss;
@@ -198,7 +221,10 @@ function internalIssuer(d: Dispenser): Obj {
         iss.sign_with_root = true;
         break;
       default:
-        throw d.err(`unrecognized subdirective '${d.val()}'`);
+        throw d.unknownSubdirective(
+          ["ca", "lifetime", "sign_with_root"],
+          "unrecognized subdirective '%s'",
+        );
     }
   }
   return iss;
@@ -229,7 +255,10 @@ function zerosslIssuer(d: Dispenser): Obj {
         cname().provider = provider(d);
         break;
       default:
-        throw d.err(`unrecognized zerossl issuer property: ${k}`);
+        throw d.unknownSubdirective(
+          [...DNS_OPTIONS, "validity_days", "alt_http_port", "dns"],
+          "unrecognized zerossl issuer property: %s",
+        );
     }
   }
   return iss;

@@ -131,10 +131,13 @@ Deno.test("adapter: every adapter-level error names where", () => {
     ],
     [
       ":80 {\n\t@m pth /x\n\trespond @m x\n}\n",
-      /getting matcher module 'pth': module not registered: http\.matchers\.pth \(did you mean 'path'\?\)/,
+      /^getting matcher module 'pth': module not registered: http\.matchers\.pth \(did you mean 'path'\?\), at Gatehousefile:2$/,
     ],
-    [":80 {\n\t@m path /x\n\t@m path /y\n}\n", /^matcher is defined more than once: @m$/],
-    ["a.com {\n}\na.com {\n}\n", /^Gatehousefile:1: ambiguous site definition: a\.com$/],
+    [
+      ":80 {\n\t@m path /x\n\t@m path /y\n}\n",
+      /^matcher is defined more than once: @m, at Gatehousefile:3$/,
+    ],
+    ["a.com {\n}\na.com {\n}\n", /^Gatehousefile:3: ambiguous site definition: a\.com$/],
     ["a.com:99999 {\n}\n", /^Gatehousefile:1: parsing key: port 99999 is out of range$/],
     [
       "wss://a.com {\n}\n",
@@ -152,7 +155,10 @@ Deno.test("adapter: every adapter-level error names where", () => {
       "&(r) {\n\trespond a\n}\n&(r) {\n\trespond b\n}\n",
       /^Gatehousefile:4: cannot have duplicate named_routes: r$/,
     ],
-    [":80 {\n\tinvoke nope\n}\n", /^cannot invoke named route 'nope', which was not defined$/],
+    [
+      ":80 {\n\tinvoke nope\n}\n",
+      /^Gatehousefile:2: cannot invoke named route 'nope', which was not defined$/,
+    ],
     [
       ":80 {\n\treverse_proxy x {\n\t\tlb_polcy first\n\t}\n}\n",
       /unrecognized subdirective lb_polcy \(did you mean 'lb_policy'\?\), at Gatehousefile:3$/,

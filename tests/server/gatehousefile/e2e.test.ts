@@ -54,6 +54,28 @@ Deno.test("run serves the Gatehousefile of the current directory; reload applies
       /Gatehousefile:9: unrecognized directive: rever_proxy \(did you mean 'reverse_proxy'\?\)/,
     );
     assert.equal(await get(site), "two");
+
+    // errors found after parsing name their line as well, and change nothing either
+    const cases: [string, RegExp][] = [
+      [
+        "\tinvoke nowhere",
+        /Gatehousefile:9: cannot invoke named route 'nowhere', which was not defined/,
+      ],
+      [
+        "\troute {\n\t\ttls internal\n\t}",
+        /tls directive returned something other than an HTTP route or subroute \(only handler directives can be used in routes\), at Gatehousefile:10/,
+      ],
+    ];
+    for (const [edit, re] of cases) {
+      await Deno.writeTextFile(
+        file,
+        gatehousefile(admin, site, "four").replace('\trespond "four"', edit),
+      );
+      const r = await runCli(["reload"], t.env, t.dir);
+      assert.equal(r.code, 1, r.out);
+      assert.match(r.out, re);
+      assert.equal(await get(site), "two");
+    }
   } finally {
     await call(`http://127.0.0.1:${admin}`, "POST", "/stop").catch(() => {});
     await p.status;

@@ -5,6 +5,7 @@ import {
   formatGatehousefile,
 } from "../../../lib/server/adapters/gatehousefile/formatter.ts";
 import { tokenize } from "../../../lib/server/adapters/gatehousefile/lexer.ts";
+import { BoundedRunner } from "./_bounded.ts";
 import { gatehousefile } from "./_gen.ts";
 
 const fmt = formatGatehousefile;
@@ -68,23 +69,31 @@ Deno.test("fmt property: idempotent, keeps every token, never throws (generated 
   );
 });
 
-Deno.test("fmt fuzz: arbitrary and mutated text never throws and always ends with one newline", () => {
+Deno.test("fmt fuzz: arbitrary and mutated text never throws and always ends with one newline", async () => {
   const mutated = fc.tuple(gatehousefile, fc.nat(), fc.string({ maxLength: 4 })).map((
     [s, at, ins],
   ) => s.slice(0, at % (s.length + 1)) + ins + s.slice(at % (s.length + 1)));
-  fc.assert(
-    fc.property(
-      fc.oneof(
-        fc.string({ maxLength: 300 }),
-        fc.string({ unit: "grapheme", maxLength: 200 }),
-        mutated,
+  // each input in a worker under its own deadline: a hang fails with the input that caused it
+  const runner = new BoundedRunner();
+  try {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string({ maxLength: 300 }),
+          fc.string({ unit: "grapheme", maxLength: 200 }),
+          mutated,
+        ),
+        async (s) => {
+          const r = await runner.run(s, ["fmt"]);
+          assert.ok(r.fmt?.ok, r.fmt && !r.fmt.ok ? r.fmt.error.stack : "no fmt result");
+          const out = r.fmt.out;
+          assert.ok(out.endsWith("\n"));
+          assert.ok(!out.endsWith("\n\n") || out === "\n");
+        },
       ),
-      (s) => {
-        const out = fmt(s);
-        assert.ok(out.endsWith("\n"));
-        assert.ok(!out.endsWith("\n\n") || out === "\n");
-      },
-    ),
-    { numRuns: 1500 },
-  );
+      { numRuns: 1500, endOnFailure: true },
+    );
+  } finally {
+    runner.close();
+  }
 });

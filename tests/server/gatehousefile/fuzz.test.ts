@@ -2,14 +2,12 @@
  * Fuzzing the parser, the adapter and the formatter: on random text, on generated configs
  * with random mutations, and on mutations of real-looking configs, they return or throw an
  * Error with a message — never a crash of another kind (TypeError, RangeError, stack
- * overflow) — and always finish (fast-check time limits; no hang).
+ * overflow) — and always finish: each input runs in a worker under its own deadline
+ * (`_bounded.ts`), so a hang fails at once with the input that caused it.
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import "../../../lib/server/standard.ts";
-import { adaptGatehousefile } from "../../../lib/server/adapters/gatehousefile/mod.ts";
-import { noFiles } from "../../../lib/server/adapters/gatehousefile/files.ts";
-import { formatGatehousefile } from "../../../lib/server/adapters/gatehousefile/formatter.ts";
+import { BoundedRunner, type Thrown } from "./_bounded.ts";
 import { gatehousefile } from "./_gen.ts";
 
 const SEEDS = [
@@ -55,26 +53,47 @@ const input = fc.oneof(
     .map(([s, muts]) => muts.reduce((acc, [a, d, i]) => mutate(acc, a, d, i), s)),
 );
 
-function tolerated(e: unknown): boolean {
-  return e instanceof Error && (e.constructor === Error || e.name === "GatehousefileError") &&
-    e.message.length > 0;
+function tolerated(e: Thrown): boolean {
+  return (e.plain || e.name === "GatehousefileError") && e.message.length > 0;
 }
 
-Deno.test("fuzz: adapt returns or throws a plain error with a message; fmt never throws", () => {
-  fc.assert(
-    fc.property(input, (src) => {
-      try {
-        adaptGatehousefile(src, {
-          filename: "Gatehousefile",
-          files: noFiles,
-          env: () => undefined,
-        });
-      } catch (e) {
-        assert.ok(tolerated(e), `unexpected ${(e as Error)?.name}: ${(e as Error)?.stack}`);
-      }
-      const out = formatGatehousefile(src);
-      assert.ok(out.endsWith("\n"));
-    }),
-    { numRuns: 3000, interruptAfterTimeLimit: 60_000 },
-  );
+Deno.test("fuzz: adapt returns or throws a plain error naming file:line; fmt never throws; each input is bounded", async () => {
+  const runner = new BoundedRunner();
+  try {
+    await fc.assert(
+      fc.asyncProperty(input, async (src) => {
+        const r = await runner.run(src, ["adapt", "fmt"]);
+        if (r.adapt && !r.adapt.ok) {
+          const e = r.adapt.error;
+          assert.ok(tolerated(e), `unexpected ${e.name}: ${e.stack}`);
+          // every error names where (the input has one file)
+          assert.match(e.message, /Gatehousefile:\d+/, `no location: ${JSON.stringify(src)}`);
+        }
+        assert.ok(r.fmt?.ok, r.fmt && !r.fmt.ok ? r.fmt.error.stack : "no fmt result");
+        assert.ok(r.fmt.out.endsWith("\n"));
+      }),
+      // (a failing input is reported as found: shrinking a hang would take a deadline per try)
+      { numRuns: 3000, interruptAfterTimeLimit: 120_000, endOnFailure: true },
+    );
+  } finally {
+    runner.close();
+  }
+});
+
+Deno.test("fuzz harness: an input that never finishes fails at its deadline, naming the input", async () => {
+  const runner = new BoundedRunner(1_000);
+  try {
+    // (the control: the same runner answers an ordinary input)
+    const ok = await runner.run(":80 {\n\trespond hi\n}\n", ["adapt", "fmt"]);
+    assert.deepEqual(ok.adapt, { ok: true });
+    await assert.rejects(
+      () => runner.run("the input that hangs", ["spin"]),
+      /no result within 1000 ms \(a hang\) for the input "the input that hangs"/,
+    );
+    // a fresh worker takes the next input
+    const after = await runner.run("a.test {\n}\n", ["adapt"]);
+    assert.deepEqual(after.adapt, { ok: true });
+  } finally {
+    runner.close();
+  }
 });

@@ -5,7 +5,11 @@ import {
   type ServerBlock,
 } from "../../../lib/server/adapters/gatehousefile/parser.ts";
 import { GatehousefileError } from "../../../lib/server/adapters/gatehousefile/dispenser.ts";
-import { noFiles } from "../../../lib/server/adapters/gatehousefile/files.ts";
+import {
+  type FileSource,
+  localFiles,
+  noFiles,
+} from "../../../lib/server/adapters/gatehousefile/files.ts";
 
 const none = (_name: string): string | undefined => undefined;
 const parse = (s: string, env = none) =>
@@ -16,10 +20,15 @@ const shape = (blocks: ServerBlock[]) =>
     segs: b.segments.map((s) => s.map((t) => t.text).join(" ")),
   }));
 
-function assertError(input: string, re: RegExp, files = noFiles): GatehousefileError {
+function assertError(
+  input: string,
+  re: RegExp,
+  files: FileSource = noFiles,
+  filename = "Gatehousefile",
+): GatehousefileError {
   let caught: unknown;
   try {
-    parseGatehousefile("Gatehousefile", input, { env: none, files });
+    parseGatehousefile(filename, input, { env: none, files });
   } catch (e) {
     caught = e;
   }
@@ -155,7 +164,7 @@ Deno.test("parser: import of files, globs (dot files skipped) and cycles, relati
     await Deno.writeTextFile(`${dir}/broken.conf`, "respond <<EOF\nnever closed\n");
     assert.throws(
       () => parseGatehousefile(main, ":80 {\n\timport broken.conf\n}\n", { env: none }),
-      /Could not read tokens while importing .*broken.conf: incomplete heredoc <<EOF/,
+      /Could not read tokens while importing .*broken.conf: .*broken.conf:3: incomplete heredoc <<EOF/,
     );
     assert.throws(
       () => parseGatehousefile(main, ":80 {\n\timport conf.d/[a*\n}\n", { env: none }),
@@ -209,9 +218,15 @@ Deno.test("parser: every syntax error path names file and line", () => {
     [":80 {\n\timport file.txt\n}", /^File to import not found: file.txt/],
     [
       "(a) {\n\timport b\n}\n(b) {\n\timport a\n}\nimport a",
-      /^a cycle of imports exists between Gatehousefile:b and Gatehousefile:a$/,
+      /^a cycle of imports exists between Gatehousefile:b and Gatehousefile:a, at Gatehousefile:5 import chain/,
     ],
-    ["x <<EOF\nabc", /^incomplete heredoc <<EOF/],
+    ["x <<EOF\nabc", /^Gatehousefile:2: incomplete heredoc <<EOF on line #2/],
+    ["\n\nx <<END!\nEND!", /^Gatehousefile:3: heredoc marker on line #3 must contain only/],
+    [
+      ":80 {\n\trespond hi",
+      /^syntax error: unexpected token 'hi', expecting '\}', at Gatehousefile:2/,
+    ],
+    [":80 {", /^syntax error: unexpected token '\{', expecting '\}', at Gatehousefile:1/],
     [
       ":80 {\n" + "handle {\n".repeat(101) + "}\n".repeat(102),
       /^blocks are nested too deeply \(more than 100 levels\), at Gatehousefile:102$/,
@@ -225,4 +240,152 @@ Deno.test("parser: every syntax error path names file and line", () => {
   for (const [input, re] of cases) assertError(input, re);
   const e = assertError(":80 {\n\tdir }\n}", /./);
   assert.deepEqual([e.file, e.line], ["Gatehousefile", 2]);
+});
+
+Deno.test("parser: a lexer error names the file and line, also in an imported file", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/bad.conf`, "respond ok\nrespond <<EOF\nnever closed\n");
+    const e = assertError(
+      ":80 {\n\timport bad.conf\n}\n",
+      /^Could not read tokens while importing .*bad\.conf: .*bad\.conf:\d: incomplete heredoc <<EOF/,
+      localFiles,
+      `${dir}/Gatehousefile`,
+    );
+    assert.deepEqual([e.file, e.line], [`${dir}/Gatehousefile`, 2]);
+    const lex = assertError("a\n\nb <<\nx\n", /^Gatehousefile:3: missing opening heredoc marker/);
+    assert.deepEqual([lex.file, lex.line], ["Gatehousefile", 3]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** A file system with one file, `/site/part.conf`, whose reads and looks can be made to fail. */
+function oneFile(opts: { vanishAfterLooks?: number; readError?: string }): FileSource {
+  let looks = 0;
+  return {
+    cwd: () => "/site",
+    stat(path) {
+      if (path === "/site") return "dir";
+      if (path !== "/site/part.conf") return undefined;
+      looks++;
+      return opts.vanishAfterLooks !== undefined && looks > opts.vanishAfterLooks
+        ? undefined
+        : "file";
+    },
+    readDir: (path) => path === "/site" ? ["part.conf"] : undefined,
+    readTextFile(path) {
+      if (opts.readError) throw new Error(opts.readError);
+      if (path !== "/site/part.conf") throw new Error("not found");
+      return "respond part\n";
+    },
+  };
+}
+
+Deno.test("parser: an import whose file vanishes or cannot be read fails at the import line", () => {
+  const src = ":80 {\n\trespond first\n\timport part.conf\n}\n";
+  // the control: the same file system, nothing failing, imports the file
+  const ok = parseGatehousefile("/site/Gatehousefile", src, { env: none, files: oneFile({}) });
+  assert.deepEqual(shape(ok), [{ keys: [":80"], segs: ["respond first", "respond part"] }]);
+  // found by the pattern, gone when opened
+  const gone = assertError(
+    src,
+    /^Could not import \/site\/part\.conf: no such file or directory, at \/site\/Gatehousefile:3$/,
+    oneFile({ vanishAfterLooks: 1 }),
+    "/site/Gatehousefile",
+  );
+  assert.equal(gone.line, 3);
+  const unreadable = assertError(
+    src,
+    /^Could not read imported file \/site\/part\.conf: permission denied, at \/site\/Gatehousefile:3$/,
+    oneFile({ readError: "permission denied" }),
+    "/site/Gatehousefile",
+  );
+  assert.equal(unreadable.line, 3);
+});
+
+Deno.test("parser: every import argument warning names where the placeholder is written", () => {
+  const warnings: ParseWarning[] = [];
+  const snippet = [
+    "(s) {",
+    "	respond {args[5]}", // 2: out of bounds
+    "	header X {args.0}", // 3: deprecated
+    "	header Y {args[x]}", // 4: invalid index
+    "	header Z a{args[0:1]}b", // 5: variadic inside a token
+    "	respond {args[]}", // 6: empty index
+    "	respond {args[x:]}", // 7: invalid start
+    "	respond {args[:y]}", // 8: invalid end
+    "	respond {args[0:9]}", // 9: variadic out of bounds
+    "	header W {args.9}", // 10: out of bounds (old form)
+    "	header V {args.q}", // 11: invalid index (old form)
+    "}",
+    ":80 {",
+    "	import s one",
+    "}",
+  ].join("\n");
+  const blocks = parseGatehousefile("Gatehousefile", snippet, {
+    env: none,
+    files: noFiles,
+    warn: (w) => warnings.push(w),
+  });
+  assert.equal(blocks.length, 1);
+  const got = warnings.map((w) => [w.line, w.message]);
+  assert.deepEqual(got, [
+    [2, "Placeholder {args[5]} index is out of bounds, only 1 argument(s) exist"],
+    [3, "Placeholder {args.0} deprecated, use {args[0]} instead"],
+    [4, "Placeholder {args[x]} has an invalid index"],
+    [5, "Variadic placeholder {args[0:1]} must be a token on its own"],
+    [6, "Placeholder {args[]} cannot have an empty index"],
+    // (a variadic placeholder that cannot be expanded is then read as a plain one, as Caddy)
+    [7, "Variadic placeholder {args[x:]} has an invalid start index"],
+    [7, "Variadic placeholder {args[x:]} must be a token on its own"],
+    [8, "Variadic placeholder {args[:y]} has an invalid end index"],
+    [8, "Variadic placeholder {args[:y]} must be a token on its own"],
+    [9, "Variadic placeholder {args[0:9]} indices are out of bounds, only 1 argument(s) exist"],
+    [9, "Variadic placeholder {args[0:9]} must be a token on its own"],
+    [10, "Placeholder {args.9} index is out of bounds, only 1 argument(s) exist"],
+    [11, "Placeholder {args.q} has an invalid index"],
+  ]);
+  assert.ok(warnings.every((w) => w.file === "Gatehousefile"));
+  // the import still happens: good placeholders are filled, bad ones left as written
+  assert.deepEqual(blocks[0].segments[1].map((t) => t.text), ["header", "X", "one"]);
+});
+
+Deno.test("parser: a snippet defined in an imported file keeps its own args and block; imports inside nested blocks", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      `${dir}/snippets.conf`,
+      "(greet) {\n\trespond {args[0]}\n\theader Z {args[0]\n\t{block}\n}\n",
+    );
+    const blocks = parseGatehousefile(
+      `${dir}/Gatehousefile`,
+      [
+        "import snippets.conf not-for-the-snippet",
+        "(lb) {",
+        "\tlb_policy first",
+        "}",
+        ":80 {",
+        "\treverse_proxy x {",
+        "\t\timport lb",
+        "\t}",
+        "\timport greet hello {",
+        "\t\theader X y",
+        "\t}",
+        "}",
+      ].join("\n"),
+      { env: none },
+    );
+    assert.deepEqual(shape(blocks), [{
+      keys: [":80"],
+      segs: [
+        "reverse_proxy x { lb_policy first }",
+        "respond hello",
+        "header Z {args[0]", // (an unclosed placeholder stays as written)
+        "header X y",
+      ],
+    }]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -6,7 +6,9 @@
  * @module
  */
 import { hostOnly, matchWildcard, subjectIsInternal, subjectIsIP } from "./certnames.ts";
+import { siteError, withContext } from "./dispenser.ts";
 import { goStableSort } from "./gosort.ts";
+import { optionTokens } from "./helper.ts";
 import type { BindValue } from "./listeners.ts";
 import type { IssuerJSON } from "./options_tls.ts";
 import { cloneJSON, type ConfigValue, stableJSON } from "./types.ts";
@@ -21,6 +23,12 @@ export interface AutomationPolicy {
   issuersRaw?: unknown[];
   /** Other JSON fields (`key_type`, `on_demand`, `get_certificate`, ...). */
   fields: Record<string, unknown>;
+}
+
+/** An error located at the global option `name` (when it is written). */
+function located(options: Map<string, unknown>, name: string, message: string): Error {
+  const t = optionTokens(options).get(name);
+  return t ? siteError(t, message) : new Error(message);
 }
 
 /** True for issuers that embed an ACME issuer. */
@@ -64,9 +72,9 @@ export function newBaseAutomationPolicy(
   const ap: AutomationPolicy = { fields: {} };
   if (hasKeyType) ap.fields.key_type = options.get("key_type");
   if (hasIssuers && hasLocal) {
-    throw new Error(
-      "global options are ambiguous: local_certs is confusing when combined with cert_issuer, because local_certs is also a specific kind of issuer",
-    );
+    const message =
+      "global options are ambiguous: local_certs is confusing when combined with cert_issuer, because local_certs is also a specific kind of issuer";
+    throw located(options, "local_certs", message);
   }
   if (hasIssuers) ap.issuers = options.get("cert_issuer") as IssuerJSON[];
   else if (hasLocal) ap.issuers = [{ module: "internal" }];
@@ -75,9 +83,7 @@ export function newBaseAutomationPolicy(
       try {
         fillInGlobalACMEDefaults(iss, options);
       } catch (e) {
-        throw new Error(
-          `filling in global issuer defaults for issuer ${i}: ${(e as Error).message}`,
-        );
+        throw withContext(e, `filling in global issuer defaults for issuer ${i}: `);
       }
     });
   }
@@ -124,7 +130,9 @@ export function fillInGlobalACMEDefaults(iss: IssuerJSON, options: Map<string, u
   if (hasACMEDNS && !(ch()?.dns as Obj | undefined)?.provider) {
     const globalDNS = options.get("dns");
     if (globalDNS == null && acmeDNS == null) {
-      throw new Error(
+      throw located(
+        options,
+        "acme_dns",
         "acme_dns specified without DNS provider config, but no provider specified with 'dns' global option",
       );
     }

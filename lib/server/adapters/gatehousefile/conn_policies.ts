@@ -7,6 +7,7 @@
  * @module
  */
 import { matchWildcard } from "./certnames.ts";
+import { siteError, type Where } from "./dispenser.ts";
 import { goStableSort } from "./gosort.ts";
 import type { AdaptContext } from "./helper.ts";
 import { ports, type SiteBlock } from "./listeners.ts";
@@ -60,6 +61,8 @@ export function addConnectionPolicies(
   let addressQualifiesForTLS = false;
   let autoHTTPSWillAddConnPolicy = !srv.automatic_https?.disable;
   const emptyPolicies: ConnPolicy[] = [];
+  // the `tls` directive each policy comes from, for errors
+  const origins = new WeakMap<ConnPolicy, Where>();
 
   return {
     addSite(sb, hosts) {
@@ -68,6 +71,7 @@ export function addConnectionPolicies(
       if (cpVals) {
         for (const v of cpVals) {
           const cp = v.value as ConnPolicy;
+          if (v.token) origins.set(cp, v.token);
           for (const h of hosts) {
             if (h === defaultSNI) {
               hosts.push("");
@@ -138,6 +142,8 @@ export function addConnectionPolicies(
         const hosts = [...new Set(shielded[i].sort())];
         const shield: ConnPolicy = { ...list[i], match: { sni: hosts } };
         delete shield.client_authentication;
+        const where = origins.get(list[i]);
+        if (where) origins.set(shield, where);
         list.splice(i, 0, shield);
       }
       if (
@@ -149,7 +155,7 @@ export function addConnectionPolicies(
         if (fallbackSNI) cp.fallback_sni = fallbackSNI;
         list.push(cp);
       }
-      const merged = consolidateConnPolicies(list);
+      const merged = consolidateConnPolicies(list, origins);
       if (merged.length > 0) srv.tls_connection_policies = merged;
       else delete srv.tls_connection_policies;
     },
@@ -162,8 +168,15 @@ function stringOption(ctx: AdaptContext, name: string): string {
   return typeof v === "string" ? v : "";
 }
 
-/** Catch-all policies last, duplicates removed, equivalent policies merged (Caddy's rules). */
-export function consolidateConnPolicies(cps: ConnPolicy[]): ConnPolicy[] {
+/**
+ * Catch-all policies last, duplicates removed, equivalent policies merged (Caddy's rules).
+ * A conflict between two policies is an error located at the `tls` directive of the second
+ * (from `origins`, when known).
+ */
+export function consolidateConnPolicies(
+  cps: ConnPolicy[],
+  origins: WeakMap<ConnPolicy, Where> = new WeakMap(),
+): ConnPolicy[] {
   goStableSort(cps, (a, b) => b.match === undefined && a.match !== undefined);
   for (let i = 0; i < cps.length; i++) {
     for (let j = 0; j < cps.length; j++) {
@@ -185,7 +198,12 @@ export function consolidateConnPolicies(cps: ConnPolicy[]): ConnPolicy[] {
         break;
       }
       if (jsonEqual(a.match ?? null, b.match ?? null)) {
-        mergeInto(a, b);
+        try {
+          mergeInto(a, b);
+        } catch (e) {
+          const where = origins.get(b) ?? origins.get(a);
+          throw where ? siteError(where, (e as Error).message) : e;
+        }
         cps.splice(j, 1);
         i--;
         break;
@@ -271,33 +289,37 @@ export function detectConflictingSchemes(
   let mode = "";
   const listen = goList(srv.listen ?? []);
   const hasPolicies = (srv.tls_connection_policies?.length ?? 0) > 0;
-  const setHTTP = (original: string, scheme: string, host: string) => {
+  const setHTTP = (key: Where, original: string, scheme: string, host: string) => {
     if (mode === "HTTPS") {
       let msg =
         `server listening on ${listen} is configured for HTTPS and cannot natively multiplex HTTP and HTTPS: ${original}`;
       if (scheme === "" && host === "") msg += " (try specifying https:// in the address)";
-      throw new Error(msg);
+      throw siteError(key, msg);
     }
     if (hasPolicies) {
-      throw new Error(
+      throw siteError(
+        key,
         `server listening on ${listen} is HTTP, but attempts to configure TLS connection policies`,
       );
     }
     mode = "HTTP";
   };
-  const setHTTPS = (original: string) => {
+  const setHTTPS = (key: Where, original: string) => {
     if (mode === "HTTP") {
-      throw new Error(
+      throw siteError(
+        key,
         `server listening on ${listen} is configured for HTTP and cannot natively multiplex HTTP and HTTPS: ${original}`,
       );
     }
     mode = "HTTPS";
   };
   for (const sb of blocks) {
-    for (const a of sb.parsedKeys) {
-      if (a.scheme === "http" || a.port === http) setHTTP(a.original, a.scheme, a.host);
-      else if (a.scheme === "https" || a.port === https || hasPolicies) setHTTPS(a.original);
-      else if (a.host === "") setHTTP(a.original, a.scheme, a.host);
-    }
+    sb.parsedKeys.forEach((a, i) => {
+      const key = sb.block.keys[i];
+      if (a.scheme === "http" || a.port === http) setHTTP(key, a.original, a.scheme, a.host);
+      else if (a.scheme === "https" || a.port === https || hasPolicies) {
+        setHTTPS(key, a.original);
+      } else if (a.host === "") setHTTP(key, a.original, a.scheme, a.host);
+    });
   }
 }

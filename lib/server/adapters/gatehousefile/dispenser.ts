@@ -362,14 +362,17 @@ export class Dispenser {
     return this.err("unexpected EOF");
   }
 
-  /** An error with `message`, located at the current token. */
+  /**
+   * An error with `message`, located at the current token (before the first token, after the
+   * last one or on a placeholder token: at the nearest real one, so that it names a line).
+   */
   err(message: string): GatehousefileError {
-    const t = this.token();
-    const chain = t.imports.length > 0 ? ` import chain ['${t.imports.join("','")}']` : "";
-    return new GatehousefileError(`${message}, at ${t.file}:${t.line}${chain}`, {
-      file: t.file,
-      line: t.line,
-    });
+    const i = Math.min(Math.max(this.cursor, 0), this.tokens.length - 1);
+    const here = (t?: Token) => t !== undefined && t.file !== "";
+    const t = here(this.tokens[i])
+      ? this.tokens[i]
+      : this.tokens.slice(i).find(here) ?? this.tokens.slice(0, i).findLast(here);
+    return t ? errorAt(t, message) : new GatehousefileError(message);
   }
 
   /**
@@ -389,4 +392,65 @@ export class Dispenser {
 export function didYouMean(name: string, known: Iterable<string>): string {
   const s = suggest(name, known);
   return s ? ` (did you mean '${s}'?)` : "";
+}
+
+/** Where a token came from: its file and line (and the imports that brought it in). */
+export type Where = Pick<Token, "file" | "line"> & { imports?: string[] };
+
+/**
+ * An error with `message` located at token `t`, as {@linkcode Dispenser.err} gives at the
+ * current token: the message ends with `, at <file>:<line>` (and the import chain).
+ *
+ * @example
+ * ```ts
+ * import { errorAt } from "./dispenser.ts";
+ * errorAt({ file: "Gatehousefile", line: 3 }, "bad").message; // "bad, at Gatehousefile:3"
+ * ```
+ */
+export function errorAt(t: Where, message: string): GatehousefileError {
+  const chain = t.imports?.length ? ` import chain ['${t.imports.join("','")}']` : "";
+  return new GatehousefileError(`${message}, at ${t.file}:${t.line}${chain}`, t);
+}
+
+/**
+ * An error about a site block or global option as a whole, located at token `t` the way
+ * Caddy words these: `<file>:<line>: <message>`.
+ *
+ * @example
+ * ```ts
+ * import { siteError } from "./dispenser.ts";
+ * siteError({ file: "Gatehousefile", line: 4 }, "ambiguous site definition: a.com").message;
+ * // "Gatehousefile:4: ambiguous site definition: a.com"
+ * ```
+ */
+export function siteError(t: Where, message: string): GatehousefileError {
+  return new GatehousefileError(`${t.file}:${t.line}: ${message}`, t);
+}
+
+/**
+ * `e` with `context` put before its message (after a leading `<file>:<line>: `, which stays
+ * first), located at `t` when `e` names no location yet. The location of the innermost
+ * error wins: it is the token that caused it.
+ *
+ * @example
+ * ```ts
+ * import { siteError, withContext } from "./dispenser.ts";
+ * const e = siteError({ file: "G", line: 2 }, "cannot use duplicate server name 'a'");
+ * withContext(e, "applying global server options: ").message;
+ * // "G:2: applying global server options: cannot use duplicate server name 'a'"
+ * ```
+ */
+export function withContext(e: unknown, context: string, t?: Where): GatehousefileError {
+  const message = e instanceof Error ? e.message : String(e);
+  if (e instanceof GatehousefileError && e.file !== undefined && e.line !== undefined) {
+    const lead = `${e.file}:${e.line}: `;
+    const text = message.startsWith(lead)
+      ? lead + context + message.slice(lead.length)
+      : context + message;
+    return new GatehousefileError(text, { file: e.file, line: e.line });
+  }
+  const at = /, at (\S+):(\d+)/.exec(message);
+  if (at) return new GatehousefileError(context + message, { file: at[1], line: Number(at[2]) });
+  if (!t) return new GatehousefileError(context + message);
+  return errorAt(t, context + message);
 }

@@ -6,11 +6,11 @@
  * @module
  */
 import type { AdapterWarning } from "../../adapter.ts";
-import { didYouMean, Dispenser, MATCHER_NAME_CONTEXT_KEY } from "./dispenser.ts";
+import { didYouMean, Dispenser, errorAt, MATCHER_NAME_CONTEXT_KEY } from "./dispenser.ts";
 import { cloneToken, isQuoted, type Token } from "./lexer.ts";
 import type { ServerBlock } from "./parser.ts";
 import { getSyntax, syntaxNames } from "./registry.ts";
-import type { ConfigValue, Handler, MatcherSet, Route } from "./types.ts";
+import { type ConfigValue, type Handler, type MatcherSet, type Route, RouteList } from "./types.ts";
 
 /** State shared by every helper of one adaptation. */
 export interface AdaptContext {
@@ -119,10 +119,38 @@ export class Helper extends Dispenser {
   }
 }
 
-/** True when `v` is a plain Route object (not a RouteList). */
+const ROUTE_FIELDS = new Set(["group", "match", "handle", "terminal"]);
+
+/**
+ * True when `v` is a plain Route object (not a RouteList): a plain object with no field
+ * but `group`, `match`, `handle` and `terminal`.
+ */
 export function isRoute(v: unknown): v is Route {
   return typeof v === "object" && v !== null && !Array.isArray(v) &&
-    (v as { constructor?: unknown }).constructor === Object;
+    Object.getPrototypeOf(v) === Object.prototype &&
+    Object.keys(v).every((k) => ROUTE_FIELDS.has(k));
+}
+
+/** True when a directive's value is an HTTP route or a list of routes (class `route`). */
+export function isRouteValue(v: ConfigValue): boolean {
+  return v.class === "route" && (isRoute(v.value) || v.value instanceof RouteList);
+}
+
+/**
+ * Key of `HelperScope.state` under which directives nested in blocks (`handle`, `route`,
+ * named routes) leave the values that belong to the site rather than to the routes (the CA
+ * of an `acme_server`); the site collects them after each directive.
+ */
+export const SIDE_VALUES_KEY = "side_values";
+
+/** Classes of values a handler directive may give besides its routes, for the site. */
+export const SIDE_CLASSES: ReadonlySet<string> = new Set(["pki.ca"]);
+
+/** The first token of each global option, by name (errors about an option point there). */
+export function optionTokens(options: Map<string, unknown>): Map<string, Token> {
+  let m = options.get("option_tokens") as Map<string, Token> | undefined;
+  if (!m) options.set("option_tokens", m = new Map());
+  return m;
 }
 
 /**
@@ -138,7 +166,7 @@ export function matcherSetFromToken(
   if (t.text.startsWith("@")) {
     const m = defs.get(t.text);
     if (!m) {
-      throw new Error(`unrecognized matcher name: ${t.text}${didYouMean(t.text, defs.keys())}`);
+      throw errorAt(t, `unrecognized matcher name: ${t.text}${didYouMean(t.text, defs.keys())}`);
     }
     return [m, true];
   }
@@ -170,7 +198,7 @@ export function unmarshalModule(d: Dispenser, moduleId: string): unknown {
 export function parseMatcherDefinition(d: Dispenser, defs: Map<string, MatcherSet>): void {
   d.next();
   const name = d.val();
-  if (defs.has(name)) throw new Error(`matcher is defined more than once: ${name}`);
+  if (defs.has(name)) throw d.err(`matcher is defined more than once: ${name}`);
   const set: MatcherSet = {};
   defs.set(name, set);
   const make = (matcher: string, tokens: Token[]) => {
@@ -178,7 +206,8 @@ export function parseMatcherDefinition(d: Dispenser, defs: Map<string, MatcherSe
     sub.setContext(MATCHER_NAME_CONTEXT_KEY, name.slice(1));
     const fn = getSyntax(`http.matchers.${matcher}`);
     if (!fn) {
-      throw new Error(
+      throw errorAt(
+        tokens[0],
         `getting matcher module '${matcher}': module not registered: http.matchers.${matcher}${
           didYouMean(matcher, syntaxNames("http.matchers"))
         }`,

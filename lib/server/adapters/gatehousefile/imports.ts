@@ -6,7 +6,7 @@
  * @module
  */
 import { posix } from "node:path";
-import { Dispenser, GatehousefileError } from "./dispenser.ts";
+import { Dispenser } from "./dispenser.ts";
 import { absPath, glob, GlobPatternError } from "./files.ts";
 import { replaceArgs, variadicRange } from "./import_args.ts";
 import { isCloseBrace, isNextOnNewLine, isOpenBrace, type Token } from "./lexer.ts";
@@ -140,7 +140,7 @@ export function doImport(p: Parser, nesting: number): void {
     p.importGraph.addEdges(nodeName, nodes);
   } catch (e) {
     p.importGraph.removeNodes(nodes);
-    throw new GatehousefileError((e as Error).message, { file: p.file(), line: p.line() });
+    throw p.err((e as Error).message);
   }
 
   const out: Token[] = [];
@@ -194,7 +194,9 @@ export function doImport(p: Parser, nesting: number): void {
     if (range) {
       for (const arg of args.slice(range[0], range[1])) out.push({ ...token, text: arg });
     } else {
-      token.text = replaceArgs(token.text, args, warn);
+      // (warnings about a placeholder point at the line where it is written)
+      const here = { file: token.file, line: token.line };
+      token.text = replaceArgs(token.text, args, (m, where) => warn(m, where ?? here));
       out.push(token);
     }
   }

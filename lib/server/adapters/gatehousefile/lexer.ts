@@ -38,10 +38,13 @@ export interface Token {
 export class LexError extends Error {
   /** Stable code. */
   readonly code = "lex" as const;
+  /** The line the error is on (as the message says it). */
+  readonly line: number;
   /** Creates the error. */
-  constructor(message: string) {
+  constructor(message: string, line: number) {
     super(message);
     this.name = "LexError";
+    this.line = line;
   }
 }
 
@@ -206,6 +209,7 @@ export function tokenize(input: string, filename: string): Token[] {
               `incomplete heredoc <<${marker} on line #${
                 line + skipped
               }, expected ending marker ${marker}`,
+              line + skipped,
             );
           }
           emit("");
@@ -228,17 +232,20 @@ export function tokenize(input: string, filename: string): Token[] {
           if (val.length === 2) {
             throw new LexError(
               `missing opening heredoc marker on line #${line}; must contain only alphanumeric characters, dashes and underscores; got empty string`,
+              line,
             );
           }
           if (val[2] === "<") {
             throw new LexError(
               `too many '<' for heredoc on line #${line}; only use two, for example <<END`,
+              line,
             );
           }
           marker = val.slice(2).join("");
           if (!HEREDOC_MARKER.test(marker)) {
             throw new LexError(
               `heredoc marker on line #${line} must contain only alphanumeric characters, dashes and underscores; got '${marker}'`,
+              line,
             );
           }
           inHeredoc = true;
@@ -355,6 +362,7 @@ function finishHeredoc(text: string, marker: string, line: number): string {
         `mismatched leading whitespace in heredoc <<${marker} on line #${line + i + 1} [${
           l.replace(/[\r\n]+$/, "")
         }], expected whitespace [${padding}] to match the closing marker`,
+        line + i + 1,
       );
     }
     out += (l.slice(padding.length) + "\n").replaceAll("\r", "");

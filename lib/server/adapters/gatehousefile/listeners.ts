@@ -14,6 +14,7 @@ import {
   type SiteAddress,
   siteAddressString,
 } from "./address.ts";
+import { siteError } from "./dispenser.ts";
 import type { Token } from "./lexer.ts";
 import { formatNetAddr, joinNetworkAddress, parseNetAddr, splitNetworkAddress } from "./netaddr.ts";
 import type { ServerBlock } from "./parser.ts";
@@ -122,14 +123,15 @@ export function mapAddresses(
       try {
         parsed = normalizeSiteAddress(parseSiteAddress(key.text));
       } catch (e) {
-        throw new Error(`${key.file}:${key.line}: parsing key: ${(e as Error).message}`);
+        throw siteError(key, `parsing key: ${(e as Error).message}`);
       }
       let listeners: Map<string, Set<string>>;
       try {
         listeners = listenersFor(sb, parsed, options);
       } catch (e) {
-        throw new Error(
-          `${key.file}:${key.line}: server block ${i}, key ${j} (${key.text}): determining listener address: ${
+        throw siteError(
+          key,
+          `server block ${i}, key ${j} (${key.text}): determining listener address: ${
             (e as Error).message
           }`,
         );

@@ -6,11 +6,13 @@
  *
  * @module
  */
+import type { AdapterWarning } from "../../adapter.ts";
 import { didYouMean, type Dispenser } from "./dispenser.ts";
 import { unmarshalModule } from "./helper.ts";
 import type { BindValue } from "./listeners.ts";
 import { parseLog } from "./logs.ts";
 import { directiveNames, getDirective, registerGlobalOption } from "./registry.ts";
+import { splitNetworkAddress } from "./netaddr.ts";
 import { parseServerOptions } from "./server_options.ts";
 import type { ConfigValue } from "./types.ts";
 import { goAtoiStrict, parseCaddyDuration } from "./values.ts";
@@ -66,7 +68,9 @@ function optOrder(d: Dispenser, _existing: unknown, h: { ctx: { order: string[] 
     if (idx < 0) throw d.err(`directive '${other}' not found`);
     if (pos === "after") idx++;
     order.splice(idx, 0, dir);
-  } else throw d.err(`unknown positional '${pos}'`);
+  } else {
+    throw d.unknownSubdirective(["first", "last", "before", "after"], "unknown positional '%s'");
+  }
   h.ctx.order = order;
   return order;
 }
@@ -105,11 +109,37 @@ function optStorageCleanInterval(d: Dispenser): number | false {
   }
 }
 
-/** `default_bind <addresses...> [{ protocols ... }]` (also the `bind` directive's syntax). */
-export function parseBindArgs(d: Dispenser, defaultAll: boolean): BindValue {
+/**
+ * `default_bind <addresses...> [{ protocols ... }]` (also the `bind` directive's syntax).
+ * With no address, `default_bind` binds every interface (as current Caddy; 2.6.2 refused it).
+ * A port in an address is not used — the listener's port comes from the site address, as in
+ * Caddy — so it is reported through `warn` rather than dropped unseen.
+ */
+export function parseBindArgs(
+  d: Dispenser,
+  defaultAll: boolean,
+  warn?: (w: AdapterWarning) => void,
+): BindValue {
   d.next();
-  const addresses = d.remainingArgs();
+  const tokens = d.remainingArgsAsTokens();
+  const addresses = tokens.map((t) => t.text);
   if (addresses.length === 0 && defaultAll) addresses.push("");
+  for (const t of tokens) {
+    let port: string;
+    try {
+      port = splitNetworkAddress(t.text)[2];
+    } catch {
+      continue; // (a malformed address is refused with the listener it would make)
+    }
+    if (port === "") continue;
+    warn?.({
+      file: t.file,
+      line: t.line,
+      message: `${
+        d.tokens[0]?.text
+      } address ${t.text}: the port ${port} is not used; a listener's port comes from the site address (put :${port} there)`,
+    });
+  }
   let protocols: string[] = [];
   for (const n = d.nesting(); d.nextBlock(n);) {
     if (d.val() !== "protocols") {
@@ -190,7 +220,10 @@ function optMetrics(d: Dispenser): Record<string, unknown> {
         m.otlp = true;
         break;
       default:
-        throw d.err(`unrecognized servers option '${d.val()}'`);
+        throw d.unknownSubdirective(
+          ["per_host", "observe_catchall_hosts", "otlp"],
+          "unrecognized servers option '%s'",
+        );
     }
   }
   return m;
@@ -245,7 +278,10 @@ export function registerGeneralOptions(): void {
   registerGlobalOption("debug", optTrue);
   registerGlobalOption("http_port", port);
   registerGlobalOption("https_port", port);
-  registerGlobalOption("default_bind", (d) => [{ class: "bind", value: parseBindArgs(d, true) }]);
+  registerGlobalOption("default_bind", (d, _, h) => [{
+    class: "bind",
+    value: parseBindArgs(d, true, (w) => h.ctx.warnings.push(w)),
+  }]);
   registerGlobalOption("grace_period", optDuration);
   registerGlobalOption("shutdown_delay", optDuration);
   registerGlobalOption("order", optOrder);

@@ -145,7 +145,12 @@ function keyPair(d: Dispenser, what: string): Record<string, string> {
   for (const n = d.nesting(); d.nextBlock(n);) {
     const k = d.val();
     const field = { cert: "certificate", key: "private_key", format: "format" }[k];
-    if (!field) throw d.err(`unrecognized pki ca ${what} option '${k}'`);
+    if (!field) {
+      throw d.unknownSubdirective(
+        ["cert", "key", "format"],
+        `unrecognized pki ca ${what} option '%s'`,
+      );
+    }
     if (!d.nextArg()) throw d.argErr();
     kp[field] = d.val();
   }
@@ -156,7 +161,7 @@ function optPKI(d: Dispenser): Map<string, CAJSON> {
   d.next();
   const cas = new Map<string, CAJSON>();
   for (const n = d.nesting(); d.nextBlock(n);) {
-    if (d.val() !== "ca") throw d.err(`unrecognized pki option '${d.val()}'`);
+    if (d.val() !== "ca") throw d.unknownSubdirective(["ca"], "unrecognized pki option '%s'");
     const ca: CAJSON = {};
     let id = "";
     if (d.nextArg()) {
@@ -201,7 +206,19 @@ function optPKI(d: Dispenser): Map<string, CAJSON> {
           ca[k] = { ...((ca[k] as object | undefined) ?? {}), ...keyPair(d, k) };
           break;
         default:
-          throw d.err(`unrecognized pki ca option '${k}'`);
+          throw d.unknownSubdirective(
+            [
+              "name",
+              "root_cn",
+              "intermediate_cn",
+              "intermediate_lifetime",
+              "maintenance_interval",
+              "renewal_window_ratio",
+              "root",
+              "intermediate",
+            ],
+            "unrecognized pki ca option '%s'",
+          );
       }
     }
     cas.set(id, ca);

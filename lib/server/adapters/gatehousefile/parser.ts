@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { Dispenser, GatehousefileError } from "./dispenser.ts";
+import { Dispenser, type GatehousefileError, siteError } from "./dispenser.ts";
 import { type FileSource, localFiles } from "./files.ts";
 import { doImport, ImportGraph } from "./imports.ts";
 import {
@@ -59,12 +59,15 @@ export interface ParseOptions {
   warn?: (w: ParseWarning) => void;
 }
 
-/** Lexes a file's text after env substitution; lexer errors become Gatehousefile errors. */
+/**
+ * Lexes a file's text after env substitution; lexer errors become Gatehousefile errors
+ * that start with `<file>:<line>: `.
+ */
 export function allTokens(filename: string, input: string, env: EnvLookup): Token[] {
   try {
     return tokenize(replaceEnvVars(input, env), filename);
   } catch (e) {
-    if (e instanceof LexError) throw new GatehousefileError(e.message, { file: filename });
+    if (e instanceof LexError) throw siteError({ file: filename, line: e.line }, e.message);
     throw e;
   }
 }
@@ -131,7 +134,6 @@ export class Parser extends Dispenser {
       this.block = newBlock();
       this.begin();
       if (this.block.keys.length > 0 || this.block.segments.length > 0) blocks.push(this.block);
-      if (this.braceDepth > 0) throw this.eofErr();
     }
     return blocks;
   }

@@ -1,11 +1,12 @@
 /**
- * The `pki` app: CAs from the `pki` global option and from `acme_server` directives, with
- * `skip_install_trust` applied.
+ * The `pki` app: CAs from the `pki` global option and from `acme_server` directives (also
+ * those nested in `handle`, `route` or named routes), with `skip_install_trust` applied.
  *
  * @module
  */
 import type { Pairing } from "./listeners.ts";
 import type { CAJSON } from "./options_tls.ts";
+import type { ConfigValue } from "./types.ts";
 
 /** A CA produced by a directive (`acme_server`), with its id. */
 export interface DirectiveCA {
@@ -26,14 +27,16 @@ export function buildPKIApp(
     (options.get("pki") as Map<string, CAJSON> | undefined) ?? [],
   );
   if (skipTrust) { for (const ca of cas.values()) ca.install_trust = false; }
-  for (const p of pairings) {
-    for (const sb of p.blocks) {
-      for (const v of sb.pile.get("pki.ca") ?? []) {
-        const { id, ca } = v.value as DirectiveCA;
-        if (skipTrust) ca.install_trust = false;
-        if (!cas.has(id)) cas.set(id, ca);
-      }
-    }
+  // CAs of acme_server directives: in sites, then in named routes
+  const named = (options.get("named_route_side_values") as ConfigValue[] | undefined) ?? [];
+  const values = [
+    ...pairings.flatMap((p) => p.blocks.flatMap((sb) => sb.pile.get("pki.ca") ?? [])),
+    ...named.filter((v) => v.class === "pki.ca"),
+  ];
+  for (const v of values) {
+    const { id, ca } = v.value as DirectiveCA;
+    if (skipTrust) ca.install_trust = false;
+    if (!cas.has(id)) cas.set(id, ca);
   }
   if (cas.size === 0 && skipTrust && !autoHTTPSOff) cas.set("local", { install_trust: false });
   if (cas.size === 0) return undefined;

@@ -7,9 +7,17 @@
  *
  * @module
  */
-import { didYouMean, Dispenser } from "./dispenser.ts";
+import { didYouMean, Dispenser, errorAt, withContext } from "./dispenser.ts";
 import { goStableSort } from "./gosort.ts";
-import { type AdaptContext, Helper, isRoute, parseMatcherDefinition } from "./helper.ts";
+import {
+  type AdaptContext,
+  Helper,
+  isRoute,
+  isRouteValue,
+  parseMatcherDefinition,
+  SIDE_CLASSES,
+  SIDE_VALUES_KEY,
+} from "./helper.ts";
 import { directiveNames, getDirective } from "./registry.ts";
 import {
   type ConfigValue,
@@ -74,7 +82,28 @@ export function sortRoutes(values: ConfigValue[], order: readonly string[]): voi
   });
 }
 
-/** Builds the routes of a subroute from route values (Caddy's `buildSubroute`). */
+/** An error located at the directive that produced `v` (when known). */
+function valueError(v: ConfigValue, message: string): Error {
+  return v.token ? errorAt(v.token, message) : new Error(message);
+}
+
+/**
+ * The error for a value in a block of routes that is not a route: a directive that
+ * configures the site (`tls`, `bind`, `log`, ...) or errors (`handle_errors`) rather than
+ * handling requests.
+ */
+export function notARouteError(v: ConfigValue): Error {
+  return valueError(
+    v,
+    `${v.directive} directive returned something other than an HTTP route or subroute (only handler directives can be used in routes)`,
+  );
+}
+
+/**
+ * Builds the routes of a subroute from route values (Caddy's `buildSubroute`). With
+ * `needsSorting` (a site, `handle`, `handle_errors`, named routes) every directive must be an
+ * ordered handler; in any case every value must be a route, or the directive is refused.
+ */
 export function buildSubroute(
   values: ConfigValue[],
   ctx: AdaptContext,
@@ -83,13 +112,16 @@ export function buildSubroute(
   if (needsSorting) {
     for (const v of values) {
       if (!ctx.order.includes(v.directive ?? "")) {
-        throw new Error(
+        throw valueError(
+          v,
           `directive '${v.directive}' is not an ordered HTTP handler, so it cannot be used here - try placing within a route block or using the order global option`,
         );
       }
     }
-    sortRoutes(values, ctx.order);
   }
+  // (an ordered directive may still give something else, e.g. after `order bind first`)
+  for (const v of values) if (!isRouteValue(v)) throw notARouteError(v);
+  if (needsSorting) sortRoutes(values, ctx.order);
   // handle, rewrite and root are mutually exclusive: put their routes in one group
   const groupOf = new Map<string, string>();
   for (const dir of ["handle", "rewrite", "root"]) {
@@ -107,7 +139,7 @@ export function buildSubroute(
       else delete (value as Route).group;
     }
     if (value instanceof RouteList) routes.push(...value.routes);
-    else if (isRoute(value)) routes.push(value);
+    else routes.push(value as Route);
   }
   return consolidateRoutes(routes);
 }
@@ -144,14 +176,14 @@ export function parseSegmentAsConfig(h: Helper): ConfigValue[] {
       try {
         results = fn(sub);
       } catch (e) {
-        const msg = (e as Error).message;
-        throw h.err(
-          `parsing caddyfile tokens for '${dir}': ${
-            /, at \S+:\d+/.test(msg) ? msg : `${msg}, at ${seg[0].file}:${seg[0].line}`
-          }`,
-        );
+        throw withContext(e, `parsing caddyfile tokens for '${dir}': `, seg[0]);
       }
-      for (const r of results) all.push({ ...r, directive: normalizeDirectiveName(dir) });
+      for (const r of results) {
+        const v = { ...r, directive: normalizeDirectiveName(dir), token: seg[0] };
+        if (SIDE_CLASSES.has(v.class)) {
+          ((h.scope.state[SIDE_VALUES_KEY] ??= []) as ConfigValue[]).push(v);
+        } else all.push(v);
+      }
     }
   }
   return all;

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { didYouMean, type Dispenser } from "./dispenser.ts";
+import { didYouMean, type Dispenser, siteError, type Where } from "./dispenser.ts";
 import { unmarshalModule } from "./helper.ts";
 import type { ServerJSON } from "./servers.ts";
 import { parseCaddyDuration, parseSize } from "./values.ts";
@@ -21,6 +21,10 @@ export interface ServerOptions {
   logCredentials: boolean;
   /** `trace`. */
   trace: boolean;
+  /** Where the option is written (the `servers` token). */
+  where?: Where;
+  /** Where the `name` is written. */
+  nameWhere?: Where;
 }
 
 const OPTIONS = [
@@ -85,6 +89,7 @@ export function parseServerOptions(d: Dispenser): ServerOptions {
     fields: {},
     logCredentials: false,
     trace: false,
+    where: d.token(),
   };
   const f = opts.fields;
   if (d.nextArg()) {
@@ -100,6 +105,7 @@ export function parseServerOptions(d: Dispenser): ServerOptions {
         }
         if (!d.nextArg()) throw d.argErr();
         opts.name = d.val();
+        opts.nameWhere = d.token();
         break;
       case "listener_wrappers":
       case "packet_conn_wrappers": {
@@ -204,7 +210,11 @@ export function parseServerOptions(d: Dispenser): ServerOptions {
         const list = (f.protocols as string[] | undefined) ?? [];
         for (const p of d.remainingArgs()) {
           if (!["h1", "h2", "h2c", "h3"].includes(p)) {
-            throw d.err(`unknown protocol '${p}': expected h1, h2, h2c, or h3`);
+            throw d.err(
+              `unknown protocol '${p}': expected h1, h2, h2c, or h3${
+                didYouMean(p, ["h1", "h2", "h2c", "h3"])
+              }`,
+            );
           }
           if (list.includes(p)) throw d.err(`protocol ${p} specified more than once`);
           list.push(p);
@@ -244,7 +254,9 @@ export function parseServerOptions(d: Dispenser): ServerOptions {
       case "metrics": {
         const m: Record<string, unknown> = {};
         for (const k = d.nesting(); d.nextBlock(k);) {
-          if (d.val() !== "per_host") throw d.err(`unrecognized metrics option '${d.val()}'`);
+          if (d.val() !== "per_host") {
+            throw d.unknownSubdirective(["per_host"], "unrecognized metrics option '%s'");
+          }
           m.per_host = true;
         }
         f.metrics = m;
@@ -300,11 +312,17 @@ export function applyServerOptions(
 ): void {
   const all = options.get("servers") as ServerOptions[] | undefined;
   if (!all) return;
-  const names = new Set<string>();
+  const names = new Map<string, ServerOptions>();
   for (const o of all) {
     if (o.name === "") continue;
-    if (names.has(o.name)) throw new Error(`cannot use duplicate server name '${o.name}'`);
-    names.add(o.name);
+    const first = names.get(o.name);
+    if (first) {
+      const message = `cannot use duplicate server name '${o.name}'`;
+      // (the options are sorted by listener: name the one written last)
+      const later = (first.nameWhere?.line ?? 0) > (o.nameWhere?.line ?? 0) ? first : o;
+      throw later.nameWhere ? siteError(later.nameWhere, message) : new Error(message);
+    }
+    names.set(o.name, o);
   }
   const renames: [string, string][] = [];
   for (const [key, srv] of Object.entries(servers)) {

@@ -6,6 +6,7 @@
  * @module
  */
 import { specificity } from "./address.ts";
+import { siteError, type Where, withContext } from "./dispenser.ts";
 import { goStableSort } from "./gosort.ts";
 import type { AdaptContext } from "./helper.ts";
 import {
@@ -34,6 +35,14 @@ export type ServerJSON = Record<string, unknown> & {
   };
   tls_connection_policies?: Record<string, unknown>[];
 };
+
+/** A named route invoked, and where (`invoke <name>`). */
+export interface Invocation {
+  /** The named route. */
+  name: string;
+  /** The `invoke` directive's name token. */
+  where?: Where;
+}
 
 /** True when some listener's port range does not contain `port`. */
 export function listenersUseAnyPortOtherThan(addresses: string[], port: string): boolean {
@@ -137,25 +146,19 @@ export function serversFromPairings(
   const { http: httpPort, https: httpsPort } = ports(options);
   const autoHTTPS = (options.get("auto_https") as string[] | undefined) ?? [];
   const namedRoutes = (options.get("named_routes") as Map<string, Route>) ?? new Map();
-  const namedRouteInvokes = (options.get("named_route_invokes") as Map<string, string[]>) ??
+  const namedRouteInvokes = (options.get("named_route_invokes") as Map<string, Invocation[]>) ??
     new Map();
 
   pairings.forEach((p, index) => {
-    // the same host twice on one listener is ambiguous
-    const blocksByKey = new Map<string, Set<number>>();
-    p.blocks.forEach((b, k) => {
-      for (const t of b.block.keys) {
-        let set = blocksByKey.get(t.text);
-        if (!set) blocksByKey.set(t.text, set = new Set());
-        set.add(k);
-      }
-    });
-    p.blocks.forEach((a, j) => {
-      for (const key of a.block.keys) {
-        const holders = blocksByKey.get(key.text)!;
-        if (holders.size > 1 || !holders.has(j)) {
-          throw new Error(`${key.file}:${key.line}: ambiguous site definition: ${key.text}`);
+    // the same host twice on one listener is ambiguous (the error names the second)
+    const blockOfKey = new Map<string, number>();
+    p.blocks.forEach((b, j) => {
+      for (const key of b.block.keys) {
+        const first = blockOfKey.get(key.text);
+        if (first !== undefined && first !== j) {
+          throw siteError(key, `ambiguous site definition: ${key.text}`);
         }
+        blockOfKey.set(key.text, j);
       }
     });
 
@@ -175,14 +178,16 @@ export function serversFromPairings(
     }
 
     for (const sb of p.blocks) {
-      for (const a of sb.parsedKeys) {
+      sb.parsedKeys.forEach((a, i) => {
         if (a.path !== "") {
           ctx.warnings.push({
+            file: sb.block.keys[i]?.file,
+            line: sb.block.keys[i]?.line,
             message:
               `Using a path in a site address is deprecated; please use the 'handle' directive instead (${a.original})`,
           });
         }
-      }
+      });
     }
 
     sortSiteBlocks(p.blocks);
@@ -193,12 +198,15 @@ export function serversFromPairings(
     for (const sb of p.blocks) {
       for (const v of sb.pile.get("named_route") ?? []) {
         const named = (srv.named_routes ??= {}) as Record<string, Route>;
-        const queue = [v.value as string];
+        const queue: Invocation[] = [{ name: v.value as string, where: v.token }];
         while (queue.length > 0) {
-          const name = queue.shift()!;
+          const { name, where } = queue.shift()!;
           if (name in named) continue;
           const route = namedRoutes.get(name);
-          if (!route) throw new Error(`cannot invoke named route '${name}', which was not defined`);
+          if (!route) {
+            const message = `cannot invoke named route '${name}', which was not defined`;
+            throw where ? siteError(where, message) : new Error(message);
+          }
           named[name] = route;
           queue.push(...(namedRouteInvokes.get(name) ?? []));
         }
@@ -212,7 +220,10 @@ export function serversFromPairings(
       const hosts = hostsFromKeys(sb, false);
       for (const h of hosts) {
         if (h === "0.0.0.0" || h === "::") {
+          const key = sb.block.keys[sb.parsedKeys.findIndex((a) => a.host === h)];
           ctx.warnings.push({
+            file: key?.file,
+            line: key?.line,
             message:
               `Site block has an unspecified IP address which only matches requests having that Host header; you probably want the 'bind' directive to configure the socket (${h})`,
           });
@@ -285,7 +296,7 @@ export function serversFromPairings(
   try {
     applyServerOptions(servers, options);
   } catch (e) {
-    throw new Error(`applying global server options: ${(e as Error).message}`);
+    throw withContext(e, "applying global server options: ");
   }
   return servers;
 }

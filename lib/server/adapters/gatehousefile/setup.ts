@@ -6,11 +6,17 @@
  * @module
  */
 import type { AdapterWarning } from "../../adapter.ts";
-import { didYouMean } from "./dispenser.ts";
-import { type AdaptContext, Helper, parseMatcherDefinition } from "./helper.ts";
-import { Dispenser } from "./dispenser.ts";
+import { didYouMean, Dispenser, siteError, withContext } from "./dispenser.ts";
+import {
+  type AdaptContext,
+  Helper,
+  optionTokens,
+  parseMatcherDefinition,
+  SIDE_VALUES_KEY,
+} from "./helper.ts";
 import { consolidateAddresses, mapAddresses, type SiteBlock } from "./listeners.ts";
 import { assembleLogs, type NamedCustomLog } from "./logs.ts";
+import type { Token } from "./lexer.ts";
 import type { ServerBlock } from "./parser.ts";
 import { buildPKIApp } from "./pki_app.ts";
 import {
@@ -21,7 +27,7 @@ import {
   globalOptionNames,
 } from "./registry.ts";
 import { normalizeDirectiveName, parseSegmentAsSubroute } from "./routes.ts";
-import { serversFromPairings } from "./servers.ts";
+import { type Invocation, serversFromPairings } from "./servers.ts";
 import type { ServerOptions } from "./server_options.ts";
 import { expandSegment } from "./shorthands.ts";
 import { buildTLSApp } from "./tls_app.ts";
@@ -44,11 +50,9 @@ function evaluateGlobalOptions(blocks: ServerBlock[], ctx: AdaptContext): Server
     const opt = segment[0].text;
     const fn = getGlobalOption(opt);
     if (!fn) {
-      const t = segment[0];
-      throw new Error(
-        `${t.file}:${t.line}: unrecognized global option: ${opt}${
-          didYouMean(opt, globalOptionNames())
-        }`,
+      throw siteError(
+        segment[0],
+        `unrecognized global option: ${opt}${didYouMean(opt, globalOptionNames())}`,
       );
     }
     const d = new Dispenser(segment);
@@ -56,10 +60,9 @@ function evaluateGlobalOptions(blocks: ServerBlock[], ctx: AdaptContext): Server
     try {
       val = fn(d, options.get(opt), new Helper(segment, ctx, scope));
     } catch (e) {
-      throw new Error(
-        `parsing caddyfile tokens for '${opt}': ${withLocation((e as Error).message, segment[0])}`,
-      );
+      throw withContext(e, `parsing caddyfile tokens for '${opt}': `, segment[0]);
     }
+    if (!optionTokens(options).has(opt)) optionTokens(options).set(opt, segment[0]);
     if (opt === "servers" || opt === "log" || opt === "default_bind") {
       const prev = (options.get(opt) as unknown[] | undefined) ?? [];
       options.set(opt, [...prev, ...(opt === "servers" ? [val] : val as unknown[])]);
@@ -80,9 +83,9 @@ function evaluateGlobalOptions(blocks: ServerBlock[], ctx: AdaptContext): Server
     const seen = new Set<string>();
     for (const s of servers) {
       if (seen.has(s.listenerAddress)) {
-        throw new Error(
-          `cannot have 'servers' global options with duplicate listener addresses: ${s.listenerAddress}`,
-        );
+        const message =
+          `cannot have 'servers' global options with duplicate listener addresses: ${s.listenerAddress}`;
+        throw s.where ? siteError(s.where, message) : new Error(message);
       }
       seen.add(s.listenerAddress);
     }
@@ -92,10 +95,11 @@ function evaluateGlobalOptions(blocks: ServerBlock[], ctx: AdaptContext): Server
 
 function extractNamedRoutes(blocks: ServerBlock[], ctx: AdaptContext): ServerBlock[] {
   const named = new Map<string, Route>();
-  const invokes = new Map<string, string[]>();
+  const invokes = new Map<string, Invocation[]>();
   const state: Record<string, unknown> = {};
   const namedCtx: AdaptContext = { ...ctx, groups: { n: 0 } };
   const rest: ServerBlock[] = [];
+  const namedSide: ConfigValue[] = [];
   for (const b of blocks) {
     if (!b.isNamedRoute) {
       rest.push(b);
@@ -111,24 +115,30 @@ function extractNamedRoutes(blocks: ServerBlock[], ctx: AdaptContext): ServerBlo
       blockState: state,
     });
     const routes = parseSegmentAsSubroute(h);
+    const side = state[SIDE_VALUES_KEY] as ConfigValue[] | undefined;
+    if (side) {
+      namedSide.push(...side);
+      state[SIDE_VALUES_KEY] = undefined;
+    }
     const route: Route = {};
     if (routes.length === 1 && !routes[0].match?.length) {
       route.handle = [routes[0].handle![0]];
     } else route.handle = [subrouteHandler(routes)];
     const key = b.keys[0].text;
     if (named.has(key)) {
-      const t = b.keys[0];
-      throw new Error(`${t.file}:${t.line}: cannot have duplicate named_routes: ${key}`);
+      throw siteError(b.keys[0], `cannot have duplicate named_routes: ${key}`);
     }
     named.set(key, route);
-    const invoked = state.named_route as Set<string> | undefined;
+    const invoked = state.named_route as Map<string, Token> | undefined;
     if (invoked) {
-      invokes.set(key, [...(invokes.get(key) ?? []), ...invoked]);
+      const list = [...invoked].map(([name, where]) => ({ name, where }));
+      invokes.set(key, [...(invokes.get(key) ?? []), ...list]);
       state.named_route = undefined;
     }
   }
   ctx.options.set("named_routes", named);
   ctx.options.set("named_route_invokes", invokes);
+  ctx.options.set("named_route_side_values", namedSide);
   return rest;
 }
 
@@ -140,9 +150,10 @@ function evaluateSite(
   const pile = new Map<string, ConfigValue[]>();
   for (const seg of b.segments) expandSegment(seg);
   if (b.keys.length === 0) {
-    throw new Error(
-      "server block without any key is global configuration, and if used, it must be first",
-    );
+    const message =
+      "server block without any key is global configuration, and if used, it must be first";
+    const first = b.segments[0]?.[0];
+    throw first ? siteError(first, message) : new Error(message);
   }
   const matcherDefs = new Map<string, MatcherSet>();
   for (const seg of b.segments) {
@@ -153,38 +164,29 @@ function evaluateSite(
     if (dir.startsWith("@")) continue;
     const fn = getDirective(dir);
     if (!fn) {
-      const t = seg[0];
-      let msg = `${t.file}:${t.line}: unrecognized directive: ${dir}${
-        didYouMean(dir, directiveNames())
-      }`;
+      let msg = `unrecognized directive: ${dir}${didYouMean(dir, directiveNames())}`;
       if (!b.hasBraces) {
         msg +=
           "\nDid you mean to define a second site? If so, you must use curly braces around each site to separate their configurations.";
       }
-      throw new Error(msg);
+      throw siteError(seg[0], msg);
     }
     const h = new Helper(seg, ctx, { matcherDefs, parentBlock: b, state, blockState: state });
     let results: ConfigValue[];
     try {
       results = fn(h);
     } catch (e) {
-      throw new Error(
-        `parsing caddyfile tokens for '${dir}': ${withLocation((e as Error).message, seg[0])}`,
-      );
+      throw withContext(e, `parsing caddyfile tokens for '${dir}': `, seg[0]);
     }
     dir = normalizeDirectiveName(dir);
-    for (const r of results) {
-      const v = { ...r, directive: dir };
-      pile.set(v.class, [...(pile.get(v.class) ?? []), v]);
-    }
-    const invoked = state.named_route as Set<string> | undefined;
+    const add = (v: ConfigValue) => pile.set(v.class, [...(pile.get(v.class) ?? []), v]);
+    for (const r of results) add({ ...r, directive: dir, token: seg[0] });
+    // values that directives in nested blocks produce for the site (e.g. an acme_server's CA)
+    for (const v of (state[SIDE_VALUES_KEY] as ConfigValue[] | undefined) ?? []) add(v);
+    state[SIDE_VALUES_KEY] = undefined;
+    const invoked = state.named_route as Map<string, Token> | undefined;
     if (invoked) {
-      for (const name of invoked) {
-        pile.set("named_route", [...(pile.get("named_route") ?? []), {
-          class: "named_route",
-          value: name,
-        }]);
-      }
+      for (const [name, token] of invoked) add({ class: "named_route", value: name, token });
       state.named_route = undefined;
     }
   }
@@ -202,13 +204,12 @@ export function setup(blocks: ServerBlock[], warnings: AdapterWarning[]): SetupR
   for (const b of blocks) {
     b.keys.forEach((k, j) => {
       if (j === 0 && k.text.startsWith("@")) {
-        throw new Error(
-          `${k.file}:${k.line}: cannot define a matcher outside of a site block: '${k.text}'`,
-        );
+        throw siteError(k, `cannot define a matcher outside of a site block: '${k.text}'`);
       }
       if (getDirective(k.text)) {
-        throw new Error(
-          `${k.file}:${k.line}: parsed '${k.text}' as a site address, but it is a known directive; directives must appear in a site block`,
+        throw siteError(
+          k,
+          `parsed '${k.text}' as a site address, but it is a known directive; directives must appear in a site block`,
         );
       }
     });
@@ -277,11 +278,6 @@ export function setup(blocks: ServerBlock[], warnings: AdapterWarning[]): SetupR
   const logs = assembleLogs(globalLogs, siteLogs, options.has("debug"));
   if (logs) config.logging = { logs };
   return { config: orderKeys(config), warnings };
-}
-
-/** `message`, with `, at file:line` of `t` added when it names no location yet. */
-export function withLocation(message: string, t: { file: string; line: number }): string {
-  return /, at \S+:\d+/.test(message) ? message : `${message}, at ${t.file}:${t.line}`;
 }
 
 /** Top-level keys in Caddy's order (admin, logging, storage, apps). */

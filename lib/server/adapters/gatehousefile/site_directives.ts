@@ -15,7 +15,7 @@ import type { ConfigValue } from "./types.ts";
 
 /** `bind <addresses...> [{ protocols <h1|h2|h2c|h3...> }]`. */
 export function parseBind(h: Helper): ConfigValue[] {
-  return [{ class: "bind", value: parseBindArgs(h, false) }];
+  return [{ class: "bind", value: parseBindArgs(h, false, (w) => h.ctx.warnings.push(w)) }];
 }
 
 /** `storage file_system [<root>] { root <path> }`. */
@@ -25,7 +25,7 @@ export function fileSystemStorage(d: Dispenser): Record<string, unknown> {
   if (d.nextArg()) root = d.val();
   if (d.nextArg()) throw d.argErr();
   for (const n = d.nesting(); d.nextBlock(n);) {
-    if (d.val() !== "root") throw d.err(`unrecognized parameter '${d.val()}'`);
+    if (d.val() !== "root") throw d.unknownSubdirective(["root"], "unrecognized parameter '%s'");
     if (!d.nextArg()) throw d.argErr();
     if (root !== "") throw d.err("root already set");
     root = d.val();

@@ -30,10 +30,19 @@ import {
   isAllHTTP,
   type Pairing,
   ports,
+  type SiteBlock,
 } from "./listeners.ts";
+import type { Token } from "./lexer.ts";
+import { siteError, withContext } from "./dispenser.ts";
 import type { IssuerJSON } from "./options_tls.ts";
 import { listenersUseAnyPortOtherThan } from "./servers.ts";
 import { jsonEqual } from "./types.ts";
+
+/** The key token of a site block that names host `host` (the first key when none does). */
+function keyOf(sb: SiteBlock, host: string): Token {
+  const i = sb.parsedKeys.findIndex((a) => a.host === host);
+  return sb.block.keys[i >= 0 ? i : 0];
+}
 
 /** Builds the tls app's JSON; undefined when it would be empty. */
 export function buildTLSApp(
@@ -67,6 +76,8 @@ export function buildTLSApp(
     }
   }
 
+  // the site keys each subject comes from, for errors
+  const subjectKeys = new Map<string, Token[]>();
   let catchAll = newBaseAutomationPolicy(options, false);
   if (catchAll) automation().push(catchAll);
   const forcedNames = new Set<string>();
@@ -92,7 +103,8 @@ export function buildTLSApp(
       if (issuerVals) {
         const issuers = issuerVals.map((v) => v.value as IssuerJSON);
         if (ap === catchAll && !jsonEqual(ap.issuers ?? null, issuers)) {
-          throw new Error(
+          throw siteError(
+            issuerVals[0].token ?? sb.block.keys[0],
             `automation policy from site block is also default/catch-all policy because of key without hostname, and the two are in conflict: ${
               JSON.stringify(ap.issuers ?? [])
             } != ${JSON.stringify(issuers)}`,
@@ -117,6 +129,12 @@ export function buildTLSApp(
 
       const subjects = hostsFromKeysNotHTTP(sb, httpPort).sort();
       ap.subjects = subjects;
+      for (const s of subjects) {
+        const list = subjectKeys.get(s) ?? [];
+        const key = keyOf(sb, s);
+        if (!list.some((k) => k.file === key.file && k.line === key.line)) list.push(key);
+        subjectKeys.set(s, list);
+      }
 
       // public and internal names of one block go to different issuers by default
       let ap2: AutomationPolicy | undefined;
@@ -125,7 +143,7 @@ export function buildTLSApp(
         for (const s of subjects) {
           if (isTailscale(s)) continue;
           if (!subjectQualifiesForCert(s)) {
-            throw new Error(`subject does not qualify for certificate: '${s}'`);
+            throw siteError(keyOf(sb, s), `subject does not qualify for certificate: '${s}'`);
           }
           if (subjectQualifiesForPublicCert(ap, s)) external.push(s);
           else internal.push(s);
@@ -222,9 +240,7 @@ export function buildTLSApp(
         try {
           fillInGlobalACMEDefaults(iss, options);
         } catch (e) {
-          throw new Error(
-            `filling in global issuer defaults for AP ${i}, issuer ${j}: ${(e as Error).message}`,
-          );
+          throw withContext(e, `filling in global issuer defaults for AP ${i}, issuer ${j}: `);
         }
       });
       if (ap.issuers?.length && ap.issuersRaw === undefined) {
@@ -236,9 +252,12 @@ export function buildTLSApp(
     for (const ap of merged) {
       for (const s of ap.subjects ?? []) {
         if (seen.has(s)) {
-          throw new Error(
-            `hostname appears in more than one automation policy, making certificate management ambiguous: ${s}`,
-          );
+          const message =
+            `hostname appears in more than one automation policy, making certificate management ambiguous: ${s}`;
+          // (the site that names the hostname again)
+          const keys = subjectKeys.get(s) ?? [];
+          const key = keys[1] ?? keys[0];
+          throw key ? siteError(key, message) : new Error(message);
         }
         seen.add(s);
       }

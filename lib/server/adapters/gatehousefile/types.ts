@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { Token } from "./lexer.ts";
 
 /** A matcher set: matcher module name → its JSON config (all must match). */
 export type MatcherSet = Record<string, unknown>;
@@ -49,6 +50,8 @@ export interface ConfigValue {
   value: unknown;
   /** The directive that produced it (set by the adapter; `handle_path` counts as `handle`). */
   directive?: string;
+  /** The directive's name token (set by the adapter): where errors about the value point. */
+  token?: Token;
 }
 
 /** A `subroute` handler around `routes` (and `errors`, when set). */

@@ -58,7 +58,10 @@ export function parseACMEServer(h: Helper): ConfigValue[] {
           if (h.countRemainingArgs() === 0) throw h.argErr();
           const f = h.val();
           if (f !== "domains" && f !== "ip_ranges") {
-            throw h.err(`unrecognized '${k}' subdirective: ${f}`);
+            throw h.unknownSubdirective(
+              ["domains", "ip_ranges"],
+              `unrecognized '${k}' subdirective: %s`,
+            );
           }
           r[f] = [...((r[f] as string[]) ?? []), ...h.remainingArgs()];
         }
@@ -70,7 +73,19 @@ export function parseACMEServer(h: Helper): ConfigValue[] {
         srv.sign_with_root = true;
         break;
       default:
-        throw h.err(`unrecognized ACME server directive: ${k}`);
+        throw h.unknownSubdirective(
+          [
+            "ca",
+            "lifetime",
+            "resolvers",
+            "challenges",
+            "allow_wildcard_names",
+            "allow",
+            "deny",
+            "sign_with_root",
+          ],
+          "unrecognized ACME server directive: %s",
+        );
     }
   }
   const vals = h.newRoute(matcher, srv);

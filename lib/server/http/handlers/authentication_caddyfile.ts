@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { didYouMean } from "../../adapters/gatehousefile/dispenser.ts";
 import type { Helper } from "../../adapters/gatehousefile/helper.ts";
 import type { Handler } from "../../adapters/gatehousefile/types.ts";
 
@@ -19,7 +20,9 @@ export function parseBasicAuth(h: Helper): Handler {
   const hash = args[0] ?? "bcrypt";
   const basic: Record<string, unknown> = { hash_cache: {} };
   if (args[1]) basic.realm = args[1];
-  if (hash !== "bcrypt" && hash !== "argon2id") throw h.err(`unrecognized hash algorithm: ${hash}`);
+  if (hash !== "bcrypt" && hash !== "argon2id") {
+    throw h.err(`unrecognized hash algorithm: ${hash}${didYouMean(hash, ["bcrypt", "argon2id"])}`);
+  }
   basic.hash = { algorithm: hash };
   const accounts: { username: string; password: string }[] = [];
   for (const n = h.nesting(); h.nextBlock(n);) {

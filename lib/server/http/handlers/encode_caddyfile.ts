@@ -5,10 +5,10 @@
  *
  * @module
  */
-import type { Dispenser } from "../../adapters/gatehousefile/dispenser.ts";
+import { didYouMean, type Dispenser } from "../../adapters/gatehousefile/dispenser.ts";
 import { unmarshalModule } from "../../adapters/gatehousefile/helper.ts";
 import type { Handler } from "../../adapters/gatehousefile/types.ts";
-import { getSyntax } from "../../adapters/gatehousefile/registry.ts";
+import { getSyntax, syntaxNames } from "../../adapters/gatehousefile/registry.ts";
 import { goAtoiStrict } from "../../adapters/gatehousefile/values.ts";
 import { parseNamedResponseMatcher, type ResponseMatcher } from "../matchers/caddyfile.ts";
 
@@ -27,7 +27,7 @@ export function parseEncode(d: Dispenser): Handler {
           const v = goAtoiStrict(d.val());
           if (v !== 0) enc.minimum_length = v;
         } catch (e) {
-          throw new Error((e as Error).message);
+          throw d.err((e as Error).message);
         }
         break;
       case "match": {
@@ -46,7 +46,11 @@ export function parseEncode(d: Dispenser): Handler {
   if (prefer.length === 0 && args.length === 0) args = ["zstd", "gzip"];
   for (const a of args) {
     if (!getSyntax(`http.encoders.${a}`)) {
-      throw d.err(`finding encoder module '${a}': module not registered: http.encoders.${a}`);
+      throw d.err(
+        `finding encoder module '${a}': module not registered: http.encoders.${a}${
+          didYouMean(a, syntaxNames("http.encoders"))
+        }`,
+      );
     }
     encodings[a] = {};
     prefer.push(a);
@@ -96,7 +100,7 @@ export function zstdEncoding(d: Dispenser): Record<string, unknown> {
         z.checksum = false;
         break;
       default:
-        throw d.err(`unknown subdirective '${d.val()}'`);
+        throw d.unknownSubdirective(["level", "disable_checksum"], "unknown subdirective '%s'");
     }
   }
   return z;

@@ -13,7 +13,9 @@ export function parseMetrics(d: Dispenser): Handler {
   if (d.remainingArgs().length > 0) throw d.argErr();
   const out: Handler = { handler: "metrics" };
   for (const n = d.nesting(); d.nextBlock(n);) {
-    if (d.val() !== "disable_openmetrics") throw d.err(`unrecognized subdirective "${d.val()}"`);
+    if (d.val() !== "disable_openmetrics") {
+      throw d.unknownSubdirective(["disable_openmetrics"], 'unrecognized subdirective "%s"');
+    }
     out.disable_openmetrics = true;
   }
   return out;

@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { didYouMean } from "../../adapters/gatehousefile/dispenser.ts";
 import type { Helper } from "../../adapters/gatehousefile/helper.ts";
 import { parseSegmentAsSubroute } from "../../adapters/gatehousefile/routes.ts";
 import {
@@ -137,7 +138,17 @@ export function parseURI(h: Helper): Handler {
       break;
     }
     default:
-      throw h.err(`unrecognized URI manipulation '${args[0]}'`);
+      throw h.err(
+        `unrecognized URI manipulation '${args[0]}'${
+          didYouMean(args[0], [
+            "strip_prefix",
+            "strip_suffix",
+            "replace",
+            "path_regexp",
+            "query",
+          ])
+        }`,
+      );
   }
   return r;
 }

@@ -7,7 +7,7 @@
  * @module
  */
 import type { Helper } from "../../adapters/gatehousefile/helper.ts";
-import { isRoute } from "../../adapters/gatehousefile/helper.ts";
+import type { Token } from "../../adapters/gatehousefile/lexer.ts";
 import {
   buildSubroute,
   parseSegmentAsConfig,
@@ -17,23 +17,16 @@ import {
   type ConfigValue,
   type Handler,
   type Route,
-  RouteList,
   subrouteHandler,
 } from "../../adapters/gatehousefile/types.ts";
 
-/** `route`: directives run in the order written. */
+/**
+ * `route`: directives run in the order written. Only handler directives belong here: a
+ * directive that configures the site (`tls`, `bind`, `log`, ...) or its errors
+ * (`handle_errors`) is refused at the line it is written.
+ */
 export function parseRoute(h: Helper): Handler {
-  const all = parseSegmentAsConfig(h);
-  for (const r of all) {
-    if (!isRoute(r.value) && !(r.value instanceof RouteList)) {
-      throw h.err(
-        `${r.directive} directive returned something other than an HTTP route or subroute: ${
-          JSON.stringify(r.value)
-        } (only handler directives can be used in routes)`,
-      );
-    }
-  }
-  return subrouteHandler(buildSubroute(all, h.ctx, false));
+  return subrouteHandler(buildSubroute(parseSegmentAsConfig(h), h.ctx, false));
 }
 
 /** `handle`: a block of directives, sorted by directive order. */
@@ -89,7 +82,7 @@ export function parseInvoke(h: Helper): Handler {
   if (!h.nextArg()) throw h.argErr();
   const name = h.val();
   if (h.next() || h.nextBlock(0)) throw h.argErr();
-  const invoked = (h.scope.state.named_route ??= new Set<string>()) as Set<string>;
-  invoked.add(name);
+  const invoked = (h.scope.state.named_route ??= new Map<string, Token>()) as Map<string, Token>;
+  if (!invoked.has(name)) invoked.set(name, h.token());
   return { handler: "invoke", name };
 }

@@ -183,7 +183,9 @@ export function tlsMatcher(d: Dispenser): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   while (d.next()) {
     if (d.nextArg()) {
-      if (d.val() !== "early_data") throw d.err(`unrecognized option '${d.val()}'`);
+      if (d.val() !== "early_data") {
+        throw d.unknownSubdirective(["early_data"], "unrecognized option '%s'");
+      }
       out.handshake_complete = false;
     }
     if (d.nextArg()) throw d.argErr();
@@ -207,7 +209,12 @@ export function urlPatternMatcher(d: Dispenser): Record<string, unknown> {
       } else if (d.val() === "ignore_case") {
         if (d.nextArg()) throw d.argErr();
         out.ignore_case = true;
-      } else throw d.err(`unrecognized url_pattern option '${d.val()}'`);
+      } else {
+        throw d.unknownSubdirective(
+          ["base_url", "ignore_case"],
+          "unrecognized url_pattern option '%s'",
+        );
+      }
     }
   }
   return out;
@@ -302,7 +309,7 @@ export function parseNamedResponseMatcher(
         break;
       }
       default:
-        throw d.err(`unrecognized response matcher ${d.val()}`);
+        throw d.unknownSubdirective(["header", "status"], "unrecognized response matcher %s");
     }
   }
   if (m.status_code?.length === 0) delete m.status_code;

@@ -27,7 +27,9 @@ export function challtestsrvSyntax(d: Dispenser): Record<string, unknown> {
   if (d.nextArg()) out.url = d.val();
   if (d.nextArg()) throw d.argErr();
   for (const n = d.nesting(); d.nextBlock(n);) {
-    if (d.val() !== "url") throw d.err(`unrecognized challtestsrv option '${d.val()}'`);
+    if (d.val() !== "url") {
+      throw d.unknownSubdirective(["url"], "unrecognized challtestsrv option '%s'");
+    }
     if (out.url !== undefined) throw d.err("url already set");
     if (!d.nextArg()) throw d.argErr();
     out.url = d.val();

@@ -19,7 +19,7 @@
  * @module
  */
 import { posix } from "node:path";
-import type { Dispenser } from "../../../adapters/gatehousefile/dispenser.ts";
+import { didYouMean, type Dispenser } from "../../../adapters/gatehousefile/dispenser.ts";
 import { absPath, localFiles, matchGlobElement } from "../../../adapters/gatehousefile/files.ts";
 import type { Helper } from "../../../adapters/gatehousefile/helper.ts";
 import type { ConfigValue, Handler } from "../../../adapters/gatehousefile/types.ts";
@@ -92,7 +92,9 @@ export function parseFileServer(h: Helper): Handler {
         for (const f of order) {
           if (!PRECOMPRESSED.includes(f)) {
             throw h.err(
-              `getting module named 'http.precompressed.${f}': module not registered: http.precompressed.${f}`,
+              `getting module named 'http.precompressed.${f}': module not registered: http.precompressed.${f}${
+                didYouMean(f, PRECOMPRESSED)
+              }`,
             );
           }
           pre[f] = {};
@@ -147,7 +149,9 @@ function parseBrowse(h: Helper): Record<string, unknown> {
         break;
       case "sort":
         while (h.nextArg()) {
-          if (!SORT.includes(h.val())) throw h.err(`unknown sort option '${h.val()}'`);
+          if (!SORT.includes(h.val())) {
+            throw h.unknownSubdirective(SORT, "unknown sort option '%s'");
+          }
           browse.sort = [...((browse.sort as string[]) ?? []), h.val()];
         }
         break;
@@ -190,11 +194,14 @@ export function parseTryFiles(h: Helper): ConfigValue[] {
   if (files.length === 0) throw h.argErr();
   let policy = "";
   for (const n = h.nesting(); h.nextBlock(n);) {
-    if (h.val() !== "policy") continue;
+    // (Caddy skips other subdirectives; here they are refused rather than ignored)
+    if (h.val() !== "policy") throw h.unknownSubdirective(["policy"]);
     if (policy !== "") throw h.err("try policy already configured");
     if (!h.nextArg()) throw h.argErr();
     policy = h.val();
-    if (!TRY_POLICIES.includes(policy)) throw h.err(`unrecognized try policy: ${policy}`);
+    if (!TRY_POLICIES.includes(policy)) {
+      throw h.unknownSubdirective(TRY_POLICIES, "unrecognized try policy: %s");
+    }
   }
   const route = (tryFiles: string[], query: string) => {
     const file: Record<string, unknown> = { try_files: tryFiles };
@@ -253,7 +260,10 @@ export function fileMatcher(d: Dispenser): Record<string, unknown> {
           break;
         }
         default:
-          throw d.err(`unrecognized subdirective: ${d.val()}`);
+          throw d.unknownSubdirective(
+            ["root", "try_files", "try_policy", "split_path"],
+            "unrecognized subdirective: %s",
+          );
       }
     }
   }

@@ -67,7 +67,16 @@ export function fastcgiTransport(d: Dispenser): Obj {
         put(t, k, timeout(d));
         break;
       default:
-        throw d.err(`unrecognized subdirective ${k}`);
+        throw d.unknownSubdirective([
+          "root",
+          "split",
+          "env",
+          "resolve_root_symlink",
+          "capture_stderr",
+          "dial_timeout",
+          "read_timeout",
+          "write_timeout",
+        ]);
     }
   }
   return t;

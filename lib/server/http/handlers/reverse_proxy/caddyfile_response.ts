@@ -80,7 +80,9 @@ export function parseCopyResponse(d: Dispenser): Handler {
     return out;
   }
   for (const n = d.nesting(); d.nextBlock(n);) {
-    if (d.val() !== "status") throw d.err(`unrecognized subdirective '${d.val()}'`);
+    if (d.val() !== "status") {
+      throw d.unknownSubdirective(["status"], "unrecognized subdirective '%s'");
+    }
     if (!d.nextArg()) throw d.argErr();
     out.status_code = weakString(d.val());
   }
@@ -94,7 +96,9 @@ export function parseCopyResponseHeaders(d: Dispenser): Handler {
   if (d.remainingArgs().length > 0) throw d.argErr();
   for (const n = d.nesting(); d.nextBlock(n);) {
     const k = d.val();
-    if (k !== "include" && k !== "exclude") throw d.err(`unrecognized subdirective '${k}'`);
+    if (k !== "include" && k !== "exclude") {
+      throw d.unknownSubdirective(["include", "exclude"], "unrecognized subdirective '%s'");
+    }
     const vals = d.remainingArgs();
     if (vals.length > 0) out[k] = [...((out[k] as string[]) ?? []), ...vals];
   }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Dispenser } from "../../../adapters/gatehousefile/dispenser.ts";
+import { didYouMean, type Dispenser } from "../../../adapters/gatehousefile/dispenser.ts";
 import { unmarshalModule } from "../../../adapters/gatehousefile/helper.ts";
 import { registerSyntax } from "../../../adapters/gatehousefile/registry.ts";
 import {
@@ -15,6 +15,41 @@ import {
 
 type Obj = Record<string, unknown>;
 const sub = (o: Obj, k: string): Obj => (o[k] ??= {}) as Obj;
+
+/** Subdirectives of the `http` transport. */
+const HTTP_TRANSPORT_OPTIONS = [
+  "read_buffer",
+  "write_buffer",
+  "max_response_header",
+  "read_timeout",
+  "write_timeout",
+  "proxy_protocol",
+  "forward_proxy_url",
+  "network_proxy",
+  "dial_timeout",
+  "response_header_timeout",
+  "expect_continue_timeout",
+  "dial_fallback_delay",
+  "resolvers",
+  "tls",
+  "tls_client_auth",
+  "tls_insecure_skip_verify",
+  "tls_curves",
+  "tls_timeout",
+  "tls_trusted_ca_certs",
+  "tls_server_name",
+  "tls_renegotiation",
+  "tls_except_ports",
+  "tls_trust_pool",
+  "keepalive",
+  "keepalive_interval",
+  "keepalive_idle_conns",
+  "keepalive_idle_conns_per_host",
+  "versions",
+  "compression",
+  "max_conns_per_host",
+  "local_address",
+];
 
 function dur(d: Dispenser, what: string): number {
   try {
@@ -198,7 +233,7 @@ export function httpTransport(d: Dispenser): Obj {
         put(t, k, d.val());
         break;
       default:
-        throw d.err(`unrecognized subdirective ${k}`);
+        throw d.unknownSubdirective(HTTP_TRANSPORT_OPTIONS);
     }
   }
   return t;
@@ -212,7 +247,9 @@ function noArgs(d: Dispenser): Obj {
 
 function fallback(d: Dispenser, into: Obj): void {
   for (const n = d.nesting(); d.nextBlock(n);) {
-    if (d.val() !== "fallback") throw d.err(`unrecognized option '${d.val()}'`);
+    if (d.val() !== "fallback") {
+      throw d.unknownSubdirective(["fallback"], "unrecognized option '%s'");
+    }
     if (!d.nextArg()) throw d.argErr();
     if (into.fallback) throw d.err("fallback selection policy already specified");
     const name = d.val();
@@ -231,6 +268,8 @@ function keyed(field: string) {
     return out;
   };
 }
+
+const RESOLVER_OPTIONS = ["refresh", "resolvers", "dial_timeout", "dial_fallback_delay"];
 
 function resolverAndDialing(d: Dispenser, u: Obj, k: string): boolean {
   switch (k) {
@@ -329,7 +368,7 @@ export function registerProxySyntaxes(): void {
         }
         if (d.nextArg()) throw d.argErr();
         out.max_age = v;
-      } else throw d.err(`unrecognized option '${k}'`);
+      } else throw d.unknownSubdirective(["fallback", "max_age"], "unrecognized option '%s'");
     }
     return out;
   });
@@ -349,7 +388,12 @@ export function registerProxySyntaxes(): void {
       } else if (k === "grace_period") {
         if (!d.nextArg()) throw d.argErr();
         put(u, k, dur(d, "bad grace period value"));
-      } else throw d.err(`unrecognized srv option '${k}'`);
+      } else {
+        throw d.unknownSubdirective(
+          [...RESOLVER_OPTIONS, "service", "proto", "name", "grace_period"],
+          "unrecognized srv option '%s'",
+        );
+      }
     }
     return u;
   });
@@ -372,10 +416,17 @@ export function registerProxySyntaxes(): void {
         if (a.length === 0) throw d.err("must specify at least one version");
         const v = sub(u, "versions");
         for (const x of a) {
-          if (x !== "ipv4" && x !== "ipv6") throw d.err(`unsupported version: '${x}'`);
+          if (x !== "ipv4" && x !== "ipv6") {
+            throw d.err(`unsupported version: '${x}'${didYouMean(x, ["ipv4", "ipv6"])}`);
+          }
           v[x] = true;
         }
-      } else throw d.err(`unrecognized a option '${k}'`);
+      } else {
+        throw d.unknownSubdirective(
+          [...RESOLVER_OPTIONS, "name", "port", "versions"],
+          "unrecognized a option '%s'",
+        );
+      }
     }
     return u;
   });
