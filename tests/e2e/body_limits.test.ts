@@ -42,6 +42,8 @@ const CASES: Case[] = [
   { method: "POST", path: "/dev-idp/google/token", limit: 16 * KiB, headers: form, ok: [400] },
   { method: "GET", path: "/broker/", limit: 16 * KiB, ok: [200] },
   { method: "POST", path: "/", limit: 16 * KiB, headers: form, ok: [404] },
+  // the console takes a whole config or Gatehousefile: 1 MiB
+  { method: "POST", path: "/admin/api/auth/login", limit: MiB, headers: form, ok: [401] },
   {
     method: "PUT",
     path: "/api/account-docs/v2/user-defined-rules/update-system-user-defined-rule",
