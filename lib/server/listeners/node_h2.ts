@@ -22,6 +22,7 @@ import type net from "node:net";
 import type { Duplex } from "node:stream";
 import type { ConnectionOptions, ServeInfo } from "../module.ts";
 import { headerListSize, sendH2, toH2Request } from "./node_h2_messages.ts";
+import { withoutGoaway } from "./h2_goaway.ts";
 
 /** What the HTTP/2 side needs of its listener. */
 export interface H2Host {
@@ -52,8 +53,16 @@ export interface H2Side {
   shutdown(): void;
 }
 
+/** Whether the client of a session sent GOAWAY (the frame itself never reaches nghttp2). */
+interface PeerGoaway {
+  sent: boolean;
+  session?: http2.ServerHttp2Session;
+}
+
 interface SessionState {
   socket: net.Socket | Duplex;
+  /** The client sent GOAWAY: no more pushed streams on this session. */
+  peerGoaway: PeerGoaway;
   opened(): void;
   closed(): void;
 }
@@ -123,16 +132,19 @@ export function startsWithPreface(socket: net.Socket, waitMs: number): Promise<b
  */
 export async function nodeH2(host: H2Host): Promise<H2Side> {
   const nodeHttp2 = (await import("node:http2")).default;
+  const nodeStream = await import("node:stream");
   const server = nodeHttp2.createServer({ settings: { maxConcurrentStreams: MAX_STREAMS } });
   const sessions = new Set<http2.ServerHttp2Session>();
   /** Per session: its connection, and the count of its open streams (for the idle timer). */
   const states = new WeakMap<http2.Http2Session, SessionState>();
   let attaching: net.Socket | Duplex | undefined;
+  let attachingGoaway: PeerGoaway = { sent: false };
   let closing = false;
   let listLimit = 0;
 
   server.on("session", (session: http2.ServerHttp2Session) => {
     sessions.add(session);
+    attachingGoaway.session = session;
     let open = 0;
     let idle: ReturnType<typeof setTimeout> | undefined;
     const arm = () => {
@@ -142,6 +154,7 @@ export async function nodeH2(host: H2Host): Promise<H2Side> {
     };
     states.set(session, {
       socket: attaching ?? (session.socket as net.Socket),
+      peerGoaway: attachingGoaway,
       opened() {
         open++;
         clearTimeout(idle);
@@ -219,7 +232,9 @@ export async function nodeH2(host: H2Host): Promise<H2Side> {
       await sendH2(stream, new Response("400 Bad Request", { status: 400 }), false);
       return;
     }
-    if (canPush && stream.pushAllowed) info.push = (m, p, h) => push(stream, m, p, h);
+    if (canPush && stream.pushAllowed && !state.peerGoaway.sent) {
+      info.push = (m, p, h) => push(stream, m, p, h);
+    }
     let response: Response;
     try {
       response = await host.handler(request, info);
@@ -237,7 +252,7 @@ export async function nodeH2(host: H2Host): Promise<H2Side> {
     headers: Headers,
   ): Promise<void> {
     return new Promise((resolve, reject) => {
-      if (parent.destroyed || !parent.pushAllowed) {
+      if (parent.destroyed || !parent.pushAllowed || states.get(parent.session!)?.peerGoaway.sent) {
         return reject(new Error("the client does not accept pushed streams now"));
       }
       const promised: http2.OutgoingHttpHeaders = { ":method": method, ":path": path };
@@ -265,9 +280,24 @@ export async function nodeH2(host: H2Host): Promise<H2Side> {
         listLimit = limit;
         server.updateSettings({ maxConcurrentStreams: MAX_STREAMS, maxHeaderListSize: limit });
       }
+      // The session reads the client's bytes less its GOAWAY frames (see h2_goaway.ts). What
+      // nghttp2 would do with one is done here: no more pushes, and the session ends once its
+      // streams are done (our GOAWAY, then the connection closes), after the frames that came
+      // before the GOAWAY have been read (a request sent just before it is still answered).
+      const goaway: PeerGoaway = { sent: false };
+      const filtered = withoutGoaway(nodeStream, stream ?? socket, () => {
+        goaway.sent = true;
+        const close = () => {
+          if (filtered.destroyed) return;
+          if (filtered.readableLength > 0) return void setTimeout(close, 1);
+          setTimeout(() => goaway.session?.close(), 0);
+        };
+        close();
+      });
       attaching = socket;
+      attachingGoaway = goaway;
       try {
-        server.emit("connection", stream ?? socket);
+        server.emit("connection", filtered);
       } finally {
         attaching = undefined;
       }
