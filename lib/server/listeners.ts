@@ -143,12 +143,12 @@ export class ListenerPool {
     let engine = options.engine ?? "deno";
     if (options.tls && engine === "deno" && !reusePortAvailable()) {
       // Live certificates on the deno engine replace listeners on a shared port, which needs
-      // --unstable-net; without it HTTPS runs on the node engine (HTTP/1.1).
+      // --unstable-net; without it HTTPS runs on the node engine (slower).
       if (!this.#warnedEngine) {
         this.#warnedEngine = true;
         this.log?.(
-          "HTTPS listeners run on the node engine (HTTP/1.1): start Deno with --unstable-net " +
-            "for the deno engine (HTTP/2, faster)",
+          "HTTPS listeners run on the node engine (slower): start Deno with --unstable-net " +
+            "for the deno engine (faster)",
           { address: options.address },
         );
       }

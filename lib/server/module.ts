@@ -79,6 +79,17 @@ export interface ServeInfo {
   localAddress: string;
   /** Marks the request for the upgraded connection API (WebSocket); see Deno.upgradeWebSocket. */
   completed?: Promise<void>;
+  /** True for a request that came over HTTP/2 (h2 or h2c), where the listener knows it (node engine). */
+  http2?: boolean;
+  /**
+   * HTTP/2 server push on this request's stream (node engine, HTTP/2, while the client accepts
+   * pushes; absent otherwise and on pushed requests): sends a PUSH_PROMISE for a `GET` or
+   * `HEAD` of `path` (an absolute path on the request's own origin, query included) with
+   * `headers`, then serves that request through the listener's handler on the promised
+   * stream. Resolves once the promise is sent; rejects when it cannot be (the client turned
+   * push off, the stream is gone, too many streams open).
+   */
+  push?(method: "GET" | "HEAD", path: string, headers: Headers): Promise<void>;
   /**
    * Set for an HTTP/1.1 request with `Connection: Upgrade` on a `listener_engine: "node"`
    * listener: the connection can be taken over for any protocol (WebSocket, h2c, SPDY...).
@@ -122,8 +133,8 @@ export interface ListenOptions {
   tls?: TlsCertificateSource;
   /**
    * The HTTP implementation behind the socket: `deno` (`Deno.serve`: HTTP/1.1 and HTTP/2, the
-   * fastest) or `node` (`node:http`/`node:https`: HTTP/1.1 only, raw upgrades and TLS session
-   * details). Listeners are keyed by address + engine.
+   * fastest) or `node` (`node:http`/`node:http2`: HTTP/1.1 and HTTP/2, raw upgrades, TLS
+   * session details, server push). Listeners are keyed by address + engine.
    */
   engine?: "deno" | "node";
   /**

@@ -1,10 +1,18 @@
 /**
- * The `node` listener engine: an HTTP/1.1 server on `node:http` / `node:https` with the same
- * handler contract as `Deno.serve` (a web `Request` in, a `Response` out). It exists for the two
- * things `Deno.serve` does not give: the raw connection of an `Upgrade` request (any protocol,
- * not only WebSocket) and the TLS session of a request (version, cipher suite, resumption, SNI,
- * ALPN). It costs throughput (about 2.5x the CPU per request of `Deno.serve` on the respond
- * benchmark) and speaks HTTP/1.1 only, so it is chosen per server (`listener_engine`).
+ * The `node` listener engine: HTTP/1.1 on `node:http` and HTTP/2 on `node:http2` (over TLS by
+ * ALPN, `h2` and `http/1.1` on one port; cleartext `h2c` with prior knowledge where the
+ * listener's options allow it), with the same handler contract as `Deno.serve` (a web
+ * `Request` in, a `Response` out). It exists for what `Deno.serve` does not give: the raw
+ * connection of an `Upgrade` request (any protocol, not only WebSocket), the TLS session of a
+ * request (version, cipher suite, resumption, SNI, ALPN, client certificates), the socket
+ * (timeouts, header limit, listener wrappers) and HTTP/2 server push. It costs throughput
+ * (about 2.5x the CPU per request of `Deno.serve` on the respond benchmark), so it is chosen
+ * per server (`listener_engine`).
+ *
+ * Every connection comes through one `node:net` server (the front): listener wrappers run
+ * there, then TLS (`listeners/node_tls.ts`), then the protocol: the ALPN result, or on
+ * cleartext listeners with h2c the first bytes (the HTTP/2 preface), send it to the HTTP/1.1
+ * server or to the HTTP/2 side (`listeners/node_h2.ts`).
  *
  * Node's modules load when the first such listener opens.
  *
@@ -16,11 +24,15 @@ import type tls from "node:tls";
 import type { Duplex } from "node:stream";
 import type { ConnectionOptions, RawUpgrade, ServeInfo, TlsCertificateSource } from "./module.ts";
 import { DEFAULT_CONNECTION_OPTIONS } from "./listeners/options.ts";
-import { peerOf, wrapConnection } from "./listeners/node_front.ts";
+import { duplexOf, peerOf, wrapConnection } from "./listeners/node_front.ts";
 import { send, sendRaw, toRequest } from "./listeners/node_messages.ts";
 import { applyServerTimeouts, armRequestTimers } from "./listeners/node_timeouts.ts";
+import { nodeTls, tlsFacts } from "./listeners/node_tls.ts";
+import { nodeH2, startsWithPreface } from "./listeners/node_h2.ts";
 import { statusText } from "./http/status.ts";
 import { tunnelOf, view } from "./node_streams.ts";
+
+export { tlsFacts };
 
 /** Where and how a node listener binds, and where its requests go. */
 export interface NodeListenOptions {
@@ -69,79 +81,6 @@ export interface NodeHttpServer {
 /** How long a connection accepted during shutdown may wait before sending its request (ms). */
 const SHUTDOWN_IDLE_MS = 1000;
 
-/** IANA cipher suite numbers by OpenSSL and IANA name (TLS 1.3 and the usual TLS 1.2 ones). */
-const CIPHER_SUITES: Record<string, number> = {
-  TLS_AES_128_GCM_SHA256: 0x1301,
-  TLS_AES_256_GCM_SHA384: 0x1302,
-  TLS_CHACHA20_POLY1305_SHA256: 0x1303,
-  "ECDHE-ECDSA-AES128-GCM-SHA256": 0xc02b,
-  TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256: 0xc02b,
-  "ECDHE-ECDSA-AES256-GCM-SHA384": 0xc02c,
-  TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384: 0xc02c,
-  "ECDHE-RSA-AES128-GCM-SHA256": 0xc02f,
-  TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256: 0xc02f,
-  "ECDHE-RSA-AES256-GCM-SHA384": 0xc030,
-  TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384: 0xc030,
-  "ECDHE-RSA-CHACHA20-POLY1305": 0xcca8,
-  TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256: 0xcca8,
-  "ECDHE-ECDSA-CHACHA20-POLY1305": 0xcca9,
-  TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256: 0xcca9,
-};
-
-const TLS_VERSIONS: Record<string, number> = {
-  "TLSv1": 0x0301,
-  "TLSv1.1": 0x0302,
-  "TLSv1.2": 0x0303,
-  "TLSv1.3": 0x0304,
-};
-
-/**
- * The TLS facts of a node TLS socket, in the numbers Go's `tls.ConnectionState` (and so Caddy's
- * logs) use: version 772 is TLS 1.3, cipher suite 4866 is TLS_AES_256_GCM_SHA384.
- *
- * @example
- * ```ts
- * import { tlsFacts } from "./node_listener.ts";
- * // tlsFacts(request.socket) → { version: 772, cipherSuite: 4866, resumed: false, ... }
- * ```
- */
-export function tlsFacts(s: tls.TLSSocket): NonNullable<ServeInfo["tls"]> {
-  const cipher = s.getCipher?.();
-  const name = cipher?.standardName ?? cipher?.name ?? "";
-  const sni = (s as unknown as { servername?: string | false }).servername;
-  const facts: NonNullable<ServeInfo["tls"]> = {
-    version: TLS_VERSIONS[s.getProtocol?.() ?? ""] ?? 0,
-    cipherSuite: CIPHER_SUITES[name] ?? CIPHER_SUITES[cipher?.name ?? ""] ?? 0,
-    resumed: !!s.isSessionReused?.(),
-    proto: typeof s.alpnProtocol === "string" ? s.alpnProtocol : "",
-    serverName: typeof sni === "string" ? sni : "",
-  };
-  const chain = peerChain(s);
-  if (chain.length) facts.clientCertificates = chain;
-  return facts;
-}
-
-/** The certificates a TLS peer sent, leaf first (DER). */
-function peerChain(s: tls.TLSSocket): Uint8Array[] {
-  const out: Uint8Array[] = [];
-  let c: tls.DetailedPeerCertificate | undefined;
-  try {
-    c = s.getPeerCertificate?.(true) as tls.DetailedPeerCertificate | undefined;
-  } catch {
-    return out;
-  }
-  const seen = new Set<string>();
-  while (c && c.raw && c.raw.length) {
-    const der = view(c.raw);
-    const key = `${der.length}:${c.fingerprint256 ?? ""}`;
-    if (seen.has(key)) break;
-    seen.add(key);
-    out.push(der.slice());
-    c = c.issuerCertificate;
-  }
-  return out;
-}
-
 /**
  * Starts a node listener.
  *
@@ -163,92 +102,8 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
   // upload or stream is not cut at 5 minutes) and Go's 1 MiB header limit, as Caddy.
   const limits = { requestTimeout: 0, maxHeaderSize: 1 << 20 };
   const conn = () => o.connection?.() ?? DEFAULT_CONNECTION_OPTIONS;
-  let server: http.Server;
-  let refreshDefault: (() => Promise<void>) | undefined;
-  /**
-   * TLS over a stream the listener wrappers handed on (the https server's settings), with the
-   * certificate for `serverName` looked up first: Deno's TLS over a stream cannot wait for an
-   * asynchronous SNI callback. Null when there is no certificate for the name.
-   */
-  let startTls:
-    | ((stream: net.Socket | Duplex, serverName: string) => Promise<tls.TLSSocket | null>)
-    | undefined;
-  if (o.tls) {
-    const https = (await import("node:https")).default;
-    const nodeTls = (await import("node:tls")).default;
-    const source = o.tls.source;
-    // Contexts are reused while the certificate is the same one.
-    const contexts = new Map<string, tls.SecureContext>();
-    const contextOf = (c: { cert: string; key: string }) => {
-      let ctx = contexts.get(c.cert);
-      if (!ctx) {
-        if (contexts.size > 1000) contexts.clear();
-        ctx = nodeTls.createSecureContext({ cert: c.cert, key: c.key });
-        contexts.set(c.cert, ctx);
-      }
-      return ctx;
-    };
-    const sniCallback = (name: string, cb: (e: Error | null, ctx?: tls.SecureContext) => void) => {
-      source().getCertificate(name.toLowerCase()).then(
-        (c) => c ? cb(null, contextOf(c)) : cb(new Error(`no certificate for ${name}`)),
-        (e) => cb(e as Error),
-      );
-    };
-    // One certificate for every name (see `fixedCertificate`): the server's own context answers
-    // every handshake and no SNI callback runs. Deno's TLS server reads the callback per
-    // connection (`_SNICallback`); the per-handshake path costs ~10% more CPU per handshake and
-    // ~100 MiB more resident under a handshake load (measured in bench/http).
-    const fixedOf = async () => {
-      const s = source();
-      if (s.requestsClientCertificates) return null; // client checks follow the SNI
-      return (await s.fixedCertificate?.().catch(() => null)) ?? null;
-    };
-    const fixed = await fixedOf();
-    const first = fixed ?? await source().getCertificate("");
-    const tlsOptions = { ALPNProtocols: ["http/1.1"], SNICallback: sniCallback };
-    const https_ = https.createServer({
-      ...limits,
-      // asked per server below; verified by the connection policy's check, not by OpenSSL
-      requestCert: !!source().requestsClientCertificates,
-      rejectUnauthorized: false,
-      ...(first ? { cert: first.cert, key: first.key } : {}),
-      ...tlsOptions,
-    });
-    const slot = https_ as unknown as { _SNICallback?: unknown };
-    const sniSwitch = "_SNICallback" in https_;
-    if (sniSwitch && fixed) slot._SNICallback = null;
-    let last = first?.cert;
-    refreshDefault = async () => {
-      // a reload may start or stop authenticating clients: new connections follow it
-      (https_ as unknown as { requestCert: boolean }).requestCert = !!source()
-        .requestsClientCertificates;
-      const one = await fixedOf();
-      const c = one ?? await source().getCertificate("").catch(() => null);
-      if (c && c.cert !== last) {
-        last = c.cert;
-        https_.setSecureContext({ cert: c.cert, key: c.key });
-      }
-      if (sniSwitch) slot._SNICallback = one ? null : sniCallback;
-    };
-    startTls = async (stream, serverName) => {
-      const c = await source().getCertificate(serverName).catch(() => null);
-      if (!c) return null;
-      const secureContext = contextOf(c);
-      return new nodeTls.TLSSocket(stream as net.Socket, {
-        isServer: true,
-        ...tlsOptions,
-        requestCert: !!source().requestsClientCertificates,
-        rejectUnauthorized: false,
-        secureContext,
-        SNICallback: (_name: string, cb: (e: Error | null, ctx?: tls.SecureContext) => void) =>
-          cb(null, secureContext),
-      });
-    };
-    server = https_;
-  } else {
-    const nodeHttp = (await import("node:http")).default;
-    server = nodeHttp.createServer(limits);
-  }
+  const h1 = (await import("node:http")).default.createServer(limits);
+  const secure = o.tls ? await nodeTls(o.tls.source) : undefined;
   let closing = false;
   let inFlight = 0;
   // Every open connection until its socket closes (for TLS, the TLS socket: the one requests
@@ -259,9 +114,12 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
   // Peer addresses a listener wrapper (PROXY protocol) gave, by the socket HTTP is read from.
   const peers = new WeakMap<object, ServeInfo["remoteAddr"]>();
   // A connection's TLS session does not change: its facts are read once per connection.
-  const sessions = new WeakMap<net.Socket, NonNullable<ServeInfo["tls"]>>();
-  const info = (s: net.Socket): ServeInfo => {
-    const i: ServeInfo = { remoteAddr: peers.get(s) ?? peerOf(s), localAddress: o.localAddress() };
+  const sessions = new WeakMap<object, NonNullable<ServeInfo["tls"]>>();
+  const info = (s: net.Socket | Duplex): ServeInfo => {
+    const i: ServeInfo = {
+      remoteAddr: peers.get(s) ?? peerOf(s as net.Socket),
+      localAddress: o.localAddress(),
+    };
     if (o.tls) {
       let facts = sessions.get(s);
       if (!facts) sessions.set(s, facts = tlsFacts(s as tls.TLSSocket));
@@ -270,14 +128,14 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     return i;
   };
   // A connection's client certificates are checked once, before its first request is served.
-  const verdicts = new WeakMap<net.Socket, Promise<boolean>>();
-  const admitted = (s: net.Socket, facts: ServeInfo["tls"]): true | Promise<boolean> => {
+  const verdicts = new WeakMap<object, Promise<boolean>>();
+  const admitted = (s: net.Socket | Duplex, facts: ServeInfo["tls"]): true | Promise<boolean> => {
     const auth = o.tls?.source().clientAuth?.(facts?.serverName ?? "");
     if (!auth) return true;
     let v = verdicts.get(s);
     if (!v) {
       v = auth.check(facts?.clientCertificates ?? []).then((why) => {
-        if (why !== null) o.onClientRefused?.(why, peers.get(s) ?? peerOf(s));
+        if (why !== null) o.onClientRefused?.(why, peers.get(s) ?? peerOf(s as net.Socket));
         return why === null;
       }, () => false);
       verdicts.set(s, v);
@@ -389,30 +247,54 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
       socket.end("HTTP/1.1 408 Request Timeout\r\nconnection: close\r\n\r\n");
     } else socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
   };
-  // TLS sockets from the wrapper path speak HTTP through a plain server with the same handlers.
-  const tlsInner = startTls ? (await import("node:http")).default.createServer(limits) : undefined;
-  const servers = tlsInner ? [server, tlsInner] : [server];
-  for (const s of servers) {
-    s.on("request", onRequest);
-    s.on("upgrade", onUpgrade);
-    s.on("clientError", onClientError);
-    // The servers do not listen themselves (the front below accepts): they count as listening
-    // while open, so kept-alive connections stay, and their timeout checks run.
-    Object.defineProperty(s, "listening", { get: () => !closing });
-  }
-  const opened = (s: net.Socket) => {
+  h1.on("request", onRequest);
+  h1.on("upgrade", onUpgrade);
+  h1.on("clientError", onClientError);
+  // The HTTP/1.1 server does not listen itself (the front below accepts): it counts as
+  // listening while open, so kept-alive connections stay, and its timeout checks run.
+  Object.defineProperty(h1, "listening", { get: () => !closing });
+  const h2 = await nodeH2({
+    scheme,
+    localAddress: o.localAddress,
+    conn,
+    info,
+    admitted,
+    handler: o.handler,
+    busy: (started) => void (inFlight += started ? 1 : -1),
+  });
+  const opened = (s: net.Socket, http2: boolean) => {
     open.add(s);
-    idle.add(s);
+    if (!http2) idle.add(s);
     s.once("close", () => {
       open.delete(s);
       idle.delete(s);
     });
     // Accepted while shutting down: its first request is answered (with `Connection: close`);
     // a client that sends none is closed after a moment.
-    if (closing) setTimeout(() => idle.has(s) && s.end(), SHUTDOWN_IDLE_MS);
+    if (closing && !http2) setTimeout(() => idle.has(s) && s.end(), SHUTDOWN_IDLE_MS);
   };
-  server.on(o.tls ? "secureConnection" : "connection", opened);
-  tlsInner?.on("connection", opened);
+  h1.on("connection", (s: net.Socket) => opened(s, false));
+  /** A connection ready for HTTP: its TLS handshake (if any) is done. */
+  const speak = (s: net.Socket | Duplex, http2: boolean) => {
+    if (http2) {
+      opened(s as net.Socket, true);
+      h2.attach(s);
+    } else h1.emit("connection", s);
+  };
+  secure?.server.on("secureConnection", (t: tls.TLSSocket) => speak(t, t.alpnProtocol === "h2"));
+  /** A cleartext connection: HTTP/2 when h2c is on and it starts with the preface. */
+  const cleartext = async (s: net.Socket, c: ConnectionOptions) => {
+    if (!c.h2c) {
+      speak(s, false);
+      s.resume();
+      return;
+    }
+    const wait = c.readHeaderTimeoutMs || c.readTimeoutMs || c.idleTimeoutMs;
+    const http2 = await startsWithPreface(s, wait);
+    if (http2 === null || closing) return void s.destroy();
+    speak(s, http2);
+    s.resume();
+  };
 
   // as node's HTTP servers accept: half-open allowed (an upgraded tunnel's half close), no Nagle
   const front = (await import("node:net")).default.createServer({
@@ -420,28 +302,35 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     noDelay: true,
   }, (raw: net.Socket) => {
     const c = conn();
-    for (const s of servers) applyServerTimeouts(s, c);
+    applyServerTimeouts(h1, c);
     // Under TLS the raw socket ends with the client's FIN, as node's TLS servers accept (half
     // open would leave it in CLOSE-WAIT once the TLS socket above it is gone).
     if (o.tls) raw.allowHalfOpen = false;
     if (!c.wrappers.length) {
-      server.emit("connection", raw);
+      if (secure) {
+        secure.offer(c.alpn);
+        secure.server.emit("connection", raw);
+      } else if (c.h2c) cleartext(raw, c);
+      else h1.emit("connection", raw);
       return;
     }
     raw.on("error", () => {});
     const deadlineMs = c.readHeaderTimeoutMs || c.readTimeoutMs || undefined;
     wrapConnection(raw, c.wrappers, { tls: !!o.tls, deadlineMs }).then(async (w) => {
       if (!w || closing) return void w?.stream.destroy();
-      if (startTls && tlsInner) {
-        const t = await startTls(w.stream, w.serverName ?? "");
+      if (secure) {
+        const t = await secure.over(w.stream, w.serverName ?? "", c.alpn);
         if (!t || closing) return void w.stream.destroy();
         peers.set(t, w.remote);
         t.on("error", () => t.destroy());
-        t.on("secure", () => tlsInner.emit("connection", t));
+        t.on("secure", async () => {
+          if (t.alpnProtocol !== "h2") return speak(t, false);
+          opened(t, true);
+          h2.attach(t, await duplexOf(t, new Uint8Array(0)));
+        });
       } else {
         peers.set(w.stream, w.remote);
-        server.emit("connection", w.stream);
-        w.stream.resume();
+        await cleartext(w.stream as net.Socket, c);
       }
     }, () => raw.destroy());
   });
@@ -456,10 +345,8 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     else if (o.path !== undefined) front.listen(o.path, ready);
     else front.listen(o.port ?? 0, o.hostname || undefined, ready);
   });
-  for (const s of servers) {
-    applyServerTimeouts(s, conn());
-    s.emit("listening"); // starts the server's timeout checks
-  }
+  applyServerTimeouts(h1, conn());
+  h1.emit("listening"); // starts the server's timeout checks
   const address = front.address();
   let finish!: () => void;
   const finished = new Promise<void>((r) => (finish = r));
@@ -471,16 +358,17 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     },
     finished,
     certificatesChanged() {
-      refreshDefault?.().catch(() => {});
+      secure?.refresh().catch(() => {});
     },
     shutdown() {
       if (closing) return finished;
       closing = true;
       front.close(() => finish());
-      for (const s of servers) s.close(() => {});
+      h1.close(() => {});
+      h2.shutdown();
       for (const s of idle) s.end();
       idle.clear();
-      if (inFlight === 0) server.closeIdleConnections?.();
+      if (inFlight === 0) h1.closeIdleConnections?.();
       return Promise.resolve();
     },
   };

@@ -63,11 +63,16 @@ export function readableOf(
   }, { highWaterMark: 4 });
 }
 
+/** What `writeTo` writes to: a socket, an HTTP/1.1 response or an HTTP/2 stream. */
+export interface NodeWritable {
+  readonly destroyed: boolean;
+  write(chunk: Uint8Array): boolean;
+  on(event: "drain" | "close", fn: () => void): unknown;
+  off(event: "drain" | "close", fn: () => void): unknown;
+}
+
 /** Writes to a node writable with backpressure; false when it closed first. */
-export function writeTo(
-  dst: net.Socket | http.ServerResponse,
-  chunk: Uint8Array,
-): Promise<boolean> {
+export function writeTo(dst: NodeWritable, chunk: Uint8Array): Promise<boolean> {
   if (dst.destroyed) return Promise.resolve(false);
   if (dst.write(chunk)) return Promise.resolve(true);
   return new Promise((resolve) => {

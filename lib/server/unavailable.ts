@@ -6,8 +6,6 @@
  */
 
 const UNAVAILABLE: Record<string, string> = {
-  "http.handlers.push":
-    "HTTP/2 server push is not available (the listeners cannot push, and browsers no longer accept pushed responses); send `Link: <...>; rel=preload` headers with the `headers` handler instead",
   "http.handlers.templates": "server-side Go templates are not available",
   "tls.get_certificate.tailscale":
     "Gatehouse cannot get certificates from a local Tailscale daemon; get them with `tailscale cert` and load the files (apps.tls.certificates.load_files), or use the http certificate manager",
@@ -19,7 +17,7 @@ const UNAVAILABLE: Record<string, string> = {
  * @example
  * ```ts
  * import { unknownModuleMessage } from "./unavailable.ts";
- * unknownModuleMessage("http.handlers.push");
+ * unknownModuleMessage("http.handlers.templates");
  * ```
  */
 export function unknownModuleMessage(id: string): string {

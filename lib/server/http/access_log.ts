@@ -112,7 +112,7 @@ export function loggableRequest(c: RequestContext, logCredentials: boolean): Log
     remote_ip: c.remoteHost,
     remote_port: c.remotePort,
     client_ip: c.clientIP,
-    proto: c.info.tls?.proto === "h2" ? "HTTP/2.0" : "HTTP/1.1",
+    proto: c.info.http2 || c.info.tls?.proto === "h2" ? "HTTP/2.0" : "HTTP/1.1",
     method: c.origMethod,
     host: c.host,
     uri: c.origQuery ? `${c.origRawPath}?${c.origQuery}` : c.origRawPath,

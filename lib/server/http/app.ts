@@ -231,13 +231,14 @@ function connectionOptions(server: HttpServer, i: number): ConnectionOptions {
     maxHeaderBytes: o.maxHeaderBytes,
     wrappers: o.wrappers,
     keepalive: o.keepalive,
-    alpn: p.h2 && server.engine === "deno" ? ["h2", "http/1.1"] : ["http/1.1"],
+    alpn: p.h2 ? ["h2", "http/1.1"] : ["http/1.1"],
+    h2c: p.h2c,
   };
 }
 
 /** A deno-engine listener whose protocols leave out the HTTP/2 Deno.serve would speak. */
 function refusesHttp2(server: HttpServer, i: number): boolean {
-  if (server.engine !== "deno") return false; // node: HTTP/1.1 only
+  if (server.engine !== "deno") return false; // node: speaks HTTP/2 only where listed
   const p = server.options.protocols[server.listenIndex[i]];
   return server.tlsPolicies ? !p.h2 : !p.h2c;
 }

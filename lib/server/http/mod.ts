@@ -78,6 +78,7 @@ const httpModules: ModuleDefinition[] = [
     async () => (await import("./handlers/subroute.ts")).subrouteModule,
   ),
   lazy("http.handlers.headers", async () => (await import("./handlers/headers.ts")).headersModule),
+  lazy("http.handlers.push", async () => (await import("./handlers/push.ts")).pushModule),
   lazy("http.handlers.rewrite", async () => (await import("./handlers/rewrite.ts")).rewriteModule),
   lazy("http.handlers.vars", async () => (await import("./handlers/vars.ts")).varsModule),
   lazy("http.handlers.map", async () => (await import("./handlers/map.ts")).mapModule),

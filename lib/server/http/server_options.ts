@@ -6,12 +6,13 @@
  * - Timeouts, `max_header_bytes`, listener wrappers and (on TLS servers) `strict_sni_host`
  *   need the socket, which `Deno.serve` does not give: a server that sets one runs on the
  *   `node` listener engine, chosen automatically; `listener_engine: "deno"` with one of them is
- *   refused by name.
+ *   refused by name. So does a server whose routes use the `push` handler and that can speak
+ *   HTTP/2 (`Deno.serve` cannot push); without HTTP/2 there is nothing to push on, and the
+ *   handler passes requests through on either engine, as Caddy's does on HTTP/1.1.
  * - `keepalive_*` set the listening socket's TCP keep-alive (both engines).
- * - `protocols`: `h1` always; `h2` over TLS (deno engine: offered by ALPN); `h2c` on plain
- *   listeners (deno engine); `h3` is refused on TLS servers (no QUIC listener here) and, as in
- *   Caddy, has no effect on plain ones. The node engine speaks HTTP/1.1 only, so `h2`/`h2c`
- *   listed for a server on it are refused.
+ * - `protocols`: `h1` always; `h2` over TLS (offered by ALPN, both engines); `h2c` on plain
+ *   listeners (both engines; prior knowledge only on the node engine); `h3` is refused on TLS
+ *   servers (no QUIC listener here) and, as in Caddy, has no effect on plain ones.
  *
  * @module
  */
@@ -47,12 +48,23 @@ export interface ServerOptions {
   strictSniHost: boolean;
   /** Fields that need the node listener engine, by name. */
   needsNode: string[];
+  /** The routes use the `push` handler on a server that can speak HTTP/2. */
+  pushes: boolean;
 }
 
 const KNOWN_PROTOCOLS = ["h1", "h2", "h2c", "h3"];
 
 function bad(where: string, msg: string): never {
   throw new HttpConfigError("invalid_config", `${where}: ${msg}`);
+}
+
+/** True when a `push` handler appears anywhere in `v` (routes, subroutes, named routes). */
+function usesPush(v: unknown, depth = 0): boolean {
+  if (depth > 64 || v === null || typeof v !== "object") return false;
+  if (Array.isArray(v)) return v.some((x) => usesPush(x, depth + 1));
+  const o = v as Raw;
+  if (o.handler === "push") return true;
+  return Object.values(o).some((x) => usesPush(x, depth + 1));
 }
 
 /** A timeout field in ms: undefined when unset or 0 (Caddy's default), 0 for "none" (negative). */
@@ -227,6 +239,8 @@ export async function parseServerOptions(
     }
     protocols.push({ h1: p.h1, h2: p.h2, h2c: p.h2c });
   }
+  const http2 = protocols.some((p) => o.tls ? p.h2 : p.h2c);
+  const pushes = http2 && [raw.routes, raw.errors, raw.named_routes].some((r) => usesPush(r));
   return {
     readTimeoutMs: read,
     readHeaderTimeoutMs: readHeader,
@@ -241,19 +255,20 @@ export async function parseServerOptions(
     protocolsGiven: anyGiven,
     strictSniHost: strict,
     needsNode,
+    pushes,
   };
 }
 
 /**
  * The listener engine of a server: `listener_engine` when given, else `node` when a field,
- * TLS client authentication (`clientAuth`) or an `fd/` listen address (`inheritedFd`) needs it;
- * refuses `deno` with any of them, and HTTP/2 listed for a node-engine server.
+ * TLS client authentication (`clientAuth`), an `fd/` listen address (`inheritedFd`) or HTTP/2
+ * server push needs it; refuses `deno` with any of them.
  */
 export function chooseEngine(
   explicit: string | undefined,
   o: ServerOptions,
   where: string,
-  tls: boolean,
+  _tls: boolean,
   clientAuth = false,
   inheritedFd = false,
 ): "deno" | "node" {
@@ -282,25 +297,13 @@ export function chooseEngine(
         `leave listener_engine unset or set "node"`,
     );
   }
-  const needs = [
-    ...(clientAuth ? ["client_authentication"] : []),
-    ...(inheritedFd ? ["fd/ listen addresses"] : []),
-    ...o.needsNode,
-  ];
-  const engine = (explicit ?? (needs.length ? "node" : "deno")) as "deno" | "node";
-  if (engine === "node" && o.protocolsGiven) {
-    const why = explicit === "node"
-      ? `listener_engine is "node"`
-      : `${needs.join(", ")} run on the node listener engine`;
-    for (const p of o.protocols) {
-      if ((tls && p.h2) || (!tls && p.h2c)) {
-        bad(
-          `${where}.protocols`,
-          `${tls ? "h2" : "h2c"} cannot be served: ${why}, which speaks HTTP/1.1 only; ` +
-            `remove ${tls ? "h2" : "h2c"} from protocols`,
-        );
-      }
-    }
+  if (explicit === "deno" && o.pushes) {
+    bad(
+      `${where}.listener_engine`,
+      `"deno" (Deno.serve) cannot push (HTTP/2 server push, which the push handler in the ` +
+        `routes does); leave listener_engine unset or set "node"`,
+    );
   }
-  return engine;
+  const needs = clientAuth || inheritedFd || o.pushes || o.needsNode.length > 0;
+  return (explicit ?? (needs ? "node" : "deno")) as "deno" | "node";
 }

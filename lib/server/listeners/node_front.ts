@@ -120,8 +120,12 @@ async function clientHello(conn: SocketConnection): Promise<string | null> {
   }
 }
 
-/** A duplex that yields `first`, then what `socket` receives; writes go to `socket`. */
-async function duplexOf(socket: net.Socket, first: Uint8Array): Promise<Duplex> {
+/**
+ * A duplex that yields `first`, then what `socket` receives; writes go to `socket`. (Also how
+ * an HTTP/2 session reads a TLS socket that itself runs over such a duplex: Deno's HTTP/2
+ * cannot read that TLS socket directly.)
+ */
+export async function duplexOf(socket: net.Socket, first: Uint8Array): Promise<Duplex> {
   const { Duplex } = await import("node:stream");
   const d = new Duplex({
     read() {

@@ -2,7 +2,8 @@
  * What a server asks of its listeners' connections, settled once from its config
  * (`http/server_options.ts`) and applied by the listener engines: HTTP timeouts and the request
  * head limit (node engine), the listener wrappers (node engine), TCP keep-alive (both engines,
- * `keepalive.ts`) and the HTTP versions a listener speaks (ALPN on the deno engine's TLS).
+ * `keepalive.ts`) and the HTTP versions a listener speaks (ALPN on TLS; cleartext HTTP/2 with
+ * prior knowledge on the node engine).
  *
  * @module
  */
@@ -38,6 +39,8 @@ export interface ConnectionOptions {
   keepalive?: TcpKeepAlive;
   /** TLS: the ALPN protocols offered (`h2`, `http/1.1`), in preference order. */
   alpn: string[];
+  /** Cleartext: answer HTTP/2 with prior knowledge (`h2c`; the node engine reads it). */
+  h2c?: boolean;
 }
 
 /** Caddy 2.6.2's defaults (Go's `MaxHeaderBytes`, Caddy's 5 minute idle timeout). */

@@ -41,7 +41,7 @@ function requestAttributes(c: RequestContext): Attributes {
     "url.scheme": c.scheme,
     "url.path": c.path,
     "server.address": host,
-    "network.protocol.version": c.info.tls?.proto === "h2" ? "2" : "1.1",
+    "network.protocol.version": c.info.http2 || c.info.tls?.proto === "h2" ? "2" : "1.1",
     "client.address": c.clientIP,
   };
   if (port) a["server.port"] = Number(port);

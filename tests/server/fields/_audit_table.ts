@@ -343,6 +343,9 @@ export const DECODERS: Record<string, Decoder> = {
   },
   "http.handlers.headers.response": HEADER_OPS,
   "http.handlers.headers.response.require": { ...RESPONSE_MATCH, test: "http/handlers.test.ts" },
+  "http.handlers.push": { test: "parity2/push.test.ts", fields: ["resources", "headers"] },
+  "http.handlers.push.resources[]": { test: "parity2/push.test.ts", fields: ["method", "target"] },
+  "http.handlers.push.headers": { ...HEADER_OPS, test: "parity2/_push.ts" },
   "http.handlers.intercept": {
     test: "parity/handle_response.test.ts",
     fields: ["handle_response"],

@@ -35,6 +35,7 @@ export const HANDLERS: Record<string, unknown>[] = [
   h("intercept", { handle_response: [{ match: { status_code: [500] }, routes: [] }] }),
   h("copy_response", { status_code: 200 }),
   h("copy_response_headers", { include: ["A"] }),
+  h("push", { resources: [{ method: "GET", target: "/a.css" }], headers: { set: { A: ["b"] } } }),
   h("metrics"),
   h("tracing", { span: "x" }),
   h("invoke", { name: "named" }),

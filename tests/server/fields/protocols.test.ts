@@ -2,7 +2,7 @@
  * `protocols` and `listen_protocols` on a running process, asked with curl: HTTP/2 over TLS is
  * offered by ALPN only when listed, cleartext HTTP/2 (prior knowledge) is answered only where
  * `h2c` is listed (505 elsewhere, as Deno.serve would otherwise speak it), and a server on the
- * node engine speaks HTTP/1.1.
+ * node engine follows the same lists.
  */
 import assert from "node:assert/strict";
 import { makePki } from "../http/pki.ts";
@@ -27,6 +27,13 @@ const srv = await runServer({
     tls: { listen: ["127.0.0.1:0"], routes: ok, ...tls },
     tls_h1: { listen: ["127.0.0.1:0"], protocols: ["h1"], routes: ok, ...tls },
     tls_node: { listen: ["127.0.0.1:0"], idle_timeout: "1m", routes: ok, ...tls },
+    tls_node_h1: {
+      listen: ["127.0.0.1:0"],
+      idle_timeout: "1m",
+      protocols: ["h1"],
+      routes: ok,
+      ...tls,
+    },
   },
 }, { tls: tlsApp });
 
@@ -58,13 +65,14 @@ Deno.test({
 });
 
 Deno.test({
-  name: "fields: HTTP/2 over TLS is offered by ALPN only when listed; the node engine speaks 1.1",
+  name: "fields: HTTP/2 over TLS is offered by ALPN only when listed, on both engines",
   sanitizeResources: false,
   async fn() {
     assert.equal(await curl(https("tls"), "--http2"), "2 200");
     assert.equal(await curl(https("tls_h1"), "--http2"), "1.1 200");
-    assert.equal(await curl(https("tls_node"), "--http2"), "1.1 200");
+    assert.equal(await curl(https("tls_node"), "--http2"), "2 200");
     assert.equal(await curl(https("tls_node"), "--http1.1"), "1.1 200");
+    assert.equal(await curl(https("tls_node_h1"), "--http2"), "1.1 200");
   },
 });
 

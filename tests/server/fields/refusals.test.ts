@@ -69,19 +69,10 @@ Deno.test("fields: protocols the listeners cannot speak are refused", async () =
   await validateConfig(config({ protocols: ["h1", "h2", "h3"] }));
   await refused({ protocols: ["h2"] }, /cannot enable HTTP\/2 or H2C without enabling HTTP\/1\.1/);
   await refused({ protocols: ["h1", "h4"] }, /unknown protocol "h4" \(h1, h2, h2c or h3\)/);
-  await refused(
-    { protocols: ["h1", "h2"], idle_timeout: "1m" },
-    /protocols: h2 cannot be served: idle_timeout run on the node listener engine, which speaks HTTP\/1\.1 only; remove h2 from protocols/,
-    true,
-  );
-  await refused(
-    { protocols: ["h1", "h2c"], read_timeout: "1m" },
-    /h2c cannot be served: read_timeout run on the node listener engine/,
-  );
-  await refused(
-    { listener_engine: "node", listen_protocols: [["h1", "h2c"]] },
-    /h2c cannot be served: listener_engine is "node"/,
-  );
+  // the node engine speaks HTTP/2 (h2 over TLS, h2c): node-only fields combine with both
+  await validateConfig(config({ protocols: ["h1", "h2"], idle_timeout: "1m" }, true));
+  await validateConfig(config({ protocols: ["h1", "h2c"], read_timeout: "1m" }));
+  await validateConfig(config({ listener_engine: "node", listen_protocols: [["h1", "h2c"]] }));
   await refused(
     { listen_protocols: [["h1"], ["h1"]] },
     /listener protocols count does not match address count: 2 != 1/,

@@ -158,18 +158,18 @@ Deno.test("tls: listener_engine node reports the real TLS session (version, ciph
     return { tls: tlsApp, http };
   });
   try {
-    // The client offers h2 and http/1.1; this engine speaks HTTP/1.1 and says so in ALPN.
+    // The client offers h2 and http/1.1; this engine takes h2 (the server lists it by default).
     const r = await get(`https://localhost:${srv.port}/node?x=1`);
     assert.equal(r.status, 200);
     const rec = (await srv.waitLog("/node?x=1")).request as Record<string, unknown>;
-    assert.equal(rec.proto, "HTTP/1.1");
+    assert.equal(rec.proto, "HTTP/2.0");
     const t = rec.tls as Record<string, unknown>;
     assert.equal(t.version, 0x0304, "TLS 1.3, as Go numbers it");
     assert.ok(
       [0x1301, 0x1302, 0x1303].includes(t.cipher_suite as number),
       `a TLS 1.3 suite, got ${t.cipher_suite}`,
     );
-    assert.equal(t.proto, "http/1.1");
+    assert.equal(t.proto, "h2");
     assert.equal(t.server_name, "localhost");
     assert.equal(t.resumed, false);
     assert.equal(r.body, `v=772 c=${t.cipher_suite}`);

@@ -140,9 +140,6 @@ Deno.test("fd/ listener: fdgram/, a bad descriptor and the deno engine are refus
     validateConfig(cfg("fd/3", { listener_engine: "deno" })),
     /listener_engine: "deno" \(Deno\.serve\) cannot listen on an inherited socket/,
   );
-  // HTTP/2 is not served by the node engine, which fd/ needs
-  await assert.rejects(
-    validateConfig(cfg("fd/3", { listen_protocols: [["h1", "h2c"]] })),
-    /h2c cannot be served: fd\/ listen addresses run on the node listener engine/,
-  );
+  // the node engine, which fd/ needs, serves h2c too
+  await validateConfig(cfg("fd/3", { listen_protocols: [["h1", "h2c"]] }));
 });

@@ -11,7 +11,7 @@ import { HttpConfigError } from "../errors.ts";
 import type { RequestMatcher } from "../handler.ts";
 
 function version(c: RequestContext): number {
-  return c.info.tls?.proto === "h2" ? 2 : 1.1;
+  return c.info.http2 || c.info.tls?.proto === "h2" ? 2 : 1.1;
 }
 
 /** Registry entry. */

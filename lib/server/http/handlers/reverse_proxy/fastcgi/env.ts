@@ -153,7 +153,7 @@ export class EnvBuilder {
       ["REQUEST_METHOD", input.method],
       ["REQUEST_SCHEME", scheme],
       ["SERVER_NAME", reqHost],
-      ["SERVER_PROTOCOL", tls?.proto === "h2" ? "HTTP/2.0" : "HTTP/1.1"],
+      ["SERVER_PROTOCOL", c.info.http2 || tls?.proto === "h2" ? "HTTP/2.0" : "HTTP/1.1"],
       ["SERVER_SOFTWARE", SERVER_SOFTWARE],
       ["DOCUMENT_ROOT", root],
       ["DOCUMENT_URI", docURI],
