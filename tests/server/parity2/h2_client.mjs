@@ -38,7 +38,7 @@ function connect(c) {
     });
   };
   session = http2.connect(c.origin, options);
-  session.on("connect", (s, socket) => {
+  session.on("connect", (_s, socket) => {
     const cn = socket.getPeerCertificate?.()?.subject?.CN;
     out({ ev: "connected", alpn: socket.alpnProtocol || "h2c", cn });
   });
