@@ -279,7 +279,21 @@ const result = program.emit(
   false,
   { before: [specifierTransformer], afterDeclarations: [specifierTransformer] },
 );
-if (result.emitSkipped) throw new Error("TypeScript emitted nothing");
+if (result.emitSkipped) {
+  const why = [...ts.getPreEmitDiagnostics(program), ...result.diagnostics]
+    .filter((d) =>
+      d.category === ts.DiagnosticCategory.Error &&
+      !/Deno/.test(ts.flattenDiagnosticMessageText(d.messageText, " "))
+    )
+    .map((d) =>
+      "  " + ts.formatDiagnostic(d, {
+        getCanonicalFileName: (f) => f,
+        getCurrentDirectory: () => rootPath,
+        getNewLine: () => "\n",
+      }).trim()
+    );
+  throw new Error(`TypeScript emitted nothing:\n${why.join("\n")}`);
+}
 
 const diagnostics = [...ts.getPreEmitDiagnostics(program), ...result.diagnostics];
 if (diagnostics.length > 0) {

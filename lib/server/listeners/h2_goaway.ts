@@ -20,7 +20,7 @@
  *
  * @module
  */
-import type { Duplex } from "node:stream";
+import type { Duplex, DuplexOptions } from "node:stream";
 
 /** The client connection preface's length (RFC 9113 3.4): passed on unread. */
 const PREFACE_LENGTH = 24;
@@ -121,7 +121,7 @@ export class ClientFrames {
  * ```
  */
 export function withoutGoaway(
-  stream: { Duplex: typeof Duplex },
+  stream: { Duplex: new (options: DuplexOptions) => Duplex },
   socket: Duplex,
   onGoaway: () => void,
 ): Duplex {

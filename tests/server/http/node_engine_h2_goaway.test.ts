@@ -92,15 +92,20 @@ Deno.test({
     let exited: Deno.CommandStatus | false = false;
     srv.status.then((s) => (exited = s));
     try {
+      // a loaded machine (the whole suite in parallel) can take a while to start a process
       await until(
         async () => {
+          if (exited) return true;
           const c = await Deno.connect({ hostname: "127.0.0.1", port });
           c.close();
           return true;
         },
-        20_000,
+        90_000,
         "the server to listen",
-      );
+      ).catch((e) => {
+        throw new Error(`${e.message}\n${srv.output().slice(-2000)}`);
+      });
+      assert.equal(exited, false, `the server exited at start:\n${srv.output().slice(-2000)}`);
       const out = await new Deno.Command("node", {
         args: ["--input-type=module", "-e", CLIENT, `https://127.0.0.1:${port}`, String(SESSIONS)],
         env: { CA: pki.caPem },
