@@ -75,6 +75,8 @@ Deno.test({
               listen: [`127.0.0.1:${port}`],
               listener_engine: "node",
               tls_connection_policies: [{}],
+              // no HTTP->HTTPS redirect listener on port 80 (other tests use it)
+              automatic_https: { disable_redirects: true },
               routes: [
                 {
                   match: [{ path: ["/big"] }],

@@ -16,7 +16,22 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-/** Starts Gatehouse with `apps` (admin off). */
+/**
+ * Gives every server without `automatic_https` one with `disable_redirects`, so that a TLS
+ * server does not also open the HTTP->HTTPS redirect listener on port 80 (other tests use it).
+ */
+function noRedirects(apps: Record<string, unknown>): Record<string, unknown> {
+  const http = apps.http as { servers?: Record<string, Record<string, unknown>> } | undefined;
+  if (!http?.servers) return apps;
+  const servers = Object.fromEntries(
+    Object.entries(http.servers).map((
+      [k, v],
+    ) => [k, { automatic_https: { disable_redirects: true }, ...v }]),
+  );
+  return { ...apps, http: { ...http, servers } };
+}
+
+/** Starts Gatehouse with `apps` (admin off; no redirect listener on port 80, see above). */
 export async function gatehouse(
   apps: Record<string, unknown>,
   extra: Record<string, unknown> = {},
@@ -33,7 +48,7 @@ export async function gatehouse(
         },
       },
     },
-    apps: a,
+    apps: noRedirects(a),
     ...extra,
   });
   const server = await startServer({ config: full(apps) });
