@@ -24,7 +24,7 @@ import type tls from "node:tls";
 import type { Duplex } from "node:stream";
 import type { ConnectionOptions, RawUpgrade, ServeInfo, TlsCertificateSource } from "./module.ts";
 import { DEFAULT_CONNECTION_OPTIONS } from "./listeners/options.ts";
-import { duplexOf, peerOf, wrapConnection } from "./listeners/node_front.ts";
+import { peerOf, wrapConnection } from "./listeners/node_front.ts";
 import { send, sendRaw, toRequest } from "./listeners/node_messages.ts";
 import { applyServerTimeouts, armRequestTimers } from "./listeners/node_timeouts.ts";
 import { nodeTls, tlsFacts } from "./listeners/node_tls.ts";
@@ -323,10 +323,10 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
         if (!t || closing) return void w.stream.destroy();
         peers.set(t, w.remote);
         t.on("error", () => t.destroy());
-        t.on("secure", async () => {
+        t.on("secure", () => {
           if (t.alpnProtocol !== "h2") return speak(t, false);
           opened(t, true);
-          h2.attach(t, await duplexOf(t, new Uint8Array(0)));
+          h2.attach(t); // the session reads it through a duplex (see node_h2.ts)
         });
       } else {
         peers.set(w.stream, w.remote);

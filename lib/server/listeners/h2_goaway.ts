@@ -20,7 +20,8 @@
  *
  * @module
  */
-import type { Duplex, DuplexOptions } from "node:stream";
+import type { Duplex } from "node:stream";
+import { relayDuplex, type StreamModule } from "./node_front.ts";
 
 /** The client connection preface's length (RFC 9113 3.4): passed on unread. */
 const PREFACE_LENGTH = 24;
@@ -113,7 +114,8 @@ export class ClientFrames {
 
 /**
  * The connection as the HTTP/2 session should read it: `socket`'s bytes less the client's GOAWAY
- * frames; writes go to `socket` unchanged. `onGoaway` runs at the first GOAWAY.
+ * frames; writes go to `socket` unchanged. `onGoaway` runs at the first GOAWAY, after the bytes
+ * before it were handed on.
  *
  * @example
  * ```ts ignore
@@ -121,37 +123,15 @@ export class ClientFrames {
  * ```
  */
 export function withoutGoaway(
-  stream: { Duplex: new (options: DuplexOptions) => Duplex },
+  stream: StreamModule,
   socket: Duplex,
   onGoaway: () => void,
 ): Duplex {
-  const { Duplex } = stream;
   const frames = new ClientFrames();
-  const d = new Duplex({
-    read() {
-      socket.resume();
-    },
-    write(chunk, _enc, cb) {
-      socket.write(chunk, cb);
-    },
-    final(cb) {
-      socket.end();
-      cb();
-    },
-    destroy(err, cb) {
-      socket.destroy();
-      cb(err);
-    },
-  });
-  socket.on("data", (chunk: Uint8Array) => {
+  return relayDuplex(stream, socket, new Uint8Array(0), (chunk) => {
     const before = frames.goaways;
-    let more = true;
-    for (const part of frames.feed(chunk)) more = d.push(part) && more;
-    if (!more) socket.pause();
-    if (before === 0 && frames.goaways > 0) onGoaway();
+    const parts = frames.feed(chunk);
+    if (before === 0 && frames.goaways > 0) queueMicrotask(onGoaway);
+    return parts;
   });
-  socket.on("end", () => d.push(null));
-  socket.on("close", () => d.destroy());
-  socket.on("error", () => d.destroy());
-  return d;
 }

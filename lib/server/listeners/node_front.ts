@@ -9,7 +9,7 @@
  * @module
  */
 import type net from "node:net";
-import type { Duplex } from "node:stream";
+import type { Duplex, DuplexOptions } from "node:stream";
 import { type PeerAddress, type PendingConnection, runWrappers } from "./wrapper.ts";
 import type { ListenerWrapper } from "./wrapper.ts";
 import { parseClientHello } from "./client_hello.ts";
@@ -120,14 +120,28 @@ async function clientHello(conn: SocketConnection): Promise<string | null> {
   }
 }
 
+/** What `relayDuplex` needs of `node:stream` (loaded by the caller). */
+export interface StreamModule {
+  Duplex: new (options: DuplexOptions) => Duplex;
+}
+
 /**
- * A duplex that yields `first`, then what `socket` receives; writes go to `socket`. (Also how
- * an HTTP/2 session reads a TLS socket that itself runs over such a duplex: Deno's HTTP/2
- * cannot read that TLS socket directly.)
+ * A duplex over `socket`: it yields `first`, then what `socket` receives, each chunk passed
+ * through `map` (the parts to yield, in order; all of it when absent); writes go to `socket`
+ * unchanged. Backpressure reaches the socket (paused while the reader is full).
+ *
+ * @example
+ * ```ts ignore
+ * const d = relayDuplex(await import("node:stream"), socket, new Uint8Array(0));
+ * ```
  */
-export async function duplexOf(socket: net.Socket, first: Uint8Array): Promise<Duplex> {
-  const { Duplex } = await import("node:stream");
-  const d = new Duplex({
+export function relayDuplex(
+  stream: StreamModule,
+  socket: Duplex,
+  first: Uint8Array,
+  map?: (chunk: Uint8Array) => Uint8Array[],
+): Duplex {
+  const d = new stream.Duplex({
     read() {
       socket.resume();
     },
@@ -144,13 +158,24 @@ export async function duplexOf(socket: net.Socket, first: Uint8Array): Promise<D
     },
   });
   if (first.length) d.push(first);
-  socket.on("data", (chunk) => {
-    if (!d.push(chunk)) socket.pause();
+  socket.on("data", (chunk: Uint8Array) => {
+    let more = true;
+    if (!map) more = d.push(chunk);
+    else for (const part of map(chunk)) more = d.push(part) && more;
+    if (!more) socket.pause();
   });
   socket.on("end", () => d.push(null));
   socket.on("close", () => d.destroy());
   socket.on("error", () => d.destroy());
   return d;
+}
+
+/**
+ * A duplex that yields `first`, then what `socket` receives; writes go to `socket` (the stream
+ * a TLS socket runs over once wrappers have read the connection's first bytes).
+ */
+export async function duplexOf(socket: net.Socket, first: Uint8Array): Promise<Duplex> {
+  return relayDuplex(await import("node:stream"), socket, first);
 }
 
 /**

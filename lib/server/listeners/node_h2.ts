@@ -45,10 +45,11 @@ export interface H2Host {
 /** The HTTP/2 side of a node listener. */
 export interface H2Side {
   /**
-   * Starts an HTTP/2 session on a connection (TLS with ALPN `h2`, or h2c). `stream` is what the
-   * session reads and writes when it is not the connection's socket itself.
+   * Starts an HTTP/2 session on a connection (TLS with ALPN `h2`, or h2c). The session reads it
+   * through a duplex that keeps the client's GOAWAY frames out (`h2_goaway.ts`), which is also
+   * how Deno's HTTP/2 reads a TLS socket that runs over another duplex.
    */
-  attach(socket: net.Socket | Duplex, stream?: Duplex): void;
+  attach(socket: net.Socket | Duplex): void;
   /** Sends every session a GOAWAY; each closes when its streams are done. */
   shutdown(): void;
 }
@@ -241,7 +242,20 @@ export async function nodeH2(host: H2Host): Promise<H2Side> {
     } catch {
       response = new Response("500 Internal Server Error", { status: 500 });
     }
-    if (await sendH2(stream, response, request.method === "HEAD")) session.close();
+    const closeSession = await sendH2(stream, response, request.method === "HEAD");
+    if (!stream.destroyed && !stream.readableEnded) {
+      // As Go's server: the answer is complete while the client is still sending a body that
+      // nobody reads. RST_STREAM NO_ERROR after the answer's last frame stops it, so its unread
+      // bytes no longer hold the connection's flow-control window and the session can end.
+      // (destroy, not close(NO_ERROR): Deno's close with NO_ERROR after the writable side
+      // finished never resets the stream.)
+      const stop = () => {
+        if (!stream.destroyed && !stream.readableEnded) stream.destroy();
+      };
+      if (stream.writableFinished) stop();
+      else stream.once("finish", stop);
+    }
+    if (closeSession) session.close();
   }
 
   /** Promises `method path` to the client on `parent`'s session, then serves it. */
@@ -274,7 +288,7 @@ export async function nodeH2(host: H2Host): Promise<H2Side> {
   }
 
   return {
-    attach(socket, stream) {
+    attach(socket) {
       const limit = host.conn().maxHeaderBytes + HEADER_LIST_SLACK;
       if (limit !== listLimit) {
         listLimit = limit;
@@ -285,7 +299,7 @@ export async function nodeH2(host: H2Host): Promise<H2Side> {
       // streams are done (our GOAWAY, then the connection closes), after the frames that came
       // before the GOAWAY have been read (a request sent just before it is still answered).
       const goaway: PeerGoaway = { sent: false };
-      const filtered = withoutGoaway(nodeStream, stream ?? socket, () => {
+      const filtered = withoutGoaway(nodeStream, socket, () => {
         goaway.sent = true;
         const close = () => {
           if (filtered.destroyed) return;

@@ -268,3 +268,111 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "node engine h2: behind proxy_protocol, h2 over TLS and h2c take the client address from the PROXY header",
+  ignore: !NODE,
+  async fn() {
+    const [tlsPort, h2cPort] = [freePort(), freePort()];
+    const pp = { wrapper: "proxy_protocol", allow: ["127.0.0.0/8"] };
+    const echo = [{
+      handle: [{
+        handler: "static_response",
+        body: "{http.request.remote.host} {http.request.remote.port} {http.request.proto}",
+      }],
+    }];
+    const srv = await gatehouse({
+      tls: tlsApp,
+      http: {
+        servers: {
+          tls: {
+            listen: [`127.0.0.1:${tlsPort}`],
+            listener_wrappers: [pp, { wrapper: "tls" }],
+            tls_connection_policies: [{}],
+            routes: echo,
+          },
+          h2c: {
+            listen: [`127.0.0.1:${h2cPort}`],
+            listener_wrappers: [pp],
+            protocols: ["h1", "h2c"],
+            routes: echo,
+          },
+        },
+      },
+    });
+    try {
+      for (const origin of [`https://localhost:${tlsPort}`, `http://127.0.0.1:${h2cPort}`]) {
+        const c = h2Client({
+          origin,
+          ca: pki.caPem,
+          proxy: "PROXY TCP4 203.0.113.9 127.0.0.1 4321 443\r\n",
+        });
+        try {
+          const many = await Promise.all(
+            Array.from({ length: 5 }, (_, i) => c.request({ path: `/p${i}` })),
+          );
+          for (const r of many) assert.equal(r.body, "203.0.113.9 4321 HTTP/2.0", origin);
+          const big = "x".repeat(300_000);
+          const up = await c.request({ path: "/up", method: "POST", body: big });
+          assert.equal(up.status, 200);
+          assert.equal(
+            c.lines.find((l) => l.ev === "connected")!.alpn,
+            origin.startsWith("https") ? "h2" : "h2c",
+          );
+        } finally {
+          await c.close();
+        }
+      }
+    } finally {
+      await srv.stop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "node engine h2: an answer that leaves the request body unread ends the stream (RST_STREAM NO_ERROR after the whole answer); the session goes on and closes",
+  ignore: !NODE,
+  async fn() {
+    const port = freePort();
+    const big = "y".repeat(1 << 20);
+    const srv = await gatehouse({
+      http: {
+        servers: {
+          h2c: {
+            listen: [`127.0.0.1:${port}`],
+            protocols: ["h1", "h2c"],
+            listener_engine: "node",
+            routes: [
+              {
+                match: [{ path: ["/big"] }],
+                handle: [{ handler: "static_response", body: big }],
+                terminal: true,
+              },
+              { handle: [{ handler: "static_response", body: "small" }] },
+            ],
+          },
+        },
+      },
+    });
+    const c = h2Client({ origin: `http://127.0.0.1:${port}` });
+    try {
+      // far more unread body than the connection's 64 KiB window, on one session
+      for (let i = 0; i < 6; i++) {
+        const r = await c.request({ path: `/s${i}`, method: "POST", body: "z".repeat(300_000) });
+        assert.equal(r.status, 200);
+        assert.equal(r.body, "small");
+      }
+      // the whole 1 MiB answer arrives before the reset
+      const b = await c.request({ path: "/big", method: "PUT", body: "z".repeat(300_000) });
+      assert.equal(b.status, 200);
+      assert.equal(b.length, big.length);
+      assert.equal(b.sha256, sha(big));
+      assert.equal((await c.request({ path: "/after" })).body, "small");
+    } finally {
+      await c.close(); // hung before: the unread streams never ended, nor did the session
+      await srv.stop();
+    }
+  },
+});

@@ -2,7 +2,7 @@
  * Helpers of the server push tests: the routes both Gatehouse and Caddy 2.6.2 serve, the Node
  * HTTP/2 client (push_client.mjs, run with the `node` on PATH), curl, and Caddy over TLS.
  */
-import { freePort } from "../fixtures/helpers.ts";
+import { startCaddy } from "./caddy.ts";
 
 const CLIENT = new URL("./push_client.mjs", import.meta.url).pathname;
 
@@ -166,54 +166,8 @@ export async function caddyTls(
   routes: unknown[],
   pem: { cert: string; key: string },
 ): Promise<{ origin: string; stop(): Promise<void> }> {
-  const port = freePort();
-  const dir = await Deno.makeTempDir({ prefix: "gatehouse-caddy-push-" });
-  const config = {
-    admin: { disabled: true },
-    storage: { module: "file_system", root: `${dir}/data` },
-    apps: {
-      tls: { certificates: { load_pem: [{ certificate: pem.cert, key: pem.key }] } },
-      http: {
-        servers: {
-          srv0: {
-            listen: [`127.0.0.1:${port}`],
-            automatic_https: { disable: true },
-            tls_connection_policies: [{}],
-            routes,
-          },
-        },
-      },
-    },
-  };
-  await Deno.writeTextFile(`${dir}/caddy.json`, JSON.stringify(config));
-  const child = new Deno.Command("caddy", {
-    args: ["run", "--config", `${dir}/caddy.json`],
-    stdout: "null",
-    stderr: "null",
-    env: { HOME: dir, XDG_DATA_HOME: `${dir}/data`, XDG_CONFIG_HOME: `${dir}/config` },
-  }).spawn();
-  const until = Date.now() + 10_000;
-  while (true) {
-    try {
-      (await Deno.connect({ hostname: "127.0.0.1", port })).close();
-      break;
-    } catch {
-      if (Date.now() > until) {
-        child.kill("SIGKILL");
-        await child.status;
-        throw new Error("caddy did not start");
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  return {
-    origin: `https://localhost:${port}`,
-    async stop() {
-      try {
-        child.kill("SIGTERM");
-      } catch { /* gone */ }
-      await child.status;
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-    },
-  };
+  const caddy = await startCaddy(routes, { tls_connection_policies: [{}] }, {
+    tls: { certificates: { load_pem: [{ certificate: pem.cert, key: pem.key }] } },
+  });
+  return { origin: `https://localhost:${caddy.port}`, stop: caddy.stop };
 }

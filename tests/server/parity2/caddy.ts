@@ -21,10 +21,14 @@ export interface RunningCaddy {
   stop(): Promise<void>;
 }
 
-/** Runs Caddy with one server whose routes are given, listening on a free port. */
+/**
+ * Runs Caddy with one server whose routes are given, listening on a free port; `serverExtra`
+ * adds server fields, `appsExtra` other apps (a `tls` app with certificates).
+ */
 export async function startCaddy(
   routes: unknown[],
   serverExtra: Record<string, unknown> = {},
+  appsExtra: Record<string, unknown> = {},
 ): Promise<RunningCaddy> {
   const port = freePort();
   const dir = await Deno.makeTempDir({ prefix: "gatehouse-caddy-" });
@@ -32,6 +36,7 @@ export async function startCaddy(
     admin: { disabled: true },
     storage: { module: "file_system", root: `${dir}/data` },
     apps: {
+      ...appsExtra,
       http: {
         servers: {
           srv0: {
