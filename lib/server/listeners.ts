@@ -18,6 +18,7 @@ import { resolveBindHost, type ResolveOptions } from "./resolve_host.ts";
 import { reusePortAvailable } from "./tls/deno_listener.ts";
 import { DEFAULT_CONNECTION_OPTIONS } from "./listeners/options.ts";
 import { applyKeepAlive } from "./listeners/keepalive.ts";
+import { headAnswer } from "./listeners/head.ts";
 
 class Handle implements ListenerHandle {
   handler?: ConnHandler;
@@ -354,6 +355,11 @@ export class ListenerPool {
         completed: info.completed,
       };
       if (tls) si.tls = { proto: undefined };
+      // HTTP/2 (no Host field): Deno.serve sends a HEAD answer's body as DATA frames, which
+      // clients reset as a protocol error; the answer goes without it (see headAnswer).
+      if (req.method === "HEAD" && !req.headers.has("host")) {
+        return Promise.resolve(this.#dispatch(socket, req, si)).then(headAnswer);
+      }
       return this.#dispatch(socket, req, si);
     };
     if (unix) {

@@ -30,6 +30,7 @@ import { applyServerTimeouts, armRequestTimers } from "./listeners/node_timeouts
 import { nodeTls, tlsFacts } from "./listeners/node_tls.ts";
 import { nodeH2, startsWithPreface } from "./listeners/node_h2.ts";
 import { statusText } from "./http/status.ts";
+import { headAnswer } from "./listeners/head.ts";
 import { tunnelOf, view } from "./node_streams.ts";
 
 export { tlsFacts };
@@ -189,6 +190,8 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
       response = new Response("500 Internal Server Error", { status: 500 });
     }
     if (closing && !res.headersSent) res.setHeader("connection", "close");
+    // HEAD: the length the body would have had (node:http sends none of its own)
+    if (req.method === "HEAD") response = await headAnswer(response);
     await send(res, response, req.method === "HEAD");
   };
   const onUpgrade = async (req: http.IncomingMessage, socket: net.Socket, head: Uint8Array) => {

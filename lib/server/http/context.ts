@@ -9,7 +9,7 @@
 import type { ServeInfo } from "../module.ts";
 import type { HandlerError } from "./errors.ts";
 import type { Next } from "./handler.ts";
-import { canonicalHost, validHost } from "./host.ts";
+import { canonicalHost, receivedURL, validHost } from "./host.ts";
 
 /** What `reverse_proxy` knows of the upstream a request went to (its placeholders). */
 export interface ProxyFacts {
@@ -180,7 +180,7 @@ export class RequestContext {
     this.info = info;
     this.server = server;
     this.start = server.timed ? performance.now() : 0;
-    const url = request.url;
+    const url = receivedURL(request);
     const schemeEnd = url.indexOf("://");
     // The scheme is the connection's: an absolute-form target cannot make plain HTTP https.
     this.scheme = info.tls ? "https" : "http";

@@ -124,6 +124,31 @@ export function splitAbsoluteTarget(target: string): AbsoluteTarget | null {
   return { scheme: m[1].toLowerCase(), authority: target.slice(start, end), rest };
 }
 
+/** The URLs of requests a listener built itself, as received (see `receivedURL`). */
+const RECEIVED = new WeakMap<Request, string>();
+
+/**
+ * Records the URL a listener built for `request` before `new Request` normalised it (WHATWG
+ * URL parsing lower-cases the host and removes dot segments; Go, so Caddy, and `Deno.serve`'s
+ * own requests keep both as received).
+ *
+ * @example
+ * ```ts
+ * import { receivedURL, recordReceivedURL } from "./host.ts";
+ * const r = new Request("http://example.test/a/../b");
+ * recordReceivedURL(r, "http://Example.TEST/a/../b");
+ * receivedURL(r); // "http://Example.TEST/a/../b"
+ * ```
+ */
+export function recordReceivedURL(request: Request, url: string): void {
+  if (url !== request.url) RECEIVED.set(request, url);
+}
+
+/** The request's URL as received: recorded by the listener, else `request.url`. */
+export function receivedURL(request: Request): string {
+  return RECEIVED.get(request) ?? request.url;
+}
+
 /** The URL a listener builds for a request, and the host that replaces `Host`, if any. */
 export interface RequestURL {
   /** The request URL (scheme of the connection, settled host, target path and query). */

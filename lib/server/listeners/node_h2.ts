@@ -23,6 +23,7 @@ import type { Duplex } from "node:stream";
 import type { ConnectionOptions, ServeInfo } from "../module.ts";
 import { headerListSize, sendH2, toH2Request } from "./node_h2_messages.ts";
 import { withoutGoaway } from "./h2_goaway.ts";
+import { headAnswer } from "./head.ts";
 
 /** What the HTTP/2 side needs of its listener. */
 export interface H2Host {
@@ -242,6 +243,7 @@ export async function nodeH2(host: H2Host): Promise<H2Side> {
     } catch {
       response = new Response("500 Internal Server Error", { status: 500 });
     }
+    if (request.method === "HEAD") response = await headAnswer(response);
     const closeSession = await sendH2(stream, response, request.method === "HEAD");
     if (!stream.destroyed && !stream.readableEnded) {
       // As Go's server: the answer is complete while the client is still sending a body that

@@ -8,7 +8,7 @@
  * @module
  */
 import type http2 from "node:http2";
-import { requestURL } from "../http/host.ts";
+import { recordReceivedURL, requestURL } from "../http/host.ts";
 import { view, writeTo } from "../node_streams.ts";
 
 const BODYLESS = (status: number) => status === 204 || status === 304 || status < 200;
@@ -132,6 +132,7 @@ export function toH2Request(
   const headers = request.headers;
   for (const [k, v] of fields) headers.append(k, v);
   if (cookie !== undefined) headers.set("cookie", cookie);
+  recordReceivedURL(request, url.url);
   return request;
 }
 

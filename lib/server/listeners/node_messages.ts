@@ -8,7 +8,7 @@
  */
 import type http from "node:http";
 import type net from "node:net";
-import { requestURL } from "../http/host.ts";
+import { recordReceivedURL, requestURL } from "../http/host.ts";
 import { statusText } from "../http/status.ts";
 import { readableOf, writeTo } from "../node_streams.ts";
 
@@ -165,5 +165,6 @@ export function toRequest(
   for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
   // An absolute-form target's authority replaces Host.
   if (target.host !== null) headers.set("host", target.host);
+  recordReceivedURL(request, url);
   return request;
 }

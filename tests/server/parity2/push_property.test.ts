@@ -152,9 +152,9 @@ Deno.test({
           assert.equal(p.promised[":authority"], host);
           assert.equal(p.promised[":scheme"], "https");
           assert.equal(p.status, 200);
-          // served through the routes like any request (dot segments resolved, as for all)
-          const u = new URL(p.promised[":path"], "https://x");
-          assert.equal(p.body, u.pathname + u.search);
+          // served through the routes like any request, with the path as promised (dot
+          // segments kept, as Go serves a pushed request and as every request is received)
+          assert.equal(p.body, p.promised[":path"]);
         }
       });
       assert.ok(pushed > 10, `some Link fields were pushed (${pushed})`);
