@@ -125,10 +125,18 @@ export interface StreamModule {
   Duplex: new (options: DuplexOptions) => Duplex;
 }
 
+/** What `relayDuplex` may do to the bytes each way. */
+export interface RelayHooks {
+  /** Each chunk `socket` receives: the parts to yield, in order (all of it when absent). */
+  read?: (chunk: Uint8Array) => Uint8Array[];
+  /** Each chunk written, before it goes to `socket`: false drops it (the write succeeds). */
+  write?: (chunk: Uint8Array) => boolean;
+}
+
 /**
  * A duplex over `socket`: it yields `first`, then what `socket` receives, each chunk passed
- * through `map` (the parts to yield, in order; all of it when absent); writes go to `socket`
- * unchanged. Backpressure reaches the socket (paused while the reader is full).
+ * through `hooks.read`; writes go to `socket` (through `hooks.write`). Backpressure reaches
+ * the socket (paused while the reader is full).
  *
  * @example
  * ```ts ignore
@@ -139,13 +147,15 @@ export function relayDuplex(
   stream: StreamModule,
   socket: Duplex,
   first: Uint8Array,
-  map?: (chunk: Uint8Array) => Uint8Array[],
+  hooks: RelayHooks = {},
 ): Duplex {
+  const { read, write } = hooks;
   const d = new stream.Duplex({
     read() {
       socket.resume();
     },
     write(chunk, _enc, cb) {
+      if (write && !write(chunk)) return cb();
       socket.write(chunk, cb);
     },
     final(cb) {
@@ -160,8 +170,8 @@ export function relayDuplex(
   if (first.length) d.push(first);
   socket.on("data", (chunk: Uint8Array) => {
     let more = true;
-    if (!map) more = d.push(chunk);
-    else for (const part of map(chunk)) more = d.push(part) && more;
+    if (!read) more = d.push(chunk);
+    else for (const part of read(chunk)) more = d.push(part) && more;
     if (!more) socket.pause();
   });
   socket.on("end", () => d.push(null));

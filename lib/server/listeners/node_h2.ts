@@ -22,7 +22,7 @@ import type net from "node:net";
 import type { Duplex } from "node:stream";
 import type { ConnectionOptions, ServeInfo } from "../module.ts";
 import { headerListSize, sendH2, toH2Request } from "./node_h2_messages.ts";
-import { withoutGoaway } from "./h2_goaway.ts";
+import { h2Front } from "./h2_frames.ts";
 import { headAnswer } from "./head.ts";
 
 /** What the HTTP/2 side needs of its listener. */
@@ -47,8 +47,8 @@ export interface H2Host {
 export interface H2Side {
   /**
    * Starts an HTTP/2 session on a connection (TLS with ALPN `h2`, or h2c). The session reads it
-   * through a duplex that keeps the client's GOAWAY frames out (`h2_goaway.ts`), which is also
-   * how Deno's HTTP/2 reads a TLS socket that runs over another duplex.
+   * through the frame front (`h2_frames.ts`: the client's GOAWAY frames kept out, floods
+   * bounded), which is also how Deno's HTTP/2 reads a TLS socket that runs over another duplex.
    */
   attach(socket: net.Socket | Duplex): void;
   /** Sends every session a GOAWAY; each closes when its streams are done. */
@@ -188,6 +188,10 @@ export async function nodeH2(host: H2Host): Promise<H2Side> {
     raw: readonly string[],
     canPush: boolean,
   ): Promise<void> {
+    // First of all: a stream can come here already destroyed by a session error (a HEADERS
+    // and, in the same read, a frame that ends the session), and its error event, with no
+    // listener, would end the process.
+    stream.on("error", () => {});
     const session = stream.session;
     const state = session && states.get(session);
     if (!session || !state) return void stream.destroy();
@@ -197,7 +201,6 @@ export async function nodeH2(host: H2Host): Promise<H2Side> {
     host.busy(true);
     let settle!: () => void;
     let writeTimer: ReturnType<typeof setTimeout> | undefined;
-    stream.on("error", () => {});
     stream.once("close", () => {
       clearTimeout(writeTimer);
       state.closed();
@@ -296,12 +299,12 @@ export async function nodeH2(host: H2Host): Promise<H2Side> {
         listLimit = limit;
         server.updateSettings({ maxConcurrentStreams: MAX_STREAMS, maxHeaderListSize: limit });
       }
-      // The session reads the client's bytes less its GOAWAY frames (see h2_goaway.ts). What
+      // The session reads the client's bytes less its GOAWAY frames (see h2_frames.ts). What
       // nghttp2 would do with one is done here: no more pushes, and the session ends once its
       // streams are done (our GOAWAY, then the connection closes), after the frames that came
       // before the GOAWAY have been read (a request sent just before it is still answered).
       const goaway: PeerGoaway = { sent: false };
-      const filtered = withoutGoaway(nodeStream, socket, () => {
+      const filtered = h2Front(nodeStream, socket, () => {
         goaway.sent = true;
         const close = () => {
           if (filtered.destroyed) return;
