@@ -11,8 +11,10 @@
  * - what the first flood got: how many streams the server took (its GOAWAY's last stream id),
  *   the GOAWAY's error code, whether the server closed the connection;
  * - the other client's request times, p50 / p99 / max: at rest for 2 s (`baseline`), from the
- *   start to the end of each flood (`in bursts`), and while floods run back to back on new
- *   connections for `DURING` seconds (with the server's CPU per flood then). The other client
+ *   start to the end of each flood (`in bursts`), around a normal client's new connection with
+ *   one request (the control: what any new connection costs the others), and while floods run
+ *   back to back on new connections for `DURING` seconds (with the server's CPU per flood
+ *   then). The other client
  *   is `fetch`: HTTP/2 on its own TLS connection, HTTP/1.1 on the h2c listener.
  *
  *   taskset -c 0 deno run -A bench/http/h2_rapid_reset.ts   # PAIRS=10000 ROUNDS=10 DURING=3
@@ -22,8 +24,13 @@
 import { cpuSeconds, freePort, gone, type Server, start, waitUp } from "./_proc.ts";
 import {
   type FloodResult,
+  FRAME,
+  frame,
+  getBlock,
   rapidReset,
   rapidResetBatches,
+  RawH2,
+  type RawTarget,
 } from "../../tests/server/fixtures/h2_raw.ts";
 
 const PAIRS = Number(Deno.env.get("PAIRS") ?? 10_000);
@@ -151,6 +158,26 @@ async function idle(pid: number): Promise<number> {
   return last;
 }
 
+/** A normal client's connection: one GET, its answer, closed (the control for a flood). */
+async function oneRequest(t: RawTarget): Promise<void> {
+  const c = await RawH2.open(t);
+  try {
+    const block = getBlock(t.ca ? "https" : "http", `localhost:${t.port}`);
+    await c.send(frame(FRAME.HEADERS, 0x5, 1, block));
+    await c.next((f) => f.type === FRAME.HEADERS && f.stream === 1);
+  } finally {
+    c.close();
+  }
+}
+
+/** The other client's request times while `work` runs (at least one request). */
+async function whileRunning<T>(origin: string, work: Promise<T>, into: number[]): Promise<T> {
+  let done = false;
+  const w = work.finally(() => (done = true));
+  do into.push(await probe(origin)); while (!done);
+  return await w;
+}
+
 function describe(r: FloodResult): string {
   const took = r.goaway ? `${Math.ceil(r.goaway.lastStream / 2)}` : "?";
   const code = r.goaway ? `0x${r.goaway.code.toString(16)}` : "none";
@@ -182,16 +209,13 @@ for (const k of KINDS) {
     const bursts: number[] = [];
     const taken: string[] = [];
     const during: number[] = [];
+    const control: number[] = [];
     for (let i = 0; i < ROUNDS; i++) {
+      await idle(srv.child.pid);
+      await whileRunning(origin, oneRequest(target), control);
       const before = await idle(srv.child.pid);
-      let done = false;
-      const flooding = rapidReset(target, batches).finally(() => (done = true));
       // the other client's requests from the flood's start until its end
-      const asking = (async () => {
-        do during.push(await probe(origin)); while (!done);
-      })();
-      const r = await flooding;
-      await asking;
+      const r = await whileRunning(origin, rapidReset(target, batches), during);
       const after = await idle(srv.child.pid);
       bursts.push((after - before) * 1000);
       taken.push(describe(r));
@@ -227,11 +251,12 @@ for (const k of KINDS) {
       `  first burst: ${taken[0]}`,
       `  latency baseline:  ${lat(base)}`,
       `  latency in bursts: ${lat(during)}`,
+      `  latency around a normal new connection (one request): ${lat(control)}`,
       `  back to back for ${DURING} s: ${lat(sustained)}; ${floods} floods, server CPU ${
         ((after - before) * 1000 / Math.max(1, floods)).toFixed(1)
       } ms per flood`,
     );
-    console.log(lines.slice(-6).join("\n"));
+    console.log(lines.slice(-7).join("\n"));
   } finally {
     srv.child.kill("SIGTERM");
     await srv.child.status;
