@@ -9,7 +9,9 @@
  * - `write_timeout`: per stream, a response not finished in time is reset (INTERNAL_ERROR);
  * - `max_header_bytes`: advertised as SETTINGS_MAX_HEADER_LIST_SIZE (plus 320, as Go); a
  *   longer header list is answered `431`;
- * - at most 250 concurrent streams per session (Go's default).
+ * - at most 250 concurrent streams per session (Go's default);
+ * - floods bounded per connection before nghttp2 sees them (streams reset before their answer,
+ *   CONTINUATION and SETTINGS floods: GOAWAY ENHANCE_YOUR_CALM; `h2_frames.ts`).
  *
  * Server push: a request on a stream the client lets the server push on gets `ServeInfo.push`,
  * which sends a PUSH_PROMISE and serves the promised request through the same handler on the
