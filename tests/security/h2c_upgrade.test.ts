@@ -184,8 +184,10 @@ for (const engine of ENGINES) {
             { handle: [{ handler: "reverse_proxy", upstreams: [{ dial: up.dial() }] }] },
           ],
         },
+        // cleartext HTTP/2 on: still prior knowledge only, never an upgrade
         plain: {
           listener_engine: engine,
+          protocols: ["h1", "h2c"],
           routes: [{ handle: [{ handler: "static_response", body: "plain" }] }],
         },
       });
@@ -201,9 +203,7 @@ for (const engine of ENGINES) {
             "Connection: Upgrade\r\nUpgrade: H2C\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n",
           ]
         ) {
-          const t0 = Date.now();
           const { head } = await upgradeAttempt(g.ports.site, fields);
-          console.log("attempt ms", Date.now() - t0);
           // a request through the proxy afterwards: every earlier report has been read
           const r = await fetch(`http://127.0.0.1:${g.ports.site}/sentinel`);
           assert.equal(await r.text(), "ok /sentinel");
@@ -236,21 +236,15 @@ for (const engine of ENGINES) {
           ]);
           assert.match(head, /^HTTP\/1\.1 502 /, head);
         }
-        // the listener itself answers an h2c upgrade request as HTTP/1.1
-        const t1 = Date.now();
+        // the listener itself answers an h2c upgrade request as HTTP/1.1, h2c enabled or not
         const { head } = await upgradeAttempt(
           g.ports.plain,
           "Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n",
         );
         assert.match(head, /^HTTP\/1\.1 200 /, head);
-        console.log("plain ms", Date.now() - t1);
       } finally {
-        let t = Date.now();
         await g.stop();
-        console.log("stop ms", Date.now() - t);
-        t = Date.now();
         await up.close();
-        console.log("up close ms", Date.now() - t);
       }
     },
   });
