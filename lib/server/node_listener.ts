@@ -204,7 +204,9 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
       request = null;
     }
     if (request === null) {
-      socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+      // closed once written (sendRaw's reason: nobody reads this socket any more)
+      socket.write("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+      socket.destroySoon();
       return;
     }
     const si = info(socket);

@@ -62,6 +62,11 @@ export interface ServerFacts {
   readonly namedRoutes?: ReadonlyMap<string, { for(tail: Next): Next }>;
   /** When the server stops (ms since the epoch), while it waits out `shutdown_delay`. */
   readonly shutdownAt?: number;
+  /**
+   * Drops request fields a CGI-style backend would fold onto other names (`_`, `.`) when the
+   * request's headers are first read (header_aliases.ts).
+   */
+  readonly aliases?: { apply(c: RequestContext): void };
 }
 
 /**
@@ -219,7 +224,8 @@ export class RequestContext {
     const url = this.request.url;
     const scheme = url.slice(0, url.indexOf("://")).toLowerCase();
     if (scheme !== "http" && scheme !== "https") return false;
-    const header = this.headers.get("host");
+    // one field read from the request: the whole list is materialised only when needed
+    const header = this.request.headers.get("host");
     if (header !== null && header !== "" && !validHost(header)) return false;
     // One spelling: a name's trailing dot dropped, empty labels refused (host.ts).
     const host = canonicalHost(this.host);
@@ -275,11 +281,16 @@ export class RequestContext {
 
   /**
    * The request headers (read from the request on first use: materialising them costs time
-   * a request that never looks at a header should not pay). Change them through
-   * `mutableHeaders()`.
+   * a request that never looks at a header should not pay), without the fields the server
+   * drops (names with `_` or `.`: header_aliases.ts), so no matcher, placeholder, handler or
+   * upstream sees one. Change them through `mutableHeaders()`.
    */
   get headers(): Headers {
-    return this.#headers ??= this.request.headers;
+    if (this.#headers === null) {
+      this.#headers = this.request.headers;
+      this.server.aliases?.apply(this);
+    }
+    return this.#headers!;
   }
 
   /** Request headers, copied on first call so they can be changed. */

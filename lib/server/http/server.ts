@@ -35,6 +35,7 @@ import { decodePath, RequestContext, type ServerFacts } from "./context.ts";
 import { responseError, toHandlerError } from "./errors.ts";
 import { chooseEngine, parseServerOptions, type ServerOptions } from "./server_options.ts";
 import { isHttp2, misdirected, sniMatches } from "./request_checks.ts";
+import { HeaderAliasFilter } from "./header_aliases.ts";
 import { checkListenAddresses, expandListenAddress, type ListenAddress } from "./listen_address.ts";
 import type { Next } from "./handler.ts";
 import { ipInRanges, type IPRange, parseIP } from "./ip.ts";
@@ -73,6 +74,8 @@ const SERVER_FIELDS = [
   "keepalive_count",
   "max_header_bytes",
   "enable_full_duplex",
+  "expected_underscore_headers",
+  "expected_dot_headers",
   "listen_protocols",
   "allow_0rtt",
   "routes",
@@ -140,6 +143,12 @@ export class HttpServer implements ServerFacts {
   shutdownAt?: number;
   /** `trusted_proxies_unix`: unix socket peers are trusted proxies. */
   trustedUnix = false;
+  /**
+   * Request fields dropped before any route sees them (when the request's headers are first
+   * read): names with `_` or `.`, which CGI-style backends fold onto hyphenated ones
+   * (`expected_underscore_headers`, `expected_dot_headers` keep some).
+   */
+  aliases!: HeaderAliasFilter;
   /** Whether request start times are recorded (access log or duration placeholders). */
   get timed(): boolean {
     return this.#logs !== null || durationPlaceholderUsed();
@@ -248,6 +257,7 @@ export class HttpServer implements ServerFacts {
     );
     server.clientAuth = clientAuth;
     server.trustedUnix = optBool(raw, "trusted_proxies_unix", where) ?? false;
+    server.aliases = HeaderAliasFilter.parse(raw, where, ctx.logger("http"));
     server.namedRoutes = named;
     server.tlsPolicies = policies;
     if (policies) server.hostNames = routeHostNames(raw.routes);

@@ -133,7 +133,10 @@ export async function sendRaw(
       } catch { /* body failed: the close ends it */ }
     }
   }
-  socket.end();
+  // Closed once written, as node:http closes after `Connection: close` (destroySoon): with
+  // end() alone, the socket nobody reads any more stayed open for good when the client sent
+  // more bytes, holding a descriptor and the server's shutdown.
+  socket.destroySoon();
 }
 
 export function toRequest(

@@ -187,6 +187,8 @@ export interface GatehouseProcess {
   ports: Record<string, number>;
   /** Admin API base URL. */
   admin: string;
+  /** The process id (to read its `/proc` entries). */
+  pid: number;
   /** Process output so far. */
   output(): string;
   /** Stops the process (POST /stop) and removes its files. */
@@ -239,6 +241,7 @@ export async function startGatehouse(
   return {
     ports,
     admin: s.base,
+    pid: s.p.child.pid,
     output: () => s.p.output(),
     async stop() {
       try {

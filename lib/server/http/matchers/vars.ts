@@ -1,6 +1,7 @@
 /**
- * `vars` matcher (`{"name": ["value"]}`, a `{placeholder}` key reads that placeholder) and
- * `vars_regexp` matcher (`{"name": {name, pattern}}`).
+ * `vars` matcher (`{"name": ["value"]}`, a `{placeholder}` key reads that placeholder; a
+ * missing variable or placeholder reads as "") and `vars_regexp` matcher
+ * (`{"name": {name, pattern}}`).
  *
  * @module
  */
@@ -11,9 +12,13 @@ import type { RequestMatcher } from "../handler.ts";
 import { NamedRegexp } from "../regexp.ts";
 import { compileTemplate, getterFor, type Template } from "../replacer.ts";
 
-/** A variable's value as a string (Go's `%v`). */
+/**
+ * A variable's value as a string (Go's `%v`); a missing one is "" (current Caddy, since 2.8:
+ * 2.6.2 compared `<nil>`, so a `not` of an empty match held for a missing placeholder and
+ * `forward_auth` set a copied header the auth reply lacked to "").
+ */
 export function varString(v: unknown): string {
-  if (v === undefined || v === null) return "<nil>";
+  if (v === undefined || v === null) return "";
   if (typeof v === "string") return v;
   if (typeof v === "object") return JSON.stringify(v);
   return String(v);
@@ -22,7 +27,7 @@ export function varString(v: unknown): string {
 function reader(key: string): (c: RequestContext) => string {
   if (key.startsWith("{") && key.endsWith("}") && key.split("{").length === 2) {
     const g = getterFor(key.slice(1, -1));
-    return (c) => g(c) ?? "<nil>";
+    return (c) => g(c) ?? "";
   }
   return (c) => varString(c.getVar(key));
 }

@@ -44,7 +44,14 @@ import { provisionFastCGI } from "./fastcgi/mod.ts";
 import { provisionDynamicUpstreams } from "./upstream_sources/mod.ts";
 import { CookiePolicy, selectionPolicy } from "./selection.ts";
 import { parseStreamOptions, Streams, switchProtocols } from "./streams.ts";
-import { clientGone, DialError, endToEnd, relayWebSocket, UpstreamTimeout } from "./transport.ts";
+import {
+  clientGone,
+  DialError,
+  endToEnd,
+  relayedUpgrade,
+  relayWebSocket,
+  UpstreamTimeout,
+} from "./transport.ts";
 import { parseTransport } from "./transport_config.ts";
 import {
   parseUpstreams,
@@ -354,8 +361,11 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
     return {
       async serveHTTP(c, next) {
         const start = performance.now();
-        // FastCGI has no protocol switch: an upgrade request goes as a plain one
-        const upgrade = c.info.upgrade && !fastcgi ? c.headers.get("upgrade") : null;
+        // FastCGI has no protocol switch: an upgrade request goes as a plain one; h2c is never
+        // asked for (an HTTP/2 tunnel would carry requests past the routes)
+        const upgrade = c.info.upgrade && !fastcgi
+          ? relayedUpgrade(c.headers.get("upgrade"))
+          : null;
         const ws = upgrade === null && !fastcgi && isWebSocket(c);
         const to = upstreamTarget(c, rewrite);
         if (requestBuffers !== 0 && to.method !== "GET" && to.method !== "HEAD") {

@@ -113,6 +113,14 @@ export function parseStreamOptions(config: Raw, where: string): StreamOptions {
   };
 }
 
+/** True when every protocol a 101 names is one the request asked for (case-insensitive). */
+function requested(asked: string, switched: string): boolean {
+  const names = (v: string) => v.split(",").map((p) => p.trim().toLowerCase()).filter(Boolean);
+  const list = names(asked);
+  const to = names(switched);
+  return to.length > 0 && to.every((p) => list.includes(p));
+}
+
 /**
  * Completes an upstream's `101 Switching Protocols`: takes the client connection over (only
  * possible where the listener offers it: the `node` engine) and relays both tunnels. Returns
@@ -140,10 +148,22 @@ export function switchProtocols(
       "reverse_proxy",
     );
   }
+  const switched = o.fields.find((f) => f[0] === "upgrade")?.[1];
+  if (switched !== undefined && !requested(o.upgrade, switched)) {
+    // as Go's ReverseProxy: a switch to a protocol nobody asked for (h2c to a WebSocket
+    // request) would open a tunnel the client did not ask for
+    o.tunnel.close();
+    throw new HandlerError(
+      502,
+      `upstream ${o.dial} switched to protocol ${JSON.stringify(switched)} when ${
+        JSON.stringify(o.upgrade)
+      } was requested`,
+      "reverse_proxy",
+    );
+  }
   const h = new Headers(endToEnd(o.fields));
   applyHeaderOps(h);
   h.set("connection", "Upgrade");
-  const switched = o.fields.find((f) => f[0] === "upgrade")?.[1];
   h.set("upgrade", switched ?? o.upgrade);
   o.streams.relay(client.accept(101, [...h]), o.tunnel);
   return new Response(null, { status: 200 }); // not sent: the connection was taken over

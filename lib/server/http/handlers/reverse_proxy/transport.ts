@@ -119,9 +119,32 @@ const HOP = [
   "trailer",
   "transfer-encoding",
   "upgrade",
+  // h2c's upgrade settings: for the one connection (RFC 7540 section 3.2.1), even when the
+  // client leaves it out of Connection
+  "http2-settings",
 ];
 
 const HOP_BY_HOP: ReadonlySet<string> = new Set(HOP);
+
+/**
+ * The protocols of a request's `Upgrade` field a proxy asks its upstream for: every one but
+ * `h2c`, whose upgrade RFC 9113 (section 3.1) deprecates and which, relayed, would open an
+ * HTTP/2 tunnel whose requests no route sees; null when none is left.
+ *
+ * @example
+ * ```ts
+ * import { relayedUpgrade } from "./transport.ts";
+ * relayedUpgrade("h2c"); // null
+ * relayedUpgrade("websocket"); // "websocket"
+ * ```
+ */
+export function relayedUpgrade(value: string | null): string | null {
+  if (value === null) return null;
+  const kept = value.split(",").map((p) => p.trim()).filter((p) =>
+    p !== "" && p.toLowerCase() !== "h2c"
+  );
+  return kept.length === 0 ? null : kept.join(", ");
+}
 
 /**
  * The header names a `Connection` value lists (lower case); null when there is none.

@@ -4,7 +4,9 @@
  * into `SCRIPT_NAME` and `PATH_INFO` after a `split_path` extension, `SCRIPT_FILENAME` the
  * script joined to the root without climbing out of it, `REQUEST_URI` the original request's
  * URI, `HTTPS`/`SSL_*` for TLS requests, the configured `env` (placeholders rendered), and
- * every request header as `HTTP_<NAME>` except `Proxy` (httpoxy).
+ * every request header as `HTTP_<NAME>` except `Proxy` (httpoxy). A header whose name holds
+ * `_` or `.` (the server drops them unless its `expected_*_headers` keep them) never replaces
+ * the variable of a hyphenated one.
  *
  * @module
  */
@@ -174,10 +176,25 @@ export class EnvBuilder {
       if (cipher) env.set("SSL_CIPHER", cipher);
     }
     for (const [k, t] of this.#env) env.set(k, t.render(c));
+    // A field spelled with `_` or `.` (kept by the server's expected_*_headers lists) never
+    // replaces the variable of the hyphenated field the proxy sets: PHP folds `.` to `_` too.
+    let hyphenated: Set<string> | null = null;
+    let aliased: [string, string][] | null = null;
     for (const [k, v] of headers) {
       // httpoxy: a client's Proxy header must never become HTTP_PROXY
       if (k === "proxy") continue;
-      env.set(`HTTP_${k.toUpperCase().replaceAll("-", "_")}`, v);
+      if (k.indexOf("_") >= 0 || k.indexOf(".") >= 0) {
+        (aliased ??= []).push([k, v]);
+        continue;
+      }
+      const name = `HTTP_${k.toUpperCase().replaceAll("-", "_")}`;
+      env.set(name, v);
+      (hyphenated ??= new Set()).add(name);
+    }
+    for (const [k, v] of aliased ?? []) {
+      const name = `HTTP_${k.toUpperCase().replaceAll("-", "_")}`;
+      if (hyphenated?.has(name.replaceAll(".", "_"))) continue;
+      env.set(name, v);
     }
     return env;
   }
