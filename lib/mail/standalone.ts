@@ -16,16 +16,12 @@ import { createMailServer, MAIL_BASE_PATH, mailInternals } from "./server.ts";
 import { randomToken } from "./crypto.ts";
 import { prepareSandbox, sandboxLines } from "./sandbox_setup.ts";
 import { guardInspectorSignal } from "../cli/inspector_signal.ts";
+import { preparePrivateLibsqlFile } from "../server/storage/private_files.ts";
 
 guardInspectorSignal(); // SIGUSR1 must not open Deno's inspector (docs/security.md)
 const env = Deno.env.toObject();
 const dbUrl = env.MAIL_DB ?? "file:.data/mail.db";
-if (dbUrl.startsWith("file:")) {
-  const path = dbUrl.slice(5);
-  if (path.includes("/")) {
-    await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
-  }
-}
+await preparePrivateLibsqlFile(dbUrl); // 0600 (and its -wal, -shm), new directories 0700
 const client = createClient({ url: dbUrl });
 const operatorToken = env.MAIL_OPERATOR_TOKEN ?? randomToken(24);
 const server = await createMailServer({
