@@ -62,6 +62,7 @@ export {
   type VerifyWebhookInput,
 } from "./lib/mail/webhook_signature.ts";
 export type { DeliveryLog, SignedDelivery, WebhookOptions } from "./lib/mail/webhooks.ts";
+export type { Resolver, WebhookTargetOptions } from "./lib/mail/webhook_targets.ts";
 export { MAIL_EVENT_TYPES, type MailEvent, type MailEventType } from "./lib/mail/db.ts";
 export type { PendingRequest } from "./lib/mail/requests.ts";
 export type {

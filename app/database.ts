@@ -1,5 +1,6 @@
 /**
- * The app's database (`DATABASE_URL`, default `file:.data/gatehouse.db`, its directory created;
+ * The app's database (`DATABASE_URL`, default `file:.data/gatehouse.db`: a file only the app's
+ * user may read, 0600 with its `-wal` and `-shm`, in directories made 0700;
  * `DATABASE_AUTH_TOKEN` for a remote libSQL server), with the toolkit's tables: the sites that
  * keep accounts or throttles in it open it here.
  *
@@ -7,6 +8,7 @@
  */
 import { type D1Database, migrate, openLibsql } from "../d1.ts";
 import type { AppEnv } from "./env.ts";
+import { preparePrivateLibsqlFile } from "../lib/server/storage/private_files.ts";
 
 /**
  * Opens the app's database and creates the toolkit's tables if missing.
@@ -20,11 +22,7 @@ import type { AppEnv } from "./env.ts";
  */
 export async function openAppDatabase(env: AppEnv): Promise<D1Database> {
   const url = env.vars.DATABASE_URL ?? "file:.data/gatehouse.db";
-  if (url.startsWith("file:")) {
-    const path = url.slice("file:".length);
-    const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
-    if (dir) await Deno.mkdir(dir, { recursive: true });
-  }
+  await preparePrivateLibsqlFile(url); // 0600 (and its -wal, -shm), new directories 0700
   const db = openLibsql({ url, authToken: env.vars.DATABASE_AUTH_TOKEN });
   await migrate(db);
   return db;

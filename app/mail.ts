@@ -7,7 +7,9 @@
  * production, fixed development defaults otherwise; `MAIL_BLOB_DIR` (envelope images and scans,
  * default `.data/mail-blobs`); `APP_URL` / `APP_HOSTS` (public origin of file links, see
  * `public_url.ts`); `TRUSTED_PROXIES` (proxies whose `X-Forwarded-For` names the client for the
- * wrong-key throttle, see `client_address.ts`).
+ * wrong-key throttle, see `client_address.ts`); `MAIL_WEBHOOK_ALLOW` (comma-separated internal
+ * targets webhooks may go to all the same: addresses, CIDR ranges, host names, each but a
+ * range with an optional `:port`; default none, see `lib/mail/webhook_targets.ts`).
  *
  * In development `deno task start` also prints a ready sandbox key (`mailSandboxLines`): the
  * key in one step, for an account whose address has sample items.
@@ -28,8 +30,32 @@ import { siteSecret } from "./dev_secret.ts";
 import { openAppDatabase } from "./relay_registry.ts";
 import { publicOrigin } from "./public_url.ts";
 import { clientAddress } from "./client_address.ts";
+import { parseAllowTargets } from "../lib/mail/webhook_targets.ts";
 
 const servers = new WeakMap<AppEnv, Promise<MailServer>>();
+
+/**
+ * The `MAIL_WEBHOOK_ALLOW` entries (comma-separated, blanks dropped), checked: throws an Error
+ * naming the variable and the entry that is neither an address, a range nor a host name.
+ *
+ * @example
+ * ```ts
+ * import { loadAppEnv } from "./env.ts";
+ * import { webhookAllow } from "./mail.ts";
+ * webhookAllow(loadAppEnv({ MAIL_WEBHOOK_ALLOW: "127.0.0.1:3000, 10.20.0.0/16" }));
+ * // ["127.0.0.1:3000", "10.20.0.0/16"]
+ * ```
+ */
+export function webhookAllow(env: AppEnv): string[] {
+  const list = (env.vars.MAIL_WEBHOOK_ALLOW ?? "").split(",").map((s) => s.trim())
+    .filter(Boolean);
+  try {
+    parseAllowTargets(list);
+  } catch (err) {
+    throw new Error(`MAIL_WEBHOOK_ALLOW: ${(err as Error).message}`);
+  }
+  return list;
+}
 
 /**
  * The app's one mail server for an environment (made on first use): the mounted API and the
@@ -47,6 +73,7 @@ export function appMailServer(env: AppEnv): Promise<MailServer> {
         blobDir: env.vars.MAIL_BLOB_DIR ?? ".data/mail-blobs",
         publicUrl: (request) => publicOrigin(env, request),
         clientAddress: clientAddress(env),
+        webhooks: { allowTargets: webhookAllow(env) },
       }))();
     servers.set(env, server);
   }

@@ -17,6 +17,7 @@
  */
 import { type Client, createClient } from "@libsql/client";
 import type { AppEnv } from "./env.ts";
+import { preparePrivateLibsqlFile } from "../lib/server/storage/private_files.ts";
 
 /** A site registered with the broker. */
 export interface RelaySite {
@@ -88,11 +89,7 @@ export async function openAppDatabase(env: AppEnv): Promise<Client> {
   const url = env.vars.DATABASE_URL ?? "file:.data/gatehouse.db";
   let client = clients.get(url);
   if (!client) {
-    if (url.startsWith("file:")) {
-      const path = url.slice("file:".length);
-      const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
-      if (dir) await Deno.mkdir(dir, { recursive: true });
-    }
+    await preparePrivateLibsqlFile(url); // 0600 (and its -wal, -shm), new directories 0700
     client = createClient({ url, authToken: env.vars.DATABASE_AUTH_TOKEN });
     clients.set(url, client);
   }

@@ -73,7 +73,9 @@ function list(
             name: "url",
             type: "url",
             required: true,
-            hint: "An absolute http(s) URL that receives signed POSTs.",
+            hint: "An absolute http(s) URL that receives signed POSTs. Internal addresses " +
+              "(loopback, private, link-local, metadata) are refused unless MAIL_WEBHOOK_ALLOW " +
+              "names them.",
             attrs: { maxLength: 2000 },
           }),
           h(

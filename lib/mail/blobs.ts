@@ -4,8 +4,9 @@
  *
  * @module
  */
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { writePrivateFile } from "../server/storage/private_files.ts";
 
 /** A store of immutable files by key (`covers/1-abc.png`). */
 export interface BlobStore {
@@ -25,7 +26,8 @@ export function isBlobKey(key: string): boolean {
 }
 
 /**
- * Blobs as files under a directory.
+ * Blobs as files under a directory, readable by the process's user only: files 0600, the
+ * directories it makes 0700 (an existing `dir` keeps its mode).
  *
  * @example
  * ```ts
@@ -49,11 +51,9 @@ export class LocalBlobStore implements BlobStore {
     return join(this.dir, key);
   }
 
-  /** Writes a file. */
+  /** Writes a file, 0600 whatever the umask (the directories it makes 0700). */
   async put(key: string, bytes: Uint8Array): Promise<void> {
-    const path = this.#path(key);
-    await mkdir(dirname(path), { recursive: true });
-    await writeFile(path, bytes);
+    await writePrivateFile(this.#path(key), bytes);
   }
 
   /** Reads a file, or null when missing. */

@@ -3,7 +3,8 @@
  * and its message. The first thirteen pairs are the peer service's (PostScan Mail); the codes
  * above 9400 are this server's own additions for what the peer does not have (file links,
  * unknown endpoints, and the mailroom's records: 9410 for an account, user, API key, webhook
- * or delivery that does not exist, HTTP 404 like the customer API's unknown address and item).
+ * or delivery that does not exist, HTTP 404 like the customer API's unknown address and item;
+ * 9422 for a webhook URL whose target is internal, HTTP 422).
  *
  * @module
  */
@@ -25,7 +26,8 @@ export type MailErrorCode =
   | 469
   | 9403
   | 9404
-  | 9410;
+  | 9410
+  | 9422;
 
 /** One row of the error table. */
 export interface MailErrorInfo {
@@ -64,6 +66,7 @@ export const mailErrors: Readonly<Record<MailErrorCode, MailErrorInfo>> = {
   9403: { status: 403, message: "The file link is invalid or has expired." },
   9404: { status: 404, message: "No such endpoint." },
   9410: { status: 404, message: "Record not found." },
+  9422: { status: 422, message: "The webhook URL targets an internal address." },
 };
 
 /**

@@ -44,7 +44,11 @@ export function mailroomWebhookPaths(): Json {
           "Registers a URL that receives the account's events (all four, or those in `events`) " +
           "from now on, each POST signed with the secret of this answer: keep it to check " +
           "signatures (`verifyWebhook`). `deno task mail:listen` registers one for a local app " +
-          "and deactivates it when it stops.",
+          "and deactivates it when it stops. A URL whose host is, or resolves to, a loopback, " +
+          "private, link-local, shared, unspecified, metadata or reserved address (in any " +
+          "spelling), or `localhost`, a metadata name or a name that only resolves inside a " +
+          "network, is refused with 9422 unless the operator allowed it (`allowTargets`); each " +
+          "delivery checks again after resolving the name, and redirects are not followed.",
         parameters: [account],
         body: {
           schema: "WebhookInput",
@@ -55,7 +59,7 @@ export function mailroomWebhookPaths(): Json {
           schema: "WebhookCreated",
           example: { webhook_id: "5", secret: "whsec_3kq9ZtV1xY8wRm2Pn4Lb6Hc0" },
         },
-        errors: [19, 9410],
+        errors: [19, 9410, 9422],
       }),
     },
     "/mailroom/webhooks/{webhook_id}/deactivate": {

@@ -28,6 +28,8 @@ export const ERROR_MEANINGS: Readonly<Record<MailErrorCode, string>> = {
   9403: "the file link is invalid or has expired",
   9404: "no such endpoint",
   9410: "the account, user, API key, webhook or delivery does not exist (mailroom)",
+  9422:
+    "the webhook URL targets a loopback, private, link-local, shared, unspecified, metadata or reserved address or name that the operator has not allowed (mailroom)",
 };
 
 /** An example message per code, as the server words it. */
@@ -44,6 +46,9 @@ const EXAMPLE_MESSAGES: Readonly<Partial<Record<MailErrorCode, string>>> = {
     "/api/account-docs/v2/mailroom/accounts takes GET or POST.",
   9410: "No account 999: list accounts with GET /mailroom/accounts, or create one with " +
     'POST /mailroom/accounts {"name": "..."}.',
+  9422: "169.254.169.254 is a cloud metadata address. Webhooks do not go to internal " +
+    "addresses; an operator can allow this target with the webhook setting allowTargets " +
+    "(MAIL_WEBHOOK_ALLOW in the reference app and `deno task mail`).",
 };
 
 /** The response of one error code alone (`413` is code 19 for a body over the limit). */

@@ -7,7 +7,9 @@
  * Variables: `MAIL_DB` (default `file:.data/mail.db`), `HOST` (default 127.0.0.1), `PORT`
  * (default 8787; 0 picks a free port), `MAIL_OPERATOR_TOKEN` (default a random one, printed),
  * `MAIL_SIGNING_SECRET` (default random per start), `MAIL_BLOB_DIR` (default
- * `.data/mail-blobs`), `MAIL_PUBLIC_URL` (origin of file links; default the request's).
+ * `.data/mail-blobs`), `MAIL_PUBLIC_URL` (origin of file links; default the request's),
+ * `MAIL_WEBHOOK_ALLOW` (comma-separated internal webhook targets allowed all the same, e.g.
+ * `127.0.0.1` for `deno task mail:listen`; default none).
  *
  * @module
  */
@@ -16,15 +18,20 @@ import { createMailServer, MAIL_BASE_PATH, mailInternals } from "./server.ts";
 import { randomToken } from "./crypto.ts";
 import { prepareSandbox, sandboxLines } from "./sandbox_setup.ts";
 import { guardInspectorSignal } from "../cli/inspector_signal.ts";
+import { preparePrivateLibsqlFile } from "../server/storage/private_files.ts";
+import { parseAllowTargets } from "./webhook_targets.ts";
 
 guardInspectorSignal(); // SIGUSR1 must not open Deno's inspector (docs/security.md)
 const env = Deno.env.toObject();
 const dbUrl = env.MAIL_DB ?? "file:.data/mail.db";
-if (dbUrl.startsWith("file:")) {
-  const path = dbUrl.slice(5);
-  if (path.includes("/")) {
-    await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
-  }
+await preparePrivateLibsqlFile(dbUrl); // 0600 (and its -wal, -shm), new directories 0700
+const webhookAllow = (env.MAIL_WEBHOOK_ALLOW ?? "").split(",").map((s) => s.trim())
+  .filter(Boolean);
+try {
+  parseAllowTargets(webhookAllow);
+} catch (err) {
+  console.error(`MAIL_WEBHOOK_ALLOW: ${(err as Error).message}`);
+  Deno.exit(2);
 }
 const client = createClient({ url: dbUrl });
 const operatorToken = env.MAIL_OPERATOR_TOKEN ?? randomToken(24);
@@ -34,6 +41,7 @@ const server = await createMailServer({
   signingSecret: env.MAIL_SIGNING_SECRET,
   blobDir: env.MAIL_BLOB_DIR ?? ".data/mail-blobs",
   publicUrl: env.MAIL_PUBLIC_URL || undefined,
+  webhooks: { allowTargets: webhookAllow },
 });
 const { db } = mailInternals(server);
 const sandbox = await prepareSandbox(db, server.blobs, "deno task mail");

@@ -1,7 +1,10 @@
 /**
  * Webhook delivery: every committed event goes to the account's active webhooks that subscribe
  * to its type, signed (see `webhook_signature.ts`), retried with exponential backoff on a
- * non-2xx answer or a network error, each attempt written to the delivery log.
+ * non-2xx answer or a network error, each attempt written to the delivery log. A webhook's
+ * target is checked when it is registered and at each attempt (`webhook_targets.ts`): an
+ * internal target is refused (9422 at registering; at delivery the attempt fails and is not
+ * retried), and a redirect is never followed (a 3xx answer is a failed attempt).
  *
  * @module
  */
@@ -12,10 +15,18 @@ import { MailServerError } from "./errors.ts";
 import { unknownAccount, unknownDelivery, unknownWebhook } from "./not_found.ts";
 import { formatTime } from "./types.ts";
 import { SIGNATURE_HEADER, signWebhook, TIMESTAMP_HEADER } from "./webhook_signature.ts";
+import { type WebhookTargetOptions, WebhookTargets } from "./webhook_targets.ts";
+import { attemptOnce, type AttemptOutcome } from "./webhook_post.ts";
 
-/** Delivery settings. */
-export interface WebhookOptions {
-  /** fetch to deliver with (default global fetch). */
+/** Delivery settings (with the target checks' `allowTargets` and `resolve`). */
+export interface WebhookOptions extends WebhookTargetOptions {
+  /**
+   * A fetch to deliver with, instead of a connection to the checked addresses. The targets are
+   * still checked (the name resolved) before each call and it is called with
+   * `redirect: "manual"`, but where it connects is its own affair: the check cannot hold
+   * against DNS rebinding there. Default: none (a `node:http(s)` request to the checked
+   * addresses, see `webhook_post.ts`).
+   */
   fetch?: typeof fetch;
   /** Attempts per delivery before giving up (default 6). */
   maxAttempts?: number;
@@ -23,7 +34,7 @@ export interface WebhookOptions {
   baseDelayMs?: number;
   /** Longest delay between attempts (default 300000 ms). */
   maxDelayMs?: number;
-  /** Time allowed for the receiver to answer (default 10000 ms). */
+  /** Time allowed for the receiver to answer, the name's resolution included (default 10000 ms). */
   timeoutMs?: number;
 }
 
@@ -62,7 +73,8 @@ export interface SignedDelivery {
 /** Delivers events to webhooks. */
 export class WebhookDispatcher {
   #db: MailDb;
-  #fetch: typeof fetch;
+  #fetch: typeof fetch | null;
+  #targets: WebhookTargets;
   #max: number;
   #base: number;
   #cap: number;
@@ -74,10 +86,11 @@ export class WebhookDispatcher {
   #closed = false;
   #aborts = new Set<AbortController>();
 
-  /** Listens to the database's committed events. */
+  /** Listens to the database's committed events; throws naming a bad `allowTargets` entry. */
   constructor(db: MailDb, options: WebhookOptions = {}) {
     this.#db = db;
-    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+    this.#fetch = options.fetch ?? null;
+    this.#targets = new WebhookTargets(options);
     this.#max = options.maxAttempts ?? 6;
     this.#base = options.baseDelayMs ?? 1000;
     this.#cap = options.maxDelayMs ?? 300_000;
@@ -85,7 +98,10 @@ export class WebhookDispatcher {
     db.onEvent((event) => this.#track(this.#enqueue(event)));
   }
 
-  /** Registers a webhook for an account; the secret is returned once. */
+  /**
+   * Registers a webhook for an account; the secret is returned once. 19 for a URL that is not
+   * http(s), 9422 for one that targets an internal address or name (unless allowed).
+   */
   async register(
     accountId: string,
     url: string,
@@ -103,6 +119,7 @@ export class WebhookDispatcher {
     if (events.length === 0 || events.some((e) => !MAIL_EVENT_TYPES.includes(e))) {
       throw new MailServerError(19, `events must be some of ${MAIL_EVENT_TYPES.join(", ")}`);
     }
+    await this.#targets.checkSaved(parsed);
     const acct = await this.#db.execute({
       sql: "SELECT 1 FROM mail_accounts WHERE id = ?",
       args: [accountId],
@@ -332,16 +349,14 @@ export class WebhookDispatcher {
     const started = this.#db.now();
     const ts = Math.floor(Date.now() / 1000);
     const body = String(d.payload);
-    let status: number | null = null;
-    let error: string | null = null;
     const abort = new AbortController();
     this.#aborts.add(abort);
     const timer = setTimeout(() => abort.abort(), this.#timeout);
+    let outcome: AttemptOutcome;
     try {
-      const res = await this.#fetch(String(d.url), {
-        method: "POST",
+      outcome = await attemptOnce({
+        url: String(d.url),
         body,
-        signal: abort.signal,
         headers: {
           "content-type": "application/json",
           "user-agent": "gatehouse-mail-webhooks",
@@ -350,18 +365,18 @@ export class WebhookDispatcher {
           [TIMESTAMP_HEADER]: String(ts),
           [SIGNATURE_HEADER]: await signWebhook(String(d.secret), ts, body),
         },
+        signal: abort.signal,
+        targets: this.#targets,
+        fetch: this.#fetch,
       });
-      status = res.status;
-      await res.body?.cancel();
-      if (!res.ok) error = `HTTP ${res.status}`;
-    } catch (err) {
-      error = abort.signal.aborted ? "timeout or shutdown" : String((err as Error).message);
     } finally {
       clearTimeout(timer);
       this.#aborts.delete(abort);
     }
+    const { status, error, refused } = outcome;
     const ok = error === null;
-    const final = !ok && (attempt >= this.#max || this.#closed);
+    // a refused target fails at once: another attempt would be refused the same way
+    const final = !ok && (refused || attempt >= this.#max || this.#closed);
     const delay = Math.min(this.#cap, this.#base * 2 ** (attempt - 1));
     const state = ok ? "delivered" : final && !this.#closed ? "failed" : "pending";
     // (a delivery whose webhook was deactivated meanwhile stays failed)

@@ -25,11 +25,21 @@ function inherited(): Record<string, string> {
   return out;
 }
 
-/** Starts the app with `vars` added to a development environment. */
-export async function startAppProcess(vars: Record<string, string> = {}): Promise<AppProcess> {
+/**
+ * Starts the app with `vars` added to a development environment; with `umask`, under that
+ * umask (set by `sh` before it becomes the app).
+ */
+export async function startAppProcess(
+  vars: Record<string, string> = {},
+  options: { umask?: string } = {},
+): Promise<AppProcess> {
   const dir = await Deno.makeTempDir({ prefix: "gatehouse-proc-" });
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "app/main.ts"],
+  const app = [Deno.execPath(), "run", "-A", "app/main.ts"];
+  const [command, ...args] = options.umask === undefined
+    ? app
+    : ["/bin/sh", "-c", `umask ${options.umask}; exec "$0" "$@"`, ...app];
+  const child = new Deno.Command(command, {
+    args,
     cwd: ROOT,
     env: {
       PORT: "0",

@@ -75,7 +75,9 @@ Deno.test("webhooks: signed, retried after a failed attempt, logged", async () =
 });
 
 Deno.test("webhooks: subscriptions filter events; a dead receiver ends failed after max attempts", async () => {
-  const h = await startMail({ webhooks: { baseDelayMs: 20, maxAttempts: 3, timeoutMs: 1000 } });
+  const h = await startMail({
+    webhooks: { baseDelayMs: 20, maxAttempts: 3, timeoutMs: 1000, allowTargets: ["127.0.0.1"] },
+  });
   let secret = "";
   const rx = receiver(() => secret, false);
   try {
@@ -132,7 +134,9 @@ Deno.test("verifyWebhook rejects a wrong secret, a changed body and an old times
 
 Deno.test("webhooks: a deactivated webhook gets nothing more; its pending deliveries end failed without another attempt", async () => {
   // retries far apart, so the first delivery is still pending when the webhook is deactivated
-  const h = await startMail({ webhooks: { baseDelayMs: 60_000, maxDelayMs: 60_000 } });
+  const h = await startMail({
+    webhooks: { baseDelayMs: 60_000, maxDelayMs: 60_000, allowTargets: ["127.0.0.1"] },
+  });
   let calls = 0;
   const down = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => {
     calls++;

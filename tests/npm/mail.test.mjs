@@ -28,7 +28,7 @@ test("npm ./mail: server and clients in Node", async () => {
     client: db,
     blobDir: join(dir, "blobs"),
     operatorToken: OPERATOR,
-    webhooks: { baseDelayMs: 20 },
+    webhooks: { baseDelayMs: 20, allowTargets: ["127.0.0.1"] },
   });
   const http = await serve(mail.fetch);
   const received = [];

@@ -12,6 +12,10 @@
  * - `table`: name of the key/value table (default `gatehouse_storage`); locks live in
  *   `<table>_locks`. Both are created when missing.
  *
+ * A `file:` database is private to the server's user whatever the umask: the file and the
+ * `-wal`/`-shm` files SQLite makes beside it are 0600 (see `private_files.ts`); its directory
+ * must exist and is left as it is (make it 0700).
+ *
  * Locks are leases: the holder refreshes its row every 5 s; a row not refreshed for 10 s
  * (database clock) is stale and the next `lock`/`tryLock` takes it over, so a holder killed
  * with SIGKILL blocks the others for at most 10 s.
@@ -33,6 +37,7 @@ import {
   trackLock,
   untrackLock,
 } from "./mod.ts";
+import { preparePrivateLibsqlFile, tightenLibsqlSideFiles } from "./private_files.ts";
 
 /** Options of a libSQL storage. */
 export interface LibsqlStorageOptions {
@@ -246,6 +251,13 @@ export async function openLibsqlStorage(
     throw new Error(`libsql storage: table must be a plain SQL name, got ${JSON.stringify(table)}`);
   }
   const { createClient } = await import("@libsql/client");
+  try {
+    // the local CA's root key and every certificate key live here: 0600 in 0700
+    // (its directory is the operator's: a missing one is an error, as before)
+    await preparePrivateLibsqlFile(o.url, { makeDirs: false });
+  } catch (e) {
+    throw new Error(`libsql storage: preparing ${describe(o.url)}: ${(e as Error).message}`);
+  }
   let client: Client;
   try {
     client = createClient({ url: o.url, authToken: o.authToken, intMode: "number" });
@@ -255,6 +267,7 @@ export async function openLibsqlStorage(
   const s = new LibsqlStorage(client, o.url, table);
   try {
     await s.init(o.url.startsWith("file:"));
+    await tightenLibsqlSideFiles(o.url);
   } catch (e) {
     client.close();
     throw new Error(

@@ -42,6 +42,8 @@ export async function startConsoleApp(vars: Record<string, string> = {}): Promis
     DATABASE_URL: `file:${dir}/app.db`,
     MAIL_BLOB_DIR: `${dir}/blobs`,
     GATEHOUSE_ADMIN: "127.0.0.1:1",
+    // the tests' webhook receivers listen on loopback: allowed as an operator would allow them
+    MAIL_WEBHOOK_ALLOW: "127.0.0.1",
     ...vars,
   }));
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
