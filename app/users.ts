@@ -381,10 +381,18 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     const provider = c.req.param("provider") as OAuthProvider;
     if (!providers.includes(provider)) return c.text("not found", 404);
     const config = oauth(c);
-    const result = await handleOAuthCallback(config, provider, c.req.raw);
+    // Accounts are keyed on the provider's user id: an e-mail the provider does not prove may
+    // still make a new account (findOrCreateOAuthUser never matches it to an existing one),
+    // but it passes no allowlist.
+    const result = await handleOAuthCallback(config, provider, c.req.raw, {
+      allowUnverifiedEmail: true,
+    });
     c.header("set-cookie", clearOAuthStateCookie(config), { append: true });
     if (!result.ok) {
       return c.redirect(`${base}/login?oauth_error=${encodeURIComponent(result.error)}`, 302);
+    }
+    if (!result.user.emailVerified && mode !== "public") {
+      return c.redirect(`${base}/login?oauth_error=email_unverified`, 302);
     }
     if (!allowed(result.user.email)) {
       return forbiddenResponse(c, {

@@ -198,7 +198,8 @@ export type ResetPasswordResult = FlowResult<{ userId: string }, ResetPasswordEr
 
 /**
  * Sets a new password from a reset link's token; the token then stops working. Following the
- * link proves the address, so the account is marked verified. Never throws.
+ * link proves the address, so the account is marked verified, and provider sign-ins linked to
+ * it without a proven e-mail are removed. Never throws.
  *
  * @example
  * ```ts
@@ -233,6 +234,8 @@ export function resetPassword(
     if (changed !== 1) fail("invalid_token");
     // A signup code still pending for this address must not set another password later.
     await run(db, "DELETE FROM otp_codes WHERE email = ? AND purpose = 'signup'", [user.email]);
+    // Provider links made on this address without proof (see `findOrCreateOAuthUser`) go.
+    await run(db, "DELETE FROM oauth_identities WHERE user_id = ? AND email IS NULL", [id]);
     // The inbox was proved: sign-in, code and re-authentication throttles start over.
     await resetTries(db, user.email, now);
     return { ok: true as const, userId: id };
