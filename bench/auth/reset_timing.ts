@@ -17,7 +17,7 @@
  * that every mail was sent.
  *
  * ```sh
- * deno run -A --config tests/deno.json bench/auth/reset_timing.ts [--runs 200] [--wait-until]
+ * deno run -A --config tests/deno.json bench/auth/reset_timing.ts [--runs 200] [--wait-until] [--only signup]
  * ```
  *
  * @module
@@ -42,6 +42,7 @@ const MINUTE = 61_000;
 const args = Deno.args;
 const runs = Number(args[args.indexOf("--runs") + 1]) || 200;
 const useWaitUntil = args.includes("--wait-until");
+const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : null;
 
 let counter = 0;
 const fresh = (tag: string) => `${tag}-${++counter}-${crypto.randomUUID().slice(0, 8)}@bench.test`;
@@ -92,6 +93,7 @@ async function measure(
   sender: number,
   cases: { address: string; run: Run; mails: number }[],
 ): Promise<Row[]> {
+  if (only && only !== flow) return [];
   const state = cases.map(() => ({ sent: 0, times: [] as number[] }));
   const pending: Promise<unknown>[] = [];
   const extra: Record<string, unknown> = useWaitUntil
