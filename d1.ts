@@ -37,7 +37,14 @@ export {
   type FlowResult,
   type PasswordError,
 } from "./lib/d1/errors.ts";
-export type { EmailMessage, EmailSender, RenderedEmail, Renderer } from "./lib/d1/email.ts";
+export type {
+  DeliveryOptions,
+  EmailMessage,
+  EmailSender,
+  RenderedEmail,
+  Renderer,
+  SendFailure,
+} from "./lib/d1/email.ts";
 export type { ClockOptions, HashingOptions } from "./lib/d1/input.ts";
 export type { ReauthOptions, User } from "./lib/d1/users.ts";
 export { DEFAULT_REAUTH_SECONDS } from "./lib/d1/users.ts";

@@ -33,6 +33,8 @@ export interface AccountRoutesDeps {
   secret: string;
   /** The site's e-mail sender. */
   sendEmail: EmailSender;
+  /** Keeps the e-mail a flow sends after answering (see the `/d1` flows' `waitUntil`). */
+  waitUntil?: (delivery: Promise<unknown>) => void;
   /** Site name in e-mails. */
   appName: string;
   /** PBKDF2 iterations (tests). */
@@ -106,6 +108,7 @@ export function mountAccountRoutes(app: Hono, d: AccountRoutesDeps): void {
       ...(f.password ? { password: f.password } : { session: me.session }),
       secret,
       sendEmail,
+      waitUntil: d.waitUntil,
       appUrl: appUrl(c),
       confirmPath: "/confirm-email",
       appName: APP_NAME,

@@ -7,8 +7,8 @@
  * - google: `GET /o/oauth2/v2/auth`, `POST /token`, `GET /v1/userinfo`
  * - github: `GET /login/oauth/authorize`, `POST /login/oauth/access_token`, `GET /user`,
  *   `GET /user/emails`
- * - microsoft: `GET /{tenant}/oauth2/v2.0/authorize`, `POST /{tenant}/oauth2/v2.0/token`,
- *   `GET /oidc/userinfo`, `GET /v1.0/me`
+ * - microsoft: `GET /{tenant}/oauth2/v2.0/authorize`, `POST /{tenant}/oauth2/v2.0/token` (with
+ *   an ID token carrying `email` and `xms_edov`), `GET /oidc/userinfo`, `GET /v1.0/me`
  *
  * The consent page asks for any e-mail (nothing is checked: it is a development tool). Codes
  * are single-use, live 2 minutes, are bound to the client id and redirect URI and check the
@@ -215,12 +215,14 @@ export function createDevIdp(options: { now?: () => number } = {}): Hono {
     }
     const accessToken = randomId();
     tokens.set(accessToken, { ...grant, expires: now() + TOKEN_TTL_MS });
-    return c.json({
+    const body: Record<string, unknown> = {
       access_token: accessToken,
       token_type: "Bearer",
       expires_in: TOKEN_TTL_MS / 1000,
       scope: "openid email profile",
-    });
+    };
+    if (grant.provider === "microsoft") body.id_token = await microsoftIdToken(grant, now());
+    return c.json(body);
   };
 
   function bearer(c: Context): Grant | null {
@@ -291,6 +293,35 @@ export function createDevIdp(options: { now?: () => number } = {}): Hono {
         `without real credentials.</p>`,
     )));
   return app;
+}
+
+/** The development tenant's id (the `tid` of its ID tokens). */
+const DEV_TENANT_ID = "00000000-0000-4000-8000-00000000de70";
+
+/**
+ * Microsoft's ID token for a grant, unsigned (the client reads it as received from the token
+ * endpoint): `email` and `xms_edov` (true when the consent page's box was ticked), as an app
+ * registration with those optional claims gets.
+ */
+async function microsoftIdToken(grant: Grant, at: number): Promise<string> {
+  const part = (v: unknown) =>
+    btoa(String.fromCharCode(...new TextEncoder().encode(JSON.stringify(v))))
+      .replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  const seconds = Math.floor(at / 1000);
+  const claims = {
+    ver: "2.0",
+    iss: `https://login.microsoftonline.com/${DEV_TENANT_ID}/v2.0`,
+    aud: grant.clientId,
+    sub: await userId(grant.email),
+    tid: DEV_TENANT_ID,
+    iat: seconds,
+    nbf: seconds,
+    exp: seconds + TOKEN_TTL_MS / 1000,
+    name: grant.name,
+    email: grant.email,
+    xms_edov: grant.verified,
+  };
+  return `${part({ typ: "JWT", alg: "none" })}.${part(claims)}.`;
 }
 
 function randomId(): string {

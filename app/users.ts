@@ -139,8 +139,9 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
   // Links and redirect URIs use the configured public origin, never the Host header.
   const origin = (c: Context) => publicOrigin(env, c.req.raw);
   const appUrl = (c: Context) => `${origin(c)}${base}`;
-  // Mail that must not be part of an answer's time (reset links: the answer must not tell
-  // whether the account exists) is sent after it; the development outbox waits for it.
+  // Mail that must not be part of an answer's time (signup codes and notices, reset and
+  // e-mail-change links: the answer must not tell whether the account exists) is sent after
+  // it; the development outbox waits for it.
   const sending = new Set<Promise<unknown>>();
   const waitUntil = (delivery: Promise<unknown>) => {
     sending.add(delivery);
@@ -280,6 +281,7 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
       password: f.password ?? "",
       secret,
       sendEmail,
+      waitUntil,
       appName: APP_NAME,
       iterations,
     });
@@ -363,6 +365,7 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     session,
     secret,
     sendEmail,
+    waitUntil,
     appName: APP_NAME,
     iterations,
     appUrl,
@@ -381,10 +384,18 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     const provider = c.req.param("provider") as OAuthProvider;
     if (!providers.includes(provider)) return c.text("not found", 404);
     const config = oauth(c);
-    const result = await handleOAuthCallback(config, provider, c.req.raw);
+    // Accounts are keyed on the provider's user id: an e-mail the provider does not prove may
+    // still make a new account (findOrCreateOAuthUser never matches it to an existing one),
+    // but it passes no allowlist.
+    const result = await handleOAuthCallback(config, provider, c.req.raw, {
+      allowUnverifiedEmail: true,
+    });
     c.header("set-cookie", clearOAuthStateCookie(config), { append: true });
     if (!result.ok) {
       return c.redirect(`${base}/login?oauth_error=${encodeURIComponent(result.error)}`, 302);
+    }
+    if (!result.user.emailVerified && mode !== "public") {
+      return c.redirect(`${base}/login?oauth_error=email_unverified`, 302);
     }
     if (!allowed(result.user.email)) {
       return forbiddenResponse(c, {

@@ -29,14 +29,17 @@ export async function ensureDevOwner(
 ): Promise<boolean> {
   if ((await getUserByEmail(db, DEV_OWNER_EMAIL)).ok) return false;
   const sent: EmailMessage[] = [];
+  const sending: Promise<unknown>[] = [];
   const s = await signup(db, {
     email: DEV_OWNER_EMAIL,
     password: DEV_OWNER_PASSWORD,
     secret: o.tokenSecret,
     sendEmail: (m) => void sent.push(m),
+    waitUntil: (p) => void sending.push(p),
     iterations: o.iterations,
   });
   if (!s.ok) throw new Error(`development owner: signup refused (${s.error})`);
+  await Promise.all(sending);
   const code = sent[0]?.text.match(/\b(\d{6})\b/)?.[1] ?? "";
   const v = await verifyOtp(db, {
     email: DEV_OWNER_EMAIL,

@@ -75,6 +75,21 @@ export interface Command {
   run(input: CommandInput): Promise<number>;
 }
 
+/**
+ * The first word that subcommands share (`storage` of `storage export`, `storage import`): a
+ * group answers with the list of its subcommands (`gatehouse storage`, `gatehouse storage
+ * --help`, `gatehouse help storage`). Declared only for its help text; the subcommands come
+ * from the commands' names.
+ */
+export interface CommandGroup {
+  /** The shared first word, e.g. `storage`. */
+  name: string;
+  /** One line for help. */
+  short: string;
+  /** Longer help text (paragraphs). */
+  long?: string;
+}
+
 /** Exit codes of the spec. */
 export const ExitCode = {
   /** Normal exit. */

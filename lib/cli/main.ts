@@ -171,7 +171,8 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   try {
     const { flags, args, help } = parseFlags(command, rest);
     if (help) {
-      console.log((await import("./help.ts")).renderHelp(command));
+      const { subcommandsOf } = await import("./registry.ts");
+      console.log((await import("./help.ts")).renderHelp(command, subcommandsOf(command.name)));
       return ExitCode.Success;
     }
     return await command.run({ flags, args });

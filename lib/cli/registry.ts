@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Command } from "./command.ts";
+import type { Command, CommandGroup } from "./command.ts";
 import { adaptCommand } from "./adapt.ts";
 import { addPackageCommand } from "./add_package.ts";
 import { buildInfoCommand } from "./build_info.ts";
@@ -13,7 +13,7 @@ import { environCommand } from "./environ.ts";
 import { fileServerCommand, fileServerExportTemplateCommand } from "./file_server.ts";
 import { fmtCommand } from "./fmt.ts";
 import { hashPasswordCommand } from "./hash_password.ts";
-import { helpCommand } from "./help.ts";
+import { groupCommand, helpCommand } from "./help.ts";
 import { installCommand } from "./install.ts";
 import { listModulesCommand } from "./list_modules.ts";
 import { manpageCommand } from "./manpage.ts";
@@ -28,7 +28,7 @@ import { startCommand } from "./start.ts";
 import { trustCommand } from "./trust.ts";
 import { untrustCommand } from "./untrust.ts";
 import { stopCommand } from "./stop.ts";
-import { storageExportCommand, storageImportCommand } from "./storage.ts";
+import { storageExportCommand, storageGroup, storageImportCommand } from "./storage.ts";
 import { upgradeCommand } from "./upgrade.ts";
 import { validateCommand } from "./validate.ts";
 import { versionCommand } from "./version.ts";
@@ -66,7 +66,28 @@ export const commands: Command[] = [
   versionCommand,
 ];
 
-/** Finds a command by name (`storage export` style names included). */
+/**
+ * Help lines of the groups whose first word is no command of its own (`storage`); a group
+ * missing here still answers, with its subcommands' names as its line.
+ */
+export const groups: CommandGroup[] = [storageGroup];
+
+/** The subcommands of `name`: the commands named `<name> <word>`, in registry order. */
+export function subcommandsOf(name: string): Command[] {
+  const prefix = `${name} `;
+  return commands.filter((c) =>
+    c.name.startsWith(prefix) && !c.name.slice(prefix.length).includes(" ")
+  );
+}
+
+/**
+ * Finds a command by name (`storage export` style names included); the first word of
+ * subcommands that is no command itself (`storage`) finds its group's command, which lists them.
+ */
 export function findCommand(name: string): Command | undefined {
-  return commands.find((c) => c.name === name);
+  const command = commands.find((c) => c.name === name);
+  if (command) return command;
+  const subcommands = subcommandsOf(name);
+  if (subcommands.length === 0) return undefined;
+  return groupCommand(name, subcommands, groups.find((g) => g.name === name));
 }

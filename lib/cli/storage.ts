@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { Command, Flags } from "./command.ts";
+import type { Command, CommandGroup, Flags } from "./command.ts";
 import { ExitCode } from "./command.ts";
 import { readConfigFile } from "./config_file.ts";
 import { UsageError } from "./usage_error.ts";
@@ -52,6 +52,16 @@ const CONFIG = {
   value: "<path>",
   help: "Config file whose storage is used (required)",
 } as const;
+
+/** `storage`: the group of `storage export` and `storage import`. */
+export const storageGroup: CommandGroup = {
+  name: "storage",
+  short: "Copies the configured storage to or from a tarball (experimental)",
+  long: [
+    "Exports the storage a config names (certificates, keys, the CA, ACME accounts) to a tar",
+    "archive, or imports such an archive into it.",
+  ].join("\n"),
+};
 
 /** `storage export`. */
 export const storageExportCommand: Command = {

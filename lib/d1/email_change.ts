@@ -6,7 +6,8 @@
  * fails after any password or e-mail change.
  *
  * When the new address already belongs to another verified account, the request answers the
- * same and sends nothing (no enumeration); a confirmation that loses a race answers
+ * same, after the same work, and sends nothing (no enumeration: the link to a free address is
+ * sent after the answer, so the sender's time does not show); a confirmation that loses a race answers
  * `email_taken`. An unverified signup of the new address does not hold it: the confirmation
  * proves the inbox, so that signup (its pending password and codes) is discarded.
  *
@@ -18,6 +19,7 @@ import {
   appNameOf,
   appUrlOf,
   emailOf,
+  handoffOf,
   iterationsOf,
   linkTo,
   nowOf,
@@ -30,8 +32,8 @@ import {
 import type { CommonError, FlowResult } from "./errors.ts";
 import { fail, guard } from "./errors.ts";
 import type { D1Database } from "./types.ts";
-import type { EmailSender, Renderer } from "./email.ts";
-import { deliver } from "./email.ts";
+import type { DeliveryOptions, EmailSender, Renderer } from "./email.ts";
+import { deliver, sendAfter } from "./email.ts";
 import { emailChangedNoticeEmail, emailChangeEmail } from "./templates.ts";
 import { newStamp, reauthError, type ReauthOptions, userByEmail, userById } from "./users.ts";
 import { issueCode, releaseCode } from "./otp.ts";
@@ -42,7 +44,8 @@ export const EMAIL_CHANGE_TTL_HOURS = 24;
 const PURPOSE = "gatehouse.email-change";
 
 /** Parameters of {@linkcode requestEmailChange}. */
-export interface RequestEmailChangeParams extends ReauthOptions, HashingOptions, ClockOptions {
+export interface RequestEmailChangeParams
+  extends ReauthOptions, HashingOptions, ClockOptions, DeliveryOptions {
   /** The signed-in user's id. */
   userId: string;
   /** The new address. */
@@ -80,7 +83,10 @@ export type RequestEmailChangeResult = FlowResult<Record<never, never>, RequestE
 
 /**
  * E-mails a confirmation link to the new address, after the password or a fresh session (as
- * for `removeUser`). At most one link per minute per account. Never throws.
+ * for `removeUser`). At most one request per minute per account sends a link (a request for a
+ * taken address counts too). It answers without waiting for the e-mail, which goes on after
+ * the answer (`waitUntil` receives it; a failure goes to `onSendError` and lifts the
+ * throttle). Never throws.
  *
  * @example
  * ```ts
@@ -109,6 +115,7 @@ export function requestEmailChange(
     const newEmail = emailOf(o.newEmail);
     const ttlHours = ttlOf(o.ttlHours, EMAIL_CHANGE_TTL_HOURS);
     iterationsOf(o.iterations);
+    const handoff = handoffOf(o);
     const now = nowOf(o.now);
     const user = await userById(db, userId);
     if (!user) fail("not_found");
@@ -116,7 +123,8 @@ export function requestEmailChange(
     if (denied) fail(denied);
     if (newEmail === user.email) fail("same_email");
     const holder = await userByEmail(db, newEmail);
-    if (holder && Number(holder.email_verified) === 1) return { ok: true as const };
+    const taken = holder !== null && Number(holder.email_verified) === 1;
+    // The same statements and HMACs whether or not the address is taken; only the e-mail differs.
     if (!(await issueCode(db, { email: user.email, purpose: "email-change", secrets, now }))) {
       return { ok: true as const };
     }
@@ -126,18 +134,20 @@ export function requestEmailChange(
       ttlSeconds: ttlHours * 3600,
       now,
     });
+    if (taken) return { ok: true as const };
     const confirmUrl = linkTo(appUrl, o.confirmPath, "/confirm-email", token);
-    try {
-      await deliver(send, newEmail, emailChangeEmail, o.renderEmailChange, {
-        confirmUrl,
-        newEmail,
-        ttlHours,
-        appName: appNameOf(o.appName),
-      });
-    } catch (e) {
-      await releaseCode(db, user.email, "email-change");
-      throw e;
-    }
+    const delivery = deliver(send, newEmail, emailChangeEmail, o.renderEmailChange, {
+      confirmUrl,
+      newEmail,
+      ttlHours,
+      appName: appNameOf(o.appName),
+    });
+    sendAfter(
+      handoff,
+      "requestEmailChange",
+      delivery,
+      () => releaseCode(db, user.email, "email-change"),
+    );
     return { ok: true as const };
   });
 }

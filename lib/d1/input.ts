@@ -7,7 +7,7 @@
 import type { Secrets } from "../auth/token.ts";
 import { MAX_PASSWORD_ITERATIONS } from "../auth/password.ts";
 import { fail } from "./errors.ts";
-import type { EmailSender } from "./email.ts";
+import type { EmailSender, Handoff } from "./email.ts";
 import { normalizeEmail } from "./policy.ts";
 import { clientKey } from "./throttle.ts";
 
@@ -60,6 +60,16 @@ export function waitUntilOf(v: unknown): ((delivery: Promise<unknown>) => void) 
   if (v === undefined) return undefined;
   if (typeof v !== "function") fail("invalid_input");
   return v as (delivery: Promise<unknown>) => void;
+}
+
+/** The `waitUntil` and `onSendError` of a flow that sends e-mail, or `invalid_input`. @internal */
+export function handoffOf(o: Record<string, unknown>): Handoff {
+  const onSendError = o.onSendError;
+  if (onSendError !== undefined && typeof onSendError !== "function") fail("invalid_input");
+  return {
+    waitUntil: waitUntilOf(o.waitUntil),
+    onSendError: onSendError as Handoff["onSendError"],
+  };
 }
 
 /** A normalized e-mail, or `invalid_email` (`invalid_input` when not a string). @internal */

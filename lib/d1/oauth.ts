@@ -5,6 +5,13 @@
  * address was never verified drops its password: the provider proved who owns the mailbox, and
  * a password set by someone else before must not keep working.
  *
+ * An e-mail the provider does not prove (`emailVerified: false`, e.g. Microsoft without
+ * `xms_edov`) never reaches an account by its address: the identity is linked only to a new
+ * account, when no account has that address, and is kept with no e-mail (`email` NULL) as the
+ * mark of a link made without proof. Whoever later proves the inbox (a provider-verified link
+ * or a reset link) takes the account without those links, so an identity that merely claimed
+ * the address first cannot keep a way in.
+ *
  * @module
  */
 import type { ClockOptions } from "./input.ts";
@@ -24,7 +31,11 @@ export interface OAuthUserParams extends ClockOptions {
   providerUserId: string | number;
   /** The e-mail the provider returned. */
   email: string;
-  /** Whether the provider verified that e-mail; unverified e-mails are never linked. */
+  /**
+   * Whether the provider proved that e-mail. `false`: the identity only follows an existing
+   * link or gets a new account (`email_unverified` when an account has the address); any
+   * value other than `true` or `false` is `email_unverified`.
+   */
   emailVerified: boolean;
 }
 
@@ -67,23 +78,54 @@ export function findOrCreateOAuthUser(
     }
     const now = nowOf(o.now);
     const linked = () =>
-      first<{ user_id: string }>(
+      first<{ user_id: string; email: string | null }>(
         db,
-        "SELECT user_id FROM oauth_identities WHERE provider = ? AND provider_user_id = ?",
+        "SELECT user_id, email FROM oauth_identities WHERE provider = ? AND provider_user_id = ?",
         provider,
         subject,
       );
     const existing = await linked();
-    if (existing) return { ok: true as const, userId: existing.user_id, created: false };
+    if (existing) {
+      const proven = o.emailVerified === true && typeof o.email === "string" &&
+        normalizeEmail(o.email);
+      if (existing.email === null && proven) {
+        // A link made without proof whose provider now proves the account's own address.
+        await run(
+          db,
+          `UPDATE oauth_identities SET email = ? WHERE provider = ? AND provider_user_id = ?
+           AND email IS NULL AND user_id IN (SELECT id FROM users WHERE email = ?)`,
+          [proven, provider, subject, proven],
+        );
+      }
+      return { ok: true as const, userId: existing.user_id, created: false };
+    }
     if (typeof o.email !== "string") fail("invalid_input");
     const email = normalizeEmail(o.email) ?? fail("invalid_email");
-    if (o.emailVerified !== true) fail("email_unverified");
+    if (o.emailVerified !== true && o.emailVerified !== false) fail("email_unverified");
+    const id = newUserId();
     const created = await run(
       db,
       `INSERT INTO users (id, email, password_hash, email_verified, stamp, created_at, updated_at)
        VALUES (?, ?, NULL, 1, ?, ?, ?) ON CONFLICT DO NOTHING`,
-      [newUserId(), email, newStamp(), now, now],
+      [id, email, newStamp(), now, now],
     );
+    if (o.emailVerified === false) {
+      // Never an e-mail match: a new account, or (a concurrent first sign-in won) its link.
+      if (created !== 1) {
+        const raced = await linked();
+        if (raced) return { ok: true as const, userId: raced.user_id, created: false };
+        fail("email_unverified");
+      }
+      await run(
+        db,
+        `INSERT INTO oauth_identities (provider, provider_user_id, user_id, email, created_at)
+         VALUES (?, ?, ?, NULL, ?) ON CONFLICT DO NOTHING`,
+        [provider, subject, id, now],
+      );
+      const winner = await linked();
+      if (!winner) fail("db_error");
+      return { ok: true as const, userId: winner.user_id, created: winner.user_id === id };
+    }
     const user = await userByEmail(db, email);
     if (!user) fail("db_error");
     if (Number(user.email_verified) !== 1) {
@@ -101,6 +143,8 @@ export function findOrCreateOAuthUser(
        VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
       [provider, subject, user.id, email, now],
     );
+    // The provider proved the inbox: links made on this address without proof go.
+    await run(db, "DELETE FROM oauth_identities WHERE user_id = ? AND email IS NULL", [user.id]);
     const winner = await linked();
     if (!winner) fail("db_error");
     return {

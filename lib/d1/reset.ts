@@ -12,6 +12,7 @@ import type { ClockOptions, HashingOptions } from "./input.ts";
 import {
   appNameOf,
   appUrlOf,
+  handoffOf,
   iterationsOf,
   linkTo,
   nowOf,
@@ -21,13 +22,12 @@ import {
   senderOf,
   stringOf,
   ttlOf,
-  waitUntilOf,
 } from "./input.ts";
 import type { CommonError, FlowResult, PasswordError } from "./errors.ts";
 import { fail, guard } from "./errors.ts";
 import type { D1Database } from "./types.ts";
-import type { EmailSender, Renderer } from "./email.ts";
-import { deliver } from "./email.ts";
+import type { DeliveryOptions, EmailSender, Renderer } from "./email.ts";
+import { deliver, sendAfter } from "./email.ts";
 import { passwordResetEmail } from "./templates.ts";
 import { checkPassword, normalizeEmail, normalizePassword } from "./policy.ts";
 import { OTP_RESEND_SECONDS } from "./otp.ts";
@@ -40,7 +40,7 @@ export const RESET_TTL_HOURS = 1;
 const PURPOSE = "gatehouse.password-reset";
 
 /** Parameters of {@linkcode requestPasswordReset}. */
-export interface RequestPasswordResetParams extends ClockOptions {
+export interface RequestPasswordResetParams extends ClockOptions, DeliveryOptions {
   /** The account's e-mail address. */
   email: string;
   /** The site's `TOKEN_SECRET` (or a rotation list). */
@@ -57,22 +57,15 @@ export interface RequestPasswordResetParams extends ClockOptions {
   renderReset?: Renderer<{ resetUrl: string; ttlHours: number; appName?: string }>;
   /** Site name for the templates. */
   appName?: string;
-  /**
-   * Hands the e-mail's delivery to the platform instead of waiting for it, e.g.
-   * `ctx.waitUntil.bind(ctx)` on Cloudflare Workers, or `(p) => void p` on Deno and Node.
-   * With it the flow does exactly the same work, and takes the same time, whether or not the
-   * address has an account; without it, the answer waits for the site's mail sender when a
-   * link is sent, and that wait shows.
-   */
-  waitUntil?: (delivery: Promise<unknown>) => void;
 }
 
 /**
  * E-mails a reset link when the address has an account (at most one per minute). Always
  * resolves to `{ok:true}`: the answer never tells whether the account exists, and the flow
  * does the same work either way (one query for the account, one token signed, one write of
- * the address's one-link-a-minute slot); pass `waitUntil` so that sending the e-mail is not
- * part of the answer's time. Never throws.
+ * the address's one-link-a-minute slot). It answers without waiting for the e-mail, which goes
+ * on after the answer (`waitUntil` receives it; a failure goes to `onSendError` and lifts the
+ * slot), so the sender's time is never part of the answer's. Never throws.
  *
  * @example
  * ```ts
@@ -96,7 +89,7 @@ export async function requestPasswordReset(
     const send = senderOf(o.sendEmail);
     const appUrl = appUrlOf(o.appUrl);
     const ttlHours = ttlOf(o.ttlHours, RESET_TTL_HOURS);
-    const later = waitUntilOf(o.waitUntil);
+    const handoff = handoffOf(o);
     const now = nowOf(o.now);
     // From here to the send, the same statements and the same HMAC for every address.
     const email = normalizeEmail(o.email) ?? "-";
@@ -114,9 +107,8 @@ export async function requestPasswordReset(
       resetUrl,
       ttlHours,
       appName: appNameOf(o.appName),
-    }).catch(() => releaseSendSlot(db, email));
-    if (later) later(delivery);
-    else await delivery;
+    });
+    sendAfter(handoff, "requestPasswordReset", delivery, () => releaseSendSlot(db, email));
   });
   return { ok: true };
 }
@@ -198,7 +190,8 @@ export type ResetPasswordResult = FlowResult<{ userId: string }, ResetPasswordEr
 
 /**
  * Sets a new password from a reset link's token; the token then stops working. Following the
- * link proves the address, so the account is marked verified. Never throws.
+ * link proves the address, so the account is marked verified, and provider sign-ins linked to
+ * it without a proven e-mail are removed. Never throws.
  *
  * @example
  * ```ts
@@ -233,6 +226,8 @@ export function resetPassword(
     if (changed !== 1) fail("invalid_token");
     // A signup code still pending for this address must not set another password later.
     await run(db, "DELETE FROM otp_codes WHERE email = ? AND purpose = 'signup'", [user.email]);
+    // Provider links made on this address without proof (see `findOrCreateOAuthUser`) go.
+    await run(db, "DELETE FROM oauth_identities WHERE user_id = ? AND email IS NULL", [id]);
     // The inbox was proved: sign-in, code and re-authentication throttles start over.
     await resetTries(db, user.email, now);
     return { ok: true as const, userId: id };

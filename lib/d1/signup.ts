@@ -16,6 +16,7 @@ import type { ClockOptions, HashingOptions } from "./input.ts";
 import {
   appNameOf,
   emailOf,
+  handoffOf,
   iterationsOf,
   nowOf,
   params,
@@ -27,8 +28,8 @@ import {
 import type { CommonError, FlowResult, PasswordError } from "./errors.ts";
 import { fail, guard } from "./errors.ts";
 import type { D1Database } from "./types.ts";
-import type { EmailSender, Renderer } from "./email.ts";
-import { deliver } from "./email.ts";
+import type { DeliveryOptions, EmailSender, Handoff, Renderer } from "./email.ts";
+import { deliver, sendAfter } from "./email.ts";
 import { accountExistsEmail, otpEmail } from "./templates.ts";
 import { checkPassword, normalizePassword } from "./policy.ts";
 import { consumeCode, issueCode, OTP_TTL_MINUTES, releaseCode } from "./otp.ts";
@@ -49,7 +50,7 @@ import type { Secrets } from "../auth/token.ts";
 const NOTICE = "signup-notice";
 
 /** Parameters of {@linkcode signup}. */
-export interface SignupParams extends HashingOptions, ClockOptions {
+export interface SignupParams extends HashingOptions, ClockOptions, DeliveryOptions {
   /** The new account's e-mail address. */
   email: string;
   /** The new password (NIST SP 800-63B policy, see `checkPassword`). */
@@ -80,7 +81,9 @@ export type SignupResult = FlowResult<{ attempt: string }, SignupError>;
  * Creates an unverified user and e-mails a 6-digit code. Never throws. The latest signup of an
  * unverified address wins: its password becomes the pending one and earlier codes stop
  * working; inside the resend throttle (`OTP_RESEND_SECONDS`) no e-mail is sent, and the code
- * comes with {@linkcode resendOtp} once the throttle allows.
+ * comes with {@linkcode resendOtp} once the throttle allows. It answers without waiting for
+ * the e-mail (the code, or the notice to an existing account's owner): it goes on after the
+ * answer (`waitUntil` receives it; a failure goes to `onSendError` and lifts the throttle).
  *
  * @example
  * ```ts
@@ -105,6 +108,7 @@ export function signup(db: D1Database, p: SignupParams): Promise<SignupResult> {
     const appName = appNameOf(o.appName);
     const password = normalizePassword(passwordOf(o.password));
     const iterations = iterationsOf(o.iterations);
+    const handoff = handoffOf(o);
     const now = nowOf(o.now);
     const weak = checkPassword(password, { email, appName });
     if (weak) fail(weak);
@@ -123,36 +127,28 @@ export function signup(db: D1Database, p: SignupParams): Promise<SignupResult> {
     if (Number(user.email_verified) === 1) {
       const attempt = await decoyAttempt(secrets, email);
       if (await issueCode(db, { email, purpose: NOTICE, secrets, now })) {
-        try {
-          await deliver(send, email, accountExistsEmail, o.renderAccountExists, { appName });
-        } catch (e) {
-          await releaseCode(db, email, NOTICE);
-          throw e;
-        }
+        const notice = deliver(send, email, accountExistsEmail, o.renderAccountExists, { appName });
+        sendAfter(handoff, "signup", notice, () => releaseCode(db, email, NOTICE));
       }
       return { ok: true as const, attempt };
     }
     const attempt = await attemptFor(secrets, email, hash);
     const code = await startSignupAttempt(db, { email, pendingHash: hash, secrets, now });
-    if (code) await sendCode(db, send, email, code, o.renderOtp, appName);
+    if (code) sendCode(db, handoff, "signup", { send, email, code, render: o.renderOtp, appName });
     return { ok: true as const, attempt };
   });
 }
 
-async function sendCode(
+/** E-mails a signup code after the answer; a failed send lifts the code's resend throttle. */
+function sendCode(
   db: D1Database,
-  send: EmailSender,
-  email: string,
-  code: string,
-  render: unknown,
-  appName: string | undefined,
-): Promise<void> {
-  try {
-    await deliver(send, email, otpEmail, render, { code, ttlMinutes: OTP_TTL_MINUTES, appName });
-  } catch (e) {
-    await releaseCode(db, email, SIGNUP);
-    throw e;
-  }
+  handoff: Handoff,
+  flow: string,
+  m: { send: EmailSender; email: string; code: string; render: unknown; appName?: string },
+): void {
+  const vars = { code: m.code, ttlMinutes: OTP_TTL_MINUTES, appName: m.appName };
+  const delivery = deliver(m.send, m.email, otpEmail, m.render, vars);
+  sendAfter(handoff, flow, delivery, () => releaseCode(db, m.email, SIGNUP));
 }
 
 /** Parameters of {@linkcode verifyOtp}. */
@@ -228,7 +224,7 @@ export function verifyOtp(db: D1Database, p: VerifyOtpParams): Promise<VerifyOtp
 }
 
 /** Parameters of {@linkcode resendOtp}. */
-export interface ResendOtpParams extends ClockOptions {
+export interface ResendOtpParams extends ClockOptions, DeliveryOptions {
   /** The address to send a fresh code to. */
   email: string;
   /** The `attempt` that {@linkcode signup} answered, kept by the browser that signed up. */
@@ -249,8 +245,9 @@ export type ResendOtpResult = FlowResult<Record<never, never>, "invalid_input" |
 /**
  * Sends a fresh code for a pending signup, when `attempt` is that address's current signup
  * (throttled to one per `OTP_RESEND_SECONDS`; the previous code stops working). Answers
- * `{ok:true}` whether or not the address has an account or a code was sent; an error only for
- * missing or malformed parameters. Never throws.
+ * `{ok:true}` whether or not the address has an account or a code was sent, without waiting
+ * for the e-mail (as `signup`); an error only for missing or malformed parameters. Never
+ * throws.
  *
  * @example
  * ```ts
@@ -272,6 +269,7 @@ export async function resendOtp(db: D1Database, p: ResendOtpParams): Promise<Res
       now: nowOf(o.now),
       render: o.renderOtp,
       appName: appNameOf(o.appName),
+      handoff: handoffOf(o),
     });
   });
   if (!input.ok) {
@@ -286,7 +284,15 @@ export async function resendOtp(db: D1Database, p: ResendOtpParams): Promise<Res
     const user = await userByEmail(db, email);
     if (!user || Number(user.email_verified) === 1) return;
     const code = await renewSignupCode(db, input);
-    if (code) await sendCode(db, send, email, code, input.render, input.appName);
+    if (code) {
+      sendCode(db, input.handoff, "resendOtp", {
+        send,
+        email,
+        code,
+        render: input.render,
+        appName: input.appName,
+      });
+    }
   });
   return { ok: true };
 }

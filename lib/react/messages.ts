@@ -59,7 +59,8 @@ const builtIn: Record<string, string> = {
   provider_error: "The provider did not complete the sign-in. Please try again.",
   userinfo_failed: "The provider did not complete the sign-in. Please try again.",
   no_verified_email: "Your account at the provider has no verified e-mail address.",
-  email_unverified: "Your account at the provider has no verified e-mail address.",
+  email_unverified:
+    "The provider did not verify this e-mail address. Sign in another way, or verify it at the provider.",
   unknown_provider: "That sign-in provider is not available here.",
   provider_not_configured: "That sign-in provider is not available here.",
   relay_invalid: "The sign-in could not be confirmed. Please try again.",

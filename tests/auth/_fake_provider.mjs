@@ -5,8 +5,12 @@
  *
  * It is stateless, so the same handler works whichever runtime serves it: the scenario is the
  * client id (`ok`, `deny`, `unverified`, `private` (GitHub: no public e-mail),
- * `exchange-fail`, `profile-fail`), and the authorization code carries what the token endpoint
- * checks (client id, redirect URI, PKCE challenge, tenant). The client secret must be `secret`.
+ * `exchange-fail`, `profile-fail`; Microsoft also `unproven` (an `email` and no `xms_edov` in
+ * the ID token: Microsoft's default, and the "nOAuth" case), `edov-false`, `foreign-token`
+ * (an ID token for another client), `expired-token`), and the authorization code carries what
+ * the token endpoint checks (client id, redirect URI, PKCE challenge, tenant). The client
+ * secret must be `secret`. Microsoft's token response carries an ID token (unsigned: a client
+ * reads it as received from the token endpoint) with `xms_edov: true` for `ok`.
  *
  * Plain JavaScript (no types) so that Deno, workerd and Node 20 load it unchanged.
  *
@@ -118,8 +122,36 @@ async function token(provider, r, request) {
     scope: "openid email profile",
     expires_in: 3599,
     access_token: accessToken,
-    id_token: "eyJhbGciOiJub25lIn0.e30.",
+    id_token: provider === "microsoft"
+      ? microsoftIdToken(code.c)
+      : `${encodeJson({ alg: "none" })}.${encodeJson({})}.`,
   });
+}
+
+const MS_SUB = "OLu859SGc2Sr9ZsqbkG-QbeLgJlb41KcdiPoLYNpSFA";
+const MS_TENANT = "9e5f6a1b-0c2d-4e3f-8a9b-1c2d3e4f5a6b";
+const MS_EMAIL = "grace@contoso.example";
+
+/** Microsoft's ID token for a scenario: `xms_edov` as the scenario says, for client `clientId`. */
+function microsoftIdToken(clientId) {
+  const now = Math.floor(Date.now() / 1000);
+  const claims = {
+    ver: "2.0",
+    iss: `https://login.microsoftonline.com/${MS_TENANT}/v2.0`,
+    sub: MS_SUB,
+    aud: clientId === "foreign-token" ? "another-client" : clientId,
+    exp: clientId === "expired-token" ? now - 60 : now + 3600,
+    iat: now,
+    nbf: now,
+    tid: MS_TENANT,
+    oid: "00000000-0000-0000-66f3-3332eca7ea81",
+    name: "Grace Hopper",
+    preferred_username: MS_EMAIL,
+  };
+  if (clientId !== "unverified") claims.email = MS_EMAIL;
+  if (clientId === "edov-false") claims.xms_edov = false;
+  else if (clientId !== "unproven" && clientId !== "unverified") claims.xms_edov = true;
+  return `${encodeJson({ typ: "JWT", alg: "none" })}.${encodeJson(claims)}.`;
 }
 
 function bearer(provider, request) {
@@ -143,17 +175,23 @@ function profile(provider, kind, scenario) {
   }
   if (provider === "microsoft") {
     const info = {
-      sub: "OLu859SGc2Sr9ZsqbkG-QbeLgJlb41KcdiPoLYNpSFA",
+      sub: MS_SUB,
       name: "Grace Hopper",
       family_name: "Hopper",
       given_name: "Grace",
       picture: "https://graph.microsoft.com/v1.0/me/photo/$value",
     };
-    // Microsoft omits the email claim when the address is not verified.
-    if (scenario !== "unverified") info.email = "grace@contoso.example";
+    // The userinfo has the address (none for `unverified`) and never says whether it is proven.
+    if (scenario !== "unverified") info.email = MS_EMAIL;
     return info;
   }
   if (kind === "emails") {
+    if (scenario === "ok") {
+      return [
+        { email: "octocat@example.com", primary: true, verified: true, visibility: "public" },
+        { email: "octo-old@example.com", primary: false, verified: true, visibility: null },
+      ];
+    }
     return [
       { email: "octo-old@example.com", primary: false, verified: true, visibility: null },
       {

@@ -88,3 +88,37 @@ Deno.test("every command takes --help and -h: its own help on stdout, exit 0, no
     await Deno.remove(t.dir, { recursive: true });
   }
 });
+
+Deno.test("a command group answers with its subcommands: bare, --help and help <group>", async () => {
+  const t = await tempEnv();
+  try {
+    // every first word shared by subcommands: `storage` (no command of its own), `file-server`
+    const parents = [
+      ...new Set(commands.filter((c) => c.name.includes(" ")).map((c) => c.name.split(" ")[0])),
+    ];
+    assert.ok(parents.includes("storage") && parents.includes("file-server"), parents.join());
+    const jobs = parents.flatMap((p) => [[p, "--help"], [p, "-h"], ["help", p]]);
+    jobs.push(["storage"]);
+    await Promise.all(jobs.map(async (argv) => {
+      const parent = argv[0] === "help" ? argv[1] : argv[0];
+      const r = await runCli(argv, t.env);
+      const shown = argv.join(" ");
+      assert.equal(r.code, 0, `${shown}: ${r.out}`);
+      assert.ok(r.stdout.startsWith(`Usage:\n  gatehouse ${parent}`), `${shown}: ${r.stdout}`);
+      assert.match(r.stdout, /\nSubcommands:\n/, shown);
+      for (const sub of commands.filter((c) => c.name.startsWith(`${parent} `))) {
+        const word = sub.name.slice(parent.length + 1);
+        assert.match(
+          r.stdout,
+          new RegExp(`\\n  ${word} +${sub.short.replace(/[()]/g, "\\$&")}\\n`),
+        );
+      }
+    }));
+    const bad = await runCli(["storage", "bogus"], t.env);
+    assert.equal(bad.code, 1);
+    assert.match(bad.out, /storage: unknown subcommand "bogus" \(one of: export, import\)/);
+    assert.equal((await runCli(["help", "no-such-group"], t.env)).code, 1);
+  } finally {
+    await Deno.remove(t.dir, { recursive: true });
+  }
+});

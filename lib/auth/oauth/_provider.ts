@@ -59,10 +59,32 @@ export interface OAuthUser {
   providerUserId: string;
   /** The user's e-mail. */
   email: string;
-  /** Verified by the provider (always `true` in a successful result). */
+  /**
+   * Whether the provider proved the e-mail (Google: `email_verified`; GitHub: the primary
+   * address of the user's e-mail list is `verified`; Microsoft: the ID token's `xms_edov`).
+   * Always `true` in a successful result unless the callback was given `allowUnverifiedEmail`;
+   * an unproven e-mail is then only a suggestion: never use it for an allowlist, an owner
+   * check, a relay or to find an account.
+   */
   emailVerified: boolean;
   /** Display name, when the provider gives one. */
   name?: string;
+}
+
+/** What the code-for-token exchange gave, for a provider's profile step. */
+export interface ProfileGrant {
+  /** The access token for the profile endpoints. */
+  accessToken: string;
+  /**
+   * The OpenID Connect ID token of the token response (`null` when there was none). It came
+   * straight from the token endpoint over TLS, so its claims are read without checking its
+   * signature (OpenID Connect Core 3.1.3.7, item 6); `aud`, `exp`, `iss` and `sub` are checked.
+   */
+  idToken: string | null;
+  /** The client the code was exchanged for. */
+  client: OAuthClient;
+  /** Current time in milliseconds since the epoch. */
+  now: number;
 }
 
 /** What a provider's profile step found (before the verified-e-mail check). */
@@ -82,11 +104,11 @@ export interface ProviderSpec {
   pkce: boolean;
   /** Default endpoints for a client (Microsoft puts the tenant in the path). */
   endpoints(client: OAuthClient): OAuthEndpoints;
-  /** Reads the profile with an access token; `null` when a request or its JSON fails. */
+  /** Reads the profile with the exchange's tokens; `null` when a request or its JSON fails. */
   profile(
     http: Http,
     endpoints: OAuthEndpoints,
-    accessToken: string,
+    grant: ProfileGrant,
   ): Promise<ProfileResult | null>;
 }
 

@@ -54,7 +54,8 @@ const STATE_PURPOSE = "oauth-state";
  * - `invalid_request`: no `code` parameter.
  * - `exchange_failed`: the code-for-token exchange failed.
  * - `profile_failed`: the profile (or e-mail list) could not be read.
- * - `email_unverified`: the provider gave no verified e-mail.
+ * - `email_unverified`: the provider gave no e-mail it proves (no e-mail at all, with
+ *   `allowUnverifiedEmail`).
  */
 export type OAuthErrorCode =
   | "not_configured"
@@ -75,6 +76,14 @@ export type OAuthResult =
 export interface OAuthOptions {
   /** Current time in milliseconds since the epoch (default `Date.now()`), for tests. */
   now?: number;
+  /**
+   * Callback only: also succeed when the provider gives an e-mail it does not prove, with
+   * `emailVerified: false` (default `false`: such a sign-in is `email_unverified`). For a site
+   * that keys accounts on the provider's user id, e.g. with `/d1`'s `findOrCreateOAuthUser`,
+   * which then only follows an existing link or makes a new account. Never use an unproven
+   * e-mail for an allowlist, an owner check or a relay token.
+   */
+  allowUnverifiedEmail?: boolean;
 }
 
 interface StatePayload {
@@ -226,7 +235,9 @@ async function readState(
 /**
  * Finishes a sign-in on the provider's redirect back: checks the `state` parameter against the
  * signed state cookie (constant-time), exchanges the code (with the PKCE verifier), reads the
- * profile and e-mail, and succeeds only for a provider-verified e-mail. Never throws.
+ * profile and e-mail, and succeeds only for an e-mail the provider proves (Google
+ * `email_verified`, GitHub's verified primary address, Microsoft's `xms_edov` in the ID token),
+ * unless `allowUnverifiedEmail` is set. Never throws.
  *
  * @example
  * ```ts
@@ -288,15 +299,23 @@ export async function handleOAuthCallback(
     );
     const accessToken = text(tokens?.access_token);
     if (!accessToken) return { ok: false, error: "exchange_failed" };
-    const profile = await spec.profile(bearerGet, endpoints, accessToken);
+    const profile = await spec.profile(bearerGet, endpoints, {
+      accessToken,
+      idToken: text(tokens?.id_token),
+      client,
+      now: options?.now ?? Date.now(),
+    });
     if (!profile) return { ok: false, error: "profile_failed" };
     const email = profile.email?.trim();
-    if (!email || !profile.emailVerified) return { ok: false, error: "email_unverified" };
+    const proven = profile.emailVerified === true;
+    if (!email || (!proven && options?.allowUnverifiedEmail !== true)) {
+      return { ok: false, error: "email_unverified" };
+    }
     const user: OAuthUser = {
       provider,
       providerUserId: profile.providerUserId,
       email,
-      emailVerified: true,
+      emailVerified: proven,
     };
     if (profile.name) user.name = profile.name;
     return { ok: true, user };

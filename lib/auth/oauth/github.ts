@@ -1,7 +1,7 @@
 /**
- * GitHub: OAuth app flow with PKCE. The profile's `email` is the user's public address (GitHub
- * only lets verified addresses be public); when it is null, the user-emails endpoint gives the
- * primary verified address.
+ * GitHub: OAuth app flow with PKCE. The e-mail is the primary address of the user-emails
+ * endpoint (scope `user:email`), proven when that entry is `verified`; the profile's public
+ * `email` is not used, since nothing in it says it is verified.
  *
  * @module
  */
@@ -24,13 +24,11 @@ export const github: ProviderSpec = {
     userinfo: "https://api.github.com/user",
     emails: "https://api.github.com/user/emails",
   }),
-  async profile(http, endpoints, accessToken) {
+  async profile(http, endpoints, { accessToken }) {
     const user = record(await http(endpoints.userinfo, accessToken, API_HEADERS));
     const id = typeof user?.id === "number" || typeof user?.id === "string" ? String(user.id) : "";
     if (!user || !id) return null;
     const name = text(user.name) ?? text(user.login) ?? undefined;
-    const publicEmail = text(user.email);
-    if (publicEmail) return { providerUserId: id, email: publicEmail, emailVerified: true, name };
     if (!endpoints.emails) return null;
     const emails = await http(endpoints.emails, accessToken, API_HEADERS);
     if (!Array.isArray(emails)) return null;

@@ -15,7 +15,7 @@ export const google: ProviderSpec = {
     token: "https://oauth2.googleapis.com/token",
     userinfo: "https://openidconnect.googleapis.com/v1/userinfo",
   }),
-  async profile(http, endpoints, accessToken) {
+  async profile(http, endpoints, { accessToken }) {
     const info = record(await http(endpoints.userinfo, accessToken));
     const sub = text(info?.sub);
     if (!info || !sub) return null;

@@ -5,6 +5,7 @@ import {
   requestEmailChange,
   requestPasswordReset,
   resetPassword,
+  type SendFailure,
 } from "../../../d1.ts";
 import type { Case } from "../_backend.ts";
 import {
@@ -96,8 +97,10 @@ export const emailChangeCases: Case[] = [
       });
       assert.equal(box.mails.length, 0);
       const target = newEmail("target");
+      // A request for a taken address counts in the one-a-minute throttle like any other.
       await requestEmailChange(db, {
         ...base,
+        now: Date.now() + 61_000,
         newEmail: target,
         renderEmailChange: ({ confirmUrl, newEmail, ttlHours }) => ({
           subject: "C",
@@ -153,8 +156,21 @@ export const emailChangeCases: Case[] = [
       assert.equal(await e({ ...base, userId: "nobody" }), "not_found");
       assert.equal(await e({ ...base, password: "wrong password!" }), "wrong_password");
       assert.equal(await e({ ...base, password: undefined }), "reauth_required");
-      assert.equal(await e({ ...base, sendEmail: failingSender }), "send_failed");
-      assert.equal(await e({ ...base, renderEmailChange: () => null }), "internal_error");
+      // The link goes on after the answer: a failing sender or template is reported.
+      const failures: SendFailure[] = [];
+      const later: Promise<unknown>[] = [];
+      const hooks = {
+        onSendError: (f: SendFailure) => void failures.push(f),
+        waitUntil: (p: Promise<unknown>) => void later.push(p),
+      };
+      assert.equal(await e({ ...base, ...hooks, sendEmail: failingSender }), "ok");
+      await Promise.all(later); // the failed send lifted the one-a-minute throttle
+      assert.equal(await e({ ...base, ...hooks, renderEmailChange: () => null }), "ok");
+      await Promise.all(later);
+      assert.deepEqual(failures.map((f) => [f.flow, f.error]), [
+        ["requestEmailChange", "send_failed"],
+        ["requestEmailChange", "internal_error"],
+      ]);
       assert.equal(await e(base, brokenDb), "db_error");
       assert.equal(await e(base, await fresh()), "db_error");
       assert.equal(

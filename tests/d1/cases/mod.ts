@@ -17,6 +17,7 @@ import { schemaCases } from "./schema.ts";
 import { fuzzCases } from "./fuzz.ts";
 import { adminCases } from "./admin.ts";
 import { signInCases } from "./sign_ins.ts";
+import { sendAfterCases } from "./send_after.ts";
 
 export const allCases: Case[] = [
   ...signupCases,
@@ -36,4 +37,5 @@ export const allCases: Case[] = [
   ...fuzzCases,
   ...adminCases,
   ...signInCases,
+  ...sendAfterCases,
 ];

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { login, OTP_TTL_MINUTES, signup, verifyOtp } from "../../../d1.ts";
+import { login, OTP_TTL_MINUTES, type SendFailure, signup, verifyOtp } from "../../../d1.ts";
 import type { Case } from "../_backend.ts";
 import { pendingUser } from "./_user.ts";
 import {
@@ -254,20 +254,26 @@ export const signupCases: Case[] = [
       assert.equal(await err({ ...ok, password: "x".repeat(257) }), "password_too_long");
       assert.equal(await err({ ...ok, password: "password123" }), "password_common");
       assert.equal(await err({ ...ok, password: ok.email }), "password_common");
-      assert.equal(
-        await err({ ...ok, email: newEmail(), sendEmail: failingSender }),
-        "send_failed",
-      );
-      assert.equal(
-        await err({
-          ...ok,
-          email: newEmail(),
-          renderOtp: () => {
-            throw new Error("bad template");
-          },
-        }),
-        "internal_error",
-      );
+      // The e-mail goes on after the answer: a failing sender or template is reported.
+      const failures: SendFailure[] = [];
+      const later: Promise<unknown>[] = [];
+      const hooks = {
+        onSendError: (f: SendFailure) => void failures.push(f),
+        waitUntil: (p: Promise<unknown>) => void later.push(p),
+      };
+      const badTemplate = () => {
+        throw new Error("bad template");
+      };
+      for (const extra of [{ sendEmail: failingSender }, { renderOtp: badTemplate }]) {
+        assert.equal((await signup(db, { ...ok, ...hooks, email: newEmail(), ...extra })).ok, true);
+      }
+      await Promise.all(later);
+      assert.deepEqual(failures.map((f) => [f.flow, f.error]), [
+        ["signup", "send_failed"],
+        ["signup", "internal_error"],
+      ]);
+      assert.equal(await err({ ...ok, onSendError: "log" }), "invalid_input");
+      assert.equal(await err({ ...ok, waitUntil: 5 }), "invalid_input");
       assert.equal(await err(ok, brokenDb), "db_error");
       assert.equal(await err(ok, await fresh()), "db_error");
       assert.equal(box.mails.length, 0);
@@ -279,10 +285,18 @@ export const signupCases: Case[] = [
       const box = outbox();
       const email = newEmail();
       const base = { email, password: PASSWORD, secret: SECRET, iterations: ITER };
-      assert.deepEqual(await signup(db, { ...base, sendEmail: failingSender }), {
-        ok: false,
-        error: "send_failed",
+      const later: Promise<unknown>[] = [];
+      const failures: SendFailure[] = [];
+      const failed = await signup(db, {
+        ...base,
+        sendEmail: failingSender,
+        waitUntil: (p) => void later.push(p),
+        onSendError: (f) => void failures.push(f),
       });
+      assert.equal(failed.ok, true);
+      await Promise.all(later);
+      assert.equal(failures.length, 1);
+      assert.equal((failures[0].cause as Error).message, "smtp down");
       assert.equal((await signup(db, { ...base, sendEmail: box.send })).ok, true);
       assert.equal(box.mails.length, 1);
     },
