@@ -32,7 +32,7 @@ export {
   ignoreInspectorSignal,
   INSPECTOR_ARMED_MS,
   type SignalGuard,
-} from "./lib/cli/inspector_signal.ts";
+} from "./lib/inspector_signal.ts";
 export { DEFAULT_ADMIN_ADDRESS, Engine, type EngineOptions } from "./lib/server/engine.ts";
 export { AdminError, type AdminErrorCode } from "./lib/server/errors.ts";
 export {
@@ -46,32 +46,32 @@ export {
 } from "./lib/server/adapter.ts";
 export {
   type AdminRoute,
-  type App,
-  type Cleanup,
-  type ClientCertificateCheck,
-  type ConnectionOptions,
-  type ConnHandler,
   getModule,
-  type ListenerHandle,
-  type ListenOptions,
   listModules,
-  type LogFields,
-  type Logger,
-  type LogLevel,
   type ModuleDefinition,
-  type ModuleInstance,
   type ModuleOrigin,
   moduleOrigin,
   type ProvisionContext,
-  type RawUpgrade,
   registerModule,
   registerModules,
-  type ServeInfo,
-  type Storage,
-  type TlsCertificateSource,
-  type Tunnel,
-} from "./lib/server/module.ts";
-export type { KeyInfo, Locker } from "./lib/server/storage/mod.ts";
+} from "./lib/server/module/mod.ts";
+export { type Storage } from "./lib/server/module/storage.ts";
+export { type ConnectionOptions } from "./lib/server/module/listener.ts";
+export { type ListenerHandle } from "./lib/server/module/listener.ts";
+export { type ClientCertificateCheck } from "./lib/server/module/listener.ts";
+export { type TlsCertificateSource } from "./lib/server/module/listener.ts";
+export { type ListenOptions } from "./lib/server/module/listener.ts";
+export { type RawUpgrade } from "./lib/server/module/listener.ts";
+export { type Tunnel } from "./lib/server/module/listener.ts";
+export { type ServeInfo } from "./lib/server/module/listener.ts";
+export { type ConnHandler } from "./lib/server/module/listener.ts";
+export { type App } from "./lib/server/module/instance.ts";
+export { type ModuleInstance } from "./lib/server/module/instance.ts";
+export { type Cleanup } from "./lib/server/module/instance.ts";
+export { type Logger } from "./lib/server/module/instance.ts";
+export { type LogFields } from "./lib/server/module/instance.ts";
+export { type LogLevel } from "./lib/server/module/instance.ts";
+export type { KeyInfo, Locker } from "./lib/server/module/storage.ts";
 export {
   accessTree,
   canonicalJson,
@@ -97,12 +97,10 @@ export type {
   ServerFacts,
   UpstreamResponseHandling,
 } from "./lib/server/http/context.ts";
-export type { TcpKeepAlive } from "./lib/server/listeners/options.ts";
-export type {
-  ListenerWrapper,
-  PeerAddress,
-  PendingConnection,
-} from "./lib/server/listeners/wrapper.ts";
+export type { TcpKeepAlive } from "./lib/server/module/listener.ts";
+export type { ListenerWrapper } from "./lib/server/module/listener.ts";
+export type { PendingConnection } from "./lib/server/module/listener.ts";
+export type { PeerAddress } from "./lib/server/module/listener.ts";
 export {
   HandlerError,
   HttpConfigError,

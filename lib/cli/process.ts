@@ -12,10 +12,10 @@
  * @module
  */
 import type { Engine } from "../server/engine.ts";
-import { cleanUpOwnLocks } from "../server/storage/mod.ts";
+import { cleanUpOwnLocks } from "../server/module/storage.ts";
 import { parseDuration } from "../server/duration.ts";
 import { ExitCode } from "./command.ts";
-import { guardInspectorSignal } from "./inspector_signal.ts";
+import { guardInspectorSignal } from "../inspector_signal.ts";
 
 /** Controls the exit of a running server process. */
 export class ProcessLife {

@@ -15,7 +15,7 @@ import { createClient } from "@libsql/client";
 import { createMailServer, MAIL_BASE_PATH, mailInternals } from "./server.ts";
 import { randomToken } from "./crypto.ts";
 import { prepareSandbox, sandboxLines } from "./sandbox_setup.ts";
-import { guardInspectorSignal } from "../cli/inspector_signal.ts";
+import { guardInspectorSignal } from "../inspector_signal.ts";
 
 guardInspectorSignal(); // SIGUSR1 must not open Deno's inspector (docs/security.md)
 const env = Deno.env.toObject();

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ConnHandler } from "../module.ts";
+import type { ConnHandler } from "../module/listener.ts";
 import { AdminError, toAdminError } from "../errors.ts";
 import { adaptByContentType, type AdaptResult } from "../adapter.ts";
 import type { Engine } from "../engine.ts";

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { AdminRoute } from "../module.ts";
+import type { AdminRoute } from "../module/mod.ts";
 
 /** A route of the admin API that does not depend on the config. */
 export interface StandingRoute {

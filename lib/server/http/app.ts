@@ -7,14 +7,11 @@
  * @module
  */
 import { withClientAuth } from "../tls/client_auth/policies.ts";
-import type {
-  App,
-  ConnectionOptions,
-  ListenerHandle,
-  Logger,
-  ModuleDefinition,
-  ProvisionContext,
-} from "../module.ts";
+import type { ModuleDefinition, ProvisionContext } from "../module/mod.ts";
+import type { ConnectionOptions } from "../module/listener.ts";
+import type { ListenerHandle } from "../module/listener.ts";
+import type { App } from "../module/instance.ts";
+import type { Logger } from "../module/instance.ts";
 import { asObject, checkFields, optDuration, optNumber, type Raw } from "./config.ts";
 import { HttpServer } from "./server.ts";
 import { HttpConfigError } from "./errors.ts";

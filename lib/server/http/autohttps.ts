@@ -14,7 +14,7 @@
  *
  * @module
  */
-import type { Logger } from "../module.ts";
+import type { Logger } from "../module/instance.ts";
 import type { TlsApp } from "../tls/app.ts";
 import { qualifiesForCertificate } from "../tls/automation.ts";
 import { routeHostNames } from "../tls/policies.ts";

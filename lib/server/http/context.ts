@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { ServeInfo } from "../module.ts";
+import type { ServeInfo } from "../module/listener.ts";
 import type { HandlerError } from "./errors.ts";
 import type { Next } from "./handler.ts";
 import { canonicalHost, receivedURL, validHost } from "./host.ts";

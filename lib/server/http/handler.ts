@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ModuleInstance } from "../module.ts";
+import type { ModuleInstance } from "../module/instance.ts";
 import type { RequestContext } from "./context.ts";
 
 /** The rest of a handler chain. */

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { ProvisionContext } from "../module.ts";
+import type { ProvisionContext } from "../module/mod.ts";
 import { asObject, checkFields, type Raw } from "./config.ts";
 import type { RequestContext } from "./context.ts";
 import { HandlerError, HttpConfigError } from "./errors.ts";

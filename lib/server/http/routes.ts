@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { getModule, type ProvisionContext } from "../module.ts";
+import { getModule, type ProvisionContext } from "../module/mod.ts";
 import { unknownModuleMessage } from "../unavailable.ts";
 import { asObject, checkFields, optArray, optBool, optString, type Raw } from "./config.ts";
 import type { RequestContext } from "./context.ts";

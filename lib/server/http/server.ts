@@ -7,13 +7,11 @@
  *
  * @module
  */
-import type {
-  ListenerHandle,
-  Logger,
-  ModuleInstance,
-  ProvisionContext,
-  ServeInfo,
-} from "../module.ts";
+import type { ProvisionContext } from "../module/mod.ts";
+import type { ListenerHandle } from "../module/listener.ts";
+import type { ServeInfo } from "../module/listener.ts";
+import type { ModuleInstance } from "../module/instance.ts";
+import type { Logger } from "../module/instance.ts";
 import {
   accessLoggers,
   logHandledRequest,

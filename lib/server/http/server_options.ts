@@ -16,9 +16,9 @@
  *
  * @module
  */
-import type { ProvisionContext } from "../module.ts";
-import { DEFAULT_CONNECTION_OPTIONS, type TcpKeepAlive } from "../listeners/options.ts";
-import type { ListenerWrapper } from "../listeners/wrapper.ts";
+import type { ProvisionContext } from "../module/mod.ts";
+import { DEFAULT_CONNECTION_OPTIONS, type TcpKeepAlive } from "../module/listener.ts";
+import type { ListenerWrapper } from "../module/listener.ts";
 import { keepAliveUnavailable } from "../listeners/keepalive.ts";
 import { optArray, optBool, optDuration, optNumber, optStrings, type Raw } from "./config.ts";
 import { HttpConfigError } from "./errors.ts";

@@ -7,11 +7,12 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../module.ts";
+import type { ModuleDefinition } from "../module/mod.ts";
 import { checkFields, optNumber, type Raw } from "../http/config.ts";
 import { HttpConfigError } from "../http/errors.ts";
 import { validHost } from "../http/host.ts";
-import type { ListenerWrapper, PendingConnection } from "./wrapper.ts";
+import type { ListenerWrapper } from "../module/listener.ts";
+import type { PendingConnection } from "../module/listener.ts";
 
 const WHERE = "caddy.listeners.http_redirect";
 const LOOKS_LIKE_HTTP = ["GET /", "HEAD ", "POST ", "PUT /", "OPTIO"];

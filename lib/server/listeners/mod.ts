@@ -5,13 +5,13 @@
  * @example
  * ```ts
  * import "./mod.ts";
- * import { getModule } from "../module.ts";
+ * import { getModule } from "../module/mod.ts";
  * getModule("caddy.listeners.proxy_protocol"); // defined
  * ```
  *
  * @module
  */
-import { getModule, lazyModule, type ModuleDefinition, registerModule } from "../module.ts";
+import { getModule, lazyModule, type ModuleDefinition, registerModule } from "../module/mod.ts";
 
 const wrappers: ModuleDefinition[] = [
   lazyModule(

@@ -10,8 +10,10 @@
  */
 import type net from "node:net";
 import type { Duplex, DuplexOptions } from "node:stream";
-import { type PeerAddress, type PendingConnection, runWrappers } from "./wrapper.ts";
-import type { ListenerWrapper } from "./wrapper.ts";
+import { runWrappers } from "./wrapper.ts";
+import { type PendingConnection } from "../module/listener.ts";
+import { type PeerAddress } from "../module/listener.ts";
+import type { ListenerWrapper } from "../module/listener.ts";
 import { parseClientHello } from "./client_hello.ts";
 
 /** A socket's peer address as handlers see it. */

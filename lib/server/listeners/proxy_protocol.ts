@@ -14,12 +14,13 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../module.ts";
+import type { ModuleDefinition } from "../module/mod.ts";
 import { checkFields, optDuration, optString, optStrings, type Raw } from "../http/config.ts";
 import { HttpConfigError } from "../http/errors.ts";
 import { ipInRanges, type IPRange, parseIP, parseRange } from "../http/ip.ts";
 import { parseProxyHeader } from "./proxy_header.ts";
-import type { ListenerWrapper, PendingConnection } from "./wrapper.ts";
+import type { ListenerWrapper } from "../module/listener.ts";
+import type { PendingConnection } from "../module/listener.ts";
 
 /** What happens to one peer's connections. */
 export type ProxyPolicy = "IGNORE" | "USE" | "REJECT" | "REQUIRE" | "SKIP";

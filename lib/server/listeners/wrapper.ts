@@ -11,43 +11,9 @@
  *
  * @module
  */
-import type { ModuleDefinition, ModuleInstance, ServeInfo } from "../module.ts";
+import type { ModuleDefinition } from "../module/mod.ts";
+import type { ListenerWrapper, PendingConnection } from "../module/listener.ts";
 import { checkFields } from "../http/config.ts";
-
-/** Where a connection comes from, as handlers will see it. */
-export type PeerAddress = ServeInfo["remoteAddr"];
-
-/** A connection before TLS and HTTP, as listener wrappers see it. */
-export interface PendingConnection {
-  /** The peer: the socket's, or what a wrapper (a PROXY header) replaced it with. */
-  remote: PeerAddress;
-  /** The socket's own peer address (never replaced). */
-  readonly socketRemote: PeerAddress;
-  /** Bytes received and not yet consumed. */
-  readonly buffered: Uint8Array;
-  /**
-   * Waits for more bytes: `data` when some arrived, `eof` when the peer finished sending (or
-   * the connection closed), `timeout` when `deadline` (a `performance.now()` time) passed.
-   */
-  fill(deadline?: number): Promise<"data" | "eof" | "timeout">;
-  /** Drops the first `n` buffered bytes (a header a wrapper consumed). */
-  consume(n: number): void;
-  /** Writes `bytes` and closes the connection (a wrapper answering it itself). */
-  answer(bytes: Uint8Array): void;
-  /** Closes the connection at once. */
-  close(): void;
-}
-
-/** A provisioned listener wrapper. */
-export interface ListenerWrapper extends ModuleInstance {
-  /** The wrapper's name (`proxy_protocol`, `http_redirect`, `tls`). */
-  readonly name: string;
-  /**
-   * Runs on a new connection, before TLS. Resolves true to hand the connection on, false when
-   * the wrapper answered or closed it.
-   */
-  accept(conn: PendingConnection): Promise<boolean>;
-}
 
 /** Runs `wrappers` in order on a connection; true when it goes on to TLS/HTTP. */
 export async function runWrappers(

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { lazyModule, type ModuleDefinition, registerModule } from "../module.ts";
+import { lazyModule, type ModuleDefinition, registerModule } from "../module/mod.ts";
 import { fieldValue, type LogEncoder, type LogEntry } from "./entry.ts";
 import { checkFields, optBool, optString } from "../http/config.ts";
 import { HttpConfigError } from "../http/errors.ts";

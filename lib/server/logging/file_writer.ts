@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { registerModule } from "../module.ts";
+import { registerModule } from "../module/mod.ts";
 import type { LogWriter } from "./entry.ts";
 import { checkFields } from "../http/config.ts";
 import { parseDuration } from "../duration.ts";

@@ -9,7 +9,8 @@
  *
  * @module
  */
-import type { ModuleDefinition, ModuleInstance } from "../module.ts";
+import type { ModuleDefinition } from "../module/mod.ts";
+import type { ModuleInstance } from "../module/instance.ts";
 import { isV4, parseIP } from "../http/ip.ts";
 import { goRegExp } from "../http/regexp.ts";
 import { goReplacement } from "../http/header_ops.ts";

@@ -4,7 +4,9 @@
  *
  * @module
  */
-import type { LogFields, Logger, LogLevel } from "../module.ts";
+import type { Logger } from "../module/instance.ts";
+import type { LogFields } from "../module/instance.ts";
+import type { LogLevel } from "../module/instance.ts";
 import { levelRank, type LogEncoder, type LogEntry, type LogWriter, parseLevel } from "./entry.ts";
 import { consoleEncoder, jsonEncoder } from "./encoders.ts";
 import {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { registerModule } from "../module.ts";
+import { registerModule } from "../module/mod.ts";
 import { checkFields } from "../http/config.ts";
 import type { LogWriter } from "./entry.ts";
 import { parseDuration } from "../duration.ts";

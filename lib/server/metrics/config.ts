@@ -9,7 +9,7 @@
 import { asObject, checkFields, optBool } from "../http/config.ts";
 import { HttpConfigError } from "../http/errors.ts";
 import type { HttpMetrics } from "./http.ts";
-import type { ProvisionContext } from "../module.ts";
+import type { ProvisionContext } from "../module/mod.ts";
 
 function host(h: string): boolean {
   return !h.includes("*") && !h.includes("{");

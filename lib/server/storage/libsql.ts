@@ -19,7 +19,8 @@
  * @module
  */
 import type { Client, ResultSet } from "@libsql/client";
-import type { ModuleDefinition, ModuleInstance } from "../module.ts";
+import type { ModuleDefinition } from "../module/mod.ts";
+import type { ModuleInstance } from "../module/instance.ts";
 import {
   isNotFound,
   type KeyInfo,
@@ -32,7 +33,7 @@ import {
   StorageNotFoundError,
   trackLock,
   untrackLock,
-} from "./mod.ts";
+} from "../module/storage.ts";
 
 /** Options of a libSQL storage. */
 export interface LibsqlStorageOptions {

@@ -19,7 +19,8 @@
  *
  * @module
  */
-import type { App, ModuleDefinition, ProvisionContext } from "../module.ts";
+import type { ModuleDefinition, ProvisionContext } from "../module/mod.ts";
+import type { App } from "../module/instance.ts";
 import { certificateFacts } from "../pki/x509.ts";
 import {
   type Automation,
@@ -444,7 +445,7 @@ export class TlsApp implements App {
  *
  * @example
  * ```ts
- * import { registerModule } from "../module.ts";
+ * import { registerModule } from "../module/mod.ts";
  * import { tlsAppModule } from "./app.ts";
  * registerModule(tlsAppModule); // done once by lib/server/tls/mod.ts
  * ```

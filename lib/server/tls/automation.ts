@@ -27,8 +27,9 @@
  *
  * @module
  */
-import { getModule, type ModuleInstance, type ProvisionContext } from "../module.ts";
-import type { Storage } from "../storage/mod.ts";
+import { getModule, type ProvisionContext } from "../module/mod.ts";
+import { type ModuleInstance } from "../module/instance.ts";
+import type { Storage } from "../module/storage.ts";
 import { parseDuration } from "../duration.ts";
 import { TlsConfigError } from "./certificates.ts";
 import { noteAcceptedFields } from "../http/config.ts";

@@ -18,7 +18,9 @@
  *
  * @module
  */
-import type { Logger, ModuleDefinition, ModuleInstance } from "../module.ts";
+import type { ModuleDefinition } from "../module/mod.ts";
+import type { ModuleInstance } from "../module/instance.ts";
+import type { Logger } from "../module/instance.ts";
 import { type AutomationPolicy, matchWildcard } from "./automation.ts";
 import { certificateFacts } from "../pki/x509.ts";
 import type { CertifiedKey } from "./cache.ts";

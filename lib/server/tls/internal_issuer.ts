@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { ModuleDefinition, ProvisionContext } from "../module.ts";
+import type { ModuleDefinition, ProvisionContext } from "../module/mod.ts";
 import { parseDuration } from "../duration.ts";
 import type { PkiApp } from "../pki/app.ts";
 import type { CertificateAuthority } from "../pki/ca.ts";

@@ -12,8 +12,8 @@
  *
  * @module
  */
-import type { Logger } from "../module.ts";
-import { loadText, type Storage, storageKeys, withLock } from "../storage/mod.ts";
+import type { Logger } from "../module/instance.ts";
+import { loadText, type Storage, storageKeys, withLock } from "../module/storage.ts";
 import { certificateFacts, inRenewalWindow } from "../pki/x509.ts";
 import { generateKeyOfType } from "../pki/key_types.ts";
 import { checkStorage } from "./storage_clean.ts";

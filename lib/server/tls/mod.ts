@@ -8,13 +8,13 @@
  * @example
  * ```ts
  * import "./mod.ts";
- * import { getModule } from "../module.ts";
+ * import { getModule } from "../module/mod.ts";
  * getModule("tls"); // defined
  * ```
  *
  * @module
  */
-import { getModule, type ModuleDefinition, registerModule } from "../module.ts";
+import { getModule, type ModuleDefinition, registerModule } from "../module/mod.ts";
 import { tlsAppModule } from "./app.ts";
 import "./dns/mod.ts";
 

@@ -17,7 +17,7 @@
  * @module
  */
 import { parseDuration } from "../duration.ts";
-import type { Logger } from "../module.ts";
+import type { Logger } from "../module/instance.ts";
 import { tlsCheckFields, TlsConfigError } from "./certificates.ts";
 
 /** The decoded `on_demand` section. */

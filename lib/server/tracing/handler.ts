@@ -20,7 +20,7 @@ import {
   SpanStatusCode,
   trace,
 } from "@opentelemetry/api";
-import type { ModuleDefinition } from "../module.ts";
+import type { ModuleDefinition } from "../module/mod.ts";
 import { checkFields, optObject, optString } from "../http/config.ts";
 import type { RequestContext } from "../http/context.ts";
 import { HttpConfigError, responseError } from "../http/errors.ts";

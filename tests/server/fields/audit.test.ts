@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { recordAcceptedFields } from "../../../lib/server/http/config.ts";
 import { validateConfig } from "../../../lib/cli/validate.ts";
-import { listModules } from "../../../lib/server/module.ts";
+import { listModules } from "../../../lib/server/module/mod.ts";
 import "../../../lib/server/standard.ts";
 import { reachConfig, reachTlsConfig } from "./_reach.ts";
 import { makePki } from "../http/pki.ts";

@@ -11,7 +11,7 @@
  * @module
  */
 import type bcryptType from "bcryptjs";
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import { asObject, checkFields, optArray, optNumber, optObject, optString } from "../config.ts";
 import { HandlerError, HttpConfigError } from "../errors.ts";
 import type { HttpHandler } from "../handler.ts";

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import { checkFields, optString } from "../config.ts";
 import { HandlerError, HttpConfigError } from "../errors.ts";
 import type { HttpHandler } from "../handler.ts";

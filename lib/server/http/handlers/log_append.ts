@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import { checkFields, optBool, optString } from "../config.ts";
 import type { RequestContext } from "../context.ts";
 import { HttpConfigError, responseError } from "../errors.ts";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import { asObject, checkFields, optArray, optString } from "../config.ts";
 import { HttpConfigError } from "../errors.ts";
 import type { HttpHandler } from "../handler.ts";

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import { asObject, checkFields, optArray, optObject, optString, type Raw } from "../config.ts";
 import type { RequestContext } from "../context.ts";
 import { HttpConfigError } from "../errors.ts";

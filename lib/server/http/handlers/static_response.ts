@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import { checkFields, optBool, optHeaderMap, optString, type Raw } from "../config.ts";
 import type { RequestContext } from "../context.ts";
 import { HandlerError, HttpConfigError } from "../errors.ts";

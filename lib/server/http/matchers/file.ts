@@ -14,7 +14,7 @@
  * @module
  */
 import { existsSync } from "node:fs";
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import { asObject, checkFields, optString, optStrings } from "../config.ts";
 import type { RequestContext } from "../context.ts";
 import { HandlerError, HttpConfigError, withoutStacks } from "../errors.ts";

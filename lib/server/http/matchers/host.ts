@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import type { RequestContext } from "../context.ts";
 import { splitHostPort } from "../context.ts";
 import { HttpConfigError } from "../errors.ts";

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import type { RequestContext } from "../context.ts";
 import { decodePath } from "../context.ts";
 import { HttpConfigError } from "../errors.ts";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import { checkFields, optBool, optStrings } from "../config.ts";
 import type { RequestMatcher } from "../handler.ts";
 import { ipInRanges, parseIP, parseRanges } from "../ip.ts";

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import { asObject, checkFields, optBool, optString } from "../config.ts";
 import { HttpConfigError } from "../errors.ts";
 import type { RequestMatcher } from "../handler.ts";

@@ -8,7 +8,7 @@
  * @module
  */
 import type * as X509 from "@peculiar/x509";
-import type { ProvisionContext } from "../../module.ts";
+import type { ProvisionContext } from "../../module/mod.ts";
 import { tlsCheckFields, TlsConfigError } from "../certificates.ts";
 import { fromPem, fromPemFiles } from "./trust_pool.ts";
 

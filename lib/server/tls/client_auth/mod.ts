@@ -13,7 +13,7 @@
  * @module
  */
 import type * as X509 from "@peculiar/x509";
-import type { ProvisionContext } from "../../module.ts";
+import type { ProvisionContext } from "../../module/mod.ts";
 import { tlsCheckFields, TlsConfigError } from "../certificates.ts";
 import { isTrustedLeaf, loadVerifier } from "./leaf.ts";
 import { fromBase64, fromPemFiles, loadTrustPool, systemRoots } from "./trust_pool.ts";

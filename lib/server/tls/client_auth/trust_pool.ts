@@ -8,7 +8,7 @@
  * @module
  */
 import type * as X509 from "@peculiar/x509";
-import type { ProvisionContext } from "../../module.ts";
+import type { ProvisionContext } from "../../module/mod.ts";
 import type { PkiApp } from "../../pki/app.ts";
 import { pemDecode, x509 } from "../../pki/x509.ts";
 import { tlsCheckFields, TlsConfigError } from "../certificates.ts";

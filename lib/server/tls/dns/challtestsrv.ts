@@ -15,7 +15,7 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import { tlsCheckFields, TlsConfigError } from "../certificates.ts";
 import { absoluteName, type DnsProvider, type DnsRecord, relativeName } from "./provider.ts";
 

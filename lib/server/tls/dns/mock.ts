@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import { tlsCheckFields, TlsConfigError } from "../certificates.ts";
 import { absoluteFqdn, type DnsProvider, type DnsRecord } from "./provider.ts";
 

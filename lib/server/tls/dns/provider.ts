@@ -13,7 +13,8 @@
  *
  * @module
  */
-import type { ModuleInstance, ProvisionContext } from "../../module.ts";
+import type { ProvisionContext } from "../../module/mod.ts";
+import type { ModuleInstance } from "../../module/instance.ts";
 import { TlsConfigError } from "../certificates.ts";
 import type { Resolver } from "./resolvers.ts";
 

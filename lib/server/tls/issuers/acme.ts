@@ -14,8 +14,10 @@
  *
  * @module
  */
-import type { Logger, ModuleDefinition, ModuleInstance, ProvisionContext } from "../../module.ts";
-import { safeKey, type Storage } from "../../storage/mod.ts";
+import type { ModuleDefinition, ProvisionContext } from "../../module/mod.ts";
+import type { ModuleInstance } from "../../module/instance.ts";
+import type { Logger } from "../../module/instance.ts";
+import { safeKey, type Storage } from "../../module/storage.ts";
 import {
   type Account,
   type AccountOptions,

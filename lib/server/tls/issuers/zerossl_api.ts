@@ -10,8 +10,9 @@
  *
  * @module
  */
-import type { Logger, ModuleInstance } from "../../module.ts";
-import type { Storage } from "../../storage/mod.ts";
+import type { ModuleInstance } from "../../module/instance.ts";
+import type { Logger } from "../../module/instance.ts";
+import type { Storage } from "../../module/storage.ts";
 import { x509 } from "../../pki/x509.ts";
 import { createCsr } from "../acme/crypto.ts";
 import { challengePorts } from "../acme/ports.ts";

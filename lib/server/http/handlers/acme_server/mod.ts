@@ -9,7 +9,7 @@
  * @module
  */
 import type { JWK } from "jose";
-import type { ModuleDefinition } from "../../../module.ts";
+import type { ModuleDefinition } from "../../../module/mod.ts";
 import type { PkiApp } from "../../../pki/app.ts";
 import type { RequestContext } from "../../context.ts";
 import { HttpConfigError } from "../../errors.ts";

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../../module.ts";
+import type { ModuleDefinition } from "../../../module/mod.ts";
 import {
   asObject,
   checkFields,

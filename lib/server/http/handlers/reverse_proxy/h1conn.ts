@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { Tunnel } from "../../../module.ts";
+import type { Tunnel } from "../../../module/listener.ts";
 import type { NameServer } from "./dial.ts";
 import type { OpenSslContext, Renegotiation } from "./openssl_conn.ts";
 

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../../module.ts";
+import type { ModuleDefinition } from "../../../module/mod.ts";
 import { checkFields, optStrings } from "../../config.ts";
 import type { RequestContext, UpstreamResponseHandling } from "../../context.ts";
 import { HandlerError, HttpConfigError, toHandlerError } from "../../errors.ts";

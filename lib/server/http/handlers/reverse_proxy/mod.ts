@@ -12,7 +12,7 @@
  *
  * @module
  */
-import type { ModuleDefinition, ProvisionContext } from "../../../module.ts";
+import type { ModuleDefinition, ProvisionContext } from "../../../module/mod.ts";
 import {
   asObject,
   checkFields,

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { Tunnel } from "../../../module.ts";
+import type { Tunnel } from "../../../module/listener.ts";
 import { optDuration, optNumber, type Raw } from "../../config.ts";
 import { HandlerError, HttpConfigError } from "../../errors.ts";
 import type { RequestContext } from "../../context.ts";

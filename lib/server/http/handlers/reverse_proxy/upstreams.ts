@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { AdminRoute } from "../../../module.ts";
+import type { AdminRoute } from "../../../module/mod.ts";
 import { asObject, checkFields, optNumber, optString } from "../../config.ts";
 import type { RequestContext } from "../../context.ts";
 import { HttpConfigError } from "../../errors.ts";

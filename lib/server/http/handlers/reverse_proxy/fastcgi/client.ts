@@ -13,7 +13,7 @@
  *
  * @module
  */
-import type { Logger } from "../../../../module.ts";
+import type { Logger } from "../../../../module/instance.ts";
 import type { RequestContext } from "../../../context.ts";
 import { HandlerError } from "../../../errors.ts";
 import type { H1Response, RoundTrip } from "../h1client.ts";

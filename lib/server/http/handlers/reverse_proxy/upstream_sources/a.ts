@@ -16,7 +16,7 @@ import {
 } from "../../../config.ts";
 import { HttpConfigError } from "../../../errors.ts";
 import { compileTemplate } from "../../../replacer.ts";
-import type { Logger } from "../../../../module.ts";
+import type { Logger } from "../../../../module/instance.ts";
 import { lookupIP, parseLookupOptions } from "./resolver.ts";
 import { AnswerCache, joinHostPort, type UpstreamSource } from "./source.ts";
 

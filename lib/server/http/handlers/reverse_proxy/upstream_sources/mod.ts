@@ -9,7 +9,8 @@
  *
  * @module
  */
-import type { Logger, ProvisionContext } from "../../../../module.ts";
+import type { ProvisionContext } from "../../../../module/mod.ts";
+import type { Logger } from "../../../../module/instance.ts";
 import { asObject, optString, type Raw } from "../../../config.ts";
 import type { RequestContext } from "../../../context.ts";
 import { HttpConfigError } from "../../../errors.ts";

@@ -12,7 +12,7 @@ import { checkFields, optDuration, optString, type Raw } from "../../../config.t
 import { HttpConfigError } from "../../../errors.ts";
 import { compileTemplate } from "../../../replacer.ts";
 import type { RequestContext } from "../../../context.ts";
-import type { Logger } from "../../../../module.ts";
+import type { Logger } from "../../../../module/instance.ts";
 import { lookup, parseLookupOptions } from "./resolver.ts";
 import { AnswerCache, joinHostPort, type UpstreamSource } from "./source.ts";
 

@@ -82,7 +82,7 @@ export class StorageNotFoundError extends Error {
  *
  * @example
  * ```ts
- * import { isNotFound, StorageNotFoundError } from "./mod.ts";
+ * import { isNotFound, StorageNotFoundError } from "./storage.ts";
  * isNotFound(new StorageNotFoundError("a/b")); // true
  * isNotFound(Object.assign(new Error("no such key"), { code: "not_found" })); // true
  * ```
@@ -116,7 +116,7 @@ export const LOCK_POLL_MS = 250;
  *
  * @example
  * ```ts
- * import { normalizeKey } from "./mod.ts";
+ * import { normalizeKey } from "./storage.ts";
  * normalizeKey("/certificates//local/"); // "certificates/local"
  * ```
  */
@@ -135,7 +135,7 @@ export function normalizeKey(key: string): string {
  *
  * @example
  * ```ts
- * import { safeKey } from "./mod.ts";
+ * import { safeKey } from "./storage.ts";
  * safeKey("*.Example.com"); // "wildcard_.example.com"
  * ```
  */
@@ -155,7 +155,7 @@ export function safeKey(text: string): string {
  *
  * @example
  * ```ts
- * import { storageKeys } from "./mod.ts";
+ * import { storageKeys } from "./storage.ts";
  * storageKeys.siteCert("local", "localhost"); // "certificates/local/localhost/localhost.crt"
  * storageKeys.caRootCert("local"); // "pki/authorities/local/root.crt"
  * ```
@@ -218,7 +218,7 @@ export function untrackLock(id: string): void {
  *
  * @example
  * ```ts
- * import { cleanUpOwnLocks } from "./mod.ts";
+ * import { cleanUpOwnLocks } from "./storage.ts";
  * await cleanUpOwnLocks();
  * ```
  */
