@@ -5,8 +5,8 @@
  */
 import "../../lib/server/http/mod.ts";
 import { getModule, type ProvisionContext } from "../../lib/server/module/mod.ts";
-import { type ServeInfo } from "../../lib/server/module/listener.ts";
-import { type ModuleInstance } from "../../lib/server/module/instance.ts";
+import type { ServeInfo } from "../../lib/server/module/listener.ts";
+import type { ModuleInstance } from "../../lib/server/module/instance.ts";
 import { HttpServer } from "../../lib/server/http/server.ts";
 
 const noopLogger = {

@@ -6,12 +6,12 @@
  * @module
  */
 import { type AdminRoute, getModule, listModules, type ProvisionContext } from "./module/mod.ts";
-import { type Storage } from "./module/storage.ts";
-import { type ListenerHandle } from "./module/listener.ts";
-import { type ListenOptions } from "./module/listener.ts";
-import { type App } from "./module/instance.ts";
-import { type ModuleInstance } from "./module/instance.ts";
-import { type Logger } from "./module/instance.ts";
+import type { Storage } from "./module/storage.ts";
+import type { ListenerHandle } from "./module/listener.ts";
+import type { ListenOptions } from "./module/listener.ts";
+import type { App } from "./module/instance.ts";
+import type { ModuleInstance } from "./module/instance.ts";
+import type { Logger } from "./module/instance.ts";
 import { LogPipeline } from "./logging/pipeline.ts";
 import type { ListenerPool } from "./listeners.ts";
 import { fileStorage } from "./storage/file_system.ts";

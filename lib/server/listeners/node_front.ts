@@ -11,8 +11,8 @@
 import type net from "node:net";
 import type { Duplex, DuplexOptions } from "node:stream";
 import { runWrappers } from "./wrapper.ts";
-import { type PendingConnection } from "../module/listener.ts";
-import { type PeerAddress } from "../module/listener.ts";
+import type { PendingConnection } from "../module/listener.ts";
+import type { PeerAddress } from "../module/listener.ts";
 import type { ListenerWrapper } from "../module/listener.ts";
 import { parseClientHello } from "./client_hello.ts";
 

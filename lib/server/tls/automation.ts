@@ -28,7 +28,7 @@
  * @module
  */
 import { getModule, type ProvisionContext } from "../module/mod.ts";
-import { type ModuleInstance } from "../module/instance.ts";
+import type { ModuleInstance } from "../module/instance.ts";
 import type { Storage } from "../module/storage.ts";
 import { parseDuration } from "../duration.ts";
 import { TlsConfigError } from "./certificates.ts";
