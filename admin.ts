@@ -101,11 +101,22 @@ export type { TcpKeepAlive } from "./lib/server/module/listener.ts";
 export type { ListenerWrapper } from "./lib/server/module/listener.ts";
 export type { PendingConnection } from "./lib/server/module/listener.ts";
 export type { PeerAddress } from "./lib/server/module/listener.ts";
-export {
-  HandlerError,
-  HttpConfigError,
-  type HttpConfigErrorCode,
-} from "./lib/server/http/errors.ts";
+export { HandlerError } from "./lib/server/http/errors.ts";
+export { ConfigError, type ConfigErrorCode } from "./lib/server/config/error.ts";
+import { ConfigError, type ConfigErrorCode } from "./lib/server/config/error.ts";
+/**
+ * The error a module's decoder throws for a refused config value; the name it had before the
+ * server's decoders shared one error type.
+ *
+ * @deprecated Use {@linkcode ConfigError}, which it is.
+ */
+export const HttpConfigError: typeof ConfigError = ConfigError;
+/**
+ * The stable codes of {@linkcode ConfigError}, by their earlier name.
+ *
+ * @deprecated Use {@linkcode ConfigErrorCode}.
+ */
+export type HttpConfigErrorCode = ConfigErrorCode;
 export {
   DEFAULT_RESOLVE_TIMEOUT_MS,
   resolveBindHost,

@@ -13,7 +13,7 @@
  */
 import type { Engine } from "../server/engine.ts";
 import { cleanUpOwnLocks } from "../server/module/storage.ts";
-import { parseDuration } from "../server/duration.ts";
+import { durationMs } from "../server/config/duration.ts";
 import { ExitCode } from "./command.ts";
 import { guardInspectorSignal } from "../inspector_signal.ts";
 
@@ -33,7 +33,7 @@ export class ProcessLife {
       ?.apps?.http
       ?.grace_period;
     try {
-      return raw === undefined ? undefined : parseDuration(raw);
+      return raw === undefined ? undefined : durationMs(raw);
     } catch {
       return undefined;
     }

@@ -26,10 +26,9 @@ import { AdminError } from "./errors.ts";
 import { ConfigContext } from "./context.ts";
 import { ListenerPool } from "./listeners.ts";
 import { LogPipeline, makeLogger } from "./logging/pipeline.ts";
-import { parseDuration } from "./duration.ts";
+import { durationMs } from "./config/duration.ts";
 import type { AdminRoute } from "./module/mod.ts";
-import type { ListenerHandle } from "./module/listener.ts";
-import type { ConnHandler } from "./module/listener.ts";
+import type { ConnHandler, ListenerHandle } from "./module/listener.ts";
 import type { Logger } from "./module/instance.ts";
 import { parseNetworkAddress } from "./address.ts";
 import { adminSecurity } from "./admin/security.ts";
@@ -380,7 +379,7 @@ export class Engine {
     const raw = (this.config as { apps?: { http?: { grace_period?: unknown } } } | null)?.apps
       ?.http?.grace_period;
     try {
-      return raw === undefined || raw === null ? undefined : parseDuration(raw);
+      return raw === undefined || raw === null ? undefined : durationMs(raw);
     } catch {
       return undefined;
     }

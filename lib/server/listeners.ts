@@ -5,12 +5,14 @@
  *
  * @module
  */
-import type { ConnectionOptions } from "./module/listener.ts";
-import type { ListenerHandle } from "./module/listener.ts";
-import type { TlsCertificateSource } from "./module/listener.ts";
-import type { ListenOptions } from "./module/listener.ts";
-import type { ServeInfo } from "./module/listener.ts";
-import type { ConnHandler } from "./module/listener.ts";
+import type {
+  ConnectionOptions,
+  ConnHandler,
+  ListenerHandle,
+  ListenOptions,
+  ServeInfo,
+  TlsCertificateSource,
+} from "./module/listener.ts";
 import { joinHostPort, parseNetworkAddress } from "./address.ts";
 import { resolveBindHost, type ResolveOptions } from "./resolve_host.ts";
 import { reusePortAvailable } from "./tls/deno_listener.ts";

@@ -22,10 +22,12 @@ import type http from "node:http";
 import type net from "node:net";
 import type tls from "node:tls";
 import type { Duplex } from "node:stream";
-import type { ConnectionOptions } from "./module/listener.ts";
-import type { TlsCertificateSource } from "./module/listener.ts";
-import type { RawUpgrade } from "./module/listener.ts";
-import type { ServeInfo } from "./module/listener.ts";
+import type {
+  ConnectionOptions,
+  RawUpgrade,
+  ServeInfo,
+  TlsCertificateSource,
+} from "./module/listener.ts";
 import { DEFAULT_CONNECTION_OPTIONS } from "./module/listener.ts";
 import { peerOf, wrapConnection } from "./listeners/node_front.ts";
 import { send, sendRaw, toRequest } from "./listeners/node_messages.ts";

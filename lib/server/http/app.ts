@@ -8,15 +8,12 @@
  */
 import { withClientAuth } from "../tls/client_auth/policies.ts";
 import type { ModuleDefinition, ProvisionContext } from "../module/mod.ts";
-import type { ConnectionOptions } from "../module/listener.ts";
-import type { ListenerHandle } from "../module/listener.ts";
-import type { App } from "../module/instance.ts";
-import type { Logger } from "../module/instance.ts";
+import type { ConnectionOptions, ListenerHandle } from "../module/listener.ts";
+import type { App, Logger } from "../module/instance.ts";
 import { asObject, checkFields, optDuration, optNumber, type Raw } from "./config.ts";
 import { HttpServer } from "./server.ts";
-import { HttpConfigError } from "./errors.ts";
+import { ConfigError } from "../config/error.ts";
 import type { TlsApp } from "../tls/app.ts";
-import { TlsConfigError } from "../tls/certificates.ts";
 import { setChallengePorts } from "../tls/acme/ports.ts";
 import { planAutomaticHttps } from "./autohttps.ts";
 import { provisionMetrics } from "../metrics/config.ts";
@@ -100,7 +97,7 @@ export class HttpApp implements App {
     }
     if (plan.certNames.length) {
       const app = await tls();
-      if (!app) throw new TlsConfigError("no_certificate", "automatic HTTPS needs the tls app");
+      if (!app) throw new ConfigError("no_certificate", "automatic HTTPS needs the tls app");
       ctx.logger("http").info("enabling automatic TLS certificate management", {
         domains: plan.certNames,
       });
@@ -116,7 +113,7 @@ export class HttpApp implements App {
       if (server.tlsPolicies) {
         const where = `http.servers.${server.name}`;
         if (!app) {
-          throw new TlsConfigError("no_certificate", `${where}: TLS needs the tls app`);
+          throw new ConfigError("no_certificate", `${where}: TLS needs the tls app`);
         }
         if (app.cache.size === 0 && app.managedNames.length === 0 && !app.hasOnDemand) {
           // As Caddy: the config loads, and handshakes fail until certificates exist.
@@ -130,7 +127,7 @@ export class HttpApp implements App {
         for (const p of server.tlsPolicies) {
           for (const t of p.anyTag.concat(p.allTags)) {
             if (!app.cache.all().some((c) => c.tags.includes(t))) {
-              throw new TlsConfigError(
+              throw new ConfigError(
                 "no_certificate",
                 `${where}.tls_connection_policies: no loaded certificate has the tags ` +
                   JSON.stringify({ any_tag: p.anyTag, all_tags: p.allTags }),
@@ -140,7 +137,7 @@ export class HttpApp implements App {
         }
         const unix = server.addresses.find((a) => a.network === "unix");
         if (unix) {
-          throw new HttpConfigError(
+          throw new ConfigError(
             "invalid_address",
             `${where}: TLS on unix socket listeners is not supported (${unix.address})`,
           );

@@ -8,10 +8,8 @@
  * @module
  */
 import type { ProvisionContext } from "../module/mod.ts";
-import type { ListenerHandle } from "../module/listener.ts";
-import type { ServeInfo } from "../module/listener.ts";
-import type { ModuleInstance } from "../module/instance.ts";
-import type { Logger } from "../module/instance.ts";
+import type { ListenerHandle, ServeInfo } from "../module/listener.ts";
+import type { Logger, ModuleInstance } from "../module/instance.ts";
 import {
   accessLoggers,
   logHandledRequest,

@@ -9,10 +9,9 @@
  */
 import type { ModuleDefinition } from "../module/mod.ts";
 import { checkFields, optNumber, type Raw } from "../http/config.ts";
-import { HttpConfigError } from "../http/errors.ts";
+import { ConfigError } from "../config/error.ts";
 import { validHost } from "../http/host.ts";
-import type { ListenerWrapper } from "../module/listener.ts";
-import type { PendingConnection } from "../module/listener.ts";
+import type { ListenerWrapper, PendingConnection } from "../module/listener.ts";
 
 const WHERE = "caddy.listeners.http_redirect";
 const LOOKS_LIKE_HTTP = ["GET /", "HEAD ", "POST ", "PUT /", "OPTIO"];
@@ -86,7 +85,7 @@ export function parseHttpRedirectConfig(raw: Raw): { maxHeaderBytes: number } {
   checkFields(raw, ["wrapper", "max_header_bytes"], WHERE);
   const max = optNumber(raw, "max_header_bytes", WHERE) ?? 0;
   if (!Number.isInteger(max) || max < 0) {
-    throw new HttpConfigError(
+    throw new ConfigError(
       "invalid_config",
       `${WHERE}.max_header_bytes: must be a count of bytes`,
     );

@@ -11,9 +11,7 @@
 import type net from "node:net";
 import type { Duplex, DuplexOptions } from "node:stream";
 import { runWrappers } from "./wrapper.ts";
-import type { PendingConnection } from "../module/listener.ts";
-import type { PeerAddress } from "../module/listener.ts";
-import type { ListenerWrapper } from "../module/listener.ts";
+import type { ListenerWrapper, PeerAddress, PendingConnection } from "../module/listener.ts";
 import { parseClientHello } from "./client_hello.ts";
 
 /** A socket's peer address as handlers see it. */

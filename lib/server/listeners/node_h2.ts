@@ -20,8 +20,7 @@
 import type http2 from "node:http2";
 import type net from "node:net";
 import type { Duplex } from "node:stream";
-import type { ConnectionOptions } from "../module/listener.ts";
-import type { ServeInfo } from "../module/listener.ts";
+import type { ConnectionOptions, ServeInfo } from "../module/listener.ts";
 import { headerListSize, sendH2, toH2Request } from "./node_h2_messages.ts";
 import { withoutGoaway } from "./h2_goaway.ts";
 import { headAnswer } from "./head.ts";

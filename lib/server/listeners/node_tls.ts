@@ -11,8 +11,7 @@
 import type net from "node:net";
 import type tls from "node:tls";
 import type { Duplex } from "node:stream";
-import type { TlsCertificateSource } from "../module/listener.ts";
-import type { ServeInfo } from "../module/listener.ts";
+import type { ServeInfo, TlsCertificateSource } from "../module/listener.ts";
 import { view } from "../node_streams.ts";
 
 /** IANA cipher suite numbers by OpenSSL and IANA name (TLS 1.3 and the usual TLS 1.2 ones). */

@@ -16,11 +16,10 @@
  */
 import type { ModuleDefinition } from "../module/mod.ts";
 import { checkFields, optDuration, optString, optStrings, type Raw } from "../http/config.ts";
-import { HttpConfigError } from "../http/errors.ts";
+import { ConfigError } from "../config/error.ts";
 import { ipInRanges, type IPRange, parseIP, parseRange } from "../http/ip.ts";
 import { parseProxyHeader } from "./proxy_header.ts";
-import type { ListenerWrapper } from "../module/listener.ts";
-import type { PendingConnection } from "../module/listener.ts";
+import type { ListenerWrapper, PendingConnection } from "../module/listener.ts";
 
 /** What happens to one peer's connections. */
 export type ProxyPolicy = "IGNORE" | "USE" | "REJECT" | "REQUIRE" | "SKIP";
@@ -44,14 +43,14 @@ export function parseProxyProtocolConfig(raw: Raw): ProxyProtocolConfig {
   const ranges = (key: string) =>
     (optStrings(raw, key, WHERE) ?? []).map((r) => {
       if (!r.includes("/")) {
-        throw new HttpConfigError("invalid_config", `${WHERE}.${key}: ${r} is not a CIDR range`);
+        throw new ConfigError("invalid_config", `${WHERE}.${key}: ${r} is not a CIDR range`);
       }
       return parseRange(r);
     });
   const t = optDuration(raw, "timeout", WHERE);
   const policy = (optString(raw, "fallback_policy", WHERE) ?? "IGNORE").toUpperCase();
   if (!POLICIES.includes(policy as ProxyPolicy)) {
-    throw new HttpConfigError(
+    throw new ConfigError(
       "invalid_config",
       `${WHERE}.fallback_policy: ${policy} is invalid policy (IGNORE, USE, REJECT, REQUIRE or SKIP)`,
     );

@@ -6,7 +6,7 @@
 import { lazyModule, type ModuleDefinition, registerModule } from "../module/mod.ts";
 import { fieldValue, type LogEncoder, type LogEntry } from "./entry.ts";
 import { checkFields, optBool, optString } from "../http/config.ts";
-import { HttpConfigError } from "../http/errors.ts";
+import { ConfigError } from "../config/error.ts";
 
 const enc = new TextEncoder();
 
@@ -50,11 +50,11 @@ export function parseEncoderOptions(raw: Record<string, unknown>, id: string): E
       ["stacktrace_key", "log records here carry no stack trace"],
     ]
   ) {
-    if (optString(raw, k, id)) throw new HttpConfigError("invalid_config", `${id}.${k}: ${why}`);
+    if (optString(raw, k, id)) throw new ConfigError("invalid_config", `${id}.${k}: ${why}`);
   }
   const dur = optString(raw, "duration_format", id);
   if (dur && dur !== "seconds" && dur !== "s") {
-    throw new HttpConfigError(
+    throw new ConfigError(
       "invalid_config",
       `${id}.duration_format: ${
         JSON.stringify(dur)

@@ -7,7 +7,7 @@
 import { registerModule } from "../module/mod.ts";
 import { checkFields } from "../http/config.ts";
 import type { LogWriter } from "./entry.ts";
-import { parseDuration } from "../duration.ts";
+import { durationMs } from "../config/duration.ts";
 import { parseNetworkAddress } from "../address.ts";
 
 function stdWriter(stream: typeof Deno.stdout | typeof Deno.stderr): LogWriter {
@@ -56,7 +56,9 @@ export async function netWriter(o: NetWriterOptions, validating = false): Promis
   if (addr.network.startsWith("udp")) {
     throw new Error("net log writer: udp is not supported; use tcp or unix");
   }
-  const timeout = o.dial_timeout !== undefined ? parseDuration(o.dial_timeout) : 10_000;
+  const timeout = o.dial_timeout !== undefined
+    ? durationMs(o.dial_timeout, "net log writer: dial_timeout")
+    : 10_000;
   if (validating) return { write() {} };
   let conn: Deno.Conn | undefined;
   let closed = false;

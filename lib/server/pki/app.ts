@@ -11,8 +11,7 @@
  * @module
  */
 import type { ModuleDefinition, ProvisionContext } from "../module/mod.ts";
-import type { App } from "../module/instance.ts";
-import type { Logger } from "../module/instance.ts";
+import type { App, Logger } from "../module/instance.ts";
 import type { Storage } from "../module/storage.ts";
 import { type CAConfig, CertificateAuthority, decodeCAConfig, DEFAULT_CA_ID } from "./ca.ts";
 

@@ -38,12 +38,8 @@ import {
   type CertificateGetter,
   normalizeName,
 } from "./cache.ts";
-import {
-  loadCertificates,
-  type LoadedCertificate,
-  tlsCheckFields,
-  TlsConfigError,
-} from "./certificates.ts";
+import { loadCertificates, type LoadedCertificate, tlsCheckFields } from "./certificates.ts";
+import { ConfigError } from "../config/error.ts";
 import type { Issuer } from "./issuer.ts";
 import { CertificateManager } from "./manager.ts";
 import { OnDemand } from "./on_demand.ts";
@@ -95,7 +91,7 @@ export class TlsApp implements App {
     ], "tls");
     const tickets = config.session_tickets;
     if (tickets !== undefined && tickets !== null && Object.keys(tickets as object).length) {
-      throw new TlsConfigError(
+      throw new ConfigError(
         "unsupported",
         "tls.session_tickets: session ticket keys are kept and rotated by the TLS library here " +
           "(tickets on); none of their settings can be changed: remove session_tickets",
@@ -103,7 +99,7 @@ export class TlsApp implements App {
     }
     for (const k of ["disable_storage_check", "disable_storage_clean"]) {
       if (config[k] !== undefined && typeof config[k] !== "boolean") {
-        throw new TlsConfigError("invalid_config", `tls.${k}: must be a boolean`);
+        throw new ConfigError("invalid_config", `tls.${k}: must be a boolean`);
       }
     }
     // The default DNS provider and resolvers, before the issuers that use them load.
@@ -122,7 +118,7 @@ export class TlsApp implements App {
     ) {
       const { automate: a, ...rest } = certsRaw;
       if (!Array.isArray(a) || a.some((n) => typeof n !== "string")) {
-        throw new TlsConfigError(
+        throw new ConfigError(
           "invalid_config",
           "tls.certificates.automate: must be an array of strings",
         );
@@ -139,7 +135,7 @@ export class TlsApp implements App {
       try {
         facts = await certificateFacts(c.cert);
       } catch (e) {
-        throw new TlsConfigError(
+        throw new ConfigError(
           "certificate_load",
           `${c.source}: certificate: ${(e as Error).message}`,
         );
@@ -228,7 +224,7 @@ export class TlsApp implements App {
         wildcardCovers(name, [this.#toManage, batch, this.#automate])
       ) continue;
       if (!qualifiesForCertificate(name)) {
-        throw new TlsConfigError("invalid_config", `${raw}: not a name a certificate can have`);
+        throw new ConfigError("invalid_config", `${raw}: not a name a certificate can have`);
       }
       const policy = await this.policyFor(name);
       if (policy.managers?.length && !policy.issuers.length) {
@@ -241,7 +237,7 @@ export class TlsApp implements App {
         continue;
       }
       if (!policy.issuers.length) {
-        throw new TlsConfigError(
+        throw new ConfigError(
           "unsupported",
           `${name}: ${policy.where} has no issuer that can obtain its certificate ` +
             `(add {"module":"acme"} or {"module":"internal"} to its issuers)`,

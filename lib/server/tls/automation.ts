@@ -30,8 +30,8 @@
 import { getModule, type ProvisionContext } from "../module/mod.ts";
 import type { ModuleInstance } from "../module/instance.ts";
 import type { Storage } from "../module/storage.ts";
-import { parseDuration } from "../duration.ts";
-import { TlsConfigError } from "./certificates.ts";
+import { durationMs } from "../config/duration.ts";
+import { ConfigError } from "../config/error.ts";
 import { noteAcceptedFields } from "../http/config.ts";
 import { isIP } from "../pki/x509.ts";
 import type { Issuer } from "./issuer.ts";
@@ -151,12 +151,12 @@ export async function defaultPublicIssuers(ctx: ProvisionContext): Promise<Issue
 }
 
 async function loadIssuers(raw: unknown, where: string, ctx: ProvisionContext): Promise<Issuer[]> {
-  if (!Array.isArray(raw)) throw new TlsConfigError("invalid_config", `${where}: must be an array`);
+  if (!Array.isArray(raw)) throw new ConfigError("invalid_config", `${where}: must be an array`);
   const out: Issuer[] = [];
   for (let i = 0; i < raw.length; i++) {
     const mod = (raw[i] as Raw | null)?.module;
     if (typeof mod === "string" && !getModule(`tls.issuance.${mod}`)) {
-      throw new TlsConfigError(
+      throw new ConfigError(
         "unsupported",
         `${where}[${i}]: issuer module "${mod}" is not available in this build`,
       );
@@ -171,7 +171,7 @@ async function loadManagers(
   where: string,
   ctx: ProvisionContext,
 ): Promise<CertificateManagerModule[]> {
-  if (!Array.isArray(raw)) throw new TlsConfigError("invalid_config", `${where}: must be an array`);
+  if (!Array.isArray(raw)) throw new ConfigError("invalid_config", `${where}: must be an array`);
   const out: CertificateManagerModule[] = [];
   for (let i = 0; i < raw.length; i++) {
     out.push(await ctx.loadModule<CertificateManagerModule>("tls.get_certificate", "via", raw[i]));
@@ -186,12 +186,12 @@ export async function decodePolicy(
   ctx: ProvisionContext,
 ): Promise<AutomationPolicy> {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw new TlsConfigError("invalid_config", `${where}: must be an object`);
+    throw new ConfigError("invalid_config", `${where}: must be an object`);
   }
   const p = raw as Raw;
   for (const [k, why] of Object.entries(REFUSED)) {
     if (p[k] !== undefined && p[k] !== false) {
-      throw new TlsConfigError("unsupported", `${where}.${k}: ${why}`);
+      throw new ConfigError("unsupported", `${where}.${k}: ${why}`);
     }
   }
   const fields = [
@@ -207,25 +207,25 @@ export async function decodePolicy(
   noteAcceptedFields(where, [...fields, ...Object.keys(REFUSED)]);
   for (const k of Object.keys(p)) {
     if (!fields.includes(k) && !(k in REFUSED)) {
-      throw new TlsConfigError("unknown_field", `${where}: unknown field "${k}"`);
+      throw new ConfigError("unknown_field", `${where}: unknown field "${k}"`);
     }
   }
   const subjects = p.subjects ?? [];
   if (!Array.isArray(subjects) || subjects.some((s) => typeof s !== "string")) {
-    throw new TlsConfigError("invalid_config", `${where}.subjects: must be an array of strings`);
+    throw new ConfigError("invalid_config", `${where}.subjects: must be an array of strings`);
   }
   let keyType: KeyType;
   try {
     keyType = parseKeyType(p.key_type, `${where}.key_type`);
   } catch (e) {
-    throw new TlsConfigError("invalid_config", (e as Error).message);
+    throw new ConfigError("invalid_config", (e as Error).message);
   }
   if (p.on_demand !== undefined && typeof p.on_demand !== "boolean") {
-    throw new TlsConfigError("invalid_config", `${where}.on_demand: must be a boolean`);
+    throw new ConfigError("invalid_config", `${where}.on_demand: must be a boolean`);
   }
   const ratio = p.renewal_window_ratio ?? 0;
   if (typeof ratio !== "number" || ratio < 0 || ratio >= 1) {
-    throw new TlsConfigError("invalid_config", `${where}.renewal_window_ratio: must be in [0, 1)`);
+    throw new ConfigError("invalid_config", `${where}.renewal_window_ratio: must be in [0, 1)`);
   }
   const storage = p.storage === undefined
     ? ctx.storage
@@ -270,7 +270,7 @@ export async function decodeAutomation(raw: unknown, ctx: ProvisionContext): Pro
     };
   }
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw new TlsConfigError("invalid_config", "tls.automation: must be an object");
+    throw new ConfigError("invalid_config", "tls.automation: must be an object");
   }
   const a = raw as Raw;
   const fields = [
@@ -283,12 +283,12 @@ export async function decodeAutomation(raw: unknown, ctx: ProvisionContext): Pro
   noteAcceptedFields("tls.automation", fields);
   for (const k of Object.keys(a)) {
     if (!fields.includes(k)) {
-      throw new TlsConfigError("unknown_field", `tls.automation: unknown field "${k}"`);
+      throw new ConfigError("unknown_field", `tls.automation: unknown field "${k}"`);
     }
   }
   const list = a.policies ?? [];
   if (!Array.isArray(list)) {
-    throw new TlsConfigError("invalid_config", "tls.automation.policies: must be an array");
+    throw new ConfigError("invalid_config", "tls.automation.policies: must be an array");
   }
   const policies: AutomationPolicy[] = [];
   for (let i = 0; i < list.length; i++) {
@@ -300,7 +300,7 @@ export async function decodeAutomation(raw: unknown, ctx: ProvisionContext): Pro
   policies.forEach((p, i) => {
     if (!p.subjects.length) {
       if (catchAll >= 0) {
-        throw new TlsConfigError(
+        throw new ConfigError(
           "invalid_config",
           `tls.automation.policies[${i}]: a second catch-all policy (no subjects) would never be used`,
         );
@@ -309,7 +309,7 @@ export async function decodeAutomation(raw: unknown, ctx: ProvisionContext): Pro
     }
     for (const s of p.subjects) {
       if (seen.has(s)) {
-        throw new TlsConfigError(
+        throw new ConfigError(
           "invalid_config",
           `tls.automation.policies[${i}]: ${s} already has policy ${seen.get(s)}`,
         );
@@ -318,7 +318,7 @@ export async function decodeAutomation(raw: unknown, ctx: ProvisionContext): Pro
     }
   });
   if (a.ocsp_interval !== undefined) {
-    throw new TlsConfigError(
+    throw new ConfigError(
       "unsupported",
       "tls.automation.ocsp_interval: OCSP is not used by Gatehouse (responses are neither " +
         "stapled nor fetched), so there is no OCSP check to schedule; remove the field",
@@ -343,14 +343,9 @@ export async function decodeAutomation(raw: unknown, ctx: ProvisionContext): Pro
 
 function positiveDuration(a: Raw, key: string, fallback: number): number {
   if (a[key] === undefined) return fallback;
-  let ms: number;
-  try {
-    ms = parseDuration(a[key]);
-  } catch (e) {
-    throw new TlsConfigError("invalid_config", `tls.automation.${key}: ${(e as Error).message}`);
-  }
+  const ms = durationMs(a[key], `tls.automation.${key}`);
   if (!(ms > 0)) {
-    throw new TlsConfigError("invalid_config", `tls.automation.${key}: must be positive`);
+    throw new ConfigError("invalid_config", `tls.automation.${key}: must be positive`);
   }
   return ms;
 }

@@ -19,12 +19,12 @@
  * @module
  */
 import type { ModuleDefinition } from "../module/mod.ts";
-import type { ModuleInstance } from "../module/instance.ts";
-import type { Logger } from "../module/instance.ts";
+import type { Logger, ModuleInstance } from "../module/instance.ts";
 import { type AutomationPolicy, matchWildcard } from "./automation.ts";
 import { certificateFacts } from "../pki/x509.ts";
 import type { CertifiedKey } from "./cache.ts";
-import { tlsCheckFields, TlsConfigError } from "./certificates.ts";
+import { tlsCheckFields } from "./certificates.ts";
+import { ConfigError } from "../config/error.ts";
 
 /** What a manager learns of a handshake. */
 export interface HandshakeInfo {
@@ -103,7 +103,7 @@ export const httpCertGetterModule: ModuleDefinition<HttpCertGetter> = {
       url = typeof config.url === "string" ? new URL(config.url) : undefined;
     } catch { /* refused below */ }
     if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
-      throw new TlsConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}.url: required, an http(s) URL answering certificates (got ${
           JSON.stringify(config.url)

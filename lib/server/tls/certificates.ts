@@ -6,26 +6,7 @@
  * @module
  */
 import { noteAcceptedFields } from "../http/config.ts";
-
-/** Stable codes of errors thrown while loading the `tls` app or TLS connection policies. */
-export type TlsConfigErrorCode =
-  | "invalid_config"
-  | "unknown_field"
-  | "certificate_load"
-  | "no_certificate"
-  | "unsupported";
-
-/** A config error of the `tls` app or of a server's `tls_connection_policies`. */
-export class TlsConfigError extends Error {
-  /** Stable code. */
-  readonly code: TlsConfigErrorCode;
-  /** Creates an error with a stable code. */
-  constructor(code: TlsConfigErrorCode, message: string) {
-    super(message);
-    this.name = "TlsConfigError";
-    this.code = code;
-  }
-}
+import { ConfigError } from "../config/error.ts";
 
 /** One loaded certificate with its private key. */
 export interface LoadedCertificate {
@@ -52,7 +33,7 @@ export function tlsCheckFields(raw: Raw, allowed: readonly string[], where: stri
   noteAcceptedFields(where, allowed);
   for (const k of Object.keys(raw)) {
     if (!allowed.includes(k)) {
-      throw new TlsConfigError("unknown_field", `${where}: unknown field ${JSON.stringify(k)}`);
+      throw new ConfigError("unknown_field", `${where}: unknown field ${JSON.stringify(k)}`);
     }
   }
 }
@@ -136,7 +117,7 @@ export function certificateNames(der: Uint8Array): string[] {
 }
 
 /**
- * Checks a certificate/key PEM pair and reads the leaf's names. Throws a TlsConfigError
+ * Checks a certificate/key PEM pair and reads the leaf's names. Throws a ConfigError
  * naming `source` (never the key material) when either part is not usable PEM.
  *
  * @example
@@ -157,7 +138,7 @@ export function parseCertificate(
 ): LoadedCertificate {
   const certs = pemBlocks(cert).filter((b) => b.label === "CERTIFICATE");
   if (!certs.length) {
-    throw new TlsConfigError(
+    throw new ConfigError(
       "certificate_load",
       `${source}: certificate: no PEM CERTIFICATE block`,
     );
@@ -166,14 +147,14 @@ export function parseCertificate(
   try {
     names = certificateNames(certs[0].der);
   } catch (e) {
-    throw new TlsConfigError(
+    throw new ConfigError(
       "certificate_load",
       `${source}: certificate: not a valid X.509 certificate (${(e as Error).message})`,
     );
   }
   const keys = pemBlocks(key).filter((b) => /PRIVATE KEY$/.test(b.label) && b.der.length);
   if (!keys.length) {
-    throw new TlsConfigError("certificate_load", `${source}: key: no PEM PRIVATE KEY block`);
+    throw new ConfigError("certificate_load", `${source}: key: no PEM PRIVATE KEY block`);
   }
   return { cert, key, tags, names, source };
 }
@@ -182,20 +163,20 @@ function tagsOf(entry: Raw, where: string): string[] {
   const t = entry.tags;
   if (t === undefined) return [];
   if (!Array.isArray(t) || t.some((x) => typeof x !== "string")) {
-    throw new TlsConfigError("invalid_config", `${where}.tags: must be an array of strings`);
+    throw new ConfigError("invalid_config", `${where}.tags: must be an array of strings`);
   }
   return t as string[];
 }
 
 function pair(entry: unknown, where: string): { cert: string; key: string; tags: string[] } {
-  if (!isObject(entry)) throw new TlsConfigError("invalid_config", `${where}: must be an object`);
+  if (!isObject(entry)) throw new ConfigError("invalid_config", `${where}: must be an object`);
   tlsCheckFields(entry, ["certificate", "key", "format", "tags"], where);
   if (entry.format !== undefined && entry.format !== "pem") {
-    throw new TlsConfigError("unsupported", `${where}.format: only "pem" is supported`);
+    throw new ConfigError("unsupported", `${where}.format: only "pem" is supported`);
   }
   for (const k of ["certificate", "key"]) {
     if (typeof entry[k] !== "string" || entry[k] === "") {
-      throw new TlsConfigError("invalid_config", `${where}.${k}: must be a non-empty string`);
+      throw new ConfigError("invalid_config", `${where}.${k}: must be a non-empty string`);
     }
   }
   return {
@@ -209,20 +190,20 @@ function entries(raw: Raw, field: string): unknown[] {
   const v = raw[field];
   if (v === undefined) return [];
   if (!Array.isArray(v)) {
-    throw new TlsConfigError("invalid_config", `tls.certificates.${field}: must be an array`);
+    throw new ConfigError("invalid_config", `tls.certificates.${field}: must be an array`);
   }
   return v;
 }
 
-/** Loads `apps.tls.certificates` (`load_files`, `load_pem`). Throws a TlsConfigError. */
+/** Loads `apps.tls.certificates` (`load_files`, `load_pem`). Throws a ConfigError. */
 export async function loadCertificates(raw: unknown): Promise<LoadedCertificate[]> {
   if (raw === undefined) return [];
   if (!isObject(raw)) {
-    throw new TlsConfigError("invalid_config", "tls.certificates: must be an object");
+    throw new ConfigError("invalid_config", "tls.certificates: must be an object");
   }
   for (const k of Object.keys(raw)) {
     if (k !== "load_files" && k !== "load_pem") {
-      throw new TlsConfigError(
+      throw new ConfigError(
         "unsupported",
         `tls.certificates.${k}: not supported (only load_files and load_pem)`,
       );
@@ -238,7 +219,7 @@ export async function loadCertificates(raw: unknown): Promise<LoadedCertificate[
         return await Deno.readTextFile(path);
       } catch (e) {
         const why = e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message;
-        throw new TlsConfigError("certificate_load", `${where}: reading ${what} ${path}: ${why}`);
+        throw new ConfigError("certificate_load", `${where}: reading ${what} ${path}: ${why}`);
       }
     };
     const cert = await read(p.cert, "certificate");

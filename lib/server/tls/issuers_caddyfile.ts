@@ -11,7 +11,8 @@ import type { IssuerJSON } from "../adapters/gatehousefile/options_tls.ts";
 import { registerSyntax } from "../adapters/gatehousefile/registry.ts";
 import { defaultIssuers } from "../adapters/gatehousefile/automation.ts";
 import { cloneJSON } from "../adapters/gatehousefile/types.ts";
-import { goAtoiStrict, parseCaddyDuration } from "../adapters/gatehousefile/values.ts";
+import { goAtoiStrict } from "../adapters/gatehousefile/values.ts";
+import { parseDuration } from "../config/duration.ts";
 
 type Obj = Record<string, unknown>;
 const sub = (o: Obj, k: string): Obj => (o[k] ??= {}) as Obj;
@@ -45,11 +46,7 @@ export function parsePreferredChains(d: Dispenser): Obj {
 }
 
 function duration(d: Dispenser, what: string, s: string): number {
-  try {
-    return parseCaddyDuration(s);
-  } catch (e) {
-    throw d.err(`invalid ${what} duration ${s}: ${(e as Error).message}`);
-  }
+  return d.duration((text, reason) => `invalid ${what} duration ${text}: ${reason}`, s);
 }
 
 function port(d: Dispenser): number {
@@ -214,7 +211,7 @@ function internalIssuer(d: Dispenser): Obj {
       }
       case "lifetime":
         if (!d.nextArg()) throw d.argErr();
-        iss.lifetime = parseCaddyDuration(d.val());
+        iss.lifetime = parseDuration(d.val());
         break;
       case "sign_with_root":
         if (d.nextArg()) throw d.argErr();

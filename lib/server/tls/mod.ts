@@ -71,12 +71,6 @@ for (
   if (!getModule(m.id)) registerModule(m);
 }
 
-export {
-  loadCertificates,
-  type LoadedCertificate,
-  parseCertificate,
-  TlsConfigError,
-  type TlsConfigErrorCode,
-} from "./certificates.ts";
+export { loadCertificates, type LoadedCertificate, parseCertificate } from "./certificates.ts";
 export { type ConnectionPolicy, parseConnectionPolicies } from "./policies.ts";
 export type { CertificateGetter, CertifiedKey } from "./cache.ts";

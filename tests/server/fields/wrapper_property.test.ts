@@ -12,8 +12,7 @@ import {
 } from "../../../lib/server/listeners/proxy_protocol.ts";
 import { acceptRedirect, redirectFor } from "../../../lib/server/listeners/http_redirect.ts";
 import { encodeProxyV1, encodeProxyV2 } from "../../../lib/server/listeners/proxy_header.ts";
-import type { PendingConnection } from "../../../lib/server/module/listener.ts";
-import type { PeerAddress } from "../../../lib/server/module/listener.ts";
+import type { PeerAddress, PendingConnection } from "../../../lib/server/module/listener.ts";
 
 const RUNS = { numRuns: 300, interruptAfterTimeLimit: 15_000 };
 

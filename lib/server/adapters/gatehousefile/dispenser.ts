@@ -26,18 +26,25 @@
  */
 import { isCloseBrace, isNextOnNewLine, isOpenBrace, type Token } from "./lexer.ts";
 import { suggest } from "./suggest.ts";
+import { ConfigError } from "../../config/error.ts";
+import { parseDuration } from "../../config/duration.ts";
 
-/** An error in a Gatehousefile; the message ends with `, at <file>:<line>` when known. */
-export class GatehousefileError extends Error {
+/**
+ * An error in a Gatehousefile: the config error of the text format, whose path is
+ * `<file>:<line>`; the message ends with `, at <file>:<line>` when known.
+ */
+export class GatehousefileError extends ConfigError {
   /** Stable code: always `gatehousefile`. */
-  readonly code = "gatehousefile" as const;
+  declare readonly code: "gatehousefile";
   /** The file of the offending token, when known. */
   readonly file?: string;
   /** The line of the offending token, when known. */
   readonly line?: number;
   /** Creates the error. */
   constructor(message: string, where?: { file?: string; line?: number }) {
-    super(message);
+    super("gatehousefile", message, {
+      path: where?.file ? `${where.file}:${where.line ?? 0}` : "",
+    });
     this.name = "GatehousefileError";
     this.file = where?.file;
     this.line = where?.line;
@@ -337,6 +344,21 @@ export class Dispenser {
     if (this.cursor < 0) return false;
     if (this.cursor >= this.tokens.length - 1) return true;
     return isNextOnNewLine(this.tokens[this.cursor], this.tokens[this.cursor + 1]);
+  }
+
+  // ---- values
+
+  /**
+   * Reads `text` (the current token unless given) as a Caddy duration, in nanoseconds; a
+   * refusal is worded by `message(text, reason)` at this token, as Caddy words each
+   * directive's (`bad timeout value 5x: time: unknown unit...`).
+   */
+  duration(message: (text: string, reason: string) => string, text: string = this.val()): number {
+    try {
+      return parseDuration(text);
+    } catch (e) {
+      throw this.err(message(text, (e as Error).message));
+    }
   }
 
   // ---- errors

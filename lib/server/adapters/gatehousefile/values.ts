@@ -6,93 +6,7 @@
  * @module
  */
 export { goAtoi } from "./import_args.ts";
-
-const UNIT_NS: Record<string, bigint> = {
-  ns: 1n,
-  us: 1000n,
-  "µs": 1000n,
-  "μs": 1000n,
-  ms: 1_000_000n,
-  s: 1_000_000_000n,
-  m: 60_000_000_000n,
-  h: 3_600_000_000_000n,
-};
-
-/** Go's `time.ParseDuration`, in nanoseconds; throws with Go's message. */
-export function goParseDuration(orig: string): number {
-  const bad = () => new Error(`time: invalid duration ${goQuote(orig)}`);
-  let s = orig;
-  let neg = false;
-  if (s !== "" && (s[0] === "-" || s[0] === "+")) {
-    neg = s[0] === "-";
-    s = s.slice(1);
-  }
-  if (s === "0") return 0;
-  if (s === "") throw bad();
-  let total = 0n;
-  while (s !== "") {
-    const m = /^(\d*)(?:\.(\d*))?/.exec(s)!;
-    const intPart = m[1], frac = m[2];
-    if (intPart === "" && (frac === undefined || frac === "")) throw bad();
-    s = s.slice(m[0].length);
-    const u = /^[^\d.]*/.exec(s)![0];
-    if (u === "") throw new Error(`time: missing unit in duration ${goQuote(orig)}`);
-    const unit = UNIT_NS[u];
-    if (unit === undefined) {
-      throw new Error(`time: unknown unit ${goQuote(u)} in duration ${goQuote(orig)}`);
-    }
-    s = s.slice(u.length);
-    let v = BigInt(intPart || "0") * unit;
-    if (frac) v += (BigInt(frac) * unit) / 10n ** BigInt(frac.length);
-    total += v;
-    if (total > 9223372036854775807n) throw bad();
-  }
-  return Number(neg ? -total : total);
-}
-
-/**
- * Caddy's `ParseDuration`: Go durations plus days (`1d12h`), in nanoseconds.
- *
- * @example
- * ```ts
- * import { parseCaddyDuration } from "./values.ts";
- * parseCaddyDuration("1m30s"); // 90000000000
- * parseCaddyDuration("1d"); // 86400000000000
- * ```
- */
-export function parseCaddyDuration(s: string): number {
-  if (s.length > 1024) throw new Error("parsing duration: input string too long");
-  let inNumber = false;
-  let numStart = 0;
-  for (let i = 0; i < s.length; i++) {
-    const ch = s[i];
-    if (ch === "d") {
-      const days = goParseFloat(s.slice(numStart, i));
-      const hours = formatFloat(days * 24);
-      s = s.slice(0, numStart) + hours + "h" + s.slice(i + 1);
-      i--;
-      continue;
-    }
-    if (!inNumber) numStart = i;
-    inNumber = (ch >= "0" && ch <= "9") || ch === "." || ch === "-" || ch === "+";
-  }
-  return goParseDuration(s);
-}
-
-/** Go's `strconv.FormatFloat(f, 'f', -1, 64)` for ordinary values. */
-function formatFloat(f: number): string {
-  if (Number.isInteger(f)) return f.toFixed(0);
-  return String(f).includes("e") ? f.toFixed(20).replace(/0+$/, "") : String(f);
-}
-
-/** Go's `strconv.ParseFloat(s, 64)`; throws with Go's message. */
-export function goParseFloat(s: string): number {
-  const t = s.replace(/_/g, "");
-  if (/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(t) && !s.startsWith("_")) return Number(t);
-  if (/^[+-]?(inf|infinity)$/i.test(s)) return s.startsWith("-") ? -Infinity : Infinity;
-  if (/^nan$/i.test(s)) return NaN;
-  throw new Error(`strconv.ParseFloat: parsing ${goQuote(s)}: invalid syntax`);
-}
+import { goParseFloat, goQuote } from "../../config/go_values.ts";
 
 /** Go's `strconv.Atoi` with its error message. */
 export function goAtoiStrict(s: string): number {
@@ -109,11 +23,6 @@ export function goParseBool(s: string): boolean {
   if (["1", "t", "T", "TRUE", "true", "True"].includes(s)) return true;
   if (["0", "f", "F", "FALSE", "false", "False"].includes(s)) return false;
   throw new Error(`strconv.ParseBool: parsing ${goQuote(s)}: invalid syntax`);
-}
-
-/** Go's `%q` of a plain string. */
-export function goQuote(s: string): string {
-  return JSON.stringify(s);
 }
 
 const SIZES: Record<string, number> = {

@@ -9,7 +9,8 @@
 import type { ModuleDefinition } from "../../module/mod.ts";
 import { checkFields, optBool, optHeaderMap, optString, type Raw } from "../config.ts";
 import type { RequestContext } from "../context.ts";
-import { HandlerError, HttpConfigError } from "../errors.ts";
+import { HandlerError } from "../errors.ts";
+import { ConfigError } from "../../config/error.ts";
 import type { HttpHandler } from "../handler.ts";
 import { compileTemplate, type Template } from "../replacer.ts";
 
@@ -44,13 +45,13 @@ export function staticResponse(config: Raw): HttpHandler {
   checkFields(config, ["handler", "status_code", "headers", "body", "close", "abort"], where);
   const rawStatus = config.status_code;
   if (rawStatus !== undefined && typeof rawStatus !== "number" && typeof rawStatus !== "string") {
-    throw new HttpConfigError("invalid_config", `${where}: status_code must be a number or string`);
+    throw new ConfigError("invalid_config", `${where}: status_code must be a number or string`);
   }
   const statusT = rawStatus === undefined || rawStatus === ""
     ? null
     : compileTemplate(String(rawStatus));
   if (statusT?.constant != null && !/^\d{3}$/.test(statusT.constant)) {
-    throw new HttpConfigError("invalid_config", `${where}: invalid status_code ${rawStatus}`);
+    throw new ConfigError("invalid_config", `${where}: invalid status_code ${rawStatus}`);
   }
   const headers = optHeaderMap(config, "headers", where) ?? {};
   const bodySrc = optString(config, "body", where) ?? "";

@@ -12,7 +12,8 @@
 import type { Helper } from "../../adapters/gatehousefile/helper.ts";
 import { unmarshalModule } from "../../adapters/gatehousefile/helper.ts";
 import type { Handler } from "../../adapters/gatehousefile/types.ts";
-import { goParseDuration, parseSize } from "../../adapters/gatehousefile/values.ts";
+import { parseSize } from "../../adapters/gatehousefile/values.ts";
+import { goParseDuration } from "../../config/duration.ts";
 
 /** `templates`. */
 export function parseTemplates(h: Helper): Handler {

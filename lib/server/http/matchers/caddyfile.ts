@@ -6,8 +6,11 @@
  *
  * @module
  */
-import { Dispenser, MATCHER_NAME_CONTEXT_KEY } from "../../adapters/gatehousefile/dispenser.ts";
-import { didYouMean } from "../../adapters/gatehousefile/dispenser.ts";
+import {
+  didYouMean,
+  Dispenser,
+  MATCHER_NAME_CONTEXT_KEY,
+} from "../../adapters/gatehousefile/dispenser.ts";
 import { cloneToken, isQuoted, type Token } from "../../adapters/gatehousefile/lexer.ts";
 import { getSyntax, syntaxNames } from "../../adapters/gatehousefile/registry.ts";
 import { MAX_NESTING } from "../../adapters/gatehousefile/parser.ts";

@@ -7,8 +7,7 @@
  * @module
  */
 import type { ProvisionContext } from "../../module/mod.ts";
-import type { ClientCertificateCheck } from "../../module/listener.ts";
-import type { TlsCertificateSource } from "../../module/listener.ts";
+import type { ClientCertificateCheck, TlsCertificateSource } from "../../module/listener.ts";
 import { clientAuthActive, provisionClientAuth } from "./mod.ts";
 
 /** The policies' client authentication, by server name. */

@@ -10,8 +10,7 @@
  *
  * @module
  */
-import type { ModuleInstance } from "../../module/instance.ts";
-import type { Logger } from "../../module/instance.ts";
+import type { Logger, ModuleInstance } from "../../module/instance.ts";
 import type { Storage } from "../../module/storage.ts";
 import { x509 } from "../../pki/x509.ts";
 import { createCsr } from "../acme/crypto.ts";

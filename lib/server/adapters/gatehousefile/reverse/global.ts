@@ -7,7 +7,7 @@
  * @module
  */
 import type { Ctx } from "./context.ts";
-import { durationText } from "./duration.ts";
+import { durationText } from "../../../config/duration.ts";
 import { logLines } from "./logging.ts";
 import { childPath, Fields, isObject, kindOf } from "./problems.ts";
 import { serverOptionLines } from "./server_options.ts";

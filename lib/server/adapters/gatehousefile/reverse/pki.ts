@@ -6,7 +6,7 @@
  * @module
  */
 import type { Ctx } from "./context.ts";
-import { durationText } from "./duration.ts";
+import { durationText } from "../../../config/duration.ts";
 import { type Fields, isObject } from "./problems.ts";
 import { gline, type Line } from "./tokens.ts";
 

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { durationText } from "./duration.ts";
+import { durationText } from "../../../config/duration.ts";
 import type { Fields } from "./problems.ts";
 import { gline, type Line } from "./tokens.ts";
 import { isObject } from "./problems.ts";

@@ -7,7 +7,7 @@
  * @module
  */
 import type { Ctx } from "./context.ts";
-import { durationText } from "./duration.ts";
+import { durationText } from "../../../config/duration.ts";
 import { childPath, Fields, isObject } from "./problems.ts";
 import { type Line, line } from "./tokens.ts";
 

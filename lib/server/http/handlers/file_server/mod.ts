@@ -25,7 +25,8 @@ import {
 } from "../../config.ts";
 import type { RequestContext } from "../../context.ts";
 import { acceptedEncodings } from "../../encode.ts";
-import { errorResponse, HandlerError, HttpConfigError, withoutStacks } from "../../errors.ts";
+import { errorResponse, HandlerError, withoutStacks } from "../../errors.ts";
+import { ConfigError } from "../../../config/error.ts";
 import type { HttpHandler, Next } from "../../handler.ts";
 import { compileTemplate } from "../../replacer.ts";
 import {
@@ -118,7 +119,7 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
       const tf = optString(browseRaw, "template_file", w);
       const limit = optNumber(browseRaw, "file_limit", w) ?? 0;
       if (!Number.isInteger(limit) || limit < 0) {
-        throw new HttpConfigError("invalid_config", `${w}.file_limit: must be a whole number >= 0`);
+        throw new ConfigError("invalid_config", `${w}.file_limit: must be a whole number >= 0`);
       }
       browse = {
         template: tf ? await Deno.readTextFile(tf) : DEFAULT_BROWSE_TEMPLATE,
@@ -136,7 +137,7 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
     const pre = optObject(config, "precompressed", where) ?? {};
     for (const k of Object.keys(pre)) {
       if (!SUFFIX[k]) {
-        throw new HttpConfigError("invalid_config", `${where}: unknown precompressed ${k}`);
+        throw new ConfigError("invalid_config", `${where}: unknown precompressed ${k}`);
       }
       if (pre[k] !== null) asObject(pre[k], `${where}.precompressed.${k}`);
     }
@@ -145,7 +146,7 @@ export const fileServerModule: ModuleDefinition<HttpHandler> = {
     const etagExts = optStrings(config, "etag_file_extensions", where) ?? [];
     const fs = optString(config, "fs", where) ?? "";
     if (fs !== "" && fs !== "{http.vars.fs}") {
-      throw new HttpConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}.fs: file system ${JSON.stringify(fs)} is not available (only the local disk)`,
       );

@@ -12,11 +12,7 @@ import { type Helper, unmarshalModule } from "../../../adapters/gatehousefile/he
 import { splitHostPort } from "../../../adapters/gatehousefile/netaddr.ts";
 import type { Handler } from "../../../adapters/gatehousefile/types.ts";
 import { jsonEqual } from "../../../adapters/gatehousefile/types.ts";
-import {
-  goAtoiStrict,
-  parseCaddyDuration,
-  parseSize,
-} from "../../../adapters/gatehousefile/values.ts";
+import { goAtoiStrict, parseSize } from "../../../adapters/gatehousefile/values.ts";
 import {
   parseNamedResponseMatcher,
   parseNestedMatcherSet,
@@ -93,11 +89,7 @@ export interface ProxyParse {
 }
 
 function duration(d: Dispenser, what: string): number {
-  try {
-    return parseCaddyDuration(d.val());
-  } catch (e) {
-    throw d.err(`${what} '${d.val()}': ${(e as Error).message}`);
-  }
+  return d.duration((text, reason) => `${what} '${text}': ${reason}`);
 }
 
 function intOrDuration(d: Dispenser): number {

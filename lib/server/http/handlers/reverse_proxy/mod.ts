@@ -22,7 +22,8 @@ import {
   optStrings,
 } from "../../config.ts";
 import type { ProxyFacts, RequestContext } from "../../context.ts";
-import { HandlerError, HttpConfigError } from "../../errors.ts";
+import { HandlerError } from "../../errors.ts";
+import { ConfigError } from "../../../config/error.ts";
 import type { HttpHandler, Next } from "../../handler.ts";
 import { parseRanges } from "../../ip.ts";
 import { provisionResponseHandlers, selectResponseHandler } from "../../response_handlers.ts";
@@ -90,7 +91,7 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
     const where = "http.handlers.reverse_proxy";
     checkFields(config, PROXY_FIELDS, where);
     if (config.circuit_breaker !== undefined && config.circuit_breaker !== null) {
-      throw new HttpConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}.circuit_breaker: no circuit breaker module is available (http.reverse_proxy.circuit_breakers.*)`,
       );

@@ -5,7 +5,7 @@
  */
 import type { Token } from "../../lexer.ts";
 import type { HandlerReverser } from "../context.ts";
-import { durationText } from "../duration.ts";
+import { durationText } from "../../../../config/duration.ts";
 import { childPath, Fields, isObject } from "../problems.ts";
 import { bare, type Line, line, stringWord, word } from "../tokens.ts";
 import { headerOpLines } from "./header_ops.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import { poolSpec } from "../trust_pool.ts";
-import { durationText } from "../duration.ts";
+import { durationText } from "../../../../config/duration.ts";
 import { type Fields, isObject } from "../problems.ts";
 import { type Line, line } from "../tokens.ts";
 

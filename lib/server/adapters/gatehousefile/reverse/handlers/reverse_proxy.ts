@@ -7,7 +7,7 @@
  */
 import type { Token } from "../../lexer.ts";
 import type { Ctx, Directive, HandlerReverser } from "../context.ts";
-import { durationText } from "../duration.ts";
+import { durationText } from "../../../../config/duration.ts";
 import { canonicalHeader, nestedSetLines } from "../matchers.ts";
 import { childPath, Fields, isObject } from "../problems.ts";
 import { bare, type Line, line, word } from "../tokens.ts";
