@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { Dispenser } from "../adapters/gatehousefile/dispenser.ts";
-import { registerSyntax } from "../adapters/gatehousefile/registry.ts";
+import type { Dispenser } from "../caddyfile/dispenser.ts";
+import { registerSyntax } from "../caddyfile/registry.ts";
 import { parseDuration } from "../config/duration.ts";
 
 const POLICIES = ["IGNORE", "USE", "REJECT", "REQUIRE", "SKIP"];

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { didYouMean, type Dispenser } from "../adapters/gatehousefile/dispenser.ts";
-import { goAtoiStrict, parseSize } from "../adapters/gatehousefile/values.ts";
+import { didYouMean, type Dispenser } from "../caddyfile/dispenser.ts";
+import { goAtoiStrict, parseSize } from "../caddyfile/values.ts";
 import { parseDuration } from "../config/duration.ts";
 
 type Obj = Record<string, unknown>;

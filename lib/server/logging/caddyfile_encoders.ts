@@ -6,9 +6,9 @@
  *
  * @module
  */
-import type { Dispenser } from "../adapters/gatehousefile/dispenser.ts";
-import { unmarshalModule } from "../adapters/gatehousefile/helper.ts";
-import { registerSyntax } from "../adapters/gatehousefile/registry.ts";
+import type { Dispenser } from "../caddyfile/dispenser.ts";
+import { unmarshalModule } from "../caddyfile/helper.ts";
+import { registerSyntax } from "../caddyfile/registry.ts";
 
 type Obj = Record<string, unknown>;
 

@@ -23,10 +23,10 @@
  *
  * @module
  */
-import { didYouMean } from "../adapters/gatehousefile/dispenser.ts";
-import { type Helper, unmarshalModule } from "../adapters/gatehousefile/helper.ts";
-import type { IssuerJSON } from "../adapters/gatehousefile/options_tls.ts";
-import type { ConfigValue } from "../adapters/gatehousefile/types.ts";
+import { didYouMean } from "../caddyfile/dispenser.ts";
+import { type Helper, unmarshalModule } from "../caddyfile/helper.ts";
+import type { IssuerJSON } from "./issuers_caddyfile.ts";
+import type { ConfigValue } from "../caddyfile/types.ts";
 import { goParseFloat } from "../config/go_values.ts";
 import { parseDuration } from "../config/duration.ts";
 import { parseClientAuth } from "./client_auth_caddyfile.ts";

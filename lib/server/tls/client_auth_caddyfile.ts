@@ -5,9 +5,9 @@
  *
  * @module
  */
-import { didYouMean, type Dispenser } from "../adapters/gatehousefile/dispenser.ts";
-import { unmarshalModule } from "../adapters/gatehousefile/helper.ts";
-import { registerSyntax } from "../adapters/gatehousefile/registry.ts";
+import { didYouMean, type Dispenser } from "../caddyfile/dispenser.ts";
+import { unmarshalModule } from "../caddyfile/helper.ts";
+import { registerSyntax } from "../caddyfile/registry.ts";
 import { parseDuration } from "../config/duration.ts";
 
 type Obj = Record<string, unknown>;

@@ -5,11 +5,11 @@
  *
  * @module
  */
-import type { Dispenser } from "./dispenser.ts";
-import { didYouMean } from "./dispenser.ts";
-import { type Helper, unmarshalModule } from "./helper.ts";
-import type { ConfigValue } from "./types.ts";
-import { goAtoiStrict } from "./values.ts";
+import type { Dispenser } from "../../caddyfile/dispenser.ts";
+import { didYouMean } from "../../caddyfile/dispenser.ts";
+import { type Helper, unmarshalModule } from "../../caddyfile/helper.ts";
+import type { ConfigValue } from "../../caddyfile/types.ts";
+import { goAtoiStrict } from "../../caddyfile/values.ts";
 import { parseDuration } from "../../config/duration.ts";
 
 /** A logger's JSON (`writer`, `encoder`, `core`, `level`, `sampling`, `include`, `exclude`). */

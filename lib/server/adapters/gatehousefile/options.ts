@@ -7,15 +7,15 @@
  * @module
  */
 import type { AdapterWarning } from "../../adapter.ts";
-import { didYouMean, type Dispenser } from "./dispenser.ts";
-import { unmarshalModule } from "./helper.ts";
+import { didYouMean, type Dispenser } from "../../caddyfile/dispenser.ts";
+import { unmarshalModule } from "../../caddyfile/helper.ts";
 import type { BindValue } from "./listeners.ts";
 import { parseLog } from "./logs.ts";
-import { directiveNames, getDirective, registerGlobalOption } from "./registry.ts";
-import { splitNetworkAddress } from "./netaddr.ts";
+import { directiveNames, getDirective, registerGlobalOption } from "../../caddyfile/registry.ts";
+import { splitNetworkAddress } from "../../caddyfile/netaddr.ts";
 import { parseServerOptions } from "./server_options.ts";
-import type { ConfigValue } from "./types.ts";
-import { goAtoiStrict } from "./values.ts";
+import type { ConfigValue } from "../../caddyfile/types.ts";
+import { goAtoiStrict } from "../../caddyfile/values.ts";
 import { parseDuration } from "../../config/duration.ts";
 
 /** `debug`, `local_certs`, `skip_install_trust`: present means true. */

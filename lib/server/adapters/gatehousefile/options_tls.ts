@@ -7,16 +7,13 @@
  *
  * @module
  */
-import { didYouMean, type Dispenser } from "./dispenser.ts";
-import { unmarshalModule } from "./helper.ts";
+import { didYouMean, type Dispenser } from "../../caddyfile/dispenser.ts";
+import { unmarshalModule } from "../../caddyfile/helper.ts";
 import { optDuration, optSingleString, optTrue } from "./options.ts";
-import { registerGlobalOption } from "./registry.ts";
-import { parsePreferredChains } from "../../tls/issuers_caddyfile.ts";
+import { registerGlobalOption } from "../../caddyfile/registry.ts";
+import { type IssuerJSON, parsePreferredChains } from "../../tls/issuers_caddyfile.ts";
 import { goParseFloat } from "../../config/go_values.ts";
 import { parseDuration } from "../../config/duration.ts";
-
-/** An issuer's JSON (`module` names it). */
-export type IssuerJSON = Record<string, unknown> & { module: string };
 
 function optACMEEAB(d: Dispenser): Record<string, string> {
   d.next();

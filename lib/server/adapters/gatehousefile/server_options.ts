@@ -4,10 +4,10 @@
  *
  * @module
  */
-import { didYouMean, type Dispenser, siteError, type Where } from "./dispenser.ts";
-import { unmarshalModule } from "./helper.ts";
+import { didYouMean, type Dispenser, siteError, type Where } from "../../caddyfile/dispenser.ts";
+import { unmarshalModule } from "../../caddyfile/helper.ts";
 import type { ServerJSON } from "./servers.ts";
-import { parseSize } from "./values.ts";
+import { parseSize } from "../../caddyfile/values.ts";
 
 /** One `servers` option block. */
 export interface ServerOptions {

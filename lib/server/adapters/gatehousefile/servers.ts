@@ -6,9 +6,9 @@
  * @module
  */
 import { specificity } from "./address.ts";
-import { siteError, type Where, withContext } from "./dispenser.ts";
-import { goStableSort } from "./gosort.ts";
-import type { AdaptContext } from "./helper.ts";
+import { siteError, type Where, withContext } from "../../caddyfile/dispenser.ts";
+import { goStableSort } from "../../caddyfile/gosort.ts";
+import type { AdaptContext } from "../../caddyfile/helper.ts";
 import {
   hasHostCatchAllKey,
   hostsFromKeys,
@@ -16,12 +16,12 @@ import {
   ports,
   type SiteBlock,
 } from "./listeners.ts";
-import { parseNetAddr, splitHostPort } from "./netaddr.ts";
-import { buildSubroute, consolidateRoutes } from "./routes.ts";
+import { parseNetAddr, splitHostPort } from "../../caddyfile/netaddr.ts";
+import { buildSubroute, consolidateRoutes } from "../../caddyfile/routes.ts";
 import { applyServerOptions } from "./server_options.ts";
 import { addConnectionPolicies, detectConflictingSchemes } from "./conn_policies.ts";
 import type { NamedCustomLog } from "./logs.ts";
-import { type MatcherSet, type Route, subrouteHandler } from "./types.ts";
+import { type MatcherSet, type Route, subrouteHandler } from "../../caddyfile/types.ts";
 
 /** An http server's JSON, as the adapter builds it. */
 export type ServerJSON = Record<string, unknown> & {

@@ -83,7 +83,11 @@ import {
 import { parseLog } from "./logs.ts";
 import { registerGeneralOptions } from "./options.ts";
 import { registerTLSOptions } from "./options_tls.ts";
-import { registerDirective, registerHandlerDirective, registerSyntax } from "./registry.ts";
+import {
+  registerDirective,
+  registerHandlerDirective,
+  registerSyntax,
+} from "../../caddyfile/registry.ts";
 import { fileSystemStorage, mockDNSProvider, parseBind } from "./site_directives.ts";
 import { challtestsrvSyntax } from "../../tls/dns/caddyfile.ts";
 

@@ -6,8 +6,8 @@
  *
  * @module
  */
-import type { Helper } from "../../adapters/gatehousefile/helper.ts";
-import type { ConfigValue, Handler } from "../../adapters/gatehousefile/types.ts";
+import type { Helper } from "../../caddyfile/helper.ts";
+import type { ConfigValue, Handler } from "../../caddyfile/types.ts";
 import { parseDuration } from "../../config/duration.ts";
 
 type Obj = Record<string, unknown>;

@@ -10,10 +10,10 @@
  *
  * @module
  */
-import type { Dispenser } from "../../adapters/gatehousefile/dispenser.ts";
-import type { Helper } from "../../adapters/gatehousefile/helper.ts";
-import type { Handler } from "../../adapters/gatehousefile/types.ts";
-import { weakString } from "../../adapters/gatehousefile/values.ts";
+import type { Dispenser } from "../../caddyfile/dispenser.ts";
+import type { Helper } from "../../caddyfile/helper.ts";
+import type { Handler } from "../../caddyfile/types.ts";
+import { weakString } from "../../caddyfile/values.ts";
 
 /** `respond`: status and/or body, optional `body` and `close` subdirectives. */
 export function parseRespond(d: Dispenser): Handler {

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Token } from "../lexer.ts";
+import type { Token } from "../../../caddyfile/lexer.ts";
 import type { MatcherScope } from "./matchers.ts";
 import type { SortUnit } from "./order.ts";
 import type { Fields, Problems } from "./problems.ts";

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Token } from "../lexer.ts";
+import type { Token } from "../../../caddyfile/lexer.ts";
 import { childPath, Fields, isObject } from "./problems.ts";
 import { gline, type Line, rawWord, stringWord } from "./tokens.ts";
 

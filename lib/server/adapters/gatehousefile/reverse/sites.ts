@@ -16,7 +16,7 @@ import { childPath, Fields, isObject, kindOf } from "./problems.ts";
 import { reverseRoutes } from "./routes.ts";
 import { bare, type Block, type Line } from "./tokens.ts";
 import { errorBlocks } from "./handle_errors.ts";
-import { stableJSON } from "../types.ts";
+import { stableJSON } from "../../../caddyfile/types.ts";
 
 /** A site being assembled. */
 export interface Site {

@@ -6,8 +6,8 @@
  *
  * @module
  */
-import { formatGatehousefile } from "../formatter.ts";
-import { makeToken, replaceEnvVars, type Token, tokenize } from "../lexer.ts";
+import { formatGatehousefile } from "../../../caddyfile/formatter.ts";
+import { makeToken, replaceEnvVars, type Token, tokenize } from "../../../caddyfile/lexer.ts";
 import { siteText, WordError } from "./placeholders.ts";
 
 /** One line of a block: its words and the block it opens, if any. */

@@ -19,11 +19,11 @@
  * @module
  */
 import { posix } from "node:path";
-import { didYouMean, type Dispenser } from "../../../adapters/gatehousefile/dispenser.ts";
-import { absPath, localFiles, matchGlobElement } from "../../../adapters/gatehousefile/files.ts";
-import type { Helper } from "../../../adapters/gatehousefile/helper.ts";
-import type { ConfigValue, Handler } from "../../../adapters/gatehousefile/types.ts";
-import { weakString } from "../../../adapters/gatehousefile/values.ts";
+import { didYouMean, type Dispenser } from "../../../caddyfile/dispenser.ts";
+import { absPath, localFiles, matchGlobElement } from "../../../caddyfile/files.ts";
+import type { Helper } from "../../../caddyfile/helper.ts";
+import type { ConfigValue, Handler } from "../../../caddyfile/types.ts";
+import { weakString } from "../../../caddyfile/values.ts";
 
 const SUBDIRECTIVES = [
   "fs",

@@ -7,12 +7,12 @@
  *
  * @module
  */
-import { didYouMean, type Dispenser } from "../../../adapters/gatehousefile/dispenser.ts";
-import { type Helper, unmarshalModule } from "../../../adapters/gatehousefile/helper.ts";
-import { splitHostPort } from "../../../adapters/gatehousefile/netaddr.ts";
-import type { Handler } from "../../../adapters/gatehousefile/types.ts";
-import { jsonEqual } from "../../../adapters/gatehousefile/types.ts";
-import { goAtoiStrict, parseSize } from "../../../adapters/gatehousefile/values.ts";
+import { didYouMean, type Dispenser } from "../../../caddyfile/dispenser.ts";
+import { type Helper, unmarshalModule } from "../../../caddyfile/helper.ts";
+import { splitHostPort } from "../../../caddyfile/netaddr.ts";
+import type { Handler } from "../../../caddyfile/types.ts";
+import { jsonEqual } from "../../../caddyfile/types.ts";
+import { goAtoiStrict, parseSize } from "../../../caddyfile/values.ts";
 import {
   parseNamedResponseMatcher,
   parseNestedMatcherSet,

@@ -5,14 +5,14 @@
  *
  * @module
  */
-import { Dispenser } from "../../../adapters/gatehousefile/dispenser.ts";
-import type { Helper } from "../../../adapters/gatehousefile/helper.ts";
+import { Dispenser } from "../../../caddyfile/dispenser.ts";
+import type { Helper } from "../../../caddyfile/helper.ts";
 import {
   type ConfigValue,
   type Route,
   RouteList,
   subrouteHandler,
-} from "../../../adapters/gatehousefile/types.ts";
+} from "../../../caddyfile/types.ts";
 import { parseProxySegment } from "./caddyfile.ts";
 import { finishHandleResponse } from "./caddyfile_response.ts";
 

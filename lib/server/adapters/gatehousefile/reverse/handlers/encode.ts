@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Token } from "../../lexer.ts";
+import type { Token } from "../../../../caddyfile/lexer.ts";
 import type { HandlerReverser } from "../context.ts";
 import { childPath, isObject } from "../problems.ts";
 import { type Line, line, word } from "../tokens.ts";

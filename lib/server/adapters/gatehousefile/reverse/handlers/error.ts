@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { Token } from "../../lexer.ts";
+import type { Token } from "../../../../caddyfile/lexer.ts";
 import type { HandlerReverser } from "../context.ts";
 import { type Line, line, word } from "../tokens.ts";
 import { statusText } from "./static_response.ts";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Token } from "../../lexer.ts";
+import type { Token } from "../../../../caddyfile/lexer.ts";
 import type { Ctx, HandlerReverser } from "../context.ts";
 import { childPath, isObject } from "../problems.ts";
 import { bare, type Line, line } from "../tokens.ts";

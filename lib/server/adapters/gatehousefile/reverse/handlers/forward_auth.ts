@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { stableJSON } from "../../types.ts";
+import { stableJSON } from "../../../../caddyfile/types.ts";
 import { canonicalHeader } from "../matchers.ts";
 import { isObject } from "../problems.ts";
 

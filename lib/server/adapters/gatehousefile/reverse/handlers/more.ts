@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { Token } from "../../lexer.ts";
+import type { Token } from "../../../../caddyfile/lexer.ts";
 import type { HandlerReverser } from "../context.ts";
 import { durationText } from "../../../../config/duration.ts";
 import { childPath, Fields, isObject } from "../problems.ts";

@@ -12,7 +12,7 @@
  */
 import type { Ctx, Directive } from "../context.ts";
 import { childPath, isObject } from "../problems.ts";
-import { stableJSON } from "../../types.ts";
+import { stableJSON } from "../../../../caddyfile/types.ts";
 import { type Line, line } from "../tokens.ts";
 import { reverseHandler } from "../routes.ts";
 

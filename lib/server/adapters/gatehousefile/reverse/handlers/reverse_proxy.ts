@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Token } from "../../lexer.ts";
+import type { Token } from "../../../../caddyfile/lexer.ts";
 import type { Ctx, Directive, HandlerReverser } from "../context.ts";
 import { durationText } from "../../../../config/duration.ts";
 import { canonicalHeader, nestedSetLines } from "../matchers.ts";

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { Token } from "../../lexer.ts";
+import type { Token } from "../../../../caddyfile/lexer.ts";
 import type { Directive, HandlerReverser } from "../context.ts";
 import { type Fields, isObject } from "../problems.ts";
 import { bare, type Line, line, word } from "../tokens.ts";

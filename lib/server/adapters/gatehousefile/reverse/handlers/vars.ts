@@ -7,7 +7,7 @@
 import type { HandlerReverser } from "../context.ts";
 import { kindOf } from "../problems.ts";
 import { bare, type Line, line, stringWord, word } from "../tokens.ts";
-import type { Token } from "../../lexer.ts";
+import type { Token } from "../../../../caddyfile/lexer.ts";
 
 /** A token the adapter reads back (through `ScalarVal`) as exactly `v`. */
 function scalar(v: unknown): Token | string {

@@ -6,7 +6,7 @@
  * @module
  */
 export { goAtoi } from "./import_args.ts";
-import { goParseFloat, goQuote } from "../../config/go_values.ts";
+import { goParseFloat, goQuote } from "../config/go_values.ts";
 
 /** Go's `strconv.Atoi` with its error message. */
 export function goAtoiStrict(s: string): number {

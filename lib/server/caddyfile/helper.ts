@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { AdapterWarning } from "../../adapter.ts";
+import type { AdapterWarning } from "../adapter.ts";
 import { didYouMean, Dispenser, errorAt, MATCHER_NAME_CONTEXT_KEY } from "./dispenser.ts";
 import { cloneToken, isQuoted, type Token } from "./lexer.ts";
 import type { ServerBlock } from "./parser.ts";

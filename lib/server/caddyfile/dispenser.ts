@@ -26,8 +26,8 @@
  */
 import { isCloseBrace, isNextOnNewLine, isOpenBrace, type Token } from "./lexer.ts";
 import { suggest } from "./suggest.ts";
-import { ConfigError } from "../../config/error.ts";
-import { parseDuration } from "../../config/duration.ts";
+import { ConfigError } from "../config/error.ts";
+import { parseDuration } from "../config/duration.ts";
 
 /**
  * An error in a Gatehousefile: the config error of the text format, whose path is
