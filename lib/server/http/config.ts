@@ -6,48 +6,14 @@
  */
 import { ConfigError } from "../config/error.ts";
 import { durationMs } from "../config/duration.ts";
+import { noteAcceptedFields } from "../config/decode.ts";
 
 /** A raw JSON object. */
 export type Raw = Record<string, unknown>;
 
-let recorder: ((where: string, allowed: readonly string[]) => void) | null = null;
-
-/**
- * Calls `fn` with the field list of every `checkFields` from now on (null stops it): the field
- * audit (tests/server/fields/audit.test.ts) learns from it which fields each decoder accepts.
- *
- * @example
- * ```ts
- * import { checkFields, recordAcceptedFields } from "./config.ts";
- * const seen: string[] = [];
- * recordAcceptedFields((where, allowed) => seen.push(`${where}: ${allowed.join(",")}`));
- * checkFields({}, ["a"], "x");
- * recordAcceptedFields(null);
- * ```
- */
-export function recordAcceptedFields(
-  fn: ((where: string, allowed: readonly string[]) => void) | null,
-): void {
-  recorder = fn;
-}
-
-/**
- * Tells the field audit (see {@link recordAcceptedFields}) the fields a decoder with a
- * field check of its own accepts at `where`.
- *
- * @example
- * ```ts
- * import { noteAcceptedFields } from "./config.ts";
- * noteAcceptedFields("tls.automation", ["policies"]);
- * ```
- */
-export function noteAcceptedFields(where: string, allowed: readonly string[]): void {
-  recorder?.(where, allowed);
-}
-
 /** Throws when `config` has a field not in `allowed` (Caddy decodes strictly). */
 export function checkFields(config: Raw, allowed: readonly string[], where: string): void {
-  recorder?.(where, allowed);
+  noteAcceptedFields(where, allowed);
   for (const k of Object.keys(config)) {
     if (k === "@id" || allowed.includes(k)) continue;
     throw new ConfigError("unknown_field", `${where}: unknown field "${k}"`);

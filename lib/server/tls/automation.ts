@@ -32,7 +32,7 @@ import type { ModuleInstance } from "../module/instance.ts";
 import type { Storage } from "../module/storage.ts";
 import { durationMs } from "../config/duration.ts";
 import { ConfigError } from "../config/error.ts";
-import { noteAcceptedFields } from "../http/config.ts";
+import { noteAcceptedFields } from "../config/decode.ts";
 import { isIP } from "../pki/x509.ts";
 import type { Issuer } from "./issuer.ts";
 import { decodeOnDemand, type OnDemandConfig } from "./on_demand.ts";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { noteAcceptedFields } from "../http/config.ts";
+import { noteAcceptedFields } from "../config/decode.ts";
 import { ConfigError } from "../config/error.ts";
 
 /** One loaded certificate with its private key. */
