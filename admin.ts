@@ -80,7 +80,7 @@ export {
   makeEtag,
   type TreeMethod,
 } from "./lib/server/config_tree.ts";
-export { ListenerPool } from "./lib/server/listeners.ts";
+export { ListenerPool } from "./lib/server/listeners/pool.ts";
 export {
   adapterOrigin,
   type GatehousePlugin,
@@ -121,7 +121,7 @@ export {
   DEFAULT_RESOLVE_TIMEOUT_MS,
   resolveBindHost,
   type ResolveOptions,
-} from "./lib/server/resolve_host.ts";
+} from "./lib/server/net/resolve_host.ts";
 export {
   gatehousefileFromJson,
   type ReverseOptions,

@@ -24,17 +24,17 @@ import {
 } from "./config_tree.ts";
 import { AdminError } from "./errors.ts";
 import { ConfigContext } from "./context.ts";
-import { ListenerPool } from "./listeners.ts";
+import { ListenerPool } from "./listeners/pool.ts";
 import { LogPipeline, makeLogger } from "./logging/pipeline.ts";
 import { durationMs } from "./config/duration.ts";
 import type { AdminRoute } from "./module/mod.ts";
 import type { ConnHandler, ListenerHandle } from "./module/listener.ts";
 import type { Logger } from "./module/instance.ts";
-import { parseNetworkAddress } from "./address.ts";
+import { parseNetworkAddress } from "./net/address.ts";
 import { adminSecurity } from "./admin/security.ts";
 import { createAdminHandler } from "./admin/handler.ts";
 import { writeFileAtomic } from "./storage/file_system.ts";
-import type { ResolveOptions } from "./resolve_host.ts";
+import type { ResolveOptions } from "./net/resolve_host.ts";
 
 /** The admin address used when neither the config nor `GATEHOUSE_ADMIN` gives one. */
 export const DEFAULT_ADMIN_ADDRESS = "localhost:2019";

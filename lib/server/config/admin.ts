@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { parseNetworkAddress } from "../address.ts";
+import { parseNetworkAddress } from "../net/address.ts";
 import { ConfigError } from "./error.ts";
 import { Decoder } from "./decode.ts";
 

@@ -9,7 +9,7 @@
 import type { ServeInfo } from "../module/listener.ts";
 import type { HandlerError } from "./errors.ts";
 import type { Next } from "./handler.ts";
-import { canonicalHost, receivedURL, validHost } from "./host.ts";
+import { canonicalHost, receivedURL, validHost } from "../net/host.ts";
 
 /** What `reverse_proxy` knows of the upstream a request went to (its placeholders). */
 export interface ProxyFacts {

@@ -6,7 +6,7 @@
  */
 import type { ModuleDefinition } from "../module/mod.ts";
 import { checkFields, optStrings } from "./config.ts";
-import { parseRanges } from "./ip.ts";
+import { parseRanges } from "../net/ip.ts";
 import type { IPRangeSource } from "./server.ts";
 
 /** Registry entry. */

@@ -33,7 +33,7 @@ import { chooseEngine, parseServerOptions, type ServerOptions } from "./server_o
 import { isHttp2, misdirected, sniMatches } from "./request_checks.ts";
 import { checkListenAddresses, expandListenAddress, type ListenAddress } from "./listen_address.ts";
 import type { Next } from "./handler.ts";
-import { ipInRanges, type IPRange, parseIP } from "./ip.ts";
+import { ipInRanges, type IPRange, parseIP } from "../net/ip.ts";
 import {
   compileRoutes,
   emptyHandler,

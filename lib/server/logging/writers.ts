@@ -8,7 +8,7 @@ import { registerModule } from "../module/mod.ts";
 import { checkFields } from "../http/config.ts";
 import type { LogWriter } from "./entry.ts";
 import { durationMs } from "../config/duration.ts";
-import { parseNetworkAddress } from "../address.ts";
+import { parseNetworkAddress } from "../net/address.ts";
 
 function stdWriter(stream: typeof Deno.stdout | typeof Deno.stderr): LogWriter {
   return {

@@ -143,17 +143,40 @@ export interface ListenOptions {
   connection?: ConnectionOptions;
 }
 
-/** Where a TLS listener gets the certificate of each handshake (the `tls` app's getter). */
-export interface TlsCertificateSource {
-  /** The PEM certificate chain and key for a server name (`""`: no SNI), or null for none. */
-  getCertificate(serverName: string): Promise<{ cert: string; key: string } | null>;
-  /** Calls `fn` when certificates changed; returns an unsubscribe function. */
+/** A certificate with its key, as a listener needs it. */
+export interface CertifiedKey {
+  /** PEM chain, leaf first. */
+  cert: string;
+  /** PEM private key. */
+  key: string;
+}
+
+/** What a listener asks for each TLS handshake. */
+export interface CertificateGetter {
+  /**
+   * The certificate for `serverName` (the SNI, lower case; `""` when the client sent none), or
+   * null when there is none (the handshake then fails).
+   */
+  getCertificate(serverName: string): Promise<CertifiedKey | null>;
+  /** Calls `fn` whenever a certificate was added, replaced or removed; returns an unsubscribe. */
   subscribe(fn: () => void): () => void;
   /**
-   * The one certificate given for every server name, when the answer cannot depend on the name
-   * right now; null when it does (see `CertificateGetter.fixedCertificate` in `tls/cache.ts`).
+   * The one certificate this getter gives for every server name it answers, when the answer
+   * cannot depend on the name right now (exactly one certificate can be chosen, it covers every
+   * host name the server's routes serve, and no name can get another one later: no on-demand
+   * policy, nothing still being obtained); null when it depends on the name. A listener may
+   * then hold it instead of asking per handshake (a name no certificate covers and no route
+   * serves gets it too, instead of a failed handshake). Asked again after every change
+   * announced to subscribers.
    */
-  fixedCertificate?(): Promise<{ cert: string; key: string } | null>;
+  fixedCertificate?(): Promise<CertifiedKey | null>;
+}
+
+/**
+ * Where a TLS listener gets the certificate of each handshake (the `tls` app's getter for one
+ * server) and, when connection policies authenticate clients, how it checks them.
+ */
+export interface TlsCertificateSource extends CertificateGetter {
   /** True when some connection policy authenticates clients (listeners then ask for certificates). */
   requestsClientCertificates?: boolean;
   /** The client certificate check for a connection with this SNI, null for none. */

@@ -32,12 +32,9 @@ import {
   qualifiesForCertificate,
   wildcardCovers,
 } from "./automation.ts";
-import {
-  type CachedCertificate,
-  CertificateCache,
-  type CertificateGetter,
-  normalizeName,
-} from "./cache.ts";
+import { type CachedCertificate, CertificateCache } from "./cache.ts";
+import { normalizeName } from "../net/host.ts";
+import type { CertificateGetter } from "../module/listener.ts";
 import { loadCertificates, type LoadedCertificate, tlsCheckFields } from "./certificates.ts";
 import { ConfigError } from "../config/error.ts";
 import type { Issuer } from "./issuer.ts";

@@ -22,7 +22,7 @@ import type { ModuleDefinition } from "../module/mod.ts";
 import type { Logger, ModuleInstance } from "../module/instance.ts";
 import { type AutomationPolicy, matchWildcard } from "./automation.ts";
 import { certificateFacts } from "../pki/x509.ts";
-import type { CertifiedKey } from "./cache.ts";
+import type { CertifiedKey } from "../module/listener.ts";
 import { tlsCheckFields } from "./certificates.ts";
 import { ConfigError } from "../config/error.ts";
 

@@ -19,7 +19,7 @@ import { generateKeyOfType } from "../pki/key_types.ts";
 import { checkStorage } from "./storage_clean.ts";
 import type { AutomationPolicy } from "./automation.ts";
 import type { CachedCertificate, CertificateCache } from "./cache.ts";
-import { normalizeName } from "./cache.ts";
+import { normalizeName } from "../net/host.ts";
 
 const MAX_RETRY_MS = 10 * 60_000;
 

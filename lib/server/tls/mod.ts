@@ -73,4 +73,5 @@ for (
 
 export { loadCertificates, type LoadedCertificate, parseCertificate } from "./certificates.ts";
 export { type ConnectionPolicy, parseConnectionPolicies } from "./policies.ts";
-export type { CertificateGetter, CertifiedKey } from "./cache.ts";
+export type { CertifiedKey } from "../module/listener.ts";
+export type { CertificateGetter } from "../module/listener.ts";

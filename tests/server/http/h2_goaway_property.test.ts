@@ -1,12 +1,12 @@
 /**
- * The node engine's HTTP/2 client-frame filter (`lib/server/listeners/h2_goaway.ts`), fuzzed:
+ * The node engine's HTTP/2 client-frame filter (`lib/server/listeners/node/h2_goaway.ts`), fuzzed:
  * whatever frames a client sends and however the bytes are split, the session gets exactly the
  * preface and every frame but GOAWAY, byte for byte, and every GOAWAY is counted; arbitrary
  * bytes never make it throw or invent bytes.
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { ClientFrames } from "../../../lib/server/listeners/h2_goaway.ts";
+import { ClientFrames } from "../../../lib/server/listeners/node/h2_goaway.ts";
 
 const PREFACE = new TextEncoder().encode("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 

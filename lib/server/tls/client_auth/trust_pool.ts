@@ -10,7 +10,8 @@
 import type * as X509 from "@peculiar/x509";
 import type { ProvisionContext } from "../../module/mod.ts";
 import type { PkiApp } from "../../pki/app.ts";
-import { pemDecode, x509 } from "../../pki/x509.ts";
+import { x509 } from "../../pki/x509.ts";
+import { pemDecode } from "../../pki/der.ts";
 import { tlsCheckFields } from "../certificates.ts";
 import { ConfigError } from "../../config/error.ts";
 

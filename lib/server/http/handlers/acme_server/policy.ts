@@ -9,7 +9,7 @@
  */
 import { checkFields, optBool, optObject, optStrings, type Raw } from "../../config.ts";
 import { ConfigError } from "../../../config/error.ts";
-import { ipInRanges, type IPRange, parseIP, parseRanges } from "../../ip.ts";
+import { ipInRanges, type IPRange, parseIP, parseRanges } from "../../../net/ip.ts";
 
 interface RuleSet {
   domains: string[];

@@ -25,7 +25,7 @@ import type { ProxyFacts, RequestContext } from "../../context.ts";
 import { HandlerError } from "../../errors.ts";
 import { ConfigError } from "../../../config/error.ts";
 import type { HttpHandler, Next } from "../../handler.ts";
-import { parseRanges } from "../../ip.ts";
+import { parseRanges } from "../../../net/ip.ts";
 import { provisionResponseHandlers, selectResponseHandler } from "../../response_handlers.ts";
 import { compileMatcherSets, provisionMatcherSets } from "../../routes.ts";
 import { bufferPrefix, joined, parseBufferLimits } from "./buffers.ts";

@@ -26,7 +26,7 @@ import {
   type Raw,
 } from "../../config.ts";
 import { ConfigError } from "../../../config/error.ts";
-import { parseIP } from "../../ip.ts";
+import { parseIP } from "../../../net/ip.ts";
 import type { TransportOptions } from "./transport.ts";
 import { parseConnectionFields } from "./transport_connections.ts";
 import { opensslUnavailable } from "./openssl.ts";

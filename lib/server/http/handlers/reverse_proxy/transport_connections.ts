@@ -29,7 +29,7 @@ import { keepAliveUnavailable } from "../../../listeners/keepalive.ts";
 import type { DialOptions } from "./h1conn.ts";
 import type { PoolLimits } from "./h1client.ts";
 import type { NameServer } from "./dial.ts";
-import { parseIP } from "../../ip.ts";
+import { parseIP } from "../../../net/ip.ts";
 
 function bad(where: string, msg: string): never {
   throw new ConfigError("invalid_config", `${where}: ${msg}`);

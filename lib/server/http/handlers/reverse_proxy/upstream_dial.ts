@@ -15,7 +15,7 @@
 import type tls from "node:tls";
 import type net from "node:net";
 import { Duplex } from "node:stream";
-import { view } from "../../../node_streams.ts";
+import { view } from "../../../listeners/node/streams.ts";
 import { DialError } from "./transport.ts";
 import { splitDial } from "./upstreams.ts";
 import { dialParallel, isIPLiteral, resolveHost } from "./dial.ts";

@@ -231,7 +231,7 @@ const UNAVAILABLE: Record<Unavailable, string> = {
  *
  * @example
  * ```ts
- * import { unavailableWhy } from "./listener_handover.ts";
+ * import { unavailableWhy } from "./handover.ts";
  * unavailableWhy("no_ffi"); // "the ffi permission is not granted"
  * ```
  */

@@ -20,10 +20,10 @@
 import type http2 from "node:http2";
 import type net from "node:net";
 import type { Duplex } from "node:stream";
-import type { ConnectionOptions, ServeInfo } from "../module/listener.ts";
-import { headerListSize, sendH2, toH2Request } from "./node_h2_messages.ts";
+import type { ConnectionOptions, ServeInfo } from "../../module/listener.ts";
+import { headerListSize, sendH2, toH2Request } from "./h2_messages.ts";
 import { withoutGoaway } from "./h2_goaway.ts";
-import { headAnswer } from "./head.ts";
+import { headAnswer } from "../head.ts";
 
 /** What the HTTP/2 side needs of its listener. */
 export interface H2Host {

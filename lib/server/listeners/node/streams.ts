@@ -6,7 +6,7 @@
  */
 import type http from "node:http";
 import type net from "node:net";
-import type { Tunnel } from "./module/listener.ts";
+import type { Tunnel } from "../../module/listener.ts";
 
 /** A Uint8Array view of a node Buffer's bytes (no copy). */
 export function view(d: Uint8Array): Uint8Array {

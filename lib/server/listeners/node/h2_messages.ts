@@ -8,8 +8,8 @@
  * @module
  */
 import type http2 from "node:http2";
-import { recordReceivedURL, requestURL } from "../http/host.ts";
-import { view, writeTo } from "../node_streams.ts";
+import { recordReceivedURL, requestURL } from "../../net/host.ts";
+import { view, writeTo } from "./streams.ts";
 
 const BODYLESS = (status: number) => status === 204 || status === 304 || status < 200;
 

@@ -7,11 +7,11 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../module/mod.ts";
-import { checkFields, optNumber, type Raw } from "../http/config.ts";
-import { ConfigError } from "../config/error.ts";
-import { validHost } from "../http/host.ts";
-import type { ListenerWrapper, PendingConnection } from "../module/listener.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
+import { checkFields, optNumber, type Raw } from "../../http/config.ts";
+import { ConfigError } from "../../config/error.ts";
+import { validHost } from "../../net/host.ts";
+import type { ListenerWrapper, PendingConnection } from "../../module/listener.ts";
 
 const WHERE = "caddy.listeners.http_redirect";
 const LOOKS_LIKE_HTTP = ["GET /", "HEAD ", "POST ", "PUT /", "OPTIO"];

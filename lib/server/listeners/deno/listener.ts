@@ -39,15 +39,10 @@
  *
  * @module
  */
-import type { CertificateGetter, CertifiedKey } from "./cache.ts";
-import { normalizeName } from "./cache.ts";
-import {
-  type AcceptLoop,
-  acceptLoop,
-  ConnectionSet,
-  type ServeOnConnection,
-} from "./deno_accept.ts";
-import { certificateNames } from "./certificates.ts";
+import type { CertificateGetter, CertifiedKey } from "../../module/listener.ts";
+import { normalizeName } from "../../net/host.ts";
+import { type AcceptLoop, acceptLoop, ConnectionSet, type ServeOnConnection } from "./accept.ts";
+import { certificateNames, pemDecode } from "../../pki/der.ts";
 import {
   beginHandover,
   cancelHandover,
@@ -56,15 +51,14 @@ import {
   type OwnSocket,
   pin,
   unavailableWhy,
-} from "./listener_handover.ts";
+} from "./handover.ts";
 import {
   type BoundAddress,
   type LinuxSockets,
   linuxSockets,
   type Unavailable,
 } from "./linux_sockets.ts";
-import { pemDecode } from "../pki/x509.ts";
-import { serveOneCertificate } from "./deno_one_certificate.ts";
+import { serveOneCertificate } from "./one_certificate.ts";
 
 /** Options of a Deno-engine TLS listener. */
 export interface DenoTlsOptions {

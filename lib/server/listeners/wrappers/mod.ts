@@ -11,9 +11,9 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../module/mod.ts";
-import type { ListenerWrapper, PendingConnection } from "../module/listener.ts";
-import { checkFields } from "../http/config.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
+import type { ListenerWrapper, PendingConnection } from "../../module/listener.ts";
+import { checkFields } from "../../http/config.ts";
 
 /** Runs `wrappers` in order on a connection; true when it goes on to TLS/HTTP. */
 export async function runWrappers(

@@ -27,16 +27,16 @@ import type {
   RawUpgrade,
   ServeInfo,
   TlsCertificateSource,
-} from "./module/listener.ts";
-import { DEFAULT_CONNECTION_OPTIONS } from "./module/listener.ts";
-import { peerOf, wrapConnection } from "./listeners/node_front.ts";
-import { send, sendRaw, toRequest } from "./listeners/node_messages.ts";
-import { applyServerTimeouts, armRequestTimers } from "./listeners/node_timeouts.ts";
-import { nodeTls, tlsFacts } from "./listeners/node_tls.ts";
-import { nodeH2, startsWithPreface } from "./listeners/node_h2.ts";
-import { statusText } from "./http/status.ts";
-import { headAnswer } from "./listeners/head.ts";
-import { tunnelOf, view } from "./node_streams.ts";
+} from "../../module/listener.ts";
+import { DEFAULT_CONNECTION_OPTIONS } from "../../module/listener.ts";
+import { peerOf, wrapConnection } from "./front.ts";
+import { send, sendRaw, toRequest } from "./messages.ts";
+import { applyServerTimeouts, armRequestTimers } from "./timeouts.ts";
+import { nodeTls, tlsFacts } from "./tls.ts";
+import { nodeH2, startsWithPreface } from "./h2.ts";
+import { statusText } from "../../net/status.ts";
+import { headAnswer } from "../head.ts";
+import { tunnelOf, view } from "./streams.ts";
 
 export { tlsFacts };
 
@@ -92,7 +92,7 @@ const SHUTDOWN_IDLE_MS = 1000;
  *
  * @example
  * ```ts
- * import { serveNode } from "./node_listener.ts";
+ * import { serveNode } from "./listener.ts";
  * const s = await serveNode({
  *   hostname: "127.0.0.1",
  *   port: 0,

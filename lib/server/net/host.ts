@@ -191,3 +191,8 @@ export function requestURL(
   const path = target.startsWith("/") ? target : `/${target}`;
   return { url: `${scheme}://${header || fallbackHost}${path}`, host: null };
 }
+
+/** A server name as certificates are looked up by: lower case, no trailing dot, no brackets around IPv6. */
+export function normalizeName(name: string): string {
+  return name.trim().toLowerCase().replace(/\.$/, "").replace(/^\[(.*)\]$/, "$1");
+}

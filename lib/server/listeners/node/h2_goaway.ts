@@ -21,7 +21,7 @@
  * @module
  */
 import type { Duplex } from "node:stream";
-import { relayDuplex, type StreamModule } from "./node_front.ts";
+import { relayDuplex, type StreamModule } from "./front.ts";
 
 /** The client connection preface's length (RFC 9113 3.4): passed on unread. */
 const PREFACE_LENGTH = 24;

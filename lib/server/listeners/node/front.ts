@@ -10,9 +10,9 @@
  */
 import type net from "node:net";
 import type { Duplex, DuplexOptions } from "node:stream";
-import { runWrappers } from "./wrapper.ts";
-import type { ListenerWrapper, PeerAddress, PendingConnection } from "../module/listener.ts";
-import { parseClientHello } from "./client_hello.ts";
+import { runWrappers } from "../wrappers/mod.ts";
+import type { ListenerWrapper, PeerAddress, PendingConnection } from "../../module/listener.ts";
+import { parseClientHello } from "../client_hello.ts";
 
 /** A socket's peer address as handlers see it. */
 export function peerOf(s: net.Socket): PeerAddress {

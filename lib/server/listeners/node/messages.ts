@@ -8,9 +8,9 @@
  */
 import type http from "node:http";
 import type net from "node:net";
-import { recordReceivedURL, requestURL } from "../http/host.ts";
-import { statusText } from "../http/status.ts";
-import { readableOf, writeTo } from "../node_streams.ts";
+import { recordReceivedURL, requestURL } from "../../net/host.ts";
+import { statusText } from "../../net/status.ts";
+import { readableOf, writeTo } from "./streams.ts";
 
 const BODYLESS = (status: number) => status === 204 || status === 304 || status < 200;
 

@@ -12,13 +12,13 @@ import type {
   ListenOptions,
   ServeInfo,
   TlsCertificateSource,
-} from "./module/listener.ts";
-import { joinHostPort, parseNetworkAddress } from "./address.ts";
-import { resolveBindHost, type ResolveOptions } from "./resolve_host.ts";
-import { reusePortAvailable } from "./tls/deno_listener.ts";
-import { DEFAULT_CONNECTION_OPTIONS } from "./module/listener.ts";
-import { applyKeepAlive } from "./listeners/keepalive.ts";
-import { headAnswer } from "./listeners/head.ts";
+} from "../module/listener.ts";
+import { joinHostPort, parseNetworkAddress } from "../net/address.ts";
+import { resolveBindHost, type ResolveOptions } from "../net/resolve_host.ts";
+import { reusePortAvailable } from "./deno/listener.ts";
+import { DEFAULT_CONNECTION_OPTIONS } from "../module/listener.ts";
+import { applyKeepAlive } from "./keepalive.ts";
+import { headAnswer } from "./head.ts";
 
 class Handle implements ListenerHandle {
   handler?: ConnHandler;
@@ -96,7 +96,7 @@ const NO_CERTIFICATES: TlsCertificateSource = {
  *
  * @example
  * ```ts
- * import { ListenerPool } from "./listeners.ts";
+ * import { ListenerPool } from "./pool.ts";
  * const pool = new ListenerPool();
  * const h = await pool.listen({ address: "127.0.0.1:0" });
  * h.setHandler(() => new Response("hi"));
@@ -275,7 +275,7 @@ export class ListenerPool {
     options: ListenOptions,
   ): Promise<Socket> {
     const tls = options.tls;
-    const { serveNode } = await import("./node_listener.ts");
+    const { serveNode } = await import("./node/listener.ts");
     const socket = { key, pool: this, handles: [] as Handle[] } as unknown as Socket;
     socket.opening = options.connection;
     const handler = (req: Request, si: ServeInfo) => this.#dispatch(socket, req, si);
@@ -371,7 +371,7 @@ export class ListenerPool {
       const hostname = bindHost(bind, network);
       socket.bindHost = hostname;
       if (tls) {
-        const { serveDenoTls } = await import("./tls/deno_listener.ts");
+        const { serveDenoTls } = await import("./deno/listener.ts");
         const server = await serveDenoTls({
           hostname,
           port,

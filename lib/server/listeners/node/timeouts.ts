@@ -15,7 +15,7 @@
  */
 import type http from "node:http";
 import type net from "node:net";
-import type { ConnectionOptions } from "../module/listener.ts";
+import type { ConnectionOptions } from "../../module/listener.ts";
 
 /** How often node checks header and request timeouts (ms): the precision of both. */
 export const TIMEOUT_CHECK_INTERVAL_MS = 100;

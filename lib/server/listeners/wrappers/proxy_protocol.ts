@@ -14,12 +14,12 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../module/mod.ts";
-import { checkFields, optDuration, optString, optStrings, type Raw } from "../http/config.ts";
-import { ConfigError } from "../config/error.ts";
-import { ipInRanges, type IPRange, parseIP, parseRange } from "../http/ip.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
+import { checkFields, optDuration, optString, optStrings, type Raw } from "../../http/config.ts";
+import { ConfigError } from "../../config/error.ts";
+import { ipInRanges, type IPRange, parseIP, parseRange } from "../../net/ip.ts";
 import { parseProxyHeader } from "./proxy_header.ts";
-import type { ListenerWrapper, PendingConnection } from "../module/listener.ts";
+import type { ListenerWrapper, PendingConnection } from "../../module/listener.ts";
 
 /** What happens to one peer's connections. */
 export type ProxyPolicy = "IGNORE" | "USE" | "REJECT" | "REQUIRE" | "SKIP";

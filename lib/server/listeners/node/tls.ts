@@ -11,8 +11,8 @@
 import type net from "node:net";
 import type tls from "node:tls";
 import type { Duplex } from "node:stream";
-import type { ServeInfo, TlsCertificateSource } from "../module/listener.ts";
-import { view } from "../node_streams.ts";
+import type { ServeInfo, TlsCertificateSource } from "../../module/listener.ts";
+import { view } from "./streams.ts";
 
 /** IANA cipher suite numbers by OpenSSL and IANA name (TLS 1.3 and the usual TLS 1.2 ones). */
 const CIPHER_SUITES: Record<string, number> = {
@@ -46,7 +46,7 @@ const TLS_VERSIONS: Record<string, number> = {
  *
  * @example
  * ```ts
- * import { tlsFacts } from "./node_tls.ts";
+ * import { tlsFacts } from "./tls.ts";
  * // tlsFacts(request.socket) → { version: 772, cipherSuite: 4866, resumed: false, ... }
  * ```
  */
