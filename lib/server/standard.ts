@@ -1,5 +1,6 @@
 /**
- * Registers the standard modules and adapters: the `http` app and its modules, the logging
+ * Registers the standard modules and adapters: the `http` app and its modules, the metrics
+ * and tracing, the logging
  * encoders and writers, file-system storage, the `json5` adapter. Import it once.
  *
  * @module
@@ -11,6 +12,8 @@ import "./storage/register.ts";
 import "./adapters/json5.ts";
 import "./adapters/gatehousefile/mod.ts";
 import "./http/mod.ts";
+import "./metrics/mod.ts";
+import "./tracing/mod.ts";
 import "./listeners/mod.ts";
 import "./tls/mod.ts";
 import "./pki/mod.ts";

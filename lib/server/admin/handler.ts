@@ -16,7 +16,6 @@ import {
 } from "../config_tree.ts";
 import { type AdminSecurity, checkAdminRequest } from "./security.ts";
 import { parseAdminPath, requestTarget, validHost } from "./request.ts";
-import { routeMatches, STANDING_ROUTES } from "./standing_routes.ts";
 
 const JSON_HEADERS = { "content-type": "application/json" };
 
@@ -151,8 +150,6 @@ export function createAdminHandler(engine: Engine, sec: AdminSecurity): ConnHand
       .filter((r) => routeMatches(r.pattern, path))
       .sort((a, b) => b.pattern.length - a.pattern.length)[0];
     if (match) return await match.handle(req);
-    const standing = STANDING_ROUTES.find((r) => routeMatches(r.pattern, path));
-    if (standing) return await (await standing.load()).handle(req);
     throw new AdminError("not_found", `no admin endpoint at ${path}`);
   };
 
@@ -195,4 +192,18 @@ export function createAdminHandler(engine: Engine, sec: AdminSecurity): ConnHand
     }
     return res;
   };
+}
+
+/**
+ * True when `path` is under `pattern` (equal, or below it).
+ *
+ * @example
+ * ```ts
+ * import { routeMatches } from "./handler.ts";
+ * routeMatches("/pki/ca/", "/pki/ca/local"); // true
+ * ```
+ */
+export function routeMatches(pattern: string, path: string): boolean {
+  return path === pattern ||
+    (pattern.endsWith("/") ? path.startsWith(pattern) : path.startsWith(pattern + "/"));
 }

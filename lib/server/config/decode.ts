@@ -21,6 +21,7 @@
  */
 import { durationMs } from "./duration.ts";
 import { ConfigError, type ConfigErrorCode } from "./error.ts";
+import { type IPRange, parseRanges } from "../net/ip.ts";
 
 /** A raw JSON object. */
 export type Raw = Record<string, unknown>;
@@ -210,6 +211,20 @@ export class Decoder {
       out[k] = v as string[];
     }
     return out;
+  }
+
+  /**
+   * An optional list of IP ranges (`10.0.0.0/8`, a bare address, `private_ranges`), parsed;
+   * a range that does not parse is refused with its text.
+   */
+  ipRanges(key: string): IPRange[] | undefined {
+    const list = this.strings(key);
+    if (list === undefined) return undefined;
+    try {
+      return parseRanges(list);
+    } catch (e) {
+      throw new ConfigError("invalid_config", (e as Error).message, { path: this.at(key) });
+    }
   }
 
   /** An optional duration in milliseconds (an integer of nanoseconds or a duration string). */

@@ -16,7 +16,7 @@ import { ConfigError } from "../config/error.ts";
 import type { TlsApp } from "../tls/app.ts";
 import { setChallengePorts } from "../tls/acme/ports.ts";
 import { planAutomaticHttps } from "./autohttps.ts";
-import { provisionMetrics } from "../metrics/config.ts";
+import { type HttpInstrumentation, httpInstrumentationFactory } from "./instrumentation.ts";
 
 const running = new Set<HttpApp>();
 
@@ -91,7 +91,7 @@ export class HttpApp implements App {
       log: ctx.logger("http"),
       tls,
     });
-    const metrics = await provisionMetrics(config.metrics, rawServers, ctx);
+    const metrics = await instrumentation(config.metrics, rawServers, ctx);
     for (const [name, raw] of Object.entries(plan.servers)) {
       servers.set(name, await HttpServer.create(name, raw, ctx, httpPort, metrics));
     }
@@ -214,6 +214,25 @@ export class HttpApp implements App {
 }
 
 /** The connection options of a server's `i`-th expanded listen address. */
+/** The routes' instrumentation when the app or a server has a `metrics` object. */
+function instrumentation(
+  appMetrics: unknown,
+  servers: Record<string, unknown>,
+  ctx: ProvisionContext,
+): Promise<HttpInstrumentation | undefined> {
+  const asked = (appMetrics !== undefined && appMetrics !== null) ||
+    Object.values(servers).some((s) => {
+      const m = (s as { metrics?: unknown } | null)?.metrics;
+      return m !== undefined && m !== null;
+    });
+  if (!asked) return Promise.resolve(undefined);
+  const make = httpInstrumentationFactory();
+  if (!make) {
+    throw new ConfigError("unsupported", "http.metrics: metrics are not available in this build");
+  }
+  return make(appMetrics, servers, ctx);
+}
+
 function connectionOptions(server: HttpServer, i: number): ConnectionOptions {
   const o = server.options;
   const p = o.protocols[server.listenIndex[i]];

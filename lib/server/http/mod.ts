@@ -104,14 +104,6 @@ const httpModules: ModuleDefinition[] = [
     async () =>
       (await import("./handlers/reverse_proxy/handle_response.ts")).copyResponseHeadersModule,
   ),
-  lazy(
-    "http.handlers.metrics",
-    async () => (await import("../metrics/handler.ts")).metricsHandlerModule,
-  ),
-  lazy(
-    "http.handlers.tracing",
-    async () => (await import("../tracing/handler.ts")).tracingModule,
-  ),
   lazy("http.handlers.invoke", async () => (await import("./handlers/invoke.ts")).invokeModule),
   lazy(
     "http.handlers.log_append",
@@ -129,6 +121,10 @@ const httpModules: ModuleDefinition[] = [
   lazy(
     "http.handlers.reverse_proxy",
     async () => (await import("./handlers/reverse_proxy/mod.ts")).reverseProxyModule,
+  ),
+  lazy(
+    "admin.api.reverse_proxy",
+    async () => (await import("./handlers/reverse_proxy/admin.ts")).reverseProxyAdminModule,
   ),
 ];
 

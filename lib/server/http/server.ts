@@ -41,7 +41,7 @@ import {
   type Route,
   RouteListCache,
 } from "./routes.ts";
-import type { HttpMetrics } from "../metrics/http.ts";
+import type { HttpInstrumentation } from "./instrumentation.ts";
 import { durationPlaceholderUsed } from "./replacer.ts";
 import { type ConnectionPolicy, parseConnectionPolicies, routeHostNames } from "../tls/policies.ts";
 import { fillTlsState } from "../tls/connection.ts";
@@ -173,7 +173,7 @@ export class HttpServer implements ServerFacts {
     rawConfig: unknown,
     ctx: ProvisionContext,
     httpPort: number,
-    metrics?: HttpMetrics,
+    metrics?: HttpInstrumentation,
   ): Promise<HttpServer> {
     const where = `http.servers.${name}`;
     const raw = asObject(rawConfig, where);
@@ -419,7 +419,7 @@ function instrumentRoutes(
   routes: Route[],
   raw: unknown[],
   server: string,
-  metrics: HttpMetrics,
+  metrics: HttpInstrumentation,
 ): void {
   routes.forEach((r, i) => {
     const first = (raw[i] as { handle?: { handler?: unknown }[] })?.handle?.[0]?.handler;

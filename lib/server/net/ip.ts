@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { ConfigError } from "../config/error.ts";
 
 /** A parsed CIDR range. */
 export interface IPRange {
@@ -94,13 +93,13 @@ export function parseRange(input: string): IPRange {
   const slash = input.indexOf("/");
   const addr = slash < 0 ? input : input.slice(0, slash);
   const ip = parseIP(addr);
-  if (ip === null) throw new ConfigError("invalid_config", `invalid IP range: ${input}`);
+  if (ip === null) throw new Error(`invalid IP range: ${input}`);
   let bits = isV4(ip) && !addr.includes(":") ? 32 : 128;
   const width = bits;
   if (slash >= 0) {
     bits = Number(input.slice(slash + 1));
     if (!Number.isInteger(bits) || bits < 0 || bits > width) {
-      throw new ConfigError("invalid_config", `invalid IP range: ${input}`);
+      throw new Error(`invalid IP range: ${input}`);
     }
   }
   const prefix = width === 32 ? 96 + bits : bits;

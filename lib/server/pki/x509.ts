@@ -13,6 +13,15 @@ import { derChildren, pemDecode, pemEncode } from "./der.ts";
 export const EC_P256 = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" } as const;
 
 let lib: Promise<typeof X509> | undefined;
+let loaded: typeof X509 | null = null;
+
+/**
+ * `@peculiar/x509` when {@linkcode x509} has loaded it, else null: for code that must answer
+ * synchronously (placeholders) once something on its path (client authentication) loaded it.
+ */
+export function x509IfLoaded(): typeof X509 | null {
+  return loaded;
+}
 
 /** Loads `@peculiar/x509` (once), giving it the small metadata API its DI container wants. */
 export function x509(): Promise<typeof X509> {
@@ -41,7 +50,7 @@ export function x509(): Promise<typeof X509> {
     }
     const m = await import("@peculiar/x509");
     m.cryptoProvider.set(crypto);
-    return m;
+    return loaded = m;
   })();
 }
 

@@ -865,7 +865,9 @@ export const DECODED_AT: Record<string, string> = {
 
 /** Modules whose config is not an object of fields, or that have no config. */
 export const WITHOUT_FIELDS: Record<string, string> = {
+  "admin.api.metrics": "an admin endpoint; no config",
   "admin.api.pki": "an admin endpoint; no config",
+  "admin.api.reverse_proxy": "an admin endpoint; no config",
   "admin.api.tls_revoke": "an admin endpoint; no config",
   "caddy.adapters.gatehousefile": "a config adapter; no config",
   "caddy.adapters.json5": "a config adapter; no config",

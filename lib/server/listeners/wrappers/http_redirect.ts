@@ -8,8 +8,7 @@
  * @module
  */
 import type { ModuleDefinition } from "../../module/mod.ts";
-import { checkFields, optNumber, type Raw } from "../../http/config.ts";
-import { ConfigError } from "../../config/error.ts";
+import { Decoder, type Raw } from "../../config/decode.ts";
 import { validHost } from "../../net/host.ts";
 import type { ListenerWrapper, PendingConnection } from "../../module/listener.ts";
 
@@ -82,14 +81,9 @@ export function redirectFor(head: Uint8Array): Uint8Array {
 
 /** Decoded config: the longest request head read (bytes). */
 export function parseHttpRedirectConfig(raw: Raw): { maxHeaderBytes: number } {
-  checkFields(raw, ["wrapper", "max_header_bytes"], WHERE);
-  const max = optNumber(raw, "max_header_bytes", WHERE) ?? 0;
-  if (!Number.isInteger(max) || max < 0) {
-    throw new ConfigError(
-      "invalid_config",
-      `${WHERE}.max_header_bytes: must be a count of bytes`,
-    );
-  }
+  const d = new Decoder(raw, WHERE).fields(["wrapper", "max_header_bytes"]);
+  const max = d.number("max_header_bytes") ?? 0;
+  if (!Number.isInteger(max) || max < 0) d.failAt("max_header_bytes", "must be a count of bytes");
   return { maxHeaderBytes: max === 0 ? 1 << 20 : max };
 }
 

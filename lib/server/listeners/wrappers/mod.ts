@@ -13,7 +13,7 @@
  */
 import type { ModuleDefinition } from "../../module/mod.ts";
 import type { ListenerWrapper, PendingConnection } from "../../module/listener.ts";
-import { checkFields } from "../../http/config.ts";
+import { Decoder } from "../../config/decode.ts";
 
 /** Runs `wrappers` in order on a connection; true when it goes on to TLS/HTTP. */
 export async function runWrappers(
@@ -39,7 +39,7 @@ export async function runWrappers(
 export const tlsMarkerModule: ModuleDefinition<ListenerWrapper> = {
   id: "caddy.listeners.tls",
   create(config) {
-    checkFields(config, ["wrapper"], "caddy.listeners.tls");
+    new Decoder(config, "caddy.listeners.tls").fields(["wrapper"]);
     return { name: "tls", accept: () => Promise.resolve(true) };
   },
 };

@@ -15,9 +15,8 @@
  * @module
  */
 import type { ModuleDefinition } from "../../module/mod.ts";
-import { checkFields, optDuration, optString, optStrings, type Raw } from "../../http/config.ts";
-import { ConfigError } from "../../config/error.ts";
-import { ipInRanges, type IPRange, parseIP, parseRange } from "../../net/ip.ts";
+import { Decoder, type Raw } from "../../config/decode.ts";
+import { ipInRanges, type IPRange, parseIP } from "../../net/ip.ts";
 import { parseProxyHeader } from "./proxy_header.ts";
 import type { ListenerWrapper, PendingConnection } from "../../module/listener.ts";
 
@@ -39,20 +38,25 @@ const WHERE = "caddy.listeners.proxy_protocol";
 
 /** Decodes the wrapper's JSON. */
 export function parseProxyProtocolConfig(raw: Raw): ProxyProtocolConfig {
-  checkFields(raw, ["wrapper", "timeout", "allow", "deny", "fallback_policy"], WHERE);
-  const ranges = (key: string) =>
-    (optStrings(raw, key, WHERE) ?? []).map((r) => {
-      if (!r.includes("/")) {
-        throw new ConfigError("invalid_config", `${WHERE}.${key}: ${r} is not a CIDR range`);
-      }
-      return parseRange(r);
-    });
-  const t = optDuration(raw, "timeout", WHERE);
-  const policy = (optString(raw, "fallback_policy", WHERE) ?? "IGNORE").toUpperCase();
+  const d = new Decoder(raw, WHERE).fields([
+    "wrapper",
+    "timeout",
+    "allow",
+    "deny",
+    "fallback_policy",
+  ]);
+  const ranges = (key: string) => {
+    for (const r of d.strings(key) ?? []) {
+      if (!r.includes("/")) d.failAt(key, `${r} is not a CIDR range`);
+    }
+    return d.ipRanges(key) ?? [];
+  };
+  const t = d.duration("timeout");
+  const policy = (d.string("fallback_policy") ?? "IGNORE").toUpperCase();
   if (!POLICIES.includes(policy as ProxyPolicy)) {
-    throw new ConfigError(
-      "invalid_config",
-      `${WHERE}.fallback_policy: ${policy} is invalid policy (IGNORE, USE, REJECT, REQUIRE or SKIP)`,
+    d.failAt(
+      "fallback_policy",
+      `${policy} is invalid policy (IGNORE, USE, REJECT, REQUIRE or SKIP)`,
     );
   }
   return {

@@ -16,10 +16,10 @@ import type * as X509 from "@peculiar/x509";
 import type { ProvisionContext } from "../../module/mod.ts";
 import { tlsCheckFields } from "../certificates.ts";
 import { ConfigError } from "../../config/error.ts";
+import { x509 } from "../../pki/x509.ts";
 import { isTrustedLeaf, loadVerifier } from "./leaf.ts";
 import { fromBase64, fromPemFiles, loadTrustPool, systemRoots } from "./trust_pool.ts";
 import { verifyClientChain } from "./verify.ts";
-import { loadClientCertificateParser } from "../../http/tls_client.ts";
 
 type Raw = Record<string, unknown>;
 
@@ -81,7 +81,7 @@ export async function provisionClientAuth(
     );
   }
   // placeholders read client certificates synchronously: the parser is loaded now
-  await loadClientCertificateParser();
+  await x509();
   let pool: X509.X509Certificate[] | null = null;
   if (legacyCA) {
     const b64 = raw.trusted_ca_certs ?? [];

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import type { ModuleDefinition, ProvisionContext } from "../../../module/mod.ts";
+import type { ModuleDefinition } from "../../../module/mod.ts";
 import {
   asObject,
   checkFields,
@@ -47,15 +47,7 @@ import { CookiePolicy, selectionPolicy } from "./selection.ts";
 import { parseStreamOptions, Streams, switchProtocols } from "./streams.ts";
 import { clientGone, DialError, endToEnd, relayWebSocket, UpstreamTimeout } from "./transport.ts";
 import { parseTransport } from "./transport_config.ts";
-import {
-  parseUpstreams,
-  releaseHost,
-  splitDial,
-  type Upstream,
-  upstreamsAdminRoute,
-} from "./upstreams.ts";
-
-const registeredAdmin = new WeakSet<ProvisionContext>();
+import { parseUpstreams, releaseHost, splitDial, type Upstream } from "./upstreams.ts";
 
 const PROXY_FIELDS = [
   "handler",
@@ -158,11 +150,6 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         ...asObject(config.rewrite, `${where}.rewrite`),
       });
     const responseHandlers = await provisionResponseHandlers(config.handle_response, ctx, where);
-
-    if (!registeredAdmin.has(ctx)) {
-      registeredAdmin.add(ctx);
-      ctx.registerAdminRoute(upstreamsAdminRoute);
-    }
 
     const avail = (u: Upstream) => u.available(limits);
 
