@@ -32,7 +32,7 @@ import type { ConnHandler, ListenerHandle } from "./module/listener.ts";
 import type { Logger } from "./module/instance.ts";
 import { parseNetworkAddress } from "./net/address.ts";
 import { adminSecurity } from "./admin/security.ts";
-import { createAdminHandler } from "./admin/handler.ts";
+import { type ChangeOptions, type ConfigAuthority, createAdminHandler } from "./admin/handler.ts";
 import { writeFileAtomic } from "./storage/file_system.ts";
 import type { ResolveOptions } from "./net/resolve_host.ts";
 
@@ -76,7 +76,7 @@ interface AdminState {
  * await engine.shutdown();
  * ```
  */
-export class Engine {
+export class Engine implements ConfigAuthority {
   /** Listeners of the apps (reference-counted across configs). */
   readonly pool: ListenerPool = new ListenerPool();
   readonly #adminPool = new ListenerPool();
@@ -148,8 +148,7 @@ export class Engine {
     method: TreeMethod,
     pathOrResolver: string | (() => string),
     body: string,
-    ifMatch?: string | null,
-    force = false,
+    { ifMatch, force = false }: ChangeOptions = {},
   ): Promise<boolean> {
     return this.#serial(async () => {
       if (this.#stopped) throw new AdminError("bad_request", "server is stopping");
