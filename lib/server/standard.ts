@@ -5,9 +5,7 @@
  *
  * @module
  */
-import "./logging/encoders.ts";
-import "./logging/writers.ts";
-import "./logging/file_writer.ts";
+import "./logging/mod.ts";
 import "./storage/register.ts";
 import "./adapters/json5.ts";
 import "./adapters/gatehousefile/mod.ts";

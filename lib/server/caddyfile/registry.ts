@@ -5,9 +5,10 @@
  *
  * @module
  */
-import type { Dispenser } from "./dispenser.ts";
+import { didYouMean, Dispenser, errorAt, MATCHER_NAME_CONTEXT_KEY } from "./dispenser.ts";
+import { cloneToken, isQuoted, type Token } from "./lexer.ts";
 import type { Helper } from "./helper.ts";
-import type { ConfigValue, Handler } from "./types.ts";
+import type { ConfigValue, Handler, MatcherSet } from "./types.ts";
 
 /** A directive: reads its segment through the helper, returns config values. */
 export type DirectiveFn = (h: Helper) => ConfigValue[];
@@ -147,4 +148,63 @@ export function syntaxNames(namespace: string): string[] {
   return [...syntaxes.keys()].filter((k) => k.startsWith(prefix)).map((k) =>
     k.slice(prefix.length)
   );
+}
+
+/**
+ * Reads the module syntax `moduleId` from the segment at the cursor (Caddy's
+ * `UnmarshalModule`): the module sees a new dispenser whose first token is the module name.
+ */
+export function unmarshalModule(d: Dispenser, moduleId: string): unknown {
+  const fn = getSyntax(moduleId);
+  if (!fn) {
+    const ns = moduleId.slice(0, moduleId.lastIndexOf("."));
+    const name = moduleId.slice(ns.length + 1);
+    throw d.err(
+      `getting module named '${moduleId}': module not registered: ${moduleId}${
+        didYouMean(name, syntaxNames(ns))
+      }`,
+    );
+  }
+  return fn(d.newFromNextSegment());
+}
+
+/**
+ * Parses a named matcher definition (`@name <matcher> <args>` or `@name { ... }`, or
+ * `@name "<expression>"`) into `defs`.
+ */
+export function parseMatcherDefinition(d: Dispenser, defs: Map<string, MatcherSet>): void {
+  d.next();
+  const name = d.val();
+  if (defs.has(name)) throw d.err(`matcher is defined more than once: ${name}`);
+  const set: MatcherSet = {};
+  defs.set(name, set);
+  const make = (matcher: string, tokens: Token[]) => {
+    const sub = new Dispenser(tokens);
+    sub.setContext(MATCHER_NAME_CONTEXT_KEY, name.slice(1));
+    const fn = getSyntax(`http.matchers.${matcher}`);
+    if (!fn) {
+      throw errorAt(
+        tokens[0],
+        `getting matcher module '${matcher}': module not registered: http.matchers.${matcher}${
+          didYouMean(matcher, syntaxNames("http.matchers"))
+        }`,
+      );
+    }
+    set[matcher] = fn(sub);
+  };
+  // a quoted first argument is a CEL expression without the matcher name
+  if (d.nextArg()) {
+    if (isQuoted(d.token())) {
+      const exprToken = { ...cloneToken(d.token()), text: "expression", quote: "" as const };
+      make("expression", [exprToken, d.token()]);
+      return;
+    }
+    d.prev();
+  }
+  const byName = new Map<string, Token[]>();
+  for (const n = d.nesting(); d.nextArg() || d.nextBlock(n);) {
+    const matcher = d.val();
+    byName.set(matcher, [...(byName.get(matcher) ?? []), ...d.nextSegment()]);
+  }
+  for (const [matcher, tokens] of byName) make(matcher, tokens);
 }

@@ -14,11 +14,10 @@ import {
   Helper,
   isRoute,
   isRouteValue,
-  parseMatcherDefinition,
   SIDE_CLASSES,
   SIDE_VALUES_KEY,
 } from "./helper.ts";
-import { directiveNames, getDirective } from "./registry.ts";
+import { directiveNames, getDirective, parseMatcherDefinition } from "./registry.ts";
 import {
   type ConfigValue,
   jsonEqual,

@@ -19,7 +19,7 @@ import type { TlsApp } from "../tls/app.ts";
 import { qualifiesForCertificate } from "../tls/automation.ts";
 import { routeHostNames } from "../tls/policies.ts";
 import { ConfigError } from "../config/error.ts";
-import { expandListenAddress } from "./server.ts";
+import { expandListenAddress } from "./listen_address.ts";
 
 type Raw = Record<string, unknown>;
 

@@ -23,7 +23,7 @@ export interface ListenAddress {
  *
  * @example
  * ```ts
- * import { expandListenAddress } from "./server.ts";
+ * import { expandListenAddress } from "./listen_address.ts";
  * expandListenAddress("127.0.0.1:8000-8001", 80).length; // 2
  * ```
  */

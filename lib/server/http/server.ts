@@ -55,8 +55,6 @@ export interface IPRangeSource extends ModuleInstance {
   ranges(): readonly IPRange[];
 }
 
-export { expandListenAddress, type ListenAddress } from "./listen_address.ts";
-
 const SERVER_FIELDS = [
   "listen",
   "listener_wrappers",

@@ -7,8 +7,7 @@
  * @module
  */
 import type { Dispenser } from "../caddyfile/dispenser.ts";
-import { unmarshalModule } from "../caddyfile/helper.ts";
-import { registerSyntax } from "../caddyfile/registry.ts";
+import { registerSyntax, unmarshalModule } from "../caddyfile/registry.ts";
 
 type Obj = Record<string, unknown>;
 

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { registerModule } from "../module/mod.ts";
+import type { ModuleDefinition } from "../module/mod.ts";
 import type { LogWriter } from "./entry.ts";
 import { checkFields } from "../http/config.ts";
 import { durationMs } from "../config/duration.ts";
@@ -308,7 +308,8 @@ export function fileWriter(o: FileWriterOptions, validating = false): LogWriter 
   };
 }
 
-registerModule({
+/** `caddy.logging.writers.file`. */
+export const fileWriterModule: ModuleDefinition<LogWriter> = {
   id: "caddy.logging.writers.file",
   create: (c, ctx) => fileWriter(c as unknown as FileWriterOptions, ctx.validating),
-});
+};

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { registerModule } from "../module/mod.ts";
+import type { ModuleDefinition } from "../module/mod.ts";
 import { checkFields } from "../http/config.ts";
 import type { LogWriter } from "./entry.ts";
 import { durationMs } from "../config/duration.ts";
@@ -127,21 +127,21 @@ export async function netWriter(o: NetWriterOptions, validating = false): Promis
   };
 }
 
-for (
-  const [name, make] of [["stdout", stdoutWriter], ["stderr", stderrWriter], [
-    "discard",
-    discardWriter,
-  ]] as const
-) {
-  registerModule({
-    id: `caddy.logging.writers.${name}`,
-    create: (c) => {
-      checkFields(c, ["output"], `caddy.logging.writers.${name}`);
-      return make();
-    },
-  });
-}
-registerModule({
+/** The writers to the process's streams and to nowhere. */
+export const streamWriterModules: ModuleDefinition<LogWriter>[] = ([
+  ["stdout", stdoutWriter],
+  ["stderr", stderrWriter],
+  ["discard", discardWriter],
+] as const).map(([name, make]) => ({
+  id: `caddy.logging.writers.${name}`,
+  create: (c: Record<string, unknown>) => {
+    checkFields(c, ["output"], `caddy.logging.writers.${name}`);
+    return make();
+  },
+}));
+
+/** `caddy.logging.writers.net`. */
+export const netWriterModule: ModuleDefinition<LogWriter> = {
   id: "caddy.logging.writers.net",
   create: (c, ctx) => {
     checkFields(
@@ -151,4 +151,4 @@ registerModule({
     );
     return netWriter(c as unknown as NetWriterOptions, ctx.validating);
   },
-});
+};

@@ -23,6 +23,7 @@ import type { ModuleDefinition, ProvisionContext } from "../module/mod.ts";
 import type { App } from "../module/instance.ts";
 import { certificateFacts } from "../pki/x509.ts";
 import {
+  askManagers,
   type Automation,
   type AutomationPolicy,
   decodeAutomation,
@@ -43,7 +44,6 @@ import { OnDemand } from "./on_demand.ts";
 import { loadDnsProvider, setDnsDefaults } from "./dns/provider.ts";
 import { parseResolvers } from "./dns/resolvers.ts";
 import { cleanStorages } from "./storage_clean.ts";
-import { askManagers } from "./cert_managers.ts";
 import type { ConnectionPolicy } from "./policies.ts";
 
 /** The running `tls` app of one config. */

@@ -28,7 +28,8 @@
  * @module
  */
 import { getModule, type ProvisionContext } from "../module/mod.ts";
-import type { ModuleInstance } from "../module/instance.ts";
+import type { Logger, ModuleInstance } from "../module/instance.ts";
+import type { CertifiedKey } from "../module/listener.ts";
 import type { Storage } from "../module/storage.ts";
 import { durationMs } from "../config/duration.ts";
 import { ConfigError } from "../config/error.ts";
@@ -348,4 +349,41 @@ function positiveDuration(a: Raw, key: string, fallback: number): number {
     throw new ConfigError("invalid_config", `tls.automation.${key}: must be positive`);
   }
   return ms;
+}
+
+/**
+ * A certificate from the `get_certificate` managers of the first configured policy for `name`
+ * (the first manager that has one); null when none has, or on an error (logged, as certmagic
+ * does; the handshake then fails).
+ *
+ * @example
+ * ```ts ignore
+ * const got = await askManagers(policies, "example.com", "127.0.0.1", logger);
+ * ```
+ */
+export async function askManagers(
+  policies: AutomationPolicy[],
+  name: string,
+  localIp: string,
+  log: Logger,
+): Promise<CertifiedKey | null> {
+  const policy = policies.find((p) =>
+    !p.subjects.length || p.subjects.some((s) => matchWildcard(name, s))
+  );
+  if (!policy?.managers?.length) return null;
+  const ip = localIp && localIp !== "0.0.0.0" && localIp !== "::" ? localIp : undefined;
+  for (let i = 0; i < policy.managers.length; i++) {
+    try {
+      const got = await policy.managers[i].getCertificate({ serverName: name, localIp: ip });
+      if (got) return got;
+    } catch (e) {
+      log.error("external certificate manager", {
+        sni: name,
+        cert_manager_idx: i,
+        error: (e as Error).message,
+      });
+      return null;
+    }
+  }
+  return null;
 }

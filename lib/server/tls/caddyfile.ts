@@ -24,7 +24,8 @@
  * @module
  */
 import { didYouMean } from "../caddyfile/dispenser.ts";
-import { type Helper, unmarshalModule } from "../caddyfile/helper.ts";
+import type { Helper } from "../caddyfile/helper.ts";
+import { unmarshalModule } from "../caddyfile/registry.ts";
 import type { IssuerJSON } from "./issuers_caddyfile.ts";
 import type { ConfigValue } from "../caddyfile/types.ts";
 import { goParseFloat } from "../config/go_values.ts";

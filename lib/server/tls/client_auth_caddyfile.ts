@@ -6,8 +6,7 @@
  * @module
  */
 import { didYouMean, type Dispenser } from "../caddyfile/dispenser.ts";
-import { unmarshalModule } from "../caddyfile/helper.ts";
-import { registerSyntax } from "../caddyfile/registry.ts";
+import { registerSyntax, unmarshalModule } from "../caddyfile/registry.ts";
 import { parseDuration } from "../config/duration.ts";
 
 type Obj = Record<string, unknown>;

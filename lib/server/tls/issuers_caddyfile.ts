@@ -6,8 +6,8 @@
  * @module
  */
 import type { Dispenser } from "../caddyfile/dispenser.ts";
-import { type Helper, unmarshalModule } from "../caddyfile/helper.ts";
-import { registerSyntax } from "../caddyfile/registry.ts";
+import type { Helper } from "../caddyfile/helper.ts";
+import { registerSyntax, unmarshalModule } from "../caddyfile/registry.ts";
 import { cloneJSON } from "../caddyfile/types.ts";
 import { goAtoiStrict } from "../caddyfile/values.ts";
 import { parseDuration } from "../config/duration.ts";

@@ -7,7 +7,8 @@
  */
 import type { Dispenser } from "../../caddyfile/dispenser.ts";
 import { didYouMean } from "../../caddyfile/dispenser.ts";
-import { type Helper, unmarshalModule } from "../../caddyfile/helper.ts";
+import type { Helper } from "../../caddyfile/helper.ts";
+import { unmarshalModule } from "../../caddyfile/registry.ts";
 import type { ConfigValue } from "../../caddyfile/types.ts";
 import { goAtoiStrict } from "../../caddyfile/values.ts";
 import { parseDuration } from "../../config/duration.ts";

@@ -8,10 +8,14 @@
  */
 import type { AdapterWarning } from "../../adapter.ts";
 import { didYouMean, type Dispenser } from "../../caddyfile/dispenser.ts";
-import { unmarshalModule } from "../../caddyfile/helper.ts";
+import {
+  directiveNames,
+  getDirective,
+  registerGlobalOption,
+  unmarshalModule,
+} from "../../caddyfile/registry.ts";
 import type { BindValue } from "./listeners.ts";
 import { parseLog } from "./logs.ts";
-import { directiveNames, getDirective, registerGlobalOption } from "../../caddyfile/registry.ts";
 import { splitNetworkAddress } from "../../caddyfile/netaddr.ts";
 import { parseServerOptions } from "./server_options.ts";
 import type { ConfigValue } from "../../caddyfile/types.ts";

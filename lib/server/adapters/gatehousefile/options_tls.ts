@@ -8,9 +8,8 @@
  * @module
  */
 import { didYouMean, type Dispenser } from "../../caddyfile/dispenser.ts";
-import { unmarshalModule } from "../../caddyfile/helper.ts";
+import { registerGlobalOption, unmarshalModule } from "../../caddyfile/registry.ts";
 import { optDuration, optSingleString, optTrue } from "./options.ts";
-import { registerGlobalOption } from "../../caddyfile/registry.ts";
 import { type IssuerJSON, parsePreferredChains } from "../../tls/issuers_caddyfile.ts";
 import { goParseFloat } from "../../config/go_values.ts";
 import { parseDuration } from "../../config/duration.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import { didYouMean, type Dispenser, siteError, type Where } from "../../caddyfile/dispenser.ts";
-import { unmarshalModule } from "../../caddyfile/helper.ts";
+import { unmarshalModule } from "../../caddyfile/registry.ts";
 import type { ServerJSON } from "./servers.ts";
 import { parseSize } from "../../caddyfile/values.ts";
 

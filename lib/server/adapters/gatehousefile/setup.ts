@@ -11,21 +11,21 @@ import {
   type AdaptContext,
   Helper,
   optionTokens,
-  parseMatcherDefinition,
   SIDE_VALUES_KEY,
 } from "../../caddyfile/helper.ts";
-import { consolidateAddresses, mapAddresses, type SiteBlock } from "./listeners.ts";
-import { assembleLogs, type NamedCustomLog } from "./logs.ts";
-import type { Token } from "../../caddyfile/lexer.ts";
-import type { ServerBlock } from "../../caddyfile/parser.ts";
-import { buildPKIApp } from "./pki_app.ts";
 import {
   DEFAULT_DIRECTIVE_ORDER,
   directiveNames,
   getDirective,
   getGlobalOption,
   globalOptionNames,
+  parseMatcherDefinition,
 } from "../../caddyfile/registry.ts";
+import { consolidateAddresses, mapAddresses, type SiteBlock } from "./listeners.ts";
+import { assembleLogs, type NamedCustomLog } from "./logs.ts";
+import type { Token } from "../../caddyfile/lexer.ts";
+import type { ServerBlock } from "../../caddyfile/parser.ts";
+import { buildPKIApp } from "./pki_app.ts";
 import { normalizeDirectiveName, parseSegmentAsSubroute } from "../../caddyfile/routes.ts";
 import { type Invocation, serversFromPairings } from "./servers.ts";
 import type { ServerOptions } from "./server_options.ts";

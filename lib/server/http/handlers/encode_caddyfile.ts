@@ -6,9 +6,8 @@
  * @module
  */
 import { didYouMean, type Dispenser } from "../../caddyfile/dispenser.ts";
-import { unmarshalModule } from "../../caddyfile/helper.ts";
+import { getSyntax, syntaxNames, unmarshalModule } from "../../caddyfile/registry.ts";
 import type { Handler } from "../../caddyfile/types.ts";
-import { getSyntax, syntaxNames } from "../../caddyfile/registry.ts";
 import { goAtoiStrict } from "../../caddyfile/values.ts";
 import { parseNamedResponseMatcher, type ResponseMatcher } from "../matchers/caddyfile.ts";
 

@@ -10,7 +10,7 @@
  * @module
  */
 import type { Helper } from "../../caddyfile/helper.ts";
-import { unmarshalModule } from "../../caddyfile/helper.ts";
+import { unmarshalModule } from "../../caddyfile/registry.ts";
 import type { Handler } from "../../caddyfile/types.ts";
 import { parseSize } from "../../caddyfile/values.ts";
 import { goParseDuration } from "../../config/duration.ts";

@@ -39,7 +39,7 @@
  *
  * @module
  */
-import type { CertificateGetter, CertifiedKey } from "../../module/listener.ts";
+import type { CertifiedKey } from "../../module/listener.ts";
 import { normalizeName } from "../../net/host.ts";
 import { type AcceptLoop, acceptLoop, ConnectionSet, type ServeOnConnection } from "./accept.ts";
 import { certificateNames, pemDecode } from "../../pki/der.ts";
@@ -59,45 +59,7 @@ import {
   type Unavailable,
 } from "./linux_sockets.ts";
 import { serveOneCertificate } from "./one_certificate.ts";
-
-/** Options of a Deno-engine TLS listener. */
-export interface DenoTlsOptions {
-  /** Host to bind ("0.0.0.0", "::" or an address). */
-  hostname: string;
-  /** Port; 0 picks one (later generations reuse it). */
-  port: number;
-  /** The getter to ask now (the newest config's). */
-  getter(): CertificateGetter;
-  /** Answers one request. */
-  handler(
-    request: Request,
-    info: Deno.ServeHandlerInfo<Deno.NetAddr>,
-  ): Response | Promise<Response>;
-  /** Logs what happened (replacement, fallback). */
-  log?(msg: string, fields?: Record<string, unknown>): void;
-  /** The ALPN protocols to offer (default `h2`, `http/1.1`); a change replaces the listener. */
-  alpn?(): string[];
-  /** Called when a listener generation (a new listening socket) opened. */
-  onListener?(): void;
-}
-
-/** A running Deno-engine TLS listener. */
-export interface DenoTlsServer {
-  /** The bound port. */
-  readonly port: number;
-  /** Stops accepting; in-flight requests finish, idle connections close. */
-  shutdown(): Promise<void>;
-  /** Resolves when the listener and every connection it accepted are closed. */
-  readonly finished: Promise<void>;
-  /** Re-checks what the listener answers and replaces it when that changed. */
-  certificatesChanged(): void;
-  /** How many listener generations were opened (tests, logs). */
-  readonly generations: number;
-  /** `fixed` (one certificate held by the listener) or `resolver` (asked per server name). */
-  readonly mode: "fixed" | "resolver";
-  /** Connections open right now. */
-  readonly connections: number;
-}
+import type { DenoTlsOptions, DenoTlsServer } from "./tls_server.ts";
 
 interface Internals {
   resolverSymbol: symbol;

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { DenoTlsOptions, DenoTlsServer } from "./listener.ts";
+import type { DenoTlsOptions, DenoTlsServer } from "./tls_server.ts";
 
 /**
  * Without Deno's resolver or SO_REUSEPORT: `Deno.serve` with the certificate for no SNI.

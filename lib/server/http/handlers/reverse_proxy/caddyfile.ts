@@ -8,7 +8,8 @@
  * @module
  */
 import { didYouMean, type Dispenser } from "../../../caddyfile/dispenser.ts";
-import { type Helper, unmarshalModule } from "../../../caddyfile/helper.ts";
+import type { Helper } from "../../../caddyfile/helper.ts";
+import { unmarshalModule } from "../../../caddyfile/registry.ts";
 import { splitHostPort } from "../../../caddyfile/netaddr.ts";
 import type { Handler } from "../../../caddyfile/types.ts";
 import { jsonEqual } from "../../../caddyfile/types.ts";

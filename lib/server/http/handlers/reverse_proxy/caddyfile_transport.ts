@@ -5,8 +5,7 @@
  * @module
  */
 import { didYouMean, type Dispenser } from "../../../caddyfile/dispenser.ts";
-import { unmarshalModule } from "../../../caddyfile/helper.ts";
-import { registerSyntax } from "../../../caddyfile/registry.ts";
+import { registerSyntax, unmarshalModule } from "../../../caddyfile/registry.ts";
 import { goAtoiStrict, parseSize } from "../../../caddyfile/values.ts";
 import { parseDuration } from "../../../config/duration.ts";
 
