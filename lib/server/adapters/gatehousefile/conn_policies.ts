@@ -11,8 +11,8 @@ import { siteError, type Where } from "../../caddyfile/dispenser.ts";
 import { goStableSort } from "../../caddyfile/gosort.ts";
 import type { AdaptContext } from "../../caddyfile/helper.ts";
 import { ports, type SiteBlock } from "./listeners.ts";
-import type { ServerJSON } from "./servers.ts";
-import { listenersUseAnyPortOtherThan } from "./servers.ts";
+import type { ServerJSON } from "./server_json.ts";
+import { listenersUseAnyPortOtherThan } from "./server_json.ts";
 import { jsonEqual } from "../../caddyfile/types.ts";
 
 /** A TLS connection policy's JSON (`match`, `certificate_selection`, `alpn`, ...). */

@@ -6,7 +6,7 @@
  */
 import { didYouMean, type Dispenser, siteError, type Where } from "../../caddyfile/dispenser.ts";
 import { unmarshalModule } from "../../caddyfile/registry.ts";
-import type { ServerJSON } from "./servers.ts";
+import type { ServerJSON } from "./server_json.ts";
 import { parseSize } from "../../caddyfile/values.ts";
 
 /** One `servers` option block. */

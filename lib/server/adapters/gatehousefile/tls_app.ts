@@ -35,7 +35,7 @@ import {
 import type { Token } from "../../caddyfile/lexer.ts";
 import { siteError, withContext } from "../../caddyfile/dispenser.ts";
 import type { IssuerJSON } from "../../tls/issuers_caddyfile.ts";
-import { listenersUseAnyPortOtherThan } from "./servers.ts";
+import { listenersUseAnyPortOtherThan } from "./server_json.ts";
 import { jsonEqual } from "../../caddyfile/types.ts";
 
 /** The key token of a site block that names host `host` (the first key when none does). */
