@@ -35,6 +35,7 @@ if (Deno.args[0] === "document") {
 
 /** The app before it imported the pages: React 18 and react-dom only. */
 const BEFORE = `import { createElement, version } from "react";
+import { renderToString } from "react-dom/server";
 console.log(version, renderToString(createElement("p", null, "hi")));
 `;
 

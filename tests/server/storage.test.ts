@@ -231,7 +231,7 @@ for (const be of backends) {
       await Deno.writeTextFile(
         script,
         `import "${ROOT}lib/server/storage/register.ts";
-import { getModule } from "${ROOT}lib/server/module.ts";
+import { getModule } from "${ROOT}lib/server/module/mod.ts";
 import { Engine } from "${ROOT}lib/server/engine.ts";
 import { ProcessLife } from "${ROOT}lib/cli/process.ts";
 const cfg = JSON.parse(Deno.args[0]);

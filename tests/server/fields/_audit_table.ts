@@ -156,7 +156,7 @@ export const DECODERS: Record<string, Decoder> = {
         .map((f) => [f, "logging.test.ts"]),
     ),
   },
-  // the top level and the admin section, decoded by the engine (lib/server/admin/config.ts)
+  // the top level and the admin section, decoded by the engine (lib/server/config/admin.ts)
   "config": { test: "admin_config.test.ts", fields: ["admin", "logging", "storage", "apps"] },
   "admin": {
     test: "admin_config.test.ts",
