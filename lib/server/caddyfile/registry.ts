@@ -1,7 +1,9 @@
 /**
  * What the Gatehousefile knows: directives (with Caddy's default order of handler
  * directives), global options, request matchers and other module syntaxes. Each module's
- * syntax lives beside the module and is listed once in `table.ts`.
+ * syntax lives beside the module (its `caddyfile.ts` exports one {@linkcode SyntaxSet}) and is
+ * named by the module's entry in its kind's table; the adapter registers every set it finds
+ * there, and the assembler's own (global options, site directives).
  *
  * @module
  */
@@ -67,6 +69,39 @@ export const DEFAULT_DIRECTIVE_ORDER: readonly string[] = [
   "file_server",
   "acme_server",
 ];
+
+/**
+ * The Gatehousefile syntax one module file gives: its directives (those that return config
+ * values, and handler directives that return one handler), global options, and module
+ * syntaxes (Caddy's `UnmarshalCaddyfile`, by module id).
+ */
+export interface SyntaxSet {
+  /** Directives returning config values (`tls`, `php_fastcgi`, `handle_path`...). */
+  directives?: Readonly<Record<string, DirectiveFn>>;
+  /** Handler directives (`respond`, `file_server`...); the matcher token is handled for them. */
+  handlerDirectives?: Readonly<Record<string, HandlerDirectiveFn>>;
+  /** Global options. */
+  globalOptions?: Readonly<Record<string, GlobalOptionFn>>;
+  /** Module syntaxes by module id (`http.matchers.path`, `http.encoders.gzip`...). */
+  modules?: Readonly<Record<string, SyntaxFn>>;
+}
+
+/**
+ * Registers everything a {@linkcode SyntaxSet} gives.
+ *
+ * @example
+ * ```ts ignore
+ * registerSyntaxSet({ handlerDirectives: { hello: (h) => ({ handler: "hello" }) } });
+ * ```
+ */
+export function registerSyntaxSet(set: SyntaxSet): void {
+  for (const [name, fn] of Object.entries(set.directives ?? {})) registerDirective(name, fn);
+  for (const [name, fn] of Object.entries(set.handlerDirectives ?? {})) {
+    registerHandlerDirective(name, fn);
+  }
+  for (const [name, fn] of Object.entries(set.globalOptions ?? {})) registerGlobalOption(name, fn);
+  for (const [id, fn] of Object.entries(set.modules ?? {})) registerSyntax(id, fn);
+}
 
 const directives = new Map<string, DirectiveFn>();
 const globalOptions = new Map<string, GlobalOptionFn>();

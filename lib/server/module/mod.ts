@@ -169,6 +169,36 @@ export function lazyModule(id: string, load: () => Promise<ModuleDefinition>): M
 }
 
 /**
+ * One module of a kind's table: its id and how its definition loads. A kind's entries may
+ * name more (the http handlers' name their Gatehousefile syntax and writer); the registry
+ * needs these two.
+ */
+export interface ModuleEntry {
+  /** The full module id. */
+  id: string;
+  /** Loads the module's definition (its code loads only when a config first uses it). */
+  load(): Promise<ModuleDefinition>;
+}
+
+/**
+ * Registers every entry of a table as a module whose code loads on first use, skipping ids
+ * already registered (a table may be registered more than once).
+ *
+ * @example
+ * ```ts
+ * import { registerTable } from "./mod.ts";
+ * registerTable([{
+ *   id: "http.handlers.hello",
+ *   load: () => Promise.resolve({ id: "http.handlers.hello", create: () => ({ serveHTTP: () => new Response("hello") }) }),
+ * }]);
+ * ```
+ */
+export function registerTable(entries: readonly ModuleEntry[]): void {
+  const missing = entries.filter((e) => !registry.has(e.id));
+  registerModules(missing.map((e) => lazyModule(e.id, e.load)));
+}
+
+/**
  * Looks up a module definition by id.
  *
  * @example

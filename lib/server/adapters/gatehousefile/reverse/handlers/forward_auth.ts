@@ -10,8 +10,8 @@
  * @module
  */
 import { stableJSON } from "../../../../caddyfile/types.ts";
-import { canonicalHeader } from "../matchers.ts";
-import { isObject } from "../problems.ts";
+import { canonicalHeader } from "../../../../caddyfile/writer/matchers.ts";
+import { isObject } from "../../../../caddyfile/writer/problems.ts";
 
 type Obj = Record<string, unknown>;
 

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Token } from "../../../caddyfile/lexer.ts";
+import type { Token } from "../lexer.ts";
 import type { MatcherScope } from "./matchers.ts";
 import type { SortUnit } from "./order.ts";
 import type { Fields, Problems } from "./problems.ts";
@@ -37,8 +37,15 @@ export interface SortedList {
   path: string;
 }
 
-/** Reverses one handler module; returns null after reporting a problem. */
-export type HandlerReverser = (f: Fields, ctx: Ctx) => Directive | Directive[] | null;
+/**
+ * Writes one handler module as directive(s); returns null after reporting a problem. `T` is
+ * the module's config type, so the fields a writer reads are the module's own.
+ */
+// deno-lint-ignore no-explicit-any
+export type HandlerReverser<T extends Record<string, any> = Record<string, unknown>> = (
+  f: Fields<T>,
+  ctx: Ctx,
+) => Directive | Directive[] | null;
 
 /** Conversion state handed to every part. */
 export interface Ctx {
@@ -62,6 +69,8 @@ export interface Ctx {
   routeMatch: unknown;
   /** How many handlers that route has. */
   routeHandlers: number;
+  /** Writes one handler as directive(s) (a handler inside another); null after a problem. */
+  handler(h: unknown, path: string): Directive[] | null;
   /** Writes a route list (recursion for subroutes), skipping its first `skip` routes. */
   routes(routes: unknown, path: string, sorted: boolean, skip?: number): Line[];
 }

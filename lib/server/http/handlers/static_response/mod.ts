@@ -6,13 +6,12 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module/mod.ts";
-import { checkFields, optBool, optHeaderMap, optString, type Raw } from "../config.ts";
-import type { RequestContext } from "../context.ts";
-import { HandlerError } from "../errors.ts";
-import { ConfigError } from "../../config/error.ts";
-import type { HttpHandler } from "../handler.ts";
-import { compileTemplate, type Template } from "../replacer.ts";
+import type { ModuleDefinition } from "../../../module/mod.ts";
+import { decodeStaticResponse, type StaticResponseConfig } from "./config.ts";
+import type { RequestContext } from "../../context.ts";
+import { HandlerError } from "../../errors.ts";
+import type { HttpHandler } from "../../handler.ts";
+import { compileTemplate, type Template } from "../../replacer.ts";
 
 const encoder = new TextEncoder();
 
@@ -39,25 +38,16 @@ export function abortedResponse(): Response {
   );
 }
 
-/** Builds a static_response handler from its config. */
-export function staticResponse(config: Raw): HttpHandler {
-  const where = "http.handlers.static_response";
-  checkFields(config, ["handler", "status_code", "headers", "body", "close", "abort"], where);
+/** Builds a static_response handler from its decoded config. */
+export function staticResponse(config: StaticResponseConfig): HttpHandler {
   const rawStatus = config.status_code;
-  if (rawStatus !== undefined && typeof rawStatus !== "number" && typeof rawStatus !== "string") {
-    throw new ConfigError("invalid_config", `${where}: status_code must be a number or string`);
-  }
   const statusT = rawStatus === undefined || rawStatus === ""
     ? null
     : compileTemplate(String(rawStatus));
-  if (statusT?.constant != null && !/^\d{3}$/.test(statusT.constant)) {
-    throw new ConfigError("invalid_config", `${where}: invalid status_code ${rawStatus}`);
-  }
-  const headers = optHeaderMap(config, "headers", where) ?? {};
-  const bodySrc = optString(config, "body", where) ?? "";
-  const close = optBool(config, "close", where) ?? false;
-  const abort = optBool(config, "abort", where) ?? false;
-  if (abort) return { serveHTTP: () => abortedResponse() };
+  const headers = config.headers ?? {};
+  const bodySrc = config.body ?? "";
+  const close = config.close ?? false;
+  if (config.abort) return { serveHTTP: () => abortedResponse() };
 
   const headerTs: [Template, Template[]][] = Object.entries(headers).map((
     [k, vs],
@@ -154,5 +144,5 @@ export function staticResponse(config: Raw): HttpHandler {
 /** Registry entry. */
 export const staticResponseModule: ModuleDefinition<HttpHandler> = {
   id: "http.handlers.static_response",
-  create: (config) => staticResponse(config),
+  create: (config) => staticResponse(decodeStaticResponse(config)),
 };

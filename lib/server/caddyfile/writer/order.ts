@@ -9,8 +9,8 @@
  * @module
  */
 
-import { goStableSort } from "../../../caddyfile/gosort.ts";
-import { DEFAULT_DIRECTIVE_ORDER } from "../../../caddyfile/registry.ts";
+import { goStableSort } from "../gosort.ts";
+import { DEFAULT_DIRECTIVE_ORDER } from "../registry.ts";
 
 export { DEFAULT_DIRECTIVE_ORDER };
 

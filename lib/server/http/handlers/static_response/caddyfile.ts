@@ -10,23 +10,24 @@
  *
  * @module
  */
-import type { Dispenser } from "../../caddyfile/dispenser.ts";
-import type { Helper } from "../../caddyfile/helper.ts";
-import type { Handler } from "../../caddyfile/types.ts";
-import { weakString } from "../../caddyfile/values.ts";
+import type { Dispenser } from "../../../caddyfile/dispenser.ts";
+import type { Helper } from "../../../caddyfile/helper.ts";
+import type { SyntaxSet } from "../../../caddyfile/registry.ts";
+import type { StaticResponseConfig } from "./config.ts";
+import { weakString } from "../../../caddyfile/values.ts";
 
 /** `respond`: status and/or body, optional `body` and `close` subdirectives. */
-export function parseRespond(d: Dispenser): Handler {
+export function parseRespond(d: Dispenser): StaticResponseConfig {
   d.next();
-  const h: Handler = { handler: "static_response" };
+  const h: StaticResponseConfig = { handler: "static_response" };
   const args = d.remainingArgs();
   if (args.length === 1) {
     if (args[0].length === 3 && /^[+-]?\d+$/.test(args[0]) && Number(args[0]) > 0) {
-      h.status_code = weakString(args[0]);
+      h.status_code = weakString(args[0]) as string | number;
     } else if (args[0] !== "") h.body = args[0];
   } else if (args.length === 2) {
     if (args[0] !== "") h.body = args[0];
-    if (args[1] !== "") h.status_code = weakString(args[1]);
+    if (args[1] !== "") h.status_code = weakString(args[1]) as string | number;
   } else throw d.argErr();
   for (const n = d.nesting(); d.nextBlock(n);) {
     switch (d.val()) {
@@ -48,25 +49,17 @@ export function parseRespond(d: Dispenser): Handler {
   return h;
 }
 
-const escapeHTML = (s: string) =>
+/** Go's `html.EscapeString`. */
+export const escapeHTML = (s: string): string =>
   s.replace(
     /[<>&'"]/g,
     (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", "'": "&#39;", '"': "&#34;" })[c]!,
   );
 
-/** `redir`: a redirect (302 by default), or an HTML page that redirects browsers. */
-export function parseRedir(h: Helper): Handler {
-  h.next();
-  if (!h.nextArg()) throw h.argErr();
-  const to = h.val();
-  let code = h.nextArg() ? h.val() : "";
-  let body = "";
-  let headers: Record<string, string[]> | undefined;
-  if (code === "permanent") code = "301";
-  else if (code === "temporary" || code === "") code = "302";
-  else if (code === "html") {
-    const safe = escapeHTML(to);
-    body = `<!DOCTYPE html>
+/** The page `redir <to> html` answers with: it sends browsers on to `to`. */
+export function redirectPage(to: string): string {
+  const safe = escapeHTML(to);
+  return `<!DOCTYPE html>
 <html>
 	<head>
 		<title>Redirecting...</title>
@@ -76,6 +69,20 @@ export function parseRedir(h: Helper): Handler {
 	<body>Redirecting to <a href="${safe}">${safe}</a>...</body>
 </html>
 `;
+}
+
+/** `redir`: a redirect (302 by default), or an HTML page that redirects browsers. */
+export function parseRedir(h: Helper): StaticResponseConfig {
+  h.next();
+  if (!h.nextArg()) throw h.argErr();
+  const to = h.val();
+  let code = h.nextArg() ? h.val() : "";
+  let body = "";
+  let headers: Record<string, string[]> | undefined;
+  if (code === "permanent") code = "301";
+  else if (code === "temporary" || code === "") code = "302";
+  else if (code === "html") {
+    body = redirectPage(to);
     headers = { "Content-Type": ["text/html; charset=utf-8"] };
     code = "200";
   } else if (!code.startsWith("{")) {
@@ -88,15 +95,23 @@ export function parseRedir(h: Helper): Handler {
     }
   }
   if (code !== "200") headers = { Location: [to] };
-  const out: Handler = { handler: "static_response", status_code: weakString(code) };
+  const out: StaticResponseConfig = {
+    handler: "static_response",
+    status_code: weakString(code) as string | number,
+  };
   if (headers) out.headers = headers;
   if (body) out.body = body;
   return out;
 }
 
 /** `abort`: close the connection without a response. */
-export function parseAbort(h: Helper): Handler {
+export function parseAbort(h: Helper): StaticResponseConfig {
   h.next();
   if (h.next() || h.nextBlock(0)) throw h.argErr();
   return { handler: "static_response", abort: true };
 }
+
+/** The Gatehousefile syntax of `static_response`. */
+export const syntax: SyntaxSet = {
+  handlerDirectives: { respond: parseRespond, redir: parseRedir, abort: parseAbort },
+};

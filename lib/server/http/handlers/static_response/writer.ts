@@ -3,43 +3,15 @@
  *
  * @module
  */
-import type { Token } from "../../../../caddyfile/lexer.ts";
-import type { Directive, HandlerReverser } from "../context.ts";
-import { type Fields, isObject } from "../problems.ts";
-import { bare, type Line, line, word } from "../tokens.ts";
-
-/** Status code as the adapter writes it (a number when it is one). */
-export function statusText(v: unknown): string | undefined {
-  if (v === undefined) return undefined;
-  if (typeof v === "number" && Number.isInteger(v)) return String(v);
-  if (typeof v === "string") return v;
-  return undefined;
-}
+import type { Token } from "../../../caddyfile/lexer.ts";
+import type { Directive, HandlerReverser } from "../../../caddyfile/writer/context.ts";
+import { type Fields, isObject } from "../../../caddyfile/writer/problems.ts";
+import { redirectPage } from "./caddyfile.ts";
+import type { StaticResponseConfig } from "./config.ts";
+import { bare, type Line, line, statusText, word } from "../../../caddyfile/writer/tokens.ts";
 
 function isStatus(s: string): boolean {
   return /^\d{3}$/.test(s) && Number(s) > 0;
-}
-
-/** Go's html.EscapeString. */
-function escapeHtml(s: string): string {
-  return s.replace(
-    /[<>&'"]/g,
-    (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", "'": "&#39;", '"': "&#34;" })[c]!,
-  );
-}
-
-function htmlRedirBody(to: string): string {
-  const t = escapeHtml(to);
-  return `<!DOCTYPE html>
-<html>
-	<head>
-		<title>Redirecting...</title>
-		<script>window.location.replace("${t}");</script>
-		<meta http-equiv="refresh" content="0; URL='${t}'">
-	</head>
-	<body>Redirecting to <a href="${t}">${t}</a>...</body>
-</html>
-`;
 }
 
 function unescapeHtml(s: string): string {
@@ -72,13 +44,13 @@ function redir(v: Record<string, unknown>): Directive | undefined {
     const m = v.body.match(/<a href="([^"]*)">/);
     if (!m) return;
     const to = unescapeHtml(m[1]);
-    if (htmlRedirBody(to) !== v.body) return;
+    if (redirectPage(to) !== v.body) return;
     return { name: "redir", args: [word(to), bare("html")] };
   }
 }
 
-/** `static_response`. */
-export const staticResponse: HandlerReverser = (f: Fields) => {
+/** `static_response` → `respond`, `redir` or `abort`. */
+export const writer: HandlerReverser<StaticResponseConfig> = (f: Fields<StaticResponseConfig>) => {
   const r = redir(f.value);
   if (r) {
     f.skip("status_code", "headers", "body");

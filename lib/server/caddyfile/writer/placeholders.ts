@@ -8,48 +8,10 @@
  *
  * @module
  */
+import { PLACEHOLDER_SHORTHANDS } from "../shorthands.ts";
 
-/** Shorthand → placeholder, in the adapter's replacement order. */
-const SIMPLE: readonly (readonly [string, string])[] = [
-  ["{host}", "{http.request.host}"],
-  ["{hostport}", "{http.request.hostport}"],
-  ["{port}", "{http.request.port}"],
-  ["{orig_method}", "{http.request.orig_method}"],
-  ["{orig_uri}", "{http.request.orig_uri}"],
-  ["{orig_path}", "{http.request.orig_uri.path}"],
-  ["{orig_dir}", "{http.request.orig_uri.path.dir}"],
-  ["{orig_file}", "{http.request.orig_uri.path.file}"],
-  ["{orig_query}", "{http.request.orig_uri.query}"],
-  ["{orig_?query}", "{http.request.orig_uri.prefixed_query}"],
-  ["{method}", "{http.request.method}"],
-  ["{uri}", "{http.request.uri}"],
-  ["{%uri}", "{http.request.uri_escaped}"],
-  ["{path}", "{http.request.uri.path}"],
-  ["{%path}", "{http.request.uri.path_escaped}"],
-  ["{dir}", "{http.request.uri.path.dir}"],
-  ["{file}", "{http.request.uri.path.file}"],
-  ["{query}", "{http.request.uri.query}"],
-  ["{%query}", "{http.request.uri.query_escaped}"],
-  ["{?query}", "{http.request.uri.prefixed_query}"],
-  ["{remote}", "{http.request.remote}"],
-  ["{remote_host}", "{http.request.remote.host}"],
-  ["{remote_port}", "{http.request.remote.port}"],
-  ["{scheme}", "{http.request.scheme}"],
-  ["{uuid}", "{http.request.uuid}"],
-  ["{tls_cipher}", "{http.request.tls.cipher_suite}"],
-  ["{tls_version}", "{http.request.tls.version}"],
-  ["{tls_client_fingerprint}", "{http.request.tls.client.fingerprint}"],
-  ["{tls_client_issuer}", "{http.request.tls.client.issuer}"],
-  ["{tls_client_serial}", "{http.request.tls.client.serial}"],
-  ["{tls_client_subject}", "{http.request.tls.client.subject}"],
-  ["{tls_client_certificate_pem}", "{http.request.tls.client.certificate_pem}"],
-  [
-    "{tls_client_certificate_der_base64}",
-    "{http.request.tls.client.certificate_der_base64}",
-  ],
-  ["{upstream_hostport}", "{http.reverse_proxy.upstream.hostport}"],
-  ["{client_ip}", "{http.vars.client_ip}"],
-];
+/** Shorthand → placeholder, in the adapter's replacement order (the adapter's own table). */
+const SIMPLE = PLACEHOLDER_SHORTHANDS;
 
 /** Shorthands with a user-chosen last part: `{prefix.NAME}` → `{long.NAME}`. */
 const COMPLEX: readonly (readonly [string, string, string])[] = [

@@ -4,16 +4,16 @@
  *
  * @module
  */
-import type { Token } from "../../../../caddyfile/lexer.ts";
-import type { Ctx, HandlerReverser } from "../context.ts";
-import { childPath, isObject } from "../problems.ts";
-import { bare, type Line, line } from "../tokens.ts";
-import { statusText } from "./static_response.ts";
+import type { FileServerConfig } from "./config.ts";
+import type { Token } from "../../../caddyfile/lexer.ts";
+import type { Ctx, HandlerReverser } from "../../../caddyfile/writer/context.ts";
+import { childPath, isObject } from "../../../caddyfile/writer/problems.ts";
+import { bare, type Line, line, statusText } from "../../../caddyfile/writer/tokens.ts";
 
 const CONFIG_NAME = /(^|[/\\])(Gatehousefile|Caddyfile)$|\.(gatehousefile|caddyfile)$/i;
 
-/** `file_server`. */
-export const fileServer: HandlerReverser = (f, ctx: Ctx) => {
+/** `file_server` → `file_server [browse] { ... }`. */
+export const writer: HandlerReverser<FileServerConfig> = (f, ctx: Ctx) => {
   const block: Line[] = [];
   const args: Token[] = [];
   const fs = f.str("fs");

@@ -10,7 +10,7 @@
 import { bare, type Line, line, word } from "./tokens.ts";
 import { childPath, isObject, kindOf, type Problems } from "./problems.ts";
 import { siteText, WordError } from "./placeholders.ts";
-import { makeToken, type Token } from "../../../caddyfile/lexer.ts";
+import { makeToken, type Token } from "../lexer.ts";
 
 /** Lines of one matcher module inside a matcher set (each line starts with the module name). */
 type MatcherFn = (value: unknown, path: string, ctx: MatcherCtx) => Line[];

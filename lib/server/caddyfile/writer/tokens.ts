@@ -6,8 +6,8 @@
  *
  * @module
  */
-import { formatGatehousefile } from "../../../caddyfile/formatter.ts";
-import { makeToken, replaceEnvVars, type Token, tokenize } from "../../../caddyfile/lexer.ts";
+import { formatGatehousefile } from "../formatter.ts";
+import { makeToken, replaceEnvVars, type Token, tokenize } from "../lexer.ts";
 import { siteText, WordError } from "./placeholders.ts";
 
 /** One line of a block: its words and the block it opens, if any. */
@@ -160,4 +160,12 @@ export function render(blocks: Block[]): string {
     out.push("}");
   }
   return formatGatehousefile(out.join("\n"));
+}
+
+/** Status code as the adapter writes it (a number when it is one). */
+export function statusText(v: unknown): string | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v === "number" && Number.isInteger(v)) return String(v);
+  if (typeof v === "string") return v;
+  return undefined;
 }

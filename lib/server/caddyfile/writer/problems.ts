@@ -51,9 +51,12 @@ export function isObject(v: unknown): v is Record<string, unknown> {
 
 /**
  * Reads the fields of one JSON object and reports, when done, every field that was not
- * read. Typed getters report a field of the wrong type and return undefined.
+ * read. Typed getters report a field of the wrong type and return undefined. `T` is the
+ * module's config type when the writer knows it (`Fields<FileServerConfig>`): the field names
+ * a writer reads are then checked by the compiler against the module's own config.
  */
-export class Fields {
+// deno-lint-ignore no-explicit-any
+export class Fields<T extends Record<string, any> = Record<string, unknown>> {
   /** The object read. */
   readonly value: Record<string, unknown>;
   /** Its JSON path. */
@@ -70,23 +73,23 @@ export class Fields {
   }
 
   /** The JSON path of field `key`. */
-  at(key: string | number): string {
+  at(key: (keyof T & string) | number): string {
     return childPath(this.path, key);
   }
 
   /** True when the object has the field (even if null). */
-  has(key: string): boolean {
+  has(key: keyof T & string): boolean {
     return Object.hasOwn(this.value, key) && this.value[key] !== undefined;
   }
 
   /** The field's raw value, marked as read. */
-  take(key: string): unknown {
+  take(key: keyof T & string): unknown {
     this.used.add(key);
     return this.value[key];
   }
 
   /** Marks fields as read without reading them (e.g. a module's name key). */
-  skip(...keys: string[]): void {
+  skip(...keys: (keyof T & string)[]): void {
     for (const k of keys) this.used.add(k);
   }
 
@@ -95,7 +98,11 @@ export class Fields {
     return Object.keys(this.value).filter((k) => !this.used.has(k) && this.value[k] !== undefined);
   }
 
-  private typed<T>(key: string, want: string, ok: (v: unknown) => boolean): T | undefined {
+  private typed<V>(
+    key: keyof T & string,
+    want: string,
+    ok: (v: unknown) => boolean,
+  ): V | undefined {
     if (!this.has(key)) {
       this.used.add(key);
       return undefined;
@@ -105,31 +112,31 @@ export class Fields {
       this.problems.add(this.at(key), `expected ${want}, got ${kindOf(v)}`);
       return undefined;
     }
-    return v as T;
+    return v as V;
   }
 
   /** A string field. */
-  str(key: string): string | undefined {
+  str(key: keyof T & string): string | undefined {
     return this.typed<string>(key, "a string", (v) => typeof v === "string");
   }
 
   /** A number field. */
-  num(key: string): number | undefined {
+  num(key: keyof T & string): number | undefined {
     return this.typed<number>(key, "a number", (v) => typeof v === "number");
   }
 
   /** A boolean field. */
-  bool(key: string): boolean | undefined {
+  bool(key: keyof T & string): boolean | undefined {
     return this.typed<boolean>(key, "a boolean", (v) => typeof v === "boolean");
   }
 
   /** An array field. */
-  arr(key: string): unknown[] | undefined {
+  arr(key: keyof T & string): unknown[] | undefined {
     return this.typed<unknown[]>(key, "an array", Array.isArray);
   }
 
   /** An array of strings. */
-  strs(key: string): string[] | undefined {
+  strs(key: keyof T & string): string[] | undefined {
     const a = this.arr(key);
     if (!a) return undefined;
     if (!a.every((s) => typeof s === "string")) {
@@ -140,12 +147,12 @@ export class Fields {
   }
 
   /** An object field. */
-  obj(key: string): Record<string, unknown> | undefined {
+  obj(key: keyof T & string): Record<string, unknown> | undefined {
     return this.typed<Record<string, unknown>>(key, "an object", isObject);
   }
 
   /** A reader over an object field. */
-  fields(key: string): Fields | undefined {
+  fields(key: keyof T & string): Fields | undefined {
     const o = this.obj(key);
     return o ? new Fields(o, this.at(key), this.problems) : undefined;
   }
