@@ -32,7 +32,7 @@ export {
   ignoreInspectorSignal,
   INSPECTOR_ARMED_MS,
   type SignalGuard,
-} from "./lib/cli/inspector_signal.ts";
+} from "./lib/inspector_signal.ts";
 export { DEFAULT_ADMIN_ADDRESS, Engine, type EngineOptions } from "./lib/server/engine.ts";
 export { AdminError, type AdminErrorCode } from "./lib/server/errors.ts";
 export {
@@ -46,32 +46,32 @@ export {
 } from "./lib/server/adapter.ts";
 export {
   type AdminRoute,
-  type App,
-  type Cleanup,
-  type ClientCertificateCheck,
-  type ConnectionOptions,
-  type ConnHandler,
   getModule,
-  type ListenerHandle,
-  type ListenOptions,
   listModules,
-  type LogFields,
-  type Logger,
-  type LogLevel,
   type ModuleDefinition,
-  type ModuleInstance,
   type ModuleOrigin,
   moduleOrigin,
   type ProvisionContext,
-  type RawUpgrade,
   registerModule,
   registerModules,
-  type ServeInfo,
-  type Storage,
-  type TlsCertificateSource,
-  type Tunnel,
-} from "./lib/server/module.ts";
-export type { KeyInfo, Locker } from "./lib/server/storage/mod.ts";
+} from "./lib/server/module/mod.ts";
+export { type Storage } from "./lib/server/module/storage.ts";
+export { type ConnectionOptions } from "./lib/server/module/listener.ts";
+export { type ListenerHandle } from "./lib/server/module/listener.ts";
+export { type ClientCertificateCheck } from "./lib/server/module/listener.ts";
+export { type TlsCertificateSource } from "./lib/server/module/listener.ts";
+export { type ListenOptions } from "./lib/server/module/listener.ts";
+export { type RawUpgrade } from "./lib/server/module/listener.ts";
+export { type Tunnel } from "./lib/server/module/listener.ts";
+export { type ServeInfo } from "./lib/server/module/listener.ts";
+export { type ConnHandler } from "./lib/server/module/listener.ts";
+export { type App } from "./lib/server/module/instance.ts";
+export { type ModuleInstance } from "./lib/server/module/instance.ts";
+export { type Cleanup } from "./lib/server/module/instance.ts";
+export { type Logger } from "./lib/server/module/instance.ts";
+export { type LogFields } from "./lib/server/module/instance.ts";
+export { type LogLevel } from "./lib/server/module/instance.ts";
+export type { KeyInfo, Locker } from "./lib/server/module/storage.ts";
 export {
   accessTree,
   canonicalJson,
@@ -80,7 +80,7 @@ export {
   makeEtag,
   type TreeMethod,
 } from "./lib/server/config_tree.ts";
-export { ListenerPool } from "./lib/server/listeners.ts";
+export { ListenerPool } from "./lib/server/listeners/pool.ts";
 export {
   adapterOrigin,
   type GatehousePlugin,
@@ -97,22 +97,31 @@ export type {
   ServerFacts,
   UpstreamResponseHandling,
 } from "./lib/server/http/context.ts";
-export type { TcpKeepAlive } from "./lib/server/listeners/options.ts";
-export type {
-  ListenerWrapper,
-  PeerAddress,
-  PendingConnection,
-} from "./lib/server/listeners/wrapper.ts";
-export {
-  HandlerError,
-  HttpConfigError,
-  type HttpConfigErrorCode,
-} from "./lib/server/http/errors.ts";
+export type { TcpKeepAlive } from "./lib/server/module/listener.ts";
+export type { ListenerWrapper } from "./lib/server/module/listener.ts";
+export type { PendingConnection } from "./lib/server/module/listener.ts";
+export type { PeerAddress } from "./lib/server/module/listener.ts";
+export { HandlerError } from "./lib/server/http/errors.ts";
+export { ConfigError, type ConfigErrorCode } from "./lib/server/config/error.ts";
+import { ConfigError, type ConfigErrorCode } from "./lib/server/config/error.ts";
+/**
+ * The error a module's decoder throws for a refused config value; the name it had before the
+ * server's decoders shared one error type.
+ *
+ * @deprecated Use {@linkcode ConfigError}, which it is.
+ */
+export const HttpConfigError: typeof ConfigError = ConfigError;
+/**
+ * The stable codes of {@linkcode ConfigError}, by their earlier name.
+ *
+ * @deprecated Use {@linkcode ConfigErrorCode}.
+ */
+export type HttpConfigErrorCode = ConfigErrorCode;
 export {
   DEFAULT_RESOLVE_TIMEOUT_MS,
   resolveBindHost,
   type ResolveOptions,
-} from "./lib/server/resolve_host.ts";
+} from "./lib/server/net/resolve_host.ts";
 export {
   gatehousefileFromJson,
   type ReverseOptions,

@@ -119,9 +119,8 @@ export function hostAllowed(env: PublicUrlEnv, request: Request): boolean {
  *
  * @example
  * ```ts
- * import { loadAppEnv } from "./env.ts";
- * import { publicOrigin } from "./public_url.ts";
- * const env = loadAppEnv({ APP_URL: "https://app.example" });
+ * import { parsePublicUrlSettings, publicOrigin } from "./public_url.ts";
+ * const env = { PUBLIC: parsePublicUrlSettings({ APP_URL: "https://app.example" }, true) };
  * const req = new Request("http://evil.example/users/api/auth/forgot");
  * console.log(publicOrigin(env, req)); // "https://app.example"
  * ```

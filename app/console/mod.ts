@@ -15,7 +15,7 @@
  * @module
  */
 import { Hono } from "hono";
-import { isOwner, type SessionConfig } from "../../mod.ts";
+import { clearSessionCookie, isOwner, type SessionConfig } from "../../mod.ts";
 import {
   applyAuditSchema,
   applyUserListIndexes,
@@ -25,11 +25,10 @@ import {
   readUserSession,
   recordAudit,
   reserveAudit,
+  signOut,
   withdrawAudit,
 } from "../../d1.ts";
 import { MailroomClient, type MailServer } from "../../mail.ts";
-import { clearSessionCookie } from "../../mod.ts";
-import { signOut } from "../../d1.ts";
 import type { AppEnv } from "../env.ts";
 import { siteSecret } from "../dev_secret.ts";
 import { openAppDatabase, registerRelaySite } from "../relay_registry.ts";

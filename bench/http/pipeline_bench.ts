@@ -4,12 +4,9 @@
  * `deno bench -A bench/http/pipeline_bench.ts`
  */
 import "../../lib/server/http/mod.ts";
-import {
-  getModule,
-  type ModuleInstance,
-  type ProvisionContext,
-  type ServeInfo,
-} from "../../lib/server/module.ts";
+import { getModule, type ProvisionContext } from "../../lib/server/module/mod.ts";
+import type { ServeInfo } from "../../lib/server/module/listener.ts";
+import type { ModuleInstance } from "../../lib/server/module/instance.ts";
 import { HttpServer } from "../../lib/server/http/server.ts";
 
 const noopLogger = {

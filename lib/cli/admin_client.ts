@@ -6,7 +6,7 @@
  * @module
  */
 import { DEFAULT_ADMIN_ADDRESS } from "../server/engine.ts";
-import { joinHostPort, parseNetworkAddress } from "../server/address.ts";
+import { joinHostPort, parseNetworkAddress } from "../server/net/address.ts";
 import { UsageError } from "./usage_error.ts";
 
 /** The default admin address: `GATEHOUSE_ADMIN` or `localhost:2019`. */

@@ -9,10 +9,7 @@ import { ExitCode } from "./command.ts";
 import { findDefaultConfig } from "./config_file.ts";
 import { diffLines } from "./line_diff.ts";
 import { UsageError } from "./usage_error.ts";
-import {
-  firstUnformattedLine,
-  formatGatehousefile,
-} from "../server/adapters/gatehousefile/formatter.ts";
+import { firstUnformattedLine, formatGatehousefile } from "../server/caddyfile/formatter.ts";
 
 async function readInput(path: string): Promise<string> {
   try {

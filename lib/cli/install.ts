@@ -10,7 +10,7 @@ import { ChangeError, changeInstallation } from "./install_change.ts";
 import { describeManifest, installLayout, launcherSource } from "./installation.ts";
 import { packageArguments } from "./add_package.ts";
 import { UsageError } from "./usage_error.ts";
-import { VERSION } from "./version.ts";
+import { VERSION } from "../version.ts";
 
 function str(v: Flags[string]): string | undefined {
   return typeof v === "string" && v !== "" ? v : undefined;

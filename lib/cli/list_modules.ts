@@ -8,7 +8,7 @@
 import "../server/standard.ts";
 import type { Command } from "./command.ts";
 import { ExitCode } from "./command.ts";
-import { listModules, type ModuleOrigin, moduleOrigin } from "../server/module.ts";
+import { listModules, type ModuleOrigin, moduleOrigin } from "../server/module/mod.ts";
 import { getAdapter, listAdapters } from "../server/adapter.ts";
 import { adapterOrigin } from "../server/plugin.ts";
 import { gatehousePackage } from "./plugins.ts";

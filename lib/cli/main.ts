@@ -7,7 +7,7 @@ import type { Command, Flags, FlagSpec } from "./command.ts";
 import { commandFlags, ExitCode, HELP_FLAG } from "./command.ts";
 
 import { UsageError } from "./usage_error.ts";
-import { ignoreInspectorSignal } from "./inspector_signal.ts";
+import { ignoreInspectorSignal } from "../inspector_signal.ts";
 import type { MainOptions } from "./plugins.ts";
 
 export { UsageError };

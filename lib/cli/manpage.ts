@@ -7,7 +7,7 @@
 import type { Command } from "./command.ts";
 import { commandFlags, ExitCode } from "./command.ts";
 import { UsageError } from "./usage_error.ts";
-import { VERSION } from "./version.ts";
+import { VERSION } from "../version.ts";
 
 function esc(s: string): string {
   return s.replaceAll("\\", "\\\\").replaceAll("-", "\\-").replace(/^\./gm, "\\&.");

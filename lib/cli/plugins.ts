@@ -7,7 +7,7 @@
  */
 import { type Installation, readInstallation } from "./installation.ts";
 import { loadPlugin, PluginError } from "../server/plugin.ts";
-import { VERSION } from "./version.ts";
+import { VERSION } from "../version.ts";
 
 /** A plugin package for `main` to load before the command runs. */
 export interface PluginSource {

@@ -12,10 +12,10 @@
  * @module
  */
 import type { Engine } from "../server/engine.ts";
-import { cleanUpOwnLocks } from "../server/storage/mod.ts";
-import { parseDuration } from "../server/duration.ts";
+import { cleanUpOwnLocks } from "../server/module/storage.ts";
+import { durationMs } from "../server/config/duration.ts";
 import { ExitCode } from "./command.ts";
-import { guardInspectorSignal } from "./inspector_signal.ts";
+import { guardInspectorSignal } from "../inspector_signal.ts";
 
 /** Controls the exit of a running server process. */
 export class ProcessLife {
@@ -33,7 +33,7 @@ export class ProcessLife {
       ?.apps?.http
       ?.grace_period;
     try {
-      return raw === undefined ? undefined : parseDuration(raw);
+      return raw === undefined ? undefined : durationMs(raw);
     } catch {
       return undefined;
     }

@@ -9,7 +9,7 @@
 import type { Command } from "./command.ts";
 import { ExitCode } from "./command.ts";
 import { runningHttpApps } from "../server/http/app.ts";
-import { expandListenAddress } from "../server/http/server.ts";
+import { expandListenAddress } from "../server/http/listen_address.ts";
 import { debugLogging, NO_ADMIN, parseHeaderFlags, runQuickServer } from "./quick_server.ts";
 import { UsageError } from "./usage_error.ts";
 

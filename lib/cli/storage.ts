@@ -12,8 +12,8 @@ import { ExitCode } from "./command.ts";
 import { readConfigFile } from "./config_file.ts";
 import { UsageError } from "./usage_error.ts";
 import { ConfigContext } from "../server/context.ts";
-import { ListenerPool } from "../server/listeners.ts";
-import type { Storage } from "../server/storage/mod.ts";
+import { ListenerPool } from "../server/listeners/pool.ts";
+import type { Storage } from "../server/module/storage.ts";
 import { exportStorage, importStorage } from "../server/storage/transfer.ts";
 
 function required(flags: Flags, name: string, command: string): string {

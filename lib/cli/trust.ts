@@ -7,13 +7,12 @@
  *
  * @module
  */
-import type { Command, Flags } from "./command.ts";
+import type { Command, Flags, FlagSpec } from "./command.ts";
 import { ExitCode } from "./command.ts";
 import { adminAddressFrom, adminRequest } from "./admin_client.ts";
 import { readConfigFile } from "./config_file.ts";
 import { ADAPTER_FLAG } from "./common_flags.ts";
 import { UsageError } from "./usage_error.ts";
-import type { FlagSpec } from "./command.ts";
 
 /** Flags `trust` and `untrust` share. */
 export const TRUST_FLAGS: FlagSpec[] = [

@@ -5,10 +5,7 @@
  */
 import type { Command } from "./command.ts";
 import { ExitCode } from "./command.ts";
-import denoJson from "../../deno.json" with { type: "json" };
-
-/** The package version, from deno.json. */
-export const VERSION: string = denoJson.version;
+import { VERSION } from "../version.ts";
 
 /** `version`: prints the version and exits. */
 export const versionCommand: Command = {

@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { parseIP } from "../server/http/ip.ts";
+import { parseIP } from "../server/net/ip.ts";
 
 /** The class of a host: `public`, or why it is not. */
 export type AddressClass =
@@ -113,7 +113,7 @@ function within(ip: bigint, r: Range): boolean {
  * @example
  * ```ts
  * import { classifyIP } from "./address_class.ts";
- * import { parseIP } from "../server/http/ip.ts";
+ * import { parseIP } from "../server/net/ip.ts";
  * classifyIP(parseIP("169.254.169.254")!); // "metadata"
  * classifyIP(parseIP("2606:4700::1111")!); // "public"
  * ```

@@ -10,7 +10,7 @@
  */
 import { Hono } from "hono";
 import type { Context } from "hono";
-import type { MailContext, MailEnv } from "./server.ts";
+import type { MailContext, MailEnv } from "./context.ts";
 import {
   createAccount,
   createAddress,

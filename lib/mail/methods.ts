@@ -8,7 +8,7 @@
  */
 import type { Context, Hono } from "hono";
 import { MailServerError } from "./errors.ts";
-import type { MailEnv } from "./server.ts";
+import type { MailEnv } from "./context.ts";
 
 /** Every method a handler is registered for (HEAD is answered as GET by the router). */
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
@@ -61,7 +61,7 @@ export function wrongMethodError(path: string, methods: readonly string[]): Mail
  * import { Hono } from "hono";
  * import { errorResponse } from "./http.ts";
  * import { methodsByPath, refuseOtherMethods } from "./methods.ts";
- * import type { MailEnv } from "./server.ts";
+ * import type { MailEnv } from "./context.ts";
  * const app = new Hono<MailEnv>();
  * app.onError((err, c) => errorResponse(c, err));
  * refuseOtherMethods(app, methodsByPath([["GET", "/items"], ["POST", "/items"]]));

@@ -14,7 +14,7 @@
  */
 import { Hono } from "hono";
 import { MailServerError } from "./errors.ts";
-import type { MailEnv } from "./server.ts";
+import type { MailEnv } from "./context.ts";
 
 /** Settings the page hands the renderer (read by `init.js` from the page). */
 interface ReferenceSettings {

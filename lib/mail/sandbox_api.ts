@@ -6,7 +6,7 @@
  * @module
  */
 import { Hono } from "hono";
-import type { MailContext, MailEnv } from "./server.ts";
+import type { MailContext, MailEnv } from "./context.ts";
 import { MailServerError } from "./errors.ts";
 import { jsonBody } from "./http.ts";
 import { receiveItem } from "./items.ts";

@@ -7,7 +7,6 @@
 import { Hono } from "hono";
 import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type { KeyContext } from "./accounts.ts";
 import { AuthThrottle, type AuthThrottleOptions, clientKey } from "./auth_throttle.ts";
 import { checkApiKey, checkOperatorToken } from "./credentials.ts";
 import { actionMessage, performAction } from "./actions.ts";
@@ -16,7 +15,8 @@ import { randomToken } from "./crypto.ts";
 import { MailDb, type SqlClient } from "./db.ts";
 import { MailServerError } from "./errors.ts";
 import { errorResponse, jsonBody, parseActionBody, parseListQuery } from "./http.ts";
-import { type Linker, listItems } from "./items.ts";
+import { listItems } from "./items.ts";
+import type { MailContext, MailEnv } from "./context.ts";
 import { ITEM_ACTIONS, type ItemAction } from "./lifecycle.ts";
 import { mailroomRouter } from "./mailroom_api.ts";
 import { methodsByPath, refuseOtherMethods, wrongMethodError } from "./methods.ts";
@@ -120,31 +120,6 @@ export function mailInternals(server: MailServer): MailInternals {
   const found = internals.get(server);
   if (!found) throw new Error("not a server made by createMailServer");
   return found;
-}
-
-/** Hono environment of the router. */
-export type MailEnv = { Variables: { key: KeyContext } };
-
-/** Everything a route handler needs. */
-export interface MailContext {
-  /** Database. */
-  db: MailDb;
-  /** Blob store. */
-  blobs: BlobStore;
-  /** Link signer for a request. */
-  linker(c: Context): Linker;
-  /** Largest JSON body. */
-  maxBodyBytes: number;
-  /** Largest upload. */
-  maxUploadBytes: number;
-  /** The upload routes' body limit (after the operator token check). */
-  uploadLimit: MiddlewareHandler<MailEnv>;
-  /** Webhooks. */
-  webhooks: WebhookDispatcher;
-  /** Customer API-key check (auth and rate limit). */
-  auth: MiddlewareHandler<MailEnv>;
-  /** Mailroom operator-token check. */
-  operatorAuth: MiddlewareHandler<MailEnv>;
 }
 
 /**

@@ -17,7 +17,7 @@ import { createClient } from "@libsql/client";
 import { createMailServer, MAIL_BASE_PATH, mailInternals } from "./server.ts";
 import { randomToken } from "./crypto.ts";
 import { prepareSandbox, sandboxLines } from "./sandbox_setup.ts";
-import { guardInspectorSignal } from "../cli/inspector_signal.ts";
+import { guardInspectorSignal } from "../inspector_signal.ts";
 import { preparePrivateLibsqlFile } from "../server/storage/private_files.ts";
 import { parseAllowTargets } from "./webhook_targets.ts";
 

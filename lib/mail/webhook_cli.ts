@@ -18,7 +18,7 @@ import { parseArgs } from "node:util";
 import { MailroomClient } from "./mailroom_client.ts";
 import { MAIL_EVENT_TYPES, type MailEventType } from "./db.ts";
 import { forwarder, type ForwardResult, replayDelivery } from "./webhook_relay.ts";
-import { guardInspectorSignal } from "../cli/inspector_signal.ts";
+import { guardInspectorSignal } from "../inspector_signal.ts";
 
 const DEFAULT_API = "http://127.0.0.1:8787/api/account-docs/v2";
 

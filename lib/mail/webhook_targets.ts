@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { ipInRanges, type IPRange, parseIP, parseRange } from "../server/http/ip.ts";
+import { ipInRanges, type IPRange, parseIP, parseRange } from "../server/net/ip.ts";
 import { type AddressClass, classifyHost, classifyIP, describeClass } from "./address_class.ts";
 import { MailServerError } from "./errors.ts";
 

@@ -5,27 +5,19 @@
  *
  * @module
  */
-import {
-  type AdminRoute,
-  type App,
-  getModule,
-  type ListenerHandle,
-  type ListenOptions,
-  listModules,
-  type Logger,
-  type ModuleInstance,
-  type ProvisionContext,
-  type Storage,
-} from "./module.ts";
+import { type AdminRoute, getModule, listModules, type ProvisionContext } from "./module/mod.ts";
+import type { Storage } from "./module/storage.ts";
+import type { ListenerHandle, ListenOptions } from "./module/listener.ts";
+import type { App, Logger, ModuleInstance } from "./module/instance.ts";
 import { LogPipeline } from "./logging/pipeline.ts";
-import type { ListenerPool } from "./listeners.ts";
+import type { ListenerPool } from "./listeners/pool.ts";
 import { fileStorage } from "./storage/file_system.ts";
 import type { JsonObject } from "./config_tree.ts";
-import { parseNetworkAddress } from "./address.ts";
+import { parseNetworkAddress } from "./net/address.ts";
 import { unknownModuleMessage } from "./unavailable.ts";
-import { type AdminConfig, decodeAdminConfig } from "./admin/config.ts";
+import { type AdminConfig, decodeAdminConfig } from "./config/admin.ts";
 import { asObject, checkFields, optObject } from "./http/config.ts";
-import { HttpConfigError } from "./http/errors.ts";
+import { ConfigError } from "./config/error.ts";
 
 export type { AdminConfig };
 
@@ -46,7 +38,7 @@ function decodeTopLevel(config: JsonObject): AdminConfig {
   const apps = optObject(top, "apps", "config") ?? {};
   for (const [name, raw] of Object.entries(apps)) {
     if (raw === null) {
-      throw new HttpConfigError("invalid_config", `apps.${name}: module value cannot be null`);
+      throw new ConfigError("invalid_config", `apps.${name}: module value cannot be null`);
     }
     asObject(raw, `apps.${name}`);
   }

@@ -24,15 +24,17 @@ import {
 } from "./config_tree.ts";
 import { AdminError } from "./errors.ts";
 import { ConfigContext } from "./context.ts";
-import { ListenerPool } from "./listeners.ts";
+import { ListenerPool } from "./listeners/pool.ts";
 import { LogPipeline, makeLogger } from "./logging/pipeline.ts";
-import { parseDuration } from "./duration.ts";
-import type { AdminRoute, ConnHandler, ListenerHandle, Logger } from "./module.ts";
-import { parseNetworkAddress } from "./address.ts";
+import { durationMs } from "./config/duration.ts";
+import type { AdminRoute } from "./module/mod.ts";
+import type { ConnHandler, ListenerHandle } from "./module/listener.ts";
+import type { Logger } from "./module/instance.ts";
+import { parseNetworkAddress } from "./net/address.ts";
 import { adminSecurity } from "./admin/security.ts";
-import { createAdminHandler } from "./admin/handler.ts";
+import { type ChangeOptions, type ConfigAuthority, createAdminHandler } from "./admin/handler.ts";
 import { writeFileAtomic } from "./storage/file_system.ts";
-import type { ResolveOptions } from "./resolve_host.ts";
+import type { ResolveOptions } from "./net/resolve_host.ts";
 
 /** The admin address used when neither the config nor `GATEHOUSE_ADMIN` gives one. */
 export const DEFAULT_ADMIN_ADDRESS = "localhost:2019";
@@ -74,7 +76,7 @@ interface AdminState {
  * await engine.shutdown();
  * ```
  */
-export class Engine {
+export class Engine implements ConfigAuthority {
   /** Listeners of the apps (reference-counted across configs). */
   readonly pool: ListenerPool = new ListenerPool();
   readonly #adminPool = new ListenerPool();
@@ -146,8 +148,7 @@ export class Engine {
     method: TreeMethod,
     pathOrResolver: string | (() => string),
     body: string,
-    ifMatch?: string | null,
-    force = false,
+    { ifMatch, force = false }: ChangeOptions = {},
   ): Promise<boolean> {
     return this.#serial(async () => {
       if (this.#stopped) throw new AdminError("bad_request", "server is stopping");
@@ -377,7 +378,7 @@ export class Engine {
     const raw = (this.config as { apps?: { http?: { grace_period?: unknown } } } | null)?.apps
       ?.http?.grace_period;
     try {
-      return raw === undefined || raw === null ? undefined : parseDuration(raw);
+      return raw === undefined || raw === null ? undefined : durationMs(raw);
     } catch {
       return undefined;
     }

@@ -10,7 +10,7 @@
  * @module
  */
 import { type ConfigAdapter, getAdapter, registerAdapter } from "./adapter.ts";
-import { type ModuleDefinition, type ModuleOrigin, registerModules } from "./module.ts";
+import { type ModuleDefinition, type ModuleOrigin, registerModules } from "./module/mod.ts";
 
 /**
  * What a plugin package exports under the name `gatehouse`.

@@ -1,16 +1,17 @@
 /**
- * Registers the standard modules and adapters: the `http` app and its modules, the logging
+ * Registers the standard modules and adapters: the `http` app and its modules, the metrics
+ * and tracing, the logging
  * encoders and writers, file-system storage, the `json5` adapter. Import it once.
  *
  * @module
  */
-import "./logging/encoders.ts";
-import "./logging/writers.ts";
-import "./logging/file_writer.ts";
+import "./logging/mod.ts";
 import "./storage/register.ts";
 import "./adapters/json5.ts";
 import "./adapters/gatehousefile/mod.ts";
 import "./http/mod.ts";
+import "./metrics/mod.ts";
+import "./tracing/mod.ts";
 import "./listeners/mod.ts";
 import "./tls/mod.ts";
 import "./pki/mod.ts";

@@ -11,7 +11,7 @@ import { Engine } from "../../admin.ts";
 import "./fixtures/test_app.ts";
 import { createAdminHandler } from "../../lib/server/admin/handler.ts";
 import { adminSecurity } from "../../lib/server/admin/security.ts";
-import { parseNetworkAddress } from "../../lib/server/address.ts";
+import { parseNetworkAddress } from "../../lib/server/net/address.ts";
 import { parseAdminPath, validHost } from "../../lib/server/admin/request.ts";
 import { checkJsonDepth } from "../../lib/server/config_tree.ts";
 import { AdminError } from "../../lib/server/errors.ts";

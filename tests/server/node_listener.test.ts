@@ -6,7 +6,7 @@
  * finishes.
  */
 import assert from "node:assert/strict";
-import { serveNode } from "../../lib/server/node_listener.ts";
+import { serveNode } from "../../lib/server/listeners/node/listener.ts";
 import { generateKey, makeLeaf, makeRoot } from "../../lib/server/pki/x509.ts";
 
 const enc = new TextEncoder();

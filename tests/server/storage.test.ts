@@ -15,9 +15,9 @@ import {
   StorageKeyError,
   storageKeys,
   StorageNotFoundError,
-} from "../../lib/server/storage/mod.ts";
+} from "../../lib/server/module/storage.ts";
 import { autosavePath, configDir, dataDir } from "../../lib/server/storage/dirs.ts";
-import type { ModuleInstance } from "../../lib/server/module.ts";
+import type { ModuleInstance } from "../../lib/server/module/instance.ts";
 import { startHranaServer } from "../d1/_hrana_server.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -231,7 +231,7 @@ for (const be of backends) {
       await Deno.writeTextFile(
         script,
         `import "${ROOT}lib/server/storage/register.ts";
-import { getModule } from "${ROOT}lib/server/module.ts";
+import { getModule } from "${ROOT}lib/server/module/mod.ts";
 import { Engine } from "${ROOT}lib/server/engine.ts";
 import { ProcessLife } from "${ROOT}lib/cli/process.ts";
 const cfg = JSON.parse(Deno.args[0]);

@@ -4,10 +4,11 @@
  *
  * @module
  */
-import type { ConnHandler } from "../module.ts";
+import type { ConnHandler } from "../module/listener.ts";
+import type { AdminRoute } from "../module/mod.ts";
+import type { Logger } from "../module/instance.ts";
 import { AdminError, toAdminError } from "../errors.ts";
 import { adaptByContentType, type AdaptResult } from "../adapter.ts";
-import type { Engine } from "../engine.ts";
 import {
   checkJsonDepth,
   checkJsonNumbers,
@@ -16,7 +17,6 @@ import {
 } from "../config_tree.ts";
 import { type AdminSecurity, checkAdminRequest } from "./security.ts";
 import { parseAdminPath, requestTarget, validHost } from "./request.ts";
-import { routeMatches, STANDING_ROUTES } from "./standing_routes.ts";
 
 const JSON_HEADERS = { "content-type": "application/json" };
 
@@ -78,8 +78,44 @@ async function adapt(req: Request, raw: string): Promise<AdaptResult> {
   return adapted;
 }
 
+/** How a change to the config tree is made: `If-Match` and the forced reload. */
+export interface ChangeOptions {
+  /** The `If-Match` header: the change applies only while the hash at its path is this. */
+  ifMatch?: string | null;
+  /** Reload even when the result equals the running config (`Cache-Control: must-revalidate`). */
+  force?: boolean;
+}
+
+/**
+ * What the admin API needs from the config authority behind it (the engine implements it):
+ * reading and changing the config tree, whole loads, the routes modules registered, a stop.
+ */
+export interface ConfigAuthority {
+  /** The core's logger (`admin.api` is named from it). */
+  readonly log: Logger;
+  /** `maxBodyBytes`: the largest request body the admin API reads (default 100 MiB). */
+  readonly options: { readonly maxBodyBytes?: number };
+  /** The JSON text and Etag of the tree at `path`. Throws an AdminError (404). */
+  read(path: string): { body: string; etag: string };
+  /** The tree path of an `@id`. Throws an AdminError (404). */
+  resolveId(id: string): string;
+  /** Changes the tree at a path (or the path a resolver gives in the change's turn), then loads. */
+  change(
+    method: TreeMethod,
+    path: string | (() => string),
+    body: string,
+    options?: ChangeOptions,
+  ): Promise<boolean>;
+  /** Replaces the whole config; false when unchanged and not forced. */
+  load(config: unknown, force?: boolean): Promise<boolean>;
+  /** Stops the server soon (after the answer to `/stop` went out). */
+  requestStop(): void;
+  /** The admin routes the running config's modules registered. */
+  readonly moduleRoutes: readonly AdminRoute[];
+}
+
 /** Creates the admin endpoint's handler for one config's security settings. */
-export function createAdminHandler(engine: Engine, sec: AdminSecurity): ConnHandler {
+export function createAdminHandler(engine: ConfigAuthority, sec: AdminSecurity): ConnHandler {
   const log = engine.log.named("admin.api");
   const limit = engine.options.maxBodyBytes ?? 100 * 1024 * 1024;
 
@@ -105,7 +141,10 @@ export function createAdminHandler(engine: Engine, sec: AdminSecurity): ConnHand
       body = await readBody(req, limit);
     } else if (req.body) await req.body.cancel();
     const force = req.headers.get("cache-control") === "must-revalidate";
-    await engine.change(req.method as TreeMethod, path, body, req.headers.get("if-match"), force);
+    await engine.change(req.method as TreeMethod, path, body, {
+      ifMatch: req.headers.get("if-match"),
+      force,
+    });
     return new Response(null, { status: 200 });
   };
 
@@ -151,8 +190,6 @@ export function createAdminHandler(engine: Engine, sec: AdminSecurity): ConnHand
       .filter((r) => routeMatches(r.pattern, path))
       .sort((a, b) => b.pattern.length - a.pattern.length)[0];
     if (match) return await match.handle(req);
-    const standing = STANDING_ROUTES.find((r) => routeMatches(r.pattern, path));
-    if (standing) return await (await standing.load()).handle(req);
     throw new AdminError("not_found", `no admin endpoint at ${path}`);
   };
 
@@ -195,4 +232,18 @@ export function createAdminHandler(engine: Engine, sec: AdminSecurity): ConnHand
     }
     return res;
   };
+}
+
+/**
+ * True when `path` is under `pattern` (equal, or below it).
+ *
+ * @example
+ * ```ts
+ * import { routeMatches } from "./handler.ts";
+ * routeMatches("/pki/ca/", "/pki/ca/local"); // true
+ * ```
+ */
+export function routeMatches(pattern: string, path: string): boolean {
+  return path === pattern ||
+    (pattern.endsWith("/") ? path.startsWith(pattern) : path.startsWith(pattern + "/"));
 }

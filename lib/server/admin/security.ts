@@ -7,7 +7,7 @@
  * @module
  */
 import { AdminError } from "../errors.ts";
-import { isLoopback, isWildcard, joinHostPort, type NetworkAddress } from "../address.ts";
+import { isLoopback, isWildcard, joinHostPort, type NetworkAddress } from "../net/address.ts";
 
 /** What the admin handler enforces. */
 export interface AdminSecurity {
@@ -27,7 +27,7 @@ export interface AdminSecurity {
  * @example
  * ```ts
  * import { adminSecurity } from "./security.ts";
- * import { parseNetworkAddress } from "../address.ts";
+ * import { parseNetworkAddress } from "../net/address.ts";
  * adminSecurity(parseNetworkAddress("localhost:2019"), 2019, {});
  * ```
  */
@@ -82,7 +82,7 @@ const BROWSER_HEADERS = ["origin", "sec-fetch-mode", "sec-fetch-site", "sec-fetc
  * @example
  * ```ts
  * import { adminSecurity, checkAdminRequest } from "./security.ts";
- * import { parseNetworkAddress } from "../address.ts";
+ * import { parseNetworkAddress } from "../net/address.ts";
  * const sec = adminSecurity(parseNetworkAddress("localhost:2019"), 2019, {});
  * const req = new Request("http://localhost:2019/config/", {
  *   headers: { host: "localhost:2019", origin: "http://localhost:2019" },

@@ -7,7 +7,7 @@
  * @module
  */
 import { clientLogFields } from "./tls_client.ts";
-import type { LogFields, Logger } from "../module.ts";
+import type { LogFields, Logger } from "../module/instance.ts";
 import { checkFields, optBool, optObject, optString, optStrings, type Raw } from "./config.ts";
 import { type RequestContext, splitHostPort } from "./context.ts";
 

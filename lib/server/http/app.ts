@@ -7,22 +7,16 @@
  * @module
  */
 import { withClientAuth } from "../tls/client_auth/policies.ts";
-import type {
-  App,
-  ConnectionOptions,
-  ListenerHandle,
-  Logger,
-  ModuleDefinition,
-  ProvisionContext,
-} from "../module.ts";
+import type { ModuleDefinition, ProvisionContext } from "../module/mod.ts";
+import type { ConnectionOptions, ListenerHandle } from "../module/listener.ts";
+import type { App, Logger } from "../module/instance.ts";
 import { asObject, checkFields, optDuration, optNumber, type Raw } from "./config.ts";
 import { HttpServer } from "./server.ts";
-import { HttpConfigError } from "./errors.ts";
+import { ConfigError } from "../config/error.ts";
 import type { TlsApp } from "../tls/app.ts";
-import { TlsConfigError } from "../tls/certificates.ts";
 import { setChallengePorts } from "../tls/acme/ports.ts";
 import { planAutomaticHttps } from "./autohttps.ts";
-import { provisionMetrics } from "../metrics/config.ts";
+import { type HttpInstrumentation, httpInstrumentationFactory } from "./instrumentation.ts";
 
 const running = new Set<HttpApp>();
 
@@ -97,13 +91,13 @@ export class HttpApp implements App {
       log: ctx.logger("http"),
       tls,
     });
-    const metrics = await provisionMetrics(config.metrics, rawServers, ctx);
+    const metrics = await instrumentation(config.metrics, rawServers, ctx);
     for (const [name, raw] of Object.entries(plan.servers)) {
       servers.set(name, await HttpServer.create(name, raw, ctx, httpPort, metrics));
     }
     if (plan.certNames.length) {
       const app = await tls();
-      if (!app) throw new TlsConfigError("no_certificate", "automatic HTTPS needs the tls app");
+      if (!app) throw new ConfigError("no_certificate", "automatic HTTPS needs the tls app");
       ctx.logger("http").info("enabling automatic TLS certificate management", {
         domains: plan.certNames,
       });
@@ -119,7 +113,7 @@ export class HttpApp implements App {
       if (server.tlsPolicies) {
         const where = `http.servers.${server.name}`;
         if (!app) {
-          throw new TlsConfigError("no_certificate", `${where}: TLS needs the tls app`);
+          throw new ConfigError("no_certificate", `${where}: TLS needs the tls app`);
         }
         if (app.cache.size === 0 && app.managedNames.length === 0 && !app.hasOnDemand) {
           // As Caddy: the config loads, and handshakes fail until certificates exist.
@@ -133,7 +127,7 @@ export class HttpApp implements App {
         for (const p of server.tlsPolicies) {
           for (const t of p.anyTag.concat(p.allTags)) {
             if (!app.cache.all().some((c) => c.tags.includes(t))) {
-              throw new TlsConfigError(
+              throw new ConfigError(
                 "no_certificate",
                 `${where}.tls_connection_policies: no loaded certificate has the tags ` +
                   JSON.stringify({ any_tag: p.anyTag, all_tags: p.allTags }),
@@ -143,7 +137,7 @@ export class HttpApp implements App {
         }
         const unix = server.addresses.find((a) => a.network === "unix");
         if (unix) {
-          throw new HttpConfigError(
+          throw new ConfigError(
             "invalid_address",
             `${where}: TLS on unix socket listeners is not supported (${unix.address})`,
           );
@@ -220,6 +214,25 @@ export class HttpApp implements App {
 }
 
 /** The connection options of a server's `i`-th expanded listen address. */
+/** The routes' instrumentation when the app or a server has a `metrics` object. */
+function instrumentation(
+  appMetrics: unknown,
+  servers: Record<string, unknown>,
+  ctx: ProvisionContext,
+): Promise<HttpInstrumentation | undefined> {
+  const asked = (appMetrics !== undefined && appMetrics !== null) ||
+    Object.values(servers).some((s) => {
+      const m = (s as { metrics?: unknown } | null)?.metrics;
+      return m !== undefined && m !== null;
+    });
+  if (!asked) return Promise.resolve(undefined);
+  const make = httpInstrumentationFactory();
+  if (!make) {
+    throw new ConfigError("unsupported", "http.metrics: metrics are not available in this build");
+  }
+  return make(appMetrics, servers, ctx);
+}
+
 function connectionOptions(server: HttpServer, i: number): ConnectionOptions {
   const o = server.options;
   const p = o.protocols[server.listenIndex[i]];

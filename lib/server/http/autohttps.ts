@@ -14,12 +14,12 @@
  *
  * @module
  */
-import type { Logger } from "../module.ts";
+import type { Logger } from "../module/instance.ts";
 import type { TlsApp } from "../tls/app.ts";
 import { qualifiesForCertificate } from "../tls/automation.ts";
 import { routeHostNames } from "../tls/policies.ts";
-import { HttpConfigError } from "./errors.ts";
-import { expandListenAddress } from "./server.ts";
+import { ConfigError } from "../config/error.ts";
+import { expandListenAddress } from "./listen_address.ts";
 
 type Raw = Record<string, unknown>;
 
@@ -54,20 +54,20 @@ export function decodeAutoHttps(raw: unknown, where: string): AutoHttpsConfig {
   };
   if (raw === undefined || raw === null) return out;
   if (typeof raw !== "object" || Array.isArray(raw)) {
-    throw new HttpConfigError("invalid_config", `${where}: must be an object`);
+    throw new ConfigError("invalid_config", `${where}: must be an object`);
   }
   for (const [k, v] of Object.entries(raw as Raw)) {
     if (!FIELDS.includes(k)) {
-      throw new HttpConfigError("invalid_config", `${where}: unknown field "${k}"`);
+      throw new ConfigError("invalid_config", `${where}: unknown field "${k}"`);
     }
     if (k === "skip" || k === "skip_certificates") {
       if (!Array.isArray(v) || v.some((s) => typeof s !== "string")) {
-        throw new HttpConfigError("invalid_config", `${where}.${k}: must be an array of strings`);
+        throw new ConfigError("invalid_config", `${where}.${k}: must be an array of strings`);
       }
       out[k] = (v as string[]).map((s) => s.toLowerCase());
     } else {
       if (typeof v !== "boolean") {
-        throw new HttpConfigError("invalid_config", `${where}.${k}: must be a boolean`);
+        throw new ConfigError("invalid_config", `${where}.${k}: must be a boolean`);
       }
       (out as unknown as Record<string, boolean>)[k] = v;
     }

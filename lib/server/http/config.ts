@@ -1,60 +1,27 @@
 /**
  * Small decoders for module configs: each module parses its raw JSON once at provision time
- * with these and fails with a typed HttpConfigError on anything unexpected.
+ * with these and fails with a typed ConfigError on anything unexpected.
  *
  * @module
  */
-import { HttpConfigError } from "./errors.ts";
+import { ConfigError } from "../config/error.ts";
+import { durationMs } from "../config/duration.ts";
+import { noteAcceptedFields } from "../config/decode.ts";
 
 /** A raw JSON object. */
 export type Raw = Record<string, unknown>;
 
-let recorder: ((where: string, allowed: readonly string[]) => void) | null = null;
-
-/**
- * Calls `fn` with the field list of every `checkFields` from now on (null stops it): the field
- * audit (tests/server/fields/audit.test.ts) learns from it which fields each decoder accepts.
- *
- * @example
- * ```ts
- * import { checkFields, recordAcceptedFields } from "./config.ts";
- * const seen: string[] = [];
- * recordAcceptedFields((where, allowed) => seen.push(`${where}: ${allowed.join(",")}`));
- * checkFields({}, ["a"], "x");
- * recordAcceptedFields(null);
- * ```
- */
-export function recordAcceptedFields(
-  fn: ((where: string, allowed: readonly string[]) => void) | null,
-): void {
-  recorder = fn;
-}
-
-/**
- * Tells the field audit (see {@link recordAcceptedFields}) the fields a decoder with a
- * field check of its own accepts at `where`.
- *
- * @example
- * ```ts
- * import { noteAcceptedFields } from "./config.ts";
- * noteAcceptedFields("tls.automation", ["policies"]);
- * ```
- */
-export function noteAcceptedFields(where: string, allowed: readonly string[]): void {
-  recorder?.(where, allowed);
-}
-
 /** Throws when `config` has a field not in `allowed` (Caddy decodes strictly). */
 export function checkFields(config: Raw, allowed: readonly string[], where: string): void {
-  recorder?.(where, allowed);
+  noteAcceptedFields(where, allowed);
   for (const k of Object.keys(config)) {
     if (k === "@id" || allowed.includes(k)) continue;
-    throw new HttpConfigError("unknown_field", `${where}: unknown field "${k}"`);
+    throw new ConfigError("unknown_field", `${where}: unknown field "${k}"`);
   }
 }
 
 function bad(where: string, what: string): never {
-  throw new HttpConfigError("invalid_config", `${where}: ${what}`);
+  throw new ConfigError("invalid_config", `${where}: ${what}`);
 }
 
 /** An optional string field. */
@@ -131,50 +98,9 @@ export function optHeaderMap(
   return out;
 }
 
-const UNITS: Record<string, number> = {
-  ns: 1e-6,
-  us: 1e-3,
-  "µs": 1e-3,
-  ms: 1,
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000,
-  d: 86_400_000,
-};
-
-/**
- * Parses a Caddy duration into milliseconds: an integer of nanoseconds, or a Go duration
- * string such as `"1m30s"`, `"250ms"`, `"2d"`.
- *
- * @example
- * ```ts
- * import { parseDuration } from "./config.ts";
- * parseDuration("1m30s"); // 90000
- * ```
- */
-export function parseDuration(v: unknown, where = "duration"): number {
-  if (typeof v === "number") return v / 1e6;
-  if (typeof v !== "string") bad(where, "duration must be a string or nanoseconds");
-  let s = v.trim();
-  // Go's time.ParseDuration takes a sign: "-1s" (Caddy reads negative values as "off")
-  const sign = s.startsWith("-") ? -1 : 1;
-  if (s.startsWith("-") || s.startsWith("+")) s = s.slice(1);
-  if (s === "0") return 0;
-  const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h|d)/gy;
-  let total = 0;
-  let pos = 0;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(s)) !== null) {
-    total += parseFloat(m[1]) * UNITS[m[2]];
-    pos = re.lastIndex;
-  }
-  if (pos !== s.length || s.length === 0) bad(where, `invalid duration ${JSON.stringify(v)}`);
-  return sign * total;
-}
-
 /** An optional duration field in milliseconds. */
 export function optDuration(config: Raw, key: string, where: string): number | undefined {
   const v = config[key];
   if (v === undefined || v === null) return undefined;
-  return parseDuration(v, `${where}.${key}`);
+  return durationMs(v, `${where}.${key}`);
 }

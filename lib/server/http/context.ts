@@ -6,10 +6,12 @@
  *
  * @module
  */
-import type { ServeInfo } from "../module.ts";
+import type { ServeInfo } from "../module/listener.ts";
 import type { HandlerError } from "./errors.ts";
-import type { Next } from "./handler.ts";
-import { canonicalHost, receivedURL, validHost } from "./host.ts";
+import { canonicalHost, receivedURL, validHost } from "../net/host.ts";
+
+/** The rest of a handler chain (what a handler calls to continue). */
+export type Next = (c: RequestContext) => Response | Promise<Response>;
 
 /** What `reverse_proxy` knows of the upstream a request went to (its placeholders). */
 export interface ProxyFacts {

@@ -5,26 +5,6 @@
  * @module
  */
 
-/** Stable codes of errors thrown while decoding an `http` app config. */
-export type HttpConfigErrorCode =
-  | "invalid_config"
-  | "unknown_field"
-  | "invalid_address"
-  | "invalid_regexp"
-  | "invalid_placeholder";
-
-/** A config error of the `http` app; thrown from `create` so the engine rolls the load back. */
-export class HttpConfigError extends Error {
-  /** Stable code. */
-  readonly code: HttpConfigErrorCode;
-  /** Creates a config error with a stable code. */
-  constructor(code: HttpConfigErrorCode, message: string) {
-    super(message);
-    this.name = "HttpConfigError";
-    this.code = code;
-  }
-}
-
 const ID_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789";
 
 function randomId(): string {

@@ -5,11 +5,10 @@
  *
  * @module
  */
-import type { ModuleInstance } from "../module.ts";
-import type { RequestContext } from "./context.ts";
+import type { ModuleInstance } from "../module/instance.ts";
+import type { Next, RequestContext } from "./context.ts";
 
-/** The rest of a handler chain. */
-export type Next = (c: RequestContext) => Response | Promise<Response>;
+export type { Next };
 
 /** A module in `http.handlers`: runs for matched requests, calls `next` to continue the chain. */
 export interface HttpHandler extends ModuleInstance {

@@ -18,9 +18,9 @@
  *
  * @module
  */
-import type { Logger } from "../module.ts";
+import type { Logger } from "../module/instance.ts";
 import type { RequestContext } from "./context.ts";
-import { HttpConfigError } from "./errors.ts";
+import { ConfigError } from "../config/error.ts";
 import { optStrings, type Raw } from "./config.ts";
 
 /** A field name's characters (RFC 9110 `tchar`), without the trailing glob. */
@@ -50,7 +50,7 @@ function parseAllowlist(
     const glob = entry.endsWith("*");
     const name = (glob ? entry.slice(0, -1) : entry).toLowerCase();
     if (name.includes("*")) {
-      throw new HttpConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${at}: ${
           JSON.stringify(entry)
@@ -58,13 +58,13 @@ function parseAllowlist(
       );
     }
     if (!TOKEN.test(name)) {
-      throw new HttpConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${at}: ${JSON.stringify(entry)} is not a header field name`,
       );
     }
     if (!name.includes(sep)) {
-      throw new HttpConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${at}: ${JSON.stringify(entry)} does not contain a ${JSON.stringify(sep)}`,
       );

@@ -8,7 +8,7 @@
  */
 import { asObject, checkFields, optObject, optStrings, type Raw } from "./config.ts";
 import type { RequestContext } from "./context.ts";
-import { HttpConfigError } from "./errors.ts";
+import { ConfigError } from "../config/error.ts";
 import { goRegExp } from "./regexp.ts";
 import { compileTemplate, type Template } from "./replacer.ts";
 
@@ -32,7 +32,7 @@ function stringMap(raw: Raw | undefined, where: string): [Template, Template[]][
   if (!raw) return [];
   return Object.entries(raw).map(([k, v]) => {
     if (!Array.isArray(v)) {
-      throw new HttpConfigError("invalid_config", `${where}.${k}: must be array`);
+      throw new ConfigError("invalid_config", `${where}.${k}: must be array`);
     }
     return [compileTemplate(k), v.map((s) => compileTemplate(String(s)))];
   });
@@ -60,7 +60,7 @@ export function parseHeaderOps(raw: Raw | undefined, where: string): HeaderOps {
   const replace: [string, Replacement[]][] = [];
   for (const [field, list] of Object.entries(optObject(raw, "replace", where) ?? {})) {
     if (!Array.isArray(list)) {
-      throw new HttpConfigError("invalid_config", `${where}.replace.${field}: must be array`);
+      throw new ConfigError("invalid_config", `${where}.replace.${field}: must be array`);
     }
     replace.push([
       field.toLowerCase(),

@@ -4,9 +4,9 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../module.ts";
+import type { ModuleDefinition } from "../module/mod.ts";
 import { checkFields, optStrings } from "./config.ts";
-import { parseRanges } from "./ip.ts";
+import { parseRanges } from "../net/ip.ts";
 import type { IPRangeSource } from "./server.ts";
 
 /** Registry entry. */

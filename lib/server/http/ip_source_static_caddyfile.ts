@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Dispenser } from "../adapters/gatehousefile/dispenser.ts";
+import type { Dispenser } from "../caddyfile/dispenser.ts";
 
 const PRIVATE_RANGES = [
   "192.168.0.0/16",

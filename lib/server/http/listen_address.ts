@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { HttpConfigError } from "./errors.ts";
+import { ConfigError } from "../config/error.ts";
 
 /** One expanded listen address. */
 export interface ListenAddress {
@@ -23,7 +23,7 @@ export interface ListenAddress {
  *
  * @example
  * ```ts
- * import { expandListenAddress } from "./server.ts";
+ * import { expandListenAddress } from "./listen_address.ts";
  * expandListenAddress("127.0.0.1:8000-8001", 80).length; // 2
  * ```
  */
@@ -39,7 +39,7 @@ export function expandListenAddress(input: string, defaultPort: number): ListenA
     return [{ network: "unix", address: `unix/${rest}` }];
   }
   if (network === "fdgram") {
-    throw new HttpConfigError(
+    throw new ConfigError(
       "invalid_address",
       `listen address ${input}: an inherited datagram (UDP) socket serves HTTP/3, which ` +
         `Gatehouse does not serve; listen on fd/, a host:port or a unix/ path`,
@@ -50,7 +50,7 @@ export function expandListenAddress(input: string, defaultPort: number): ListenA
     return [{ network: "fd", address: `fd/${/^\d{1,9}$/.test(rest) ? Number(rest) : rest}` }];
   }
   if (!["tcp", "tcp4", "tcp6"].includes(network)) {
-    throw new HttpConfigError("invalid_address", `unsupported network in listen address: ${input}`);
+    throw new ConfigError("invalid_address", `unsupported network in listen address: ${input}`);
   }
   let host = rest;
   let ports = "";
@@ -62,12 +62,12 @@ export function expandListenAddress(input: string, defaultPort: number): ListenA
   if (!ports) ports = String(defaultPort);
   const range = /^(\d+)(?:-(\d+))?$/.exec(ports);
   if (!range) {
-    throw new HttpConfigError("invalid_address", `invalid port in listen address: ${input}`);
+    throw new ConfigError("invalid_address", `invalid port in listen address: ${input}`);
   }
   const start = Number(range[1]);
   const end = range[2] ? Number(range[2]) : start;
   if (end < start || end > 65535) {
-    throw new HttpConfigError("invalid_address", `invalid port range: ${input}`);
+    throw new ConfigError("invalid_address", `invalid port range: ${input}`);
   }
   const out: ListenAddress[] = [];
   for (let p = start; p <= end; p++) out.push({ network: "tcp", address: `${host}:${p}` });
@@ -88,7 +88,7 @@ export function expandListenAddress(input: string, defaultPort: number): ListenA
 export function checkListenAddresses(addresses: ListenAddress[], inputs: string[]): void {
   for (const [i, a] of addresses.entries()) {
     if (a.network === "fd" && !/^fd\/\d{1,9}$/.test(a.address)) {
-      throw new HttpConfigError(
+      throw new ConfigError(
         "invalid_address",
         `listen address ${inputs[i] ?? a.address}: fd/ takes the number of an inherited ` +
           `listening socket, got ${JSON.stringify(a.address.slice(3))}`,

@@ -4,9 +4,9 @@
  *
  * @module
  */
-import type { Dispenser } from "../adapters/gatehousefile/dispenser.ts";
-import { registerSyntax } from "../adapters/gatehousefile/registry.ts";
-import { parseCaddyDuration } from "../adapters/gatehousefile/values.ts";
+import type { Dispenser } from "../caddyfile/dispenser.ts";
+import { registerSyntax } from "../caddyfile/registry.ts";
+import { parseDuration } from "../config/duration.ts";
 
 const POLICIES = ["IGNORE", "USE", "REJECT", "REQUIRE", "SKIP"];
 
@@ -20,7 +20,7 @@ export function proxyProtocolWrapper(d: Dispenser): Record<string, unknown> {
       case "timeout":
         if (!d.nextArg()) throw d.argErr();
         try {
-          const v = parseCaddyDuration(d.val());
+          const v = parseDuration(d.val());
           if (v !== 0) w.timeout = v;
         } catch (e) {
           throw d.err(`parsing proxy_protocol timeout duration: ${(e as Error).message}`);

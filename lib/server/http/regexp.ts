@@ -6,7 +6,7 @@
  * @module
  */
 import type { RequestContext } from "./context.ts";
-import { HttpConfigError } from "./errors.ts";
+import { ConfigError } from "../config/error.ts";
 
 /**
  * Compiles a Go regular expression.
@@ -29,7 +29,7 @@ export function goRegExp(pattern: string, extraFlags = ""): RegExp {
   try {
     return new RegExp(src, flags);
   } catch (e) {
-    throw new HttpConfigError(
+    throw new ConfigError(
       "invalid_regexp",
       `invalid regexp ${pattern}: ${(e as Error).message}`,
     );
@@ -46,14 +46,14 @@ export class NamedRegexp {
   /** Compiles from config. */
   constructor(raw: unknown, where: string) {
     if (typeof raw !== "object" || raw === null) {
-      throw new HttpConfigError("invalid_config", `${where}: must be an object`);
+      throw new ConfigError("invalid_config", `${where}: must be an object`);
     }
     const { name, pattern } = raw as { name?: unknown; pattern?: unknown };
     if (typeof pattern !== "string") {
-      throw new HttpConfigError("invalid_config", `${where}: "pattern" must be a string`);
+      throw new ConfigError("invalid_config", `${where}: "pattern" must be a string`);
     }
     if (name !== undefined && typeof name !== "string") {
-      throw new HttpConfigError("invalid_config", `${where}: "name" must be a string`);
+      throw new ConfigError("invalid_config", `${where}: "name" must be a string`);
     }
     this.prefix = name ? `http.regexp.${name}` : "http.regexp";
     this.re = goRegExp(pattern);

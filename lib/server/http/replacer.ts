@@ -7,7 +7,7 @@
  */
 import type { RequestContext } from "./context.ts";
 import { splitHostPort } from "./context.ts";
-import { statusText } from "./status.ts";
+import { statusText } from "../net/status.ts";
 import { tlsClientGetter } from "./tls_client.ts";
 
 /** Reads one placeholder's value for a request; undefined when it is unknown. */

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ServeInfo } from "../module.ts";
+import type { ServeInfo } from "../module/listener.ts";
 import type { RequestContext } from "./context.ts";
 import { HandlerError } from "./errors.ts";
 

@@ -7,10 +7,11 @@
  *
  * @module
  */
-import type { ProvisionContext } from "../module.ts";
+import type { ProvisionContext } from "../module/mod.ts";
 import { asObject, checkFields, type Raw } from "./config.ts";
 import type { RequestContext } from "./context.ts";
-import { HandlerError, HttpConfigError } from "./errors.ts";
+import { HandlerError } from "./errors.ts";
+import { ConfigError } from "../config/error.ts";
 import { parseResponseMatcher, type ResponseMatcher } from "./header_ops.ts";
 import { compileTemplate, type Template } from "./replacer.ts";
 import { provisionRoutes, RouteListCache } from "./routes.ts";
@@ -40,7 +41,7 @@ export async function provisionResponseHandlers(
 ): Promise<ResponseHandler[]> {
   if (raw === undefined || raw === null) return [];
   if (!Array.isArray(raw)) {
-    throw new HttpConfigError("invalid_config", `${where}.handle_response: must be an array`);
+    throw new ConfigError("invalid_config", `${where}.handle_response: must be an array`);
   }
   const out: ResponseHandler[] = [];
   for (let i = 0; i < raw.length; i++) {
@@ -52,7 +53,7 @@ export async function provisionResponseHandlers(
       : parseResponseMatcher(asObject(o.match, `${w}.match`) as Raw, `${w}.match`);
     const sc = o.status_code;
     if (sc !== undefined && sc !== null && typeof sc !== "number" && typeof sc !== "string") {
-      throw new HttpConfigError("invalid_config", `${w}.status_code: must be a number or string`);
+      throw new ConfigError("invalid_config", `${w}.status_code: must be a number or string`);
     }
     const status = sc === undefined || sc === null || sc === "" || sc === 0
       ? null

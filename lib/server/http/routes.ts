@@ -5,11 +5,11 @@
  *
  * @module
  */
-import { getModule, type ProvisionContext } from "../module.ts";
+import { getModule, type ProvisionContext } from "../module/mod.ts";
 import { unknownModuleMessage } from "../unavailable.ts";
 import { asObject, checkFields, optArray, optBool, optString, type Raw } from "./config.ts";
 import type { RequestContext } from "./context.ts";
-import { HttpConfigError } from "./errors.ts";
+import { ConfigError } from "../config/error.ts";
 import type { HttpHandler, Next, RequestMatcher } from "./handler.ts";
 
 /** A provisioned route. */
@@ -44,7 +44,7 @@ export async function provisionMatcherSets(
   where: string,
 ): Promise<RequestMatcher[][]> {
   if (raw === undefined || raw === null) return [];
-  if (!Array.isArray(raw)) throw new HttpConfigError("invalid_config", `${where}: must be array`);
+  if (!Array.isArray(raw)) throw new ConfigError("invalid_config", `${where}: must be array`);
   const sets: RequestMatcher[][] = [];
   for (const set of raw) {
     sets.push(await provisionMatcherSet(set, ctx, where));
@@ -79,7 +79,7 @@ export async function loadMatcher(
   }
   const def = getModule(`http.matchers.${name}`);
   if (!def) {
-    throw new HttpConfigError("invalid_config", unknownModuleMessage(`http.matchers.${name}`));
+    throw new ConfigError("invalid_config", unknownModuleMessage(`http.matchers.${name}`));
   }
   return await def.create(cfg as Record<string, unknown>, ctx) as RequestMatcher;
 }
@@ -91,7 +91,7 @@ export async function provisionRoutes(
   where: string,
 ): Promise<Route[]> {
   if (raw === undefined || raw === null) return [];
-  if (!Array.isArray(raw)) throw new HttpConfigError("invalid_config", `${where}: must be array`);
+  if (!Array.isArray(raw)) throw new ConfigError("invalid_config", `${where}: must be array`);
   const routes: Route[] = [];
   for (let i = 0; i < raw.length; i++) {
     const w = `${where}[${i}]`;

@@ -7,13 +7,9 @@
  *
  * @module
  */
-import type {
-  ListenerHandle,
-  Logger,
-  ModuleInstance,
-  ProvisionContext,
-  ServeInfo,
-} from "../module.ts";
+import type { ProvisionContext } from "../module/mod.ts";
+import type { ListenerHandle, ServeInfo } from "../module/listener.ts";
+import type { Logger, ModuleInstance } from "../module/instance.ts";
 import {
   accessLoggers,
   logHandledRequest,
@@ -38,7 +34,7 @@ import { isHttp2, misdirected, sniMatches } from "./request_checks.ts";
 import { HeaderAliasFilter } from "./header_aliases.ts";
 import { checkListenAddresses, expandListenAddress, type ListenAddress } from "./listen_address.ts";
 import type { Next } from "./handler.ts";
-import { ipInRanges, type IPRange, parseIP } from "./ip.ts";
+import { ipInRanges, type IPRange, parseIP } from "../net/ip.ts";
 import {
   compileRoutes,
   emptyHandler,
@@ -46,7 +42,7 @@ import {
   type Route,
   RouteListCache,
 } from "./routes.ts";
-import type { HttpMetrics } from "../metrics/http.ts";
+import type { HttpInstrumentation } from "./instrumentation.ts";
 import { durationPlaceholderUsed } from "./replacer.ts";
 import { type ConnectionPolicy, parseConnectionPolicies, routeHostNames } from "../tls/policies.ts";
 import { fillTlsState } from "../tls/connection.ts";
@@ -59,8 +55,6 @@ export interface IPRangeSource extends ModuleInstance {
   /** The current trusted ranges. */
   ranges(): readonly IPRange[];
 }
-
-export { expandListenAddress, type ListenAddress } from "./listen_address.ts";
 
 const SERVER_FIELDS = [
   "listen",
@@ -186,7 +180,7 @@ export class HttpServer implements ServerFacts {
     rawConfig: unknown,
     ctx: ProvisionContext,
     httpPort: number,
-    metrics?: HttpMetrics,
+    metrics?: HttpInstrumentation,
   ): Promise<HttpServer> {
     const where = `http.servers.${name}`;
     const raw = asObject(rawConfig, where);
@@ -433,7 +427,7 @@ function instrumentRoutes(
   routes: Route[],
   raw: unknown[],
   server: string,
-  metrics: HttpMetrics,
+  metrics: HttpInstrumentation,
 ): void {
   routes.forEach((r, i) => {
     const first = (raw[i] as { handle?: { handler?: unknown }[] })?.handle?.[0]?.handler;

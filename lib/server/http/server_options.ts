@@ -16,12 +16,12 @@
  *
  * @module
  */
-import type { ProvisionContext } from "../module.ts";
-import { DEFAULT_CONNECTION_OPTIONS, type TcpKeepAlive } from "../listeners/options.ts";
-import type { ListenerWrapper } from "../listeners/wrapper.ts";
+import type { ProvisionContext } from "../module/mod.ts";
+import { DEFAULT_CONNECTION_OPTIONS, type TcpKeepAlive } from "../module/listener.ts";
+import type { ListenerWrapper } from "../module/listener.ts";
 import { keepAliveUnavailable } from "../listeners/keepalive.ts";
 import { optArray, optBool, optDuration, optNumber, optStrings, type Raw } from "./config.ts";
-import { HttpConfigError } from "./errors.ts";
+import { ConfigError } from "../config/error.ts";
 
 /** The HTTP versions one listener speaks. */
 export interface ListenerProtocols {
@@ -55,7 +55,7 @@ export interface ServerOptions {
 const KNOWN_PROTOCOLS = ["h1", "h2", "h2c", "h3"];
 
 function bad(where: string, msg: string): never {
-  throw new HttpConfigError("invalid_config", `${where}: ${msg}`);
+  throw new ConfigError("invalid_config", `${where}: ${msg}`);
 }
 
 /** True when a `push` handler appears anywhere in `v` (routes, subroutes, named routes). */

@@ -12,13 +12,7 @@
 import { createHash } from "node:crypto";
 import type * as X509 from "@peculiar/x509";
 import type { RequestContext } from "./context.ts";
-import { x509 } from "../pki/x509.ts";
-
-let lib: typeof X509 | null = null;
-/** Loads the certificate parser so placeholders can be answered synchronously. */
-export async function loadClientCertificateParser(): Promise<void> {
-  lib ??= await x509();
-}
+import { x509IfLoaded } from "../pki/x509.ts";
 
 const SHORT: Record<string, string> = {
   "2.5.4.3": "CN",
@@ -62,6 +56,7 @@ function hex(b: Uint8Array | ArrayBuffer): string {
 function factsOf(der: Uint8Array): Facts | null {
   let f = cache.get(der);
   if (f) return f;
+  const lib = x509IfLoaded();
   if (!lib) return null;
   try {
     f = readFacts(lib, der);

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { TcpKeepAlive } from "./options.ts";
+import type { TcpKeepAlive } from "../module/listener.ts";
 
 const SOL_SOCKET = 1;
 const SO_KEEPALIVE = 9;

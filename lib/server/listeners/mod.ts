@@ -5,26 +5,28 @@
  * @example
  * ```ts
  * import "./mod.ts";
- * import { getModule } from "../module.ts";
+ * import { getModule } from "../module/mod.ts";
  * getModule("caddy.listeners.proxy_protocol"); // defined
  * ```
  *
  * @module
  */
-import { getModule, lazyModule, type ModuleDefinition, registerModule } from "../module.ts";
+import { getModule, lazyModule, type ModuleDefinition, registerModule } from "../module/mod.ts";
 
 const wrappers: ModuleDefinition[] = [
   lazyModule(
     "caddy.listeners.proxy_protocol",
-    async () => (await import("./proxy_protocol.ts")).proxyProtocolModule as ModuleDefinition,
+    async () =>
+      (await import("./wrappers/proxy_protocol.ts")).proxyProtocolModule as ModuleDefinition,
   ),
   lazyModule(
     "caddy.listeners.http_redirect",
-    async () => (await import("./http_redirect.ts")).httpRedirectModule as ModuleDefinition,
+    async () =>
+      (await import("./wrappers/http_redirect.ts")).httpRedirectModule as ModuleDefinition,
   ),
   lazyModule(
     "caddy.listeners.tls",
-    async () => (await import("./wrapper.ts")).tlsMarkerModule as ModuleDefinition,
+    async () => (await import("./wrappers/mod.ts")).tlsMarkerModule as ModuleDefinition,
   ),
 ];
 

@@ -4,8 +4,9 @@
  *
  * @module
  */
-import { didYouMean, type Dispenser } from "../adapters/gatehousefile/dispenser.ts";
-import { goAtoiStrict, parseCaddyDuration, parseSize } from "../adapters/gatehousefile/values.ts";
+import { didYouMean, type Dispenser } from "../caddyfile/dispenser.ts";
+import { goAtoiStrict, parseSize } from "../caddyfile/values.ts";
+import { parseDuration } from "../config/duration.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -107,7 +108,7 @@ export function fileWriter(d: Dispenser): Obj {
       case "roll_keep_for": {
         let v: number;
         try {
-          v = parseCaddyDuration(oneArg(d));
+          v = parseDuration(oneArg(d));
         } catch (e) {
           throw d.err(`parsing roll_keep_for duration: ${(e as Error).message}`);
         }
@@ -117,7 +118,7 @@ export function fileWriter(d: Dispenser): Obj {
       }
       case "roll_interval":
         try {
-          w.roll_interval = parseCaddyDuration(oneArg(d));
+          w.roll_interval = parseDuration(oneArg(d));
         } catch (e) {
           throw d.err(`parsing roll_interval duration: ${(e as Error).message}`);
         }
@@ -165,7 +166,7 @@ export function netWriter(d: Dispenser): Obj {
       case "dial_timeout":
         if (!d.nextArg()) throw d.argErr();
         try {
-          w.dial_timeout = parseCaddyDuration(d.val());
+          w.dial_timeout = parseDuration(d.val());
         } catch {
           throw d.err(`invalid duration: ${d.val()}`);
         }

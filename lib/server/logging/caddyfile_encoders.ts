@@ -6,9 +6,8 @@
  *
  * @module
  */
-import type { Dispenser } from "../adapters/gatehousefile/dispenser.ts";
-import { unmarshalModule } from "../adapters/gatehousefile/helper.ts";
-import { registerSyntax } from "../adapters/gatehousefile/registry.ts";
+import type { Dispenser } from "../caddyfile/dispenser.ts";
+import { registerSyntax, unmarshalModule } from "../caddyfile/registry.ts";
 
 type Obj = Record<string, unknown>;
 

@@ -3,10 +3,10 @@
  *
  * @module
  */
-import { lazyModule, type ModuleDefinition, registerModule } from "../module.ts";
+import type { ModuleDefinition } from "../module/mod.ts";
 import { fieldValue, type LogEncoder, type LogEntry } from "./entry.ts";
 import { checkFields, optBool, optString } from "../http/config.ts";
-import { HttpConfigError } from "../http/errors.ts";
+import { ConfigError } from "../config/error.ts";
 
 const enc = new TextEncoder();
 
@@ -50,11 +50,11 @@ export function parseEncoderOptions(raw: Record<string, unknown>, id: string): E
       ["stacktrace_key", "log records here carry no stack trace"],
     ]
   ) {
-    if (optString(raw, k, id)) throw new HttpConfigError("invalid_config", `${id}.${k}: ${why}`);
+    if (optString(raw, k, id)) throw new ConfigError("invalid_config", `${id}.${k}: ${why}`);
   }
   const dur = optString(raw, "duration_format", id);
   if (dur && dur !== "seconds" && dur !== "s") {
-    throw new HttpConfigError(
+    throw new ConfigError(
       "invalid_config",
       `${id}.duration_format: ${
         JSON.stringify(dur)
@@ -169,48 +169,14 @@ export function consoleEncoder(o: EncoderOptions = {}): LogEncoder {
   };
 }
 
-registerModule({
+/** `caddy.logging.encoders.json`. */
+export const jsonEncoderModule: ModuleDefinition<LogEncoder> = {
   id: "caddy.logging.encoders.json",
   create: (c) => jsonEncoder(parseEncoderOptions(c, "caddy.logging.encoders.json")),
-});
-registerModule({
+};
+
+/** `caddy.logging.encoders.console`. */
+export const consoleEncoderModule: ModuleDefinition<LogEncoder> = {
   id: "caddy.logging.encoders.console",
   create: (c) => consoleEncoder(parseEncoderOptions(c, "caddy.logging.encoders.console")),
-});
-
-// Encoders that wrap others, and the field filters: loaded when a config first names one.
-const wrapping = () => import("./wrapping_encoders.ts");
-registerModule(
-  lazyModule("caddy.logging.encoders.filter", async () => (await wrapping()).filterEncoderModule),
-);
-registerModule(
-  lazyModule("caddy.logging.encoders.append", async () => (await wrapping()).appendEncoderModule),
-);
-registerModule(
-  lazyModule(
-    "caddy.logging.encoders.journald",
-    async () => (await wrapping()).journaldEncoderModule,
-  ),
-);
-for (
-  const name of [
-    "delete",
-    "rename",
-    "replace",
-    "hash",
-    "ip_mask",
-    "query",
-    "cookie",
-    "set_cookie",
-    "regexp",
-    "multi_regexp",
-  ]
-) {
-  registerModule(
-    lazyModule(
-      `caddy.logging.encoders.filter.${name}`,
-      async () =>
-        (await import("./filters.ts")).FILTER_MODULES[name] as unknown as ModuleDefinition,
-    ),
-  );
-}
+};

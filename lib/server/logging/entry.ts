@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { LogFields, LogLevel, ModuleInstance } from "../module.ts";
+import type { LogFields, LogLevel, ModuleInstance } from "../module/instance.ts";
 
 /** Levels in order; a log accepts messages at or above its level. */
 export const LEVELS: readonly LogLevel[] = ["DEBUG", "INFO", "WARN", "ERROR", "PANIC", "FATAL"];

@@ -9,10 +9,10 @@
  *
  * @module
  */
-import { registerModule } from "../module.ts";
+import type { ModuleDefinition } from "../module/mod.ts";
 import type { LogWriter } from "./entry.ts";
 import { checkFields } from "../http/config.ts";
-import { parseDuration } from "../duration.ts";
+import { durationMs } from "../config/duration.ts";
 
 /** Options of the file writer (Caddy's field names). */
 export interface FileWriterOptions {
@@ -190,7 +190,9 @@ export function fileWriter(o: FileWriterOptions, validating = false): LogWriter 
   }
   const local = o.roll_local_time ?? false;
   const timed = {
-    intervalMs: o.roll_interval === undefined ? undefined : parseDuration(o.roll_interval),
+    intervalMs: o.roll_interval === undefined
+      ? undefined
+      : durationMs(o.roll_interval, "file log writer: roll_interval"),
     at: (o.roll_at ?? []).map((t) => {
       const m = /^(\d{1,2}):(\d{2})$/.exec(t);
       if (!m || Number(m[1]) > 23 || Number(m[2]) > 59) {
@@ -306,7 +308,8 @@ export function fileWriter(o: FileWriterOptions, validating = false): LogWriter 
   };
 }
 
-registerModule({
+/** `caddy.logging.writers.file`. */
+export const fileWriterModule: ModuleDefinition<LogWriter> = {
   id: "caddy.logging.writers.file",
   create: (c, ctx) => fileWriter(c as unknown as FileWriterOptions, ctx.validating),
-});
+};

@@ -9,8 +9,9 @@
  *
  * @module
  */
-import type { ModuleDefinition, ModuleInstance } from "../module.ts";
-import { isV4, parseIP } from "../http/ip.ts";
+import type { ModuleDefinition } from "../module/mod.ts";
+import type { ModuleInstance } from "../module/instance.ts";
+import { isV4, parseIP } from "../net/ip.ts";
 import { goRegExp } from "../http/regexp.ts";
 import { goReplacement } from "../http/header_ops.ts";
 import { checkFields, optNumber, optString } from "../http/config.ts";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { LogFields, Logger, LogLevel } from "../module.ts";
+import type { LogFields, Logger, LogLevel } from "../module/instance.ts";
 import { levelRank, type LogEncoder, type LogEntry, type LogWriter, parseLevel } from "./entry.ts";
 import { consoleEncoder, jsonEncoder } from "./encoders.ts";
 import {
@@ -16,7 +16,7 @@ import {
   optStrings,
 } from "../http/config.ts";
 import { stderrWriter } from "./writers.ts";
-import { parseDuration } from "../duration.ts";
+import { durationMs } from "../config/duration.ts";
 
 /** One log's raw config (Caddy's `logging.logs.<name>`). */
 export interface CustomLogConfig {
@@ -110,11 +110,7 @@ function decodeLog(name: string, raw: unknown): CustomLogConfig {
       }
     }
     if (sampling.interval !== undefined && sampling.interval !== null) {
-      try {
-        parseDuration(sampling.interval);
-      } catch (e) {
-        throw new Error(`${where}.sampling.interval: ${(e as Error).message}`);
-      }
+      durationMs(sampling.interval, `${where}.sampling.interval`);
     }
   }
   return cfg as CustomLogConfig;
@@ -212,7 +208,7 @@ export class LogPipeline {
         if (cfg.sampling) {
           const s = cfg.sampling;
           sampler = new Sampler(
-            s.interval !== undefined && s.interval !== null ? parseDuration(s.interval) : 1000,
+            s.interval !== undefined && s.interval !== null ? durationMs(s.interval) : 1000,
             s.first ?? 100,
             s.thereafter ?? 100,
           );

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { ModuleDefinition, ProvisionContext } from "../module.ts";
+import type { ModuleDefinition, ProvisionContext } from "../module/mod.ts";
 import { fieldValue, type LogEncoder, type LogEntry } from "./entry.ts";
 import { consoleEncoder, jsonEncoder } from "./encoders.ts";
 import type { Filtered, LogFieldFilter } from "./filters.ts";

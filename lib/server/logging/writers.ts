@@ -4,11 +4,11 @@
  *
  * @module
  */
-import { registerModule } from "../module.ts";
+import type { ModuleDefinition } from "../module/mod.ts";
 import { checkFields } from "../http/config.ts";
 import type { LogWriter } from "./entry.ts";
-import { parseDuration } from "../duration.ts";
-import { parseNetworkAddress } from "../address.ts";
+import { durationMs } from "../config/duration.ts";
+import { parseNetworkAddress } from "../net/address.ts";
 
 function stdWriter(stream: typeof Deno.stdout | typeof Deno.stderr): LogWriter {
   return {
@@ -56,7 +56,9 @@ export async function netWriter(o: NetWriterOptions, validating = false): Promis
   if (addr.network.startsWith("udp")) {
     throw new Error("net log writer: udp is not supported; use tcp or unix");
   }
-  const timeout = o.dial_timeout !== undefined ? parseDuration(o.dial_timeout) : 10_000;
+  const timeout = o.dial_timeout !== undefined
+    ? durationMs(o.dial_timeout, "net log writer: dial_timeout")
+    : 10_000;
   if (validating) return { write() {} };
   let conn: Deno.Conn | undefined;
   let closed = false;
@@ -125,21 +127,21 @@ export async function netWriter(o: NetWriterOptions, validating = false): Promis
   };
 }
 
-for (
-  const [name, make] of [["stdout", stdoutWriter], ["stderr", stderrWriter], [
-    "discard",
-    discardWriter,
-  ]] as const
-) {
-  registerModule({
-    id: `caddy.logging.writers.${name}`,
-    create: (c) => {
-      checkFields(c, ["output"], `caddy.logging.writers.${name}`);
-      return make();
-    },
-  });
-}
-registerModule({
+/** The writers to the process's streams and to nowhere. */
+export const streamWriterModules: ModuleDefinition<LogWriter>[] = ([
+  ["stdout", stdoutWriter],
+  ["stderr", stderrWriter],
+  ["discard", discardWriter],
+] as const).map(([name, make]) => ({
+  id: `caddy.logging.writers.${name}`,
+  create: (c: Record<string, unknown>) => {
+    checkFields(c, ["output"], `caddy.logging.writers.${name}`);
+    return make();
+  },
+}));
+
+/** `caddy.logging.writers.net`. */
+export const netWriterModule: ModuleDefinition<LogWriter> = {
   id: "caddy.logging.writers.net",
   create: (c, ctx) => {
     checkFields(
@@ -149,4 +151,4 @@ registerModule({
     );
     return netWriter(c as unknown as NetWriterOptions, ctx.validating);
   },
-});
+};

@@ -7,9 +7,9 @@
  * @module
  */
 import { asObject, checkFields, optBool } from "../http/config.ts";
-import { HttpConfigError } from "../http/errors.ts";
+import { ConfigError } from "../config/error.ts";
 import type { HttpMetrics } from "./http.ts";
-import type { ProvisionContext } from "../module.ts";
+import type { ProvisionContext } from "../module/mod.ts";
 
 function host(h: string): boolean {
   return !h.includes("*") && !h.includes("{");
@@ -76,7 +76,7 @@ export async function provisionMetrics(
     try {
       push = await startOtlpPush();
     } catch (e) {
-      throw new HttpConfigError("invalid_config", `http.metrics.otlp: ${(e as Error).message}`);
+      throw new ConfigError("invalid_config", `http.metrics.otlp: ${(e as Error).message}`);
     }
     if (push) ctx.onCleanup(() => push.stop());
   }

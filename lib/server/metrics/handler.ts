@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { AdminRoute, ModuleDefinition } from "../module.ts";
+import type { AdminRoute, ModuleDefinition } from "../module/mod.ts";
 import { checkFields, optBool } from "../http/config.ts";
 import type { HttpHandler } from "../http/handler.ts";
 import { installProcessMetrics } from "./process.ts";

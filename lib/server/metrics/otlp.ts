@@ -24,7 +24,7 @@ import {
   type PushMetricExporter,
   type ResourceMetrics,
 } from "@opentelemetry/sdk-metrics";
-import { VERSION } from "../../cli/version.ts";
+import { VERSION } from "../../version.ts";
 import { registry } from "./registry.ts";
 
 function env(name: string): string | undefined {

@@ -11,7 +11,8 @@
  *
  * @module
  */
-import type { ModuleDefinition, ModuleInstance, ProvisionContext } from "../module.ts";
+import type { ModuleDefinition, ProvisionContext } from "../module/mod.ts";
+import type { ModuleInstance } from "../module/instance.ts";
 import { AdminError } from "../errors.ts";
 import type { PkiApp } from "./app.ts";
 import { CertificateAuthority, DEFAULT_CA_ID } from "./ca.ts";

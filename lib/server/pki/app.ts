@@ -10,8 +10,9 @@
  *
  * @module
  */
-import type { App, Logger, ModuleDefinition, ProvisionContext } from "../module.ts";
-import type { Storage } from "../storage/mod.ts";
+import type { ModuleDefinition, ProvisionContext } from "../module/mod.ts";
+import type { App, Logger } from "../module/instance.ts";
+import type { Storage } from "../module/storage.ts";
 import { type CAConfig, CertificateAuthority, decodeCAConfig, DEFAULT_CA_ID } from "./ca.ts";
 
 /** How often CAs check their intermediate (Caddy: 10 minutes). */

@@ -13,8 +13,8 @@
  *
  * @module
  */
-import type { Logger } from "../module.ts";
-import { loadText, type Storage, storageKeys, withLock } from "../storage/mod.ts";
+import type { Logger } from "../module/instance.ts";
+import { loadText, type Storage, storageKeys, withLock } from "../module/storage.ts";
 import {
   certificateFacts,
   generateKey,

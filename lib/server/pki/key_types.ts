@@ -9,7 +9,8 @@
  *
  * @module
  */
-import { type KeyPair, pemEncode, pkcs8ToSec1 } from "./x509.ts";
+import { type KeyPair, pkcs8ToSec1 } from "./x509.ts";
+import { pemEncode } from "./der.ts";
 
 /** A key type of a managed certificate. */
 export type KeyType = "p256" | "p384" | "ed25519" | "rsa2048" | "rsa4096";

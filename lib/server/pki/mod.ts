@@ -5,13 +5,13 @@
  * @example
  * ```ts
  * import "./mod.ts";
- * import { getModule } from "../module.ts";
+ * import { getModule } from "../module/mod.ts";
  * getModule("pki"); // defined
  * ```
  *
  * @module
  */
-import { getModule, type ModuleDefinition, registerModule } from "../module.ts";
+import { getModule, type ModuleDefinition, registerModule } from "../module/mod.ts";
 
 function lazy(id: string, load: () => Promise<ModuleDefinition>): ModuleDefinition {
   let loading: Promise<ModuleDefinition> | undefined;

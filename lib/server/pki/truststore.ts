@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { pemDecode } from "./x509.ts";
+import { pemDecode } from "./der.ts";
 
 /** Where Debian keeps locally added CA certificates. */
 export const SYSTEM_CA_DIR = "/usr/local/share/ca-certificates";

@@ -7,11 +7,21 @@
  * @module
  */
 import type * as X509 from "@peculiar/x509";
+import { derChildren, pemDecode, pemEncode } from "./der.ts";
 
 /** ECDSA P-256 with SHA-256: the key type and signature of every certificate made here. */
 export const EC_P256 = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" } as const;
 
 let lib: Promise<typeof X509> | undefined;
+let loaded: typeof X509 | null = null;
+
+/**
+ * `@peculiar/x509` when {@linkcode x509} has loaded it, else null: for code that must answer
+ * synchronously (placeholders) once something on its path (client authentication) loaded it.
+ */
+export function x509IfLoaded(): typeof X509 | null {
+  return loaded;
+}
 
 /** Loads `@peculiar/x509` (once), giving it the small metadata API its DI container wants. */
 export function x509(): Promise<typeof X509> {
@@ -40,7 +50,7 @@ export function x509(): Promise<typeof X509> {
     }
     const m = await import("@peculiar/x509");
     m.cryptoProvider.set(crypto);
-    return m;
+    return loaded = m;
   })();
 }
 
@@ -59,31 +69,6 @@ function tlv(tag: number, body: Uint8Array): Uint8Array {
   return out;
 }
 
-interface Node {
-  tag: number;
-  body: Uint8Array;
-}
-
-function children(der: Uint8Array): Node[] {
-  const out: Node[] = [];
-  let p = 0;
-  while (p < der.length) {
-    const tag = der[p];
-    let len = der[p + 1];
-    let q = p + 2;
-    if (len & 0x80) {
-      const n = len & 0x7f;
-      if (n === 0 || n > 3) throw new Error("bad DER length");
-      len = 0;
-      for (let i = 0; i < n; i++) len = len * 256 + der[q++];
-    }
-    if (tag === undefined || q + len > der.length) throw new Error("truncated DER");
-    out.push({ tag, body: der.subarray(q, q + len) });
-    p = q + len;
-  }
-  return out;
-}
-
 function concat(...parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let o = 0;
@@ -98,10 +83,10 @@ const OID_EC_PUBLIC_KEY = new Uint8Array([0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x
 
 /** PKCS#8 (WebCrypto export) → SEC1 `ECPrivateKey` with the curve named (RFC 5915). */
 export function pkcs8ToSec1(pkcs8: Uint8Array): Uint8Array {
-  const [info] = children(pkcs8);
-  const [, alg, key] = children(info.body);
-  const curve = children(alg.body)[1];
-  const ec = children(children(key.body)[0].body); // version, privateKey, [0]?, [1]?
+  const [info] = derChildren(pkcs8);
+  const [, alg, key] = derChildren(info.body);
+  const curve = derChildren(alg.body)[1];
+  const ec = derChildren(derChildren(key.body)[0].body); // version, privateKey, [0]?, [1]?
   const parts = [tlv(0x02, ec[0].body), tlv(0x04, ec[1].body), tlv(0xa0, tlv(0x06, curve.body))];
   const pub = ec.find((n) => n.tag === 0xa1);
   if (pub) parts.push(tlv(0xa1, pub.body));
@@ -110,10 +95,10 @@ export function pkcs8ToSec1(pkcs8: Uint8Array): Uint8Array {
 
 /** SEC1 `ECPrivateKey` → PKCS#8 (what WebCrypto imports). */
 function sec1ToPkcs8(sec1: Uint8Array): Uint8Array {
-  const ec = children(children(sec1)[0].body);
+  const ec = derChildren(derChildren(sec1)[0].body);
   const params = ec.find((n) => n.tag === 0xa0);
   if (!params) throw new Error("EC private key without a named curve");
-  const curve = children(params.body)[0];
+  const curve = derChildren(params.body)[0];
   const inner = tlv(
     0x30,
     concat(
@@ -124,33 +109,6 @@ function sec1ToPkcs8(sec1: Uint8Array): Uint8Array {
   );
   const alg = tlv(0x30, concat(tlv(0x06, OID_EC_PUBLIC_KEY), tlv(0x06, curve.body)));
   return tlv(0x30, concat(tlv(0x02, new Uint8Array([0])), alg, tlv(0x04, inner)));
-}
-
-// --- PEM ---------------------------------------------------------------------------------
-
-function b64(der: Uint8Array): string {
-  let s = "";
-  for (let i = 0; i < der.length; i += 0x8000) {
-    s += String.fromCharCode(...der.subarray(i, i + 0x8000));
-  }
-  return btoa(s).replace(/.{64}/g, "$&\n").replace(/\n$/, "");
-}
-
-/** Encodes DER as one PEM block. */
-export function pemEncode(label: string, der: Uint8Array): string {
-  return `-----BEGIN ${label}-----\n${b64(der)}\n-----END ${label}-----\n`;
-}
-
-/** The PEM blocks of a text, in order. */
-export function pemDecode(pem: string): { label: string; der: Uint8Array }[] {
-  const out: { label: string; der: Uint8Array }[] = [];
-  for (const m of pem.matchAll(/-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g)) {
-    out.push({
-      label: m[1],
-      der: Uint8Array.from(atob(m[2].replace(/\s+/g, "")), (c) => c.charCodeAt(0)),
-    });
-  }
-  return out;
 }
 
 /** A key pair with its private key in PEM (`EC PRIVATE KEY`, as Caddy writes it). */

@@ -8,7 +8,8 @@
  *
  * @module
  */
-import type { ModuleDefinition, ModuleInstance } from "../module.ts";
+import type { ModuleDefinition } from "../module/mod.ts";
+import type { ModuleInstance } from "../module/instance.ts";
 import { dataDir } from "./dirs.ts";
 import {
   cleanUpOwnLocks,
@@ -23,7 +24,7 @@ import {
   StorageNotFoundError,
   trackLock,
   untrackLock,
-} from "./mod.ts";
+} from "../module/storage.ts";
 
 export { cleanUpOwnLocks };
 

@@ -23,7 +23,8 @@
  * @module
  */
 import type { Client, ResultSet } from "@libsql/client";
-import type { ModuleDefinition, ModuleInstance } from "../module.ts";
+import type { ModuleDefinition } from "../module/mod.ts";
+import type { ModuleInstance } from "../module/instance.ts";
 import {
   isNotFound,
   type KeyInfo,
@@ -36,7 +37,7 @@ import {
   StorageNotFoundError,
   trackLock,
   untrackLock,
-} from "./mod.ts";
+} from "../module/storage.ts";
 import { preparePrivateLibsqlFile, tightenLibsqlSideFiles } from "./private_files.ts";
 
 /** Options of a libSQL storage. */

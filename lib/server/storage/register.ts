@@ -5,13 +5,13 @@
  * @example
  * ```ts
  * import "./register.ts";
- * import { getModule } from "../module.ts";
+ * import { getModule } from "../module/mod.ts";
  * getModule("caddy.storage.libsql"); // defined
  * ```
  *
  * @module
  */
-import { getModule, type ModuleDefinition, registerModule } from "../module.ts";
+import { getModule, type ModuleDefinition, registerModule } from "../module/mod.ts";
 import { fileSystemStorageModule } from "./file_system.ts";
 
 const libsqlLazy: ModuleDefinition = {

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { isNotFound, normalizeKey, type Storage } from "./mod.ts";
+import { isNotFound, normalizeKey, type Storage } from "../module/storage.ts";
 import { readTar, tarEnd, tarEntry, TarError } from "./tar.ts";
 
 /**

@@ -19,9 +19,11 @@
  *
  * @module
  */
-import type { App, ModuleDefinition, ProvisionContext } from "../module.ts";
+import type { ModuleDefinition, ProvisionContext } from "../module/mod.ts";
+import type { App } from "../module/instance.ts";
 import { certificateFacts } from "../pki/x509.ts";
 import {
+  askManagers,
   type Automation,
   type AutomationPolicy,
   decodeAutomation,
@@ -31,25 +33,17 @@ import {
   qualifiesForCertificate,
   wildcardCovers,
 } from "./automation.ts";
-import {
-  type CachedCertificate,
-  CertificateCache,
-  type CertificateGetter,
-  normalizeName,
-} from "./cache.ts";
-import {
-  loadCertificates,
-  type LoadedCertificate,
-  tlsCheckFields,
-  TlsConfigError,
-} from "./certificates.ts";
+import { type CachedCertificate, CertificateCache } from "./cache.ts";
+import { normalizeName } from "../net/host.ts";
+import type { CertificateGetter } from "../module/listener.ts";
+import { loadCertificates, type LoadedCertificate, tlsCheckFields } from "./certificates.ts";
+import { ConfigError } from "../config/error.ts";
 import type { Issuer } from "./issuer.ts";
 import { CertificateManager } from "./manager.ts";
 import { OnDemand } from "./on_demand.ts";
 import { loadDnsProvider, setDnsDefaults } from "./dns/provider.ts";
 import { parseResolvers } from "./dns/resolvers.ts";
 import { cleanStorages } from "./storage_clean.ts";
-import { askManagers } from "./cert_managers.ts";
 import type { ConnectionPolicy } from "./policies.ts";
 
 /** The running `tls` app of one config. */
@@ -94,7 +88,7 @@ export class TlsApp implements App {
     ], "tls");
     const tickets = config.session_tickets;
     if (tickets !== undefined && tickets !== null && Object.keys(tickets as object).length) {
-      throw new TlsConfigError(
+      throw new ConfigError(
         "unsupported",
         "tls.session_tickets: session ticket keys are kept and rotated by the TLS library here " +
           "(tickets on); none of their settings can be changed: remove session_tickets",
@@ -102,7 +96,7 @@ export class TlsApp implements App {
     }
     for (const k of ["disable_storage_check", "disable_storage_clean"]) {
       if (config[k] !== undefined && typeof config[k] !== "boolean") {
-        throw new TlsConfigError("invalid_config", `tls.${k}: must be a boolean`);
+        throw new ConfigError("invalid_config", `tls.${k}: must be a boolean`);
       }
     }
     // The default DNS provider and resolvers, before the issuers that use them load.
@@ -121,7 +115,7 @@ export class TlsApp implements App {
     ) {
       const { automate: a, ...rest } = certsRaw;
       if (!Array.isArray(a) || a.some((n) => typeof n !== "string")) {
-        throw new TlsConfigError(
+        throw new ConfigError(
           "invalid_config",
           "tls.certificates.automate: must be an array of strings",
         );
@@ -138,7 +132,7 @@ export class TlsApp implements App {
       try {
         facts = await certificateFacts(c.cert);
       } catch (e) {
-        throw new TlsConfigError(
+        throw new ConfigError(
           "certificate_load",
           `${c.source}: certificate: ${(e as Error).message}`,
         );
@@ -227,7 +221,7 @@ export class TlsApp implements App {
         wildcardCovers(name, [this.#toManage, batch, this.#automate])
       ) continue;
       if (!qualifiesForCertificate(name)) {
-        throw new TlsConfigError("invalid_config", `${raw}: not a name a certificate can have`);
+        throw new ConfigError("invalid_config", `${raw}: not a name a certificate can have`);
       }
       const policy = await this.policyFor(name);
       if (policy.managers?.length && !policy.issuers.length) {
@@ -240,7 +234,7 @@ export class TlsApp implements App {
         continue;
       }
       if (!policy.issuers.length) {
-        throw new TlsConfigError(
+        throw new ConfigError(
           "unsupported",
           `${name}: ${policy.where} has no issuer that can obtain its certificate ` +
             `(add {"module":"acme"} or {"module":"internal"} to its issuers)`,
@@ -444,7 +438,7 @@ export class TlsApp implements App {
  *
  * @example
  * ```ts
- * import { registerModule } from "../module.ts";
+ * import { registerModule } from "../module/mod.ts";
  * import { tlsAppModule } from "./app.ts";
  * registerModule(tlsAppModule); // done once by lib/server/tls/mod.ts
  * ```

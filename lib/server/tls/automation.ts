@@ -27,11 +27,13 @@
  *
  * @module
  */
-import { getModule, type ModuleInstance, type ProvisionContext } from "../module.ts";
-import type { Storage } from "../storage/mod.ts";
-import { parseDuration } from "../duration.ts";
-import { TlsConfigError } from "./certificates.ts";
-import { noteAcceptedFields } from "../http/config.ts";
+import { getModule, type ProvisionContext } from "../module/mod.ts";
+import type { Logger, ModuleInstance } from "../module/instance.ts";
+import type { CertifiedKey } from "../module/listener.ts";
+import type { Storage } from "../module/storage.ts";
+import { durationMs } from "../config/duration.ts";
+import { ConfigError } from "../config/error.ts";
+import { noteAcceptedFields } from "../config/decode.ts";
 import { isIP } from "../pki/x509.ts";
 import type { Issuer } from "./issuer.ts";
 import { decodeOnDemand, type OnDemandConfig } from "./on_demand.ts";
@@ -150,12 +152,12 @@ export async function defaultPublicIssuers(ctx: ProvisionContext): Promise<Issue
 }
 
 async function loadIssuers(raw: unknown, where: string, ctx: ProvisionContext): Promise<Issuer[]> {
-  if (!Array.isArray(raw)) throw new TlsConfigError("invalid_config", `${where}: must be an array`);
+  if (!Array.isArray(raw)) throw new ConfigError("invalid_config", `${where}: must be an array`);
   const out: Issuer[] = [];
   for (let i = 0; i < raw.length; i++) {
     const mod = (raw[i] as Raw | null)?.module;
     if (typeof mod === "string" && !getModule(`tls.issuance.${mod}`)) {
-      throw new TlsConfigError(
+      throw new ConfigError(
         "unsupported",
         `${where}[${i}]: issuer module "${mod}" is not available in this build`,
       );
@@ -170,7 +172,7 @@ async function loadManagers(
   where: string,
   ctx: ProvisionContext,
 ): Promise<CertificateManagerModule[]> {
-  if (!Array.isArray(raw)) throw new TlsConfigError("invalid_config", `${where}: must be an array`);
+  if (!Array.isArray(raw)) throw new ConfigError("invalid_config", `${where}: must be an array`);
   const out: CertificateManagerModule[] = [];
   for (let i = 0; i < raw.length; i++) {
     out.push(await ctx.loadModule<CertificateManagerModule>("tls.get_certificate", "via", raw[i]));
@@ -185,12 +187,12 @@ export async function decodePolicy(
   ctx: ProvisionContext,
 ): Promise<AutomationPolicy> {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw new TlsConfigError("invalid_config", `${where}: must be an object`);
+    throw new ConfigError("invalid_config", `${where}: must be an object`);
   }
   const p = raw as Raw;
   for (const [k, why] of Object.entries(REFUSED)) {
     if (p[k] !== undefined && p[k] !== false) {
-      throw new TlsConfigError("unsupported", `${where}.${k}: ${why}`);
+      throw new ConfigError("unsupported", `${where}.${k}: ${why}`);
     }
   }
   const fields = [
@@ -206,25 +208,25 @@ export async function decodePolicy(
   noteAcceptedFields(where, [...fields, ...Object.keys(REFUSED)]);
   for (const k of Object.keys(p)) {
     if (!fields.includes(k) && !(k in REFUSED)) {
-      throw new TlsConfigError("unknown_field", `${where}: unknown field "${k}"`);
+      throw new ConfigError("unknown_field", `${where}: unknown field "${k}"`);
     }
   }
   const subjects = p.subjects ?? [];
   if (!Array.isArray(subjects) || subjects.some((s) => typeof s !== "string")) {
-    throw new TlsConfigError("invalid_config", `${where}.subjects: must be an array of strings`);
+    throw new ConfigError("invalid_config", `${where}.subjects: must be an array of strings`);
   }
   let keyType: KeyType;
   try {
     keyType = parseKeyType(p.key_type, `${where}.key_type`);
   } catch (e) {
-    throw new TlsConfigError("invalid_config", (e as Error).message);
+    throw new ConfigError("invalid_config", (e as Error).message);
   }
   if (p.on_demand !== undefined && typeof p.on_demand !== "boolean") {
-    throw new TlsConfigError("invalid_config", `${where}.on_demand: must be a boolean`);
+    throw new ConfigError("invalid_config", `${where}.on_demand: must be a boolean`);
   }
   const ratio = p.renewal_window_ratio ?? 0;
   if (typeof ratio !== "number" || ratio < 0 || ratio >= 1) {
-    throw new TlsConfigError("invalid_config", `${where}.renewal_window_ratio: must be in [0, 1)`);
+    throw new ConfigError("invalid_config", `${where}.renewal_window_ratio: must be in [0, 1)`);
   }
   const storage = p.storage === undefined
     ? ctx.storage
@@ -269,7 +271,7 @@ export async function decodeAutomation(raw: unknown, ctx: ProvisionContext): Pro
     };
   }
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw new TlsConfigError("invalid_config", "tls.automation: must be an object");
+    throw new ConfigError("invalid_config", "tls.automation: must be an object");
   }
   const a = raw as Raw;
   const fields = [
@@ -282,12 +284,12 @@ export async function decodeAutomation(raw: unknown, ctx: ProvisionContext): Pro
   noteAcceptedFields("tls.automation", fields);
   for (const k of Object.keys(a)) {
     if (!fields.includes(k)) {
-      throw new TlsConfigError("unknown_field", `tls.automation: unknown field "${k}"`);
+      throw new ConfigError("unknown_field", `tls.automation: unknown field "${k}"`);
     }
   }
   const list = a.policies ?? [];
   if (!Array.isArray(list)) {
-    throw new TlsConfigError("invalid_config", "tls.automation.policies: must be an array");
+    throw new ConfigError("invalid_config", "tls.automation.policies: must be an array");
   }
   const policies: AutomationPolicy[] = [];
   for (let i = 0; i < list.length; i++) {
@@ -299,7 +301,7 @@ export async function decodeAutomation(raw: unknown, ctx: ProvisionContext): Pro
   policies.forEach((p, i) => {
     if (!p.subjects.length) {
       if (catchAll >= 0) {
-        throw new TlsConfigError(
+        throw new ConfigError(
           "invalid_config",
           `tls.automation.policies[${i}]: a second catch-all policy (no subjects) would never be used`,
         );
@@ -308,7 +310,7 @@ export async function decodeAutomation(raw: unknown, ctx: ProvisionContext): Pro
     }
     for (const s of p.subjects) {
       if (seen.has(s)) {
-        throw new TlsConfigError(
+        throw new ConfigError(
           "invalid_config",
           `tls.automation.policies[${i}]: ${s} already has policy ${seen.get(s)}`,
         );
@@ -317,7 +319,7 @@ export async function decodeAutomation(raw: unknown, ctx: ProvisionContext): Pro
     }
   });
   if (a.ocsp_interval !== undefined) {
-    throw new TlsConfigError(
+    throw new ConfigError(
       "unsupported",
       "tls.automation.ocsp_interval: OCSP is not used by Gatehouse (responses are neither " +
         "stapled nor fetched), so there is no OCSP check to schedule; remove the field",
@@ -342,14 +344,46 @@ export async function decodeAutomation(raw: unknown, ctx: ProvisionContext): Pro
 
 function positiveDuration(a: Raw, key: string, fallback: number): number {
   if (a[key] === undefined) return fallback;
-  let ms: number;
-  try {
-    ms = parseDuration(a[key]);
-  } catch (e) {
-    throw new TlsConfigError("invalid_config", `tls.automation.${key}: ${(e as Error).message}`);
-  }
+  const ms = durationMs(a[key], `tls.automation.${key}`);
   if (!(ms > 0)) {
-    throw new TlsConfigError("invalid_config", `tls.automation.${key}: must be positive`);
+    throw new ConfigError("invalid_config", `tls.automation.${key}: must be positive`);
   }
   return ms;
+}
+
+/**
+ * A certificate from the `get_certificate` managers of the first configured policy for `name`
+ * (the first manager that has one); null when none has, or on an error (logged, as certmagic
+ * does; the handshake then fails).
+ *
+ * @example
+ * ```ts ignore
+ * const got = await askManagers(policies, "example.com", "127.0.0.1", logger);
+ * ```
+ */
+export async function askManagers(
+  policies: AutomationPolicy[],
+  name: string,
+  localIp: string,
+  log: Logger,
+): Promise<CertifiedKey | null> {
+  const policy = policies.find((p) =>
+    !p.subjects.length || p.subjects.some((s) => matchWildcard(name, s))
+  );
+  if (!policy?.managers?.length) return null;
+  const ip = localIp && localIp !== "0.0.0.0" && localIp !== "::" ? localIp : undefined;
+  for (let i = 0; i < policy.managers.length; i++) {
+    try {
+      const got = await policy.managers[i].getCertificate({ serverName: name, localIp: ip });
+      if (got) return got;
+    } catch (e) {
+      log.error("external certificate manager", {
+        sni: name,
+        cert_manager_idx: i,
+        error: (e as Error).message,
+      });
+      return null;
+    }
+  }
+  return null;
 }

@@ -14,14 +14,8 @@
  *
  * @module
  */
-
-/** A certificate with its key, as a listener needs it. */
-export interface CertifiedKey {
-  /** PEM chain, leaf first. */
-  cert: string;
-  /** PEM private key. */
-  key: string;
-}
+import type { CertifiedKey } from "../module/listener.ts";
+import { normalizeName } from "../net/host.ts";
 
 /** One certificate of the cache. */
 export interface CachedCertificate extends CertifiedKey {
@@ -41,32 +35,6 @@ export interface CachedCertificate extends CertifiedKey {
 
 /** Selects among the certificates of a name (a connection policy's tag rules). */
 export type CertificateFilter = (c: CachedCertificate) => boolean;
-
-/** What a listener asks for each TLS handshake. */
-export interface CertificateGetter {
-  /**
-   * The certificate for `serverName` (the SNI, lower case; `""` when the client sent none), or
-   * null when there is none (the handshake then fails).
-   */
-  getCertificate(serverName: string): Promise<CertifiedKey | null>;
-  /** Calls `fn` whenever a certificate was added, replaced or removed; returns an unsubscribe. */
-  subscribe(fn: () => void): () => void;
-  /**
-   * The one certificate this getter gives for every server name it answers, when the answer
-   * cannot depend on the name right now (exactly one certificate can be chosen, it covers every
-   * host name the server's routes serve, and no name can get another one later: no on-demand
-   * policy, nothing still being obtained); null when it depends on the name. A listener may
-   * then hold it instead of asking per handshake (a name no certificate covers and no route
-   * serves gets it too, instead of a failed handshake). Asked again after every change
-   * announced to subscribers.
-   */
-  fixedCertificate?(): Promise<CertifiedKey | null>;
-}
-
-/** Lower case, no trailing dot, no brackets around IPv6. */
-export function normalizeName(name: string): string {
-  return name.trim().toLowerCase().replace(/\.$/, "").replace(/^\[(.*)\]$/, "$1");
-}
 
 /** The cache. */
 export class CertificateCache {

@@ -23,11 +23,13 @@
  *
  * @module
  */
-import { didYouMean } from "../adapters/gatehousefile/dispenser.ts";
-import { type Helper, unmarshalModule } from "../adapters/gatehousefile/helper.ts";
-import type { IssuerJSON } from "../adapters/gatehousefile/options_tls.ts";
-import type { ConfigValue } from "../adapters/gatehousefile/types.ts";
-import { goParseFloat, parseCaddyDuration } from "../adapters/gatehousefile/values.ts";
+import { didYouMean } from "../caddyfile/dispenser.ts";
+import type { Helper } from "../caddyfile/helper.ts";
+import { unmarshalModule } from "../caddyfile/registry.ts";
+import type { IssuerJSON } from "./issuers_caddyfile.ts";
+import type { ConfigValue } from "../caddyfile/types.ts";
+import { goParseFloat } from "../config/go_values.ts";
+import { parseDuration } from "../config/duration.ts";
 import { parseClientAuth } from "./client_auth_caddyfile.ts";
 import { implicitACMEIssuers } from "./issuers_caddyfile.ts";
 
@@ -242,7 +244,7 @@ export function parseTLS(h: Helper): ConfigValue[] {
         if (sub === "propagation_timeout" && s === "-1") v = -1;
         else {
           try {
-            v = parseCaddyDuration(s);
+            v = parseDuration(s);
           } catch (e) {
             throw h.err(`invalid ${sub} duration ${s}: ${(e as Error).message}`);
           }

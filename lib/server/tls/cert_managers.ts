@@ -18,11 +18,12 @@
  *
  * @module
  */
-import type { Logger, ModuleDefinition, ModuleInstance } from "../module.ts";
-import { type AutomationPolicy, matchWildcard } from "./automation.ts";
+import type { ModuleDefinition } from "../module/mod.ts";
+import type { ModuleInstance } from "../module/instance.ts";
 import { certificateFacts } from "../pki/x509.ts";
-import type { CertifiedKey } from "./cache.ts";
-import { tlsCheckFields, TlsConfigError } from "./certificates.ts";
+import type { CertifiedKey } from "../module/listener.ts";
+import { tlsCheckFields } from "./certificates.ts";
+import { ConfigError } from "../config/error.ts";
 
 /** What a manager learns of a handshake. */
 export interface HandshakeInfo {
@@ -101,7 +102,7 @@ export const httpCertGetterModule: ModuleDefinition<HttpCertGetter> = {
       url = typeof config.url === "string" ? new URL(config.url) : undefined;
     } catch { /* refused below */ }
     if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
-      throw new TlsConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}.url: required, an http(s) URL answering certificates (got ${
           JSON.stringify(config.url)
@@ -111,40 +112,3 @@ export const httpCertGetterModule: ModuleDefinition<HttpCertGetter> = {
     return new HttpCertGetter(url);
   },
 };
-
-/**
- * A certificate from the `get_certificate` managers of the first configured policy for `name`
- * (the first manager that has one); null when none has, or on an error (logged, as certmagic
- * does; the handshake then fails).
- *
- * @example
- * ```ts ignore
- * const got = await askManagers(policies, "example.com", "127.0.0.1", logger);
- * ```
- */
-export async function askManagers(
-  policies: AutomationPolicy[],
-  name: string,
-  localIp: string,
-  log: Logger,
-): Promise<CertifiedKey | null> {
-  const policy = policies.find((p) =>
-    !p.subjects.length || p.subjects.some((s) => matchWildcard(name, s))
-  );
-  if (!policy?.managers?.length) return null;
-  const ip = localIp && localIp !== "0.0.0.0" && localIp !== "::" ? localIp : undefined;
-  for (let i = 0; i < policy.managers.length; i++) {
-    try {
-      const got = await policy.managers[i].getCertificate({ serverName: name, localIp: ip });
-      if (got) return got;
-    } catch (e) {
-      log.error("external certificate manager", {
-        sni: name,
-        cert_manager_idx: i,
-        error: (e as Error).message,
-      });
-      return null;
-    }
-  }
-  return null;
-}

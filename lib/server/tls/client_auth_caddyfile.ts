@@ -5,10 +5,9 @@
  *
  * @module
  */
-import { didYouMean, type Dispenser } from "../adapters/gatehousefile/dispenser.ts";
-import { unmarshalModule } from "../adapters/gatehousefile/helper.ts";
-import { registerSyntax } from "../adapters/gatehousefile/registry.ts";
-import { parseCaddyDuration } from "../adapters/gatehousefile/values.ts";
+import { didYouMean, type Dispenser } from "../caddyfile/dispenser.ts";
+import { registerSyntax, unmarshalModule } from "../caddyfile/registry.ts";
+import { parseDuration } from "../config/duration.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -145,7 +144,7 @@ function tlsClientConfig(d: Dispenser): Obj {
       case "handshake_timeout":
         if (!d.nextArg()) throw d.argErr();
         try {
-          t.handshake_timeout = parseCaddyDuration(d.val());
+          t.handshake_timeout = parseDuration(d.val());
         } catch (e) {
           throw d.err(`bad timeout value '${d.val()}': ${(e as Error).message}`);
         }

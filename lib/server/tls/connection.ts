@@ -12,7 +12,7 @@
  *
  * @module
  */
-import type { ServeInfo } from "../module.ts";
+import type { ServeInfo } from "../module/listener.ts";
 
 function hostName(request: Request): string {
   let host = request.headers.get("host");

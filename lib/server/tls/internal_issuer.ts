@@ -6,8 +6,8 @@
  *
  * @module
  */
-import type { ModuleDefinition, ProvisionContext } from "../module.ts";
-import { parseDuration } from "../duration.ts";
+import type { ModuleDefinition, ProvisionContext } from "../module/mod.ts";
+import { durationMs } from "../config/duration.ts";
 import type { PkiApp } from "../pki/app.ts";
 import type { CertificateAuthority } from "../pki/ca.ts";
 import { LIFETIMES, makeLeaf } from "../pki/x509.ts";
@@ -44,7 +44,7 @@ export class InternalIssuer implements Issuer {
     }
     const lifetime = config.lifetime === undefined
       ? LIFETIMES.leaf
-      : parseDuration(config.lifetime);
+      : durationMs(config.lifetime, "internal issuer: lifetime");
     if (!(lifetime > 0)) throw new Error("internal issuer: lifetime must be positive");
     const pki = await ctx.app<PkiApp>("pki");
     if (!pki) throw new Error("internal issuer: the pki app could not be provisioned");

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { ModuleInstance } from "../module.ts";
+import type { ModuleInstance } from "../module/instance.ts";
 import type { KeyPair } from "../pki/x509.ts";
 
 /** What an issuer is asked for. */

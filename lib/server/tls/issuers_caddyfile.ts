@@ -5,13 +5,24 @@
  *
  * @module
  */
-import type { Dispenser } from "../adapters/gatehousefile/dispenser.ts";
-import { type Helper, unmarshalModule } from "../adapters/gatehousefile/helper.ts";
-import type { IssuerJSON } from "../adapters/gatehousefile/options_tls.ts";
-import { registerSyntax } from "../adapters/gatehousefile/registry.ts";
-import { defaultIssuers } from "../adapters/gatehousefile/automation.ts";
-import { cloneJSON } from "../adapters/gatehousefile/types.ts";
-import { goAtoiStrict, parseCaddyDuration } from "../adapters/gatehousefile/values.ts";
+import type { Dispenser } from "../caddyfile/dispenser.ts";
+import type { Helper } from "../caddyfile/helper.ts";
+import { registerSyntax, unmarshalModule } from "../caddyfile/registry.ts";
+import { cloneJSON } from "../caddyfile/types.ts";
+import { goAtoiStrict } from "../caddyfile/values.ts";
+import { parseDuration } from "../config/duration.ts";
+
+/** An issuer's JSON (`module` names it). */
+export type IssuerJSON = Record<string, unknown> & { module: string };
+
+/** Caddy's default issuers for a policy without any: ACME, plus ZeroSSL's ACME with an email. */
+export function defaultIssuers(email: string): IssuerJSON[] {
+  const out: IssuerJSON[] = [{ module: "acme" }];
+  if (email.trim() !== "") {
+    out.push({ module: "acme", ca: "https://acme.zerossl.com/v2/DV90", email });
+  }
+  return out;
+}
 
 type Obj = Record<string, unknown>;
 const sub = (o: Obj, k: string): Obj => (o[k] ??= {}) as Obj;
@@ -45,11 +56,7 @@ export function parsePreferredChains(d: Dispenser): Obj {
 }
 
 function duration(d: Dispenser, what: string, s: string): number {
-  try {
-    return parseCaddyDuration(s);
-  } catch (e) {
-    throw d.err(`invalid ${what} duration ${s}: ${(e as Error).message}`);
-  }
+  return d.duration((text, reason) => `invalid ${what} duration ${text}: ${reason}`, s);
 }
 
 function port(d: Dispenser): number {
@@ -214,7 +221,7 @@ function internalIssuer(d: Dispenser): Obj {
       }
       case "lifetime":
         if (!d.nextArg()) throw d.argErr();
-        iss.lifetime = parseCaddyDuration(d.val());
+        iss.lifetime = parseDuration(d.val());
         break;
       case "sign_with_root":
         if (d.nextArg()) throw d.argErr();

@@ -12,14 +12,14 @@
  *
  * @module
  */
-import type { Logger } from "../module.ts";
-import { loadText, type Storage, storageKeys, withLock } from "../storage/mod.ts";
+import type { Logger } from "../module/instance.ts";
+import { loadText, type Storage, storageKeys, withLock } from "../module/storage.ts";
 import { certificateFacts, inRenewalWindow } from "../pki/x509.ts";
 import { generateKeyOfType } from "../pki/key_types.ts";
 import { checkStorage } from "./storage_clean.ts";
 import type { AutomationPolicy } from "./automation.ts";
 import type { CachedCertificate, CertificateCache } from "./cache.ts";
-import { normalizeName } from "./cache.ts";
+import { normalizeName } from "../net/host.ts";
 
 const MAX_RETRY_MS = 10 * 60_000;
 

@@ -8,13 +8,13 @@
  * @example
  * ```ts
  * import "./mod.ts";
- * import { getModule } from "../module.ts";
+ * import { getModule } from "../module/mod.ts";
  * getModule("tls"); // defined
  * ```
  *
  * @module
  */
-import { getModule, type ModuleDefinition, registerModule } from "../module.ts";
+import { getModule, type ModuleDefinition, registerModule } from "../module/mod.ts";
 import { tlsAppModule } from "./app.ts";
 import "./dns/mod.ts";
 
@@ -71,12 +71,7 @@ for (
   if (!getModule(m.id)) registerModule(m);
 }
 
-export {
-  loadCertificates,
-  type LoadedCertificate,
-  parseCertificate,
-  TlsConfigError,
-  type TlsConfigErrorCode,
-} from "./certificates.ts";
+export { loadCertificates, type LoadedCertificate, parseCertificate } from "./certificates.ts";
 export { type ConnectionPolicy, parseConnectionPolicies } from "./policies.ts";
-export type { CertificateGetter, CertifiedKey } from "./cache.ts";
+export type { CertifiedKey } from "../module/listener.ts";
+export type { CertificateGetter } from "../module/listener.ts";

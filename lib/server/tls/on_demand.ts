@@ -16,9 +16,10 @@
  *
  * @module
  */
-import { parseDuration } from "../duration.ts";
-import type { Logger } from "../module.ts";
-import { tlsCheckFields, TlsConfigError } from "./certificates.ts";
+import { durationMs } from "../config/duration.ts";
+import type { Logger } from "../module/instance.ts";
+import { tlsCheckFields } from "./certificates.ts";
+import { ConfigError } from "../config/error.ts";
 
 /** The decoded `on_demand` section. */
 export interface OnDemandConfig {
@@ -32,16 +33,16 @@ type Raw = Record<string, unknown>;
 
 function checkUrl(v: unknown, where: string): string {
   if (typeof v !== "string" || !v) {
-    throw new TlsConfigError("invalid_config", `${where}: must be a URL`);
+    throw new ConfigError("invalid_config", `${where}: must be a URL`);
   }
   let u: URL;
   try {
     u = new URL(v);
   } catch {
-    throw new TlsConfigError("invalid_config", `${where}: not a URL: ${JSON.stringify(v)}`);
+    throw new ConfigError("invalid_config", `${where}: not a URL: ${JSON.stringify(v)}`);
   }
   if (u.protocol !== "http:" && u.protocol !== "https:") {
-    throw new TlsConfigError("invalid_config", `${where}: must be an http or https URL`);
+    throw new ConfigError("invalid_config", `${where}: must be an http or https URL`);
   }
   return v;
 }
@@ -57,13 +58,13 @@ function checkUrl(v: unknown, where: string): string {
  */
 export function decodeOnDemand(raw: unknown, where: string): OnDemandConfig {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw new TlsConfigError("invalid_config", `${where}: must be an object`);
+    throw new ConfigError("invalid_config", `${where}: must be an object`);
   }
   const r = raw as Raw;
   tlsCheckFields(r, ["ask", "permission", "rate_limit"], where);
   const out: OnDemandConfig = {};
   if (r.ask !== undefined && r.permission !== undefined) {
-    throw new TlsConfigError(
+    throw new ConfigError(
       "invalid_config",
       `${where}: ask and permission are two ways to say the same; give one`,
     );
@@ -72,10 +73,10 @@ export function decodeOnDemand(raw: unknown, where: string): OnDemandConfig {
   if (r.permission !== undefined) {
     const p = r.permission as Raw;
     if (typeof p !== "object" || p === null || Array.isArray(p)) {
-      throw new TlsConfigError("invalid_config", `${where}.permission: must be an object`);
+      throw new ConfigError("invalid_config", `${where}.permission: must be an object`);
     }
     if (p.module !== "http") {
-      throw new TlsConfigError(
+      throw new ConfigError(
         "unsupported",
         `${where}.permission.module: only "http" is available, got ${JSON.stringify(p.module)}`,
       );
@@ -86,21 +87,13 @@ export function decodeOnDemand(raw: unknown, where: string): OnDemandConfig {
   if (r.rate_limit !== undefined) {
     const rl = r.rate_limit as Raw;
     if (typeof rl !== "object" || rl === null || Array.isArray(rl)) {
-      throw new TlsConfigError("invalid_config", `${where}.rate_limit: must be an object`);
+      throw new ConfigError("invalid_config", `${where}.rate_limit: must be an object`);
     }
     tlsCheckFields(rl, ["interval", "burst"], `${where}.rate_limit`);
-    let intervalMs: number;
-    try {
-      intervalMs = parseDuration(rl.interval);
-    } catch (e) {
-      throw new TlsConfigError(
-        "invalid_config",
-        `${where}.rate_limit.interval: ${(e as Error).message}`,
-      );
-    }
+    const intervalMs = durationMs(rl.interval, `${where}.rate_limit.interval`);
     const burst = rl.burst;
     if (!(intervalMs > 0) || typeof burst !== "number" || !Number.isInteger(burst) || burst < 1) {
-      throw new TlsConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}.rate_limit: interval (a positive duration) and burst (a positive integer) ` +
           `are both required`,

@@ -7,7 +7,8 @@
  *
  * @module
  */
-import { tlsCheckFields, TlsConfigError } from "./certificates.ts";
+import { tlsCheckFields } from "./certificates.ts";
+import { ConfigError } from "../config/error.ts";
 
 /** One decoded connection policy. */
 export interface ConnectionPolicy {
@@ -38,7 +39,7 @@ function strings(raw: Raw, key: string, where: string): string[] {
   const v = raw[key];
   if (v === undefined) return [];
   if (!Array.isArray(v) || v.some((x) => typeof x !== "string")) {
-    throw new TlsConfigError("invalid_config", `${where}.${key}: must be an array of strings`);
+    throw new ConfigError("invalid_config", `${where}.${key}: must be an array of strings`);
   }
   return v as string[];
 }
@@ -47,7 +48,7 @@ function object(raw: Raw, key: string, where: string): Raw | undefined {
   const v = raw[key];
   if (v === undefined) return undefined;
   if (typeof v !== "object" || v === null || Array.isArray(v)) {
-    throw new TlsConfigError("invalid_config", `${where}.${key}: must be an object`);
+    throw new ConfigError("invalid_config", `${where}.${key}: must be an object`);
   }
   return v as Raw;
 }
@@ -56,10 +57,10 @@ function checkVersion(raw: Raw, key: string, where: string, deno: string): void 
   const v = raw[key];
   if (v === undefined) return;
   if (v !== "tls1.2" && v !== "tls1.3") {
-    throw new TlsConfigError("invalid_config", `${where}.${key}: must be "tls1.2" or "tls1.3"`);
+    throw new ConfigError("invalid_config", `${where}.${key}: must be "tls1.2" or "tls1.3"`);
   }
   if (v !== deno) {
-    throw new TlsConfigError(
+    throw new ConfigError(
       "unsupported",
       `${where}.${key}: ${v} cannot be enforced: Deno.serve always negotiates TLS 1.2 or 1.3 ` +
         `(only ${key}: "${deno}" is accepted)`,
@@ -67,18 +68,18 @@ function checkVersion(raw: Raw, key: string, where: string, deno: string): void 
   }
 }
 
-/** Decodes `tls_connection_policies`; throws a TlsConfigError for what Deno cannot do. */
+/** Decodes `tls_connection_policies`; throws a ConfigError for what Deno cannot do. */
 export function parseConnectionPolicies(raw: unknown, where: string): ConnectionPolicy[] {
-  if (!Array.isArray(raw)) throw new TlsConfigError("invalid_config", `${where}: must be an array`);
+  if (!Array.isArray(raw)) throw new ConfigError("invalid_config", `${where}: must be an array`);
   return raw.map((p, i) => {
     const w = `${where}[${i}]`;
     if (typeof p !== "object" || p === null || Array.isArray(p)) {
-      throw new TlsConfigError("invalid_config", `${w}: must be an object`);
+      throw new ConfigError("invalid_config", `${w}: must be an object`);
     }
     const policy = p as Raw;
     for (const [k, why] of Object.entries(UNSUPPORTED)) {
       if (policy[k] !== undefined) {
-        throw new TlsConfigError("unsupported", `${w}.${k}: not supported (${why})`);
+        throw new ConfigError("unsupported", `${w}.${k}: not supported (${why})`);
       }
     }
     tlsCheckFields(policy, [
@@ -94,7 +95,7 @@ export function parseConnectionPolicies(raw: unknown, where: string): Connection
     const match = object(policy, "match", w) ?? {};
     for (const k of Object.keys(match)) {
       if (k !== "sni") {
-        throw new TlsConfigError(
+        throw new ConfigError(
           "unsupported",
           `${w}.match.${k}: not supported (Deno.serve chooses no policy per connection; ` +
             `only match.sni is accepted, to choose the certificate)`,
@@ -104,7 +105,7 @@ export function parseConnectionPolicies(raw: unknown, where: string): Connection
     const sel = object(policy, "certificate_selection", w) ?? {};
     for (const k of Object.keys(sel)) {
       if (k !== "any_tag" && k !== "all_tags") {
-        throw new TlsConfigError(
+        throw new ConfigError(
           "unsupported",
           `${w}.certificate_selection.${k}: not supported (only any_tag and all_tags)`,
         );
@@ -114,7 +115,7 @@ export function parseConnectionPolicies(raw: unknown, where: string): Connection
     if (alpn.length) {
       const set = new Set(alpn);
       if (set.size !== 2 || !set.has("h2") || !set.has("http/1.1")) {
-        throw new TlsConfigError(
+        throw new ConfigError(
           "unsupported",
           `${w}.alpn: Deno.serve always offers exactly "h2" and "http/1.1"; ` +
             `got ${JSON.stringify(alpn)}`,
@@ -125,7 +126,7 @@ export function parseConnectionPolicies(raw: unknown, where: string): Connection
     checkVersion(policy, "protocol_max", w, "tls1.3");
     for (const k of ["default_sni", "fallback_sni"]) {
       if (policy[k] !== undefined && typeof policy[k] !== "string") {
-        throw new TlsConfigError("invalid_config", `${w}.${k}: must be a string`);
+        throw new ConfigError("invalid_config", `${w}.${k}: must be a string`);
       }
     }
     return {

@@ -13,7 +13,8 @@
  *
  * @module
  */
-import type { ModuleDefinition, ModuleInstance } from "../module.ts";
+import type { ModuleDefinition } from "../module/mod.ts";
+import type { ModuleInstance } from "../module/instance.ts";
 import { AdminError } from "../errors.ts";
 import type { TlsApp } from "./app.ts";
 

@@ -15,8 +15,8 @@
  *
  * @module
  */
-import type { Logger } from "../module.ts";
-import { loadText, type Storage, withLock } from "../storage/mod.ts";
+import type { Logger } from "../module/instance.ts";
+import { loadText, type Storage, withLock } from "../module/storage.ts";
 import { certificateFacts } from "../pki/x509.ts";
 
 /** Default time between two cleanings (Caddy: 24h). */

@@ -20,10 +20,11 @@ import {
   SpanStatusCode,
   trace,
 } from "@opentelemetry/api";
-import type { ModuleDefinition } from "../module.ts";
+import type { ModuleDefinition } from "../module/mod.ts";
 import { checkFields, optObject, optString } from "../http/config.ts";
 import type { RequestContext } from "../http/context.ts";
-import { HttpConfigError, responseError } from "../http/errors.ts";
+import { responseError } from "../http/errors.ts";
+import { ConfigError } from "../config/error.ts";
 import type { HttpHandler } from "../http/handler.ts";
 import { compileTemplate, type Template } from "../http/replacer.ts";
 import { acquireTracing, releaseTracing } from "./provider.ts";
@@ -65,7 +66,7 @@ export const tracingModule: ModuleDefinition<HttpHandler> = {
     const attrs: [string, Template][] = [];
     for (const [k, v] of Object.entries(optObject(config, "span_attributes", where) ?? {})) {
       if (typeof v !== "string") {
-        throw new HttpConfigError(
+        throw new ConfigError(
           "invalid_config",
           `${where}.span_attributes.${k}: must be a string`,
         );

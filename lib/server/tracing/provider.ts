@@ -31,7 +31,7 @@ import {
   type SpanProcessor,
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
-import { VERSION } from "../../cli/version.ts";
+import { VERSION } from "../../version.ts";
 
 function env(name: string): string | undefined {
   try {

@@ -8,7 +8,7 @@ import { fileStorage } from "../../../lib/server/storage/file_system.ts";
 import { AcmeIssuer } from "../../../lib/server/tls/issuers/acme.ts";
 import { parseAcmeIssuerConfig } from "../../../lib/server/tls/issuers/acme_config.ts";
 import { generateKey, x509 as loadX509 } from "../../../lib/server/pki/x509.ts";
-import type { Logger } from "../../../lib/server/module.ts";
+import type { Logger } from "../../../lib/server/module/instance.ts";
 import { startPebble } from "./_pebble.ts";
 
 const x509 = await loadX509();

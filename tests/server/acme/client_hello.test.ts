@@ -11,7 +11,7 @@ import {
 } from "../../../lib/server/tls/acme/client_hello.ts";
 import { tlsAlpnCertificate } from "../../../lib/server/tls/acme/crypto.ts";
 import { holdTlsAlpnSolver } from "../../../lib/server/tls/acme/solvers.ts";
-import type { Logger } from "../../../lib/server/module.ts";
+import type { Logger } from "../../../lib/server/module/instance.ts";
 import { freePort } from "../fixtures/helpers.ts";
 
 const quiet: Logger = {

@@ -5,7 +5,7 @@
  * instances on one storage) are in the other files of this folder.
  */
 import assert from "node:assert/strict";
-import type { Logger } from "../../../lib/server/module.ts";
+import type { Logger } from "../../../lib/server/module/instance.ts";
 import { fileStorage } from "../../../lib/server/storage/file_system.ts";
 import { AcmeIssuer } from "../../../lib/server/tls/issuers/acme.ts";
 import { parseAcmeIssuerConfig } from "../../../lib/server/tls/issuers/acme_config.ts";

@@ -6,7 +6,7 @@
  * revocation goes by the id kept as issuer data.
  */
 import assert from "node:assert/strict";
-import type { Logger } from "../../../lib/server/module.ts";
+import type { Logger } from "../../../lib/server/module/instance.ts";
 import { fileStorage } from "../../../lib/server/storage/file_system.ts";
 import { generateKey, x509 as loadX509 } from "../../../lib/server/pki/x509.ts";
 import { ZeroSslApiIssuer } from "../../../lib/server/tls/issuers/zerossl_api.ts";

@@ -156,7 +156,7 @@ export const DECODERS: Record<string, Decoder> = {
         .map((f) => [f, "logging.test.ts"]),
     ),
   },
-  // the top level and the admin section, decoded by the engine (lib/server/admin/config.ts)
+  // the top level and the admin section, decoded by the engine (lib/server/config/admin.ts)
   "config": { test: "admin_config.test.ts", fields: ["admin", "logging", "storage", "apps"] },
   "admin": {
     test: "admin_config.test.ts",
@@ -869,7 +869,9 @@ export const DECODED_AT: Record<string, string> = {
 
 /** Modules whose config is not an object of fields, or that have no config. */
 export const WITHOUT_FIELDS: Record<string, string> = {
+  "admin.api.metrics": "an admin endpoint; no config",
   "admin.api.pki": "an admin endpoint; no config",
+  "admin.api.reverse_proxy": "an admin endpoint; no config",
   "admin.api.tls_revoke": "an admin endpoint; no config",
   "caddy.adapters.gatehousefile": "a config adapter; no config",
   "caddy.adapters.json5": "a config adapter; no config",

@@ -9,9 +9,9 @@
  * of their own (tls, pki, storage) are listed with their fields and must refuse unknown ones.
  */
 import assert from "node:assert/strict";
-import { recordAcceptedFields } from "../../../lib/server/http/config.ts";
+import { recordAcceptedFields } from "../../../lib/server/config/decode.ts";
 import { validateConfig } from "../../../lib/cli/validate.ts";
-import { listModules } from "../../../lib/server/module.ts";
+import { listModules } from "../../../lib/server/module/mod.ts";
 import "../../../lib/server/standard.ts";
 import { reachConfig, reachTlsConfig } from "./_reach.ts";
 import { makePki } from "../http/pki.ts";

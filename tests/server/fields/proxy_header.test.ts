@@ -12,8 +12,8 @@ import {
   parseProxyHeader,
   V1_MAX,
   V2_SIGNATURE,
-} from "../../../lib/server/listeners/proxy_header.ts";
-import { parseIP } from "../../../lib/server/http/ip.ts";
+} from "../../../lib/server/listeners/wrappers/proxy_header.ts";
+import { parseIP } from "../../../lib/server/net/ip.ts";
 
 const RUNS = { numRuns: 400, interruptAfterTimeLimit: 10_000 };
 

@@ -9,10 +9,16 @@ import fc from "fast-check";
 import {
   acceptProxyHeader,
   parseProxyProtocolConfig,
-} from "../../../lib/server/listeners/proxy_protocol.ts";
-import { acceptRedirect, redirectFor } from "../../../lib/server/listeners/http_redirect.ts";
-import { encodeProxyV1, encodeProxyV2 } from "../../../lib/server/listeners/proxy_header.ts";
-import type { PeerAddress, PendingConnection } from "../../../lib/server/listeners/wrapper.ts";
+} from "../../../lib/server/listeners/wrappers/proxy_protocol.ts";
+import {
+  acceptRedirect,
+  redirectFor,
+} from "../../../lib/server/listeners/wrappers/http_redirect.ts";
+import {
+  encodeProxyV1,
+  encodeProxyV2,
+} from "../../../lib/server/listeners/wrappers/proxy_header.ts";
+import type { PeerAddress, PendingConnection } from "../../../lib/server/module/listener.ts";
 
 const RUNS = { numRuns: 300, interruptAfterTimeLimit: 15_000 };
 

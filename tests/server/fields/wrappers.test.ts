@@ -6,7 +6,10 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { encodeProxyV1, encodeProxyV2 } from "../../../lib/server/listeners/proxy_header.ts";
+import {
+  encodeProxyV1,
+  encodeProxyV2,
+} from "../../../lib/server/listeners/wrappers/proxy_header.ts";
 import { makePki } from "../http/pki.ts";
 import { oneResponse, RawConn, runServer } from "./_server.ts";
 

@@ -5,8 +5,8 @@
  */
 import "../../../lib/server/standard.ts";
 import { adaptGatehousefile } from "../../../lib/server/adapters/gatehousefile/mod.ts";
-import { noFiles } from "../../../lib/server/adapters/gatehousefile/files.ts";
-import { formatGatehousefile } from "../../../lib/server/adapters/gatehousefile/formatter.ts";
+import { noFiles } from "../../../lib/server/caddyfile/files.ts";
+import { formatGatehousefile } from "../../../lib/server/caddyfile/formatter.ts";
 import type { FuzzOp, FuzzReport, Thrown } from "./_bounded.ts";
 
 function thrown(e: unknown): Thrown {

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import "../../../lib/server/standard.ts";
 import { adaptGatehousefile } from "../../../lib/server/adapters/gatehousefile/mod.ts";
-import { noFiles } from "../../../lib/server/adapters/gatehousefile/files.ts";
+import { noFiles } from "../../../lib/server/caddyfile/files.ts";
 import { getAdapter } from "../../../lib/server/adapter.ts";
 
 // deno-lint-ignore no-explicit-any

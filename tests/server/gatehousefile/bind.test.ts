@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import "../../../lib/server/standard.ts";
 import { adaptGatehousefile } from "../../../lib/server/adapters/gatehousefile/mod.ts";
-import { noFiles } from "../../../lib/server/adapters/gatehousefile/files.ts";
+import { noFiles } from "../../../lib/server/caddyfile/files.ts";
 
 // deno-lint-ignore no-explicit-any
 type J = Record<string, any>;

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import "../../../lib/server/standard.ts";
 import { adaptGatehousefile } from "../../../lib/server/adapters/gatehousefile/mod.ts";
-import { stableJSON } from "../../../lib/server/adapters/gatehousefile/types.ts";
+import { stableJSON } from "../../../lib/server/caddyfile/types.ts";
 
 const CASES: Record<string, string> = {
   file_server: "example.com {\n\troot * /srv\n\tfile_server browse\n}\n",

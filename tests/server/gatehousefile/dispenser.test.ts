@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { didYouMean, Dispenser } from "../../../lib/server/adapters/gatehousefile/dispenser.ts";
-import { tokenize } from "../../../lib/server/adapters/gatehousefile/lexer.ts";
-import { editDistance, suggest } from "../../../lib/server/adapters/gatehousefile/suggest.ts";
+import { didYouMean, Dispenser } from "../../../lib/server/caddyfile/dispenser.ts";
+import { tokenize } from "../../../lib/server/caddyfile/lexer.ts";
+import { editDistance, suggest } from "../../../lib/server/caddyfile/suggest.ts";
 
 const disp = (s: string) => new Dispenser(tokenize(s, "Testfile"));
 

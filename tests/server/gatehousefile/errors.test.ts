@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import "../../../lib/server/standard.ts";
 import { adaptGatehousefile } from "../../../lib/server/adapters/gatehousefile/mod.ts";
-import { GatehousefileError } from "../../../lib/server/adapters/gatehousefile/dispenser.ts";
-import { noFiles } from "../../../lib/server/adapters/gatehousefile/files.ts";
+import { GatehousefileError } from "../../../lib/server/caddyfile/dispenser.ts";
+import { noFiles } from "../../../lib/server/caddyfile/files.ts";
 
 function failure(src: string): GatehousefileError {
   try {

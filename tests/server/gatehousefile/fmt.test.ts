@@ -3,8 +3,8 @@ import fc from "fast-check";
 import {
   firstUnformattedLine,
   formatGatehousefile,
-} from "../../../lib/server/adapters/gatehousefile/formatter.ts";
-import { tokenize } from "../../../lib/server/adapters/gatehousefile/lexer.ts";
+} from "../../../lib/server/caddyfile/formatter.ts";
+import { tokenize } from "../../../lib/server/caddyfile/lexer.ts";
 import { BoundedRunner } from "./_bounded.ts";
 import { gatehousefile } from "./_gen.ts";
 

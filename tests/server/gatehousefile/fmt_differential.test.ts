@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { formatGatehousefile } from "../../../lib/server/adapters/gatehousefile/formatter.ts";
+import { formatGatehousefile } from "../../../lib/server/caddyfile/formatter.ts";
 import { gatehousefile } from "./_gen.ts";
 
 async function caddyFmt(input: string): Promise<string> {

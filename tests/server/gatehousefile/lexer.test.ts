@@ -5,7 +5,7 @@ import {
   lineBreaks,
   replaceEnvVars,
   tokenize,
-} from "../../../lib/server/adapters/gatehousefile/lexer.ts";
+} from "../../../lib/server/caddyfile/lexer.ts";
 
 const texts = (s: string) => tokenize(s, "F").map((t) => t.text);
 const lines = (s: string) => tokenize(s, "F").map((t) => `${t.text}@${t.line}`);

@@ -3,13 +3,9 @@ import {
   parseGatehousefile,
   type ParseWarning,
   type ServerBlock,
-} from "../../../lib/server/adapters/gatehousefile/parser.ts";
-import { GatehousefileError } from "../../../lib/server/adapters/gatehousefile/dispenser.ts";
-import {
-  type FileSource,
-  localFiles,
-  noFiles,
-} from "../../../lib/server/adapters/gatehousefile/files.ts";
+} from "../../../lib/server/caddyfile/parser.ts";
+import { GatehousefileError } from "../../../lib/server/caddyfile/dispenser.ts";
+import { type FileSource, localFiles, noFiles } from "../../../lib/server/caddyfile/files.ts";
 
 const none = (_name: string): string | undefined => undefined;
 const parse = (s: string, env = none) =>

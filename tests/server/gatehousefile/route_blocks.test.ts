@@ -8,12 +8,9 @@
 import assert from "node:assert/strict";
 import "../../../lib/server/standard.ts";
 import { adaptGatehousefile } from "../../../lib/server/adapters/gatehousefile/mod.ts";
-import { GatehousefileError } from "../../../lib/server/adapters/gatehousefile/dispenser.ts";
-import { noFiles } from "../../../lib/server/adapters/gatehousefile/files.ts";
-import {
-  DEFAULT_DIRECTIVE_ORDER,
-  directiveNames,
-} from "../../../lib/server/adapters/gatehousefile/registry.ts";
+import { GatehousefileError } from "../../../lib/server/caddyfile/dispenser.ts";
+import { noFiles } from "../../../lib/server/caddyfile/files.ts";
+import { DEFAULT_DIRECTIVE_ORDER, directiveNames } from "../../../lib/server/caddyfile/registry.ts";
 
 // deno-lint-ignore no-explicit-any
 type J = Record<string, any>;

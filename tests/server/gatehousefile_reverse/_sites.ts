@@ -6,7 +6,7 @@
  * (`php_fastcgi`, `forward_auth`) and site logs, `bind` protocols, for our adapter only.
  */
 import fc from "fast-check";
-import { rawWord } from "../../../lib/server/adapters/gatehousefile/reverse/tokens.ts";
+import { rawWord } from "../../../lib/server/caddyfile/writer/tokens.ts";
 
 const text = fc.oneof(
   fc.constantFrom("hello", "two words", 'say "hi"', "{host}", "a\\b", "#not a comment", "/x"),

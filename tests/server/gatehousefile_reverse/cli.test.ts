@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { freePort, runCli, spawnCli, tempEnv } from "../fixtures/helpers.ts";
 import { finish, QUIET, serve, up } from "../fixtures/process.ts";
 import { caddyAdapt, hasCaddy, ourAdapt } from "./_adapters.ts";
-import { formatGatehousefile } from "../../../lib/server/adapters/gatehousefile/formatter.ts";
+import { formatGatehousefile } from "../../../lib/server/caddyfile/formatter.ts";
 
 function siteConfig(port: number): Record<string, unknown> {
   return {

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { reverseConfig } from "../../../lib/server/adapters/gatehousefile/reverse/mod.ts";
 import { diffJson } from "../../../lib/server/adapters/gatehousefile/reverse/diff.ts";
-import { formatGatehousefile } from "../../../lib/server/adapters/gatehousefile/formatter.ts";
+import { formatGatehousefile } from "../../../lib/server/caddyfile/formatter.ts";
 import { type AdaptFn, caddyAdapt, hasCaddy, ourAdapt } from "./_adapters.ts";
 import { ROOT } from "../fixtures/helpers.ts";
 

@@ -6,11 +6,11 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { reverseConfig } from "../../../lib/server/adapters/gatehousefile/reverse/mod.ts";
-import { rawWord, word } from "../../../lib/server/adapters/gatehousefile/reverse/tokens.ts";
-import { WordError } from "../../../lib/server/adapters/gatehousefile/reverse/placeholders.ts";
+import { rawWord, word } from "../../../lib/server/caddyfile/writer/tokens.ts";
+import { WordError } from "../../../lib/server/caddyfile/writer/placeholders.ts";
 import { diffJson } from "../../../lib/server/adapters/gatehousefile/reverse/diff.ts";
-import { formatGatehousefile } from "../../../lib/server/adapters/gatehousefile/formatter.ts";
-import { tokenize } from "../../../lib/server/adapters/gatehousefile/lexer.ts";
+import { formatGatehousefile } from "../../../lib/server/caddyfile/formatter.ts";
+import { tokenize } from "../../../lib/server/caddyfile/lexer.ts";
 import { type AdaptFn, caddyAdapt, hasCaddy, ourAdapt } from "./_adapters.ts";
 import { caddyfileText, gatehousefileText } from "./_sites.ts";
 import { ROOT } from "../fixtures/helpers.ts";

@@ -1,5 +1,5 @@
 /**
- * The node engine's HTTP/2 frame front (`lib/server/listeners/h2_frames.ts`), fuzzed both
+ * The node engine's HTTP/2 frame front (`lib/server/listeners/node/h2_frames.ts`), fuzzed both
  * ways (the client's bytes in, the session's bytes out):
  *
  * - whatever frames a client sends and however the bytes are split, the session gets exactly
@@ -18,7 +18,7 @@ import {
   ENHANCE_YOUR_CALM,
   type FrameBudgets,
   type OverBudget,
-} from "../../../lib/server/listeners/h2_frames.ts";
+} from "../../../lib/server/listeners/node/h2_frames.ts";
 
 /** No budget at all: the filter alone. */
 const UNLIMITED: FrameBudgets = {

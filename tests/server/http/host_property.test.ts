@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { requestURL, splitAbsoluteTarget, validHost } from "../../../lib/server/http/host.ts";
+import { requestURL, splitAbsoluteTarget, validHost } from "../../../lib/server/net/host.ts";
 import { HostileUpstream, readAnswer, startGatehouse } from "./hostile.ts";
 
 const labelArb = fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?$/);

@@ -5,7 +5,7 @@
  * CVE-2023-44487, a CONTINUATION flood as CVE-2024-27316, a SETTINGS flood): each gets
  * GOAWAY(ENHANCE_YOUR_CALM) and its connection closed long before its flood is done, while a
  * normal client on another connection is answered throughout. Clients within the budgets
- * (`lib/server/listeners/h2_frames.ts`) keep their connection. Performance figures are
+ * (`lib/server/listeners/node/h2_frames.ts`) keep their connection. Performance figures are
  * measured by `bench/http/h2_rapid_reset.ts`, never asserted here.
  */
 import assert from "node:assert/strict";
@@ -21,7 +21,7 @@ import {
   RawH2,
   type RawTarget,
 } from "../fixtures/h2_raw.ts";
-import { FRAME_BUDGETS } from "../../../lib/server/listeners/h2_frames.ts";
+import { FRAME_BUDGETS } from "../../../lib/server/listeners/node/h2_frames.ts";
 import { makePki } from "./pki.ts";
 import { h2Client, nodeAvailable } from "../parity2/_h2_client.ts";
 

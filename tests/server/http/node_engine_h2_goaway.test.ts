@@ -1,6 +1,6 @@
 /**
  * A client's GOAWAY must not take the server down. Deno's `node:http2` can abort the process
- * on one (denoland/deno#36788, see `lib/server/listeners/h2_frames.ts`); the node engine keeps
+ * on one (denoland/deno#36788, see `lib/server/listeners/node/h2_frames.ts`); the node engine keeps
  * those frames from it. Here a real server process on the node engine serves 4 MiB over h2 to
  * Node clients that each close their session (GOAWAY) as the body ends, many times over (from a
  * file, and streamed from an upstream in 1 KiB pieces, which is what made it abort): the

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { startHttp } from "../http/harness.ts";
 import { raw } from "../http/raw.ts";
 import { caddyInstalled, startCaddy } from "./oracle.ts";
-import type { ProvisionContext } from "../../../lib/server/module.ts";
+import type { ProvisionContext } from "../../../lib/server/module/mod.ts";
 
 type Rec = Record<string, unknown> & { request?: Record<string, unknown> };
 

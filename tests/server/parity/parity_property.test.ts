@@ -10,7 +10,7 @@ import fc from "fast-check";
 import { startHttp } from "../http/harness.ts";
 import { raw } from "../http/raw.ts";
 import { FILTER_MODULES } from "../../../lib/server/logging/filters.ts";
-import type { ProvisionContext } from "../../../lib/server/module.ts";
+import type { ProvisionContext } from "../../../lib/server/module/mod.ts";
 
 const segmentArb = fc.oneof(
   fc.stringMatching(/^[a-zA-Z0-9._~-]{0,8}$/),

@@ -9,7 +9,7 @@ import { startHttp } from "../http/harness.ts";
 import { raw } from "../http/raw.ts";
 import { validateConfig } from "../../../lib/cli/validate.ts";
 import { Streams } from "../../../lib/server/http/handlers/reverse_proxy/streams.ts";
-import type { Tunnel } from "../../../lib/server/module.ts";
+import type { Tunnel } from "../../../lib/server/module/listener.ts";
 import { startUpstream } from "./upstream_fixture.ts";
 
 Deno.test("reverse_proxy: a dial address from a map output, chosen per request", async () => {

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { startHttp } from "../http/harness.ts";
 import { provisionClientAuth } from "../../../lib/server/tls/client_auth/mod.ts";
-import type { ProvisionContext } from "../../../lib/server/module.ts";
+import type { ProvisionContext } from "../../../lib/server/module/mod.ts";
 import { makeClientPki } from "./client_pki.ts";
 
 const b64url = (s: string) => btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");

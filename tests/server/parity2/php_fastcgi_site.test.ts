@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import "../../../lib/server/http/mod.ts";
 import { adaptGatehousefile } from "../../../lib/server/adapters/gatehousefile/mod.ts";
 import { startServer } from "../../../lib/server/embed.ts";
-import { getModule } from "../../../lib/server/module.ts";
+import { getModule } from "../../../lib/server/module/mod.ts";
 import { freePort } from "../http/harness.ts";
 import { phpFpmAvailable, startPhpFpm } from "./php_fpm.ts";
 import { type EnvAnswer, SCRIPTS } from "./php_scripts.ts";

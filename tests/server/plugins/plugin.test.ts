@@ -4,7 +4,7 @@
  * build-info, an adapter plugin), package requests and the generated launcher.
  */
 import assert from "node:assert/strict";
-import { getModule, moduleOrigin } from "../../../lib/server/module.ts";
+import { getModule, moduleOrigin } from "../../../lib/server/module/mod.ts";
 import { getAdapter } from "../../../lib/server/adapter.ts";
 import { adapterOrigin, loadPlugin, PluginError } from "../../../lib/server/plugin.ts";
 import { startServer } from "../../../lib/server/embed.ts";

@@ -4,8 +4,8 @@
  * everywhere it reads storage (loadText, export), and other errors still fail.
  */
 import assert from "node:assert/strict";
-import type { KeyInfo, Storage } from "../../../lib/server/storage/mod.ts";
-import { isNotFound, loadText } from "../../../lib/server/storage/mod.ts";
+import type { KeyInfo, Storage } from "../../../lib/server/module/storage.ts";
+import { isNotFound, loadText } from "../../../lib/server/module/storage.ts";
 import { exportStorage } from "../../../lib/server/storage/transfer.ts";
 import { readTar } from "../../../lib/server/storage/tar.ts";
 

@@ -1,5 +1,5 @@
 /**
- * The pieces of a listener handover (lib/server/tls/listener_handover.ts) against the real
+ * The pieces of a listener handover (lib/server/listeners/deno/handover.ts) against the real
  * kernel, on plain TCP listeners sharing a port (SO_REUSEPORT):
  * - the BPF programs send every new connection to the socket they name, and probes from
  *   their own source ports to the other one, each with a ClientHello for its name;
@@ -12,15 +12,15 @@
  */
 import assert from "node:assert/strict";
 import { CLI, DENO_JSON } from "../fixtures/helpers.ts";
-import { linuxSockets } from "../../../lib/server/tls/linux_sockets.ts";
+import { linuxSockets } from "../../../lib/server/listeners/deno/linux_sockets.ts";
 import {
   beginHandover,
   newListener,
   type OwnSocket,
   pin,
-} from "../../../lib/server/tls/listener_handover.ts";
-import { bySourcePort, toIndex } from "../../../lib/server/tls/reuseport_bpf.ts";
-import { warmResolver } from "../../../lib/server/tls/resolver_warmup.ts";
+} from "../../../lib/server/listeners/deno/handover.ts";
+import { bySourcePort, toIndex } from "../../../lib/server/listeners/deno/reuseport_bpf.ts";
+import { warmResolver } from "../../../lib/server/listeners/deno/resolver_warmup.ts";
 import { generateKey, makeLeaf, makeRoot } from "../../../lib/server/pki/x509.ts";
 import { freePort, servedCert } from "./_helpers.ts";
 

@@ -2,7 +2,7 @@
  * The deno engine's TLS listener replaced again and again under a load of new connections:
  * `wrk` opens a new TLS connection for every request (`Connection: close`, 32 at a time) while
  * reloads swap the certificates several times a second. Every replacement hands the port over
- * (lib/server/tls/listener_handover.ts): new connections are steered to the new listener (after
+ * (lib/server/listeners/deno/handover.ts): new connections are steered to the new listener (after
  * probes warmed its per-name certificate resolver) and the old one closes once nothing can
  * reach it any more; the connections the old one accepted are served to the end. wrk sees no
  * error at all, both with `net.ipv4.tcp_migrate_req=0` (the Linux default: a connection the

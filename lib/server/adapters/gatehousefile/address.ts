@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { formatIPv6, joinHostPort, parseIPv6, splitHostPort } from "./netaddr.ts";
-import { goAtoi } from "./import_args.ts";
+import { formatIPv6, joinHostPort, parseIPv6, splitHostPort } from "../../caddyfile/netaddr.ts";
+import { goAtoi } from "../../caddyfile/import_args.ts";
 
 /** A parsed site address. */
 export interface SiteAddress {

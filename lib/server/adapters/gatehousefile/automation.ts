@@ -6,12 +6,12 @@
  * @module
  */
 import { hostOnly, matchWildcard, subjectIsInternal, subjectIsIP } from "./certnames.ts";
-import { siteError, withContext } from "./dispenser.ts";
-import { goStableSort } from "./gosort.ts";
-import { optionTokens } from "./helper.ts";
+import { siteError, withContext } from "../../caddyfile/dispenser.ts";
+import { goStableSort } from "../../caddyfile/gosort.ts";
+import { optionTokens } from "../../caddyfile/helper.ts";
 import type { BindValue } from "./listeners.ts";
-import type { IssuerJSON } from "./options_tls.ts";
-import { cloneJSON, type ConfigValue, stableJSON } from "./types.ts";
+import type { IssuerJSON } from "../../tls/issuers_caddyfile.ts";
+import { cloneJSON, type ConfigValue, stableJSON } from "../../caddyfile/types.ts";
 
 /** An automation policy while it is built; `issuers` become JSON `issuers` at the end. */
 export interface AutomationPolicy {
@@ -165,15 +165,6 @@ export function fillInGlobalACMEDefaults(iss: IssuerJSON, options: Map<string, u
       dns.resolvers = resolvers;
     }
   }
-}
-
-/** Caddy's default issuers for a policy without any: ACME, plus ZeroSSL's ACME with an email. */
-export function defaultIssuers(email: string): IssuerJSON[] {
-  const out: IssuerJSON[] = [{ module: "acme" }];
-  if (email.trim() !== "") {
-    out.push({ module: "acme", ca: "https://acme.zerossl.com/v2/DV90", email });
-  }
-  return out;
 }
 
 /** Like certmagic's rule, but `*.*.tld` qualifies with on-demand and IPs never do. */

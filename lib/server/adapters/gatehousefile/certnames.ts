@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { parseIPv4, parseIPv6, splitHostPort } from "./netaddr.ts";
+import { parseIPv4, parseIPv6, splitHostPort } from "../../caddyfile/netaddr.ts";
 
 /** The host of `host:port` (brackets of a bare IPv6 address removed). */
 export function hostOnly(hostport: string): string {

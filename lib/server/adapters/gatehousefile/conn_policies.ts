@@ -7,13 +7,13 @@
  * @module
  */
 import { matchWildcard } from "./certnames.ts";
-import { siteError, type Where } from "./dispenser.ts";
-import { goStableSort } from "./gosort.ts";
-import type { AdaptContext } from "./helper.ts";
+import { siteError, type Where } from "../../caddyfile/dispenser.ts";
+import { goStableSort } from "../../caddyfile/gosort.ts";
+import type { AdaptContext } from "../../caddyfile/helper.ts";
 import { ports, type SiteBlock } from "./listeners.ts";
-import type { ServerJSON } from "./servers.ts";
-import { listenersUseAnyPortOtherThan } from "./servers.ts";
-import { jsonEqual } from "./types.ts";
+import type { ServerJSON } from "./server_json.ts";
+import { listenersUseAnyPortOtherThan } from "./server_json.ts";
+import { jsonEqual } from "../../caddyfile/types.ts";
 
 /** A TLS connection policy's JSON (`match`, `certificate_selection`, `alpn`, ...). */
 export type ConnPolicy = Record<string, unknown> & {

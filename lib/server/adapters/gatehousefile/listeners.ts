@@ -14,11 +14,16 @@ import {
   type SiteAddress,
   siteAddressString,
 } from "./address.ts";
-import { siteError } from "./dispenser.ts";
-import type { Token } from "./lexer.ts";
-import { formatNetAddr, joinNetworkAddress, parseNetAddr, splitNetworkAddress } from "./netaddr.ts";
-import type { ServerBlock } from "./parser.ts";
-import type { ConfigValue } from "./types.ts";
+import { siteError } from "../../caddyfile/dispenser.ts";
+import type { Token } from "../../caddyfile/lexer.ts";
+import {
+  formatNetAddr,
+  joinNetworkAddress,
+  parseNetAddr,
+  splitNetworkAddress,
+} from "../../caddyfile/netaddr.ts";
+import type { ServerBlock } from "../../caddyfile/parser.ts";
+import type { ConfigValue } from "../../caddyfile/types.ts";
 
 /** A site block with the config values its directives produced, by class. */
 export interface SiteBlock {

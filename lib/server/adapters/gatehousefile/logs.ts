@@ -5,11 +5,13 @@
  *
  * @module
  */
-import type { Dispenser } from "./dispenser.ts";
-import { didYouMean } from "./dispenser.ts";
-import { type Helper, unmarshalModule } from "./helper.ts";
-import type { ConfigValue } from "./types.ts";
-import { goAtoiStrict, parseCaddyDuration } from "./values.ts";
+import type { Dispenser } from "../../caddyfile/dispenser.ts";
+import { didYouMean } from "../../caddyfile/dispenser.ts";
+import type { Helper } from "../../caddyfile/helper.ts";
+import { unmarshalModule } from "../../caddyfile/registry.ts";
+import type { ConfigValue } from "../../caddyfile/types.ts";
+import { goAtoiStrict } from "../../caddyfile/values.ts";
+import { parseDuration } from "../../config/duration.ts";
 
 /** A logger's JSON (`writer`, `encoder`, `core`, `level`, `sampling`, `include`, `exclude`). */
 export type CustomLog = Record<string, unknown> & { include?: string[]; exclude?: string[] };
@@ -167,7 +169,7 @@ function parseSampling(d: Dispenser): Record<string, number> {
     }
     if (!d.nextArg()) throw d.argErr();
     try {
-      const v = sub === "interval" ? parseCaddyDuration(d.val()) : goAtoiStrict(d.val());
+      const v = sub === "interval" ? parseDuration(d.val()) : goAtoiStrict(d.val());
       if (v !== 0) sampling[sub] = v;
       else delete sampling[sub];
     } catch (e) {

@@ -12,14 +12,14 @@
  * @module
  */
 import { type AdapterWarning, type AdaptResult, registerAdapter } from "../../adapter.ts";
-import type { EnvLookup } from "./lexer.ts";
-import type { FileSource } from "./files.ts";
-import { firstUnformattedLine } from "./formatter.ts";
-import { parseGatehousefile } from "./parser.ts";
+import type { EnvLookup } from "../../caddyfile/lexer.ts";
+import type { FileSource } from "../../caddyfile/files.ts";
+import { firstUnformattedLine } from "../../caddyfile/formatter.ts";
+import { parseGatehousefile } from "../../caddyfile/parser.ts";
 import { setup } from "./setup.ts";
 import "./table.ts";
 
-export { GatehousefileError } from "./dispenser.ts";
+export { GatehousefileError } from "../../caddyfile/dispenser.ts";
 
 /** Options of {@linkcode adaptGatehousefile}. */
 export interface AdaptOptions {

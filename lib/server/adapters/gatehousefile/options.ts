@@ -7,15 +7,20 @@
  * @module
  */
 import type { AdapterWarning } from "../../adapter.ts";
-import { didYouMean, type Dispenser } from "./dispenser.ts";
-import { unmarshalModule } from "./helper.ts";
+import { didYouMean, type Dispenser } from "../../caddyfile/dispenser.ts";
+import {
+  directiveNames,
+  getDirective,
+  registerGlobalOption,
+  unmarshalModule,
+} from "../../caddyfile/registry.ts";
 import type { BindValue } from "./listeners.ts";
 import { parseLog } from "./logs.ts";
-import { directiveNames, getDirective, registerGlobalOption } from "./registry.ts";
-import { splitNetworkAddress } from "./netaddr.ts";
+import { splitNetworkAddress } from "../../caddyfile/netaddr.ts";
 import { parseServerOptions } from "./server_options.ts";
-import type { ConfigValue } from "./types.ts";
-import { goAtoiStrict, parseCaddyDuration } from "./values.ts";
+import type { ConfigValue } from "../../caddyfile/types.ts";
+import { goAtoiStrict } from "../../caddyfile/values.ts";
+import { parseDuration } from "../../config/duration.ts";
 
 /** `debug`, `local_certs`, `skip_install_trust`: present means true. */
 export const optTrue = (): boolean => true;
@@ -44,7 +49,7 @@ export function optSingleString(d: Dispenser): string {
 export function optDuration(d: Dispenser): number {
   if (!d.next()) throw d.argErr();
   if (!d.next()) throw d.argErr();
-  return parseCaddyDuration(d.val());
+  return parseDuration(d.val());
 }
 
 function optOrder(d: Dispenser, _existing: unknown, h: { ctx: { order: string[] } }): string[] {
@@ -101,7 +106,7 @@ function optStorageCleanInterval(d: Dispenser): number | false {
   if (d.next()) throw d.argErr();
   if (v === "off") return false;
   try {
-    return parseCaddyDuration(v);
+    return parseDuration(v);
   } catch (e) {
     throw d.err(
       `failed to parse storage_clean_interval, must be a duration or 'off' ${(e as Error).message}`,

@@ -7,15 +7,12 @@
  *
  * @module
  */
-import { didYouMean, type Dispenser } from "./dispenser.ts";
-import { unmarshalModule } from "./helper.ts";
+import { didYouMean, type Dispenser } from "../../caddyfile/dispenser.ts";
+import { registerGlobalOption, unmarshalModule } from "../../caddyfile/registry.ts";
 import { optDuration, optSingleString, optTrue } from "./options.ts";
-import { registerGlobalOption } from "./registry.ts";
-import { parsePreferredChains } from "../../tls/issuers_caddyfile.ts";
-import { goParseFloat, parseCaddyDuration } from "./values.ts";
-
-/** An issuer's JSON (`module` names it). */
-export type IssuerJSON = Record<string, unknown> & { module: string };
+import { type IssuerJSON, parsePreferredChains } from "../../tls/issuers_caddyfile.ts";
+import { goParseFloat } from "../../config/go_values.ts";
+import { parseDuration } from "../../config/duration.ts";
 
 function optACMEEAB(d: Dispenser): Record<string, string> {
   d.next();
@@ -187,7 +184,7 @@ function optPKI(d: Dispenser): Map<string, CAJSON> {
         case "intermediate_lifetime":
         case "maintenance_interval":
           if (!d.nextArg()) throw d.argErr();
-          ca[k] = parseCaddyDuration(d.val());
+          ca[k] = parseDuration(d.val());
           break;
         case "renewal_window_ratio": {
           if (!d.nextArg()) throw d.argErr();

@@ -6,7 +6,7 @@
  */
 import type { Pairing } from "./listeners.ts";
 import type { CAJSON } from "./options_tls.ts";
-import type { ConfigValue } from "./types.ts";
+import type { ConfigValue } from "../../caddyfile/types.ts";
 
 /** A CA produced by a directive (`acme_server`), with its id. */
 export interface DirectiveCA {

@@ -4,10 +4,10 @@
  *
  * @module
  */
-import { didYouMean, type Dispenser, siteError, type Where } from "./dispenser.ts";
-import { unmarshalModule } from "./helper.ts";
-import type { ServerJSON } from "./servers.ts";
-import { parseCaddyDuration, parseSize } from "./values.ts";
+import { didYouMean, type Dispenser, siteError, type Where } from "../../caddyfile/dispenser.ts";
+import { unmarshalModule } from "../../caddyfile/registry.ts";
+import type { ServerJSON } from "./server_json.ts";
+import { parseSize } from "../../caddyfile/values.ts";
 
 /** One `servers` option block. */
 export interface ServerOptions {
@@ -61,11 +61,7 @@ const TIMEOUTS = [
 ];
 
 function duration(d: Dispenser, what: string, s: string): number {
-  try {
-    return parseCaddyDuration(s);
-  } catch (e) {
-    throw d.err(`parsing ${what}: ${(e as Error).message}`);
-  }
+  return d.duration((_, reason) => `parsing ${what}: ${reason}`, s);
 }
 
 function int(d: Dispenser, what: string, s: string): number {

@@ -6,9 +6,9 @@
  * @module
  */
 import { specificity } from "./address.ts";
-import { siteError, type Where, withContext } from "./dispenser.ts";
-import { goStableSort } from "./gosort.ts";
-import type { AdaptContext } from "./helper.ts";
+import { siteError, type Where, withContext } from "../../caddyfile/dispenser.ts";
+import { goStableSort } from "../../caddyfile/gosort.ts";
+import type { AdaptContext } from "../../caddyfile/helper.ts";
 import {
   hasHostCatchAllKey,
   hostsFromKeys,
@@ -16,25 +16,13 @@ import {
   ports,
   type SiteBlock,
 } from "./listeners.ts";
-import { parseNetAddr, splitHostPort } from "./netaddr.ts";
-import { buildSubroute, consolidateRoutes } from "./routes.ts";
+import { splitHostPort } from "../../caddyfile/netaddr.ts";
+import { buildSubroute, consolidateRoutes } from "../../caddyfile/routes.ts";
 import { applyServerOptions } from "./server_options.ts";
+import type { ServerJSON } from "./server_json.ts";
 import { addConnectionPolicies, detectConflictingSchemes } from "./conn_policies.ts";
 import type { NamedCustomLog } from "./logs.ts";
-import { type MatcherSet, type Route, subrouteHandler } from "./types.ts";
-
-/** An http server's JSON, as the adapter builds it. */
-export type ServerJSON = Record<string, unknown> & {
-  listen?: string[];
-  routes?: Route[];
-  errors?: { routes?: Route[] };
-  automatic_https?: Record<string, unknown> & { skip?: string[]; disable?: boolean };
-  logs?: Record<string, unknown> & {
-    logger_names?: Record<string, string[]>;
-    skip_hosts?: string[];
-  };
-  tls_connection_policies?: Record<string, unknown>[];
-};
+import { type MatcherSet, type Route, subrouteHandler } from "../../caddyfile/types.ts";
 
 /** A named route invoked, and where (`invoke <name>`). */
 export interface Invocation {
@@ -42,22 +30,6 @@ export interface Invocation {
   name: string;
   /** The `invoke` directive's name token. */
   where?: Where;
-}
-
-/** True when some listener's port range does not contain `port`. */
-export function listenersUseAnyPortOtherThan(addresses: string[], port: string): boolean {
-  const p = Number(port);
-  if (!/^\d+$/.test(port)) return false;
-  for (const a of addresses) {
-    let na;
-    try {
-      na = parseNetAddr(a);
-    } catch {
-      continue;
-    }
-    if (p > na.endPort || p < na.startPort) return true;
-  }
-  return false;
 }
 
 /** Sorts a pairing's site blocks: most specific host first, catch-all hosts last. */

@@ -6,33 +6,33 @@
  * @module
  */
 import type { AdapterWarning } from "../../adapter.ts";
-import { didYouMean, Dispenser, siteError, withContext } from "./dispenser.ts";
+import { didYouMean, Dispenser, siteError, withContext } from "../../caddyfile/dispenser.ts";
 import {
   type AdaptContext,
   Helper,
   optionTokens,
-  parseMatcherDefinition,
   SIDE_VALUES_KEY,
-} from "./helper.ts";
-import { consolidateAddresses, mapAddresses, type SiteBlock } from "./listeners.ts";
-import { assembleLogs, type NamedCustomLog } from "./logs.ts";
-import type { Token } from "./lexer.ts";
-import type { ServerBlock } from "./parser.ts";
-import { buildPKIApp } from "./pki_app.ts";
+} from "../../caddyfile/helper.ts";
 import {
   DEFAULT_DIRECTIVE_ORDER,
   directiveNames,
   getDirective,
   getGlobalOption,
   globalOptionNames,
-} from "./registry.ts";
-import { normalizeDirectiveName, parseSegmentAsSubroute } from "./routes.ts";
+  parseMatcherDefinition,
+} from "../../caddyfile/registry.ts";
+import { consolidateAddresses, mapAddresses, type SiteBlock } from "./listeners.ts";
+import { assembleLogs, type NamedCustomLog } from "./logs.ts";
+import type { Token } from "../../caddyfile/lexer.ts";
+import type { ServerBlock } from "../../caddyfile/parser.ts";
+import { buildPKIApp } from "./pki_app.ts";
+import { normalizeDirectiveName, parseSegmentAsSubroute } from "../../caddyfile/routes.ts";
 import { type Invocation, serversFromPairings } from "./servers.ts";
 import type { ServerOptions } from "./server_options.ts";
-import { expandSegment } from "./shorthands.ts";
+import { expandSegment } from "../../caddyfile/shorthands.ts";
 import { buildTLSApp } from "./tls_app.ts";
-import type { ConfigValue, MatcherSet, Route } from "./types.ts";
-import { subrouteHandler } from "./types.ts";
+import type { ConfigValue, MatcherSet, Route } from "../../caddyfile/types.ts";
+import { subrouteHandler } from "../../caddyfile/types.ts";
 
 /** The result of the main pass. */
 export interface SetupResult {

@@ -8,10 +8,10 @@
  *
  * @module
  */
-import type { Dispenser } from "./dispenser.ts";
-import type { Helper } from "./helper.ts";
+import type { Dispenser } from "../../caddyfile/dispenser.ts";
+import type { Helper } from "../../caddyfile/helper.ts";
 import { parseBindArgs } from "./options.ts";
-import type { ConfigValue } from "./types.ts";
+import type { ConfigValue } from "../../caddyfile/types.ts";
 
 /** `bind <addresses...> [{ protocols <h1|h2|h2c|h3...> }]`. */
 export function parseBind(h: Helper): ConfigValue[] {

@@ -1,6 +1,8 @@
 /**
- * Every directive, global option and module syntax the Gatehousefile knows, one line each.
- * A module's syntax lives beside the module; this table only lists it.
+ * Every directive, global option and module syntax the Gatehousefile knows: the syntax sets
+ * the module tables name (loaded here, when the adapter loads), and one line each for the
+ * syntax not yet named by a table and for the assembler's own (global options, site
+ * directives). A module's syntax lives beside the module.
  *
  * @module
  */
@@ -9,11 +11,6 @@ import { registerIssuerSyntaxes } from "../../tls/issuers_caddyfile.ts";
 import { parseTLS } from "../../tls/caddyfile.ts";
 import { fileWriter, netWriter, plainEncoder } from "../../logging/caddyfile.ts";
 import { parseError } from "../../http/handlers/error_caddyfile.ts";
-import {
-  parseAbort,
-  parseRedir,
-  parseRespond,
-} from "../../http/handlers/static_response_caddyfile.ts";
 import {
   parseHandle,
   parseHandleErrors,
@@ -41,11 +38,6 @@ import {
   urlPatternMatcher,
   varsMatcher,
 } from "../../http/matchers/caddyfile.ts";
-import {
-  fileMatcher,
-  parseFileServer,
-  parseTryFiles,
-} from "../../http/handlers/file_server/caddyfile.ts";
 import { parseHeader, parseRequestHeader } from "../../http/handlers/headers_caddyfile.ts";
 import {
   parseHandlePath,
@@ -83,9 +75,21 @@ import {
 import { parseLog } from "./logs.ts";
 import { registerGeneralOptions } from "./options.ts";
 import { registerTLSOptions } from "./options_tls.ts";
-import { registerDirective, registerHandlerDirective, registerSyntax } from "./registry.ts";
+import {
+  registerDirective,
+  registerHandlerDirective,
+  registerSyntax,
+  registerSyntaxSet,
+  type SyntaxSet,
+} from "../../caddyfile/registry.ts";
+import { HANDLERS } from "../../http/handlers/mod.ts";
 import { fileSystemStorage, mockDNSProvider, parseBind } from "./site_directives.ts";
 import { challtestsrvSyntax } from "../../tls/dns/caddyfile.ts";
+
+// the syntax the handlers' table names (each set once: several entries may share a file)
+const sets = new Set<SyntaxSet>();
+for (const e of HANDLERS) if (e.syntax) sets.add(await e.syntax());
+for (const set of sets) registerSyntaxSet(set);
 
 // global options
 registerGeneralOptions();
@@ -97,9 +101,6 @@ registerDirective("tls", parseTLS);
 registerHandlerDirective("fs", parseFilesystem);
 registerDirective("root", parseRoot);
 registerHandlerDirective("vars", parseVars);
-registerHandlerDirective("redir", parseRedir);
-registerHandlerDirective("respond", parseRespond);
-registerHandlerDirective("abort", parseAbort);
 registerHandlerDirective("error", parseError);
 registerHandlerDirective("route", parseRoute);
 registerHandlerDirective("handle", parseHandle);
@@ -109,8 +110,6 @@ registerDirective("log", (h) => parseLog(h));
 registerHandlerDirective("skip_log", parseLogSkip);
 registerHandlerDirective("log_skip", parseLogSkip);
 registerHandlerDirective("log_name", parseLogName);
-registerHandlerDirective("file_server", parseFileServer);
-registerDirective("try_files", parseTryFiles);
 registerDirective("header", parseHeader);
 registerDirective("request_header", parseRequestHeader);
 registerDirective("rewrite", parseRewrite);
@@ -151,7 +150,6 @@ registerSyntax("http.matchers.not", notMatcher);
 registerSyntax("http.matchers.expression", expressionMatcher);
 registerSyntax("http.matchers.tls", tlsMatcher);
 registerSyntax("http.matchers.url_pattern", urlPatternMatcher);
-registerSyntax("http.matchers.file", fileMatcher);
 
 // handler parts
 registerSyntax("http.encoders.gzip", gzipEncoding);

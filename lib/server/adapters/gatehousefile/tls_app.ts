@@ -8,7 +8,6 @@
 import {
   type AutomationPolicy,
   consolidateAutomationPolicies,
-  defaultIssuers,
   encodeAutomationPolicy,
   fillInGlobalACMEDefaults,
   hasAllPublicNames,
@@ -18,11 +17,12 @@ import {
   newBaseAutomationPolicy,
   subjectQualifiesForPublicCert,
 } from "./automation.ts";
+import { defaultIssuers } from "../../tls/issuers_caddyfile.ts";
 import {
   subjectQualifiesForCert,
   subjectQualifiesForPublicCert as publicCert,
 } from "./certnames.ts";
-import type { AdaptContext } from "./helper.ts";
+import type { AdaptContext } from "../../caddyfile/helper.ts";
 import {
   type BindValue,
   hostsFromKeys,
@@ -32,11 +32,11 @@ import {
   ports,
   type SiteBlock,
 } from "./listeners.ts";
-import type { Token } from "./lexer.ts";
-import { siteError, withContext } from "./dispenser.ts";
-import type { IssuerJSON } from "./options_tls.ts";
-import { listenersUseAnyPortOtherThan } from "./servers.ts";
-import { jsonEqual } from "./types.ts";
+import type { Token } from "../../caddyfile/lexer.ts";
+import { siteError, withContext } from "../../caddyfile/dispenser.ts";
+import type { IssuerJSON } from "../../tls/issuers_caddyfile.ts";
+import { listenersUseAnyPortOtherThan } from "./server_json.ts";
+import { jsonEqual } from "../../caddyfile/types.ts";
 
 /** The key token of a site block that names host `host` (the first key when none does). */
 function keyOf(sb: SiteBlock, host: string): Token {

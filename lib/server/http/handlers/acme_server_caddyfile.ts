@@ -6,9 +6,9 @@
  *
  * @module
  */
-import type { Helper } from "../../adapters/gatehousefile/helper.ts";
-import type { ConfigValue, Handler } from "../../adapters/gatehousefile/types.ts";
-import { parseCaddyDuration } from "../../adapters/gatehousefile/values.ts";
+import type { Helper } from "../../caddyfile/helper.ts";
+import type { ConfigValue, Handler } from "../../caddyfile/types.ts";
+import { parseDuration } from "../../config/duration.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -33,7 +33,7 @@ export function parseACMEServer(h: Helper): ConfigValue[] {
       }
       case "lifetime": {
         if (!h.nextArg()) throw h.argErr();
-        const v = parseCaddyDuration(h.val());
+        const v = parseDuration(h.val());
         if (v !== 0) srv.lifetime = v;
         break;
       }

@@ -11,9 +11,10 @@
  * @module
  */
 import type bcryptType from "bcryptjs";
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import { asObject, checkFields, optArray, optNumber, optObject, optString } from "../config.ts";
-import { HandlerError, HttpConfigError } from "../errors.ts";
+import { HandlerError } from "../errors.ts";
+import { ConfigError } from "../../config/error.ts";
 import type { HttpHandler } from "../handler.ts";
 import {
   constantTimeEqual,
@@ -39,7 +40,7 @@ function decodeHash(password: string, where: string): string {
   } catch {
     // fall through
   }
-  throw new HttpConfigError("invalid_config", `${where}: password is not a bcrypt hash`);
+  throw new ConfigError("invalid_config", `${where}: password is not a bcrypt hash`);
 }
 
 async function sha256(s: string): Promise<string> {
@@ -71,21 +72,21 @@ function scryptParams(hash: Record<string, unknown>, where: string): ScryptParam
     const v = optNumber(hash, k, where);
     if (v === undefined || v === 0) continue;
     if (!Number.isInteger(v) || v < 1) {
-      throw new HttpConfigError("invalid_config", `${where}: ${k} must be a positive integer`);
+      throw new ConfigError("invalid_config", `${where}: ${k} must be a positive integer`);
     }
     out[k] = v;
   }
   if (out.N < 2 || (out.N & (out.N - 1)) !== 0) {
-    throw new HttpConfigError("invalid_config", `${where}: N must be a power of two over 1`);
+    throw new ConfigError("invalid_config", `${where}: N must be a power of two over 1`);
   }
   return out;
 }
 
 function scryptAccount(password: string, salt: string | undefined, where: string): Account {
   const key = password.startsWith("$") ? new TextEncoder().encode(password) : fromBase64(password);
-  if (!key) throw new HttpConfigError("invalid_config", `${where}: base64-decoding password`);
+  if (!key) throw new ConfigError("invalid_config", `${where}: base64-decoding password`);
   const saltBytes = salt ? fromBase64(salt) : new Uint8Array(0);
-  if (!saltBytes) throw new HttpConfigError("invalid_config", `${where}: base64-decoding salt`);
+  if (!saltBytes) throw new ConfigError("invalid_config", `${where}: base64-decoding salt`);
   return { hash: "", key, salt: saltBytes };
 }
 
@@ -100,13 +101,13 @@ export const authenticationModule: ModuleDefinition<HttpHandler> = {
     const providers = optObject(config, "providers", where) ?? {};
     for (const name of Object.keys(providers)) {
       if (name !== "http_basic") {
-        throw new HttpConfigError("invalid_config", `${where}: unknown provider ${name}`);
+        throw new ConfigError("invalid_config", `${where}: unknown provider ${name}`);
       }
     }
     const basic = providers.http_basic
       ? asObject(providers.http_basic, `${where}.http_basic`)
       : null;
-    if (!basic) throw new HttpConfigError("invalid_config", `${where}: no providers`);
+    if (!basic) throw new ConfigError("invalid_config", `${where}: no providers`);
     const w = `${where}.providers.http_basic`;
     checkFields(basic, ["accounts", "hash", "realm", "hash_cache"], w);
     const hashCfg = basic.hash ? asObject(basic.hash, `${w}.hash`) : {};
@@ -121,7 +122,7 @@ export const authenticationModule: ModuleDefinition<HttpHandler> = {
     } else if (algo === "bcrypt") {
       checkFields(hashCfg, ["algorithm"], `${w}.hash`);
     } else {
-      throw new HttpConfigError("invalid_config", `${w}: unsupported hash algorithm ${algo}`);
+      throw new ConfigError("invalid_config", `${w}: unsupported hash algorithm ${algo}`);
     }
     const accounts = new Map<string, Account>();
     for (const a of optArray(basic, "accounts", w) ?? []) {
@@ -131,10 +132,10 @@ export const authenticationModule: ModuleDefinition<HttpHandler> = {
       const pass = optString(o, "password", w);
       const salt = optString(o, "salt", w);
       if (!user || !pass) {
-        throw new HttpConfigError("invalid_config", `${w}: account needs username and password`);
+        throw new ConfigError("invalid_config", `${w}: account needs username and password`);
       }
       if (accounts.has(user)) {
-        throw new HttpConfigError("invalid_config", `${w}: duplicate user ${user}`);
+        throw new ConfigError("invalid_config", `${w}: duplicate user ${user}`);
       }
       accounts.set(
         user,

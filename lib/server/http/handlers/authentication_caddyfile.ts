@@ -5,9 +5,9 @@
  *
  * @module
  */
-import { didYouMean } from "../../adapters/gatehousefile/dispenser.ts";
-import type { Helper } from "../../adapters/gatehousefile/helper.ts";
-import type { Handler } from "../../adapters/gatehousefile/types.ts";
+import { didYouMean } from "../../caddyfile/dispenser.ts";
+import type { Helper } from "../../caddyfile/helper.ts";
+import type { Handler } from "../../caddyfile/types.ts";
 
 /** `basic_auth`. */
 export function parseBasicAuth(h: Helper): Handler {

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import {
   asObject,
   checkFields,
@@ -27,7 +27,7 @@ import {
   loadZlib,
   needsZlib,
 } from "../encode.ts";
-import { HttpConfigError } from "../errors.ts";
+import { ConfigError } from "../../config/error.ts";
 import type { HttpHandler } from "../handler.ts";
 import { parseResponseMatcher } from "../header_ops.ts";
 
@@ -127,7 +127,7 @@ export const encodeModule: ModuleDefinition<HttpHandler> = {
       } else if (name === "br") {
         encodings.set("br", {});
       } else {
-        throw new HttpConfigError("invalid_config", `${where}: unknown encoding ${name}`);
+        throw new ConfigError("invalid_config", `${where}: unknown encoding ${name}`);
       }
     }
     const prefer = optStrings(config, "prefer", where) ?? [];

@@ -5,11 +5,10 @@
  *
  * @module
  */
-import { didYouMean, type Dispenser } from "../../adapters/gatehousefile/dispenser.ts";
-import { unmarshalModule } from "../../adapters/gatehousefile/helper.ts";
-import type { Handler } from "../../adapters/gatehousefile/types.ts";
-import { getSyntax, syntaxNames } from "../../adapters/gatehousefile/registry.ts";
-import { goAtoiStrict } from "../../adapters/gatehousefile/values.ts";
+import { didYouMean, type Dispenser } from "../../caddyfile/dispenser.ts";
+import { getSyntax, syntaxNames, unmarshalModule } from "../../caddyfile/registry.ts";
+import type { Handler } from "../../caddyfile/types.ts";
+import { goAtoiStrict } from "../../caddyfile/values.ts";
 import { parseNamedResponseMatcher, type ResponseMatcher } from "../matchers/caddyfile.ts";
 
 /** `encode`. */

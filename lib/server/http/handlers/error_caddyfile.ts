@@ -4,9 +4,9 @@
  *
  * @module
  */
-import type { Dispenser } from "../../adapters/gatehousefile/dispenser.ts";
-import type { Handler } from "../../adapters/gatehousefile/types.ts";
-import { weakString } from "../../adapters/gatehousefile/values.ts";
+import type { Dispenser } from "../../caddyfile/dispenser.ts";
+import type { Handler } from "../../caddyfile/types.ts";
+import { weakString } from "../../caddyfile/values.ts";
 
 /** `error`: triggers an error with a status (and message). */
 export function parseError(d: Dispenser): Handler {

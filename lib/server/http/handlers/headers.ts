@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import { checkFields, optBool, optObject, type Raw } from "../config.ts";
 import type { HttpHandler } from "../handler.ts";
 import { mutableResponse, parseHeaderOps, parseResponseMatcher } from "../header_ops.ts";

@@ -15,10 +15,10 @@
  *
  * @module
  */
-import type { Helper } from "../../adapters/gatehousefile/helper.ts";
-import type { ConfigValue } from "../../adapters/gatehousefile/types.ts";
-import { jsonEqual } from "../../adapters/gatehousefile/types.ts";
-import { canonicalHeaderKey } from "../../adapters/gatehousefile/values.ts";
+import type { Helper } from "../../caddyfile/helper.ts";
+import type { ConfigValue } from "../../caddyfile/types.ts";
+import { jsonEqual } from "../../caddyfile/types.ts";
+import { canonicalHeaderKey } from "../../caddyfile/values.ts";
 import { parseNamedResponseMatcher, type ResponseMatcher } from "../matchers/caddyfile.ts";
 
 /** Header operations (`add`, `set`, `delete`, `replace`) plus, for responses, more. */

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import { checkFields } from "../config.ts";
 import { responseError } from "../errors.ts";
 import type { HttpHandler, Next } from "../handler.ts";

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { Helper } from "../../adapters/gatehousefile/helper.ts";
-import type { Handler } from "../../adapters/gatehousefile/types.ts";
+import type { Helper } from "../../caddyfile/helper.ts";
+import type { Handler } from "../../caddyfile/types.ts";
 import { parseNamedResponseMatcher } from "../matchers/caddyfile.ts";
 import type { ProxyParse } from "./reverse_proxy/caddyfile.ts";
 import { finishHandleResponse, replaceStatus } from "./reverse_proxy/caddyfile_response.ts";

@@ -6,9 +6,10 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import { checkFields, optString } from "../config.ts";
-import { HandlerError, HttpConfigError } from "../errors.ts";
+import { HandlerError } from "../errors.ts";
+import { ConfigError } from "../../config/error.ts";
 import type { HttpHandler } from "../handler.ts";
 
 /** Largest nesting of `invoke` within one request. */
@@ -21,7 +22,7 @@ export const invokeModule: ModuleDefinition<HttpHandler> = {
     const where = "http.handlers.invoke";
     checkFields(config, ["handler", "name"], where);
     const name = optString(config, "name", where) ?? "";
-    if (name === "") throw new HttpConfigError("invalid_config", `${where}: "name" is required`);
+    if (name === "") throw new ConfigError("invalid_config", `${where}: "name" is required`);
     return {
       async serveHTTP(c, next) {
         const route = c.server.namedRoutes?.get(name);

@@ -9,10 +9,11 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import { checkFields, optBool, optString } from "../config.ts";
 import type { RequestContext } from "../context.ts";
-import { HttpConfigError, responseError } from "../errors.ts";
+import { responseError } from "../errors.ts";
+import { ConfigError } from "../../config/error.ts";
 import type { HttpHandler } from "../handler.ts";
 import { getterFor } from "../replacer.ts";
 
@@ -41,7 +42,7 @@ export const logAppendModule: ModuleDefinition<HttpHandler> = {
     const where = "http.handlers.log_append";
     checkFields(config, ["handler", "key", "value", "early"], where);
     const key = optString(config, "key", where) ?? "";
-    if (key === "") throw new HttpConfigError("invalid_config", `${where}: "key" is required`);
+    if (key === "") throw new ConfigError("invalid_config", `${where}: "key" is required`);
     const value = optString(config, "value", where) ?? "";
     const early = optBool(config, "early", where) ?? false;
     const requestBody = value === REQUEST_BODY || value === REQUEST_BODY_B64;

@@ -5,9 +5,9 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import { asObject, checkFields, optArray, optString } from "../config.ts";
-import { HttpConfigError } from "../errors.ts";
+import { ConfigError } from "../../config/error.ts";
 import type { HttpHandler } from "../handler.ts";
 import { goReplacement } from "../header_ops.ts";
 import { goRegExp } from "../regexp.ts";
@@ -28,7 +28,7 @@ export const mapModule: ModuleDefinition<HttpHandler> = {
       checkFields(o, ["input", "input_regexp", "outputs"], `${where}.mappings[${i}]`);
       const outputs = (o.outputs as unknown[] | undefined) ?? [];
       if (outputs.length > dests.length) {
-        throw new HttpConfigError("invalid_config", `${where}: more outputs than destinations`);
+        throw new ConfigError("invalid_config", `${where}: more outputs than destinations`);
       }
       return {
         input: typeof o.input === "string" ? o.input : undefined,

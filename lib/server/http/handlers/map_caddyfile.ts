@@ -5,9 +5,9 @@
  *
  * @module
  */
-import type { Helper } from "../../adapters/gatehousefile/helper.ts";
-import { wasReplacedShorthand } from "../../adapters/gatehousefile/shorthands.ts";
-import type { Handler } from "../../adapters/gatehousefile/types.ts";
+import type { Helper } from "../../caddyfile/helper.ts";
+import { wasReplacedShorthand } from "../../caddyfile/shorthands.ts";
+import type { Handler } from "../../caddyfile/types.ts";
 
 /** `map`. */
 export function parseMap(h: Helper): Handler {

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { Dispenser } from "../../adapters/gatehousefile/dispenser.ts";
-import type { Handler } from "../../adapters/gatehousefile/types.ts";
+import type { Dispenser } from "../../caddyfile/dispenser.ts";
+import type { Handler } from "../../caddyfile/types.ts";
 
 /** `metrics`. */
 export function parseMetrics(d: Dispenser): Handler {

@@ -16,10 +16,10 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import { asObject, checkFields, optArray, optObject, optString, type Raw } from "../config.ts";
 import type { RequestContext } from "../context.ts";
-import { HttpConfigError } from "../errors.ts";
+import { ConfigError } from "../../config/error.ts";
 import type { HttpHandler } from "../handler.ts";
 import { parseHeaderOps } from "../header_ops.ts";
 import { compileTemplate, hasPlaceholder, type Template } from "../replacer.ts";
@@ -64,7 +64,7 @@ interface Resource {
 }
 
 function bad(where: string, msg: string): never {
-  throw new HttpConfigError("invalid_config", `${where}: ${msg}`);
+  throw new ConfigError("invalid_config", `${where}: ${msg}`);
 }
 
 function resources(config: Raw, where: string): Resource[] {

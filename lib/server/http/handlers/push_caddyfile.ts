@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { Helper } from "../../adapters/gatehousefile/helper.ts";
-import type { Handler } from "../../adapters/gatehousefile/types.ts";
+import type { Helper } from "../../caddyfile/helper.ts";
+import type { Handler } from "../../caddyfile/types.ts";
 import { applyHeaderOp, type HeaderOps } from "./headers_caddyfile.ts";
 
 /** `push`. */

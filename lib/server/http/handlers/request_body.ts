@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import { checkFields, optNumber } from "../config.ts";
 import { HandlerError } from "../errors.ts";
 import type { HttpHandler } from "../handler.ts";

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import { asObject, checkFields, optArray, optObject, optString, type Raw } from "../config.ts";
 import { decodePath, type RequestContext } from "../context.ts";
 import type { HttpHandler } from "../handler.ts";

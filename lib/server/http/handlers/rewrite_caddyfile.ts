@@ -12,14 +12,10 @@
  *
  * @module
  */
-import { didYouMean } from "../../adapters/gatehousefile/dispenser.ts";
-import type { Helper } from "../../adapters/gatehousefile/helper.ts";
-import { parseSegmentAsSubroute } from "../../adapters/gatehousefile/routes.ts";
-import {
-  type ConfigValue,
-  type Handler,
-  subrouteHandler,
-} from "../../adapters/gatehousefile/types.ts";
+import { didYouMean } from "../../caddyfile/dispenser.ts";
+import type { Helper } from "../../caddyfile/helper.ts";
+import { parseSegmentAsSubroute } from "../../caddyfile/routes.ts";
+import { type ConfigValue, type Handler, subrouteHandler } from "../../caddyfile/types.ts";
 
 /** `rewrite [<matcher>] <to>`. */
 export function parseRewrite(h: Helper): ConfigValue[] {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import { checkFields, optObject } from "../config.ts";
 import type { RequestContext } from "../context.ts";
 import { responseError, toHandlerError } from "../errors.ts";

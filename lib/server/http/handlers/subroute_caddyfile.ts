@@ -6,19 +6,19 @@
  *
  * @module
  */
-import type { Helper } from "../../adapters/gatehousefile/helper.ts";
-import type { Token } from "../../adapters/gatehousefile/lexer.ts";
+import type { Helper } from "../../caddyfile/helper.ts";
+import type { Token } from "../../caddyfile/lexer.ts";
 import {
   buildSubroute,
   parseSegmentAsConfig,
   parseSegmentAsSubroute,
-} from "../../adapters/gatehousefile/routes.ts";
+} from "../../caddyfile/routes.ts";
 import {
   type ConfigValue,
   type Handler,
   type Route,
   subrouteHandler,
-} from "../../adapters/gatehousefile/types.ts";
+} from "../../caddyfile/types.ts";
 
 /**
  * `route`: directives run in the order written. Only handler directives belong here: a

@@ -9,10 +9,11 @@
  *
  * @module
  */
-import type { Helper } from "../../adapters/gatehousefile/helper.ts";
-import { unmarshalModule } from "../../adapters/gatehousefile/helper.ts";
-import type { Handler } from "../../adapters/gatehousefile/types.ts";
-import { goParseDuration, parseSize } from "../../adapters/gatehousefile/values.ts";
+import type { Helper } from "../../caddyfile/helper.ts";
+import { unmarshalModule } from "../../caddyfile/registry.ts";
+import type { Handler } from "../../caddyfile/types.ts";
+import { parseSize } from "../../caddyfile/values.ts";
+import { goParseDuration } from "../../config/duration.ts";
 
 /** `templates`. */
 export function parseTemplates(h: Helper): Handler {

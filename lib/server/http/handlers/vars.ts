@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import type { HttpHandler } from "../handler.ts";
 import { compileTemplate, type Template } from "../replacer.ts";
 

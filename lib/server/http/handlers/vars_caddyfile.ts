@@ -12,8 +12,8 @@
  *
  * @module
  */
-import type { Helper } from "../../adapters/gatehousefile/helper.ts";
-import type { ConfigValue, Handler } from "../../adapters/gatehousefile/types.ts";
+import type { Helper } from "../../caddyfile/helper.ts";
+import type { ConfigValue, Handler } from "../../caddyfile/types.ts";
 
 /** `vars`: names and values (numbers and booleans unquoted become JSON numbers/booleans). */
 export function parseVars(h: Helper): Handler {

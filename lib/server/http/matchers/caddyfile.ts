@@ -6,13 +6,12 @@
  *
  * @module
  */
-import { Dispenser, MATCHER_NAME_CONTEXT_KEY } from "../../adapters/gatehousefile/dispenser.ts";
-import { didYouMean } from "../../adapters/gatehousefile/dispenser.ts";
-import { cloneToken, isQuoted, type Token } from "../../adapters/gatehousefile/lexer.ts";
-import { getSyntax, syntaxNames } from "../../adapters/gatehousefile/registry.ts";
-import { MAX_NESTING } from "../../adapters/gatehousefile/parser.ts";
-import type { MatcherSet } from "../../adapters/gatehousefile/types.ts";
-import { canonicalHeaderKey } from "../../adapters/gatehousefile/values.ts";
+import { didYouMean, Dispenser, MATCHER_NAME_CONTEXT_KEY } from "../../caddyfile/dispenser.ts";
+import { cloneToken, isQuoted, type Token } from "../../caddyfile/lexer.ts";
+import { getSyntax, syntaxNames } from "../../caddyfile/registry.ts";
+import { MAX_NESTING } from "../../caddyfile/parser.ts";
+import type { MatcherSet } from "../../caddyfile/types.ts";
+import { canonicalHeaderKey } from "../../caddyfile/values.ts";
 
 const matcherName = (d: Dispenser) => (d.getContext(MATCHER_NAME_CONTEXT_KEY) as string) ?? "";
 

@@ -12,9 +12,9 @@
  *
  * @module
  */
-import type { ModuleDefinition, ProvisionContext } from "../../module.ts";
+import type { ModuleDefinition, ProvisionContext } from "../../module/mod.ts";
 import type { RequestContext } from "../context.ts";
-import { HttpConfigError } from "../errors.ts";
+import { ConfigError } from "../../config/error.ts";
 import type { RequestMatcher } from "../handler.ts";
 import { goRegExp } from "../regexp.ts";
 import { getterFor } from "../replacer.ts";
@@ -37,7 +37,7 @@ function lex(src: string): Tok[] {
     if (ch === "`") {
       // a backquoted string is raw: no escapes (as the Caddyfile writes CEL strings)
       const end = src.indexOf("`", i + 1);
-      if (end < 0) throw new HttpConfigError("invalid_config", `expression: unterminated string`);
+      if (end < 0) throw new ConfigError("invalid_config", `expression: unterminated string`);
       out.push({ t: "str", v: src.slice(i + 1, end) });
       i = end + 1;
       continue;
@@ -53,7 +53,7 @@ function lex(src: string): Tok[] {
         j++;
       }
       if (j >= src.length) {
-        throw new HttpConfigError("invalid_config", `expression: unterminated string`);
+        throw new ConfigError("invalid_config", `expression: unterminated string`);
       }
       out.push({ t: "str", v: s });
       i = j + 1;
@@ -78,7 +78,7 @@ function lex(src: string): Tok[] {
       continue;
     }
     const op = /^(==|!=|<=|>=|&&|\|\||[!<>+(),.[\]{}:])/.exec(src.slice(i));
-    if (!op) throw new HttpConfigError("invalid_config", `expression: unexpected "${ch}"`);
+    if (!op) throw new ConfigError("invalid_config", `expression: unexpected "${ch}"`);
     out.push({ t: "op", v: op[0] });
     i += op[0].length;
   }
@@ -118,7 +118,7 @@ class Parser {
   }
   #eat(v: string): void {
     if (!this.#peek(v)) {
-      throw new HttpConfigError(
+      throw new ConfigError(
         "invalid_config",
         `expression: expected "${v}" at token ${this.#i}`,
       );
@@ -128,7 +128,7 @@ class Parser {
   async parse(): Promise<Eval> {
     const e = this.#or();
     if (this.#i < this.#toks.length) {
-      throw new HttpConfigError(
+      throw new ConfigError(
         "invalid_config",
         `expression: unexpected "${this.#toks[this.#i].v}"`,
       );
@@ -246,7 +246,7 @@ class Parser {
           e = (c) => str(target(c)).toUpperCase();
           break;
         default:
-          throw new HttpConfigError("invalid_config", `expression: unknown method ${name}`);
+          throw new ConfigError("invalid_config", `expression: unknown method ${name}`);
       }
     }
     return e;
@@ -262,7 +262,7 @@ class Parser {
   }
   #primary(): Eval {
     const t = this.#toks[this.#i++];
-    if (!t) throw new HttpConfigError("invalid_config", "expression: unexpected end");
+    if (!t) throw new ConfigError("invalid_config", "expression: unexpected end");
     if (t.t === "str") return () => t.v;
     if (t.t === "num") return () => Number(t.v);
     if (t.t === "ph") {
@@ -299,7 +299,7 @@ class Parser {
         return this.#matcherCall(t.v, args);
       }
     }
-    throw new HttpConfigError("invalid_config", `expression: unexpected "${t.v}"`);
+    throw new ConfigError("invalid_config", `expression: unexpected "${t.v}"`);
   }
   #matcherCall(name: string, args: Eval[]): Eval {
     // Matcher arguments are constants: evaluate them once with no request.
@@ -357,7 +357,7 @@ class Parser {
         break;
       }
       default:
-        throw new HttpConfigError("invalid_config", `expression: unknown function ${name}`);
+        throw new ConfigError("invalid_config", `expression: unknown function ${name}`);
     }
     let matcher: RequestMatcher | null = null;
     this.#pending.push(loadMatcher(this.ctx, name, cfg).then((m) => void (matcher = m)));
@@ -381,7 +381,7 @@ export const expressionMatcherModule: ModuleDefinition<RequestMatcher> = {
     const raw = config as unknown;
     const src = typeof raw === "string" ? raw : (raw as { expr?: unknown })?.expr;
     if (typeof src !== "string") {
-      throw new HttpConfigError("invalid_config", "http.matchers.expression: must be a string");
+      throw new ConfigError("invalid_config", "http.matchers.expression: must be a string");
     }
     return compileExpression(src, ctx);
   },

@@ -14,10 +14,11 @@
  * @module
  */
 import { existsSync } from "node:fs";
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import { asObject, checkFields, optString, optStrings } from "../config.ts";
 import type { RequestContext } from "../context.ts";
-import { HandlerError, HttpConfigError, withoutStacks } from "../errors.ts";
+import { HandlerError, withoutStacks } from "../errors.ts";
+import { ConfigError } from "../../config/error.ts";
 import type { RequestMatcher } from "../handler.ts";
 import { glob, globEscape, hasGlobMeta } from "../glob.ts";
 import { sanitizedPathJoin } from "../handlers/file_server/sanitize.ts";
@@ -76,14 +77,14 @@ export function fileMatcher(config: Record<string, unknown>): RequestMatcher {
   checkFields(raw, ["fs", "root", "try_files", "try_policy", "split_path"], where);
   const fs = optString(raw, "fs", where) ?? "";
   if (fs !== "" && fs !== "{http.vars.fs}") {
-    throw new HttpConfigError(
+    throw new ConfigError(
       "invalid_config",
       `${where}.fs: file system ${JSON.stringify(fs)} is not available (only the local disk)`,
     );
   }
   const policy = (optString(raw, "try_policy", where) || "first_exist") as Policy;
   if (!POLICIES.includes(policy)) {
-    throw new HttpConfigError("invalid_config", `${where}: unknown try policy ${policy}`);
+    throw new ConfigError("invalid_config", `${where}: unknown try policy ${policy}`);
   }
   const splits = optStrings(raw, "split_path", where) ?? [];
   const rootT = compileTemplate(optString(raw, "root", where) || "{http.vars.root}", {

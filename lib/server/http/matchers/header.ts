@@ -5,9 +5,9 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import type { RequestContext } from "../context.ts";
-import { HttpConfigError } from "../errors.ts";
+import { ConfigError } from "../../config/error.ts";
 import type { RequestMatcher } from "../handler.ts";
 import { compileTemplate } from "../replacer.ts";
 
@@ -47,12 +47,12 @@ export function headerValues(c: RequestContext, field: string): string[] | null 
 /** Builds a header matcher over any header source. */
 export function headerMatcher(raw: unknown, where: string): RequestMatcher {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw new HttpConfigError("invalid_config", `${where}: must be an object`);
+    throw new ConfigError("invalid_config", `${where}: must be an object`);
   }
   const fields: { name: string; tests: ValueTest[] | null; present: boolean }[] = [];
   for (const [name, vals] of Object.entries(raw)) {
     if (vals !== null && (!Array.isArray(vals) || vals.some((v) => typeof v !== "string"))) {
-      throw new HttpConfigError("invalid_config", `${where}.${name}: must be a string array`);
+      throw new ConfigError("invalid_config", `${where}.${name}: must be a string array`);
     }
     fields.push({
       name: name.toLowerCase(),

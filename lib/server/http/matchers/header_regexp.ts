@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
-import { HttpConfigError } from "../errors.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
+import { ConfigError } from "../../config/error.ts";
 import type { RequestMatcher } from "../handler.ts";
 import { NamedRegexp } from "../regexp.ts";
 import { headerValues } from "./header.ts";
@@ -16,7 +16,7 @@ export const headerRegexpMatcherModule: ModuleDefinition<RequestMatcher> = {
   create(config) {
     const where = "http.matchers.header_regexp";
     if (typeof config !== "object" || config === null || Array.isArray(config)) {
-      throw new HttpConfigError("invalid_config", `${where}: must be an object`);
+      throw new ConfigError("invalid_config", `${where}: must be an object`);
     }
     const fields = Object.entries(config).map(([k, v]) =>
       [k.toLowerCase(), new NamedRegexp(v, `${where}.${k}`)] as const

@@ -4,16 +4,16 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import type { RequestContext } from "../context.ts";
 import { splitHostPort } from "../context.ts";
-import { HttpConfigError } from "../errors.ts";
+import { ConfigError } from "../../config/error.ts";
 import type { RequestMatcher } from "../handler.ts";
 import { compileTemplate, hasPlaceholder, type Template } from "../replacer.ts";
 
 function strings(raw: unknown, id: string): string[] {
   if (!Array.isArray(raw) || raw.some((s) => typeof s !== "string")) {
-    throw new HttpConfigError("invalid_config", `${id}: must be an array of strings`);
+    throw new ConfigError("invalid_config", `${id}: must be an array of strings`);
   }
   return raw as string[];
 }
@@ -32,7 +32,7 @@ export function hostMatcher(raw: unknown): RequestMatcher {
   const hosts = strings(raw, "http.matchers.host").map((h) => h.toLowerCase());
   const seen = new Set<string>();
   for (const h of hosts) {
-    if (seen.has(h)) throw new HttpConfigError("invalid_config", `host repeated: ${h}`);
+    if (seen.has(h)) throw new ConfigError("invalid_config", `host repeated: ${h}`);
     seen.add(h);
   }
   const exact = new Set<string>();

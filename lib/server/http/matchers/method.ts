@@ -3,14 +3,14 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
-import { HttpConfigError } from "../errors.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
+import { ConfigError } from "../../config/error.ts";
 import type { RequestMatcher } from "../handler.ts";
 
 /** Builds a method matcher. */
 export function methodMatcher(raw: unknown): RequestMatcher {
   if (!Array.isArray(raw) || raw.some((s) => typeof s !== "string")) {
-    throw new HttpConfigError(
+    throw new ConfigError(
       "invalid_config",
       "http.matchers.method: must be an array of strings",
     );

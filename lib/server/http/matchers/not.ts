@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import type { RequestMatcher } from "../handler.ts";
 import { compileMatcherSets, provisionMatcherSets } from "../routes.ts";
 

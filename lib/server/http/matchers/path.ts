@@ -7,10 +7,10 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import type { RequestContext } from "../context.ts";
 import { decodePath } from "../context.ts";
-import { HttpConfigError } from "../errors.ts";
+import { ConfigError } from "../../config/error.ts";
 import type { RequestMatcher } from "../handler.ts";
 import { cleanPath, pathMatch } from "../pathutil.ts";
 import { compileTemplate, hasPlaceholder } from "../replacer.ts";
@@ -108,7 +108,7 @@ function compile(pattern: string): Check {
 /** Builds a path matcher. */
 export function pathMatcher(raw: unknown): RequestMatcher {
   if (!Array.isArray(raw) || raw.some((s) => typeof s !== "string")) {
-    throw new HttpConfigError("invalid_config", "http.matchers.path: must be an array of strings");
+    throw new ConfigError("invalid_config", "http.matchers.path: must be an array of strings");
   }
   const checks: Check[] = (raw as string[]).map((p) => {
     const lower = p.toLowerCase();

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import type { RequestMatcher } from "../handler.ts";
 import { cleanPath } from "../pathutil.ts";
 import { NamedRegexp } from "../regexp.ts";

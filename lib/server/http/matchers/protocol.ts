@@ -5,9 +5,9 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import type { RequestContext } from "../context.ts";
-import { HttpConfigError } from "../errors.ts";
+import { ConfigError } from "../../config/error.ts";
 import type { RequestMatcher } from "../handler.ts";
 
 function version(c: RequestContext): number {
@@ -20,7 +20,7 @@ export const protocolMatcherModule: ModuleDefinition<RequestMatcher> = {
   create(config) {
     const p = config as unknown;
     if (typeof p !== "string") {
-      throw new HttpConfigError("invalid_config", "http.matchers.protocol: must be a string");
+      throw new ConfigError("invalid_config", "http.matchers.protocol: must be a string");
     }
     const tests: Record<string, (c: RequestContext) => boolean> = {
       grpc: (c) => (c.headers.get("content-type") ?? "").startsWith("application/grpc"),

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
-import { HttpConfigError } from "../errors.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
+import { ConfigError } from "../../config/error.ts";
 import type { RequestMatcher } from "../handler.ts";
 import { compileTemplate, type Template } from "../replacer.ts";
 
@@ -15,12 +15,12 @@ export const queryMatcherModule: ModuleDefinition<RequestMatcher> = {
   create(config) {
     const where = "http.matchers.query";
     if (typeof config !== "object" || config === null || Array.isArray(config)) {
-      throw new HttpConfigError("invalid_config", `${where}: must be an object`);
+      throw new ConfigError("invalid_config", `${where}: must be an object`);
     }
     const params: [Template, Template[]][] = [];
     for (const [k, v] of Object.entries(config)) {
       if (!Array.isArray(v) || v.some((s) => typeof s !== "string")) {
-        throw new HttpConfigError("invalid_config", `${where}.${k}: must be a string array`);
+        throw new ConfigError("invalid_config", `${where}.${k}: must be a string array`);
       }
       params.push([compileTemplate(k), (v as string[]).map((s) => compileTemplate(s))]);
     }

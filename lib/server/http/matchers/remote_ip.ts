@@ -5,10 +5,10 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import { checkFields, optBool, optStrings } from "../config.ts";
 import type { RequestMatcher } from "../handler.ts";
-import { ipInRanges, parseIP, parseRanges } from "../ip.ts";
+import { ipInRanges, parseIP, parseRanges } from "../../net/ip.ts";
 
 /** Registry entry. */
 export const remoteIPMatcherModule: ModuleDefinition<RequestMatcher> = {

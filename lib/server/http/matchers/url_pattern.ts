@@ -8,9 +8,9 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import { asObject, checkFields, optBool, optString } from "../config.ts";
-import { HttpConfigError } from "../errors.ts";
+import { ConfigError } from "../../config/error.ts";
 import type { RequestMatcher } from "../handler.ts";
 import { cleanPath } from "../pathutil.ts";
 
@@ -40,7 +40,7 @@ export function urlPatternMatcher(config: Record<string, unknown>): RequestMatch
       ? new URLPattern(input, base, { ignoreCase })
       : new URLPattern(input, { ignoreCase });
   } catch (e) {
-    throw new HttpConfigError(
+    throw new ConfigError(
       "invalid_config",
       `${where}: unable to parse URL pattern ${JSON.stringify(pattern)}: ${(e as Error).message}`,
     );

@@ -5,9 +5,9 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
 import type { RequestContext } from "../context.ts";
-import { HttpConfigError } from "../errors.ts";
+import { ConfigError } from "../../config/error.ts";
 import type { RequestMatcher } from "../handler.ts";
 import { NamedRegexp } from "../regexp.ts";
 import { compileTemplate, getterFor, type Template } from "../replacer.ts";
@@ -37,13 +37,13 @@ export const varsMatcherModule: ModuleDefinition<RequestMatcher> = {
   id: "http.matchers.vars",
   create(config) {
     if (typeof config !== "object" || config === null || Array.isArray(config)) {
-      throw new HttpConfigError("invalid_config", "http.matchers.vars: must be an object");
+      throw new ConfigError("invalid_config", "http.matchers.vars: must be an object");
     }
     const entries: [(c: RequestContext) => string, Template[]][] = Object.entries(config).map((
       [k, v],
     ) => {
       if (!Array.isArray(v)) {
-        throw new HttpConfigError("invalid_config", `http.matchers.vars.${k}: must be an array`);
+        throw new ConfigError("invalid_config", `http.matchers.vars.${k}: must be an array`);
       }
       return [reader(k), v.map((s) => compileTemplate(String(s)))];
     });
@@ -65,7 +65,7 @@ export const varsRegexpMatcherModule: ModuleDefinition<RequestMatcher> = {
   id: "http.matchers.vars_regexp",
   create(config) {
     if (typeof config !== "object" || config === null || Array.isArray(config)) {
-      throw new HttpConfigError("invalid_config", "http.matchers.vars_regexp: must be an object");
+      throw new ConfigError("invalid_config", "http.matchers.vars_regexp: must be an object");
     }
     const entries = Object.entries(config).map(([k, v]) =>
       [k, reader(k), new NamedRegexp(v, `http.matchers.vars_regexp.${k}`)] as const

@@ -13,8 +13,8 @@
  * @module
  */
 import type { Client } from "acme-client";
-import type { Logger } from "../../module.ts";
-import { loadText, safeKey, type Storage, withLock } from "../../storage/mod.ts";
+import type { Logger } from "../../module/instance.ts";
+import { loadText, safeKey, type Storage, withLock } from "../../module/storage.ts";
 import { acmeModule } from "./lib.ts";
 import { generateKey } from "../../pki/x509.ts";
 

@@ -9,7 +9,7 @@
  * @module
  */
 import type { Client, Order } from "acme-client";
-import type { Logger } from "../../module.ts";
+import type { Logger } from "../../module/instance.ts";
 import { x509 } from "../../pki/x509.ts";
 import type { PreferredChains } from "../issuers/acme_config.ts";
 

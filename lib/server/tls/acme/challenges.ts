@@ -15,8 +15,8 @@
  *
  * @module
  */
-import type { Logger } from "../../module.ts";
-import { loadText, safeKey, type Storage } from "../../storage/mod.ts";
+import type { Logger } from "../../module/instance.ts";
+import { loadText, safeKey, type Storage } from "../../module/storage.ts";
 import { answerFileValidation, PKI_VALIDATION_PREFIX } from "../zerossl/validation.ts";
 
 /** The path prefix of HTTP-01 requests. */

@@ -15,7 +15,7 @@
  * @module
  */
 import type * as AcmeClient from "acme-client";
-import type { Logger } from "../../module.ts";
+import type { Logger } from "../../module/instance.ts";
 import { x509 } from "../../pki/x509.ts";
 
 /** The `acme-client` module. */

@@ -9,7 +9,7 @@
  * @module
  */
 import type { Authorization, Client, Order } from "acme-client";
-import type { Logger } from "../../module.ts";
+import type { Logger } from "../../module/instance.ts";
 import { type DistributedSource, presentChallenge } from "./challenges.ts";
 import { isIP } from "../../pki/x509.ts";
 import { tlsAlpnCertificate } from "./crypto.ts";

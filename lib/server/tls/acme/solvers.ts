@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { Logger } from "../../module.ts";
+import type { Logger } from "../../module/instance.ts";
 import { answerHttpChallenge } from "./challenges.ts";
 import { clientHelloFromRecords, MAX_CLIENT_HELLO, parseClientHello } from "./client_hello.ts";
 import { alertRecord, type ChallengeIdentity, HandshakeRefused, serverFlight } from "./tls13.ts";

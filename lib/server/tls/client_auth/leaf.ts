@@ -8,8 +8,9 @@
  * @module
  */
 import type * as X509 from "@peculiar/x509";
-import type { ProvisionContext } from "../../module.ts";
-import { tlsCheckFields, TlsConfigError } from "../certificates.ts";
+import type { ProvisionContext } from "../../module/mod.ts";
+import { tlsCheckFields } from "../certificates.ts";
+import { ConfigError } from "../../config/error.ts";
 import { fromPem, fromPemFiles } from "./trust_pool.ts";
 
 type Raw = Record<string, unknown>;
@@ -18,7 +19,7 @@ function strings(raw: Raw, key: string, where: string): string[] {
   const v = raw[key];
   if (v === undefined || v === null) return [];
   if (!Array.isArray(v) || v.some((x) => typeof x !== "string")) {
-    throw new TlsConfigError("invalid_config", `${where}.${key}: must be an array of strings`);
+    throw new ConfigError("invalid_config", `${where}.${key}: must be an array of strings`);
   }
   return v as string[];
 }
@@ -30,7 +31,7 @@ async function pemFilesBelow(dir: string, where: string): Promise<string[]> {
     try {
       entries = await Array.fromAsync(Deno.readDir(d));
     } catch (e) {
-      throw new TlsConfigError("invalid_config", `${where}: reading ${d}: ${(e as Error).message}`);
+      throw new ConfigError("invalid_config", `${where}: reading ${d}: ${(e as Error).message}`);
     }
     for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
       const p = `${d.replace(/\/$/, "")}/${e.name}`;
@@ -68,7 +69,7 @@ async function loadLeaves(
     case "storage": {
       tlsCheckFields(raw, ["loader", "certificates", "storage"], where);
       if (raw.storage !== undefined) {
-        throw new TlsConfigError(
+        throw new ConfigError(
           "unsupported",
           `${where}.storage: a storage of its own is not supported; the configured storage is used`,
         );
@@ -76,14 +77,14 @@ async function loadLeaves(
       const out: X509.X509Certificate[] = [];
       for (const key of strings(raw, "certificates", where)) {
         const bytes = await ctx.storage.load(key).catch((e: Error) => {
-          throw new TlsConfigError("invalid_config", `${where}: loading ${key}: ${e.message}`);
+          throw new ConfigError("invalid_config", `${where}: loading ${key}: ${e.message}`);
         });
         out.push(...await fromPem(new TextDecoder().decode(bytes), `storage key ${key}`));
       }
       return out;
     }
     default:
-      throw new TlsConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}: unknown leaf certificate loader ${JSON.stringify(raw.loader ?? "")} ` +
           `(file, folder, pem or storage)`,
@@ -98,7 +99,7 @@ export async function loadVerifier(
   ctx: ProvisionContext,
 ): Promise<X509.X509Certificate[]> {
   if (raw.verifier !== "leaf") {
-    throw new TlsConfigError(
+    throw new ConfigError(
       "unsupported",
       `${where}: client certificate verifier ${JSON.stringify(raw.verifier ?? "")} ` +
         `(tls.client_auth.verifier.${raw.verifier}) is not available; only "leaf"`,
@@ -107,13 +108,13 @@ export async function loadVerifier(
   tlsCheckFields(raw, ["verifier", "leaf_certs_loaders"], where);
   const loaders = raw.leaf_certs_loaders ?? [];
   if (!Array.isArray(loaders)) {
-    throw new TlsConfigError("invalid_config", `${where}.leaf_certs_loaders: must be an array`);
+    throw new ConfigError("invalid_config", `${where}.leaf_certs_loaders: must be an array`);
   }
   const out: X509.X509Certificate[] = [];
   for (let i = 0; i < loaders.length; i++) {
     const l = loaders[i];
     if (typeof l !== "object" || l === null || Array.isArray(l)) {
-      throw new TlsConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}.leaf_certs_loaders[${i}]: must be an object`,
       );

@@ -13,12 +13,13 @@
  * @module
  */
 import type * as X509 from "@peculiar/x509";
-import type { ProvisionContext } from "../../module.ts";
-import { tlsCheckFields, TlsConfigError } from "../certificates.ts";
+import type { ProvisionContext } from "../../module/mod.ts";
+import { tlsCheckFields } from "../certificates.ts";
+import { ConfigError } from "../../config/error.ts";
+import { x509 } from "../../pki/x509.ts";
 import { isTrustedLeaf, loadVerifier } from "./leaf.ts";
 import { fromBase64, fromPemFiles, loadTrustPool, systemRoots } from "./trust_pool.ts";
 import { verifyClientChain } from "./verify.ts";
-import { loadClientCertificateParser } from "../../http/tls_client.ts";
 
 type Raw = Record<string, unknown>;
 
@@ -73,20 +74,20 @@ export async function provisionClientAuth(
   const legacyCA = raw.trusted_ca_certs !== undefined ||
     raw.trusted_ca_certs_pem_files !== undefined;
   if (raw.ca !== undefined && raw.ca !== null && legacyCA) {
-    throw new TlsConfigError(
+    throw new ConfigError(
       "invalid_config",
       `${where}: conflicting config for client authentication trust CA (give "ca" or the ` +
         `deprecated trusted_ca_certs fields, not both)`,
     );
   }
   // placeholders read client certificates synchronously: the parser is loaded now
-  await loadClientCertificateParser();
+  await x509();
   let pool: X509.X509Certificate[] | null = null;
   if (legacyCA) {
     const b64 = raw.trusted_ca_certs ?? [];
     const files = raw.trusted_ca_certs_pem_files ?? [];
     if (!Array.isArray(b64) || !Array.isArray(files)) {
-      throw new TlsConfigError("invalid_config", `${where}: trusted CA fields must be arrays`);
+      throw new ConfigError("invalid_config", `${where}: trusted CA fields must be arrays`);
     }
     pool = [
       ...await fromBase64(b64 as string[], `${where}.trusted_ca_certs`),
@@ -94,14 +95,14 @@ export async function provisionClientAuth(
     ];
   } else if (raw.ca !== undefined && raw.ca !== null) {
     if (typeof raw.ca !== "object" || Array.isArray(raw.ca)) {
-      throw new TlsConfigError("invalid_config", `${where}.ca: must be an object`);
+      throw new ConfigError("invalid_config", `${where}.ca: must be an object`);
     }
     pool = await loadTrustPool(raw.ca as Raw, `${where}.ca`, ctx);
   }
   const leafLists: X509.X509Certificate[][] = [];
   if (raw.trusted_leaf_certs !== undefined) {
     if (!Array.isArray(raw.trusted_leaf_certs)) {
-      throw new TlsConfigError("invalid_config", `${where}.trusted_leaf_certs: must be an array`);
+      throw new ConfigError("invalid_config", `${where}.trusted_leaf_certs: must be an array`);
     }
     leafLists.push(
       await fromBase64(raw.trusted_leaf_certs as string[], `${where}.trusted_leaf_certs`),
@@ -109,19 +110,19 @@ export async function provisionClientAuth(
   }
   const verifiers = raw.verifiers ?? [];
   if (!Array.isArray(verifiers)) {
-    throw new TlsConfigError("invalid_config", `${where}.verifiers: must be an array`);
+    throw new ConfigError("invalid_config", `${where}.verifiers: must be an array`);
   }
   for (let i = 0; i < verifiers.length; i++) {
     const v = verifiers[i];
     if (typeof v !== "object" || v === null || Array.isArray(v)) {
-      throw new TlsConfigError("invalid_config", `${where}.verifiers[${i}]: must be an object`);
+      throw new ConfigError("invalid_config", `${where}.verifiers[${i}]: must be an object`);
     }
     leafLists.push(await loadVerifier(v as Raw, `${where}.verifiers[${i}]`, ctx));
   }
   let mode: ClientAuthMode;
   if (raw.mode !== undefined && raw.mode !== "") {
     if (!MODES.includes(raw.mode as ClientAuthMode)) {
-      throw new TlsConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}.mode: client auth mode not recognized: ${JSON.stringify(raw.mode)} ` +
           `(${MODES.join(", ")})`,

@@ -6,11 +6,8 @@
  *
  * @module
  */
-import type {
-  ClientCertificateCheck,
-  ProvisionContext,
-  TlsCertificateSource,
-} from "../../module.ts";
+import type { ProvisionContext } from "../../module/mod.ts";
+import type { ClientCertificateCheck, TlsCertificateSource } from "../../module/listener.ts";
 import { clientAuthActive, provisionClientAuth } from "./mod.ts";
 
 /** The policies' client authentication, by server name. */

@@ -8,10 +8,12 @@
  * @module
  */
 import type * as X509 from "@peculiar/x509";
-import type { ProvisionContext } from "../../module.ts";
+import type { ProvisionContext } from "../../module/mod.ts";
 import type { PkiApp } from "../../pki/app.ts";
-import { pemDecode, x509 } from "../../pki/x509.ts";
-import { tlsCheckFields, TlsConfigError } from "../certificates.ts";
+import { x509 } from "../../pki/x509.ts";
+import { pemDecode } from "../../pki/der.ts";
+import { tlsCheckFields } from "../certificates.ts";
+import { ConfigError } from "../../config/error.ts";
 
 type Raw = Record<string, unknown>;
 
@@ -27,7 +29,7 @@ function strings(raw: Raw, key: string, where: string): string[] {
   const v = raw[key];
   if (v === undefined || v === null) return [];
   if (!Array.isArray(v) || v.some((x) => typeof x !== "string")) {
-    throw new TlsConfigError("invalid_config", `${where}.${key}: must be an array of strings`);
+    throw new ConfigError("invalid_config", `${where}.${key}: must be an array of strings`);
   }
   return v as string[];
 }
@@ -40,7 +42,7 @@ export async function fromBase64(list: string[], where: string): Promise<X509.X5
       const der = Uint8Array.from(atob(b64.replace(/\s+/g, "")), (c) => c.charCodeAt(0));
       return new lib.X509Certificate(der as BufferSource);
     } catch (e) {
-      throw new TlsConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}[${i}]: not a base64 DER certificate (${(e as Error).message})`,
       );
@@ -53,13 +55,13 @@ export async function fromPem(pem: string, what: string): Promise<X509.X509Certi
   const lib = await x509();
   const blocks = pemDecode(pem).filter((b) => b.label === "CERTIFICATE");
   if (!blocks.length) {
-    throw new TlsConfigError("invalid_config", `no CERTIFICATE PEM block found in ${what}`);
+    throw new ConfigError("invalid_config", `no CERTIFICATE PEM block found in ${what}`);
   }
   return blocks.map((b) => {
     try {
       return new lib.X509Certificate(b.der as BufferSource);
     } catch (e) {
-      throw new TlsConfigError("invalid_config", `${what}: ${(e as Error).message}`);
+      throw new ConfigError("invalid_config", `${what}: ${(e as Error).message}`);
     }
   });
 }
@@ -75,7 +77,7 @@ export async function fromPemFiles(
     try {
       text = await Deno.readTextFile(f);
     } catch (e) {
-      throw new TlsConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}: reading ${f}: ${(e as Error).message}`,
       );
@@ -104,7 +106,7 @@ export async function systemRoots(where: string): Promise<X509.X509Certificate[]
     }
     return out;
   }
-  throw new TlsConfigError(
+  throw new ConfigError(
     "invalid_config",
     `${where}: no system trust store found (looked for ${SYSTEM_BUNDLES.join(", ")})`,
   );
@@ -118,10 +120,10 @@ async function pkiCerts(
 ): Promise<X509.X509Certificate[]> {
   tlsCheckFields(raw, ["provider", "authority"], where);
   const ids = strings(raw, "authority", where);
-  if (!ids.length) throw new TlsConfigError("invalid_config", `${where}: no authorities specified`);
+  if (!ids.length) throw new ConfigError("invalid_config", `${where}: no authorities specified`);
   const pki = await ctx.app<PkiApp>("pki");
   if (!pki) {
-    throw new TlsConfigError("invalid_config", `${where}: the pki app is not available`);
+    throw new ConfigError("invalid_config", `${where}: the pki app is not available`);
   }
   const out: X509.X509Certificate[] = [];
   for (const id of ids) {
@@ -158,7 +160,7 @@ export async function loadTrustPool(
     case "storage": {
       tlsCheckFields(raw, ["provider", "pem_keys", "storage"], where);
       if (raw.storage !== undefined) {
-        throw new TlsConfigError(
+        throw new ConfigError(
           "unsupported",
           `${where}.storage: a storage of its own is not supported; the configured storage is used`,
         );
@@ -166,7 +168,7 @@ export async function loadTrustPool(
       const out: X509.X509Certificate[] = [];
       for (const key of strings(raw, "pem_keys", where)) {
         const bytes = await ctx.storage.load(key).catch((e: Error) => {
-          throw new TlsConfigError("invalid_config", `${where}: loading ${key}: ${e.message}`);
+          throw new ConfigError("invalid_config", `${where}: loading ${key}: ${e.message}`);
         });
         out.push(...await fromPem(new TextDecoder().decode(bytes), `storage key ${key}`));
       }
@@ -176,13 +178,13 @@ export async function loadTrustPool(
       tlsCheckFields(raw, ["provider", "sources"], where);
       const sources = raw.sources;
       if (!Array.isArray(sources)) {
-        throw new TlsConfigError("invalid_config", `${where}.sources: must be an array`);
+        throw new ConfigError("invalid_config", `${where}.sources: must be an array`);
       }
       const out: X509.X509Certificate[] = [];
       for (let i = 0; i < sources.length; i++) {
         const s = sources[i];
         if (typeof s !== "object" || s === null || Array.isArray(s)) {
-          throw new TlsConfigError("invalid_config", `${where}.sources[${i}]: must be an object`);
+          throw new ConfigError("invalid_config", `${where}.sources[${i}]: must be an object`);
         }
         out.push(...await loadTrustPool(s as Raw, `${where}.sources[${i}]`, ctx));
       }
@@ -190,13 +192,13 @@ export async function loadTrustPool(
     }
     case "http":
     case "lazy":
-      throw new TlsConfigError(
+      throw new ConfigError(
         "unsupported",
         `${where}: trust pool provider ${provider} (tls.ca_pool.source.${provider}) is not available; ` +
           `use inline, file, pki_root, pki_intermediate, system, storage or combined`,
       );
     default:
-      throw new TlsConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}: unknown trust pool provider ${JSON.stringify(provider ?? "")}`,
       );

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import type { Dispenser } from "../../adapters/gatehousefile/dispenser.ts";
+import type { Dispenser } from "../../caddyfile/dispenser.ts";
 
 /**
  * `challtestsrv [<url>]` or a block with `url`.

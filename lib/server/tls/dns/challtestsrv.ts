@@ -15,8 +15,9 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
-import { tlsCheckFields, TlsConfigError } from "../certificates.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
+import { tlsCheckFields } from "../certificates.ts";
+import { ConfigError } from "../../config/error.ts";
 import { absoluteName, type DnsProvider, type DnsRecord, relativeName } from "./provider.ts";
 
 /** challtestsrv's default management address. */
@@ -182,7 +183,7 @@ export const challtestsrvDnsProviderModule: ModuleDefinition<ChalltestsrvDnsProv
       u = typeof url === "string" ? new URL(url) : undefined;
     } catch { /* refused below */ }
     if (!u || (u.protocol !== "http:" && u.protocol !== "https:")) {
-      throw new TlsConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}.url: must be the http(s) URL of pebble-challtestsrv's management API, got ${
           JSON.stringify(url)

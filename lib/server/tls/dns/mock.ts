@@ -7,8 +7,9 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../module.ts";
-import { tlsCheckFields, TlsConfigError } from "../certificates.ts";
+import type { ModuleDefinition } from "../../module/mod.ts";
+import { tlsCheckFields } from "../certificates.ts";
+import { ConfigError } from "../../config/error.ts";
 import { absoluteFqdn, type DnsProvider, type DnsRecord } from "./provider.ts";
 
 const same = (a: DnsRecord, b: DnsRecord) =>
@@ -84,7 +85,7 @@ export const mockDnsProviderModule: ModuleDefinition<MockDnsProvider> = {
   create(config) {
     tlsCheckFields(config, ["argument"], "dns.providers.mock");
     if (config.argument !== undefined && typeof config.argument !== "string") {
-      throw new TlsConfigError("invalid_config", "dns.providers.mock.argument: must be a string");
+      throw new ConfigError("invalid_config", "dns.providers.mock.argument: must be a string");
     }
     return new MockDnsProvider(config.argument as string | undefined);
   },

@@ -6,13 +6,13 @@
  * @example
  * ```ts
  * import "./mod.ts";
- * import { getModule } from "../../module.ts";
+ * import { getModule } from "../../module/mod.ts";
  * getModule("dns.providers.mock"); // defined
  * ```
  *
  * @module
  */
-import { getModule, lazyModule, registerModule } from "../../module.ts";
+import { getModule, lazyModule, registerModule } from "../../module/mod.ts";
 
 const providers = [
   lazyModule(

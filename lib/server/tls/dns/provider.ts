@@ -13,8 +13,9 @@
  *
  * @module
  */
-import type { ModuleInstance, ProvisionContext } from "../../module.ts";
-import { TlsConfigError } from "../certificates.ts";
+import type { ProvisionContext } from "../../module/mod.ts";
+import type { ModuleInstance } from "../../module/instance.ts";
+import { ConfigError } from "../../config/error.ts";
 import type { Resolver } from "./resolvers.ts";
 
 /** One DNS record (libdns's `RR`). */
@@ -108,7 +109,7 @@ export async function loadDnsProvider(
 ): Promise<DnsProvider> {
   const name = (raw as Record<string, unknown> | null)?.name;
   if (typeof raw !== "object" || raw === null || Array.isArray(raw) || typeof name !== "string") {
-    throw new TlsConfigError(
+    throw new ConfigError(
       "invalid_config",
       `${where}: must be an object naming a DNS provider module, e.g. {"name": "challtestsrv"}`,
     );
@@ -117,10 +118,10 @@ export async function loadDnsProvider(
   try {
     provider = await ctx.loadModule<DnsProvider>("dns.providers", "name", raw);
   } catch (e) {
-    throw new TlsConfigError("invalid_config", `${where}: ${(e as Error).message}`);
+    throw new ConfigError("invalid_config", `${where}: ${(e as Error).message}`);
   }
   if (!isProvider(provider, full)) {
-    throw new TlsConfigError(
+    throw new ConfigError(
       "invalid_config",
       `${where}: module dns.providers.${name} does not ${
         full ? "get, set, append and delete" : "append and delete"

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { TlsConfigError } from "../certificates.ts";
+import { ConfigError } from "../../config/error.ts";
 
 /** A resolver to ask. */
 export interface Resolver {
@@ -37,7 +37,7 @@ const QUERY_TIMEOUT_MS = 5_000;
 export function parseResolvers(raw: unknown, where: string): Resolver[] {
   if (raw === undefined || raw === null) return [];
   if (!Array.isArray(raw) || raw.some((r) => typeof r !== "string")) {
-    throw new TlsConfigError("invalid_config", `${where}: must be an array of addresses`);
+    throw new ConfigError("invalid_config", `${where}: must be an array of addresses`);
   }
   return (raw as string[]).map((r) => {
     const s = r.trim().replace(/^(udp|tcp):\/\//, "");
@@ -48,14 +48,14 @@ export function parseResolvers(raw: unknown, where: string): Resolver[] {
     if (v6) [ip, port] = [v6[1], v6[2] ? Number(v6[2]) : 53];
     else if (v4) [ip, port] = [v4[1], v4[2] ? Number(v4[2]) : 53];
     else if (!/^[0-9a-fA-F:]+$/.test(s) || !s.includes(":")) {
-      throw new TlsConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}: ${JSON.stringify(r)} is not an IP address with an optional port ` +
           `(a resolver is given by address, e.g. "1.1.1.1" or "127.0.0.1:8053")`,
       );
     }
     if (!(port >= 1 && port <= 65535)) {
-      throw new TlsConfigError("invalid_config", `${where}: bad port in ${JSON.stringify(r)}`);
+      throw new ConfigError("invalid_config", `${where}: bad port in ${JSON.stringify(r)}`);
     }
     return { ipAddr: ip, port };
   });

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { Logger } from "../../module.ts";
+import type { Logger } from "../../module/instance.ts";
 import { absoluteFqdn, type DnsProvider, type DnsRecord, relativeName } from "./provider.ts";
 import { findZone, type Resolver, txtPropagated } from "./resolvers.ts";
 

@@ -14,8 +14,9 @@
  *
  * @module
  */
-import type { Logger, ModuleDefinition, ModuleInstance, ProvisionContext } from "../../module.ts";
-import { safeKey, type Storage } from "../../storage/mod.ts";
+import type { ModuleDefinition, ProvisionContext } from "../../module/mod.ts";
+import type { Logger, ModuleInstance } from "../../module/instance.ts";
+import { safeKey, type Storage } from "../../module/storage.ts";
 import {
   type Account,
   type AccountOptions,
@@ -36,7 +37,7 @@ import {
 } from "./acme_config.ts";
 import { dnsDefaults, loadDnsProvider } from "../dns/provider.ts";
 import type { DnsChallengeOptions } from "../dns/solver.ts";
-import { TlsConfigError } from "../certificates.ts";
+import { ConfigError } from "../../config/error.ts";
 import { isZeroSslDirectory, zerosslEabForEmail } from "../zerossl/eab.ts";
 
 /** Reasons of RFC 5280 §5.3.1 accepted by `revoke`. */
@@ -226,7 +227,7 @@ export const acmeIssuerModule: ModuleDefinition<AcmeIssuer> = {
     const logger = ctx.logger("tls.issuance.acme");
     const parsed = parseAcmeIssuerConfig(config, "issuer");
     if (isZeroSslDirectory(parsed.ca) && !parsed.email && !parsed.externalAccount) {
-      throw new TlsConfigError(
+      throw new ConfigError(
         "invalid_config",
         "issuer: ZeroSSL's ACME directory needs External Account Binding: set email (the " +
           "credentials are then fetched from ZeroSSL for that address) or external_account",
@@ -251,7 +252,7 @@ export async function loadDnsChallenge(
     ? await loadDnsProvider(ctx, cfg.providerRaw, `issuer.${field}.provider`)
     : defaults.provider;
   if (!provider) {
-    throw new TlsConfigError(
+    throw new ConfigError(
       "invalid_config",
       `issuer.${field}: ${field === "cname_validation" ? "CNAME validation" : "DNS challenge"} ` +
         `enabled, but no DNS provider configured (set ${field}.provider, e.g. ` +

@@ -5,8 +5,9 @@
  *
  * @module
  */
-import { parseDuration } from "../../duration.ts";
-import { tlsCheckFields, TlsConfigError } from "../certificates.ts";
+import { durationMs } from "../../config/duration.ts";
+import { tlsCheckFields } from "../certificates.ts";
+import { ConfigError } from "../../config/error.ts";
 import type { ChallengeType } from "../acme/order.ts";
 import { parseResolvers, type Resolver } from "../dns/resolvers.ts";
 
@@ -81,7 +82,7 @@ function obj(raw: Raw, key: string, where: string): Raw | undefined {
   const v = raw[key];
   if (v === undefined || v === null) return undefined;
   if (!isObject(v)) {
-    throw new TlsConfigError("invalid_config", `${where}.${key}: must be an object`);
+    throw new ConfigError("invalid_config", `${where}.${key}: must be an object`);
   }
   return v;
 }
@@ -90,7 +91,7 @@ function str(raw: Raw, key: string, where: string): string | undefined {
   const v = raw[key];
   if (v === undefined || v === null || v === "") return undefined;
   if (typeof v !== "string") {
-    throw new TlsConfigError("invalid_config", `${where}.${key}: must be a string`);
+    throw new ConfigError("invalid_config", `${where}.${key}: must be a string`);
   }
   return v;
 }
@@ -99,7 +100,7 @@ function port(raw: Raw, key: string, where: string): number | undefined {
   const v = raw[key];
   if (v === undefined || v === null || v === 0) return undefined;
   if (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > 65535) {
-    throw new TlsConfigError("invalid_config", `${where}.${key}: must be a port number (1-65535)`);
+    throw new ConfigError("invalid_config", `${where}.${key}: must be a port number (1-65535)`);
   }
   return v;
 }
@@ -109,11 +110,11 @@ function checkDirectoryUrl(url: string, where: string): string {
   try {
     u = new URL(url);
   } catch {
-    throw new TlsConfigError("invalid_config", `${where}: not a URL: ${JSON.stringify(url)}`);
+    throw new ConfigError("invalid_config", `${where}: not a URL: ${JSON.stringify(url)}`);
   }
   const loopback = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/.test(u.hostname);
   if (u.protocol !== "https:" && !(u.protocol === "http:" && loopback)) {
-    throw new TlsConfigError(
+    throw new ConfigError(
       "invalid_config",
       `${where}: an ACME directory must use https (http is allowed for loopback only): ${url}`,
     );
@@ -154,7 +155,7 @@ export function parseAcmeIssuerConfig(
   const email = str(raw, "email", where);
   const accountKey = str(raw, "account_key", where);
   if (accountKey && !/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(accountKey)) {
-    throw new TlsConfigError("invalid_config", `${where}.account_key: must be a PEM private key`);
+    throw new ConfigError("invalid_config", `${where}.account_key: must be a PEM private key`);
   }
   let externalAccount: AcmeIssuerConfig["externalAccount"];
   const eab = obj(raw, "external_account", where);
@@ -163,7 +164,7 @@ export function parseAcmeIssuerConfig(
     const keyId = str(eab, "key_id", `${where}.external_account`);
     const macKey = str(eab, "mac_key", `${where}.external_account`);
     if (!keyId || !macKey) {
-      throw new TlsConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}.external_account: key_id and mac_key are both required`,
       );
@@ -172,11 +173,7 @@ export function parseAcmeIssuerConfig(
   }
   let timeoutMs: number | undefined;
   if (raw.acme_timeout !== undefined) {
-    try {
-      timeoutMs = parseDuration(raw.acme_timeout);
-    } catch (e) {
-      throw new TlsConfigError("invalid_config", `${where}.acme_timeout: ${(e as Error).message}`);
-    }
+    timeoutMs = durationMs(raw.acme_timeout, `${where}.acme_timeout`);
   }
   const ch = obj(raw, "challenges", where) ?? {};
   const w = `${where}.challenges`;
@@ -188,7 +185,7 @@ export function parseAcmeIssuerConfig(
   tlsCheckFields(alpn, ["disabled", "alternate_port"], `${w}.tls-alpn`);
   for (const [o, n] of [[http, "http"], [alpn, "tls-alpn"]] as const) {
     if (o.disabled !== undefined && typeof o.disabled !== "boolean") {
-      throw new TlsConfigError("invalid_config", `${w}.${n}.disabled: must be a boolean`);
+      throw new ConfigError("invalid_config", `${w}.${n}.disabled: must be a boolean`);
     }
   }
   const challengeTypes: ChallengeType[] = [];
@@ -198,7 +195,7 @@ export function parseAcmeIssuerConfig(
     if (alpn.disabled !== true) challengeTypes.push("tls-alpn-01");
   }
   if (!challengeTypes.length) {
-    throw new TlsConfigError(
+    throw new ConfigError(
       "invalid_config",
       `${w}: every challenge type is disabled; enable http or tls-alpn, or configure dns`,
     );
@@ -207,7 +204,7 @@ export function parseAcmeIssuerConfig(
   const files = raw.trusted_roots_pem_files;
   if (files !== undefined) {
     if (!Array.isArray(files) || files.some((f) => typeof f !== "string")) {
-      throw new TlsConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}.trusted_roots_pem_files: must be an array of file paths`,
       );
@@ -217,13 +214,13 @@ export function parseAcmeIssuerConfig(
       try {
         text = readFile(f);
       } catch (e) {
-        throw new TlsConfigError(
+        throw new ConfigError(
           "certificate_load",
           `${where}.trusted_roots_pem_files: cannot read ${f}: ${(e as Error).message}`,
         );
       }
       if (!text.includes("-----BEGIN CERTIFICATE-----")) {
-        throw new TlsConfigError(
+        throw new ConfigError(
           "certificate_load",
           `${where}.trusted_roots_pem_files: ${f} holds no PEM certificate`,
         );
@@ -256,7 +253,7 @@ function names(raw: Raw, key: string, where: string): string[] {
   const v = raw[key];
   if (v === undefined || v === null) return [];
   if (!Array.isArray(v) || v.some((n) => typeof n !== "string" || n === "")) {
-    throw new TlsConfigError("invalid_config", `${where}.${key}: must be an array of common names`);
+    throw new ConfigError("invalid_config", `${where}.${key}: must be an array of common names`);
   }
   return v as string[];
 }
@@ -264,7 +261,7 @@ function names(raw: Raw, key: string, where: string): string[] {
 function decodePreferredChains(pref: Raw, where: string): PreferredChains {
   tlsCheckFields(pref, ["smallest", "root_common_name", "any_common_name"], where);
   if (pref.smallest !== undefined && typeof pref.smallest !== "boolean") {
-    throw new TlsConfigError("invalid_config", `${where}.smallest: must be a boolean`);
+    throw new ConfigError("invalid_config", `${where}.smallest: must be a boolean`);
   }
   return {
     smallest: pref.smallest as boolean | undefined,
@@ -273,15 +270,10 @@ function decodePreferredChains(pref: Raw, where: string): PreferredChains {
   };
 }
 
-function durationMs(raw: Raw, key: string, where: string): number {
+function optionalDuration(raw: Raw, key: string, where: string): number {
   const v = raw[key];
   if (v === undefined || v === null || v === 0 || v === "") return 0;
-  let ms: number;
-  try {
-    ms = parseDuration(v);
-  } catch (e) {
-    throw new TlsConfigError("invalid_config", `${where}.${key}: ${(e as Error).message}`);
-  }
+  const ms = durationMs(v, `${where}.${key}`);
   return ms < 0 ? -1 : ms;
 }
 
@@ -309,10 +301,10 @@ export function decodeDnsChallengeConfig(dns: Raw, dw: string): DnsChallengeConf
     "override_domain",
   ], dw);
   const providerRaw = obj(dns, "provider", dw);
-  const ttlMs = durationMs(dns, "ttl", dw);
-  const propagationDelayMs = durationMs(dns, "propagation_delay", dw);
+  const ttlMs = optionalDuration(dns, "ttl", dw);
+  const propagationDelayMs = optionalDuration(dns, "propagation_delay", dw);
   if (ttlMs < 0 || propagationDelayMs < 0) {
-    throw new TlsConfigError(
+    throw new ConfigError(
       "invalid_config",
       `${dw}: ttl and propagation_delay cannot be negative`,
     );
@@ -321,7 +313,7 @@ export function decodeDnsChallengeConfig(dns: Raw, dw: string): DnsChallengeConf
     providerRaw,
     ttlMs,
     propagationDelayMs,
-    propagationTimeoutMs: durationMs(dns, "propagation_timeout", dw),
+    propagationTimeoutMs: optionalDuration(dns, "propagation_timeout", dw),
     resolvers: parseResolvers(dns.resolvers, `${dw}.resolvers`),
     overrideDomain: str(dns, "override_domain", dw),
   };

@@ -7,7 +7,8 @@
  *
  * @module
  */
-import type { ModuleDefinition, ModuleInstance, ProvisionContext } from "../../module.ts";
+import type { ModuleDefinition, ProvisionContext } from "../../module/mod.ts";
+import type { ModuleInstance } from "../../module/instance.ts";
 import type { Issuer } from "../issuer.ts";
 import { parseZeroSslIssuerConfig } from "../zerossl/config.ts";
 import { zerosslEabForApiKey, zerosslEabForEmail } from "../zerossl/eab.ts";

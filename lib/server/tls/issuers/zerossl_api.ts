@@ -10,8 +10,8 @@
  *
  * @module
  */
-import type { Logger, ModuleInstance } from "../../module.ts";
-import type { Storage } from "../../storage/mod.ts";
+import type { Logger, ModuleInstance } from "../../module/instance.ts";
+import type { Storage } from "../../module/storage.ts";
 import { x509 } from "../../pki/x509.ts";
 import { createCsr } from "../acme/crypto.ts";
 import { challengePorts } from "../acme/ports.ts";

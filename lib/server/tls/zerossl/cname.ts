@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { Logger } from "../../module.ts";
+import type { Logger } from "../../module/instance.ts";
 import { absoluteFqdn, type DnsRecord, relativeName } from "../dns/provider.ts";
 import { cnamePropagated, findZone } from "../dns/resolvers.ts";
 import {

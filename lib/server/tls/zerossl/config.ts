@@ -20,7 +20,8 @@
  *
  * @module
  */
-import { tlsCheckFields, TlsConfigError } from "../certificates.ts";
+import { tlsCheckFields } from "../certificates.ts";
+import { ConfigError } from "../../config/error.ts";
 import {
   type AcmeIssuerConfig,
   decodeDnsChallengeConfig,
@@ -84,8 +85,8 @@ export type ZeroSslIssuerConfig = ZeroSslApiConfig | ZeroSslAcmeConfig;
 
 type Raw = Record<string, unknown>;
 
-function invalid(message: string): TlsConfigError {
-  return new TlsConfigError("invalid_config", message);
+function invalid(message: string): ConfigError {
+  return new ConfigError("invalid_config", message);
 }
 
 /** Replaces `{env.NAME}` placeholders (an unset variable is empty). */

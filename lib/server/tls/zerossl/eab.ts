@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Logger } from "../../module.ts";
+import type { Logger } from "../../module/instance.ts";
 import { type EabCredentials, ZEROSSL_API, ZeroSslApi } from "./api.ts";
 
 /**

@@ -11,8 +11,8 @@
  *
  * @module
  */
-import type { Logger } from "../../module.ts";
-import { loadText, safeKey, type Storage } from "../../storage/mod.ts";
+import type { Logger } from "../../module/instance.ts";
+import { loadText, safeKey, type Storage } from "../../module/storage.ts";
 
 /** The path prefix of ZeroSSL's HTTP validation requests. */
 export const PKI_VALIDATION_PREFIX = "/.well-known/pki-validation/";

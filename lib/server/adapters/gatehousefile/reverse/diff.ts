@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { childPath, isObject, type ReverseProblem } from "./problems.ts";
+import { childPath, isObject, type ReverseProblem } from "../../../caddyfile/writer/problems.ts";
 
 function show(v: unknown): string {
   if (v === undefined) return "nothing";

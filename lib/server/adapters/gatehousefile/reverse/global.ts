@@ -6,13 +6,13 @@
  *
  * @module
  */
-import type { Ctx } from "./context.ts";
-import { durationText } from "./duration.ts";
+import type { Ctx } from "../../../caddyfile/writer/context.ts";
+import { durationText } from "../../../config/duration.ts";
 import { logLines } from "./logging.ts";
-import { childPath, Fields, isObject, kindOf } from "./problems.ts";
+import { childPath, Fields, isObject, kindOf } from "../../../caddyfile/writer/problems.ts";
 import { serverOptionLines } from "./server_options.ts";
 import { reverseServers, siteBlocks } from "./sites.ts";
-import { type Block, gline, type Line } from "./tokens.ts";
+import { type Block, gline, type Line } from "../../../caddyfile/writer/tokens.ts";
 import { namedRouteBlocks } from "./named_routes.ts";
 import { siteLogs } from "./site_logs.ts";
 import { reverseTlsApp } from "./tls.ts";

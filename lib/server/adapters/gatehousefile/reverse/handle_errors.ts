@@ -5,10 +5,10 @@
  *
  * @module
  */
-import type { Ctx } from "./context.ts";
-import { childPath, isObject, kindOf } from "./problems.ts";
+import type { Ctx } from "../../../caddyfile/writer/context.ts";
+import { childPath, isObject, kindOf } from "../../../caddyfile/writer/problems.ts";
 import { reverseRoutes } from "./routes.ts";
-import { bare, type Line, word } from "./tokens.ts";
+import { bare, type Line, word } from "../../../caddyfile/writer/tokens.ts";
 
 const RANGE =
   /^\{http\.error\.status_code\} >= (\d)00 && \{http\.error\.status_code\} <= \1(?:99)$/;

@@ -6,8 +6,8 @@
  *
  * @module
  */
-import { childPath, type Problems } from "./problems.ts";
-import { type Line, line } from "./tokens.ts";
+import { childPath, type Problems } from "../../../caddyfile/writer/problems.ts";
+import { type Line, line } from "../../../caddyfile/writer/tokens.ts";
 
 /** A listen address split into network, host and port (Caddy's `SplitNetworkAddress`). */
 export interface ListenAddress {

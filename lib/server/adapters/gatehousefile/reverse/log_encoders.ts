@@ -6,9 +6,9 @@
  *
  * @module
  */
-import type { Token } from "../lexer.ts";
-import { childPath, Fields, isObject } from "./problems.ts";
-import { gline, type Line, rawWord, stringWord } from "./tokens.ts";
+import type { Token } from "../../../caddyfile/lexer.ts";
+import { childPath, Fields, isObject } from "../../../caddyfile/writer/problems.ts";
+import { gline, type Line, rawWord, stringWord } from "../../../caddyfile/writer/tokens.ts";
 
 /** Options every structured encoder shares, written as `<name> <value>`. */
 const STRING_OPTIONS = [

@@ -5,10 +5,10 @@
  *
  * @module
  */
-import { durationText } from "./duration.ts";
-import type { Fields } from "./problems.ts";
+import { durationText } from "../../../config/duration.ts";
+import type { Fields } from "../../../caddyfile/writer/problems.ts";
 import { encoderLine } from "./log_encoders.ts";
-import { gline, type Line } from "./tokens.ts";
+import { gline, type Line } from "../../../caddyfile/writer/tokens.ts";
 
 function writerLine(w: Fields): Line | null {
   const kind = w.str("output");

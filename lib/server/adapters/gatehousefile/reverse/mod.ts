@@ -8,17 +8,17 @@
  *
  * @module
  */
-import type { Ctx } from "./context.ts";
-import { MatcherScope } from "./matchers.ts";
-import { positions, solveOrder, writingOrder } from "./order.ts";
-import { Problems, type ReverseProblem } from "./problems.ts";
-import { reverseRoutes } from "./routes.ts";
-import { type Block, gline, type Line, line, render } from "./tokens.ts";
+import type { Ctx } from "../../../caddyfile/writer/context.ts";
+import { MatcherScope } from "../../../caddyfile/writer/matchers.ts";
+import { positions, solveOrder, writingOrder } from "../../../caddyfile/writer/order.ts";
+import { Problems, type ReverseProblem } from "../../../caddyfile/writer/problems.ts";
+import { reverseHandler, reverseRoutes } from "./routes.ts";
+import { type Block, gline, type Line, line, render } from "../../../caddyfile/writer/tokens.ts";
 import { reverseGlobal } from "./global.ts";
 import { diffJson } from "./diff.ts";
 import { getAdapter } from "../../../adapter.ts";
 
-export type { ReverseProblem } from "./problems.ts";
+export type { ReverseProblem } from "../../../caddyfile/writer/problems.ts";
 
 /** Options of {@linkcode gatehousefileFromJson}. */
 export interface ReverseOptions {
@@ -56,6 +56,7 @@ export function reverseConfig(config: unknown): Omit<ReverseResult, "verified"> 
     routeMatch: undefined,
     routeHandlers: 0,
     routes: (routes, path, sorted, skip) => reverseRoutes(routes, path, ctx, sorted, skip),
+    handler: (h, path) => reverseHandler(h, path, ctx),
   };
   const { global, blocks } = reverseGlobal(config, ctx);
   const order = keepOrder(ctx);

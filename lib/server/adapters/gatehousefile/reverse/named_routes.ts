@@ -4,11 +4,11 @@
  *
  * @module
  */
-import type { Ctx } from "./context.ts";
-import { MatcherScope } from "./matchers.ts";
-import { childPath, isObject } from "./problems.ts";
+import type { Ctx } from "../../../caddyfile/writer/context.ts";
+import { MatcherScope } from "../../../caddyfile/writer/matchers.ts";
+import { childPath, isObject } from "../../../caddyfile/writer/problems.ts";
 import { reverseRoutes } from "./routes.ts";
-import { bare, type Block } from "./tokens.ts";
+import { bare, type Block } from "../../../caddyfile/writer/tokens.ts";
 
 /** Blocks for every named route of every server. */
 export function namedRouteBlocks(

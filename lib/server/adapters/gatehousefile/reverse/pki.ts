@@ -5,10 +5,10 @@
  *
  * @module
  */
-import type { Ctx } from "./context.ts";
-import { durationText } from "./duration.ts";
-import { type Fields, isObject } from "./problems.ts";
-import { gline, type Line } from "./tokens.ts";
+import type { Ctx } from "../../../caddyfile/writer/context.ts";
+import { durationText } from "../../../config/duration.ts";
+import { type Fields, isObject } from "../../../caddyfile/writer/problems.ts";
+import { gline, type Line } from "../../../caddyfile/writer/tokens.ts";
 
 function keyPair(f: Fields): Line[] {
   const out: Line[] = [];

@@ -7,13 +7,13 @@
  *
  * @module
  */
-import type { Ctx, Directive } from "./context.ts";
+import type { Ctx, Directive } from "../../../caddyfile/writer/context.ts";
 import { HANDLERS } from "./handlers/mod.ts";
 import { phpFastcgi, phpFastcgiSpan } from "./handlers/php_fastcgi.ts";
-import { WordError } from "./placeholders.ts";
-import { childPath, Fields, isObject, kindOf } from "./problems.ts";
-import { bare, type Line, word } from "./tokens.ts";
-import type { SortUnit } from "./order.ts";
+import { WordError } from "../../../caddyfile/writer/placeholders.ts";
+import { childPath, Fields, isObject, kindOf } from "../../../caddyfile/writer/problems.ts";
+import { bare, type Line, word } from "../../../caddyfile/writer/tokens.ts";
+import type { SortUnit } from "../../../caddyfile/writer/order.ts";
 
 /** Directives the adapter puts in a route group when they appear more than once. */
 const GROUPED = new Set(["handle", "handle_path", "rewrite", "root"]);

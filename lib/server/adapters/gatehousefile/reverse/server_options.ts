@@ -5,10 +5,10 @@
  *
  * @module
  */
-import { durationText } from "./duration.ts";
-import type { Fields } from "./problems.ts";
-import { gline, type Line } from "./tokens.ts";
-import { isObject } from "./problems.ts";
+import { durationText } from "../../../config/duration.ts";
+import type { Fields } from "../../../caddyfile/writer/problems.ts";
+import { gline, type Line } from "../../../caddyfile/writer/tokens.ts";
+import { isObject } from "../../../caddyfile/writer/problems.ts";
 
 const TIMEOUTS: [string, string][] = [
   ["read_timeout", "read_body"],

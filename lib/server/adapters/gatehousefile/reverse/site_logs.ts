@@ -9,11 +9,11 @@
  *
  * @module
  */
-import type { Ctx } from "./context.ts";
+import type { Ctx } from "../../../caddyfile/writer/context.ts";
 import { logLines } from "./logging.ts";
-import { type Fields, isObject } from "./problems.ts";
+import { type Fields, isObject } from "../../../caddyfile/writer/problems.ts";
 import type { ServerFacts, Site } from "./sites.ts";
-import { gline, type Line } from "./tokens.ts";
+import { gline, type Line } from "../../../caddyfile/writer/tokens.ts";
 
 /** One `log` directive of a site: the logger name and the `hostnames` it overrides with. */
 interface SiteLog {

@@ -9,14 +9,14 @@
  *
  * @module
  */
-import type { Ctx } from "./context.ts";
+import type { Ctx } from "../../../caddyfile/writer/context.ts";
 import { bindLines, type ListenAddress, splitListen } from "./listen.ts";
-import { MatcherScope } from "./matchers.ts";
-import { childPath, Fields, isObject, kindOf } from "./problems.ts";
+import { MatcherScope } from "../../../caddyfile/writer/matchers.ts";
+import { childPath, Fields, isObject, kindOf } from "../../../caddyfile/writer/problems.ts";
 import { reverseRoutes } from "./routes.ts";
-import { bare, type Block, type Line } from "./tokens.ts";
+import { bare, type Block, type Line } from "../../../caddyfile/writer/tokens.ts";
 import { errorBlocks } from "./handle_errors.ts";
-import { stableJSON } from "../types.ts";
+import { stableJSON } from "../../../caddyfile/types.ts";
 
 /** A site being assembled. */
 export interface Site {

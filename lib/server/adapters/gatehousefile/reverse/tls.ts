@@ -9,14 +9,14 @@
  *
  * @module
  */
-import type { Ctx } from "./context.ts";
-import { durationText } from "./duration.ts";
-import { childPath, Fields, isObject } from "./problems.ts";
+import type { Ctx } from "../../../caddyfile/writer/context.ts";
+import { durationText } from "../../../config/duration.ts";
+import { childPath, Fields, isObject } from "../../../caddyfile/writer/problems.ts";
 import type { Site } from "./sites.ts";
-import { MatcherScope } from "./matchers.ts";
+import { MatcherScope } from "../../../caddyfile/writer/matchers.ts";
 import { connPolicyLines, SiteTls } from "./tls_sites.ts";
 import { implicitEmail, INTERNAL, issuerLine, issuerLines, stable } from "./tls_issuers.ts";
-import { gline, type Line, line } from "./tokens.ts";
+import { gline, type Line, line } from "../../../caddyfile/writer/tokens.ts";
 
 /** Names that never get a public certificate (certmagic's rule, simplified). */
 function isInternalName(s: string): boolean {

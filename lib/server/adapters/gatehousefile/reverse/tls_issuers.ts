@@ -6,10 +6,10 @@
  *
  * @module
  */
-import type { Ctx } from "./context.ts";
-import { durationText } from "./duration.ts";
-import { childPath, Fields, isObject } from "./problems.ts";
-import { type Line, line } from "./tokens.ts";
+import type { Ctx } from "../../../caddyfile/writer/context.ts";
+import { durationText } from "../../../config/duration.ts";
+import { childPath, Fields, isObject } from "../../../caddyfile/writer/problems.ts";
+import { type Line, line } from "../../../caddyfile/writer/tokens.ts";
 
 /** The issuers of `tls internal` / `local_certs`, as stable JSON. */
 export const INTERNAL = JSON.stringify([{ module: "internal" }]);

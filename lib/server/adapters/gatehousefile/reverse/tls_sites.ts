@@ -6,11 +6,11 @@
  *
  * @module
  */
-import type { Ctx } from "./context.ts";
-import { childPath, Fields, isObject } from "./problems.ts";
+import type { Ctx } from "../../../caddyfile/writer/context.ts";
+import { childPath, Fields, isObject } from "../../../caddyfile/writer/problems.ts";
 import type { Site } from "./sites.ts";
-import { poolSpec, verifierLines } from "./trust_pool.ts";
-import { type Line, line } from "./tokens.ts";
+import { poolSpec, verifierLines } from "../../../caddyfile/writer/trust_pool.ts";
+import { type Line, line } from "../../../caddyfile/writer/tokens.ts";
 
 /** Site TLS lines collected per site, written as one `tls` directive each. */
 export class SiteTls {

@@ -16,7 +16,7 @@ import {
   optStrings,
   type Raw,
 } from "../../config.ts";
-import { HttpConfigError } from "../../errors.ts";
+import { ConfigError } from "../../../config/error.ts";
 import { type NameServer, parseNameServer } from "../reverse_proxy/upstream_sources/resolver.ts";
 import { type IssuancePolicy, parsePolicy } from "./policy.ts";
 
@@ -67,14 +67,14 @@ export function parseACMEServerConfig(raw: Raw, where: string): ACMEServerConfig
     "policy",
   ], where);
   const lifetimeMs = optDuration(raw, "lifetime", where) || 12 * 3_600_000;
-  if (lifetimeMs < 0) throw new HttpConfigError("invalid_config", `${where}.lifetime: negative`);
+  if (lifetimeMs < 0) throw new ConfigError("invalid_config", `${where}.lifetime: negative`);
   let prefix = optString(raw, "path_prefix", where) || "/acme/";
   if (!prefix.startsWith("/")) prefix = "/" + prefix;
   if (!prefix.endsWith("/")) prefix += "/";
   const challenges = (optStrings(raw, "challenges", where) ?? []).map((c) => {
     const t = c.trim().toLowerCase() as ChallengeType;
     if (!CHALLENGES.includes(t)) {
-      throw new HttpConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}.challenges: acme challenge ${JSON.stringify(c)} is not supported (${
           CHALLENGES.join(", ")

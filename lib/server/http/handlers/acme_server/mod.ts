@@ -9,10 +9,10 @@
  * @module
  */
 import type { JWK } from "jose";
-import type { ModuleDefinition } from "../../../module.ts";
+import type { ModuleDefinition } from "../../../module/mod.ts";
 import type { PkiApp } from "../../../pki/app.ts";
 import type { RequestContext } from "../../context.ts";
-import { HttpConfigError } from "../../errors.ts";
+import { ConfigError } from "../../../config/error.ts";
 import type { HttpHandler } from "../../handler.ts";
 import { type ACMEServerConfig, parseACMEServerConfig } from "./config.ts";
 import { finalizeOrder } from "./finalize.ts";
@@ -254,13 +254,13 @@ export const acmeServerModule: ModuleDefinition<HttpHandler> = {
     const where = "http.handlers.acme_server";
     const cfg = parseACMEServerConfig(config, where);
     const pki = await ctx.app<PkiApp>("pki");
-    if (!pki) throw new HttpConfigError("invalid_config", `${where}: the pki app is not available`);
+    if (!pki) throw new ConfigError("invalid_config", `${where}: the pki app is not available`);
     const ca = await pki.getCA(cfg.ca);
     const signer = ca.signer(cfg.signWithRoot);
     const { x509 } = await import("../../../pki/x509.ts");
     const issuer = new (await x509()).X509Certificate(signer.pem);
     if (cfg.lifetimeMs >= issuer.notAfter.getTime() - issuer.notBefore.getTime()) {
-      throw new HttpConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}.lifetime: certificate lifetime should be less than the ` +
           `${cfg.signWithRoot ? "root" : "intermediate"} certificate's lifetime`,

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { parseIP } from "../../ip.ts";
+import { parseIP } from "../../../net/ip.ts";
 import type { Ctx } from "./mod.ts";
 import { ACMEProblem } from "./problem.ts";
 import {

@@ -8,8 +8,8 @@
  * @module
  */
 import { checkFields, optBool, optObject, optStrings, type Raw } from "../../config.ts";
-import { HttpConfigError } from "../../errors.ts";
-import { ipInRanges, type IPRange, parseIP, parseRanges } from "../../ip.ts";
+import { ConfigError } from "../../../config/error.ts";
+import { ipInRanges, type IPRange, parseIP, parseRanges } from "../../../net/ip.ts";
 
 interface RuleSet {
   domains: string[];
@@ -33,7 +33,7 @@ function ruleSet(raw: Raw | undefined, where: string): RuleSet {
   try {
     ranges = parseRanges(optStrings(raw, "ip_ranges", where) ?? []);
   } catch (e) {
-    throw new HttpConfigError("invalid_config", `${where}.ip_ranges: ${(e as Error).message}`);
+    throw new ConfigError("invalid_config", `${where}.ip_ranges: ${(e as Error).message}`);
   }
   return { domains, ranges, any: domains.length > 0 || ranges.length > 0 };
 }

@@ -7,7 +7,7 @@
  * @module
  */
 import type { JWK } from "jose";
-import type { Storage } from "../../../module.ts";
+import type { Storage } from "../../../module/storage.ts";
 import type { ChallengeType } from "./config.ts";
 
 /** An account. */

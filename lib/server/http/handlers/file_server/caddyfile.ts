@@ -19,11 +19,13 @@
  * @module
  */
 import { posix } from "node:path";
-import { didYouMean, type Dispenser } from "../../../adapters/gatehousefile/dispenser.ts";
-import { absPath, localFiles, matchGlobElement } from "../../../adapters/gatehousefile/files.ts";
-import type { Helper } from "../../../adapters/gatehousefile/helper.ts";
-import type { ConfigValue, Handler } from "../../../adapters/gatehousefile/types.ts";
-import { weakString } from "../../../adapters/gatehousefile/values.ts";
+import { didYouMean, type Dispenser } from "../../../caddyfile/dispenser.ts";
+import { absPath, localFiles, matchGlobElement } from "../../../caddyfile/files.ts";
+import type { Helper } from "../../../caddyfile/helper.ts";
+import type { ConfigValue } from "../../../caddyfile/types.ts";
+import type { SyntaxSet } from "../../../caddyfile/registry.ts";
+import type { BrowseConfig, FileServerConfig } from "./config.ts";
+import { weakString } from "../../../caddyfile/values.ts";
 
 const SUBDIRECTIVES = [
   "fs",
@@ -48,9 +50,9 @@ const TRY_POLICIES = [
 ];
 
 /** `file_server`: see the module documentation. */
-export function parseFileServer(h: Helper): Handler {
+export function parseFileServer(h: Helper): FileServerConfig {
   h.next();
-  const fs: Handler = { handler: "file_server" };
+  const fs: FileServerConfig = { handler: "file_server" };
   const args = h.remainingArgs();
   if (args.length === 1) {
     if (args[0] !== "browse") throw h.argErr();
@@ -66,7 +68,7 @@ export function parseFileServer(h: Helper): Handler {
       case "hide": {
         const hide = h.remainingArgs();
         if (hide.length === 0) throw h.argErr();
-        fs.hide = [...((fs.hide as string[]) ?? []), ...hide];
+        fs.hide = [...(fs.hide ?? []), ...hide];
         break;
       }
       case "index": {
@@ -88,7 +90,7 @@ export function parseFileServer(h: Helper): Handler {
       case "precompressed": {
         let order = h.remainingArgs();
         if (order.length === 0) order = [...PRECOMPRESSED];
-        const pre: Record<string, unknown> = {};
+        const pre: Record<string, Record<string, never>> = {};
         for (const f of order) {
           if (!PRECOMPRESSED.includes(f)) {
             throw h.err(
@@ -105,7 +107,7 @@ export function parseFileServer(h: Helper): Handler {
       }
       case "status":
         if (!h.nextArg()) throw h.argErr();
-        fs.status_code = weakString(h.val());
+        fs.status_code = weakString(h.val()) as string | number;
         break;
       case "disable_canonical_uris":
         if (h.nextArg()) throw h.argErr();
@@ -128,7 +130,7 @@ export function parseFileServer(h: Helper): Handler {
   // never serve the config files themselves
   for (let file of h.caddyfiles()) {
     file = posix.normalize(file);
-    const hide = (fs.hide as string[] | undefined) ?? [];
+    const hide = fs.hide ?? [];
     if (!fileHidden(file, hide)) {
       if (!file.includes("/")) file = "./" + file;
       fs.hide = [...hide, file];
@@ -137,8 +139,8 @@ export function parseFileServer(h: Helper): Handler {
   return fs;
 }
 
-function parseBrowse(h: Helper): Record<string, unknown> {
-  const browse: Record<string, unknown> = {};
+function parseBrowse(h: Helper): BrowseConfig {
+  const browse: BrowseConfig = {};
   const tpl = h.args(1);
   if (tpl && tpl[0] !== "") browse.template_file = tpl[0];
   for (const n = h.nesting(); h.nextBlock(n);) {
@@ -152,7 +154,7 @@ function parseBrowse(h: Helper): Record<string, unknown> {
           if (!SORT.includes(h.val())) {
             throw h.unknownSubdirective(SORT, "unknown sort option '%s'");
           }
-          browse.sort = [...((browse.sort as string[]) ?? []), h.val()];
+          browse.sort = [...(browse.sort ?? []), h.val()];
         }
         break;
       case "file_limit": {
@@ -269,3 +271,10 @@ export function fileMatcher(d: Dispenser): Record<string, unknown> {
   }
   return m;
 }
+
+/** The Gatehousefile syntax of the file server. */
+export const syntax: SyntaxSet = {
+  handlerDirectives: { file_server: parseFileServer },
+  directives: { try_files: parseTryFiles },
+  modules: { "http.matchers.file": fileMatcher },
+};

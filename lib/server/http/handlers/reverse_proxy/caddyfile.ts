@@ -7,16 +7,13 @@
  *
  * @module
  */
-import { didYouMean, type Dispenser } from "../../../adapters/gatehousefile/dispenser.ts";
-import { type Helper, unmarshalModule } from "../../../adapters/gatehousefile/helper.ts";
-import { splitHostPort } from "../../../adapters/gatehousefile/netaddr.ts";
-import type { Handler } from "../../../adapters/gatehousefile/types.ts";
-import { jsonEqual } from "../../../adapters/gatehousefile/types.ts";
-import {
-  goAtoiStrict,
-  parseCaddyDuration,
-  parseSize,
-} from "../../../adapters/gatehousefile/values.ts";
+import { didYouMean, type Dispenser } from "../../../caddyfile/dispenser.ts";
+import type { Helper } from "../../../caddyfile/helper.ts";
+import { unmarshalModule } from "../../../caddyfile/registry.ts";
+import { splitHostPort } from "../../../caddyfile/netaddr.ts";
+import type { Handler } from "../../../caddyfile/types.ts";
+import { jsonEqual } from "../../../caddyfile/types.ts";
+import { goAtoiStrict, parseSize } from "../../../caddyfile/values.ts";
 import {
   parseNamedResponseMatcher,
   parseNestedMatcherSet,
@@ -93,11 +90,7 @@ export interface ProxyParse {
 }
 
 function duration(d: Dispenser, what: string): number {
-  try {
-    return parseCaddyDuration(d.val());
-  } catch (e) {
-    throw d.err(`${what} '${d.val()}': ${(e as Error).message}`);
-  }
+  return d.duration((text, reason) => `${what} '${text}': ${reason}`);
 }
 
 function intOrDuration(d: Dispenser): number {

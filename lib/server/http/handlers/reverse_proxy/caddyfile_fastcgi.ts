@@ -5,26 +5,21 @@
  *
  * @module
  */
-import { Dispenser } from "../../../adapters/gatehousefile/dispenser.ts";
-import type { Helper } from "../../../adapters/gatehousefile/helper.ts";
+import { Dispenser } from "../../../caddyfile/dispenser.ts";
+import type { Helper } from "../../../caddyfile/helper.ts";
 import {
   type ConfigValue,
   type Route,
   RouteList,
   subrouteHandler,
-} from "../../../adapters/gatehousefile/types.ts";
-import { parseCaddyDuration } from "../../../adapters/gatehousefile/values.ts";
+} from "../../../caddyfile/types.ts";
 import { parseProxySegment } from "./caddyfile.ts";
 import { finishHandleResponse } from "./caddyfile_response.ts";
 
 type Obj = Record<string, unknown>;
 
 function timeout(d: Dispenser): number {
-  try {
-    return parseCaddyDuration(d.val());
-  } catch (e) {
-    throw d.err(`bad timeout value ${d.val()}: ${(e as Error).message}`);
-  }
+  return d.duration((text, reason) => `bad timeout value ${text}: ${reason}`);
 }
 
 function put(o: Obj, k: string, v: unknown): void {

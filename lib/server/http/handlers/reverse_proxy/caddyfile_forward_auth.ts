@@ -5,10 +5,10 @@
  *
  * @module
  */
-import type { Helper } from "../../../adapters/gatehousefile/helper.ts";
-import type { ConfigValue, Route } from "../../../adapters/gatehousefile/types.ts";
-import { canonicalHeaderKey } from "../../../adapters/gatehousefile/values.ts";
-import { Dispenser } from "../../../adapters/gatehousefile/dispenser.ts";
+import type { Helper } from "../../../caddyfile/helper.ts";
+import type { ConfigValue, Route } from "../../../caddyfile/types.ts";
+import { canonicalHeaderKey } from "../../../caddyfile/values.ts";
+import { Dispenser } from "../../../caddyfile/dispenser.ts";
 import { parseProxySegment } from "./caddyfile.ts";
 import { finishHandleResponse } from "./caddyfile_response.ts";
 

@@ -5,11 +5,11 @@
  *
  * @module
  */
-import type { Dispenser } from "../../../adapters/gatehousefile/dispenser.ts";
-import type { Helper } from "../../../adapters/gatehousefile/helper.ts";
-import { parseSegmentAsSubroute } from "../../../adapters/gatehousefile/routes.ts";
-import type { Handler } from "../../../adapters/gatehousefile/types.ts";
-import { weakString } from "../../../adapters/gatehousefile/values.ts";
+import type { Dispenser } from "../../../caddyfile/dispenser.ts";
+import type { Helper } from "../../../caddyfile/helper.ts";
+import { parseSegmentAsSubroute } from "../../../caddyfile/routes.ts";
+import type { Handler } from "../../../caddyfile/types.ts";
+import { weakString } from "../../../caddyfile/values.ts";
 import type { ResponseMatcher } from "../../matchers/caddyfile.ts";
 import type { ProxyParse } from "./caddyfile.ts";
 

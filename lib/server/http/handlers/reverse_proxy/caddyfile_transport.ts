@@ -4,14 +4,10 @@
  *
  * @module
  */
-import { didYouMean, type Dispenser } from "../../../adapters/gatehousefile/dispenser.ts";
-import { unmarshalModule } from "../../../adapters/gatehousefile/helper.ts";
-import { registerSyntax } from "../../../adapters/gatehousefile/registry.ts";
-import {
-  goAtoiStrict,
-  parseCaddyDuration,
-  parseSize,
-} from "../../../adapters/gatehousefile/values.ts";
+import { didYouMean, type Dispenser } from "../../../caddyfile/dispenser.ts";
+import { registerSyntax, unmarshalModule } from "../../../caddyfile/registry.ts";
+import { goAtoiStrict, parseSize } from "../../../caddyfile/values.ts";
+import { parseDuration } from "../../../config/duration.ts";
 
 type Obj = Record<string, unknown>;
 const sub = (o: Obj, k: string): Obj => (o[k] ??= {}) as Obj;
@@ -52,11 +48,7 @@ const HTTP_TRANSPORT_OPTIONS = [
 ];
 
 function dur(d: Dispenser, what: string): number {
-  try {
-    return parseCaddyDuration(d.val());
-  } catch (e) {
-    throw d.err(`${what} '${d.val()}': ${(e as Error).message}`);
-  }
+  return d.duration((text, reason) => `${what} '${text}': ${reason}`);
 }
 
 function int(d: Dispenser, what: string): number {
@@ -276,7 +268,7 @@ function resolverAndDialing(d: Dispenser, u: Obj, k: string): boolean {
     case "refresh":
       if (!d.nextArg()) throw d.argErr();
       try {
-        put(u, "refresh", parseCaddyDuration(d.val()));
+        put(u, "refresh", parseDuration(d.val()));
       } catch (e) {
         throw d.err(`parsing refresh interval duration: ${(e as Error).message}`);
       }
@@ -359,7 +351,7 @@ export function registerProxySyntaxes(): void {
         if (out.max_age) throw d.err("cookie max_age already specified");
         let v: number;
         try {
-          v = parseCaddyDuration(d.val());
+          v = parseDuration(d.val());
         } catch {
           throw d.err(`invalid duration: ${d.val()}`);
         }

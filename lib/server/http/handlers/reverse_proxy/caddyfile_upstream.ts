@@ -10,7 +10,7 @@ import {
   joinNetworkAddress,
   parseNetAddr,
   splitNetworkAddress,
-} from "../../../adapters/gatehousefile/netaddr.ts";
+} from "../../../caddyfile/netaddr.ts";
 
 /** A parsed upstream address. */
 export interface UpstreamAddress {

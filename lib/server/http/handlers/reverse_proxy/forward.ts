@@ -16,7 +16,7 @@ import {
   parseResponseMatcher,
   type ResponseMatcher,
 } from "../../header_ops.ts";
-import { ipInRanges, type IPRange, parseIP } from "../../ip.ts";
+import { ipInRanges, type IPRange, parseIP } from "../../../net/ip.ts";
 import { connectionNames, endToEnd, forwardedValue } from "./transport.ts";
 
 /** A forwarded request's header fields and whether they carry a Content-Length. */

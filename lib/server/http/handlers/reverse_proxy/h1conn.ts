@@ -7,24 +7,13 @@
  *
  * @module
  */
-import type { Tunnel } from "../../../module.ts";
+import type { Tunnel } from "../../../module/listener.ts";
 import type { NameServer } from "./dial.ts";
 import type { OpenSslContext, Renegotiation } from "./openssl_conn.ts";
+import { type ByteConn, writeAll } from "./byte_conn.ts";
 
 /** Bytes read from an upstream connection at a time by default. */
 export const READ_BUFFER = 32 * 1024;
-
-/** What the client needs of a connection (a `Deno.Conn` has it all). */
-export interface ByteConn {
-  /** Reads into `p`; null at EOF. */
-  read(p: Uint8Array): Promise<number | null>;
-  /** Writes some of `p`; the number of bytes written. */
-  write(p: Uint8Array): Promise<number>;
-  /** Half-closes the write side. */
-  closeWrite(): Promise<void>;
-  /** Closes the connection. */
-  close(): void;
-}
 
 /** TLS settings for upstream connections. */
 export interface UpstreamTls {
@@ -60,12 +49,6 @@ export interface DialOptions {
   readBufferSize?: number;
   /** TCP keep-alive probe interval of upstream connections, seconds (`probe_interval`). */
   probeIntervalS?: number;
-}
-
-/** Writes all of `data`. */
-export async function writeAll(c: ByteConn, data: Uint8Array): Promise<void> {
-  let off = 0;
-  while (off < data.length) off += await c.write(data.subarray(off));
 }
 
 /** An upstream connection with its read buffer. */

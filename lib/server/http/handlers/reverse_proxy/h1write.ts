@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { type ByteConn, writeAll } from "./h1conn.ts";
+import { type ByteConn, writeAll } from "./byte_conn.ts";
 
 /** Where a request's bytes go: straight out, or through a write buffer. */
 export interface RequestWriter {

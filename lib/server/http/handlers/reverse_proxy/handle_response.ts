@@ -8,10 +8,11 @@
  *
  * @module
  */
-import type { ModuleDefinition } from "../../../module.ts";
+import type { ModuleDefinition } from "../../../module/mod.ts";
 import { checkFields, optStrings } from "../../config.ts";
 import type { RequestContext, UpstreamResponseHandling } from "../../context.ts";
-import { HandlerError, HttpConfigError, toHandlerError } from "../../errors.ts";
+import { HandlerError, toHandlerError } from "../../errors.ts";
+import { ConfigError } from "../../../config/error.ts";
 import type { HttpHandler, Next } from "../../handler.ts";
 import { renderStatus, type ResponseHandler } from "../../response_handlers.ts";
 import { compileTemplate } from "../../replacer.ts";
@@ -96,7 +97,7 @@ export const copyResponseModule: ModuleDefinition<HttpHandler> = {
     checkFields(config, ["handler", "status_code"], where);
     const sc = config.status_code;
     if (sc !== undefined && sc !== null && typeof sc !== "number" && typeof sc !== "string") {
-      throw new HttpConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}.status_code: must be a number or string`,
       );
@@ -126,7 +127,7 @@ export const copyResponseHeadersModule: ModuleDefinition<HttpHandler> = {
       (optStrings(config, "exclude", where) ?? []).map((s) => s.toLowerCase()),
     );
     if (include.size && exclude.size) {
-      throw new HttpConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}: cannot define both 'exclude' and 'include' lists at the same time`,
       );

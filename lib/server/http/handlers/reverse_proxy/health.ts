@@ -19,7 +19,7 @@ import {
   type Raw,
 } from "../../config.ts";
 import { goRegExp } from "../../regexp.ts";
-import { HttpConfigError } from "../../errors.ts";
+import { ConfigError } from "../../../config/error.ts";
 import type { Upstream } from "./upstreams.ts";
 import { loadNodeHttp } from "./transport.ts";
 
@@ -125,7 +125,7 @@ export function startActive(
   const maxSize = optNumber(raw, "max_size", where) ?? 0;
   const method = (optString(raw, "method", where) || "GET").toUpperCase();
   if (!/^[A-Z0-9!#$%&'*+.^_`|~-]+$/.test(method)) {
-    throw new HttpConfigError("invalid_config", `${where}.method: not a method: ${method}`);
+    throw new ConfigError("invalid_config", `${where}.method: not a method: ${method}`);
   }
   const reqBody = optString(raw, "body", where) ?? "";
   // consecutive results needed to change a host's state (Caddy's default: 1 each)

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import type { ModuleDefinition, ProvisionContext } from "../../../module.ts";
+import type { ModuleDefinition } from "../../../module/mod.ts";
 import {
   asObject,
   checkFields,
@@ -22,9 +22,10 @@ import {
   optStrings,
 } from "../../config.ts";
 import type { ProxyFacts, RequestContext } from "../../context.ts";
-import { HandlerError, HttpConfigError } from "../../errors.ts";
+import { HandlerError } from "../../errors.ts";
+import { ConfigError } from "../../../config/error.ts";
 import type { HttpHandler, Next } from "../../handler.ts";
-import { parseRanges } from "../../ip.ts";
+import { parseRanges } from "../../../net/ip.ts";
 import { provisionResponseHandlers, selectResponseHandler } from "../../response_handlers.ts";
 import { compileMatcherSets, provisionMatcherSets } from "../../routes.ts";
 import { bufferPrefix, joined, parseBufferLimits } from "./buffers.ts";
@@ -53,15 +54,7 @@ import {
   UpstreamTimeout,
 } from "./transport.ts";
 import { parseTransport } from "./transport_config.ts";
-import {
-  parseUpstreams,
-  releaseHost,
-  splitDial,
-  type Upstream,
-  upstreamsAdminRoute,
-} from "./upstreams.ts";
-
-const registeredAdmin = new WeakSet<ProvisionContext>();
+import { parseUpstreams, releaseHost, splitDial, type Upstream } from "./upstreams.ts";
 
 const PROXY_FIELDS = [
   "handler",
@@ -97,7 +90,7 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
     const where = "http.handlers.reverse_proxy";
     checkFields(config, PROXY_FIELDS, where);
     if (config.circuit_breaker !== undefined && config.circuit_breaker !== null) {
-      throw new HttpConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}.circuit_breaker: no circuit breaker module is available (http.reverse_proxy.circuit_breakers.*)`,
       );
@@ -164,11 +157,6 @@ export const reverseProxyModule: ModuleDefinition<HttpHandler> = {
         ...asObject(config.rewrite, `${where}.rewrite`),
       });
     const responseHandlers = await provisionResponseHandlers(config.handle_response, ctx, where);
-
-    if (!registeredAdmin.has(ctx)) {
-      registeredAdmin.add(ctx);
-      ctx.registerAdminRoute(upstreamsAdminRoute);
-    }
 
     const avail = (u: Upstream) => u.available(limits);
 

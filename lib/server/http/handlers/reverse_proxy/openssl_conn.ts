@@ -26,7 +26,7 @@ import {
   SSL_VERIFY_PEER,
   TLS1_2_VERSION,
 } from "./openssl.ts";
-import { type ByteConn, writeAll } from "./h1conn.ts";
+import { type ByteConn, writeAll } from "./byte_conn.ts";
 
 /** `tls.renegotiation`. */
 export type Renegotiation = "never" | "once" | "freely";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Tunnel } from "../../../module.ts";
+import type { Tunnel } from "../../../module/listener.ts";
 
 /** A response head from the upstream: header names in lower case, in the order received. */
 export interface H1Response {

@@ -8,7 +8,7 @@
  */
 import type { Raw } from "../../config.ts";
 import type { RequestContext } from "../../context.ts";
-import { HttpConfigError } from "../../errors.ts";
+import { ConfigError } from "../../../config/error.ts";
 import type { Upstream } from "./upstreams.ts";
 
 /** Picks an upstream among the available ones; may add response headers (cookie policy). */
@@ -217,6 +217,6 @@ export function selectionPolicy(raw: Raw | undefined): SelectionPolicy {
     case "cookie":
       return new CookiePolicy(String(raw?.name ?? "lb"), String(raw?.secret ?? ""));
     default:
-      throw new HttpConfigError("invalid_config", `unknown selection policy: ${name}`);
+      throw new ConfigError("invalid_config", `unknown selection policy: ${name}`);
   }
 }

@@ -9,9 +9,10 @@
  *
  * @module
  */
-import type { Tunnel } from "../../../module.ts";
+import type { Tunnel } from "../../../module/listener.ts";
 import { optDuration, optNumber, type Raw } from "../../config.ts";
-import { HandlerError, HttpConfigError } from "../../errors.ts";
+import { HandlerError } from "../../errors.ts";
+import { ConfigError } from "../../../config/error.ts";
 import type { RequestContext } from "../../context.ts";
 import { endToEnd } from "./transport.ts";
 
@@ -104,7 +105,7 @@ export class Streams {
 export function parseStreamOptions(config: Raw, where: string): StreamOptions {
   const size = optNumber(config, "stream_buffer_size", where) ?? 0;
   if (size < 0 || !Number.isInteger(size)) {
-    throw new HttpConfigError("invalid_config", `${where}.stream_buffer_size: must be >= 0`);
+    throw new ConfigError("invalid_config", `${where}.stream_buffer_size: must be >= 0`);
   }
   return {
     timeoutMs: optDuration(config, "stream_timeout", where) ?? 0,

@@ -25,8 +25,8 @@ import {
   optStrings,
   type Raw,
 } from "../../config.ts";
-import { HttpConfigError } from "../../errors.ts";
-import { parseIP } from "../../ip.ts";
+import { ConfigError } from "../../../config/error.ts";
+import { parseIP } from "../../../net/ip.ts";
 import type { TransportOptions } from "./transport.ts";
 import { parseConnectionFields } from "./transport_connections.ts";
 import { opensslUnavailable } from "./openssl.ts";
@@ -58,7 +58,7 @@ function readPems(files: string[], where: string): string[] {
     try {
       return Deno.readTextFileSync(f);
     } catch (e) {
-      throw new HttpConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}: reading CA certificate file ${f}: ${(e as Error).message}`,
       );
@@ -83,7 +83,7 @@ function trustPool(tls: Raw, where: string): string[] | undefined {
       checkFields(ca, ["provider", "pem_files"], w);
       pool.push(...readPems(optStrings(ca, "pem_files", w) ?? [], w));
     } else {
-      throw new HttpConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${w}: trust pool provider ${
           JSON.stringify(provider)
@@ -95,7 +95,7 @@ function trustPool(tls: Raw, where: string): string[] | undefined {
 }
 
 function refuse(where: string, field: string, why: string): never {
-  throw new HttpConfigError(
+  throw new ConfigError(
     "invalid_config",
     `${where}.${field}: not supported by Gatehouse's upstream client (${why})`,
   );
@@ -107,7 +107,7 @@ function forwardProxy(raw: string, where: string): { dial: string; authorization
   try {
     u = new URL(raw);
   } catch {
-    throw new HttpConfigError("invalid_config", `${where}.url: not a URL: ${JSON.stringify(raw)}`);
+    throw new ConfigError("invalid_config", `${where}.url: not a URL: ${JSON.stringify(raw)}`);
   }
   if (u.protocol !== "http:") {
     refuse(where, "url", `only http:// forward proxies, got ${u.protocol}//`);
@@ -129,7 +129,7 @@ export function parseTransport(raw: Raw | undefined, where: string): TransportOp
   if (!raw) return t;
   const protocol = optString(raw, "protocol", where) ?? "http";
   if (protocol !== "http") {
-    throw new HttpConfigError(
+    throw new ConfigError(
       "invalid_config",
       `${where}: unsupported transport protocol ${protocol} (module http.reverse_proxy.transport.${protocol})`,
     );
@@ -153,7 +153,7 @@ export function parseTransport(raw: Raw | undefined, where: string): TransportOp
   if (local !== undefined && local !== "") {
     const bare = local.replace(/^\[|\]$/g, "");
     if (parseIP(bare) === null) {
-      throw new HttpConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}.local_address: not an IP address: ${JSON.stringify(local)}`,
       );
@@ -219,7 +219,7 @@ export function parseTransport(raw: Raw | undefined, where: string): TransportOp
       if (why) refuse(`${where}.tls`, "renegotiation", `"${reneg}": ${why}`);
       t.renegotiation = reneg;
     } else if (reneg !== "never") {
-      throw new HttpConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}.tls.renegotiation: unknown value ${
           JSON.stringify(reneg)
@@ -231,7 +231,7 @@ export function parseTransport(raw: Raw | undefined, where: string): TransportOp
       dial.exceptPorts = new Set(except.map((p) => {
         const n = Number(p);
         if (!/^\d{1,5}$/.test(p) || n < 1 || n > 65535) {
-          throw new HttpConfigError(
+          throw new ConfigError(
             "invalid_config",
             `${where}.tls.except_ports: not a port: ${JSON.stringify(p)}`,
           );
@@ -269,7 +269,7 @@ export function parseTransport(raw: Raw | undefined, where: string): TransportOp
   const writeBuffer = optNumber(raw, "write_buffer_size", where);
   if (writeBuffer !== undefined) {
     if (!Number.isInteger(writeBuffer) || writeBuffer < 0 || writeBuffer > 64 << 20) {
-      throw new HttpConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}.write_buffer_size: must be a whole number from 0 to ${64 << 20}`,
       );

@@ -24,15 +24,15 @@ import {
   optStrings,
   type Raw,
 } from "../../config.ts";
-import { HttpConfigError } from "../../errors.ts";
+import { ConfigError } from "../../../config/error.ts";
 import { keepAliveUnavailable } from "../../../listeners/keepalive.ts";
 import type { DialOptions } from "./h1conn.ts";
 import type { PoolLimits } from "./h1client.ts";
 import type { NameServer } from "./dial.ts";
-import { parseIP } from "../../ip.ts";
+import { parseIP } from "../../../net/ip.ts";
 
 function bad(where: string, msg: string): never {
-  throw new HttpConfigError("invalid_config", `${where}: ${msg}`);
+  throw new ConfigError("invalid_config", `${where}: ${msg}`);
 }
 
 function count(

@@ -15,18 +15,13 @@
 import type tls from "node:tls";
 import type net from "node:net";
 import { Duplex } from "node:stream";
-import { view } from "../../../node_streams.ts";
+import { view } from "../../../listeners/node/streams.ts";
 import { DialError } from "./transport.ts";
 import { splitDial } from "./upstreams.ts";
 import { dialParallel, isIPLiteral, resolveHost } from "./dial.ts";
 import { applyConnectionKeepAlive } from "../../../listeners/keepalive.ts";
-import {
-  type ByteConn,
-  type DialOptions,
-  READ_BUFFER,
-  type UpstreamTls,
-  writeAll,
-} from "./h1conn.ts";
+import { type DialOptions, READ_BUFFER, type UpstreamTls } from "./h1conn.ts";
+import { type ByteConn, writeAll } from "./byte_conn.ts";
 import { OpenSslConn, OpenSslContext } from "./openssl_conn.ts";
 
 /** A node socket as a `ByteConn`, paused while unread bytes pile up. */

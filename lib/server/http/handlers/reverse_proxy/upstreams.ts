@@ -6,10 +6,10 @@
  *
  * @module
  */
-import type { AdminRoute } from "../../../module.ts";
+import type { AdminRoute } from "../../../module/mod.ts";
 import { asObject, checkFields, optNumber, optString } from "../../config.ts";
 import type { RequestContext } from "../../context.ts";
-import { HttpConfigError } from "../../errors.ts";
+import { ConfigError } from "../../../config/error.ts";
 import { compileTemplate, type Template } from "../../replacer.ts";
 
 /**
@@ -165,18 +165,18 @@ export function parseUpstreams(
 ): { upstreams: Upstream[]; dialTemplates: Map<Upstream, Template> } {
   const upstreams: Upstream[] = [];
   if (raw !== undefined && raw !== null && !Array.isArray(raw)) {
-    throw new HttpConfigError("invalid_config", `${where}: "upstreams" must be an array`);
+    throw new ConfigError("invalid_config", `${where}: "upstreams" must be an array`);
   }
   for (const u of (raw ?? []) as unknown[]) {
     const o = asObject(u, `${where}.upstreams`);
     checkFields(o, ["dial", "max_requests"], `${where}.upstreams`);
     let dial = optString(o, "dial", where) ?? "";
     if (!dialIsDynamic(dial)) dial = compileTemplate(dial).render({} as RequestContext);
-    if (!dial) throw new HttpConfigError("invalid_config", `${where}: upstream needs "dial"`);
+    if (!dial) throw new ConfigError("invalid_config", `${where}: upstream needs "dial"`);
     upstreams.push(new Upstream(dial, optNumber(o, "max_requests", where) ?? 0));
   }
   if (upstreams.length === 0 && !dynamic) {
-    throw new HttpConfigError("invalid_config", `${where}: no upstreams`);
+    throw new ConfigError("invalid_config", `${where}: no upstreams`);
   }
   const dialTemplates = new Map(
     upstreams.filter((x) => x.dynamic).map((x) => [x, compileTemplate(x.dial)] as const),

@@ -4,10 +4,10 @@
  *
  * @module
  */
-import type { Token } from "../../lexer.ts";
-import type { HandlerReverser } from "../context.ts";
-import { childPath, isObject } from "../problems.ts";
-import { type Line, line, word } from "../tokens.ts";
+import type { Token } from "../../../../caddyfile/lexer.ts";
+import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
+import { childPath, isObject } from "../../../../caddyfile/writer/problems.ts";
+import { type Line, line, word } from "../../../../caddyfile/writer/tokens.ts";
 import { responseMatcherLines } from "./response_matcher.ts";
 
 /** `encode`. */

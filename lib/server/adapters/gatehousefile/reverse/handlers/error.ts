@@ -3,10 +3,9 @@
  *
  * @module
  */
-import type { Token } from "../../lexer.ts";
-import type { HandlerReverser } from "../context.ts";
-import { type Line, line, word } from "../tokens.ts";
-import { statusText } from "./static_response.ts";
+import type { Token } from "../../../../caddyfile/lexer.ts";
+import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
+import { type Line, line, statusText, word } from "../../../../caddyfile/writer/tokens.ts";
 
 /** `error`. */
 export const error: HandlerReverser = (f) => {

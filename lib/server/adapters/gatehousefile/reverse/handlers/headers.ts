@@ -5,9 +5,9 @@
  *
  * @module
  */
-import type { Directive, HandlerReverser } from "../context.ts";
-import { Fields, isObject } from "../problems.ts";
-import { type Line, line } from "../tokens.ts";
+import type { Directive, HandlerReverser } from "../../../../caddyfile/writer/context.ts";
+import { Fields, isObject } from "../../../../caddyfile/writer/problems.ts";
+import { type Line, line } from "../../../../caddyfile/writer/tokens.ts";
 import { headerOpLines } from "./header_ops.ts";
 import { responseMatcherLines } from "./response_matcher.ts";
 

@@ -4,10 +4,10 @@
  *
  * @module
  */
-import type { HandlerReverser } from "../context.ts";
+import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
+import { HANDLERS as HANDLER_TABLE } from "../../../../http/handlers/mod.ts";
 import { encode } from "./encode.ts";
 import { error } from "./error.ts";
-import { fileServer } from "./file_server.ts";
 import { headers } from "./headers.ts";
 import { acmeServer, intercept, logAppend, map, metrics, push, tracing } from "./more.ts";
 import { reverseProxy } from "./reverse_proxy.ts";
@@ -20,19 +20,24 @@ import {
   requestBody,
   templates,
 } from "./small.ts";
-import { staticResponse } from "./static_response.ts";
 import { subroute } from "./subroute.ts";
 import { vars } from "./vars.ts";
 
-/** Handler module name → reverser. */
+const FROM_TABLE: [string, HandlerReverser][] = await Promise.all(
+  HANDLER_TABLE.filter((e) => e.writer).map(async (e) =>
+    [e.id.slice("http.handlers.".length), await e.writer!()] as [string, HandlerReverser]
+  ),
+);
+
+/** Handler module name → reverser: the writers the handlers' table names, and the rest. */
 export const HANDLERS: Record<string, HandlerReverser> = {
+  ...Object.fromEntries(FROM_TABLE),
   acme_server: acmeServer,
   authentication,
   copy_response: copyResponse,
   copy_response_headers: copyResponseHeaders,
   encode,
   error,
-  file_server: fileServer,
   headers,
   intercept,
   invoke,
@@ -43,7 +48,6 @@ export const HANDLERS: Record<string, HandlerReverser> = {
   request_body: requestBody,
   reverse_proxy: reverseProxy,
   rewrite,
-  static_response: staticResponse,
   subroute,
   templates,
   tracing,

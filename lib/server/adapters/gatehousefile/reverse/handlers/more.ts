@@ -3,11 +3,11 @@
  *
  * @module
  */
-import type { Token } from "../../lexer.ts";
-import type { HandlerReverser } from "../context.ts";
-import { durationText } from "../duration.ts";
-import { childPath, Fields, isObject } from "../problems.ts";
-import { bare, type Line, line, stringWord, word } from "../tokens.ts";
+import type { Token } from "../../../../caddyfile/lexer.ts";
+import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
+import { durationText } from "../../../../config/duration.ts";
+import { childPath, Fields, isObject } from "../../../../caddyfile/writer/problems.ts";
+import { bare, type Line, line, stringWord, word } from "../../../../caddyfile/writer/tokens.ts";
 import { headerOpLines } from "./header_ops.ts";
 import { handleResponseLines } from "./reverse_proxy.ts";
 

@@ -10,11 +10,10 @@
  *
  * @module
  */
-import type { Ctx, Directive } from "../context.ts";
-import { childPath, isObject } from "../problems.ts";
-import { stableJSON } from "../../types.ts";
-import { type Line, line } from "../tokens.ts";
-import { reverseHandler } from "../routes.ts";
+import type { Ctx, Directive } from "../../../../caddyfile/writer/context.ts";
+import { childPath, isObject } from "../../../../caddyfile/writer/problems.ts";
+import { stableJSON } from "../../../../caddyfile/types.ts";
+import { type Line, line } from "../../../../caddyfile/writer/tokens.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -154,7 +153,7 @@ function directive(
   exts: string[],
   ctx: Ctx,
 ): { args: Directive["args"]; own: Line[]; passed: Line[] } | null {
-  const written = reverseHandler(proxy, path, ctx);
+  const written = ctx.handler(proxy, path);
   if (!written || written.length !== 1 || written[0].name !== "reverse_proxy") return null;
   const own: Line[] = [], passed: Line[] = [];
   for (const l of written[0].block ?? []) {

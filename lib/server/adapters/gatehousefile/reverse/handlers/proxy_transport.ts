@@ -4,10 +4,10 @@
  *
  * @module
  */
-import { poolSpec } from "../trust_pool.ts";
-import { durationText } from "../duration.ts";
-import { type Fields, isObject } from "../problems.ts";
-import { type Line, line } from "../tokens.ts";
+import { poolSpec } from "../../../../caddyfile/writer/trust_pool.ts";
+import { durationText } from "../../../../config/duration.ts";
+import { type Fields, isObject } from "../../../../caddyfile/writer/problems.ts";
+import { type Line, line } from "../../../../caddyfile/writer/tokens.ts";
 
 function dur(f: Fields, key: string, sub: string, out: Line[]): void {
   if (!f.has(key)) return;

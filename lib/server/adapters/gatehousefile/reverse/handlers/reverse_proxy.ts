@@ -5,17 +5,16 @@
  *
  * @module
  */
-import type { Token } from "../../lexer.ts";
-import type { Ctx, Directive, HandlerReverser } from "../context.ts";
-import { durationText } from "../duration.ts";
-import { canonicalHeader, nestedSetLines } from "../matchers.ts";
-import { childPath, Fields, isObject } from "../problems.ts";
-import { bare, type Line, line, word } from "../tokens.ts";
+import type { Token } from "../../../../caddyfile/lexer.ts";
+import type { Ctx, Directive, HandlerReverser } from "../../../../caddyfile/writer/context.ts";
+import { durationText } from "../../../../config/duration.ts";
+import { canonicalHeader, nestedSetLines } from "../../../../caddyfile/writer/matchers.ts";
+import { childPath, Fields, isObject } from "../../../../caddyfile/writer/problems.ts";
+import { bare, type Line, line, statusText, word } from "../../../../caddyfile/writer/tokens.ts";
 import { forwardAuthOf } from "./forward_auth.ts";
 import { headerOpLines } from "./header_ops.ts";
 import { responseMatcherLines } from "./response_matcher.ts";
 import { httpTransportLines } from "./proxy_transport.ts";
-import { statusText } from "./static_response.ts";
 
 function dur(f: Fields, key: string, sub: string, out: Line[]): void {
   if (!f.has(key)) return;

@@ -4,9 +4,9 @@
  *
  * @module
  */
-import type { HandlerReverser } from "../context.ts";
-import { isObject } from "../problems.ts";
-import { type Line, line, word } from "../tokens.ts";
+import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
+import { isObject } from "../../../../caddyfile/writer/problems.ts";
+import { type Line, line, word } from "../../../../caddyfile/writer/tokens.ts";
 
 /** `rewrite`. */
 export const rewrite: HandlerReverser = (f, ctx) => {

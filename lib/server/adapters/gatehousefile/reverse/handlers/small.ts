@@ -4,10 +4,9 @@
  *
  * @module
  */
-import type { HandlerReverser } from "../context.ts";
-import { isObject } from "../problems.ts";
-import { type Line, line, word } from "../tokens.ts";
-import { statusText } from "./static_response.ts";
+import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
+import { isObject } from "../../../../caddyfile/writer/problems.ts";
+import { type Line, line, statusText, word } from "../../../../caddyfile/writer/tokens.ts";
 
 /** `templates`. */
 export const templates: HandlerReverser = (f) => {

@@ -5,10 +5,14 @@
  *
  * @module
  */
-import type { Ctx, HandlerReverser } from "../context.ts";
-import { type Fields, isObject } from "../problems.ts";
-import { word } from "../tokens.ts";
-import { DEFAULT_DIRECTIVE_ORDER, positions, writingOrder } from "../order.ts";
+import type { Ctx, HandlerReverser } from "../../../../caddyfile/writer/context.ts";
+import { type Fields, isObject } from "../../../../caddyfile/writer/problems.ts";
+import { word } from "../../../../caddyfile/writer/tokens.ts";
+import {
+  DEFAULT_DIRECTIVE_ORDER,
+  positions,
+  writingOrder,
+} from "../../../../caddyfile/writer/order.ts";
 import { phpFastcgiSubroute } from "./php_fastcgi.ts";
 
 function stripPrefixOf(routes: unknown[]): string | undefined {

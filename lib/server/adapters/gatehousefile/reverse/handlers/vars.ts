@@ -4,10 +4,10 @@
  *
  * @module
  */
-import type { HandlerReverser } from "../context.ts";
-import { kindOf } from "../problems.ts";
-import { bare, type Line, line, stringWord, word } from "../tokens.ts";
-import type { Token } from "../../lexer.ts";
+import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
+import { kindOf } from "../../../../caddyfile/writer/problems.ts";
+import { bare, type Line, line, stringWord, word } from "../../../../caddyfile/writer/tokens.ts";
+import type { Token } from "../../../../caddyfile/lexer.ts";
 
 /** A token the adapter reads back (through `ScalarVal`) as exactly `v`. */
 function scalar(v: unknown): Token | string {

@@ -13,13 +13,13 @@
  *
  * @module
  */
-import type { Logger } from "../../../../module.ts";
+import type { Logger } from "../../../../module/instance.ts";
 import type { RequestContext } from "../../../context.ts";
 import { HandlerError } from "../../../errors.ts";
 import type { H1Response, RoundTrip } from "../h1client.ts";
-import { writeAll } from "../h1conn.ts";
+import { writeAll } from "../byte_conn.ts";
 import { dialUpstream } from "../upstream_dial.ts";
-import type { ByteConn } from "../h1conn.ts";
+import type { ByteConn } from "../byte_conn.ts";
 import { UpstreamTimeout } from "../transport.ts";
 import type { FastCGIConfig } from "./config.ts";
 import { EnvBuilder } from "./env.ts";

@@ -13,7 +13,7 @@ import {
   optStrings,
   type Raw,
 } from "../../../config.ts";
-import { HttpConfigError } from "../../../errors.ts";
+import { ConfigError } from "../../../../config/error.ts";
 
 /** The decoded `transport` of a `reverse_proxy` whose `protocol` is `fastcgi`. */
 export interface FastCGIConfig {
@@ -54,7 +54,7 @@ const FIELDS = [
 ];
 
 /**
- * Decodes the `fastcgi` transport; throws an `HttpConfigError` naming the field at fault.
+ * Decodes the `fastcgi` transport; throws an `ConfigError` naming the field at fault.
  *
  * @example
  * ```ts
@@ -67,7 +67,7 @@ export function parseFastCGIConfig(raw: Raw, where: string): FastCGIConfig {
   checkFields(raw, FIELDS, where);
   const splitPath = (optStrings(raw, "split_path", where) ?? []).map((s) => {
     if ([...s].some((ch) => ch.charCodeAt(0) > 0x7f)) {
-      throw new HttpConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}.split_path: ${
           JSON.stringify(s)
@@ -79,10 +79,10 @@ export function parseFastCGIConfig(raw: Raw, where: string): FastCGIConfig {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(optObject(raw, "env", where) ?? {})) {
     if (typeof v !== "string") {
-      throw new HttpConfigError("invalid_config", `${where}.env.${k}: must be a string`);
+      throw new ConfigError("invalid_config", `${where}.env.${k}: must be a string`);
     }
     if (k === "" || /[=\0]/.test(k)) {
-      throw new HttpConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}.env: ${JSON.stringify(k)} is not a variable name`,
       );
@@ -92,7 +92,7 @@ export function parseFastCGIConfig(raw: Raw, where: string): FastCGIConfig {
   const nonNegative = (key: string, fallback: number): number => {
     const ms = optDuration(raw, key, where) ?? fallback;
     if (ms < 0) {
-      throw new HttpConfigError("invalid_config", `${where}.${key}: must not be negative`);
+      throw new ConfigError("invalid_config", `${where}.${key}: must not be negative`);
     }
     return ms;
   };

@@ -11,7 +11,7 @@
  * @module
  */
 import { isAbsolute, resolve } from "node:path";
-import { VERSION } from "../../../../../cli/version.ts";
+import { VERSION } from "../../../../../version.ts";
 import { decodePath, type RequestContext, splitHostPort } from "../../../context.ts";
 import { HandlerError } from "../../../errors.ts";
 import { compileTemplate, type Template } from "../../../replacer.ts";

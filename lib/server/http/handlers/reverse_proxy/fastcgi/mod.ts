@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ProvisionContext } from "../../../../module.ts";
+import type { ProvisionContext } from "../../../../module/mod.ts";
 import type { Raw } from "../../../config.ts";
 import { type FastCGITransport, fastCGITransport } from "./client.ts";
 import { parseFastCGIConfig } from "./config.ts";

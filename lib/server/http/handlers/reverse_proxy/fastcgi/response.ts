@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { ByteConn } from "../h1conn.ts";
+import type { ByteConn } from "../byte_conn.ts";
 import { ChunkedDecoder } from "../h1chunked.ts";
 import { type CGIHead, headEnd, parseCGIHead } from "./cgi_head.ts";
 import {

@@ -14,9 +14,9 @@ import {
   optString,
   type Raw,
 } from "../../../config.ts";
-import { HttpConfigError } from "../../../errors.ts";
+import { ConfigError } from "../../../../config/error.ts";
 import { compileTemplate } from "../../../replacer.ts";
-import type { Logger } from "../../../../module.ts";
+import type { Logger } from "../../../../module/instance.ts";
 import { lookupIP, parseLookupOptions } from "./resolver.ts";
 import { AnswerCache, joinHostPort, type UpstreamSource } from "./source.ts";
 
@@ -33,7 +33,7 @@ export function aSource(raw: Raw, where: string, log: Logger): UpstreamSource {
     "versions",
   ], where);
   const nameRaw = optString(raw, "name", where) ?? "";
-  if (!nameRaw) throw new HttpConfigError("invalid_config", `${where}: "name" is required`);
+  if (!nameRaw) throw new ConfigError("invalid_config", `${where}: "name" is required`);
   const name = compileTemplate(nameRaw);
   const port = compileTemplate(optString(raw, "port", where) || "80");
   const refresh = optDuration(raw, "refresh", where) || 60_000;

@@ -9,10 +9,11 @@
  *
  * @module
  */
-import type { Logger, ProvisionContext } from "../../../../module.ts";
+import type { ProvisionContext } from "../../../../module/mod.ts";
+import type { Logger } from "../../../../module/instance.ts";
 import { asObject, optString, type Raw } from "../../../config.ts";
 import type { RequestContext } from "../../../context.ts";
-import { HttpConfigError } from "../../../errors.ts";
+import { ConfigError } from "../../../../config/error.ts";
 import { releaseHost, Upstream } from "../upstreams.ts";
 import { aSource } from "./a.ts";
 import { multiSource } from "./multi.ts";
@@ -35,7 +36,7 @@ function makeSource(raw: Raw, where: string, ctx: ProvisionContext): UpstreamSou
     case "multi":
       return multiSource(raw, where, log("multi"), (r, w) => makeSource(r, w, ctx));
     default:
-      throw new HttpConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}: unknown upstream source ${JSON.stringify(kind ?? "")} ` +
           `(module http.reverse_proxy.upstreams.<a|srv|multi>)`,

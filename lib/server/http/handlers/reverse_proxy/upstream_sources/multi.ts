@@ -5,7 +5,7 @@
  * @module
  */
 import { asObject, checkFields, optArray, type Raw } from "../../../config.ts";
-import type { Logger } from "../../../../module.ts";
+import type { Logger } from "../../../../module/instance.ts";
 import type { UpstreamSource } from "./source.ts";
 
 /** Decodes and provisions a `multi` source; `make` provisions each inner source. */

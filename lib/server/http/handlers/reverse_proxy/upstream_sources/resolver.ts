@@ -7,7 +7,7 @@
  * @module
  */
 import { optDuration, optObject, optStrings, type Raw } from "../../../config.ts";
-import { HttpConfigError } from "../../../errors.ts";
+import { ConfigError } from "../../../../config/error.ts";
 
 /** One DNS server: IP and port. */
 export interface NameServer {
@@ -41,7 +41,7 @@ export function parseNameServer(input: string, where: string): NameServer {
   if (slash >= 0) {
     const network = rest.slice(0, slash);
     if (network !== "udp" && network !== "udp4" && network !== "udp6") {
-      throw new HttpConfigError(
+      throw new ConfigError(
         "invalid_config",
         `${where}: resolver ${JSON.stringify(input)}: network ${network} is not supported ` +
           `(lookups go over UDP, with TCP only for truncated answers)`,
@@ -52,7 +52,7 @@ export function parseNameServer(input: string, where: string): NameServer {
   const m = /^(?:\[([^\]]+)\]|([^:\[\]]+)|([0-9a-fA-F:]+))(?::(\d+))?$/.exec(rest);
   const ipv6Bare = m?.[3] !== undefined;
   if (!m || (ipv6Bare && m[4] !== undefined)) {
-    throw new HttpConfigError(
+    throw new ConfigError(
       "invalid_config",
       `${where}: invalid resolver address ${JSON.stringify(input)}`,
     );
@@ -60,7 +60,7 @@ export function parseNameServer(input: string, where: string): NameServer {
   const host = m[1] ?? m[2] ?? m[3];
   const port = m[4] ? Number(m[4]) : 53;
   if (!host || port < 1 || port > 65535) {
-    throw new HttpConfigError(
+    throw new ConfigError(
       "invalid_config",
       `${where}: invalid resolver address ${JSON.stringify(input)}`,
     );
@@ -79,7 +79,7 @@ export function parseLookupOptions(raw: Raw, where: string): LookupOptions {
   if (resolver) {
     for (const k of Object.keys(resolver)) {
       if (k !== "addresses") {
-        throw new HttpConfigError("unknown_field", `${where}.resolver: unknown field "${k}"`);
+        throw new ConfigError("unknown_field", `${where}.resolver: unknown field "${k}"`);
       }
     }
     for (const a of optStrings(resolver, "addresses", `${where}.resolver`) ?? []) {
@@ -88,7 +88,7 @@ export function parseLookupOptions(raw: Raw, where: string): LookupOptions {
   }
   const timeoutMs = optDuration(raw, "dial_timeout", where) ?? 0;
   if (timeoutMs < 0) {
-    throw new HttpConfigError("invalid_config", `${where}.dial_timeout: must not be negative`);
+    throw new ConfigError("invalid_config", `${where}.dial_timeout: must not be negative`);
   }
   optDuration(raw, "dial_fallback_delay", where);
   return { servers, timeoutMs };

@@ -9,10 +9,10 @@
  * @module
  */
 import { checkFields, optDuration, optString, type Raw } from "../../../config.ts";
-import { HttpConfigError } from "../../../errors.ts";
+import { ConfigError } from "../../../../config/error.ts";
 import { compileTemplate } from "../../../replacer.ts";
 import type { RequestContext } from "../../../context.ts";
-import type { Logger } from "../../../../module.ts";
+import type { Logger } from "../../../../module/instance.ts";
 import { lookup, parseLookupOptions } from "./resolver.ts";
 import { AnswerCache, joinHostPort, type UpstreamSource } from "./source.ts";
 
@@ -59,11 +59,11 @@ export function srvSource(raw: Raw, where: string, log: Logger): UpstreamSource 
   const proto = compileTemplate(optString(raw, "proto", where) ?? "");
   const plain = !optString(raw, "service", where) && !optString(raw, "proto", where);
   const nameRaw = optString(raw, "name", where) ?? "";
-  if (!nameRaw) throw new HttpConfigError("invalid_config", `${where}: "name" is required`);
+  if (!nameRaw) throw new ConfigError("invalid_config", `${where}: "name" is required`);
   const name = compileTemplate(nameRaw);
   const network = optString(raw, "dial_network", where) ?? "";
   if (network !== "" && network !== "tcp") {
-    throw new HttpConfigError(
+    throw new ConfigError(
       "invalid_config",
       `${where}.dial_network: ${JSON.stringify(network)} is not supported (upstreams from SRV ` +
         `records are dialed over tcp)`,

@@ -1,0 +1,454 @@
+/**
+ * The listener pool: sockets keyed by address (+ TLS material), reference-counted across
+ * configs. A reload that keeps an address reuses its socket and only swaps the handler, so
+ * no connection is refused or dropped; a socket closes (gracefully) when no config holds it.
+ *
+ * @module
+ */
+import type {
+  ConnectionOptions,
+  ConnHandler,
+  ListenerHandle,
+  ListenOptions,
+  ServeInfo,
+  TlsCertificateSource,
+} from "../module/listener.ts";
+import { joinHostPort, parseNetworkAddress } from "../net/address.ts";
+import { resolveBindHost, type ResolveOptions } from "../net/resolve_host.ts";
+import { reusePortAvailable } from "./deno/listener.ts";
+import { DEFAULT_CONNECTION_OPTIONS } from "../module/listener.ts";
+import { applyKeepAlive } from "./keepalive.ts";
+import { headAnswer } from "./head.ts";
+
+class Handle implements ListenerHandle {
+  handler?: ConnHandler;
+  released = false;
+  constructor(
+    readonly socket: Socket,
+    readonly address: string,
+    readonly port?: number,
+    readonly tls?: TlsCertificateSource,
+    readonly connection?: ConnectionOptions,
+  ) {}
+  setHandler(handler: ConnHandler): void {
+    this.handler = handler;
+    if (this.tls) this.socket.pool.certificateSourceChanged(this);
+    this.socket.pool.connectionChanged(this);
+  }
+  closesOnRelease(): boolean {
+    return !this.released && this.socket.handles.every((h) => h === this || h.released);
+  }
+  release(): Promise<void> {
+    if (this.released) return Promise.resolve();
+    this.released = true;
+    return this.socket.pool.releaseHandle(this);
+  }
+}
+
+/** What the pool needs of a running server, whichever engine runs it. */
+interface RunningServer {
+  shutdown(): Promise<void>;
+  readonly finished: Promise<void>;
+  /** TLS listeners: the certificates (or their source) changed. */
+  certificatesChanged?(): void;
+}
+
+interface Socket {
+  key: string;
+  pool: ListenerPool;
+  server: RunningServer;
+  handles: Handle[];
+  address: string;
+  port?: number;
+  unixPath?: string;
+  /** TLS sockets: unsubscribes from the current certificate source. */
+  unsubscribe?: () => void;
+  /** TLS sockets: the source the subscription is on. */
+  subscribed?: TlsCertificateSource;
+  /** The TCP keep-alive last set on the listening socket (JSON), if any. */
+  keepalive?: string;
+  /** The host the socket is bound to (keep-alive finds the socket by address). */
+  bindHost?: string;
+  /** The connection options it is opened with (before any handle holds it). */
+  opening?: ConnectionOptions;
+}
+
+/** The host to bind: an empty host means every interface of the network's family. */
+function bindHost(host: string, network: string): string {
+  return host === "" ? (network === "tcp6" ? "::" : "0.0.0.0") : host;
+}
+
+/** Removes a unix socket file left by an earlier process (never a regular file). */
+function removeStaleSocket(path: string): void {
+  try {
+    if (Deno.lstatSync(path).isSocket) Deno.removeSync(path);
+  } catch { /* absent */ }
+}
+
+/** The source of a TLS socket no config holds any more: no certificates. */
+const NO_CERTIFICATES: TlsCertificateSource = {
+  getCertificate: () => Promise.resolve(null),
+  subscribe: () => () => {},
+};
+
+/**
+ * A pool of HTTP listeners.
+ *
+ * @example
+ * ```ts
+ * import { ListenerPool } from "./pool.ts";
+ * const pool = new ListenerPool();
+ * const h = await pool.listen({ address: "127.0.0.1:0" });
+ * h.setHandler(() => new Response("hi"));
+ * await h.release();
+ * ```
+ */
+export class ListenerPool {
+  #sockets = new Map<string, Socket>();
+  #warnedEngine = false;
+  /** Longest wait for in-flight requests when a socket closes (ms); undefined = no limit. */
+  gracePeriodMs?: number;
+  /** How listen host names are resolved (asynchronously, with a time limit) before binding. */
+  resolve: ResolveOptions = {};
+  /** Where listener events are logged (TLS listener replacement). */
+  log?: (msg: string, fields?: Record<string, unknown>) => void;
+
+  /** Number of open sockets. */
+  get size(): number {
+    return this.#sockets.size;
+  }
+
+  /**
+   * Acquires a listener; reuses an open socket with the same key. Throws on bind errors.
+   * Port-0 addresses are told apart by `occurrence` (the n-th request for that address within
+   * one config), so a reload keeps each `:0` listener on its port.
+   */
+  async listen(options: ListenOptions, occurrence = 0): Promise<ListenerHandle> {
+    // `fd/N`: a listening socket this process inherited (served by the node engine only)
+    const fd = /^fd\/(\d+)$/.exec(options.address);
+    const addr = fd
+      ? { network: "fd", host: fd[1], startPort: 0, endPort: 0 }
+      : parseNetworkAddress(options.address);
+    if (addr.startPort !== addr.endPort) {
+      throw new Error(`listen: one port per listener, got range ${options.address}`);
+    }
+    if (addr.network.startsWith("udp")) throw new Error(`listen: ${addr.network} is not supported`);
+    const unix = addr.network.startsWith("unix");
+    let key = unix
+      ? `unix/${addr.host}`
+      : fd
+      ? `fd/${addr.host}`
+      : `${addr.network}/${joinHostPort(addr.host, addr.startPort)}`;
+    if (!unix && !fd && addr.startPort === 0) key += `#${occurrence}`;
+    if (options.tls) key += "|tls";
+    let engine = options.engine ?? "deno";
+    if (options.tls && engine === "deno" && !reusePortAvailable()) {
+      // Live certificates on the deno engine replace listeners on a shared port, which needs
+      // --unstable-net; without it HTTPS runs on the node engine (slower).
+      if (!this.#warnedEngine) {
+        this.#warnedEngine = true;
+        this.log?.(
+          "HTTPS listeners run on the node engine (slower): start Deno with --unstable-net " +
+            "for the deno engine (faster)",
+          { address: options.address },
+        );
+      }
+      engine = "node";
+    }
+    if (fd && engine !== "node") {
+      throw new Error(
+        `listen ${options.address}: the deno listener engine (Deno.serve) cannot listen on an ` +
+          `inherited socket; the node engine can`,
+      );
+    }
+    if (engine !== "deno") key += `|${engine}`;
+    let socket = this.#sockets.get(key);
+    if (!socket) {
+      // a host name is looked up here, off the event loop; the socket binds the address found
+      const bind = unix || fd
+        ? addr.host
+        : await resolveBindHost(addr.host, addr.network, this.resolve);
+      socket = engine === "node"
+        ? await this.#openNode(
+          key,
+          addr.host,
+          bind,
+          addr.startPort,
+          unix,
+          addr.network,
+          options,
+        )
+        : await this.#open(key, addr.host, bind, addr.startPort, unix, addr.network, options);
+      // Another listen for the same key may have opened it meanwhile (node binds async).
+      const raced = this.#sockets.get(key);
+      if (raced) {
+        await socket.server.shutdown();
+        socket = raced;
+      } else this.#sockets.set(key, socket);
+    }
+    const handle = new Handle(
+      socket,
+      socket.address,
+      socket.port,
+      options.tls,
+      options.connection,
+    );
+    socket.handles.push(handle);
+    if (socket.handles.length === 1) this.#keepAlive(socket, options.connection);
+    return handle;
+  }
+
+  /** The connection options of a socket: its newest live handle's. */
+  #connection(socket: Socket): ConnectionOptions {
+    for (let i = socket.handles.length - 1; i >= 0; i--) {
+      const h = socket.handles[i];
+      if (h.handler && !h.released && h.connection) return h.connection;
+    }
+    for (let i = socket.handles.length - 1; i >= 0; i--) {
+      if (!socket.handles[i].released && socket.handles[i].connection) {
+        return socket.handles[i].connection!;
+      }
+    }
+    return socket.opening ?? DEFAULT_CONNECTION_OPTIONS;
+  }
+
+  /** Sets TCP keep-alive on the socket when the options ask for other settings than it has. */
+  #keepAlive(socket: Socket, c: ConnectionOptions | undefined): void {
+    if (socket.unixPath || socket.port === undefined) return;
+    const want = c?.keepalive ? JSON.stringify(c.keepalive) : undefined;
+    if (want === socket.keepalive) return;
+    if (c?.keepalive) applyKeepAlive(socket.port, c.keepalive, socket.bindHost);
+    else if (socket.keepalive) applyKeepAlive(socket.port, { enabled: false }, socket.bindHost);
+    socket.keepalive = want;
+  }
+
+  /** A config took over (or left) a socket: its keep-alive follows the newest options. */
+  connectionChanged(handle: ListenerHandle): void {
+    const socket = (handle as Handle).socket;
+    try {
+      this.#keepAlive(socket, this.#connection(socket));
+    } catch (e) {
+      this.log?.("setting TCP keep-alive failed", { error: (e as Error).message });
+    }
+  }
+
+  /** The certificate source of a TLS socket: the newest live config's. */
+  #source(socket: Socket): TlsCertificateSource {
+    for (let i = socket.handles.length - 1; i >= 0; i--) {
+      const h = socket.handles[i];
+      if (h.tls && h.handler && !h.released) return h.tls;
+    }
+    for (let i = socket.handles.length - 1; i >= 0; i--) {
+      if (socket.handles[i].tls && !socket.handles[i].released) return socket.handles[i].tls!;
+    }
+    return NO_CERTIFICATES;
+  }
+
+  /** A config took over (or left) the TLS socket of `handle`: follow its certificate source. */
+  certificateSourceChanged(handle: ListenerHandle): void {
+    const socket = (handle as Handle).socket;
+    const source = this.#source(socket);
+    if (socket.subscribed !== source) {
+      socket.unsubscribe?.();
+      socket.subscribed = source;
+      socket.unsubscribe = source.subscribe(() => socket.server.certificatesChanged?.());
+    }
+    socket.server?.certificatesChanged?.();
+  }
+
+  /** Hands a request to the newest live handle of a socket. */
+  #dispatch(socket: Socket, req: Request, si: ServeInfo): Response | Promise<Response> {
+    for (let i = socket.handles.length - 1; i >= 0; i--) {
+      const h = socket.handles[i];
+      if (h.handler && !h.released) return h.handler(req, si);
+    }
+    return new Response("no server is configured for this address\n", { status: 503 });
+  }
+
+  async #openNode(
+    key: string,
+    host: string,
+    bind: string,
+    port: number,
+    unix: boolean,
+    network: string,
+    options: ListenOptions,
+  ): Promise<Socket> {
+    const tls = options.tls;
+    const { serveNode } = await import("./node/listener.ts");
+    const socket = { key, pool: this, handles: [] as Handle[] } as unknown as Socket;
+    socket.opening = options.connection;
+    const handler = (req: Request, si: ServeInfo) => this.#dispatch(socket, req, si);
+    if (network === "fd") {
+      // the inherited socket is already bound and listening: node:net adopts it as it is
+      socket.address = `fd/${host}`;
+      const server = await serveNode({
+        fd: Number(host),
+        tls: tls ? { source: () => socket.handles.length ? this.#source(socket) : tls } : undefined,
+        handler,
+        localAddress: () => socket.address,
+        connection: () => this.#connection(socket),
+      });
+      socket.server = server;
+      // a TCP socket's port, so TCP keep-alive options find it as they find the others
+      if (server.port) {
+        socket.port = server.port;
+        socket.bindHost = server.host;
+      }
+    } else if (unix) {
+      removeStaleSocket(host);
+      socket.address = `unix/${host}`;
+      socket.unixPath = host;
+      socket.server = await serveNode({
+        path: host,
+        handler,
+        localAddress: () => socket.address,
+        connection: () => this.#connection(socket),
+      });
+    } else {
+      const hostname = bindHost(bind, network);
+      socket.bindHost = hostname;
+      const server = await serveNode({
+        hostname,
+        port,
+        // the config opening the socket holds no handle on it yet: its source to start with
+        tls: tls ? { source: () => socket.handles.length ? this.#source(socket) : tls } : undefined,
+        handler,
+        localAddress: () => socket.address,
+        connection: () => this.#connection(socket),
+        onClientRefused: (reason, remote) =>
+          this.log?.("client certificate refused; connection closed", {
+            reason,
+            remote: remote.transport === "tcp" ? `${remote.hostname}:${remote.port}` : "",
+          }),
+      });
+      socket.server = server;
+      socket.port = server.port;
+      socket.address = joinHostPort(host, server.port);
+    }
+    return socket;
+  }
+
+  async #open(
+    key: string,
+    host: string,
+    bind: string,
+    port: number,
+    unix: boolean,
+    network: string,
+    options: ListenOptions,
+  ): Promise<Socket> {
+    const tls = options.tls;
+    const socket = { key, pool: this, handles: [] as Handle[] } as unknown as Socket;
+    socket.opening = options.connection;
+    const handler = (req: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr | Deno.UnixAddr>) => {
+      const ra = info.remoteAddr as Deno.NetAddr | Deno.UnixAddr;
+      const si: ServeInfo = {
+        remoteAddr: ra.transport === "unix"
+          ? { transport: "unix", path: (ra as Deno.UnixAddr).path }
+          : {
+            transport: "tcp",
+            hostname: (ra as Deno.NetAddr).hostname,
+            port: (ra as Deno.NetAddr).port,
+          },
+        localAddress: socket.address,
+        completed: info.completed,
+      };
+      if (tls) si.tls = { proto: undefined };
+      // HTTP/2 (no Host field): Deno.serve sends a HEAD answer's body as DATA frames, which
+      // clients reset as a protocol error; the answer goes without it (see headAnswer).
+      if (req.method === "HEAD" && !req.headers.has("host")) {
+        return Promise.resolve(this.#dispatch(socket, req, si)).then(headAnswer);
+      }
+      return this.#dispatch(socket, req, si);
+    };
+    if (unix) {
+      removeStaleSocket(host);
+      socket.server = Deno.serve({ path: host, handler, onListen() {} });
+      socket.address = `unix/${host}`;
+      socket.unixPath = host;
+    } else {
+      const hostname = bindHost(bind, network);
+      socket.bindHost = hostname;
+      if (tls) {
+        const { serveDenoTls } = await import("./deno/listener.ts");
+        const server = await serveDenoTls({
+          hostname,
+          port,
+          // the config opening the socket holds no handle on it yet: its source to start with
+          getter: () => socket.handles.length ? this.#source(socket) : tls,
+          alpn: () => this.#connection(socket).alpn,
+          // each new listener generation gets the keep-alive its predecessors had
+          onListener: () => {
+            const ka = socket.keepalive;
+            socket.keepalive = undefined;
+            if (ka) this.#keepAlive(socket, this.#connection(socket));
+          },
+          handler: handler as (r: Request, i: Deno.ServeHandlerInfo<Deno.NetAddr>) => Response,
+          log: (msg, fields) => this.log?.(msg, fields),
+        });
+        socket.server = server;
+        socket.port = server.port;
+        socket.address = joinHostPort(host, server.port);
+      } else {
+        const server = Deno.serve({ hostname, port, handler, onListen() {} });
+        socket.server = server;
+        const bound = server.addr as Deno.NetAddr;
+        socket.port = bound.port;
+        socket.address = joinHostPort(host, bound.port);
+      }
+    }
+    return socket;
+  }
+
+  /** Called by a handle's release. */
+  async releaseHandle(released: ListenerHandle): Promise<void> {
+    const handle = released as Handle;
+    const socket = handle.socket;
+    socket.handles = socket.handles.filter((h) => h !== handle);
+    if (socket.handles.length > 0 || this.#sockets.get(socket.key) !== socket) {
+      if (handle.tls && socket.handles.length > 0) this.certificateSourceChanged(socket.handles[0]);
+      return;
+    }
+    this.#sockets.delete(socket.key);
+    socket.unsubscribe?.();
+    // The socket stops accepting at once (the address is free again); in-flight requests
+    // drain in the background, so a reload is never held up by long-lived connections.
+    const drained = socket.server.shutdown().then(() => socket.server.finished);
+    const tracked = drained.catch(() => {}).finally(() => this.#draining.delete(tracked));
+    this.#draining.add(tracked);
+    if (socket.unixPath) await Deno.remove(socket.unixPath).catch(() => {});
+  }
+
+  #draining = new Set<Promise<void>>();
+
+  /**
+   * Closes every socket (process exit) and waits for in-flight requests, at most `graceMs`
+   * when given.
+   */
+  async closeAll(graceMs: number | undefined = this.gracePeriodMs): Promise<void> {
+    const all = [...this.#sockets.values()];
+    this.#sockets.clear();
+    for (const s of all) for (const h of s.handles) h.released = true;
+    for (const s of all) s.unsubscribe?.();
+    for (const s of all) {
+      const drained = s.server.shutdown().then(() => s.server.finished);
+      const tracked = drained.catch(() => {}).finally(() => this.#draining.delete(tracked));
+      this.#draining.add(tracked);
+      if (s.unixPath) await Deno.remove(s.unixPath).catch(() => {});
+    }
+    await this.drained(graceMs);
+  }
+
+  /** Waits until every closed socket drained its requests, at most `graceMs` when given. */
+  async drained(graceMs?: number): Promise<void> {
+    const all = Promise.all([...this.#draining]);
+    if (graceMs === undefined) {
+      await all;
+      return;
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([all, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * The few DER and PEM pieces the server reads synchronously, without loading an X.509
+ * library on the handshake path: PEM blocks both ways, a DER walker, and the names
+ * (subjectAltName DNS and IP entries) a certificate covers. Anything more goes through
+ * `@peculiar/x509` (see `x509.ts`).
+ *
+ * @module
+ */
+
+/** One DER element: its tag and its contents. */
+export interface DerNode {
+  /** The tag byte. */
+  tag: number;
+  /** The contents (without tag and length). */
+  body: Uint8Array;
+}
+
+/** The DER elements that follow each other in `der`. Throws on a bad or truncated length. */
+export function derChildren(der: Uint8Array): DerNode[] {
+  const out: DerNode[] = [];
+  let p = 0;
+  while (p < der.length) {
+    const tag = der[p];
+    let len = der[p + 1];
+    let q = p + 2;
+    if (len & 0x80) {
+      const n = len & 0x7f;
+      if (n === 0 || n > 4) throw new Error("bad DER length");
+      len = 0;
+      for (let i = 0; i < n; i++) len = len * 256 + der[q++];
+    }
+    if (tag === undefined || len === undefined || q + len > der.length) {
+      throw new Error("truncated DER");
+    }
+    out.push({ tag, body: der.subarray(q, q + len) });
+    p = q + len;
+  }
+  return out;
+}
+
+function b64(der: Uint8Array): string {
+  let s = "";
+  for (let i = 0; i < der.length; i += 0x8000) {
+    s += String.fromCharCode(...der.subarray(i, i + 0x8000));
+  }
+  return btoa(s).replace(/.{64}/g, "$&\n").replace(/\n$/, "");
+}
+
+/**
+ * Encodes DER as one PEM block.
+ *
+ * @example
+ * ```ts
+ * import { pemEncode } from "./der.ts";
+ * pemEncode("CERTIFICATE", new Uint8Array([1, 2])); // "-----BEGIN CERTIFICATE-----\nAQI=\n..."
+ * ```
+ */
+export function pemEncode(label: string, der: Uint8Array): string {
+  return `-----BEGIN ${label}-----\n${b64(der)}\n-----END ${label}-----\n`;
+}
+
+/**
+ * The PEM blocks of a text, in order; a block whose base64 does not decode has empty `der`
+ * (so a caller reports it by its label rather than by a decoder's message).
+ *
+ * @example
+ * ```ts
+ * import { pemDecode, pemEncode } from "./der.ts";
+ * pemDecode(pemEncode("CERTIFICATE", new Uint8Array([1, 2])))[0].der; // Uint8Array [1, 2]
+ * ```
+ */
+export function pemDecode(pem: string): { label: string; der: Uint8Array }[] {
+  const out: { label: string; der: Uint8Array }[] = [];
+  for (const m of pem.matchAll(/-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g)) {
+    let der: Uint8Array;
+    try {
+      der = Uint8Array.from(atob(m[2].replace(/\s+/g, "")), (c) => c.charCodeAt(0));
+    } catch {
+      der = new Uint8Array();
+    }
+    out.push({ label: m[1], der });
+  }
+  return out;
+}
+
+const SAN_OID = "551d11"; // 2.5.29.17
+
+function hex(b: Uint8Array): string {
+  return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+}
+
+function ipText(b: Uint8Array): string {
+  if (b.length === 4) return b.join(".");
+  const groups: string[] = [];
+  for (let i = 0; i < b.length; i += 2) groups.push(((b[i] << 8) | b[i + 1]).toString(16));
+  return groups.join(":").replace(/(^|:)0(:0)+(:|$)/, "::");
+}
+
+/**
+ * DNS names (lower case) and IPs of a DER certificate's subjectAltName extension. Throws on
+ * bad DER.
+ *
+ * @example
+ * ```ts ignore
+ * import { certificateNames, pemDecode } from "./der.ts";
+ * certificateNames(pemDecode(pem)[0].der); // ["example.com", "127.0.0.1"]
+ * ```
+ */
+export function certificateNames(der: Uint8Array): string[] {
+  const [cert] = derChildren(der);
+  if (!cert) throw new Error("truncated DER");
+  const [tbs] = derChildren(cert.body);
+  if (!tbs) throw new Error("truncated DER");
+  const exts = derChildren(tbs.body).find((t) => t.tag === 0xa3);
+  if (!exts) return [];
+  const [extList] = derChildren(exts.body);
+  const names: string[] = [];
+  for (const ext of derChildren(extList?.body ?? new Uint8Array())) {
+    const parts = derChildren(ext.body);
+    if (!parts[0] || hex(parts[0].body) !== SAN_OID) continue;
+    const value = parts[parts.length - 1];
+    const [seq] = derChildren(value.body);
+    for (const gn of derChildren(seq?.body ?? new Uint8Array())) {
+      if (gn.tag === 0x82) names.push(new TextDecoder().decode(gn.body).toLowerCase());
+      else if (gn.tag === 0x87) names.push(ipText(gn.body));
+    }
+  }
+  return names;
+}
