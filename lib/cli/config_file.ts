@@ -22,6 +22,8 @@ export interface LoadedConfig {
   warnings: AdapterWarning[];
   /** Where it came from (`-` for stdin). */
   source: string;
+  /** The text that was read (what `--watch` compares the file with). */
+  text: string;
 }
 
 function adapterFor(path: string, adapter?: string): string | undefined {
@@ -60,9 +62,9 @@ export async function readConfigFile(path: string, adapter?: string): Promise<Lo
   }
   const name = adapterFor(path, adapter);
   if (!name || name === "json") {
-    if (text.trim() === "") return { config: null, warnings: [], source: path };
+    if (text.trim() === "") return { config: null, warnings: [], source: path, text };
     try {
-      return { config: JSON.parse(text), warnings: [], source: path };
+      return { config: JSON.parse(text), warnings: [], source: path, text };
     } catch (e) {
       throw new UsageError(`${path}: decoding JSON config: ${jsonErrorMessage(e)}`);
     }
@@ -71,7 +73,7 @@ export async function readConfigFile(path: string, adapter?: string): Promise<Lo
   if (!a) throw new UsageError(`unrecognized config adapter: ${name}`);
   try {
     const r = await a.adapt(text, { filename: path });
-    return { config: r.result, warnings: r.warnings, source: path };
+    return { config: r.result, warnings: r.warnings, source: path, text };
   } catch (e) {
     throw new UsageError(`adapting config using ${name}: ${(e as Error).message}`);
   }

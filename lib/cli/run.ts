@@ -34,7 +34,7 @@ async function removeStaleTemps(path: string): Promise<void> {
 async function initialConfig(
   flags: Flags,
   engine: Engine,
-): Promise<{ config: unknown; source?: string }> {
+): Promise<{ config: unknown; source?: string; text?: string }> {
   await removeStaleTemps(autosavePath());
   if (flags.resume) {
     const path = autosavePath();
@@ -57,7 +57,7 @@ async function initialConfig(
       engine.log.warn("adapter warning", { ...w, file: w.file ?? path });
     }
   }
-  return { config: loaded.config, source: path };
+  return { config: loaded.config, source: path, text: loaded.text };
 }
 
 async function pingback(address: string, nonce: Uint8Array): Promise<void> {
@@ -80,13 +80,11 @@ const WATCH_INTERVAL_MS = 1000;
  * `--watch`: reads the config file once a second and reloads when its bytes change, as Caddy
  * does. Polling, not inotify: it sees editors that replace the file (write a new one and
  * rename it), needs no inotify instance (a busy machine runs out of them), and a half-written
- * file is read again on the next tick once the writer is done.
+ * file is read again on the next tick once the writer is done. `loaded` is the text the running
+ * config was made from: a change made after it was read, even before watching began, reloads.
  */
-function watch(path: string, flags: Flags, engine: Engine): () => void {
-  let last: string | undefined;
-  try {
-    last = Deno.readTextFileSync(path);
-  } catch { /* read on the first tick */ }
+function watch(path: string, loaded: string | undefined, flags: Flags, engine: Engine): () => void {
+  let last = loaded;
   let busy = false;
   const tick = async () => {
     if (busy) return;
@@ -135,9 +133,11 @@ export async function runServer(flags: Flags): Promise<number> {
   const life = holder.life = new ProcessLife(engine, str(flags.pidfile));
   life.installSignals();
   let source: string | undefined;
+  let sourceText: string | undefined;
   try {
     const initial = await initialConfig(flags, engine);
     source = initial.source;
+    sourceText = initial.text;
     await engine.load(initial.config, true);
   } catch (e) {
     life.removeSignals();
@@ -155,7 +155,7 @@ export async function runServer(flags: Flags): Promise<number> {
   }
   let stopWatch: (() => void) | undefined;
   if (flags.watch && source && !flags.resume && source !== "-") {
-    stopWatch = watch(source, flags, engine);
+    stopWatch = watch(source, sourceText, flags, engine);
   }
   const pb = str(flags.pingback);
   if (pb) {

@@ -7,11 +7,24 @@ import { createApp } from "../../app/main.ts";
 import { loadAppEnv } from "../../app/env.ts";
 import { hashPassword } from "../../mod.ts";
 
+/** A message as the mail API received it. */
+export interface Mail {
+  to: string[];
+  subject: string;
+  text: string;
+  html: string;
+}
+
 export interface ProdApp {
   port: number;
   origin: string;
   /** Messages the app sent through the mail API, oldest first. */
-  mails: { to: string[]; subject: string; text: string; html: string }[];
+  mails: Mail[];
+  /**
+   * The `n`th message (0-based, default: the one after those already here), when it arrives:
+   * the flows hand mail to the sender after they answer.
+   */
+  mail(n?: number): Promise<Mail>;
   close(): Promise<void>;
 }
 
@@ -50,14 +63,23 @@ export async function productionVars(
 /** Starts the app in production with `extra` variables (e.g. `APP_URL`). */
 export async function startProdApp(extra: Record<string, string>): Promise<ProdApp> {
   const dir = await Deno.makeTempDir({ prefix: "gatehouse-prod-" });
-  const mails: ProdApp["mails"] = [];
+  const mails: Mail[] = [];
+  const waiting: { n: number; resolve: (m: Mail) => void }[] = [];
   const mailApi = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
     async (req) => {
       mails.push(await req.json());
+      for (const w of waiting.filter((w) => w.n < mails.length)) {
+        waiting.splice(waiting.indexOf(w), 1);
+        w.resolve(mails[w.n]);
+      }
       return Response.json({ id: `msg_${mails.length}` });
     },
   );
+  const mail = (n = mails.length): Promise<Mail> =>
+    n < mails.length
+      ? Promise.resolve(mails[n])
+      : new Promise((resolve) => waiting.push({ n, resolve }));
   try {
     const vars = await productionVars(dir, `http://127.0.0.1:${mailApi.addr.port}/emails`, extra);
     const app = await createApp(loadAppEnv(vars));
@@ -66,6 +88,7 @@ export async function startProdApp(extra: Record<string, string>): Promise<ProdA
       port: server.addr.port,
       origin: `http://127.0.0.1:${server.addr.port}`,
       mails,
+      mail,
       async close() {
         await server.shutdown();
         await mailApi.shutdown();
