@@ -15,16 +15,13 @@ import { isIP } from "../../pki/x509.ts";
 import { tlsAlpnCertificate } from "./crypto.ts";
 import { holdHttpSolver, holdTlsAlpnSolver } from "./solvers.ts";
 import { downloadChains, selectChain } from "./chains.ts";
-import type { PreferredChains } from "../issuers/acme_config.ts";
+import type { ChallengeType, PreferredChains } from "../issuers/acme_config.ts";
 import {
   cleanUpDnsRecord,
   type DnsChallengeOptions,
   presentDnsRecord,
   waitForPropagation,
 } from "../dns/solver.ts";
-
-/** A challenge type this client can answer. */
-export type ChallengeType = "http-01" | "tls-alpn-01" | "dns-01";
 
 /** How challenges are answered. */
 export interface SolverOptions {

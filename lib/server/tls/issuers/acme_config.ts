@@ -8,8 +8,10 @@
 import { durationMs } from "../../config/duration.ts";
 import { tlsCheckFields } from "../certificates.ts";
 import { ConfigError } from "../../config/error.ts";
-import type { ChallengeType } from "../acme/order.ts";
 import { parseResolvers, type Resolver } from "../dns/resolvers.ts";
+
+/** A challenge type the ACME client can answer. */
+export type ChallengeType = "http-01" | "tls-alpn-01" | "dns-01";
 
 /** Let's Encrypt's production directory (Caddy's default `ca`). */
 export const LETS_ENCRYPT_PRODUCTION = "https://acme-v02.api.letsencrypt.org/directory";

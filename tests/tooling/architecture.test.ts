@@ -1,0 +1,179 @@
+/**
+ * The web server's shape (docs/architecture.md), checked from the code's own imports: the
+ * contracts at the bottom import nothing above them, listeners never import http or tls, no
+ * module imports the Gatehousefile assembler, nothing of the server imports the CLI, the
+ * import circles stay few and inside one folder; and there is one config error type and one
+ * duration parser.
+ */
+import assert from "node:assert/strict";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const SERVER = "lib/server/";
+
+/** Every .ts file under `dir` (relative to the repository root). */
+async function files(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for await (const e of Deno.readDir(ROOT + dir)) {
+    const path = `${dir}${e.name}`;
+    if (e.isDirectory) out.push(...await files(`${path}/`));
+    else if (e.name.endsWith(".ts")) out.push(path);
+  }
+  return out.sort();
+}
+
+function normalize(path: string): string {
+  const parts: string[] = [];
+  for (const p of path.split("/")) {
+    if (p === "..") parts.pop();
+    else if (p !== "." && p !== "") parts.push(p);
+  }
+  return parts.join("/");
+}
+
+/** The source without comments (doc examples name imports that are not the file's own). */
+function code(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+}
+
+const IMPORT =
+  /(?:^|\n)\s*(?:import|export)\b[^"'`;]*?from\s*["'](\.[^"']+)["']|\bimport\(\s*["'](\.[^"']+)["']\s*\)|(?:^|\n)\s*import\s*["'](\.[^"']+)["']/g;
+
+/** File → the repository files it imports. */
+async function importGraph(): Promise<Map<string, Set<string>>> {
+  const graph = new Map<string, Set<string>>();
+  for (const f of [...await files("lib/"), ...["admin.ts", "cli.ts", "mod.ts", "mail.ts"]]) {
+    const text = code(await Deno.readTextFile(ROOT + f));
+    const deps = new Set<string>();
+    for (const m of text.matchAll(IMPORT)) {
+      const spec = m[1] ?? m[2] ?? m[3];
+      deps.add(normalize(`${f.slice(0, f.lastIndexOf("/") + 1)}${spec}`));
+    }
+    graph.set(f, deps);
+  }
+  return graph;
+}
+
+const graph = await importGraph();
+
+function importsOf(prefix: string): [string, string][] {
+  const out: [string, string][] = [];
+  for (const [f, deps] of graph) {
+    if (f.startsWith(prefix)) { for (const d of deps) out.push([f, d]); }
+  }
+  return out;
+}
+
+Deno.test("architecture: the contracts (module/, config/, net/) import nothing above them", () => {
+  const ground = ["module/", "config/", "net/"].map((d) => SERVER + d);
+  const up = ground.flatMap((g) => importsOf(g)).filter(([, d]) =>
+    !ground.some((g) => d.startsWith(g))
+  );
+  assert.deepEqual(up, []);
+  // and net/ stands below config/
+  assert.deepEqual(
+    importsOf(SERVER + "net/").filter(([, d]) => !d.startsWith(SERVER + "net/")),
+    [],
+  );
+});
+
+Deno.test("architecture: listeners see neither http nor tls; the Caddyfile kit no module", () => {
+  const listeners = importsOf(SERVER + "listeners/").filter(([, d]) =>
+    d.startsWith(SERVER + "http/") || d.startsWith(SERVER + "tls/") ||
+    d.startsWith(SERVER + "adapters/")
+  );
+  assert.deepEqual(listeners, []);
+  const kit = importsOf(SERVER + "caddyfile/").filter(([, d]) =>
+    d.startsWith(SERVER) && !d.startsWith(SERVER + "caddyfile/") &&
+    !["module/", "config/", "net/"].some((g) => d.startsWith(SERVER + g)) &&
+    d !== SERVER + "adapter.ts"
+  );
+  assert.deepEqual(kit, []);
+});
+
+Deno.test("architecture: no module imports the assembler, nothing of the server the CLI", () => {
+  const above = new Set(
+    ["standard.ts", "embed.ts", "engine.ts", "context.ts"].map((f) => SERVER + f),
+  );
+  const assembler = [...graph].flatMap(([f, deps]) =>
+    f.startsWith(SERVER) && !f.startsWith(SERVER + "adapters/") && !above.has(f)
+      ? [...deps].filter((d) => d.startsWith(SERVER + "adapters/")).map((d) => [f, d])
+      : []
+  );
+  assert.deepEqual(assembler, []);
+  assert.deepEqual(importsOf(SERVER).filter(([, d]) => d.startsWith("lib/cli/")), []);
+});
+
+/** Strongly connected components of the file graph with more than one file. */
+function circles(): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const on = new Set<string>();
+  const out: string[][] = [];
+  let n = 0;
+  const visit = (v: string) => {
+    index.set(v, n);
+    low.set(v, n++);
+    stack.push(v);
+    on.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (on.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const c: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        on.delete(w);
+        c.push(w);
+      } while (w !== v);
+      if (c.length > 1) out.push(c.sort());
+    }
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return out;
+}
+
+Deno.test("architecture: at most 8 import circles, each inside one folder", () => {
+  const found = circles();
+  assert.ok(found.length <= 8, `import circles:\n${found.map((c) => c.join(" ")).join("\n")}`);
+  for (const c of found) {
+    const dirs = new Set(c.map((f) => f.slice(0, f.lastIndexOf("/"))));
+    assert.equal(dirs.size, 1, `a circle crosses folders: ${c.join(" ")}`);
+  }
+});
+
+Deno.test("architecture: one config error type (ConfigError; the Gatehousefile's extends it)", async () => {
+  const errors: string[] = [];
+  for (const f of await files(SERVER)) {
+    const text = code(await Deno.readTextFile(ROOT + f));
+    for (const m of text.matchAll(/class (\w*Config\w*Error|\w*fileError)\s+extends\s+(\w+)/g)) {
+      errors.push(`${f.slice(SERVER.length)}: ${m[1]} extends ${m[2]}`);
+    }
+  }
+  assert.deepEqual(errors, [
+    "caddyfile/dispenser.ts: GatehousefileError extends ConfigError",
+    "config/error.ts: ConfigError extends Error",
+  ]);
+});
+
+Deno.test("architecture: one duration parser (config/duration.ts), for JSON and the Gatehousefile", async () => {
+  const parsers: string[] = [];
+  for (const f of await files(SERVER)) {
+    const text = code(await Deno.readTextFile(ROOT + f));
+    // a table of duration units, or a function that parses a duration
+    if (/["']?µs["']?\s*:/.test(text)) parsers.push(`${f.slice(SERVER.length)}: a unit table`);
+    for (const m of text.matchAll(/function (\w*[pP]arse\w*Duration\w*)\s*\(/g)) {
+      parsers.push(`${f.slice(SERVER.length)}: ${m[1]}`);
+    }
+  }
+  assert.deepEqual(parsers, [
+    "config/duration.ts: a unit table",
+    "config/duration.ts: goParseDuration",
+    "config/duration.ts: parseDuration",
+  ]);
+});
