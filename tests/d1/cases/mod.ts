@@ -17,6 +17,7 @@ import { schemaCases } from "./schema.ts";
 import { fuzzCases } from "./fuzz.ts";
 import { adminCases } from "./admin.ts";
 import { signInCases } from "./sign_ins.ts";
+import { atRestCases } from "./at_rest.ts";
 
 export const allCases: Case[] = [
   ...signupCases,
@@ -36,4 +37,5 @@ export const allCases: Case[] = [
   ...fuzzCases,
   ...adminCases,
   ...signInCases,
+  ...atRestCases,
 ];
