@@ -1,6 +1,7 @@
 /**
  * Gatehouse database user flows: signup with a one-time code, login, password reset, password,
- * name and e-mail changes, account removal and OAuth linking, over a Cloudflare D1 binding or
+ * name and e-mail changes, account removal, OAuth linking and a second factor (TOTP with
+ * backup codes and trusted devices), over a Cloudflare D1 binding or
  * libSQL (`openLibsql`). Every flow takes the database plus a params object, resolves to
  * `{ok:true, ...}` or `{ok:false, error}` (see {@linkcode D1ErrorCode}) and never throws.
  * `schema.sql` (also `SCHEMA_SQL`, `applySchema`) creates the tables; `migrate` upgrades
@@ -146,6 +147,39 @@ export {
   type UserSession,
 } from "./lib/d1/session.ts";
 export { revocationStore, REVOKED_CLEANUP_BATCH } from "./lib/d1/session_revocation.ts";
+export {
+  BACKUP_CODE_COUNT,
+  SECOND_FACTOR_TICKET_SECONDS,
+  type SecondFactorNeeded,
+  TRUSTED_DEVICE_DAYS,
+  type TrustedDevice,
+  verifySecondFactor,
+  type VerifySecondFactorError,
+  type VerifySecondFactorParams,
+  type VerifySecondFactorResult,
+} from "./lib/d1/second_factor.ts";
+export {
+  confirmTotpEnrolment,
+  type ConfirmTotpEnrolmentParams,
+  type ConfirmTotpEnrolmentResult,
+  type FactorActor,
+  getSecondFactors,
+  type GetSecondFactorsResult,
+  regenerateBackupCodes,
+  type RegenerateBackupCodesParams,
+  type RegenerateBackupCodesResult,
+  removeTotp,
+  type RemoveTotpParams,
+  type RemoveTotpResult,
+  resetSecondFactor,
+  type ResetSecondFactorResult,
+  type SecondFactors,
+  startTotpEnrolment,
+  type StartTotpEnrolmentParams,
+  type StartTotpEnrolmentResult,
+  type TotpEnrolmentError,
+} from "./lib/d1/totp.ts";
+export { type QrSvgOptions, totpQrSvg } from "./lib/d1/qr.ts";
 export {
   applyUserListIndexes,
   getUserByEmail,

@@ -18,6 +18,8 @@ import { normalizeEmail, normalizePassword } from "./policy.ts";
 import { credentialsByEmail, verifyOrDummy } from "./users.ts";
 import { run } from "./query.ts";
 import { clearTries, signInBuckets, takeTry } from "./throttle.ts";
+import type { Secrets } from "../auth/token.ts";
+import { type SecondFactorNeeded, secondStep } from "./second_factor.ts";
 
 /** Parameters of {@linkcode login}. */
 export interface LoginParams extends HashingOptions, ClockOptions {
@@ -31,6 +33,19 @@ export interface LoginParams extends HashingOptions, ClockOptions {
    * account-wide bucket applies, which strangers can fill for the owner; pass it.
    */
   client?: string;
+  /**
+   * The site's `TOKEN_SECRET` (or a rotation list): signs the ticket of the second step when
+   * the account has a second factor. Without it such an account answers
+   * `second_factor_required` with no ticket, and cannot finish signing in.
+   */
+  secret?: Secrets;
+  /** The device token of a browser trusted by `verifySecondFactor` (from its cookie). */
+  trustedDevice?: string;
+  /**
+   * The whole site requires a second factor: an account without one answers
+   * `second_factor_setup_required` and a ticket for the TOTP enrolment flows.
+   */
+  requireSecondFactor?: boolean;
 }
 
 /** Errors of {@linkcode login}. */
@@ -40,8 +55,11 @@ export type LoginError =
   | "email_not_verified"
   | "too_many_attempts";
 
-/** Result of {@linkcode login}. */
-export type LoginResult = FlowResult<{ userId: string }, LoginError>;
+/**
+ * Result of {@linkcode login}: the user to sign in, a failure, or — right password, but the
+ * account has a second factor (or the site requires one) — the ticket of the second step.
+ */
+export type LoginResult = FlowResult<{ userId: string }, LoginError> | SecondFactorNeeded;
 
 /**
  * Checks an e-mail and password. Never throws. A try refused by the throttle is
@@ -76,6 +94,7 @@ export function login(db: D1Database, p: LoginParams): Promise<LoginResult> {
     if (!user || !ok) fail("invalid_credentials");
     await clearTries(db, "sign-in", account, client, now);
     if (!user.verified) fail("email_not_verified");
+    const second = await secondStep(db, o, user, now);
     if (user.hash && needsRehash(user.hash, { iterations })) {
       try {
         const upgraded = await hashPassword(password, { iterations });
@@ -88,6 +107,7 @@ export function login(db: D1Database, p: LoginParams): Promise<LoginResult> {
         // The login stands; the upgrade is retried next time.
       }
     }
+    if (second) return second;
     return { ok: true as const, userId: user.id };
   });
 }

@@ -74,6 +74,39 @@ CREATE TABLE IF NOT EXISTS revoked_sessions (
 );
 
 CREATE INDEX IF NOT EXISTS revoked_sessions_expires ON revoked_sessions (expires_at);
+
+-- Second factors (0.3.0). A user's TOTP: the shared key sealed with AES-GCM under a key
+-- derived from TOKEN_SECRET (never in clear); last_step is the newest time step used, so a
+-- code (or an older one) is accepted once. confirmed = 0 while the enrolment awaits its code.
+CREATE TABLE IF NOT EXISTS totp_factors (
+  user_id TEXT PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+  sealed_secret TEXT NOT NULL,
+  confirmed INTEGER NOT NULL DEFAULT 0,
+  last_step INTEGER NOT NULL DEFAULT -1,
+  created_at INTEGER NOT NULL,
+  confirmed_at INTEGER
+);
+
+-- Single-use backup codes: HMAC-SHA-256 under TOKEN_SECRET only; used_at once spent.
+CREATE TABLE IF NOT EXISTS backup_codes (
+  user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  code_hash TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  used_at INTEGER,
+  PRIMARY KEY (user_id, code_hash)
+);
+
+-- Devices that skip the second factor until expires_at: SHA-256 of the device token only.
+CREATE TABLE IF NOT EXISTS trusted_devices (
+  token_hash TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  label TEXT,
+  created_at INTEGER NOT NULL,
+  last_used_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS trusted_devices_user ON trusted_devices (user_id);
 `.trimStart();
 
 /**
@@ -83,7 +116,7 @@ CREATE INDEX IF NOT EXISTS revoked_sessions_expires ON revoked_sessions (expires
  * @example
  * ```ts
  * import { SCHEMA_SQL, splitStatements } from "@gatehouse/gatehouse/d1";
- * console.log(splitStatements(SCHEMA_SQL).length); // 10
+ * console.log(splitStatements(SCHEMA_SQL).length); // 14
  * ```
  */
 export function splitStatements(sql: string): string[] {

@@ -15,7 +15,7 @@ Deno.test("schema.sql at the root is the embedded SCHEMA_SQL; every statement is
   const file = await Deno.readTextFile(new URL("schema.sql", root));
   assert.equal(file, SCHEMA_SQL);
   const statements = splitStatements(file);
-  assert.equal(statements.length, 10);
+  assert.equal(statements.length, 14);
   for (const s of statements) assert.match(s, /^CREATE (UNIQUE )?(TABLE|INDEX) IF NOT EXISTS /);
 });
 
@@ -39,7 +39,16 @@ Deno.test({
       }).output();
       assert.deepEqual(
         new TextDecoder().decode(out.stdout).split(/\s+/).filter(Boolean).sort(),
-        ["auth_throttle", "oauth_identities", "otp_codes", "revoked_sessions", "users"],
+        [
+          "auth_throttle",
+          "backup_codes",
+          "oauth_identities",
+          "otp_codes",
+          "revoked_sessions",
+          "totp_factors",
+          "trusted_devices",
+          "users",
+        ],
       );
     } finally {
       await Deno.remove(dir, { recursive: true });

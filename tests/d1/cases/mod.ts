@@ -18,6 +18,7 @@ import { fuzzCases } from "./fuzz.ts";
 import { adminCases } from "./admin.ts";
 import { signInCases } from "./sign_ins.ts";
 import { atRestCases } from "./at_rest.ts";
+import { totpCases } from "./totp.ts";
 
 export const allCases: Case[] = [
   ...signupCases,
@@ -38,4 +39,5 @@ export const allCases: Case[] = [
   ...adminCases,
   ...signInCases,
   ...atRestCases,
+  ...totpCases,
 ];
