@@ -1,7 +1,7 @@
 /**
  * Gatehouse database user flows: signup with a one-time code, login, password reset, password,
  * name and e-mail changes, account removal, OAuth linking and a second factor (TOTP with
- * backup codes and trusted devices), over a Cloudflare D1 binding or
+ * backup codes and trusted devices) and passkeys (WebAuthn), over a Cloudflare D1 binding or
  * libSQL (`openLibsql`). Every flow takes the database plus a params object, resolves to
  * `{ok:true, ...}` or `{ok:false, error}` (see {@linkcode D1ErrorCode}) and never throws.
  * `schema.sql` (also `SCHEMA_SQL`, `applySchema`) creates the tables; `migrate` upgrades
@@ -180,6 +180,38 @@ export {
   type TotpEnrolmentError,
 } from "./lib/d1/totp.ts";
 export { type QrSvgOptions, totpQrSvg } from "./lib/d1/qr.ts";
+export { PASSKEY_CEREMONY_SECONDS } from "./lib/d1/passkey_ceremony.ts";
+export {
+  listPasskeys,
+  type ListPasskeysResult,
+  MAX_PASSKEY_NAME,
+  MAX_PASSKEYS,
+  type Passkey,
+  PASSKEY_ALGORITHMS,
+  type PasskeyOptionsJSON,
+  passkeyRegistrationOptions,
+  type PasskeyRegistrationOptionsParams,
+  type PasskeyRegistrationOptionsResult,
+  passkeySignInOptions,
+  type PasskeySignInOptionsParams,
+  type PasskeySignInOptionsResult,
+  type RelyingParty,
+  removePasskey,
+  type RemovePasskeyParams,
+  type RemovePasskeyResult,
+  removePassword,
+  type RemovePasswordParams,
+  type RemovePasswordResult,
+  renamePasskey,
+  type RenamePasskeyParams,
+  type RenamePasskeyResult,
+  verifyPasskeyRegistration,
+  type VerifyPasskeyRegistrationParams,
+  type VerifyPasskeyRegistrationResult,
+  verifyPasskeySignIn,
+  type VerifyPasskeySignInParams,
+  type VerifyPasskeySignInResult,
+} from "./lib/d1/passkeys.ts";
 export {
   applyUserListIndexes,
   getUserByEmail,

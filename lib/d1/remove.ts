@@ -20,6 +20,8 @@ const USER_TABLES = [
   "totp_factors",
   "backup_codes",
   "trusted_devices",
+  "passkeys",
+  "passkey_challenges",
 ] as const;
 
 /**

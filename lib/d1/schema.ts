@@ -107,6 +107,38 @@ CREATE TABLE IF NOT EXISTS trusted_devices (
 );
 
 CREATE INDEX IF NOT EXISTS trusted_devices_user ON trusted_devices (user_id);
+
+-- Passkeys (WebAuthn credentials, 0.3.0): the public key (COSE, base64url), the signature
+-- counter, a name and the last use. Several per account.
+CREATE TABLE IF NOT EXISTS passkeys (
+  id TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  public_key TEXT NOT NULL,
+  counter INTEGER NOT NULL DEFAULT 0,
+  transports TEXT,
+  device_type TEXT NOT NULL,
+  backed_up INTEGER NOT NULL DEFAULT 0,
+  aaguid TEXT,
+  attestation TEXT NOT NULL,
+  name TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  last_used_at INTEGER
+);
+
+CREATE INDEX IF NOT EXISTS passkeys_user ON passkeys (user_id);
+
+-- Passkey ceremonies under way: the challenge, single-use, for the browser that holds the
+-- ceremony token (SHA-256 only here) and, to add a passkey, the session that asked.
+CREATE TABLE IF NOT EXISTS passkey_challenges (
+  ceremony_hash TEXT PRIMARY KEY,
+  purpose TEXT NOT NULL,
+  challenge TEXT NOT NULL,
+  user_id TEXT,
+  session_id TEXT,
+  expires_at INTEGER NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS passkey_challenges_expires ON passkey_challenges (expires_at);
 `.trimStart();
 
 /**
@@ -116,7 +148,7 @@ CREATE INDEX IF NOT EXISTS trusted_devices_user ON trusted_devices (user_id);
  * @example
  * ```ts
  * import { SCHEMA_SQL, splitStatements } from "@gatehouse/gatehouse/d1";
- * console.log(splitStatements(SCHEMA_SQL).length); // 14
+ * console.log(splitStatements(SCHEMA_SQL).length); // 18
  * ```
  */
 export function splitStatements(sql: string): string[] {

@@ -15,7 +15,7 @@ Deno.test("schema.sql at the root is the embedded SCHEMA_SQL; every statement is
   const file = await Deno.readTextFile(new URL("schema.sql", root));
   assert.equal(file, SCHEMA_SQL);
   const statements = splitStatements(file);
-  assert.equal(statements.length, 14);
+  assert.equal(statements.length, 18);
   for (const s of statements) assert.match(s, /^CREATE (UNIQUE )?(TABLE|INDEX) IF NOT EXISTS /);
 });
 
@@ -44,6 +44,8 @@ Deno.test({
           "backup_codes",
           "oauth_identities",
           "otp_codes",
+          "passkey_challenges",
+          "passkeys",
           "revoked_sessions",
           "totp_factors",
           "trusted_devices",

@@ -19,6 +19,7 @@ import { adminCases } from "./admin.ts";
 import { signInCases } from "./sign_ins.ts";
 import { atRestCases } from "./at_rest.ts";
 import { totpCases } from "./totp.ts";
+import { passkeyCases } from "./passkeys.ts";
 
 export const allCases: Case[] = [
   ...signupCases,
@@ -40,4 +41,5 @@ export const allCases: Case[] = [
   ...signInCases,
   ...atRestCases,
   ...totpCases,
+  ...passkeyCases,
 ];
