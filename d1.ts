@@ -213,6 +213,45 @@ export {
   type VerifyPasskeySignInResult,
 } from "./lib/d1/passkeys.ts";
 export {
+  deviceOf,
+  endOtherSessions,
+  type EndOtherSessionsParams,
+  type EndOtherSessionsResult,
+  endSession,
+  type EndSessionParams,
+  type EndSessionResult,
+  listUserSessions,
+  type ListUserSessionsParams,
+  type ListUserSessionsResult,
+  MAX_SESSION_NAME,
+  placeOf,
+  renameSession,
+  type RenameSessionParams,
+  type RenameSessionResult,
+  SESSION_SEEN_RESOLUTION_MS,
+  type SessionRecordInput,
+  type UserSessionRecord,
+} from "./lib/d1/user_sessions.ts";
+export {
+  AUTH_EVENT_TYPES,
+  type AuthEvent,
+  type AuthEventSink,
+  authEventStore,
+  type AuthEventType,
+  type EventOptions,
+  listAuthEvents,
+  type ListAuthEventsParams,
+  type ListAuthEventsResult,
+  MAX_AUTH_EVENTS_PAGE,
+  type StoredAuthEvent,
+} from "./lib/d1/events.ts";
+export {
+  stepUp,
+  type StepUpError,
+  type StepUpParams,
+  type StepUpResult,
+} from "./lib/d1/step_up.ts";
+export {
   applyUserListIndexes,
   getUserByEmail,
   type GetUserByEmailResult,

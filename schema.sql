@@ -129,3 +129,35 @@ CREATE TABLE IF NOT EXISTS passkey_challenges (
 );
 
 CREATE INDEX IF NOT EXISTS passkey_challenges_expires ON passkey_challenges (expires_at);
+
+-- Sessions as records (0.3.0), for sites that show them: one row per recorded sign-in, by the
+-- core's session id; ending one also puts its id in revoked_sessions. verified_at is the last
+-- time a factor was entered in it (sign-in or step-up).
+CREATE TABLE IF NOT EXISTS user_sessions (
+  id TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  name TEXT,
+  user_agent TEXT,
+  ip_prefix TEXT,
+  method TEXT,
+  created_at INTEGER NOT NULL,
+  last_seen_at INTEGER NOT NULL,
+  verified_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS user_sessions_user ON user_sessions (user_id, last_seen_at);
+
+-- Sign-in events (0.3.0) kept by authEventStore: what happened to an account, when, from
+-- which client; never a secret.
+CREATE TABLE IF NOT EXISTS auth_events (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  at INTEGER NOT NULL,
+  type TEXT NOT NULL,
+  user_id TEXT,
+  email TEXT,
+  client TEXT,
+  detail_json TEXT NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS auth_events_user ON auth_events (user_id, id);

@@ -20,6 +20,7 @@ import { run } from "./query.ts";
 import { clearTries, signInBuckets, takeTry } from "./throttle.ts";
 import type { Secrets } from "../auth/token.ts";
 import { type SecondFactorNeeded, secondStep } from "./second_factor.ts";
+import { type AuthEventSink, report, type Seen, sinkOf } from "./events.ts";
 
 /** Parameters of {@linkcode login}. */
 export interface LoginParams extends HashingOptions, ClockOptions {
@@ -46,6 +47,8 @@ export interface LoginParams extends HashingOptions, ClockOptions {
    * `second_factor_setup_required` and a ticket for the TOTP enrolment flows.
    */
   requireSecondFactor?: boolean;
+  /** Receives the outcome's event (`sign_in.*`); see `AuthEvent`. */
+  onEvent?: AuthEventSink;
 }
 
 /** Errors of {@linkcode login}. */
@@ -78,9 +81,11 @@ export type LoginResult = FlowResult<{ userId: string }, LoginError> | SecondFac
  * else if (result.error === "too_many_attempts") console.log("wait", result.retryAfter, "s");
  * ```
  */
-export function login(db: D1Database, p: LoginParams): Promise<LoginResult> {
-  return guard(async () => {
+export async function login(db: D1Database, p: LoginParams): Promise<LoginResult> {
+  const seen: Seen = { detail: { method: "password" } };
+  const result = await guard(async (): Promise<LoginResult> => {
     const o = params(p);
+    sinkOf(o.onEvent);
     const password = normalizePassword(passwordOf(o.password));
     const iterations = iterationsOf(o.iterations);
     const now = nowOf(o.now);
@@ -91,6 +96,8 @@ export function login(db: D1Database, p: LoginParams): Promise<LoginResult> {
     await takeTry(db, signInBuckets(account, client), now);
     const user = email ? await credentialsByEmail(db, email) : null;
     const ok = await verifyOrDummy(password, user?.hash, iterations);
+    if (user) seen.userId = user.id;
+    if (email) seen.email = email;
     if (!user || !ok) fail("invalid_credentials");
     await clearTries(db, "sign-in", account, client, now);
     if (!user.verified) fail("email_not_verified");
@@ -110,4 +117,19 @@ export function login(db: D1Database, p: LoginParams): Promise<LoginResult> {
     if (second) return second;
     return { ok: true as const, userId: user.id };
   });
+  return await report(
+    p,
+    result,
+    seen,
+    (r) =>
+      r.ok
+        ? "sign_in.succeeded"
+        : r.error === "too_many_attempts"
+        ? "sign_in.throttled"
+        : r.error === "second_factor_required" || r.error === "second_factor_setup_required"
+        ? "sign_in.second_factor_required"
+        : r.error === "invalid_input"
+        ? null
+        : "sign_in.failed",
+  );
 }

@@ -26,6 +26,7 @@ import type { ClockOptions, HashingOptions } from "./input.ts";
 import { nowOf, params, stringOf } from "./input.ts";
 import type { CommonError, FlowResult } from "./errors.ts";
 import { fail, guard } from "./errors.ts";
+import { type EventOptions, report, type Seen, sinkOf } from "./events.ts";
 import type { D1Database } from "./types.ts";
 import { newStamp, reauthError, type ReauthOptions, userById } from "./users.ts";
 import { all, first, run } from "./query.ts";
@@ -208,7 +209,7 @@ function transportsOf(text: string | null): string[] | undefined {
 }
 
 /** Parameters of {@linkcode verifyPasskeyRegistration}. */
-export interface VerifyPasskeyRegistrationParams extends ClockOptions {
+export interface VerifyPasskeyRegistrationParams extends EventOptions, ClockOptions {
   /** The signed-in user's id. */
   userId: string;
   /** The same session as for the options (its id). */
@@ -250,13 +251,16 @@ export type VerifyPasskeyRegistrationResult = FlowResult<
  * if (!r.ok) console.log(r.error);
  * ```
  */
-export function verifyPasskeyRegistration(
+export async function verifyPasskeyRegistration(
   db: D1Database,
   p: VerifyPasskeyRegistrationParams,
 ): Promise<VerifyPasskeyRegistrationResult> {
-  return guard(async () => {
+  const seen: Seen = { detail: { factor: "passkey" } };
+  const result = await guard(async () => {
     const o = params(p);
+    sinkOf(o.onEvent);
     const userId = stringOf(o.userId, 200);
+    seen.userId = userId;
     const rp = rpOf(o.rp);
     const ceremony = stringOf(o.ceremony, 200);
     const session = o.session as { id?: unknown } | undefined;
@@ -327,6 +331,7 @@ export function verifyPasskeyRegistration(
       ],
     );
     if (inserted !== 1) fail("invalid_passkey");
+    seen.detail = { ...seen.detail, passkeyId: cred.id };
     return {
       ok: true as const,
       passkey: {
@@ -340,6 +345,7 @@ export function verifyPasskeyRegistration(
       },
     };
   });
+  return await report(p, result, seen, (r) => (r.ok ? "factor.added" : null));
 }
 
 function passkeyName(v: unknown): string {
@@ -405,7 +411,7 @@ export function passkeySignInOptions(
 }
 
 /** Parameters of {@linkcode verifyPasskeySignIn}. */
-export interface VerifyPasskeySignInParams extends ClockOptions {
+export interface VerifyPasskeySignInParams extends EventOptions, ClockOptions {
   /** The ceremony token from {@linkcode passkeySignInOptions} (the site's cookie). */
   ceremony: string;
   /** The browser's answer (`PublicKeyCredential` as JSON), or its JSON text. */
@@ -436,12 +442,14 @@ export type VerifyPasskeySignInResult = FlowResult<
  * if (r.ok) console.log("sign in", r.userId);
  * ```
  */
-export function verifyPasskeySignIn(
+export async function verifyPasskeySignIn(
   db: D1Database,
   p: VerifyPasskeySignInParams,
 ): Promise<VerifyPasskeySignInResult> {
-  return guard(async () => {
+  const seen: Seen = { detail: { method: "passkey" } };
+  const result = await guard(async () => {
     const o = params(p);
+    sinkOf(o.onEvent);
     const rp = rpOf(o.rp);
     const ceremony = stringOf(o.ceremony, 200);
     const now = nowOf(o.now);
@@ -458,6 +466,8 @@ export function verifyPasskeySignIn(
       }>(db, "SELECT id, user_id, public_key, counter, transports FROM passkeys WHERE id = ?", id)
       : null;
     if (!row) fail("invalid_passkey");
+    seen.userId = row.user_id;
+    seen.detail = { ...seen.detail, passkeyId: row.id };
     // A discoverable credential names its account: it must be the passkey's.
     const handle = (answer.response as { userHandle?: unknown } | undefined)?.userHandle;
     if (handle !== undefined && handle !== null) {
@@ -508,6 +518,12 @@ export function verifyPasskeySignIn(
     if (Number(user.email_verified) !== 1) fail("email_not_verified");
     return { ok: true as const, userId: user.id, passkeyId: row.id };
   });
+  return await report(
+    p,
+    result,
+    seen,
+    (r) => r.ok ? "passkey.used" : r.error === "invalid_input" ? null : "sign_in.failed",
+  );
 }
 
 /** Result of {@linkcode listPasskeys}. */
@@ -596,7 +612,8 @@ export function renamePasskey(
 }
 
 /** Parameters of {@linkcode removePasskey}. */
-export interface RemovePasskeyParams extends ReauthOptions, HashingOptions, ClockOptions {
+export interface RemovePasskeyParams
+  extends EventOptions, ReauthOptions, HashingOptions, ClockOptions {
   /** The signed-in user's id. */
   userId: string;
   /** The passkey's id. */
@@ -631,14 +648,18 @@ export type RemovePasskeyResult = FlowResult<
  * if (!r.ok && r.error === "last_method") console.log("add another way to sign in first");
  * ```
  */
-export function removePasskey(
+export async function removePasskey(
   db: D1Database,
   p: RemovePasskeyParams,
 ): Promise<RemovePasskeyResult> {
-  return guard(async () => {
+  const seen: Seen = { detail: { factor: "passkey" } };
+  const result = await guard(async () => {
     const o = params(p);
+    sinkOf(o.onEvent);
     const userId = stringOf(o.userId, 200);
+    seen.userId = userId;
     const passkeyId = stringOf(o.passkeyId, 1024);
+    seen.detail = { ...seen.detail, passkeyId };
     const now = nowOf(o.now);
     const user = await userById(db, userId);
     if (!user) fail("not_found");
@@ -658,6 +679,7 @@ export function removePasskey(
     );
     return fail(exists ? "last_method" : "not_found");
   });
+  return await report(p, result, seen, (r) => (r.ok ? "factor.removed" : null));
 }
 
 /**
@@ -670,7 +692,8 @@ const OTHER_WAY_IN = `EXISTS (SELECT 1 FROM users WHERE id = ? AND password_hash
   OR EXISTS (SELECT 1 FROM passkeys WHERE user_id = ? AND id <> ?)`;
 
 /** Parameters of {@linkcode removePassword}. */
-export interface RemovePasswordParams extends ReauthOptions, HashingOptions, ClockOptions {
+export interface RemovePasswordParams
+  extends EventOptions, ReauthOptions, HashingOptions, ClockOptions {
   /** The signed-in user's id. */
   userId: string;
 }
@@ -699,13 +722,16 @@ export type RemovePasswordResult = FlowResult<
  * const r = await removePassword(db, { userId: "5d0c...", password: "the current one" });
  * ```
  */
-export function removePassword(
+export async function removePassword(
   db: D1Database,
   p: RemovePasswordParams,
 ): Promise<RemovePasswordResult> {
-  return guard(async () => {
+  const seen: Seen = { detail: { factor: "password" } };
+  const result = await guard(async () => {
     const o = params(p);
+    sinkOf(o.onEvent);
     const userId = stringOf(o.userId, 200);
+    seen.userId = userId;
     const now = nowOf(o.now);
     const user = await userById(db, userId);
     if (!user) fail("not_found");
@@ -721,4 +747,5 @@ export function removePassword(
     if (changed !== 1) fail("last_method");
     return { ok: true as const };
   });
+  return await report(p, result, seen, (r) => (r.ok ? "factor.removed" : null));
 }

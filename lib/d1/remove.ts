@@ -22,6 +22,8 @@ const USER_TABLES = [
   "trusted_devices",
   "passkeys",
   "passkey_challenges",
+  "user_sessions",
+  "auth_events",
 ] as const;
 
 /**

@@ -20,6 +20,7 @@ import type { ClockOptions } from "./input.ts";
 import { clientOf, nowOf, params, secretOf, stringOf } from "./input.ts";
 import type { CommonError, FlowResult } from "./errors.ts";
 import { fail, guard } from "./errors.ts";
+import { type EventOptions, report, type Seen, sinkOf } from "./events.ts";
 import type { D1Database } from "./types.ts";
 import { userById, type UserRow } from "./users.ts";
 import { all, first, run } from "./query.ts";
@@ -152,7 +153,7 @@ export interface SecondFactorNeeded {
 }
 
 /** Parameters of {@linkcode verifySecondFactor}. */
-export interface VerifySecondFactorParams extends ClockOptions {
+export interface VerifySecondFactorParams extends EventOptions, ClockOptions {
   /** The ticket from `login`'s `second_factor_required` answer. */
   ticket: string;
   /** A 6-digit code of the authenticator app, or one of the backup codes. */
@@ -204,12 +205,14 @@ export type VerifySecondFactorResult = FlowResult<{
  * }
  * ```
  */
-export function verifySecondFactor(
+export async function verifySecondFactor(
   db: D1Database,
   p: VerifySecondFactorParams,
 ): Promise<VerifySecondFactorResult> {
-  return guard(async () => {
+  const seen: Seen = { detail: { step: "second_factor" } };
+  const result = await guard(async () => {
     const o = params(p);
+    sinkOf(o.onEvent);
     const secrets = secretOf(o.secret);
     const ticket = stringOf(o.ticket, 4096);
     const code = stringOf(o.code, 64);
@@ -223,10 +226,13 @@ export function verifySecondFactor(
     }
     const label = o.deviceLabel === undefined ? null : stringOf(o.deviceLabel, 200);
     const user = await ticketUser(db, secrets, ticket, "verify", now);
+    seen.userId = user.id;
+    seen.email = user.email;
     const account = `factor:${user.email}`;
     await takeTry(db, factorBuckets(account, client), now);
     const method = await checkFactorCode(db, secrets, user.id, code, now);
     if (!method) fail("invalid_code");
+    seen.detail = { ...seen.detail, method, ...(remember ? { rememberDevice: true } : {}) };
     await clearTries(db, "factor", account, client, now);
     const deviceToken = remember
       ? await trustDevice(db, user.id, days as number, label, now)
@@ -240,6 +246,19 @@ export function verifySecondFactor(
       ...(deviceToken ? { deviceToken } : {}),
     };
   });
+  return await report(
+    p,
+    result,
+    seen,
+    (r) =>
+      r.ok
+        ? "sign_in.succeeded"
+        : r.error === "too_many_attempts"
+        ? "sign_in.throttled"
+        : r.error === "invalid_code" || r.error === "invalid_token"
+        ? "sign_in.failed"
+        : null,
+  );
 }
 
 /**

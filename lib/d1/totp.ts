@@ -13,6 +13,7 @@ import type { ClockOptions, HashingOptions } from "./input.ts";
 import { clientOf, nowOf, params, secretOf, stringOf } from "./input.ts";
 import type { CommonError, FlowResult } from "./errors.ts";
 import { fail, guard } from "./errors.ts";
+import { type EventOptions, report, type Seen, sinkOf } from "./events.ts";
 import type { D1Database } from "./types.ts";
 import { reauthError, type ReauthOptions, userById, type UserRow } from "./users.ts";
 import { batch, first, run, stmt } from "./query.ts";
@@ -134,7 +135,7 @@ export function startTotpEnrolment(
 }
 
 /** Parameters of {@linkcode confirmTotpEnrolment}. */
-export interface ConfirmTotpEnrolmentParams extends ClockOptions {
+export interface ConfirmTotpEnrolmentParams extends EventOptions, ClockOptions {
   /** The signed-in user's id (the enrolment was started for it). */
   userId?: string;
   /** Instead of `userId`: the setup ticket the enrolment was started with. */
@@ -169,12 +170,14 @@ export type ConfirmTotpEnrolmentResult = FlowResult<
  * if (r.ok) console.log("print these:", r.backupCodes.join("\n"));
  * ```
  */
-export function confirmTotpEnrolment(
+export async function confirmTotpEnrolment(
   db: D1Database,
   p: ConfirmTotpEnrolmentParams,
 ): Promise<ConfirmTotpEnrolmentResult> {
-  return guard(async () => {
+  const seen: Seen = { detail: { factor: "totp" } };
+  const result = await guard(async () => {
     const o = params(p);
+    sinkOf(o.onEvent);
     const secrets = secretOf(o.secret);
     const code = stringOf(o.code, 64);
     const client = clientOf(o.client);
@@ -183,6 +186,7 @@ export function confirmTotpEnrolment(
       ? await ticketUser(db, secrets, stringOf(o.ticket, 4096), "setup", now)
       : await userById(db, stringOf(o.userId, 200));
     if (!user) fail("not_found");
+    seen.userId = user.id;
     const row = await first<{ sealed_secret: string }>(
       db,
       "SELECT sealed_secret FROM totp_factors WHERE user_id = ? AND confirmed = 0",
@@ -211,6 +215,7 @@ export function confirmTotpEnrolment(
     await clearTries(db, "factor", account, client, now);
     return { ok: true as const, userId: user.id, backupCodes: codes };
   });
+  return await report(p, result, seen, (r) => (r.ok ? "factor.added" : null));
 }
 
 /** Statements replacing the user's backup codes with `codes`. */
@@ -241,7 +246,8 @@ async function backupCodeStatements(
 }
 
 /** Parameters of {@linkcode regenerateBackupCodes}. */
-export interface RegenerateBackupCodesParams extends ReauthOptions, HashingOptions, ClockOptions {
+export interface RegenerateBackupCodesParams
+  extends EventOptions, ReauthOptions, HashingOptions, ClockOptions {
   /** The signed-in user's id. */
   userId: string;
   /** The site's `TOKEN_SECRET` (or a rotation list). */
@@ -265,20 +271,24 @@ export type RegenerateBackupCodesResult = FlowResult<
  * const r = await regenerateBackupCodes(db, { userId: "5d0c...", password: "pw", secret: "s" });
  * ```
  */
-export function regenerateBackupCodes(
+export async function regenerateBackupCodes(
   db: D1Database,
   p: RegenerateBackupCodesParams,
 ): Promise<RegenerateBackupCodesResult> {
-  return guard(async () => {
+  const seen: Seen = { detail: { factor: "totp" } };
+  const result = await guard(async () => {
     const o = params(p);
+    sinkOf(o.onEvent);
     const secrets = secretOf(o.secret);
     const now = nowOf(o.now);
     const user = await actor(db, { ...o, ticket: undefined }, secrets, now);
+    seen.userId = user.id;
     if (!(await hasTotp(db, user.id))) fail("not_found");
     const codes = Array.from({ length: BACKUP_CODE_COUNT }, newBackupCode);
     await batch(db, await backupCodeStatements(db, secrets, user.id, codes, now));
     return { ok: true as const, backupCodes: codes };
   });
+  return await report(p, result, seen, (r) => (r.ok ? "backup_codes.regenerated" : null));
 }
 
 /** The second factors of an account, for its page. */
@@ -333,7 +343,8 @@ export function getSecondFactors(
 }
 
 /** Parameters of {@linkcode removeTotp}. */
-export interface RemoveTotpParams extends ReauthOptions, HashingOptions, ClockOptions {
+export interface RemoveTotpParams
+  extends EventOptions, ReauthOptions, HashingOptions, ClockOptions {
   /** The signed-in user's id. */
   userId: string;
   /** The site's `TOKEN_SECRET` (or a rotation list). */
@@ -357,15 +368,19 @@ export type RemoveTotpResult = FlowResult<
  * await removeTotp(db, { userId: "5d0c...", password: "pw", secret: "s" });
  * ```
  */
-export function removeTotp(db: D1Database, p: RemoveTotpParams): Promise<RemoveTotpResult> {
-  return guard(async () => {
+export async function removeTotp(db: D1Database, p: RemoveTotpParams): Promise<RemoveTotpResult> {
+  const seen: Seen = { detail: { factor: "totp" } };
+  const result = await guard(async () => {
     const o = params(p);
+    sinkOf(o.onEvent);
     const secrets = secretOf(o.secret);
     const now = nowOf(o.now);
     const user = await actor(db, { ...o, ticket: undefined }, secrets, now);
+    seen.userId = user.id;
     const [removed] = await clearSecondFactor(db, user.id);
     return { ok: true as const, removed: removed === 1 };
   });
+  return await report(p, result, seen, (r) => (r.ok && r.removed ? "factor.removed" : null));
 }
 
 /** Deletes every second-factor row of a user in one batch; the TOTP's count first. @internal */
@@ -392,13 +407,17 @@ export type ResetSecondFactorResult = FlowResult<{ removed: boolean }, CommonErr
  * await resetSecondFactor(db, { userId: "5d0c..." });
  * ```
  */
-export function resetSecondFactor(
+export async function resetSecondFactor(
   db: D1Database,
-  p: { userId: string },
+  p: { userId: string } & EventOptions,
 ): Promise<ResetSecondFactorResult> {
-  return guard(async () => {
+  const seen: Seen = { detail: { factor: "totp", by: "operator" } };
+  const result = await guard(async () => {
     const o = params(p);
-    const [removed] = await clearSecondFactor(db, stringOf(o.userId, 200));
+    sinkOf(o.onEvent);
+    seen.userId = stringOf(o.userId, 200);
+    const [removed] = await clearSecondFactor(db, seen.userId);
     return { ok: true as const, removed: removed === 1 };
   });
+  return await report(p, result, seen, (r) => (r.ok && r.removed ? "factor.removed" : null));
 }

@@ -20,6 +20,8 @@ import { signInCases } from "./sign_ins.ts";
 import { atRestCases } from "./at_rest.ts";
 import { totpCases } from "./totp.ts";
 import { passkeyCases } from "./passkeys.ts";
+import { userSessionCases } from "./user_sessions.ts";
+import { eventCases } from "./events.ts";
 
 export const allCases: Case[] = [
   ...signupCases,
@@ -42,4 +44,6 @@ export const allCases: Case[] = [
   ...atRestCases,
   ...totpCases,
   ...passkeyCases,
+  ...userSessionCases,
+  ...eventCases,
 ];
