@@ -148,13 +148,20 @@ export async function hotp(
   if (!Number.isSafeInteger(counter) || counter < 0) {
     throw new AuthError("invalid_options", "counter must be a non-negative safe integer");
   }
-  const key = await crypto.subtle.importKey(
+  return hotpWith(await hmacKey(secret, algorithm), counter, digits);
+}
+
+function hmacKey(secret: Uint8Array, algorithm: TotpAlgorithm): Promise<CryptoKey> {
+  return crypto.subtle.importKey(
     "raw",
     secretBytes(secret),
     { name: "HMAC", hash: algorithm },
     false,
     ["sign"],
   );
+}
+
+async function hotpWith(key: CryptoKey, counter: number, digits: number): Promise<string> {
   const message = new Uint8Array(8);
   new DataView(message.buffer).setBigUint64(0, BigInt(counter));
   const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, message));
@@ -220,11 +227,12 @@ export async function verifyTotp(
   const typed = typeof code === "string" ? code.replace(/\s+/g, "") : "";
   const wellFormed = typed.length === o.digits && /^[0-9]+$/.test(typed);
   const current = totpStep(now, o.period);
+  const key = await hmacKey(secret, o.algorithm);
   let found: number | null = null;
   for (let d = -window; d <= window; d++) {
     const step = current + d;
     if (step < 0) continue;
-    const expected = await hotp(secret, step, o);
+    const expected = await hotpWith(key, step, o.digits);
     if (timingSafeEqualText(expected, wellFormed ? typed : "x".repeat(o.digits)) && wellFormed) {
       found = found ?? step;
     }

@@ -110,13 +110,13 @@ async function post(url: string, body: Json): Promise<{ ok: boolean; answer: Jso
 
 /** Whether this browser can use passkeys at all. */
 export function passkeysAvailable(): boolean {
-  return typeof globalThis.PublicKeyCredential === "function" &&
+  return typeof (globalThis as Any).PublicKeyCredential === "function" &&
     typeof (globalThis.navigator as Any)?.credentials?.get === "function";
 }
 
 /** Whether this browser offers passkeys in the autofill list (conditional mediation). */
 export async function autofillAvailable(): Promise<boolean> {
-  const pkc = globalThis.PublicKeyCredential as Any;
+  const pkc = (globalThis as Any).PublicKeyCredential;
   if (!passkeysAvailable() || typeof pkc.isConditionalMediationAvailable !== "function") {
     return false;
   }
