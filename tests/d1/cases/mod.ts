@@ -22,6 +22,7 @@ import { totpCases } from "./totp.ts";
 import { passkeyCases } from "./passkeys.ts";
 import { userSessionCases } from "./user_sessions.ts";
 import { eventCases } from "./events.ts";
+import { fuzzFactorCases } from "./fuzz_factors.ts";
 
 export const allCases: Case[] = [
   ...signupCases,
@@ -46,4 +47,5 @@ export const allCases: Case[] = [
   ...passkeyCases,
   ...userSessionCases,
   ...eventCases,
+  ...fuzzFactorCases,
 ];
