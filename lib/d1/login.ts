@@ -10,7 +10,7 @@
  */
 import { hashPassword, needsRehash } from "../auth/password.ts";
 import type { ClockOptions, HashingOptions } from "./input.ts";
-import { clientOf, iterationsOf, nowOf, params, passwordOf } from "./input.ts";
+import { clientOf, iterationsOf, nowOf, params, passwordOf, secretOf } from "./input.ts";
 import type { CommonError, FlowResult } from "./errors.ts";
 import { fail, guard } from "./errors.ts";
 import type { D1Database } from "./types.ts";
@@ -86,6 +86,14 @@ export async function login(db: D1Database, p: LoginParams): Promise<LoginResult
   const result = await guard(async (): Promise<LoginResult> => {
     const o = params(p);
     sinkOf(o.onEvent);
+    // Options of the second step are refused before anything runs, not after the password.
+    if (o.secret !== undefined) secretOf(o.secret);
+    if (o.requireSecondFactor !== undefined && typeof o.requireSecondFactor !== "boolean") {
+      fail("invalid_input");
+    }
+    if (o.trustedDevice !== undefined && typeof o.trustedDevice !== "string") {
+      fail("invalid_input");
+    }
     const password = normalizePassword(passwordOf(o.password));
     const iterations = iterationsOf(o.iterations);
     const now = nowOf(o.now);

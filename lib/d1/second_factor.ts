@@ -120,9 +120,6 @@ export async function secondStep(
   user: { id: string },
   now: number,
 ): Promise<SecondFactorNeeded | null> {
-  if (o.requireSecondFactor !== undefined && typeof o.requireSecondFactor !== "boolean") {
-    fail("invalid_input");
-  }
   const totp = await hasTotp(db, user.id);
   if (!totp && o.requireSecondFactor !== true) return null;
   if (totp && await deviceTrusted(db, user.id, o.trustedDevice, now)) return null;
