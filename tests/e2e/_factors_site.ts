@@ -9,7 +9,7 @@
  */
 import { Hono } from "hono";
 import { Miniflare } from "miniflare";
-import type { CDPSession, Page } from "playwright-core";
+import type { Browser, BrowserContext, CDPSession, Page } from "playwright-core";
 import { type D1Database, migrate } from "../../d1.ts";
 import { loadAppEnv } from "../../app/env.ts";
 import { createUsersSite } from "../../app/users.ts";
@@ -102,4 +102,9 @@ export async function virtualAuthenticator(page: Page): Promise<VirtualAuthentic
       return r.credentials;
     },
   };
+}
+
+/** A fresh browser profile at desktop width (1280 px; `checkPage` then checks 390 px too). */
+export function desktop(browser: Browser, javaScriptEnabled: boolean): Promise<BrowserContext> {
+  return browser.newContext({ javaScriptEnabled, viewport: { width: 1280, height: 900 } });
 }

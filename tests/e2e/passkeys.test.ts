@@ -9,10 +9,10 @@
  */
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
-import { context, HAVE_CHROMIUM, launch, where } from "./_harness.ts";
+import { HAVE_CHROMIUM, launch, where } from "./_harness.ts";
 import { checkPage } from "./_console.ts";
 import { newestCode } from "./_users_site.ts";
-import { type Backend, startFactorsSite, virtualAuthenticator } from "./_factors_site.ts";
+import { type Backend, desktop, startFactorsSite, virtualAuthenticator } from "./_factors_site.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false }; // see relay.test.ts
 const PASSWORD = "passkey test passphrase";
@@ -44,7 +44,7 @@ for (const backend of ["libsql", "d1"] as Backend[]) {
       const site = await startFactorsSite(backend);
       const browser = await launch();
       try {
-        const ctx = await context(browser, true);
+        const ctx = await desktop(browser, true);
         const page = await ctx.newPage();
         const auth = await virtualAuthenticator(page);
         const email = `pk-${backend}-${crypto.randomUUID().slice(0, 8)}@example.com`;
@@ -71,7 +71,9 @@ for (const backend of ["libsql", "d1"] as Backend[]) {
         // at once, and the page signs in with no e-mail typed.
         const login = await (await fetch(`${site.direct}/users/login`)).text();
         assert.match(login, /autocomplete="username webauthn"/);
-        await signOut(page);
+        // Signed out, the login page may sign in again before its load event: wait only for
+        // the account page (this page's URL carries `?done=` until then).
+        await page.getByRole("button", { name: "Sign out" }).click();
         await page.waitForURL(/\/users\/$/);
         assert.match(await page.textContent("body") ?? "", new RegExp(`Signed in as ${email}`));
         assert.doesNotMatch(await table.textContent() ?? "", /Never/, "the last use is shown");
@@ -120,7 +122,7 @@ for (const backend of ["libsql", "d1"] as Backend[]) {
         await page.waitForURL(/\/users\/$/);
 
         // JavaScript off: no passkey button; the password form is the way in.
-        const off = await context(browser, false);
+        const off = await desktop(browser, false);
         const plain = await off.newPage();
         await plain.goto(`${site.origin}/users/login`);
         assert.equal(await plain.getByRole("button", { name: "Use a passkey" }).count(), 0);

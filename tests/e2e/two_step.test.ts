@@ -8,10 +8,10 @@
  */
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
-import { context, HAVE_CHROMIUM, launch, where } from "./_harness.ts";
+import { HAVE_CHROMIUM, launch, where } from "./_harness.ts";
 import { checkPage } from "./_console.ts";
 import { newestCode } from "./_users_site.ts";
-import { type Backend, startFactorsSite } from "./_factors_site.ts";
+import { type Backend, desktop, startFactorsSite } from "./_factors_site.ts";
 import { appCode } from "../d1/_totp.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false }; // see relay.test.ts
@@ -52,7 +52,7 @@ for (const backend of ["libsql", "d1"] as Backend[]) {
         const site = await startFactorsSite(backend);
         const browser = await launch();
         try {
-          const ctx = await context(browser, js);
+          const ctx = await desktop(browser, js);
           const page = await ctx.newPage();
           const email = `totp-${backend}-${mode}-${crypto.randomUUID().slice(0, 8)}@example.com`;
           await signUp(page, site.origin, site.direct, email);
@@ -113,7 +113,7 @@ for (const backend of ["libsql", "d1"] as Backend[]) {
           assert.equal(where(page), "/users/", "a remembered device skips the code");
 
           // The same backup code in another browser (not remembered) is refused.
-          const other = await context(browser, js);
+          const other = await desktop(browser, js);
           const second = await other.newPage();
           await signIn(second, site.origin, email);
           await second.waitForURL(/\/users\/second-factor$/);
