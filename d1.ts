@@ -1,6 +1,7 @@
 /**
  * Gatehouse database user flows: signup with a one-time code, login, password reset, password,
- * name and e-mail changes, account removal and OAuth linking, over a Cloudflare D1 binding or
+ * name and e-mail changes, account removal, OAuth linking and a second factor (TOTP with
+ * backup codes and trusted devices) and passkeys (WebAuthn), over a Cloudflare D1 binding or
  * libSQL (`openLibsql`). Every flow takes the database plus a params object, resolves to
  * `{ok:true, ...}` or `{ok:false, error}` (see {@linkcode D1ErrorCode}) and never throws.
  * `schema.sql` (also `SCHEMA_SQL`, `applySchema`) creates the tables; `migrate` upgrades
@@ -153,6 +154,110 @@ export {
   type UserSession,
 } from "./lib/d1/session.ts";
 export { revocationStore, REVOKED_CLEANUP_BATCH } from "./lib/d1/session_revocation.ts";
+export {
+  BACKUP_CODE_COUNT,
+  SECOND_FACTOR_TICKET_SECONDS,
+  type SecondFactorNeeded,
+  TRUSTED_DEVICE_DAYS,
+  type TrustedDevice,
+  verifySecondFactor,
+  type VerifySecondFactorError,
+  type VerifySecondFactorParams,
+  type VerifySecondFactorResult,
+} from "./lib/d1/second_factor.ts";
+export {
+  confirmTotpEnrolment,
+  type ConfirmTotpEnrolmentParams,
+  type ConfirmTotpEnrolmentResult,
+  type FactorActor,
+  getSecondFactors,
+  type GetSecondFactorsResult,
+  regenerateBackupCodes,
+  type RegenerateBackupCodesParams,
+  type RegenerateBackupCodesResult,
+  removeTotp,
+  type RemoveTotpParams,
+  type RemoveTotpResult,
+  resetSecondFactor,
+  type ResetSecondFactorResult,
+  type SecondFactors,
+  startTotpEnrolment,
+  type StartTotpEnrolmentParams,
+  type StartTotpEnrolmentResult,
+  type TotpEnrolmentError,
+} from "./lib/d1/totp.ts";
+export { type QrSvgOptions, totpQrSvg } from "./lib/d1/qr.ts";
+export { PASSKEY_CEREMONY_SECONDS } from "./lib/d1/passkey_ceremony.ts";
+export {
+  listPasskeys,
+  type ListPasskeysResult,
+  MAX_PASSKEY_NAME,
+  MAX_PASSKEYS,
+  type Passkey,
+  PASSKEY_ALGORITHMS,
+  type PasskeyOptionsJSON,
+  passkeyRegistrationOptions,
+  type PasskeyRegistrationOptionsParams,
+  type PasskeyRegistrationOptionsResult,
+  passkeySignInOptions,
+  type PasskeySignInOptionsParams,
+  type PasskeySignInOptionsResult,
+  type RelyingParty,
+  removePasskey,
+  type RemovePasskeyParams,
+  type RemovePasskeyResult,
+  removePassword,
+  type RemovePasswordParams,
+  type RemovePasswordResult,
+  renamePasskey,
+  type RenamePasskeyParams,
+  type RenamePasskeyResult,
+  verifyPasskeyRegistration,
+  type VerifyPasskeyRegistrationParams,
+  type VerifyPasskeyRegistrationResult,
+  verifyPasskeySignIn,
+  type VerifyPasskeySignInParams,
+  type VerifyPasskeySignInResult,
+} from "./lib/d1/passkeys.ts";
+export {
+  deviceOf,
+  endOtherSessions,
+  type EndOtherSessionsParams,
+  type EndOtherSessionsResult,
+  endSession,
+  type EndSessionParams,
+  type EndSessionResult,
+  listUserSessions,
+  type ListUserSessionsParams,
+  type ListUserSessionsResult,
+  MAX_SESSION_NAME,
+  placeOf,
+  renameSession,
+  type RenameSessionParams,
+  type RenameSessionResult,
+  SESSION_SEEN_RESOLUTION_MS,
+  type SessionRecordInput,
+  type UserSessionRecord,
+} from "./lib/d1/user_sessions.ts";
+export {
+  AUTH_EVENT_TYPES,
+  type AuthEvent,
+  type AuthEventSink,
+  authEventStore,
+  type AuthEventType,
+  type EventOptions,
+  listAuthEvents,
+  type ListAuthEventsParams,
+  type ListAuthEventsResult,
+  MAX_AUTH_EVENTS_PAGE,
+  type StoredAuthEvent,
+} from "./lib/d1/events.ts";
+export {
+  stepUp,
+  type StepUpError,
+  type StepUpParams,
+  type StepUpResult,
+} from "./lib/d1/step_up.ts";
 export {
   applyUserListIndexes,
   getUserByEmail,

@@ -1,6 +1,7 @@
 /**
  * Gatehouse core sign-in toolkit: password hashing, purpose-bound signed tokens, session
- * cookies, e-mail allowlists, OAuth sign-in (Google, GitHub, Microsoft) and the identity relay.
+ * cookies, e-mail allowlists, OAuth sign-in (Google, GitHub, Microsoft), the identity relay and
+ * time-based one-time passwords (TOTP) for a second factor.
  * Pure Web Crypto, no dependencies: runs on Deno, Node 20+, Bun and Cloudflare Workers.
  *
  * @example
@@ -58,6 +59,21 @@ export {
   type RevokeSessionOptions,
 } from "./lib/auth/revocation.ts";
 export { canonicalEmail } from "./lib/auth/email.ts";
+export {
+  base32Decode,
+  base32Encode,
+  generateTotpSecret,
+  hotp,
+  totp,
+  TOTP_SECRET_BYTES,
+  type TotpAlgorithm,
+  type TotpOptions,
+  totpStep,
+  totpUri,
+  type TotpUriOptions,
+  verifyTotp,
+  type VerifyTotpOptions,
+} from "./lib/auth/totp.ts";
 export {
   type AccessMode,
   emailAllowed,

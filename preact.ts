@@ -29,13 +29,18 @@ export {
   AuthForm,
   AuthLinks,
   authPageElement,
+  BackupCodesPage,
   ForgotPasswordPage,
   hydrateAuthPage,
   LoginPage,
+  PasskeyRegister,
+  PasskeySignIn,
   renderAuthDocument,
   ResetPasswordPage,
+  SecondFactorPage,
   SignupPage,
   SsoButtons,
+  TotpSetupPage,
   VerifyEmailPage,
 } from "./lib/react/preact.ts";
 export {
@@ -65,6 +70,17 @@ export type { SignupPageProps } from "./lib/react/signup.ts";
 export { type ForgotPasswordPageProps, RESET_SENT } from "./lib/react/forgot.ts";
 export type { ResetPasswordPageProps } from "./lib/react/reset.ts";
 export type { VerifyEmailPageProps } from "./lib/react/verify.ts";
+export type { SecondFactorPageProps } from "./lib/react/second_factor.ts";
+export type { BackupCodesPageProps, TotpSetupPageProps } from "./lib/react/totp_setup.ts";
+export type { PasskeyRegisterProps, PasskeySignInProps } from "./lib/react/passkey_button.ts";
+export {
+  autofillAvailable,
+  type PasskeyActions,
+  type PasskeyOutcome,
+  passkeyRegister,
+  passkeysAvailable,
+  passkeySignIn,
+} from "./lib/react/passkey.ts";
 export type { AuthElement, AuthNode } from "./lib/react/runtime.ts";
 export type {
   AuthDocumentOptions,

@@ -13,6 +13,7 @@ import { describeError } from "../preact.ts";
 import { fullDate } from "./dates.ts";
 import { sitePageResponse } from "./site_page.ts";
 import { Card, Facts, Field, When } from "./console/ui.ts";
+import { securityCards, type SecurityView } from "./security_page.ts";
 
 /** The site's name in page headers. */
 export const USERS_SITE = "Multi-user demo";
@@ -33,6 +34,10 @@ export interface AccountView {
   to?: string;
   /** `?error=` code of the last change. */
   error?: string;
+  /** Second factor, passkeys and recorded sessions (replaces the plain sessions section). */
+  security?: SecurityView;
+  /** The account page's script (the passkey form). */
+  script?: string;
 }
 
 const PROVIDERS: Record<string, string> = {
@@ -49,6 +54,24 @@ function doneSentence(v: AccountView): string | undefined {
       return "Your password was changed. Your other devices were signed out.";
     case "password_set":
       return "Your password was set: you can sign in with it as well as with your provider.";
+    case "totp_removed":
+      return "Two-step sign-in is off: you sign in with your password alone.";
+    case "passkey_added":
+      return "Your passkey was added: use it the next time you sign in.";
+    case "passkey_renamed":
+      return "The passkey was renamed.";
+    case "passkey_removed":
+      return "The passkey was removed.";
+    case "password_removed":
+      return "Your password was removed: you sign in with a passkey now.";
+    case "session_ended":
+      return "That session was ended: the device is signed out.";
+    case "others_ended":
+      return "Every other session was ended.";
+    case "session_renamed":
+      return "This session's name was saved.";
+    case "confirmed":
+      return "Thanks: you can make changes for the next 5 minutes.";
     case "email_sent":
       return `Check your new inbox: we sent a link to ${v.to ?? "your new address"}. ` +
         "Your address changes once you open it, within 24 hours.";
@@ -77,6 +100,7 @@ export function accountPage(v: AccountView): Response {
     signOut: `${base}/logout`,
     notice: doneSentence(v),
     error: v.error ? describeError(v.error) : undefined,
+    script: v.script,
     body: [
       h(
         Card,
@@ -188,7 +212,8 @@ export function accountPage(v: AccountView): Response {
           )
           : h("p", null, "No provider is linked: you sign in with your e-mail and password."),
       ),
-      h(
+      ...(v.security ? securityCards(v.security) : []),
+      v.security ? null : h(
         Card,
         { key: "sessions", title: "Sessions" },
         h(

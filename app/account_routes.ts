@@ -9,6 +9,7 @@
 import type { Context, Hono } from "hono";
 import { clearSessionCookie, type SessionConfig } from "../mod.ts";
 import {
+  type AuthEventSink,
   changeName,
   changePassword,
   confirmEmailChange,
@@ -47,6 +48,8 @@ export interface AccountRoutesDeps {
   signIn(c: Context, userId: string): Promise<void>;
   /** The request's form fields. */
   form(c: Context): Promise<Record<string, string>>;
+  /** Receives the sign-in events of the changes. */
+  onEvent?: AuthEventSink;
 }
 
 /** Adds the account routes to the site. */
@@ -92,6 +95,7 @@ export function mountAccountRoutes(app: Hono, d: AccountRoutesDeps): void {
       newPassword: f.newPassword ?? "",
       appName: APP_NAME,
       iterations,
+      onEvent: d.onEvent,
     }));
   account("/account/set-password", (me, f) =>
     setPassword(db, {
@@ -122,6 +126,7 @@ export function mountAccountRoutes(app: Hono, d: AccountRoutesDeps): void {
       secret,
       sendEmail,
       appName: APP_NAME,
+      onEvent: d.onEvent,
     });
     return emailChangePage(base, r.ok ? { ok: true, email: r.email } : r);
   });

@@ -89,3 +89,11 @@ export async function serveClientBundle(c: Context): Promise<Response> {
     "cache-control": "no-cache",
   });
 }
+
+/** File name under which the users site serves the account page's script. */
+export const ACCOUNT_SCRIPT = "account-client.js";
+
+/** The bundled account page script (built on first use), or null when bundling is unavailable. */
+export function accountBundle(): Promise<string | null> {
+  return bundleScript(new URL("./account_client.ts", import.meta.url), "account pages");
+}

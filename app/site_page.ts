@@ -34,6 +34,8 @@ export interface SitePageOptions {
   signOut?: string;
   /** The content. */
   body: ComponentChildren;
+  /** A module script (same origin) the page loads, e.g. to hydrate a widget. */
+  script?: string;
 }
 
 /**
@@ -84,7 +86,8 @@ export function sitePage(p: SitePageOptions): string {
     `<title>${esc(p.title)} · ${esc(p.site)}</title>` +
     `<link rel="icon" href="/favicon.svg" type="image/svg+xml"><style>${APP_CSS}</style></head>` +
     `<body><a class="skip" href="#main">Skip to content</a>` +
-    renderToString(h("div", null, header, main)) + `</body></html>`;
+    renderToString(h("div", null, header, main)) +
+    (p.script ? `<script type="module" src="${esc(p.script)}"></script>` : "") + `</body></html>`;
 }
 
 /** A site page as a response (never cached: it shows private data). */

@@ -33,15 +33,20 @@ import {
   startOAuth,
 } from "../mod.ts";
 import {
+  authEventStore,
   checkResetToken,
   createUserSession,
   type D1Database,
   type EmailSender,
   findOrCreateOAuthUser,
+  getSecondFactors,
   listLinkedSignIns,
+  listPasskeys,
+  listUserSessions,
   login,
   migrate,
   readUserSession,
+  type RelyingParty,
   requestPasswordReset,
   resetPassword,
   signOut,
@@ -62,6 +67,14 @@ import { forbiddenResponse } from "./site_page.ts";
 import { accountPage, USERS_SITE } from "./account_page.ts";
 import { mountAccountRoutes } from "./account_routes.ts";
 import { deadResetLinkPage } from "./reset_page.ts";
+import {
+  cookie,
+  DEVICE_COOKIE,
+  mountSignInFactorRoutes,
+  TICKET_COOKIE,
+} from "./sign_in_factors.ts";
+import { mountSecurityRoutes } from "./security_routes.ts";
+import { ACCOUNT_SCRIPT, accountBundle } from "./client_bundle.ts";
 
 const APP_NAME = "Gatehouse multi-user demo";
 
@@ -150,6 +163,17 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
   };
   // The client's address for the sign-in throttle (TRUSTED_PROXIES names proxies to look behind).
   const clientOf = clientAddress(env);
+  const client = (c: Context) => clientOf(c.req.raw, c.env as ConnectionInfo | undefined);
+  // Every sign-in outcome, factor change and ended session goes to auth_events (the console
+  // lists them per account).
+  const onEvent = authEventStore(db);
+  // Passkeys belong to the public origin's host (the RP ID) and are checked against it.
+  const rp = (c: Context): RelyingParty => {
+    const o = origin(c);
+    return { id: new URL(o).hostname, name: APP_NAME, origin: o };
+  };
+  // USERS_REQUIRE_SECOND_FACTOR=1: every account sets up an authenticator app to sign in.
+  const requireSecondFactor = env.vars.USERS_REQUIRE_SECOND_FACTOR === "1";
 
   const app = new Hono();
   mountClientScript(app);
@@ -157,11 +181,21 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     answerError(c, code, STATUS[code] ?? 400, page, keep);
   // Sessions are bound to the user's stamp: a password change, reset, e-mail change or
   // "sign out everywhere" ends every cookie issued before.
-  const signIn = async (c: Context, userId: string) => {
-    const s = await createUserSession(db, { session, userId });
+  // Each session is recorded (device, network, times) so the account page can list and end it.
+  const signIn = async (c: Context, userId: string, method = "password") => {
+    const s = await createUserSession(db, {
+      session,
+      userId,
+      record: {
+        userAgent: (c.req.header("user-agent") ?? "").slice(0, 512),
+        ip: client(c),
+        method,
+      },
+    });
     if (s.ok) c.header("set-cookie", s.setCookie, { append: true });
   };
-  const current = (c: Context) => readUserSession(db, { session, request: c.req.raw });
+  const current = (c: Context) =>
+    readUserSession(db, { session, request: c.req.raw, recorded: true });
 
   // OAuth sign-in: real clients from <PROVIDER>_CLIENT_ID/_SECRET, else the development
   // provider (development mode only). Optional allowlist: USERS_ACCESS_MODE (default public),
@@ -195,7 +229,30 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     if (!me) return c.redirect(`${base}/api/auth/login`, 302);
     const linked = await listLinkedSignIns(db, me.user.id);
     const to = c.req.query("to");
+    const [factors, passkeys, sessions] = await Promise.all([
+      getSecondFactors(db, { userId: me.user.id }),
+      listPasskeys(db, me.user.id),
+      listUserSessions(db, { userId: me.user.id, currentId: me.session.id }),
+    ]);
+    const now = Date.now();
+    const mine = sessions.ok ? sessions.sessions.find((s) => s.current) : undefined;
+    const fresh = now - me.session.issuedAt * 1000 < 300_000 ||
+      (mine !== undefined && now - mine.verifiedAt < 300_000);
+    const js = await accountBundle();
     return accountPage({
+      script: js === null ? undefined : `${base}/${ACCOUNT_SCRIPT}`,
+      security: {
+        base,
+        hasPassword: me.user.hasPassword,
+        factors: factors.ok ? factors.factors : null,
+        passkeys: passkeys.ok ? passkeys.passkeys : [],
+        sessions: sessions.ok ? sessions.sessions : [],
+        fresh,
+        passkeyActions: {
+          optionsAction: `${base}/account/passkeys/options`,
+          verifyAction: `${base}/account/passkeys/verify`,
+        },
+      },
       base,
       user: me.user,
       session: me.session,
@@ -219,6 +276,10 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
         error: codeParam(c, "error") ?? codeParam(c, "oauth_error"),
         email: c.req.query("email"),
         notice: c.req.query("reset") ? "Your password was changed. Sign in with it." : undefined,
+        passkey: {
+          optionsAction: `${base}/api/auth/passkey/options`,
+          verifyAction: `${base}/api/auth/passkey/verify`,
+        },
       },
       sso,
     }));
@@ -303,9 +364,19 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     const r = await login(db, {
       email: f.email ?? "",
       password: f.password ?? "",
-      client: clientOf(c.req.raw, c.env as ConnectionInfo | undefined),
+      client: client(c),
       iterations,
+      secret,
+      trustedDevice: getCookie(c, DEVICE_COOKIE),
+      requireSecondFactor,
+      onEvent,
     });
+    // Right password, and a second step is due: its ticket stays in this browser.
+    if (!r.ok && "ticket" in r && r.ticket) {
+      c.header("set-cookie", cookie(TICKET_COOKIE, r.ticket, 300), { append: true });
+      const next = r.error === "second_factor_required" ? "/second-factor" : "/second-factor/setup";
+      return answerOk(c, `${base}${next}`);
+    }
     if (!r.ok) {
       if (r.retryAfter) c.header("retry-after", String(r.retryAfter));
       if (r.error === "email_not_verified") {
@@ -345,7 +416,7 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
   });
   app.post("/account/sessions", async (c) => {
     const me = await current(c);
-    if (me) await signOutEverywhere(db, { userId: me.user.id });
+    if (me) await signOutEverywhere(db, { userId: me.user.id, onEvent });
     c.header("set-cookie", clearSessionCookie(session));
     return c.redirect(`${base}/login`, 303);
   });
@@ -353,9 +424,23 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
   // other devices stay signed in. The cookie goes from this browser even when the database
   // fails, and the login page then says the service had trouble.
   app.post("/logout", async (c) => {
-    const out = await signOut(db, { session, request: c.req.raw });
+    const out = await signOut(db, { session, request: c.req.raw, onEvent });
     c.header("set-cookie", clearSessionCookie(session));
     return c.redirect(`${base}/login${out.ok ? "" : `?error=${out.error}`}`, 303);
+  });
+
+  // Passkey sign-in and the second step: sign_in_factors.ts; security settings:
+  // security_routes.ts ---------------------------------------------------------------------
+  const factorDeps = { base, db, secret, appName: APP_NAME, rp, client, signIn, onEvent, form };
+  mountSignInFactorRoutes(app, factorDeps);
+  mountSecurityRoutes(app, { ...factorDeps, iterations, current });
+  app.get(`/${ACCOUNT_SCRIPT}`, async (c) => {
+    const js = await accountBundle();
+    if (js === null) return c.text("not available", 404);
+    return c.body(js, 200, {
+      "content-type": "text/javascript; charset=utf-8",
+      "cache-control": "no-cache",
+    });
   });
 
   // Account changes (signed in): account_routes.ts ----------------------------------------
@@ -372,6 +457,7 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     current,
     signIn,
     form,
+    onEvent,
   });
 
   // OAuth sign-in ---------------------------------------------------------------------------
@@ -414,7 +500,7 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     if (!linked.ok) {
       return c.redirect(`${base}/login?oauth_error=${encodeURIComponent(linked.error)}`, 302);
     }
-    await signIn(c, linked.userId);
+    await signIn(c, linked.userId, `oauth:${provider}`);
     c.header("cache-control", "no-store");
     return c.redirect(`${base}/`, 302);
   });

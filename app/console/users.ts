@@ -10,6 +10,7 @@ import { getUser, listUsers, type User } from "../../d1.ts";
 import type { ConsoleRequest, Screen } from "./context.ts";
 import { Badge, Card, Facts, PostForm, Table, When } from "./ui.ts";
 import { userActionRoutes } from "./users_actions.ts";
+import { signInActionRoutes, signInCards } from "./user_events.ts";
 
 /** Users per page. */
 export const USERS_PAGE_SIZE = 50;
@@ -20,6 +21,7 @@ const DONE: Record<string, string> = {
   unchanged: "Nothing needed to change.",
   signed_out: "Every session of this account has ended: their next request is signed out.",
   resent: "A new signup code is on its way to them.",
+  factor_reset: "Their authenticator app was removed: they sign in with the password alone.",
 };
 
 /** Sentences for the errors of the users screen's actions. */
@@ -170,6 +172,7 @@ async function detail(req: ConsoleRequest): Promise<Response> {
   const at = `${base}/${encodeURIComponent(u.id)}`;
   const done = c.req.query("done");
   const error = c.req.query("error");
+  const signIn = await signInCards(req, u.id, at);
   return req.page({
     title: u.email,
     notice: done ? DONE[done] : undefined,
@@ -220,6 +223,7 @@ async function detail(req: ConsoleRequest): Promise<Response> {
           variant: "secondary",
         }),
       ),
+      ...signIn,
       u.emailVerified ? null : h(
         Card,
         { key: "verify", title: "Verification" },
@@ -263,5 +267,6 @@ export const usersScreen: Screen = {
     { method: "GET", path: "/", handle: list },
     { method: "GET", path: "/:id", handle: detail },
     ...userActionRoutes,
+    ...signInActionRoutes,
   ],
 };

@@ -8,6 +8,7 @@ import type { ClockOptions, HashingOptions } from "./input.ts";
 import { appNameOf, iterationsOf, nowOf, params, passwordOf, senderOf, stringOf } from "./input.ts";
 import type { CommonError, FlowResult, PasswordError } from "./errors.ts";
 import { fail, guard } from "./errors.ts";
+import { type EventOptions, report, type Seen, sinkOf } from "./events.ts";
 import type { D1Database } from "./types.ts";
 import type { EmailSender, Renderer } from "./email.ts";
 import { deleteAccount } from "./remove.ts";
@@ -24,7 +25,7 @@ import {
 import { run } from "./query.ts";
 
 /** Parameters of {@linkcode changePassword}. */
-export interface ChangePasswordParams extends HashingOptions, ClockOptions {
+export interface ChangePasswordParams extends EventOptions, HashingOptions, ClockOptions {
   /** The signed-in user's id (from the session). */
   userId: string;
   /** The current password. */
@@ -62,13 +63,16 @@ export type ChangePasswordResult = FlowResult<Record<never, never>, ChangePasswo
  * });
  * ```
  */
-export function changePassword(
+export async function changePassword(
   db: D1Database,
   p: ChangePasswordParams,
 ): Promise<ChangePasswordResult> {
-  return guard(async () => {
+  const seen: Seen = { detail: { method: "change" } };
+  const result = await guard(async () => {
     const o = params(p);
+    sinkOf(o.onEvent);
     const userId = stringOf(o.userId, 200);
+    seen.userId = userId;
     const current = normalizePassword(passwordOf(o.currentPassword));
     const next = normalizePassword(passwordOf(o.newPassword));
     const iterations = iterationsOf(o.iterations);
@@ -91,6 +95,7 @@ export function changePassword(
     if (changed !== 1) fail("wrong_password");
     return { ok: true as const };
   });
+  return await report(p, result, seen, (r) => (r.ok ? "password.changed" : null));
 }
 
 /** Parameters of {@linkcode changeName}. */

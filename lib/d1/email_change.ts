@@ -31,6 +31,7 @@ import {
 } from "./input.ts";
 import type { CommonError, FlowResult } from "./errors.ts";
 import { fail, guard } from "./errors.ts";
+import { type EventOptions, report, type Seen, sinkOf } from "./events.ts";
 import type { D1Database } from "./types.ts";
 import type { DeliveryOptions, EmailSender, Renderer } from "./email.ts";
 import { deliver, sendAfter } from "./email.ts";
@@ -153,7 +154,7 @@ export function requestEmailChange(
 }
 
 /** Parameters of {@linkcode confirmEmailChange}. */
-export interface ConfirmEmailChangeParams extends ClockOptions {
+export interface ConfirmEmailChangeParams extends EventOptions, ClockOptions {
   /** The token from the confirmation link. */
   token: string;
   /** The site's `TOKEN_SECRET` (or a rotation list). */
@@ -186,12 +187,14 @@ export type ConfirmEmailChangeResult = FlowResult<
  * if (!result.ok) console.log(result.error); // "invalid_token"
  * ```
  */
-export function confirmEmailChange(
+export async function confirmEmailChange(
   db: D1Database,
   p: ConfirmEmailChangeParams,
 ): Promise<ConfirmEmailChangeResult> {
-  return guard(async () => {
+  const seen: Seen = {};
+  const result = await guard(async () => {
     const o = params(p);
+    sinkOf(o.onEvent);
     const secrets = secretOf(o.secret);
     const token = stringOf(o.token, 8192);
     const send = o.sendEmail === undefined ? undefined : senderOf(o.sendEmail);
@@ -244,6 +247,8 @@ export function confirmEmailChange(
         notified = false;
       }
     }
+    seen.email = newEmail;
     return { ok: true as const, userId: id, email: newEmail, notified };
   });
+  return await report(p, result, seen, (r) => (r.ok ? "email.changed" : null));
 }

@@ -35,6 +35,16 @@
  * - `already_verified`: the address is verified already, there is no code to resend.
  * - `has_password`: the account has a password already (`setPassword`): change it with the
  *   current one instead.
+ * - `second_factor_required`: `login` with the right password for an account with a second
+ *   factor: finish with `verifySecondFactor` and the answer's `ticket`.
+ * - `second_factor_setup_required`: `login` on a site that requires a second factor, for an
+ *   account without one: enrol a TOTP with the answer's `ticket`.
+ * - `factor_exists`: the account has a confirmed TOTP already (remove it first).
+ * - `invalid_challenge`: a passkey ceremony that is unknown, used, expired or of another
+ *   browser: start it again.
+ * - `invalid_passkey`: the passkey's answer did not verify (signature, origin, RP ID, user
+ *   verification, an unknown or another account's credential).
+ * - `last_method`: removing it would leave the account without a way to sign in.
  * - `send_failed`: the injected e-mail sender threw or rejected.
  * - `db_error`: the database failed (unreachable, missing tables, driver error).
  * - `internal_error`: anything else that went wrong (a `render*` override threw, ...).
@@ -67,6 +77,12 @@ export const D1_ERROR_CODES = [
   "last_admin",
   "already_verified",
   "has_password",
+  "second_factor_required",
+  "second_factor_setup_required",
+  "factor_exists",
+  "invalid_challenge",
+  "invalid_passkey",
+  "last_method",
   "send_failed",
   "db_error",
   "internal_error",

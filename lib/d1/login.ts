@@ -10,7 +10,7 @@
  */
 import { hashPassword, needsRehash } from "../auth/password.ts";
 import type { ClockOptions, HashingOptions } from "./input.ts";
-import { clientOf, iterationsOf, nowOf, params, passwordOf } from "./input.ts";
+import { clientOf, iterationsOf, nowOf, params, passwordOf, secretOf } from "./input.ts";
 import type { CommonError, FlowResult } from "./errors.ts";
 import { fail, guard } from "./errors.ts";
 import type { D1Database } from "./types.ts";
@@ -18,6 +18,9 @@ import { normalizeEmail, normalizePassword } from "./policy.ts";
 import { credentialsByEmail, verifyOrDummy } from "./users.ts";
 import { run } from "./query.ts";
 import { clearTries, signInBuckets, takeTry } from "./throttle.ts";
+import type { Secrets } from "../auth/token.ts";
+import { type SecondFactorNeeded, secondStep } from "./second_factor.ts";
+import { type AuthEventSink, report, type Seen, sinkOf } from "./events.ts";
 
 /** Parameters of {@linkcode login}. */
 export interface LoginParams extends HashingOptions, ClockOptions {
@@ -31,6 +34,21 @@ export interface LoginParams extends HashingOptions, ClockOptions {
    * account-wide bucket applies, which strangers can fill for the owner; pass it.
    */
   client?: string;
+  /**
+   * The site's `TOKEN_SECRET` (or a rotation list): signs the ticket of the second step when
+   * the account has a second factor. Without it such an account answers
+   * `second_factor_required` with no ticket, and cannot finish signing in.
+   */
+  secret?: Secrets;
+  /** The device token of a browser trusted by `verifySecondFactor` (from its cookie). */
+  trustedDevice?: string;
+  /**
+   * The whole site requires a second factor: an account without one answers
+   * `second_factor_setup_required` and a ticket for the TOTP enrolment flows.
+   */
+  requireSecondFactor?: boolean;
+  /** Receives the outcome's event (`sign_in.*`); see `AuthEvent`. */
+  onEvent?: AuthEventSink;
 }
 
 /** Errors of {@linkcode login}. */
@@ -40,8 +58,11 @@ export type LoginError =
   | "email_not_verified"
   | "too_many_attempts";
 
-/** Result of {@linkcode login}. */
-export type LoginResult = FlowResult<{ userId: string }, LoginError>;
+/**
+ * Result of {@linkcode login}: the user to sign in, a failure, or — right password, but the
+ * account has a second factor (or the site requires one) — the ticket of the second step.
+ */
+export type LoginResult = FlowResult<{ userId: string }, LoginError> | SecondFactorNeeded;
 
 /**
  * Checks an e-mail and password. Never throws. A try refused by the throttle is
@@ -60,9 +81,19 @@ export type LoginResult = FlowResult<{ userId: string }, LoginError>;
  * else if (result.error === "too_many_attempts") console.log("wait", result.retryAfter, "s");
  * ```
  */
-export function login(db: D1Database, p: LoginParams): Promise<LoginResult> {
-  return guard(async () => {
+export async function login(db: D1Database, p: LoginParams): Promise<LoginResult> {
+  const seen: Seen = { detail: { method: "password" } };
+  const result = await guard(async (): Promise<LoginResult> => {
     const o = params(p);
+    sinkOf(o.onEvent);
+    // Options of the second step are refused before anything runs, not after the password.
+    if (o.secret !== undefined) secretOf(o.secret);
+    if (o.requireSecondFactor !== undefined && typeof o.requireSecondFactor !== "boolean") {
+      fail("invalid_input");
+    }
+    if (o.trustedDevice !== undefined && typeof o.trustedDevice !== "string") {
+      fail("invalid_input");
+    }
     const password = normalizePassword(passwordOf(o.password));
     const iterations = iterationsOf(o.iterations);
     const now = nowOf(o.now);
@@ -73,9 +104,12 @@ export function login(db: D1Database, p: LoginParams): Promise<LoginResult> {
     await takeTry(db, signInBuckets(account, client), now);
     const user = email ? await credentialsByEmail(db, email) : null;
     const ok = await verifyOrDummy(password, user?.hash, iterations);
+    if (user) seen.userId = user.id;
+    if (email) seen.email = email;
     if (!user || !ok) fail("invalid_credentials");
     await clearTries(db, "sign-in", account, client, now);
     if (!user.verified) fail("email_not_verified");
+    const second = await secondStep(db, o, user, now);
     if (user.hash && needsRehash(user.hash, { iterations })) {
       try {
         const upgraded = await hashPassword(password, { iterations });
@@ -88,6 +122,22 @@ export function login(db: D1Database, p: LoginParams): Promise<LoginResult> {
         // The login stands; the upgrade is retried next time.
       }
     }
+    if (second) return second;
     return { ok: true as const, userId: user.id };
   });
+  return await report(
+    p,
+    result,
+    seen,
+    (r) =>
+      r.ok
+        ? "sign_in.succeeded"
+        : r.error === "too_many_attempts"
+        ? "sign_in.throttled"
+        : r.error === "second_factor_required" || r.error === "second_factor_setup_required"
+        ? "sign_in.second_factor_required"
+        : r.error === "invalid_input"
+        ? null
+        : "sign_in.failed",
+  );
 }

@@ -14,8 +14,20 @@ import { batch, first, stmt } from "./query.ts";
 import { accountDeletedEmail } from "./templates.ts";
 import type { UserRow } from "./users.ts";
 
+/** The tables whose rows belong to a user (`user_id`), deleted with the account. */
+const USER_TABLES = [
+  "oauth_identities",
+  "totp_factors",
+  "backup_codes",
+  "trusted_devices",
+  "passkeys",
+  "passkey_challenges",
+  "user_sessions",
+  "auth_events",
+] as const;
+
 /**
- * Deletes the user's OAuth identities, codes and row in one transaction (`not_found` when the
+ * Deletes the user's OAuth identities, second factors, codes and row in one transaction (`not_found` when the
  * row went meanwhile), then e-mails `accountDeletedEmail` (or the override). Resolves to
  * whether the notice was sent.
  *
@@ -29,17 +41,20 @@ export async function deleteAccount(
   user: UserRow,
   o: { send: EmailSender; render: unknown; appName: unknown; keepAdmin?: boolean },
 ): Promise<{ notified: boolean }> {
-  // Inside the transaction nothing else writes, so the condition reads the same in all three.
+  // Inside the transaction nothing else writes, so the condition reads the same in every statement.
   const mayGo = o.keepAdmin
     ? ` AND EXISTS (SELECT 1 FROM users WHERE id = ? AND (is_admin <> 1
          OR EXISTS (SELECT 1 FROM users WHERE is_admin = 1 AND id <> ?)))`
     : "";
   const ids = o.keepAdmin ? [user.id, user.id] : [];
-  const [, , removed] = await batch(db, [
-    stmt(db, `DELETE FROM oauth_identities WHERE user_id = ?${mayGo}`, user.id, ...ids),
+  const owned = USER_TABLES.map((table) =>
+    stmt(db, `DELETE FROM ${table} WHERE user_id = ?${mayGo}`, user.id, ...ids)
+  );
+  const removed = (await batch(db, [
+    ...owned,
     stmt(db, `DELETE FROM otp_codes WHERE email = ?${mayGo}`, user.email, ...ids),
     stmt(db, `DELETE FROM users WHERE id = ?${mayGo}`, user.id, ...ids),
-  ]);
+  ])).at(-1);
   if (removed !== 1 && o.keepAdmin) {
     const now = await first<{ is_admin: number }>(
       db,

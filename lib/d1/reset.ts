@@ -25,6 +25,7 @@ import {
 } from "./input.ts";
 import type { CommonError, FlowResult, PasswordError } from "./errors.ts";
 import { fail, guard } from "./errors.ts";
+import { type EventOptions, report, type Seen, sinkOf } from "./events.ts";
 import type { D1Database } from "./types.ts";
 import type { DeliveryOptions, EmailSender, Renderer } from "./email.ts";
 import { deliver, sendAfter } from "./email.ts";
@@ -171,7 +172,7 @@ export function checkResetToken(
 }
 
 /** Parameters of {@linkcode resetPassword}. */
-export interface ResetPasswordParams extends HashingOptions, ClockOptions {
+export interface ResetPasswordParams extends EventOptions, HashingOptions, ClockOptions {
   /** The token from the reset link. */
   token: string;
   /** The new password (NIST SP 800-63B policy). */
@@ -202,12 +203,14 @@ export type ResetPasswordResult = FlowResult<{ userId: string }, ResetPasswordEr
  * if (!result.ok) console.log(result.error); // "invalid_token"
  * ```
  */
-export function resetPassword(
+export async function resetPassword(
   db: D1Database,
   p: ResetPasswordParams,
 ): Promise<ResetPasswordResult> {
-  return guard(async () => {
+  const seen: Seen = { detail: { method: "reset" } };
+  const result = await guard(async () => {
     const o = params(p);
+    sinkOf(o.onEvent);
     const secrets = secretOf(o.secret);
     const token = stringOf(o.token, 8192);
     const password = normalizePassword(passwordOf(o.newPassword));
@@ -232,4 +235,5 @@ export function resetPassword(
     await resetTries(db, user.email, now);
     return { ok: true as const, userId: id };
   });
+  return await report(p, result, seen, (r) => (r.ok ? "password.changed" : null));
 }

@@ -21,10 +21,12 @@ import type { ClockOptions } from "./input.ts";
 import { nowOf, params, stringOf } from "./input.ts";
 import type { CommonError, FlowResult } from "./errors.ts";
 import { fail, guard } from "./errors.ts";
+import { type EventOptions, report, type Seen, sinkOf } from "./events.ts";
 import type { D1Database } from "./types.ts";
 import { COLUMNS, newStamp, publicUser, type User, userById, type UserRow } from "./users.ts";
 import { first, run } from "./query.ts";
 import { recordRevoked } from "./session_revocation.ts";
+import { recordSession, type SessionRecordInput, touchSession } from "./user_sessions.ts";
 
 /** Parameters of {@linkcode createUserSession}. */
 export interface CreateUserSessionParams extends ClockOptions {
@@ -34,6 +36,11 @@ export interface CreateUserSessionParams extends ClockOptions {
   userId: string;
   /** Lifetime in seconds for this cookie, overriding the config's. */
   maxAge?: number;
+  /**
+   * Keep the session as a record the user can see and end (`listUserSessions`): what the
+   * site knows of the request (user agent, IP address, how the user signed in).
+   */
+  record?: SessionRecordInput;
 }
 
 /** Result of {@linkcode createUserSession}: the `Set-Cookie` header value. */
@@ -69,16 +76,32 @@ export function createUserSession(
     const user = await userById(db, userId);
     if (!user) fail("not_found");
     if (Number(user.email_verified) !== 1) fail("email_not_verified");
+    let setCookie: string;
     try {
-      const setCookie = await createSessionCookie(o.session as SessionConfig, user.id, {
+      setCookie = await createSessionCookie(o.session as SessionConfig, user.id, {
         now,
         maxAge: o.maxAge as number | undefined,
         generation: user.stamp,
       });
-      return { ok: true as const, setCookie };
     } catch (e) {
       return fail(e instanceof AuthError ? "invalid_input" : "internal_error");
     }
+    if (o.record !== undefined) {
+      // The new cookie's own id and expiry, read back as a browser would send it.
+      const cookie = setCookie.slice(0, setCookie.indexOf(";"));
+      const made = await readSession(o.session as SessionConfig, {
+        headers: new Headers({ cookie }),
+      }, { now, generation: user.stamp });
+      if (!made) fail("internal_error");
+      await recordSession(db, {
+        id: made.id,
+        userId: user.id,
+        input: o.record,
+        expiresAt: made.expiresAt * 1000,
+        now,
+      });
+    }
+    return { ok: true as const, setCookie };
   });
 }
 
@@ -88,6 +111,11 @@ export interface ReadUserSessionParams extends ClockOptions {
   session: SessionConfig;
   /** The request (anything with `headers`). */
   request: { readonly headers: Headers };
+  /**
+   * The site records sessions (`createUserSession` with `record`): refresh the session's last
+   * request, at most once a minute (one more statement per call).
+   */
+  recorded?: boolean;
 }
 
 /** A signed-in user: the public view of the row and the session that proved it. */
@@ -130,6 +158,7 @@ export async function readUserSession(
       },
     });
     if (!session || !found.row) return null;
+    if (o.recorded === true) await touchSession(db, session.id, now);
     return { user: publicUser(found.row), session };
   } catch {
     return null;
@@ -151,7 +180,7 @@ function liveUser(db: D1Database, id: string, sessionId: string): Promise<UserRo
 }
 
 /** Parameters of {@linkcode signOut}. */
-export interface SignOutParams extends ClockOptions {
+export interface SignOutParams extends EventOptions, ClockOptions {
   /** The site's session settings (the core's `SessionConfig`). */
   session: SessionConfig;
   /** The request (anything with `headers`) that carries the session cookie. */
@@ -184,9 +213,11 @@ export type SignOutResult = FlowResult<{ setCookie: string; ended: boolean }, Co
  * }
  * ```
  */
-export function signOut(db: D1Database, p: SignOutParams): Promise<SignOutResult> {
-  return guard(async () => {
+export async function signOut(db: D1Database, p: SignOutParams): Promise<SignOutResult> {
+  const seen: Seen = { detail: { scope: "sign-out" } };
+  const result = await guard(async () => {
     const o = params(p);
+    sinkOf(o.onEvent);
     const now = nowOf(o.now);
     const config = o.session as SessionConfig;
     const request = o.request as SignOutParams["request"];
@@ -201,13 +232,18 @@ export function signOut(db: D1Database, p: SignOutParams): Promise<SignOutResult
     }
     // The signature and expiry are checked, so only a holder of a valid cookie adds a row.
     const session = await readSession(config, request, { now });
-    if (session) await recordRevoked(db, session.id, session.expiresAt * 1000, now);
+    if (session) {
+      seen.userId = session.subject;
+      seen.detail = { ...seen.detail, sessionId: session.id };
+      await recordRevoked(db, session.id, session.expiresAt * 1000, now);
+    }
     return { ok: true as const, setCookie, ended: session !== null };
   });
+  return await report(p, result, seen, (r) => (r.ok && r.ended ? "session.ended" : null));
 }
 
 /** Parameters of {@linkcode signOutEverywhere}. */
-export interface SignOutEverywhereParams extends ClockOptions {
+export interface SignOutEverywhereParams extends EventOptions, ClockOptions {
   /** The signed-in user's id. */
   userId: string;
 }
@@ -228,13 +264,16 @@ export type SignOutEverywhereResult = FlowResult<Record<never, never>, CommonErr
  * if (!result.ok) console.log(result.error); // "not_found"
  * ```
  */
-export function signOutEverywhere(
+export async function signOutEverywhere(
   db: D1Database,
   p: SignOutEverywhereParams,
 ): Promise<SignOutEverywhereResult> {
-  return guard(async () => {
+  const seen: Seen = { detail: { scope: "everywhere" } };
+  const result = await guard(async () => {
     const o = params(p);
+    sinkOf(o.onEvent);
     const userId = stringOf(o.userId, 200);
+    seen.userId = userId;
     const now = nowOf(o.now);
     const changed = await run(db, "UPDATE users SET stamp = ?, updated_at = ? WHERE id = ?", [
       newStamp(),
@@ -244,4 +283,5 @@ export function signOutEverywhere(
     if (changed !== 1) fail("not_found");
     return { ok: true as const };
   });
+  return await report(p, result, seen, (r) => (r.ok ? "session.ended" : null));
 }

@@ -52,8 +52,11 @@ export const THROTTLE: {
   knownSeconds: 90 * 86_400,
 });
 
-/** What a bucket counts (`send`: the reset-link slot of an address). @internal */
-export type ThrottleKind = "sign-in" | "code" | "reauth" | "send";
+/**
+ * What a bucket counts (`send`: the reset-link slot of an address; `factor`: second-factor
+ * codes, with the limits of `sign-in`). @internal
+ */
+export type ThrottleKind = "sign-in" | "code" | "reauth" | "send" | "factor";
 
 /** One counter: `account` is "" for a client-wide bucket, `client` "" for an account-wide one. */
 export interface Bucket {

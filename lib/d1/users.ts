@@ -7,6 +7,7 @@ import { hashPassword, verifyPassword } from "../auth/password.ts";
 import type { D1Database } from "./types.ts";
 import { first } from "./query.ts";
 import { clearTries, takeTry, THROTTLE } from "./throttle.ts";
+import { verifiedAt } from "./user_sessions.ts";
 
 /** A user row as the flows read it. @internal */
 export interface UserRow {
@@ -187,6 +188,12 @@ export async function reauthError(
   ) {
     return null;
   }
+  // A recorded session where a factor was entered again lately (the step-up) counts as fresh.
+  const id = (session as { id?: unknown } | undefined)?.id;
+  if (session && typeof session === "object" && typeof id === "string" && id.length <= 256) {
+    const at = await verifiedAt(db, row.id, id);
+    if (at !== null && at <= now + 5000 && now - at < maxAge * 1000) return null;
+  }
   return "reauth_required";
 }
 
@@ -196,9 +203,10 @@ export interface ReauthOptions {
   password?: string;
   /**
    * A fresh session instead of the password: the core's `readSession` result (its `issuedAt`,
-   * seconds since the epoch, must be less than `maxSessionAgeSeconds` old).
+   * seconds since the epoch, must be less than `maxSessionAgeSeconds` old), or a recorded
+   * session in which a factor was entered that recently (`stepUp`).
    */
-  session?: { issuedAt: number };
+  session?: { issuedAt: number; id?: string };
   /** Freshness limit for `session`, in seconds (default 300). */
   maxSessionAgeSeconds?: number;
 }

@@ -16,6 +16,8 @@ import type { AuthRuntime } from "./runtime.ts";
 import type { SignupPageProps } from "./signup.ts";
 import type { SsoButtonsProps } from "./sso.ts";
 import type { VerifyEmailPageProps } from "./verify.ts";
+import type { SecondFactorPageProps } from "./second_factor.ts";
+import type { BackupCodesPageProps, TotpSetupPageProps } from "./totp_setup.ts";
 
 /** The pages a document can hold, by name. */
 export interface AuthPages {
@@ -29,6 +31,12 @@ export interface AuthPages {
   reset: ResetPasswordPageProps;
   /** `VerifyEmailPage` */
   verify: VerifyEmailPageProps;
+  /** `SecondFactorPage` */
+  "second-factor": SecondFactorPageProps;
+  /** `TotpSetupPage` */
+  "totp-setup": TotpSetupPageProps;
+  /** `BackupCodesPage` */
+  "backup-codes": BackupCodesPageProps;
 }
 
 /**
@@ -90,6 +98,12 @@ export function authPageNode<E>(
       return h(c.ResetPasswordPage, { ...data.props, onSuccess });
     case "verify":
       return h(c.VerifyEmailPage, { ...data.props, onSuccess });
+    case "second-factor":
+      return h(c.SecondFactorPage, { ...data.props, onSuccess });
+    case "totp-setup":
+      return h(c.TotpSetupPage, { ...data.props, onSuccess });
+    case "backup-codes":
+      return h(c.BackupCodesPage, { ...data.props });
   }
 }
 
@@ -99,6 +113,9 @@ const titles: Record<AuthPageData["page"], string> = {
   forgot: "Reset your password",
   reset: "Choose a new password",
   verify: "Check your e-mail",
+  "second-factor": "Two-step sign-in",
+  "totp-setup": "Set up an authenticator app",
+  "backup-codes": "Your backup codes",
 };
 
 /**
@@ -106,8 +123,9 @@ const titles: Record<AuthPageData["page"], string> = {
  * by `unknown`, so the code never reaches the page, not even inside the hydration data.
  */
 export function safeAuthPageData(data: AuthPageData): AuthPageData {
-  const error = data.props.error;
-  if (error !== undefined && !isDescribedError(error, data.props.messages)) {
+  const props = data.props as { error?: string; messages?: Record<string, string> };
+  const error = props.error;
+  if (error !== undefined && !isDescribedError(error, props.messages)) {
     return { ...data, props: { ...data.props, error: "unknown" } } as AuthPageData;
   }
   return data;

@@ -34,8 +34,8 @@ export interface FieldSpec {
   name: string;
   /** Visible label text. */
   label: string;
-  /** Input type. */
-  type: "email" | "password" | "text";
+  /** Input type (a checkbox posts `value` `1` when ticked and is never required). */
+  type: "email" | "password" | "text" | "checkbox";
   /** The `autocomplete` token, e.g. `email`, `current-password`, `one-time-code`. */
   autocomplete: string;
   /** Initial value. */
@@ -227,6 +227,18 @@ export function createFormPieces<E>(rt: AuthRuntime<E>): FormPieces<E> {
           ),
           props.fields.map((f) => {
             const id = `${idPrefix}-${f.name}`;
+            if (f.type === "checkbox") {
+              return h(
+                "div",
+                { key: f.name, style: styleFor(styles, "field") },
+                h(
+                  "label",
+                  { htmlFor: id, style: styleFor(styles, "label") },
+                  h("input", { id, name: f.name, type: "checkbox", value: "1" }),
+                  ` ${f.label}`,
+                ),
+              );
+            }
             return h(
               "div",
               { key: f.name, style: styleFor(styles, "field") },

@@ -5,6 +5,8 @@
  * @module
  */
 import { emailField, type FormPieces, type OnSuccess } from "./form.ts";
+import type { PasskeyActions } from "./passkey.ts";
+import type { PasskeySignInProps } from "./passkey_button.ts";
 import type { ErrorMessages } from "./messages.ts";
 import type { AuthNode, AuthRuntime } from "./runtime.ts";
 import { type AuthStyles, styleFor } from "./styles.ts";
@@ -35,12 +37,18 @@ export interface LoginPageProps<N = AuthNode> {
   title?: string;
   /** The site's own sentences for error codes. */
   messages?: ErrorMessages;
+  /**
+   * Offer passkeys: a "Use a passkey" button and the passkeys in the e-mail field's
+   * autofill list (`autocomplete="username webauthn"`), shown only once JavaScript runs.
+   */
+  passkey?: PasskeyActions;
 }
 
 /** Builds the LoginPage component over a runtime and the shared form pieces. */
 export function createLoginPage<E>(
   rt: AuthRuntime<E>,
   { AuthCard, AuthForm, AuthLinks }: FormPieces<E>,
+  passkeys?: { PasskeySignIn(props: PasskeySignInProps): E },
 ): (props: LoginPageProps<unknown>) => E {
   const h = rt.createElement;
   return function LoginPage(props: LoginPageProps<unknown>): E {
@@ -52,7 +60,9 @@ export function createLoginPage<E>(
         idPrefix: "gh-login",
         action: props.action ?? "/api/auth/login",
         fields: [
-          emailField(props.email),
+          props.passkey
+            ? { ...emailField(props.email), autocomplete: "username webauthn" }
+            : emailField(props.email),
           {
             name: "password",
             label: "Password",
@@ -69,6 +79,14 @@ export function createLoginPage<E>(
         messages: props.messages,
         styles,
       }),
+      props.passkey && passkeys
+        ? h(passkeys.PasskeySignIn, {
+          actions: props.passkey,
+          onSuccess: props.onSuccess,
+          messages: props.messages,
+          styles,
+        })
+        : null,
       props.ssoSlot
         ? [
           h("p", { key: "or", style: styleFor(styles, "divider") }, "or"),

@@ -38,6 +38,13 @@ const builtIn: Record<string, string> = {
   email_taken: "An account with that e-mail already exists. Try signing in.",
   email_exists: "An account with that e-mail already exists. Try signing in.",
   already_exists: "An account with that e-mail already exists. Try signing in.",
+  // second factors and passkeys
+  second_factor_required: "Enter the code from your authenticator app, or a backup code.",
+  second_factor_setup_required: "This site asks for a second factor: set up an authenticator app.",
+  factor_exists: "An authenticator app is set up already: remove it first.",
+  invalid_challenge: "That passkey request expired or was used. Please try again.",
+  invalid_passkey: "That passkey could not be checked. Try again or use your password.",
+  last_method: "This is your only way to sign in: add another before removing it.",
   // codes and links
   invalid_code: "That code is not right. Check the e-mail and try again.",
   code_expired: "That code has expired. Sign up again to get a new one.",

@@ -12,6 +12,17 @@ import type { AuthRuntime } from "./runtime.ts";
 import { createSignupPage, type SignupPageProps } from "./signup.ts";
 import { createSsoButtons, type SsoButtonsProps } from "./sso.ts";
 import { createVerifyEmailPage, type VerifyEmailPageProps } from "./verify.ts";
+import {
+  createPasskeyButtons,
+  type PasskeyRegisterProps,
+  type PasskeySignInProps,
+} from "./passkey_button.ts";
+import { createSecondFactorPage, type SecondFactorPageProps } from "./second_factor.ts";
+import {
+  type BackupCodesPageProps,
+  createTotpPages,
+  type TotpSetupPageProps,
+} from "./totp_setup.ts";
 
 /** Every component of the sign-in pages, for one runtime with element type `E`. */
 export interface AuthComponents<E> extends FormPieces<E> {
@@ -27,14 +38,30 @@ export interface AuthComponents<E> extends FormPieces<E> {
   VerifyEmailPage(props: VerifyEmailPageProps): E;
   /** Single sign-on links. */
   SsoButtons(props: SsoButtonsProps): E | null;
+  /** The second step of a sign-in (authenticator code or backup code). */
+  SecondFactorPage(props: SecondFactorPageProps): E;
+  /** Setting up an authenticator app (QR code, first code, backup codes). */
+  TotpSetupPage(props: TotpSetupPageProps): E;
+  /** The backup codes, shown once. */
+  BackupCodesPage(props: BackupCodesPageProps): E;
+  /** Sign in with a passkey (button and autofill). */
+  PasskeySignIn(props: PasskeySignInProps): E;
+  /** Add a passkey to the signed-in account. */
+  PasskeyRegister(props: PasskeyRegisterProps): E;
 }
 
 /** Builds every component over `rt` (React's or Preact's `createElement` and `useState`). */
 export function createAuthComponents<E>(rt: AuthRuntime<E>): AuthComponents<E> {
   const pieces = createFormPieces(rt);
+  const passkeys = createPasskeyButtons(rt);
+  const totp = createTotpPages(rt, pieces);
   return {
+    ...passkeys,
+    TotpSetupPage: totp.TotpSetupPage,
+    BackupCodesPage: totp.BackupCodesPage,
+    SecondFactorPage: createSecondFactorPage(rt, pieces),
     ...pieces,
-    LoginPage: createLoginPage(rt, pieces),
+    LoginPage: createLoginPage(rt, pieces, passkeys),
     SignupPage: createSignupPage(rt, pieces),
     ForgotPasswordPage: createForgotPasswordPage(rt, pieces),
     ResetPasswordPage: createResetPasswordPage(rt, pieces),

@@ -26,6 +26,11 @@ import type { AuthElement, AuthNode, AuthRuntime } from "./runtime.ts";
 import type { SignupPageProps } from "./signup.ts";
 import type { SsoButtonsProps } from "./sso.ts";
 import type { VerifyEmailPageProps } from "./verify.ts";
+import type { SecondFactorPageProps } from "./second_factor.ts";
+import type { TotpSetupPageProps } from "./totp_setup.ts";
+import type { BackupCodesPageProps } from "./totp_setup.ts";
+import type { PasskeySignInProps } from "./passkey_button.ts";
+import type { PasskeyRegisterProps } from "./passkey_button.ts";
 
 const runtime: AuthRuntime<AuthElement> = {
   createElement: h as AuthRuntime<AuthElement>["createElement"],
@@ -135,6 +140,81 @@ export function VerifyEmailPage(props: VerifyEmailPageProps): AuthElement {
  */
 export function SsoButtons(props: SsoButtonsProps): AuthElement | null {
   return c.SsoButtons(props);
+}
+
+/**
+ * The second step of a sign-in: posts `code` (an authenticator code or a backup code) and, when ticked, `remember` (`1`) to `action`.
+ *
+ * @example
+ * ```ts
+ * import { h } from "preact";
+ * import { renderToString } from "preact-render-to-string";
+ * import { SecondFactorPage } from "@gatehouse/gatehouse/preact";
+ * renderToString(h(SecondFactorPage, { action: "/api/auth/second-factor", loginHref: "/login" }));
+ * ```
+ */
+export function SecondFactorPage(props: SecondFactorPageProps): AuthElement {
+  return c.SecondFactorPage(props);
+}
+
+/**
+ * Setting up an authenticator app: the QR code and key, then a first code (posted as `code` to `action`); the site's answer's `backupCodes` are then shown in place.
+ *
+ * @example
+ * ```ts
+ * import { h } from "preact";
+ * import { renderToString } from "preact-render-to-string";
+ * import { TotpSetupPage } from "@gatehouse/gatehouse/preact";
+ * renderToString(h(TotpSetupPage, { qrSvg: "<svg xmlns=\"http://www.w3.org/2000/svg\"/>", secret: "JBSWY3DPEHPK3PXP" }));
+ * ```
+ */
+export function TotpSetupPage(props: TotpSetupPageProps): AuthElement {
+  return c.TotpSetupPage(props);
+}
+
+/**
+ * The backup codes, shown once, with a download link (and a print button once JavaScript runs).
+ *
+ * @example
+ * ```ts
+ * import { h } from "preact";
+ * import { renderToString } from "preact-render-to-string";
+ * import { BackupCodesPage } from "@gatehouse/gatehouse/preact";
+ * renderToString(h(BackupCodesPage, { codes: ["abcde-fghjk"], continueHref: "/account" }));
+ * ```
+ */
+export function BackupCodesPage(props: BackupCodesPageProps): AuthElement {
+  return c.BackupCodesPage(props);
+}
+
+/**
+ * A "Use a passkey" button (and the autofill list of the username field), hidden until the page is hydrated in a browser with WebAuthn.
+ *
+ * @example
+ * ```ts
+ * import { h } from "preact";
+ * import { renderToString } from "preact-render-to-string";
+ * import { PasskeySignIn } from "@gatehouse/gatehouse/preact";
+ * renderToString(h(PasskeySignIn, { actions: { optionsAction: "/api/auth/passkey/options", verifyAction: "/api/auth/passkey/verify" } }));
+ * ```
+ */
+export function PasskeySignIn(props: PasskeySignInProps): AuthElement {
+  return c.PasskeySignIn(props);
+}
+
+/**
+ * An "Add a passkey" form for the signed-in account, hidden until the page is hydrated in a browser with WebAuthn.
+ *
+ * @example
+ * ```ts
+ * import { h } from "preact";
+ * import { renderToString } from "preact-render-to-string";
+ * import { PasskeyRegister } from "@gatehouse/gatehouse/preact";
+ * renderToString(h(PasskeyRegister, { actions: { optionsAction: "/account/passkeys/options", verifyAction: "/account/passkeys/verify" } }));
+ * ```
+ */
+export function PasskeyRegister(props: PasskeyRegisterProps): AuthElement {
+  return c.PasskeyRegister(props);
 }
 
 /**

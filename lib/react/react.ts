@@ -25,6 +25,11 @@ import { createAuthComponents } from "./pages.ts";
 import { assertThisReact, otherReactError } from "./react_check.ts";
 import type { ResetPasswordPageProps } from "./reset.ts";
 import type { AuthRuntime } from "./runtime.ts";
+import type { SecondFactorPageProps } from "./second_factor.ts";
+import type { TotpSetupPageProps } from "./totp_setup.ts";
+import type { BackupCodesPageProps } from "./totp_setup.ts";
+import type { PasskeySignInProps } from "./passkey_button.ts";
+import type { PasskeyRegisterProps } from "./passkey_button.ts";
 import type { SignupPageProps } from "./signup.ts";
 import type { SsoButtonsProps } from "./sso.ts";
 import type { VerifyEmailPageProps } from "./verify.ts";
@@ -143,6 +148,86 @@ export function VerifyEmailPage(props: VerifyEmailPageProps): ReactElement {
 export function SsoButtons(props: SsoButtonsProps): ReactElement | null {
   assertThisReact("SsoButtons");
   return c.SsoButtons(props);
+}
+
+/**
+ * The second step of a sign-in: posts `code` (an authenticator code or a backup code) and, when ticked, `remember` (`1`) to `action`.
+ *
+ * @example
+ * ```ts ignore
+ * import { createElement as h } from "react";
+ * import { renderToString } from "react-dom/server";
+ * import { SecondFactorPage } from "@gatehouse/gatehouse/react";
+ * renderToString(h(SecondFactorPage, { action: "/api/auth/second-factor", loginHref: "/login" }));
+ * ```
+ */
+export function SecondFactorPage(props: SecondFactorPageProps): ReactElement {
+  assertThisReact("SecondFactorPage");
+  return c.SecondFactorPage(props);
+}
+
+/**
+ * Setting up an authenticator app: the QR code and key, then a first code (posted as `code` to `action`); the site's answer's `backupCodes` are then shown in place.
+ *
+ * @example
+ * ```ts ignore
+ * import { createElement as h } from "react";
+ * import { renderToString } from "react-dom/server";
+ * import { TotpSetupPage } from "@gatehouse/gatehouse/react";
+ * renderToString(h(TotpSetupPage, { qrSvg: "<svg xmlns=\"http://www.w3.org/2000/svg\"/>", secret: "JBSWY3DPEHPK3PXP" }));
+ * ```
+ */
+export function TotpSetupPage(props: TotpSetupPageProps): ReactElement {
+  assertThisReact("TotpSetupPage");
+  return c.TotpSetupPage(props);
+}
+
+/**
+ * The backup codes, shown once, with a download link (and a print button once JavaScript runs).
+ *
+ * @example
+ * ```ts ignore
+ * import { createElement as h } from "react";
+ * import { renderToString } from "react-dom/server";
+ * import { BackupCodesPage } from "@gatehouse/gatehouse/react";
+ * renderToString(h(BackupCodesPage, { codes: ["abcde-fghjk"], continueHref: "/account" }));
+ * ```
+ */
+export function BackupCodesPage(props: BackupCodesPageProps): ReactElement {
+  assertThisReact("BackupCodesPage");
+  return c.BackupCodesPage(props);
+}
+
+/**
+ * A "Use a passkey" button (and the autofill list of the username field), hidden until the page is hydrated in a browser with WebAuthn.
+ *
+ * @example
+ * ```ts ignore
+ * import { createElement as h } from "react";
+ * import { renderToString } from "react-dom/server";
+ * import { PasskeySignIn } from "@gatehouse/gatehouse/react";
+ * renderToString(h(PasskeySignIn, { actions: { optionsAction: "/api/auth/passkey/options", verifyAction: "/api/auth/passkey/verify" } }));
+ * ```
+ */
+export function PasskeySignIn(props: PasskeySignInProps): ReactElement {
+  assertThisReact("PasskeySignIn");
+  return c.PasskeySignIn(props);
+}
+
+/**
+ * An "Add a passkey" form for the signed-in account, hidden until the page is hydrated in a browser with WebAuthn.
+ *
+ * @example
+ * ```ts ignore
+ * import { createElement as h } from "react";
+ * import { renderToString } from "react-dom/server";
+ * import { PasskeyRegister } from "@gatehouse/gatehouse/react";
+ * renderToString(h(PasskeyRegister, { actions: { optionsAction: "/account/passkeys/options", verifyAction: "/account/passkeys/verify" } }));
+ * ```
+ */
+export function PasskeyRegister(props: PasskeyRegisterProps): ReactElement {
+  assertThisReact("PasskeyRegister");
+  return c.PasskeyRegister(props);
 }
 
 /**

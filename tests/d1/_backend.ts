@@ -24,7 +24,7 @@ export interface Case {
   fn(ctx: CaseContext): Promise<void>;
 }
 
-const EXTRA_D1 = Array.from({ length: 24 }, (_, i) => `DB${i + 1}`);
+const EXTRA_D1 = Array.from({ length: 32 }, (_, i) => `DB${i + 1}`);
 
 type BackendName = "libsql" | "d1" | "remote";
 

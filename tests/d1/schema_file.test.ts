@@ -15,7 +15,7 @@ Deno.test("schema.sql at the root is the embedded SCHEMA_SQL; every statement is
   const file = await Deno.readTextFile(new URL("schema.sql", root));
   assert.equal(file, SCHEMA_SQL);
   const statements = splitStatements(file);
-  assert.equal(statements.length, 10);
+  assert.equal(statements.length, 22);
   for (const s of statements) assert.match(s, /^CREATE (UNIQUE )?(TABLE|INDEX) IF NOT EXISTS /);
 });
 
@@ -39,7 +39,20 @@ Deno.test({
       }).output();
       assert.deepEqual(
         new TextDecoder().decode(out.stdout).split(/\s+/).filter(Boolean).sort(),
-        ["auth_throttle", "oauth_identities", "otp_codes", "revoked_sessions", "users"],
+        [
+          "auth_events",
+          "auth_throttle",
+          "backup_codes",
+          "oauth_identities",
+          "otp_codes",
+          "passkey_challenges",
+          "passkeys",
+          "revoked_sessions",
+          "totp_factors",
+          "trusted_devices",
+          "user_sessions",
+          "users",
+        ],
       );
     } finally {
       await Deno.remove(dir, { recursive: true });

@@ -19,6 +19,11 @@ export interface Build {
   AuthCard: Component;
   AuthLinks: Component;
   AuthForm: Component;
+  SecondFactorPage: Component;
+  TotpSetupPage: Component;
+  BackupCodesPage: Component;
+  PasskeySignIn: Component;
+  PasskeyRegister: Component;
 }
 
 /** A runtime's `createElement`. */
@@ -100,6 +105,37 @@ export function cases(b: Build, h: CreateElement): Record<string, unknown> {
       hidden: { team: "blue" },
       submitLabel: "Invite",
       pendingLabel: "Inviting…",
+    }),
+    "login (passkeys)": h(b.LoginPage, {
+      action: "/api/auth/login",
+      passkey: { optionsAction: "/pk/options", verifyAction: "/pk/verify" },
+    }),
+    "second factor (defaults)": h(b.SecondFactorPage, {}),
+    "second factor (all props)": h(b.SecondFactorPage, {
+      action: "/api/auth/second-factor",
+      rememberDays: 7,
+      loginHref: "/login",
+      error: "invalid_code",
+      styles,
+    }),
+    "second factor (no remember)": h(b.SecondFactorPage, { rememberDays: 0 }),
+    "totp setup": h(b.TotpSetupPage, {
+      qrSvg: '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1 1"/>',
+      secret: "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+      continueHref: "/account",
+      error: "invalid_code",
+    }),
+    "backup codes": h(b.BackupCodesPage, {
+      codes: ["abcde-fghjk", "01234-56789"],
+      continueHref: "/account",
+      appName: "Demo & co",
+    }),
+    "passkey sign-in": h(b.PasskeySignIn, {
+      actions: { optionsAction: "/pk/options", verifyAction: "/pk/verify" },
+      label: "Passkey",
+    }),
+    "passkey register": h(b.PasskeyRegister, {
+      actions: { optionsAction: "/pk/options", verifyAction: "/pk/verify" },
     }),
   };
 }

@@ -18,5 +18,6 @@ import "./revocation.mjs";
 import "./access.mjs";
 import "./relay.mjs";
 import "./oauth.mjs";
+import "./totp.mjs";
 
 export { cases } from "./_harness.mjs";

@@ -18,6 +18,12 @@ import { fuzzCases } from "./fuzz.ts";
 import { adminCases } from "./admin.ts";
 import { signInCases } from "./sign_ins.ts";
 import { sendAfterCases } from "./send_after.ts";
+import { atRestCases } from "./at_rest.ts";
+import { totpCases } from "./totp.ts";
+import { passkeyCases } from "./passkeys.ts";
+import { userSessionCases } from "./user_sessions.ts";
+import { eventCases } from "./events.ts";
+import { fuzzFactorCases } from "./fuzz_factors.ts";
 
 export const allCases: Case[] = [
   ...signupCases,
@@ -38,4 +44,10 @@ export const allCases: Case[] = [
   ...adminCases,
   ...signInCases,
   ...sendAfterCases,
+  ...atRestCases,
+  ...totpCases,
+  ...passkeyCases,
+  ...userSessionCases,
+  ...eventCases,
+  ...fuzzFactorCases,
 ];

@@ -1,0 +1,93 @@
+/**
+ * The users screen's sign-in side of one account: its sign-in events (written by the users
+ * site through `authEventStore`), its second factor and passkeys, and the operator's recovery
+ * that removes a lost authenticator app (in the audit log too).
+ */
+import assert from "node:assert/strict";
+import {
+  authEventStore,
+  confirmTotpEnrolment,
+  listAudit,
+  login,
+  startTotpEnrolment,
+} from "../../../d1.ts";
+import { Browser } from "./_harness.ts";
+import {
+  DEV_TOKEN_SECRET,
+  makeUser,
+  OWNER,
+  post,
+  signIn,
+  startConsoleApp,
+  textOf,
+} from "./_harness.ts";
+import { appCode } from "../../d1/_totp.ts";
+
+const PASSWORD = "correct horse battery staple";
+
+Deno.test("console users: an account's sign-in events and second factor; the operator removes a lost app", async () => {
+  const app = await startConsoleApp();
+  try {
+    const email = "grace.hopper@example.com";
+    const id = await makeUser(app.db, email);
+    // Through the users site: a wrong password, then the right one.
+    const visitor = new Browser(app.origin);
+    for (const password of ["not her password", PASSWORD]) {
+      await visitor.send("/users/api/auth/login", {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json" },
+        body: JSON.stringify({ email, password }),
+      });
+    }
+    const onEvent = authEventStore(app.db);
+    const now = Date.now();
+    const s = await startTotpEnrolment(app.db, {
+      userId: id,
+      password: PASSWORD,
+      iterations: 1000,
+      secret: DEV_TOKEN_SECRET,
+      issuer: "Console test",
+    });
+    assert.ok(s.ok);
+    const c = await confirmTotpEnrolment(app.db, {
+      userId: id,
+      code: appCode(s.secret, now),
+      secret: DEV_TOKEN_SECRET,
+      onEvent,
+    });
+    assert.ok(c.ok);
+
+    const b = await signIn(app.origin, OWNER.email, OWNER.password);
+    const page = await b.get(`/admin/users/${id}`);
+    assert.equal(page.status, 200);
+    const text = textOf(page.body);
+    assert.match(text, /Sign-in events/);
+    assert.match(text, /Sign-in failed.*error: invalid_credentials/s);
+    assert.match(text, /Signed in.*method: password/s);
+    assert.match(text, /Factor added.*factor: totp/s);
+    assert.match(text, /Backup codes left\s*10/);
+    assert.ok(text.indexOf("Factor added") < text.indexOf("Sign-in failed"), "newest first");
+
+    const reset = await post(b, `/admin/users/${id}/reset-factor`, page.body);
+    assert.equal(reset.status, 303);
+    const after = await b.get(reset.location!);
+    assert.match(textOf(after.body), /Their authenticator app was removed/);
+    assert.match(textOf(after.body), /Authenticator app\s*Not set up/);
+    assert.match(textOf(after.body), /Factor removed.*by: operator/s);
+    const audit = await listAudit(app.db, { action: "user.reset_second_factor" });
+    assert.ok(audit.ok);
+    assert.equal(audit.entries.length, 1);
+    assert.equal(audit.entries[0].target, `user:${id}`);
+    assert.deepEqual(
+      await login(app.db, {
+        email,
+        password: PASSWORD,
+        iterations: 1000,
+        secret: DEV_TOKEN_SECRET,
+      }),
+      { ok: true, userId: id },
+    );
+  } finally {
+    await app.close();
+  }
+});

@@ -1,0 +1,261 @@
+/** Sign-in events: the injected sink gets a typed event per outcome; the store lists them. */
+import assert from "node:assert/strict";
+import {
+  type AuthEvent,
+  authEventStore,
+  changePassword,
+  confirmTotpEnrolment,
+  createUserSession,
+  endSession,
+  listAuthEvents,
+  listUserSessions,
+  login,
+  passkeyRegistrationOptions,
+  passkeySignInOptions,
+  removePasskey,
+  signOut,
+  startTotpEnrolment,
+  verifyPasskeyRegistration,
+  verifyPasskeySignIn,
+  verifySecondFactor,
+} from "../../../d1.ts";
+import type { Case } from "../_backend.ts";
+import { ITER, PASSWORD, SECRET } from "../_helpers.ts";
+import { create, get } from "../_authenticator.ts";
+import { appCode } from "../_totp.ts";
+import { verifiedUser } from "./_user.ts";
+
+const T = Date.UTC(2026, 5, 1, 12, 0, 15);
+const SESSION = { secret: "session secret of the tests", cookieName: "__Host-s" };
+const APP = "https://example.com";
+const rp = { id: "example.com", name: "Example", origin: APP };
+
+export const eventCases: Case[] = [
+  {
+    name:
+      "events: every outcome reaches the sink, typed, without secrets; the store lists them per user",
+    async fn({ db }) {
+      const u = await verifiedUser(db);
+      const got: AuthEvent[] = [];
+      const store = authEventStore(db);
+      const onEvent = async (e: AuthEvent) => {
+        got.push(e);
+        await store(e);
+      };
+      const client = "203.0.113.44";
+      const base = { email: u.email, iterations: ITER, secret: SECRET, client, onEvent };
+      assert.equal((await login(db, { ...base, password: "not the password", now: T })).ok, false);
+      assert.ok((await login(db, { ...base, password: PASSWORD, now: T })).ok);
+      const s = await startTotpEnrolment(db, {
+        userId: u.id,
+        password: PASSWORD,
+        iterations: ITER,
+        secret: SECRET,
+        issuer: "X",
+        now: T,
+      });
+      assert.ok(s.ok);
+      assert.ok(
+        (await confirmTotpEnrolment(db, {
+          userId: u.id,
+          code: appCode(s.secret, T),
+          secret: SECRET,
+          onEvent,
+          now: T,
+        })).ok,
+      );
+      const later = T + 30_000;
+      const l = await login(db, { ...base, password: PASSWORD, now: later });
+      const ticket = (l as { ticket: string }).ticket;
+      const code = appCode(s.secret, later);
+      assert.ok(
+        (await verifySecondFactor(db, {
+          ticket,
+          code,
+          secret: SECRET,
+          client,
+          onEvent,
+          now: later,
+        })).ok,
+      );
+      // Throttled: five wrong codes, then the wait.
+      for (let i = 0; i < 6; i++) {
+        await verifySecondFactor(db, {
+          ticket,
+          code: "00000",
+          secret: SECRET,
+          client,
+          onEvent,
+          now: later,
+        });
+      }
+      const session = { id: crypto.randomUUID(), issuedAt: Math.floor(later / 1000) };
+      const reg = await passkeyRegistrationOptions(db, { userId: u.id, session, rp, now: later });
+      assert.ok(reg.ok);
+      const made = await create(reg.options, { origin: APP });
+      const added = await verifyPasskeyRegistration(db, {
+        userId: u.id,
+        session,
+        ceremony: reg.ceremony,
+        response: made.json,
+        rp,
+        onEvent,
+        now: later,
+      });
+      assert.ok(added.ok);
+      const opts = await passkeySignInOptions(db, { rp, now: later });
+      assert.ok(opts.ok);
+      const answer = await get(opts.options, made.credential, { origin: APP });
+      assert.ok(
+        (await verifyPasskeySignIn(db, {
+          ceremony: opts.ceremony,
+          response: answer,
+          rp,
+          onEvent,
+          now: later,
+        })).ok,
+      );
+      assert.ok(
+        (await removePasskey(db, {
+          userId: u.id,
+          passkeyId: added.passkey.id,
+          session,
+          onEvent,
+          now: later,
+        })).ok,
+      );
+      const c = await createUserSession(db, {
+        session: SESSION,
+        userId: u.id,
+        record: { userAgent: "x" },
+        now: later,
+      });
+      assert.ok(c.ok);
+      const cookie = c.setCookie.split(";")[0];
+      const out = await signOut(db, {
+        session: SESSION,
+        request: new Request(APP, { headers: { cookie } }),
+        onEvent,
+        now: later,
+      });
+      assert.ok(out.ok);
+      const c2 = await createUserSession(db, {
+        session: SESSION,
+        userId: u.id,
+        record: { userAgent: "y" },
+        now: later,
+      });
+      assert.ok(c2.ok);
+      const list = await listUserSessions(db, { userId: u.id, now: later });
+      assert.ok(list.ok);
+      assert.ok(
+        (await endSession(db, {
+          userId: u.id,
+          sessionId: list.sessions[0].id,
+          onEvent,
+          now: later,
+        })).ok,
+      );
+      assert.ok(
+        (await changePassword(db, {
+          userId: u.id,
+          currentPassword: PASSWORD,
+          newPassword: "another passphrase",
+          iterations: ITER,
+          onEvent,
+          now: later,
+        })).ok,
+      );
+      assert.deepEqual(
+        got.map((
+          e,
+        ) => [
+          e.type,
+          e.detail.method ?? e.detail.factor ?? e.detail.scope ?? e.detail.error ?? "",
+        ]),
+        [
+          ["sign_in.failed", "password"],
+          ["sign_in.succeeded", "password"],
+          ["factor.added", "totp"],
+          ["sign_in.second_factor_required", "password"],
+          ["sign_in.succeeded", "totp"],
+          ["sign_in.failed", "invalid_code"],
+          ["sign_in.failed", "invalid_code"],
+          ["sign_in.failed", "invalid_code"],
+          ["sign_in.failed", "invalid_code"],
+          ["sign_in.failed", "invalid_code"],
+          ["sign_in.throttled", "too_many_attempts"],
+          ["factor.added", "passkey"],
+          ["passkey.used", "passkey"],
+          ["factor.removed", "passkey"],
+          ["session.ended", "sign-out"],
+          ["session.ended", "one"],
+          ["password.changed", "change"],
+        ],
+      );
+      for (const e of got) {
+        assert.equal(e.userId, u.id, e.type);
+        const text = JSON.stringify(e);
+        for (const secret of [PASSWORD, ticket, code, s.secret, cookie]) {
+          assert.ok(!text.includes(secret), e.type);
+        }
+      }
+      assert.equal(got[0].client, client);
+      assert.equal(got[0].email, u.email);
+      assert.equal(got[0].at, T);
+      const stored = await listAuthEvents(db, { userId: u.id, limit: 5 });
+      assert.ok(stored.ok);
+      assert.deepEqual(stored.events.map((e) => e.type), [
+        "password.changed",
+        "session.ended",
+        "session.ended",
+        "factor.removed",
+        "passkey.used",
+      ]);
+      assert.ok(stored.next);
+      const rest = await listAuthEvents(db, { userId: u.id, before: stored.next!, limit: 200 });
+      assert.ok(rest.ok);
+      assert.equal(rest.events.length, got.length - 5);
+      assert.equal(rest.next, null);
+      assert.deepEqual(rest.events.at(-1)?.detail, {
+        method: "password",
+        error: "invalid_credentials",
+      });
+    },
+  },
+  {
+    name: "events: a failing sink changes no answer; a sink that is not a function is refused",
+    async fn({ db }) {
+      const u = await verifiedUser(db);
+      const broken = () => {
+        throw new Error("sink down");
+      };
+      const rejecting = () => Promise.reject(new Error("sink down"));
+      for (const onEvent of [broken, rejecting]) {
+        assert.deepEqual(
+          await login(db, {
+            email: u.email,
+            password: PASSWORD,
+            iterations: ITER,
+            onEvent,
+            now: T,
+          }),
+          {
+            ok: true,
+            userId: u.id,
+          },
+        );
+      }
+      assert.deepEqual(
+        await login(db, {
+          email: u.email,
+          password: PASSWORD,
+          iterations: ITER,
+          onEvent: "yes" as never,
+          now: T,
+        }),
+        { ok: false, error: "invalid_input" },
+      );
+    },
+  },
+];

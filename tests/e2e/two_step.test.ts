@@ -1,0 +1,149 @@
+/**
+ * Two-step sign-in and the sessions list in Chromium, on the multi-user site over libSQL and
+ * over D1 (Miniflare), with JavaScript on and off: setting up an authenticator app from the
+ * QR page (the codes come from an implementation of RFC 6238 in the test, over
+ * `node:crypto`, not from the code under test), the 10 backup codes shown once, signing in
+ * with a code, with a backup code (used once), "remember this device"; then the sessions of
+ * the account listed with their device, another one ended, and that browser signed out.
+ */
+import assert from "node:assert/strict";
+import type { Page } from "playwright-core";
+import { HAVE_CHROMIUM, launch, where } from "./_harness.ts";
+import { checkPage } from "./_console.ts";
+import { newestCode } from "./_users_site.ts";
+import { type Backend, desktop, startFactorsSite } from "./_factors_site.ts";
+import { appCode } from "../d1/_totp.ts";
+
+const opts = { sanitizeOps: false, sanitizeResources: false }; // see relay.test.ts
+const PASSWORD = "two step test passphrase";
+
+async function signUp(page: Page, origin: string, direct: string, email: string): Promise<void> {
+  await page.goto(`${origin}/users/signup`);
+  await page.getByLabel("E-mail").fill(email);
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Create account" }).click();
+  await page.waitForURL(/\/users\/verify\?email=/);
+  await page.getByLabel("Code").fill(await newestCode(direct, email));
+  await page.getByRole("button", { name: "Verify" }).click();
+  await page.waitForURL(/\/users\/$/);
+}
+
+async function signIn(page: Page, origin: string, email: string): Promise<void> {
+  await page.goto(`${origin}/users/login`);
+  await page.getByLabel("E-mail").fill(email);
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+}
+
+async function signOut(page: Page): Promise<void> {
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.waitForURL(/\/users\/login$/);
+}
+
+for (const backend of ["libsql", "d1"] as Backend[]) {
+  for (const js of [true, false]) {
+    const mode = js ? "js" : "nojs";
+    Deno.test({
+      ignore: !HAVE_CHROMIUM,
+      name:
+        `e2e two-step sign-in (${backend}, ${mode}): TOTP set-up and sign-in, backup codes, remembered device, sessions list and revoke`,
+      ...opts,
+      async fn() {
+        const site = await startFactorsSite(backend);
+        const browser = await launch();
+        try {
+          const ctx = await desktop(browser, js);
+          const page = await ctx.newPage();
+          const email = `totp-${backend}-${mode}-${crypto.randomUUID().slice(0, 8)}@example.com`;
+          await signUp(page, site.origin, site.direct, email);
+
+          // Set up: the QR code and the key; a first code from the "app".
+          await page.getByRole("link", { name: "Set up an authenticator app" }).click();
+          await page.waitForURL(/\/users\/account\/totp$/);
+          const qr = page.getByRole("img", { name: "QR code to scan with an authenticator app" });
+          assert.match(await qr.getAttribute("src") ?? "", /^data:image\/svg\+xml;base64,/);
+          const key = await page.locator("[data-totp-key]").getAttribute("data-totp-key") ?? "";
+          assert.match(key, /^[A-Z2-7]{32}$/);
+          await checkPage(page, `totp-setup-${backend}-${mode}`, { javaScript: js });
+          await page.getByLabel("Code from the app").fill(appCode(key, Date.now()));
+          await page.getByRole("button", { name: "Turn on two-step sign-in" }).click();
+          const codes = page.getByRole("list", { name: "Backup codes" }).getByRole("listitem");
+          await codes.first().waitFor();
+          const backup = await codes.allTextContents();
+          assert.equal(backup.length, 10);
+          for (const c of backup) assert.match(c, /^[0-9a-z]{5}-[0-9a-z]{5}$/);
+          const download = page.getByRole("link", { name: "Download the codes" });
+          assert.match(await download.getAttribute("href") ?? "", /^data:text\/plain/);
+          assert.equal(await download.getAttribute("download"), "backup-codes.txt");
+          assert.equal(
+            await page.getByRole("button", { name: "Print the codes" }).isVisible(),
+            js,
+            "print needs JavaScript",
+          );
+          await checkPage(page, `totp-backup-codes-${backend}-${mode}`, { javaScript: js });
+          await page.getByRole("link", { name: "I have kept them: continue" }).click();
+          await page.waitForURL(/\/users\/$/);
+          assert.equal(await page.locator("#backup-left").textContent(), "10");
+
+          // Sign in: the password, then the code (the next step's: each code works once and
+          // the set-up used this step's).
+          await signOut(page);
+          await signIn(page, site.origin, email);
+          await page.waitForURL(/\/users\/second-factor$/);
+          await checkPage(page, `totp-second-factor-${backend}-${mode}`, { javaScript: js });
+          await page.getByLabel("Code", { exact: true }).fill("000000");
+          await page.getByRole("button", { name: "Continue" }).click();
+          await page.getByRole("alert").getByText("That code is not right").waitFor();
+          await page.getByLabel("Code", { exact: true }).fill(appCode(key, Date.now() + 30_000));
+          await page.getByRole("button", { name: "Continue" }).click();
+          await page.waitForURL(/\/users\/$/);
+
+          // A backup code, once; this time the device is remembered.
+          await signOut(page);
+          await signIn(page, site.origin, email);
+          await page.waitForURL(/\/users\/second-factor$/);
+          await page.getByLabel("Code", { exact: true }).fill(backup[0]);
+          await page.getByLabel("Remember this device for 30 days").check();
+          await page.getByRole("button", { name: "Continue" }).click();
+          await page.waitForURL(/\/users\/$/);
+          assert.equal(await page.locator("#backup-left").textContent(), "9");
+          await signOut(page);
+          await signIn(page, site.origin, email);
+          await page.waitForURL(/\/users\/$/);
+          assert.equal(where(page), "/users/", "a remembered device skips the code");
+
+          // The same backup code in another browser (not remembered) is refused.
+          const other = await desktop(browser, js);
+          const second = await other.newPage();
+          await signIn(second, site.origin, email);
+          await second.waitForURL(/\/users\/second-factor$/);
+          await second.getByLabel("Code", { exact: true }).fill(backup[0]);
+          await second.getByRole("button", { name: "Continue" }).click();
+          await second.getByRole("alert").getByText("That code is not right").waitFor();
+          await second.getByLabel("Code", { exact: true }).fill(backup[1]);
+          await second.getByRole("button", { name: "Continue" }).click();
+          await second.waitForURL(/\/users\/$/);
+
+          // Sessions: both browsers are listed, this one marked; ending the other signs it out.
+          await page.reload();
+          const sessions = page.getByRole("region", { name: "Where you are signed in" });
+          const rows = sessions.getByRole("row");
+          assert.equal(await rows.count(), 3, "a header and the two live sessions");
+          assert.match(await sessions.textContent() ?? "", /This device/);
+          assert.match(await sessions.textContent() ?? "", /Chrome on Linux/);
+          await checkPage(page, `sessions-${backend}-${mode}`, { javaScript: js });
+          await page.getByRole("button", { name: "End all other sessions" }).click();
+          await page.waitForURL(/done=others_ended/);
+          assert.equal(await sessions.getByRole("row").count(), 2);
+          await second.goto(`${site.origin}/users/`);
+          assert.equal(where(second), "/users/login", "the other browser was signed out");
+          await page.goto(`${site.origin}/users/`);
+          assert.equal(where(page), "/users/", "this browser stays signed in");
+        } finally {
+          await browser.close();
+          await site.close();
+        }
+      },
+    });
+  }
+}
