@@ -34,6 +34,7 @@ export {
   type SignalGuard,
 } from "./lib/inspector_signal.ts";
 export { DEFAULT_ADMIN_ADDRESS, Engine, type EngineOptions } from "./lib/server/engine.ts";
+export type { ChangeOptions, ConfigAuthority } from "./lib/server/admin/handler.ts";
 export { AdminError, type AdminErrorCode } from "./lib/server/errors.ts";
 export {
   adaptByContentType,
@@ -56,21 +57,27 @@ export {
   registerModules,
 } from "./lib/server/module/mod.ts";
 export { type Storage } from "./lib/server/module/storage.ts";
-export { type ConnectionOptions } from "./lib/server/module/listener.ts";
-export { type ListenerHandle } from "./lib/server/module/listener.ts";
-export { type ClientCertificateCheck } from "./lib/server/module/listener.ts";
-export { type TlsCertificateSource } from "./lib/server/module/listener.ts";
-export { type ListenOptions } from "./lib/server/module/listener.ts";
-export { type RawUpgrade } from "./lib/server/module/listener.ts";
-export { type Tunnel } from "./lib/server/module/listener.ts";
-export { type ServeInfo } from "./lib/server/module/listener.ts";
-export { type ConnHandler } from "./lib/server/module/listener.ts";
-export { type App } from "./lib/server/module/instance.ts";
-export { type ModuleInstance } from "./lib/server/module/instance.ts";
-export { type Cleanup } from "./lib/server/module/instance.ts";
-export { type Logger } from "./lib/server/module/instance.ts";
-export { type LogFields } from "./lib/server/module/instance.ts";
-export { type LogLevel } from "./lib/server/module/instance.ts";
+export {
+  type CertificateGetter,
+  type CertifiedKey,
+  type ClientCertificateCheck,
+  type ConnectionOptions,
+  type ConnHandler,
+  type ListenerHandle,
+  type ListenOptions,
+  type RawUpgrade,
+  type ServeInfo,
+  type TlsCertificateSource,
+  type Tunnel,
+} from "./lib/server/module/listener.ts";
+export {
+  type App,
+  type Cleanup,
+  type LogFields,
+  type Logger,
+  type LogLevel,
+  type ModuleInstance,
+} from "./lib/server/module/instance.ts";
 export type { KeyInfo, Locker } from "./lib/server/module/storage.ts";
 export {
   accessTree,
@@ -97,10 +104,12 @@ export type {
   ServerFacts,
   UpstreamResponseHandling,
 } from "./lib/server/http/context.ts";
-export type { TcpKeepAlive } from "./lib/server/module/listener.ts";
-export type { ListenerWrapper } from "./lib/server/module/listener.ts";
-export type { PendingConnection } from "./lib/server/module/listener.ts";
-export type { PeerAddress } from "./lib/server/module/listener.ts";
+export type {
+  ListenerWrapper,
+  PeerAddress,
+  PendingConnection,
+  TcpKeepAlive,
+} from "./lib/server/module/listener.ts";
 export { HandlerError } from "./lib/server/http/errors.ts";
 export { ConfigError, type ConfigErrorCode } from "./lib/server/config/error.ts";
 import { ConfigError, type ConfigErrorCode } from "./lib/server/config/error.ts";

@@ -39,10 +39,18 @@ Deno.test("setup-db <name>: a local libSQL file with the schema, twice; prints D
       assert.match(r.out, /^\s+DATABASE_URL=file:\.data\/site\.db$/m);
     }
     assert.deepEqual(await tables(`file:${dir}/.data/site.db`), [
+      "auth_events",
       "auth_throttle",
+      "backup_codes",
       "oauth_identities",
       "otp_codes",
+      "passkey_challenges",
+      "passkeys",
       "revoked_sessions",
+      "sqlite_sequence",
+      "totp_factors",
+      "trusted_devices",
+      "user_sessions",
       "users",
     ]);
     const other = await gatehouse(dir, [
@@ -54,10 +62,18 @@ Deno.test("setup-db <name>: a local libSQL file with the schema, twice; prints D
     assert.equal(other.code, 0, other.err);
     assert.match(other.out, new RegExp(`DATABASE_URL=file:${dir}/nested/dir/o.db`));
     assert.deepEqual(await tables(`file:${dir}/nested/dir/o.db`), [
+      "auth_events",
       "auth_throttle",
+      "backup_codes",
       "oauth_identities",
       "otp_codes",
+      "passkey_challenges",
+      "passkeys",
       "revoked_sessions",
+      "sqlite_sequence",
+      "totp_factors",
+      "trusted_devices",
+      "user_sessions",
       "users",
     ]);
     const bad = await gatehouse(dir, ["setup-db", "../evil"]);
