@@ -24,20 +24,6 @@ import {
   parseRoot,
   parseVars,
 } from "../../http/handlers/vars_caddyfile.ts";
-import {
-  expressionMatcher,
-  fieldRegexpMatcher,
-  headerMatcher,
-  ipMatcher,
-  listMatcher,
-  notMatcher,
-  pathRegexpMatcher,
-  protocolMatcher,
-  queryMatcher,
-  tlsMatcher,
-  urlPatternMatcher,
-  varsMatcher,
-} from "../../http/matchers/caddyfile.ts";
 import { parseHeader, parseRequestHeader } from "../../http/handlers/headers_caddyfile.ts";
 import {
   parseHandlePath,
@@ -83,12 +69,13 @@ import {
   type SyntaxSet,
 } from "../../caddyfile/registry.ts";
 import { HANDLERS } from "../../http/handlers/mod.ts";
+import { MATCHERS } from "../../http/matchers/mod.ts";
 import { fileSystemStorage, mockDNSProvider, parseBind } from "./site_directives.ts";
 import { challtestsrvSyntax } from "../../tls/dns/caddyfile.ts";
 
-// the syntax the handlers' table names (each set once: several entries may share a file)
+// the syntax the tables name (each set once: several entries may share a file)
 const sets = new Set<SyntaxSet>();
-for (const e of HANDLERS) if (e.syntax) sets.add(await e.syntax());
+for (const e of [...HANDLERS, ...MATCHERS]) if (e.syntax) sets.add(await e.syntax());
 for (const set of sets) registerSyntaxSet(set);
 
 // global options
@@ -134,22 +121,6 @@ registerHandlerDirective("basic_auth", parseBasicAuth);
 registerHandlerDirective("templates", parseTemplates);
 registerHandlerDirective("request_body", parseRequestBody);
 registerHandlerDirective("timeouts", parseTimeouts);
-
-// request matchers
-for (const m of ["host", "path", "method"]) registerSyntax(`http.matchers.${m}`, listMatcher(m));
-registerSyntax("http.matchers.path_regexp", pathRegexpMatcher);
-registerSyntax("http.matchers.query", queryMatcher);
-registerSyntax("http.matchers.header", headerMatcher);
-registerSyntax("http.matchers.header_regexp", fieldRegexpMatcher("header_regexp"));
-registerSyntax("http.matchers.vars_regexp", fieldRegexpMatcher("vars_regexp"));
-registerSyntax("http.matchers.protocol", protocolMatcher);
-registerSyntax("http.matchers.remote_ip", ipMatcher("remote_ip"));
-registerSyntax("http.matchers.client_ip", ipMatcher("client_ip"));
-registerSyntax("http.matchers.vars", varsMatcher);
-registerSyntax("http.matchers.not", notMatcher);
-registerSyntax("http.matchers.expression", expressionMatcher);
-registerSyntax("http.matchers.tls", tlsMatcher);
-registerSyntax("http.matchers.url_pattern", urlPatternMatcher);
 
 // handler parts
 registerSyntax("http.encoders.gzip", gzipEncoding);
