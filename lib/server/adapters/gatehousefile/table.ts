@@ -39,12 +39,10 @@ import {
   parseCopyResponseHeaders,
 } from "../../http/handlers/reverse_proxy/caddyfile_response.ts";
 import { registerProxySyntaxes } from "../../http/handlers/reverse_proxy/caddyfile_transport.ts";
-import { registerListenerWrapperSyntaxes } from "../../http/listener_wrappers_caddyfile.ts";
 import { registerEncoderSyntaxes } from "../../logging/caddyfile_encoders.ts";
 import { parseIntercept } from "../../http/handlers/intercept_caddyfile.ts";
 import { parseLogAppend } from "../../http/handlers/log_append_caddyfile.ts";
 import { parsePush } from "../../http/handlers/push_caddyfile.ts";
-import { staticIPSource } from "../../http/ip_source_static_caddyfile.ts";
 import { parseForwardAuth } from "../../http/handlers/reverse_proxy/caddyfile_forward_auth.ts";
 import {
   fastcgiTransport,
@@ -70,12 +68,16 @@ import {
 } from "../../caddyfile/registry.ts";
 import { HANDLERS } from "../../http/handlers/mod.ts";
 import { MATCHERS } from "../../http/matchers/mod.ts";
+import { IP_SOURCES } from "../../http/ip_sources.ts";
+import { LISTENER_WRAPPERS } from "../../listeners/mod.ts";
 import { fileSystemStorage, mockDNSProvider, parseBind } from "./site_directives.ts";
 import { challtestsrvSyntax } from "../../tls/dns/caddyfile.ts";
 
 // the syntax the tables name (each set once: several entries may share a file)
 const sets = new Set<SyntaxSet>();
-for (const e of [...HANDLERS, ...MATCHERS]) if (e.syntax) sets.add(await e.syntax());
+for (const e of [...HANDLERS, ...MATCHERS, ...IP_SOURCES, ...LISTENER_WRAPPERS]) {
+  if (e.syntax) sets.add(await e.syntax());
+}
 for (const set of sets) registerSyntaxSet(set);
 
 // global options
@@ -127,8 +129,6 @@ registerSyntax("http.encoders.gzip", gzipEncoding);
 registerSyntax("http.encoders.zstd", zstdEncoding);
 registerProxySyntaxes();
 registerSyntax("http.reverse_proxy.transport.fastcgi", fastcgiTransport);
-registerListenerWrapperSyntaxes();
-registerSyntax("http.ip_sources.static", staticIPSource);
 
 // logging
 registerSyntax("caddy.logging.writers.file", fileWriter);

@@ -8,15 +8,12 @@
  *
  * @module
  */
-import type { ModuleEntry } from "../../module/mod.ts";
-import type { SyntaxSet } from "../../caddyfile/registry.ts";
+import type { SyntaxEntry } from "../../caddyfile/registry.ts";
 import type { MatcherWriter } from "../../caddyfile/writer/matchers.ts";
 import type { MatcherConfigs } from "./writer.ts";
 
 /** One request matcher: its module, Gatehousefile syntax and writer. */
-export interface MatcherEntry extends ModuleEntry {
-  /** Loads the Gatehousefile syntax the matcher's is part of. */
-  syntax?(): Promise<SyntaxSet>;
+export interface MatcherEntry extends SyntaxEntry {
   /** Loads the matcher's JSON → Gatehousefile writer. */
   writer?(): Promise<MatcherWriter>;
 }
