@@ -16,8 +16,7 @@ import type { JsonObject } from "./config_tree.ts";
 import { parseNetworkAddress } from "./net/address.ts";
 import { unknownModuleMessage } from "./unavailable.ts";
 import { type AdminConfig, decodeAdminConfig } from "./config/admin.ts";
-import { asObject, checkFields, optObject } from "./http/config.ts";
-import { ConfigError } from "./config/error.ts";
+import { Decoder } from "./config/decode.ts";
 
 export type { AdminConfig };
 
@@ -30,17 +29,15 @@ export const TOP_LEVEL_KEYS: readonly string[] = ["admin", "logging", "storage",
  * object of objects. Module configs inside are decoded by their modules when provisioned.
  */
 function decodeTopLevel(config: JsonObject): AdminConfig {
-  const top = asObject(config, "config");
-  checkFields(top, TOP_LEVEL_KEYS, "config");
-  const admin = decodeAdminConfig(top.admin);
-  optObject(top, "logging", "config");
-  optObject(top, "storage", "config");
-  const apps = optObject(top, "apps", "config") ?? {};
-  for (const [name, raw] of Object.entries(apps)) {
-    if (raw === null) {
-      throw new ConfigError("invalid_config", `apps.${name}: module value cannot be null`);
-    }
-    asObject(raw, `apps.${name}`);
+  const top = Decoder.of(config, "config").fields(TOP_LEVEL_KEYS);
+  const admin = decodeAdminConfig(top.value("admin"));
+  top.rawObject("logging");
+  top.rawObject("storage");
+  // the apps stand at `apps.<name>` in messages, as Caddy names them
+  const apps = new Decoder(top.rawObject("apps") ?? {}, "apps");
+  for (const [name, raw] of Object.entries(apps.raw)) {
+    if (raw === null) apps.failAt(name, "module value cannot be null");
+    Decoder.of(raw, apps.at(name));
   }
   return admin;
 }

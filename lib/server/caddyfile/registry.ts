@@ -11,6 +11,7 @@ import { didYouMean, Dispenser, errorAt, MATCHER_NAME_CONTEXT_KEY } from "./disp
 import { cloneToken, isQuoted, type Token } from "./lexer.ts";
 import type { Helper } from "./helper.ts";
 import type { ConfigValue, Handler, MatcherSet } from "./types.ts";
+import type { ModuleEntry } from "../module/mod.ts";
 
 /** A directive: reads its segment through the helper, returns config values. */
 export type DirectiveFn = (h: Helper) => ConfigValue[];
@@ -84,6 +85,12 @@ export interface SyntaxSet {
   globalOptions?: Readonly<Record<string, GlobalOptionFn>>;
   /** Module syntaxes by module id (`http.matchers.path`, `http.encoders.gzip`...). */
   modules?: Readonly<Record<string, SyntaxFn>>;
+}
+
+/** An entry of a module table that names the module's Gatehousefile syntax. */
+export interface SyntaxEntry extends ModuleEntry {
+  /** Loads the syntax set the module's syntax is part of (several entries may share one). */
+  syntax?(): Promise<SyntaxSet>;
 }
 
 /**

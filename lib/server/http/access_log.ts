@@ -8,7 +8,7 @@
  */
 import { clientLogFields } from "./tls_client.ts";
 import type { LogFields, Logger } from "../module/instance.ts";
-import { checkFields, optBool, optObject, optString, optStrings, type Raw } from "./config.ts";
+import type { Decoder } from "../config/decode.ts";
 import { type RequestContext, splitHostPort } from "./context.ts";
 
 /** Parsed `logs` section of a server. */
@@ -25,25 +25,28 @@ export interface ServerLogConfig {
   shouldLogCredentials: boolean;
 }
 
-/** Decodes a server's `logs` object. */
-export function parseLogConfig(raw: Raw, where: string): ServerLogConfig {
-  checkFields(raw, [
-    "default_logger_name",
-    "logger_names",
-    "skip_hosts",
-    "skip_unmapped_hosts",
-    "should_log_credentials",
-  ], where);
+/** The fields of a server's `logs` (Caddy's `ServerLogConfig`, `modules/caddyhttp/logging.go`). */
+export const SERVER_LOGS_FIELDS: readonly string[] = [
+  "default_logger_name",
+  "logger_names",
+  "skip_hosts",
+  "skip_unmapped_hosts",
+  "should_log_credentials",
+];
+
+/** Decodes a server's `logs` object (its decoder `d`, at `http.servers.<name>.logs`). */
+export function parseLogConfig(d: Decoder): ServerLogConfig {
+  d.fields(SERVER_LOGS_FIELDS);
   const names = new Map<string, string[]>();
-  for (const [host, v] of Object.entries(optObject(raw, "logger_names", where) ?? {})) {
+  for (const [host, v] of Object.entries(d.rawObject("logger_names") ?? {})) {
     names.set(host.toLowerCase(), Array.isArray(v) ? v.map(String) : [String(v)]);
   }
   return {
-    defaultLoggerName: optString(raw, "default_logger_name", where) ?? "",
+    defaultLoggerName: d.string("default_logger_name") ?? "",
     loggerNames: names,
-    skipHosts: new Set((optStrings(raw, "skip_hosts", where) ?? []).map((h) => h.toLowerCase())),
-    skipUnmappedHosts: optBool(raw, "skip_unmapped_hosts", where) ?? false,
-    shouldLogCredentials: optBool(raw, "should_log_credentials", where) ?? false,
+    skipHosts: new Set((d.strings("skip_hosts") ?? []).map((h) => h.toLowerCase())),
+    skipUnmappedHosts: d.bool("skip_unmapped_hosts") ?? false,
+    shouldLogCredentials: d.bool("should_log_credentials") ?? false,
   };
 }
 
@@ -133,26 +136,38 @@ export function loggableRequest(c: RequestContext, logCredentials: boolean): Log
   return req;
 }
 
-/** Emits the `handled request` record to each logger (ERROR level for status >= 400). */
-export function logHandledRequest(
-  loggers: Logger[],
-  c: RequestContext,
-  res: { status: number; headers: Headers },
-  size: number,
-  durationMs: number,
-  logCredentials: boolean,
-): void {
+/** One handled request, as {@linkcode logHandledRequest} logs it. */
+export interface HandledRequest {
+  /** The access loggers of the request ({@linkcode accessLoggers}). */
+  loggers: Logger[];
+  /** The request. */
+  c: RequestContext;
+  /** The answer: its status and header fields. */
+  res: { status: number; headers: Headers };
+  /** Bytes of body sent (counted while the body streams). */
+  size: number;
+  /** Log credentials as they are (`should_log_credentials`). */
+  logCredentials: boolean;
+}
+
+/**
+ * Emits the `handled request` record to each logger (ERROR level for status >= 400); the
+ * duration runs from the request's start until now.
+ */
+export function logHandledRequest(r: HandledRequest): void {
+  const { c, res, logCredentials } = r;
+  const durationMs = performance.now() - c.start;
   const fields: LogFields = {
     request: loggableRequest(c, logCredentials),
     bytes_read: c.bytesRead,
     user_id: c.userId,
     duration: durationMs / 1000,
-    size,
+    size: r.size,
     status: res.status,
     resp_headers: loggableHeaders(res.headers, logCredentials),
   };
   if (c.logFields !== null) { for (const [k, v] of c.logFields) fields[k] = v; }
-  for (const l of loggers) {
+  for (const l of r.loggers) {
     if (res.status >= 400) l.error("handled request", fields);
     else l.info("handled request", fields);
   }

@@ -10,13 +10,39 @@ import { withClientAuth } from "../tls/client_auth/policies.ts";
 import type { ModuleDefinition, ProvisionContext } from "../module/mod.ts";
 import type { ConnectionOptions, ListenerHandle } from "../module/listener.ts";
 import type { App, Logger } from "../module/instance.ts";
-import { asObject, checkFields, optDuration, optNumber, type Raw } from "./config.ts";
+import { Decoder, type Raw } from "../config/decode.ts";
 import { HttpServer } from "./server.ts";
 import { ConfigError } from "../config/error.ts";
 import type { TlsApp } from "../tls/app.ts";
 import { setChallengePorts } from "../tls/acme/ports.ts";
 import { planAutomaticHttps } from "./autohttps.ts";
 import { type HttpInstrumentation, httpInstrumentationFactory } from "./instrumentation.ts";
+
+/** `apps.http` (Caddy's `caddyhttp.App`, `modules/caddyhttp/app.go`). */
+export type HttpAppConfig = {
+  /** The port of plain HTTP (80): automatic HTTPS redirects from it, and a listen address without a port uses it. */
+  http_port?: number;
+  /** The port of HTTPS (443): a server listening only there gets TLS. */
+  https_port?: number;
+  /** How long a stop waits for requests in flight (a duration; unset: without limit). */
+  grace_period?: number | string;
+  /** How long servers go on serving, with `{http.shutting_down}` set, once a stop begins. */
+  shutdown_delay?: number | string;
+  /** The servers by name (each decoded by {@linkcode HttpServer.create}). */
+  servers?: Record<string, Raw>;
+  /** Request metrics (`http_request_*`), when the metrics module is in the build. */
+  metrics?: Raw;
+};
+
+/** The fields of {@linkcode HttpAppConfig}. */
+export const HTTP_APP_FIELDS: readonly (keyof HttpAppConfig)[] = [
+  "http_port",
+  "https_port",
+  "grace_period",
+  "shutdown_delay",
+  "servers",
+  "metrics",
+];
 
 const running = new Set<HttpApp>();
 
@@ -61,21 +87,16 @@ export class HttpApp implements App {
 
   /** Decodes and provisions the app, acquiring listeners. */
   static async create(config: Raw, ctx: ProvisionContext): Promise<HttpApp> {
-    checkFields(config, [
-      "http_port",
-      "https_port",
-      "grace_period",
-      "shutdown_delay",
-      "servers",
-      "metrics",
-    ], "http");
-    const httpPort = optNumber(config, "http_port", "http") ?? 80;
-    const httpsPort = optNumber(config, "https_port", "http") ?? 443;
+    const d = new Decoder(config, "http").fields(HTTP_APP_FIELDS);
+    const httpPort = d.number("http_port") ?? 80;
+    const httpsPort = d.number("https_port") ?? 443;
     // grace_period bounds the drain when the process stops (engine.shutdown reads it)
-    optDuration(config, "grace_period", "http");
-    const shutdownDelay = optDuration(config, "shutdown_delay", "http") ?? 0;
+    d.duration("grace_period");
+    const shutdownDelay = d.duration("shutdown_delay") ?? 0;
     const servers = new Map<string, HttpServer>();
-    const rawServers = config.servers === undefined ? {} : asObject(config.servers, "http.servers");
+    const rawServers = d.value("servers") === undefined
+      ? {}
+      : Decoder.of(d.value("servers"), d.at("servers")).raw;
     let tlsApp: TlsApp | undefined;
     let tlsAsked = false;
     const tls = async () => {
@@ -91,7 +112,7 @@ export class HttpApp implements App {
       log: ctx.logger("http"),
       tls,
     });
-    const metrics = await instrumentation(config.metrics, rawServers, ctx);
+    const metrics = await instrumentation(d, rawServers, ctx);
     for (const [name, raw] of Object.entries(plan.servers)) {
       servers.set(name, await HttpServer.create(name, raw, ctx, httpPort, metrics));
     }
@@ -111,10 +132,8 @@ export class HttpApp implements App {
     for (const server of servers.values()) {
       const app = server.tlsPolicies ? await tls() : undefined;
       if (server.tlsPolicies) {
-        const where = `http.servers.${server.name}`;
-        if (!app) {
-          throw new ConfigError("no_certificate", `${where}: TLS needs the tls app`);
-        }
+        const sd = new Decoder(plan.servers[server.name], `http.servers.${server.name}`);
+        if (!app) throw sd.error("TLS needs the tls app", "no_certificate");
         if (app.cache.size === 0 && app.managedNames.length === 0 && !app.hasOnDemand) {
           // As Caddy: the config loads, and handshakes fail until certificates exist.
           ctx.logger("http").warn(
@@ -127,19 +146,20 @@ export class HttpApp implements App {
         for (const p of server.tlsPolicies) {
           for (const t of p.anyTag.concat(p.allTags)) {
             if (!app.cache.all().some((c) => c.tags.includes(t))) {
-              throw new ConfigError(
-                "no_certificate",
-                `${where}.tls_connection_policies: no loaded certificate has the tags ` +
+              sd.failAt(
+                "tls_connection_policies",
+                "no loaded certificate has the tags " +
                   JSON.stringify({ any_tag: p.anyTag, all_tags: p.allTags }),
+                "no_certificate",
               );
             }
           }
         }
         const unix = server.addresses.find((a) => a.network === "unix");
         if (unix) {
-          throw new ConfigError(
+          sd.fail(
+            `TLS on unix socket listeners is not supported (${unix.address})`,
             "invalid_address",
-            `${where}: TLS on unix socket listeners is not supported (${unix.address})`,
           );
         }
       }
@@ -213,13 +233,13 @@ export class HttpApp implements App {
   }
 }
 
-/** The connection options of a server's `i`-th expanded listen address. */
-/** The routes' instrumentation when the app or a server has a `metrics` object. */
+/** The routes' instrumentation when the app (`app`) or a server has a `metrics` object. */
 function instrumentation(
-  appMetrics: unknown,
+  app: Decoder,
   servers: Record<string, unknown>,
   ctx: ProvisionContext,
 ): Promise<HttpInstrumentation | undefined> {
+  const appMetrics = app.value("metrics");
   const asked = (appMetrics !== undefined && appMetrics !== null) ||
     Object.values(servers).some((s) => {
       const m = (s as { metrics?: unknown } | null)?.metrics;
@@ -227,12 +247,11 @@ function instrumentation(
     });
   if (!asked) return Promise.resolve(undefined);
   const make = httpInstrumentationFactory();
-  if (!make) {
-    throw new ConfigError("unsupported", "http.metrics: metrics are not available in this build");
-  }
+  if (!make) app.failAt("metrics", "metrics are not available in this build", "unsupported");
   return make(appMetrics, servers, ctx);
 }
 
+/** The connection options of a server's `i`-th expanded listen address. */
 function connectionOptions(server: HttpServer, i: number): ConnectionOptions {
   const o = server.options;
   const p = o.protocols[server.listenIndex[i]];

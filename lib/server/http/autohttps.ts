@@ -18,10 +18,8 @@ import type { Logger } from "../module/instance.ts";
 import type { TlsApp } from "../tls/app.ts";
 import { qualifiesForCertificate } from "../tls/automation.ts";
 import { routeHostNames } from "../tls/policies.ts";
-import { ConfigError } from "../config/error.ts";
+import { Decoder, type Raw } from "../config/decode.ts";
 import { expandListenAddress } from "./listen_address.ts";
-
-type Raw = Record<string, unknown>;
 
 /** A server's `automatic_https` (Caddy's `AutoHTTPSConfig`). */
 export interface AutoHttpsConfig {
@@ -33,7 +31,7 @@ export interface AutoHttpsConfig {
   ignore_loaded_certificates: boolean;
 }
 
-const FIELDS = [
+const FIELDS: readonly (keyof AutoHttpsConfig)[] = [
   "disable",
   "disable_redirects",
   "disable_certificates",
@@ -53,23 +51,19 @@ export function decodeAutoHttps(raw: unknown, where: string): AutoHttpsConfig {
     ignore_loaded_certificates: false,
   };
   if (raw === undefined || raw === null) return out;
-  if (typeof raw !== "object" || Array.isArray(raw)) {
-    throw new ConfigError("invalid_config", `${where}: must be an object`);
-  }
-  for (const [k, v] of Object.entries(raw as Raw)) {
-    if (!FIELDS.includes(k)) {
-      throw new ConfigError("invalid_config", `${where}: unknown field "${k}"`);
-    }
-    if (k === "skip" || k === "skip_certificates") {
+  const d = Decoder.of(raw, where);
+  // the keys are checked in order, each with its type (the server's decoder lists the field)
+  for (const [k, v] of Object.entries(d.raw)) {
+    const key = k as keyof AutoHttpsConfig;
+    if (!FIELDS.includes(key)) d.fail(`unknown field "${k}"`);
+    if (key === "skip" || key === "skip_certificates") {
       if (!Array.isArray(v) || v.some((s) => typeof s !== "string")) {
-        throw new ConfigError("invalid_config", `${where}.${k}: must be an array of strings`);
+        d.failAt(k, "must be an array of strings");
       }
-      out[k] = (v as string[]).map((s) => s.toLowerCase());
+      out[key] = (v as string[]).map((s) => s.toLowerCase());
     } else {
-      if (typeof v !== "boolean") {
-        throw new ConfigError("invalid_config", `${where}.${k}: must be a boolean`);
-      }
-      (out as unknown as Record<string, boolean>)[k] = v;
+      if (typeof v !== "boolean") d.failAt(k, "must be a boolean");
+      (out as unknown as Record<string, boolean>)[k] = v as boolean;
     }
   }
   return out;

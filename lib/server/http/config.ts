@@ -80,24 +80,6 @@ export function asObject(v: unknown, where: string): Raw {
   return v as Raw;
 }
 
-/** A map of header name to string list (`http.Header` JSON). */
-export function optHeaderMap(
-  config: Raw,
-  key: string,
-  where: string,
-): Record<string, string[]> | undefined {
-  const o = optObject(config, key, where);
-  if (!o) return undefined;
-  const out: Record<string, string[]> = {};
-  for (const [k, v] of Object.entries(o)) {
-    if (!Array.isArray(v) || v.some((s) => typeof s !== "string")) {
-      bad(where, `"${key}.${k}" must be an array of strings`);
-    }
-    out[k] = v as string[];
-  }
-  return out;
-}
-
 /** An optional duration field in milliseconds. */
 export function optDuration(config: Raw, key: string, where: string): number | undefined {
   const v = config[key];

@@ -20,8 +20,7 @@
  */
 import type { Logger } from "../module/instance.ts";
 import type { RequestContext } from "./context.ts";
-import { ConfigError } from "../config/error.ts";
-import { optStrings, type Raw } from "./config.ts";
+import type { Decoder } from "../config/decode.ts";
 
 /** A field name's characters (RFC 9110 `tchar`), without the trailing glob. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -36,38 +35,23 @@ interface Allowlist {
   prefixes: { keep: string; drop: string }[];
 }
 
-function parseAllowlist(
-  raw: Raw,
-  field: string,
-  sep: "_" | ".",
-  where: string,
-): Allowlist | null {
-  const entries = optStrings(raw, field, where);
+function parseAllowlist(d: Decoder, field: string, sep: "_" | "."): Allowlist | null {
+  const entries = d.strings(field);
   if (!entries || entries.length === 0) return null;
   const list: Allowlist = { exact: new Set(), exactHyphen: new Set(), prefixes: [] };
   entries.forEach((entry, i) => {
-    const at = `${where}.${field}[${i}]`;
+    const at = `${field}[${i}]`;
     const glob = entry.endsWith("*");
     const name = (glob ? entry.slice(0, -1) : entry).toLowerCase();
     if (name.includes("*")) {
-      throw new ConfigError(
-        "invalid_config",
-        `${at}: ${
-          JSON.stringify(entry)
-        } has '*' in an invalid position (only a trailing '*' is allowed)`,
+      d.failAt(
+        at,
+        `${JSON.stringify(entry)} has '*' in an invalid position (only a trailing '*' is allowed)`,
       );
     }
-    if (!TOKEN.test(name)) {
-      throw new ConfigError(
-        "invalid_config",
-        `${at}: ${JSON.stringify(entry)} is not a header field name`,
-      );
-    }
+    if (!TOKEN.test(name)) d.failAt(at, `${JSON.stringify(entry)} is not a header field name`);
     if (!name.includes(sep)) {
-      throw new ConfigError(
-        "invalid_config",
-        `${at}: ${JSON.stringify(entry)} does not contain a ${JSON.stringify(sep)}`,
-      );
+      d.failAt(at, `${JSON.stringify(entry)} does not contain a ${JSON.stringify(sep)}`);
     }
     const hyphen = name.replaceAll(sep, "-");
     if (glob) list.prefixes.push({ keep: name, drop: hyphen });
@@ -105,11 +89,11 @@ export class HeaderAliasFilter {
     this.#logger = logger;
   }
 
-  /** Decodes `expected_underscore_headers` and `expected_dot_headers` of a server config. */
-  static parse(raw: Raw, where: string, logger: Logger | null = null): HeaderAliasFilter {
+  /** Decodes `expected_underscore_headers` and `expected_dot_headers` of a server's decoder. */
+  static parse(d: Decoder, logger: Logger | null = null): HeaderAliasFilter {
     return new HeaderAliasFilter(
-      parseAllowlist(raw, "expected_underscore_headers", "_", where),
-      parseAllowlist(raw, "expected_dot_headers", ".", where),
+      parseAllowlist(d, "expected_underscore_headers", "_"),
+      parseAllowlist(d, "expected_dot_headers", "."),
       logger,
     );
   }
@@ -120,7 +104,8 @@ export class HeaderAliasFilter {
    * @example
    * ```ts
    * import { HeaderAliasFilter } from "./header_aliases.ts";
-   * HeaderAliasFilter.parse({}, "srv").dropped(["x-forwarded-for", "x_forwarded_for"]);
+   * import { Decoder } from "../config/decode.ts";
+   * HeaderAliasFilter.parse(new Decoder({}, "srv")).dropped(["x-forwarded-for", "x_forwarded_for"]);
    * // ["x_forwarded_for"]
    * ```
    */

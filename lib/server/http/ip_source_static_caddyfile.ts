@@ -5,6 +5,8 @@
  * @module
  */
 import type { Dispenser } from "../caddyfile/dispenser.ts";
+import type { SyntaxSet } from "../caddyfile/registry.ts";
+import type { StaticIPSourceConfig } from "./ip_source_static.ts";
 
 const PRIVATE_RANGES = [
   "192.168.0.0/16",
@@ -16,7 +18,7 @@ const PRIVATE_RANGES = [
 ];
 
 /** `static <ranges...>`. */
-export function staticIPSource(d: Dispenser): { ranges?: string[] } {
+export function staticIPSource(d: Dispenser): StaticIPSourceConfig {
   if (!d.next()) return {};
   const ranges: string[] = [];
   while (d.nextArg()) {
@@ -25,3 +27,6 @@ export function staticIPSource(d: Dispenser): { ranges?: string[] } {
   }
   return ranges.length > 0 ? { ranges } : {};
 }
+
+/** The Gatehousefile syntax of the trusted-proxy sources. */
+export const syntax: SyntaxSet = { modules: { "http.ip_sources.static": staticIPSource } };

@@ -15,16 +15,13 @@ import { getModule, type ModuleDefinition, registerModule, registerTable } from 
 import { httpAppModule } from "./app.ts";
 import { HANDLERS } from "./handlers/mod.ts";
 import { MATCHERS } from "./matchers/mod.ts";
+import { IP_SOURCES } from "./ip_sources.ts";
 
 if (!getModule(httpAppModule.id)) registerModule(httpAppModule as unknown as ModuleDefinition);
 registerTable(MATCHERS);
 registerTable(HANDLERS);
+registerTable(IP_SOURCES);
 registerTable([
-  {
-    id: "http.ip_sources.static",
-    load: async () =>
-      (await import("./ip_source_static.ts")).staticIPSourceModule as ModuleDefinition,
-  },
   {
     id: "admin.api.reverse_proxy",
     load: async () => (await import("./handlers/reverse_proxy/admin.ts")).reverseProxyAdminModule,

@@ -36,27 +36,17 @@ export function goRegExp(pattern: string, extraFlags = ""): RegExp {
   }
 }
 
-/** A named regexp matcher (`{"name": "...", "pattern": "..."}`). */
+/** A named regexp matcher (`{"name": "...", "pattern": "..."}`, decoded). */
 export class NamedRegexp {
   /** Placeholder prefix, `http.regexp` or `http.regexp.<name>`. */
   readonly prefix: string;
   /** The compiled expression. */
   readonly re: RegExp;
 
-  /** Compiles from config. */
-  constructor(raw: unknown, where: string) {
-    if (typeof raw !== "object" || raw === null) {
-      throw new ConfigError("invalid_config", `${where}: must be an object`);
-    }
-    const { name, pattern } = raw as { name?: unknown; pattern?: unknown };
-    if (typeof pattern !== "string") {
-      throw new ConfigError("invalid_config", `${where}: "pattern" must be a string`);
-    }
-    if (name !== undefined && typeof name !== "string") {
-      throw new ConfigError("invalid_config", `${where}: "name" must be a string`);
-    }
-    this.prefix = name ? `http.regexp.${name}` : "http.regexp";
-    this.re = goRegExp(pattern);
+  /** Compiles a decoded `{name, pattern}`. */
+  constructor(config: { name?: string; pattern: string }) {
+    this.prefix = config.name ? `http.regexp.${config.name}` : "http.regexp";
+    this.re = goRegExp(config.pattern);
   }
 
   /** Tests input; on a match stores the captures as placeholders. */

@@ -7,10 +7,36 @@
  */
 import { getModule, type ProvisionContext } from "../module/mod.ts";
 import { unknownModuleMessage } from "../unavailable.ts";
-import { asObject, checkFields, optArray, optBool, optString, type Raw } from "./config.ts";
+import { Decoder, type Raw } from "../config/decode.ts";
 import type { RequestContext } from "./context.ts";
 import { ConfigError } from "../config/error.ts";
 import type { HttpHandler, Next, RequestMatcher } from "./handler.ts";
+
+/**
+ * A matcher set (Caddy's `MatcherSet` as JSON, a `caddy.ModuleMap`): matcher names
+ * (`http.matchers.<name>`) to their configs; every matcher of a set must match.
+ */
+export type MatcherSetConfig = Record<string, unknown>;
+
+/** One route of a route list (Caddy's `Route`, `modules/caddyhttp/routes.go`). */
+export type RouteConfig = {
+  /** A group name: of the matching routes of one group, only the first runs. */
+  group?: string;
+  /** Matcher sets, any of which may match (none: every request). */
+  match?: MatcherSetConfig[];
+  /** The handlers, in order (`http.handlers.*`, named by their `handler` field). */
+  handle?: Raw[];
+  /** Stop after this route's handlers: later routes of the list do not run. */
+  terminal?: boolean;
+};
+
+/** The fields of {@linkcode RouteConfig}. */
+export const ROUTE_FIELDS: readonly (keyof RouteConfig)[] = [
+  "group",
+  "match",
+  "handle",
+  "terminal",
+];
 
 /** A provisioned route. */
 export interface Route {
@@ -44,7 +70,7 @@ export async function provisionMatcherSets(
   where: string,
 ): Promise<RequestMatcher[][]> {
   if (raw === undefined || raw === null) return [];
-  if (!Array.isArray(raw)) throw new ConfigError("invalid_config", `${where}: must be array`);
+  if (!Array.isArray(raw)) mustBeArray(where);
   const sets: RequestMatcher[][] = [];
   for (const set of raw) {
     sets.push(await provisionMatcherSet(set, ctx, where));
@@ -58,9 +84,9 @@ export async function provisionMatcherSet(
   ctx: ProvisionContext,
   where: string,
 ): Promise<RequestMatcher[]> {
-  const obj = asObject(raw, where);
+  const set = Decoder.of(raw, where).raw as MatcherSetConfig;
   const out: RequestMatcher[] = [];
-  for (const [name, cfg] of Object.entries(obj)) out.push(await loadMatcher(ctx, name, cfg));
+  for (const [name, cfg] of Object.entries(set)) out.push(await loadMatcher(ctx, name, cfg));
   return out;
 }
 
@@ -91,21 +117,19 @@ export async function provisionRoutes(
   where: string,
 ): Promise<Route[]> {
   if (raw === undefined || raw === null) return [];
-  if (!Array.isArray(raw)) throw new ConfigError("invalid_config", `${where}: must be array`);
+  if (!Array.isArray(raw)) mustBeArray(where);
   const routes: Route[] = [];
   for (let i = 0; i < raw.length; i++) {
-    const w = `${where}[${i}]`;
-    const r = asObject(raw[i], w);
-    checkFields(r, ["group", "match", "handle", "terminal"], w);
+    const d = Decoder.of(raw[i], `${where}[${i}]`).fields(ROUTE_FIELDS);
     const handlers: HttpHandler[] = [];
-    for (const h of optArray(r, "handle", w) ?? []) {
+    for (const h of d.array("handle") ?? []) {
       handlers.push(await ctx.loadModule<HttpHandler>("http.handlers", "handler", h));
     }
     routes.push({
-      group: optString(r, "group", w) || undefined,
-      matchers: await provisionMatcherSets(r.match, ctx, `${w}.match`),
+      group: d.string("group") || undefined,
+      matchers: await provisionMatcherSets(d.value("match"), ctx, d.at("match")),
       handlers,
-      terminal: optBool(r, "terminal", w) ?? false,
+      terminal: d.bool("terminal") ?? false,
     });
   }
   return routes;
@@ -196,5 +220,7 @@ export class RouteListCache {
   }
 }
 
-/** Raw route list type, for documentation. */
-export type RawRoute = Raw;
+/** A route list or matcher set list that is not an array. */
+function mustBeArray(path: string): never {
+  throw new ConfigError("invalid_config", `${path}: must be array`, { path });
+}

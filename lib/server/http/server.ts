@@ -12,21 +12,13 @@ import type { ListenerHandle, ServeInfo } from "../module/listener.ts";
 import type { Logger, ModuleInstance } from "../module/instance.ts";
 import {
   accessLoggers,
+  type HandledRequest,
   logHandledRequest,
   parseLogConfig,
   type ServerLogConfig,
   shouldLog,
 } from "./access_log.ts";
-import {
-  asObject,
-  checkFields,
-  optBool,
-  optNumber,
-  optObject,
-  optString,
-  optStrings,
-  type Raw,
-} from "./config.ts";
+import { Decoder, type Raw } from "../config/decode.ts";
 import { decodePath, RequestContext, type ServerFacts } from "./context.ts";
 import { responseError, toHandlerError } from "./errors.ts";
 import { chooseEngine, parseServerOptions, type ServerOptions } from "./server_options.ts";
@@ -56,7 +48,78 @@ export interface IPRangeSource extends ModuleInstance {
   ranges(): readonly IPRange[];
 }
 
-const SERVER_FIELDS = [
+/**
+ * One server of `apps.http.servers` (Caddy's `caddyhttp.Server`, `modules/caddyhttp/server.go`).
+ * Durations are nanoseconds or duration strings; see `server_options.ts` for the connection
+ * fields and the engine each needs.
+ */
+export type HttpServerConfig = {
+  /** Listen addresses (`:443`, `127.0.0.1:8000-8003`, `unix//run/sock`, `fd/3`). */
+  listen?: string[];
+  /** Listener wrappers (`caddy.listeners.*`), in order; `{"wrapper": "tls"}` marks where TLS goes. */
+  listener_wrappers?: Raw[];
+  /** Most time to read a whole request, body included. */
+  read_timeout?: number | string;
+  /** Most time to read a request's header. */
+  read_header_timeout?: number | string;
+  /** Most time to write a response. */
+  write_timeout?: number | string;
+  /** Most time a kept-alive connection waits for its next request (5 minutes). */
+  idle_timeout?: number | string;
+  /** TCP keep-alive probe interval (negative: keep-alive off). */
+  keepalive_interval?: number | string;
+  /** TCP keep-alive idle time before the first probe. */
+  keepalive_idle?: number | string;
+  /** TCP keep-alive probes before the connection is dropped. */
+  keepalive_count?: number;
+  /** Most bytes of a request's header (1 MiB). */
+  max_header_bytes?: number;
+  /** Read a request's body while its response streams (both engines always do). */
+  enable_full_duplex?: boolean;
+  /** Request header names with `_` that are kept (others are dropped before the routes). */
+  expected_underscore_headers?: string[];
+  /** Request header names with `.` that are kept (others are dropped before the routes). */
+  expected_dot_headers?: string[];
+  /** The protocols of each listen address, instead of `protocols`. */
+  listen_protocols?: (string[] | null)[];
+  /** 0-RTT early data (HTTP/3): refused when true. */
+  allow_0rtt?: boolean;
+  /** The routes. */
+  routes?: Raw[];
+  /** The routes that answer a request whose handling failed. */
+  errors?: { routes?: Raw[] };
+  /** TLS connection policies (the server terminates TLS when present). */
+  tls_connection_policies?: Raw[];
+  /** Automatic HTTPS (see `autohttps.ts`). */
+  automatic_https?: Raw;
+  /** A TLS request's Host must be its SNI name (on by default with client authentication). */
+  strict_sni_host?: boolean;
+  /** Where trusted proxies' ranges come from (`http.ip_sources.*`, by `source`). */
+  trusted_proxies?: Raw;
+  /** Read the client IP from the right of the header list (an integer above 0, or true). */
+  trusted_proxies_strict?: number | boolean;
+  /** Peers on unix sockets are trusted proxies. */
+  trusted_proxies_unix?: boolean;
+  /** Headers a trusted proxy names the client in (`X-Forwarded-For`). */
+  client_ip_headers?: string[];
+  /** The access log (see `access_log.ts`). */
+  logs?: Raw;
+  /** The HTTP versions served: `h1`, `h2`, `h2c`, `h3` (`h1`, `h2`). */
+  protocols?: string[];
+  /** Caddy before 2.6: refused with a pointer to `protocols`. */
+  experimental_http3?: unknown;
+  /** Caddy before 2.6: refused with a pointer to `protocols`. */
+  allow_h2c?: unknown;
+  /** Request metrics of this server (the app's `metrics` applies too). */
+  metrics?: Raw;
+  /** Routes that `invoke` runs by name. */
+  named_routes?: Record<string, Raw>;
+  /** Ours: the listener engine, `deno` or `node` (chosen from the fields when unset). */
+  listener_engine?: string;
+};
+
+/** The fields of {@linkcode HttpServerConfig}. */
+export const SERVER_FIELDS: readonly (keyof HttpServerConfig)[] = [
   "listen",
   "listener_wrappers",
   "read_timeout",
@@ -91,11 +154,27 @@ const SERVER_FIELDS = [
 ];
 
 /** `trusted_proxies_strict`: Caddy's integer (greater than zero enables), or a boolean. */
-function strictProxies(raw: Raw, where: string): boolean {
-  const v = raw.trusted_proxies_strict;
+function strictProxies(d: Decoder): boolean {
+  const v = d.value("trusted_proxies_strict");
   if (v === undefined || v === null) return false;
   if (typeof v === "boolean") return v;
-  return (optNumber(raw, "trusted_proxies_strict", where) ?? 0) > 0;
+  return (d.number("trusted_proxies_strict") ?? 0) > 0;
+}
+
+/** What a server is made of, decoded and provisioned by {@linkcode HttpServer.create}. */
+interface ServerParts {
+  name: string;
+  addresses: ListenAddress[];
+  /** The compiled routes. */
+  chain: Next;
+  /** The compiled error routes; null without any. */
+  errorChain: Next | null;
+  logs: ServerLogConfig | null;
+  ctx: ProvisionContext;
+  trusted: IPRangeSource | null;
+  clientIPHeaders: string[];
+  /** `trusted_proxies_strict`. */
+  strict: boolean;
 }
 
 /** A provisioned server. */
@@ -150,27 +229,17 @@ export class HttpServer implements ServerFacts {
   /** The listener callback. */
   readonly handle: (request: Request, info: ServeInfo) => Response | Promise<Response>;
 
-  private constructor(
-    name: string,
-    addresses: ListenAddress[],
-    chain: Next,
-    errorChain: Next | null,
-    logs: ServerLogConfig | null,
-    ctx: ProvisionContext,
-    trusted: IPRangeSource | null,
-    clientIPHeaders: string[],
-    strict: boolean,
-  ) {
-    this.name = name;
-    this.addresses = addresses;
-    this.#chain = chain;
-    this.#errorChain = errorChain;
-    this.#logs = logs;
-    this.#accessLogger = ctx.logger("http.log.access");
-    this.#errorLogger = ctx.logger("http.log.error");
-    this.#trusted = trusted;
-    this.#clientIPHeaders = clientIPHeaders.map((h) => h.toLowerCase());
-    this.#strict = strict;
+  private constructor(p: ServerParts) {
+    this.name = p.name;
+    this.addresses = p.addresses;
+    this.#chain = p.chain;
+    this.#errorChain = p.errorChain;
+    this.#logs = p.logs;
+    this.#accessLogger = p.ctx.logger("http.log.access");
+    this.#errorLogger = p.ctx.logger("http.log.error");
+    this.#trusted = p.trusted;
+    this.#clientIPHeaders = p.clientIPHeaders.map((h) => h.toLowerCase());
+    this.#strict = p.strict;
     this.handle = (request, info) => this.#serve(request, info);
   }
 
@@ -182,10 +251,8 @@ export class HttpServer implements ServerFacts {
     httpPort: number,
     metrics?: HttpInstrumentation,
   ): Promise<HttpServer> {
-    const where = `http.servers.${name}`;
-    const raw = asObject(rawConfig, where);
-    checkFields(raw, SERVER_FIELDS, where);
-    const listen = optStrings(raw, "listen", where) ?? [];
+    const d = Decoder.of(rawConfig, `http.servers.${name}`).fields(SERVER_FIELDS);
+    const listen = d.strings("listen") ?? [];
     const listenIndex: number[] = [];
     const addresses = listen.flatMap((a, i) => {
       const expanded = expandListenAddress(a, httpPort);
@@ -193,47 +260,46 @@ export class HttpServer implements ServerFacts {
       return expanded;
     });
     checkListenAddresses(addresses, listenIndex.map((i) => listen[i]));
-    const routes = await provisionRoutes(raw.routes, ctx, `${where}.routes`);
+    const routes = await provisionRoutes(d.value("routes"), ctx, d.at("routes"));
     const named = new Map<string, RouteListCache>();
-    for (const [n, r] of Object.entries(optObject(raw, "named_routes", where) ?? {})) {
-      const list = await provisionRoutes([r], ctx, `${where}.named_routes.${n}`);
+    for (const [n, r] of Object.entries(d.rawObject("named_routes") ?? {})) {
+      const list = await provisionRoutes([r], ctx, `${d.at("named_routes")}.${n}`);
       if (metrics) instrumentRoutes(list, [r], name, metrics);
       named.set(n, new RouteListCache(list));
     }
-    if (metrics) instrumentRoutes(routes, raw.routes as unknown[], name, metrics);
-    const errors = optObject(raw, "errors", where);
+    if (metrics) instrumentRoutes(routes, d.value("routes") as unknown[], name, metrics);
+    const errors = d.object("errors");
     let errorChain: Next | null = null;
     if (errors) {
-      checkFields(errors, ["routes"], `${where}.errors`);
-      const errRoutes = await provisionRoutes(errors.routes, ctx, `${where}.errors.routes`);
+      errors.fields(["routes"]);
+      const errRoutes = await provisionRoutes(errors.value("routes"), ctx, errors.at("routes"));
       if (errRoutes.length) errorChain = compileRoutes(errRoutes, emptyHandler);
     }
-    const logsRaw = optObject(raw, "logs", where);
-    const logs = logsRaw ? parseLogConfig(logsRaw as Raw, `${where}.logs`) : null;
-    const trustedRaw = optObject(raw, "trusted_proxies", where);
+    const logsD = d.object("logs");
+    const logs = logsD ? parseLogConfig(logsD) : null;
+    const trustedRaw = d.rawObject("trusted_proxies");
     const trusted = trustedRaw
       ? await ctx.loadModule<IPRangeSource>("http.ip_sources", "source", trustedRaw)
       : null;
-    const policies =
-      raw.tls_connection_policies === undefined || raw.tls_connection_policies === null
-        ? null
-        : parseConnectionPolicies(raw.tls_connection_policies, `${where}.tls_connection_policies`);
-    const server = new HttpServer(
+    const policies = d.has("tls_connection_policies")
+      ? parseConnectionPolicies(d.value("tls_connection_policies"), d.at("tls_connection_policies"))
+      : null;
+    const server = new HttpServer({
       name,
       addresses,
-      compileRoutes(routes, emptyHandler),
+      chain: compileRoutes(routes, emptyHandler),
       errorChain,
       logs,
       ctx,
       trusted,
-      optStrings(raw, "client_ip_headers", where) ?? ["X-Forwarded-For"],
-      strictProxies(raw, where),
-    );
+      clientIPHeaders: d.strings("client_ip_headers") ?? ["X-Forwarded-For"],
+      strict: strictProxies(d),
+    });
     const clientAuth = policies
-      ? await provisionPolicyClientAuth(policies, `${where}.tls_connection_policies`, ctx)
+      ? await provisionPolicyClientAuth(policies, d.at("tls_connection_policies"), ctx)
       : null;
     const tls = policies !== null;
-    const options = await parseServerOptions(raw, where, ctx, {
+    const options = await parseServerOptions(d, ctx, {
       listenCount: listen.length,
       tls,
       clientAuth: clientAuth !== null,
@@ -241,20 +307,16 @@ export class HttpServer implements ServerFacts {
     server.options = options;
     server.listenIndex = listenIndex;
     // client authentication and inherited sockets run on the node engine, chosen automatically
-    server.engine = chooseEngine(
-      optString(raw, "listener_engine", where),
-      options,
-      where,
-      tls,
-      clientAuth !== null,
-      addresses.some((a) => a.network === "fd"),
-    );
+    server.engine = chooseEngine(d, options, {
+      clientAuth: clientAuth !== null,
+      inheritedFd: addresses.some((a) => a.network === "fd"),
+    });
     server.clientAuth = clientAuth;
-    server.trustedUnix = optBool(raw, "trusted_proxies_unix", where) ?? false;
-    server.aliases = HeaderAliasFilter.parse(raw, where, ctx.logger("http"));
+    server.trustedUnix = d.bool("trusted_proxies_unix") ?? false;
+    server.aliases = HeaderAliasFilter.parse(d, ctx.logger("http"));
     server.namedRoutes = named;
     server.tlsPolicies = policies;
-    if (policies) server.hostNames = routeHostNames(raw.routes);
+    if (policies) server.hostNames = routeHostNames(d.value("routes"));
     return server;
   }
 
@@ -379,35 +441,30 @@ export class HttpServer implements ServerFacts {
 
   #logged(c: RequestContext, res: Response): Response {
     const cfg = this.#logs!;
-    const loggers = accessLoggers(cfg, this.#accessLogger, c);
     // A taken-over connection answered with what `accept` sent, not with the placeholder.
     const sent = c.info.upgrade?.sent;
-    const logged = sent ? { status: sent.status, headers: new Headers(sent.headers) } : res;
-    const emit = (size: number) =>
-      logHandledRequest(
-        loggers,
-        c,
-        logged,
-        size,
-        performance.now() - c.start,
-        cfg.shouldLogCredentials,
-      );
+    const record: HandledRequest = {
+      loggers: accessLoggers(cfg, this.#accessLogger, c),
+      c,
+      res: sent ? { status: sent.status, headers: new Headers(sent.headers) } : res,
+      size: 0,
+      logCredentials: cfg.shouldLogCredentials,
+    };
     if (res.body === null || c.method === "HEAD" || sent) {
-      emit(0);
+      logHandledRequest(record);
       return res;
     }
-    let size = 0;
     let done = false;
     const finish = () => {
       if (!done) {
         done = true;
-        emit(size);
+        logHandledRequest(record);
       }
     };
     const counted = res.body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
         transform(chunk, ctl) {
-          size += chunk.byteLength;
+          record.size += chunk.byteLength;
           ctl.enqueue(chunk);
         },
         flush: finish,

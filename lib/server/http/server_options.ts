@@ -20,8 +20,7 @@ import type { ProvisionContext } from "../module/mod.ts";
 import { DEFAULT_CONNECTION_OPTIONS, type TcpKeepAlive } from "../module/listener.ts";
 import type { ListenerWrapper } from "../module/listener.ts";
 import { keepAliveUnavailable } from "../listeners/keepalive.ts";
-import { optArray, optBool, optDuration, optNumber, optStrings, type Raw } from "./config.ts";
-import { ConfigError } from "../config/error.ts";
+import type { Decoder, Raw } from "../config/decode.ts";
 
 /** The HTTP versions one listener speaks. */
 export interface ListenerProtocols {
@@ -54,10 +53,6 @@ export interface ServerOptions {
 
 const KNOWN_PROTOCOLS = ["h1", "h2", "h2c", "h3"];
 
-function bad(where: string, msg: string): never {
-  throw new ConfigError("invalid_config", `${where}: ${msg}`);
-}
-
 /** True when a `push` handler appears anywhere in `v` (routes, subroutes, named routes). */
 function usesPush(v: unknown, depth = 0): boolean {
   if (depth > 64 || v === null || typeof v !== "object") return false;
@@ -68,27 +63,27 @@ function usesPush(v: unknown, depth = 0): boolean {
 }
 
 /** A timeout field in ms: undefined when unset or 0 (Caddy's default), 0 for "none" (negative). */
-function timeout(raw: Raw, key: string, where: string, needsNode: string[]): number | undefined {
-  const ms = optDuration(raw, key, where);
+function timeout(d: Decoder, key: string, needsNode: string[]): number | undefined {
+  const ms = d.duration(key);
   if (ms === undefined || ms === 0) return undefined;
   needsNode.push(key);
   return ms < 0 ? 0 : ms;
 }
 
-function keepAlive(raw: Raw, where: string): TcpKeepAlive | undefined {
-  const interval = optDuration(raw, "keepalive_interval", where);
-  const idle = optDuration(raw, "keepalive_idle", where);
-  const count = optNumber(raw, "keepalive_count", where);
+function keepAlive(d: Decoder): TcpKeepAlive | undefined {
+  const interval = d.duration("keepalive_interval");
+  const idle = d.duration("keepalive_idle");
+  const count = d.number("keepalive_count");
   if (interval === undefined && idle === undefined && count === undefined) return undefined;
   if (count !== undefined && !Number.isInteger(count)) {
-    bad(`${where}.keepalive_count`, "must be an integer");
+    d.failAt("keepalive_count", "must be an integer");
   }
   const why = keepAliveUnavailable();
-  if (why) bad(`${where}.keepalive_*`, why);
+  if (why) d.failAt("keepalive_*", why);
   if (interval !== undefined && interval < 0) return { enabled: false };
   const seconds = (ms: number | undefined, key: string) => {
     if (ms === undefined || ms <= 0) return undefined;
-    if (ms < 1000) bad(`${where}.${key}`, "TCP keep-alive times are whole seconds (at least 1s)");
+    if (ms < 1000) d.failAt(key, "TCP keep-alive times are whole seconds (at least 1s)");
     return Math.round(ms / 1000);
   };
   // Caddy: an unset (zero) interval is 15s and an unset count 9 (Go's defaults); an unset idle
@@ -104,40 +99,47 @@ function keepAlive(raw: Raw, where: string): TcpKeepAlive | undefined {
   };
 }
 
-function protocolList(list: string[], where: string): ListenerProtocols & { h3: boolean } {
+/** The protocols of `list`, the value of the field `key` of `d`. */
+function protocolList(
+  d: Decoder,
+  key: string,
+  list: string[],
+): ListenerProtocols & { h3: boolean } {
   for (const p of list) {
     if (!KNOWN_PROTOCOLS.includes(p)) {
-      bad(where, `unknown protocol ${JSON.stringify(p)} (h1, h2, h2c or h3)`);
+      d.failAt(key, `unknown protocol ${JSON.stringify(p)} (h1, h2, h2c or h3)`);
     }
   }
   const has = (p: string) => list.includes(p);
   if (!has("h1") && (has("h2") || has("h2c"))) {
-    bad(where, "cannot enable HTTP/2 or H2C without enabling HTTP/1.1; add h1 or remove h2/h2c");
+    d.failAt(
+      key,
+      "cannot enable HTTP/2 or H2C without enabling HTTP/1.1; add h1 or remove h2/h2c",
+    );
   }
   return { h1: has("h1"), h2: has("h2"), h2c: has("h2c"), h3: has("h3") };
 }
 
 /** Loads `listener_wrappers`: the wrappers that run before TLS (Caddy's order rules). */
 async function wrappers(
-  raw: Raw,
-  where: string,
+  d: Decoder,
   ctx: ProvisionContext,
   tls: boolean,
 ): Promise<ListenerWrapper[]> {
-  const list = optArray(raw, "listener_wrappers", where) ?? [];
+  const list = d.array("listener_wrappers") ?? [];
   const out: ListenerWrapper[] = [];
   let marker = -1;
   for (let i = 0; i < list.length; i++) {
     const w = await ctx.loadModule<ListenerWrapper>("caddy.listeners", "wrapper", list[i]);
     if (w.name === "tls") {
       if (i === 0) {
-        bad(
-          `${where}.listener_wrappers`,
+        d.failAt(
+          "listener_wrappers",
           "it is unnecessary to specify the TLS listener wrapper in the first position because that is the default",
         );
       }
       if (marker >= 0) {
-        bad(`${where}.listener_wrappers`, "TLS listener wrapper can only be specified once");
+        d.failAt("listener_wrappers", "TLS listener wrapper can only be specified once");
       }
       marker = i;
       continue;
@@ -145,8 +147,8 @@ async function wrappers(
     if (tls && (marker >= 0 || !list.some((x) => (x as Raw)?.wrapper === "tls"))) {
       // Caddy runs wrappers after the `tls` marker (or all of them, without one) on the
       // decrypted stream; the ones here read what comes before the TLS handshake.
-      bad(
-        `${where}.listener_wrappers[${i}]`,
+      d.failAt(
+        `listener_wrappers[${i}]`,
         `${w.name} would run after TLS here, where no PROXY header or plain HTTP request can ` +
           `arrive; list it before {"wrapper": "tls"}`,
       );
@@ -157,59 +159,60 @@ async function wrappers(
 }
 
 /**
- * Decodes a server's connection fields. `listenCount` is the number of `listen` entries, `tls`
- * whether the server terminates TLS, `clientAuth` whether a connection policy authenticates
- * clients (then `strict_sni_host` defaults to on, as in Caddy).
+ * Decodes a server's connection fields from its decoder `d` (at `http.servers.<name>`).
+ * `listenCount` is the number of `listen` entries, `tls` whether the server terminates TLS,
+ * `clientAuth` whether a connection policy authenticates clients (then `strict_sni_host`
+ * defaults to on, as in Caddy).
  *
  * @example
  * ```ts ignore
- * const o = await parseServerOptions(raw, "http.servers.srv0", ctx, { listenCount: 1, tls: false });
+ * const d = new Decoder(raw, "http.servers.srv0");
+ * const o = await parseServerOptions(d, ctx, { listenCount: 1, tls: false });
  * o.needsNode; // ["idle_timeout"] when idle_timeout is set
  * ```
  */
 export async function parseServerOptions(
-  raw: Raw,
-  where: string,
+  d: Decoder,
   ctx: ProvisionContext,
   o: { listenCount: number; tls: boolean; clientAuth?: boolean },
 ): Promise<ServerOptions> {
   const needsNode: string[] = [];
   for (const old of ["experimental_http3", "allow_h2c"]) {
-    if (raw[old] !== undefined) {
-      bad(`${where}.${old}`, "a field of Caddy before 2.6; list the versions in protocols");
+    if (d.value(old) !== undefined) {
+      d.failAt(old, "a field of Caddy before 2.6; list the versions in protocols");
     }
   }
-  const read = timeout(raw, "read_timeout", where, needsNode) ?? 0;
-  const readHeader = timeout(raw, "read_header_timeout", where, needsNode) ?? 0;
-  const write = timeout(raw, "write_timeout", where, needsNode) ?? 0;
-  const idleRaw = timeout(raw, "idle_timeout", where, needsNode);
-  const maxHeader = optNumber(raw, "max_header_bytes", where);
+  const read = timeout(d, "read_timeout", needsNode) ?? 0;
+  const readHeader = timeout(d, "read_header_timeout", needsNode) ?? 0;
+  const write = timeout(d, "write_timeout", needsNode) ?? 0;
+  const idleRaw = timeout(d, "idle_timeout", needsNode);
+  const maxHeader = d.number("max_header_bytes");
   if (maxHeader !== undefined) {
-    if (!Number.isInteger(maxHeader)) bad(`${where}.max_header_bytes`, "must be an integer");
+    if (!Number.isInteger(maxHeader)) d.failAt("max_header_bytes", "must be an integer");
     if (maxHeader > 0) needsNode.push("max_header_bytes");
   }
-  const wrapperList = await wrappers(raw, where, ctx, o.tls);
+  const wrapperList = await wrappers(d, ctx, o.tls);
   if (wrapperList.length) needsNode.push("listener_wrappers");
   // As Caddy: TLS client authentication turns strict_sni_host on unless the config sets it
   // (a client could otherwise pass a benign SNI and then name a protected host).
-  const strictGiven = optBool(raw, "strict_sni_host", where);
+  const strictGiven = d.bool("strict_sni_host");
   const strict = strictGiven ?? (o.clientAuth === true);
   if (strictGiven === true && o.tls) needsNode.push("strict_sni_host");
-  if (optBool(raw, "allow_0rtt", where) === true) {
-    bad(
-      `${where}.allow_0rtt`,
+  if (d.bool("allow_0rtt") === true) {
+    d.failAt(
+      "allow_0rtt",
       "no listener here accepts 0-RTT early data (it applies to HTTP/3, which does not run here); remove it or set false",
     );
   }
   // Both engines let a handler read the request body while its response streams.
-  optBool(raw, "enable_full_duplex", where);
+  d.bool("enable_full_duplex");
 
-  const given = optStrings(raw, "protocols", where);
-  const base = protocolList(given ?? ["h1", "h2"], `${where}.protocols`);
-  const perListen = optArray(raw, "listen_protocols", where);
+  const given = d.strings("protocols");
+  const base = protocolList(d, "protocols", given ?? ["h1", "h2"]);
+  const perListen = d.array("listen_protocols");
   if (perListen && perListen.length !== o.listenCount) {
-    bad(
-      `${where}.listen_protocols`,
+    d.failAt(
+      "listen_protocols",
       `listener protocols count does not match address count: ${perListen.length} != ${o.listenCount}`,
     );
   }
@@ -220,27 +223,28 @@ export async function parseServerOptions(
     let p = base;
     if (own !== undefined && own !== null) {
       if (!Array.isArray(own) || own.some((s) => typeof s !== "string")) {
-        bad(`${where}.listen_protocols[${i}]`, "must be an array of strings");
+        d.failAt(`listen_protocols[${i}]`, "must be an array of strings");
       }
-      p = protocolList(own as string[], `${where}.listen_protocols[${i}]`);
+      p = protocolList(d, `listen_protocols[${i}]`, own as string[]);
       anyGiven = true;
     }
     if (p.h3 && o.tls) {
-      bad(
-        own ? `${where}.listen_protocols[${i}]` : `${where}.protocols`,
+      d.failAt(
+        own ? `listen_protocols[${i}]` : "protocols",
         `"h3" (HTTP/3 over QUIC) cannot run here: the listeners speak HTTP/1.1 and HTTP/2 over TCP; remove h3`,
       );
     }
     if (!p.h1) {
-      bad(
-        own ? `${where}.listen_protocols[${i}]` : `${where}.protocols`,
+      d.failAt(
+        own ? `listen_protocols[${i}]` : "protocols",
         "no protocol this server can serve over TCP (add h1)",
       );
     }
     protocols.push({ h1: p.h1, h2: p.h2, h2c: p.h2c });
   }
   const http2 = protocols.some((p) => o.tls ? p.h2 : p.h2c);
-  const pushes = http2 && [raw.routes, raw.errors, raw.named_routes].some((r) => usesPush(r));
+  const pushes = http2 &&
+    ["routes", "errors", "named_routes"].some((k) => usesPush(d.value(k)));
   return {
     readTimeoutMs: read,
     readHeaderTimeoutMs: readHeader,
@@ -249,7 +253,7 @@ export async function parseServerOptions(
     maxHeaderBytes: maxHeader && maxHeader > 0
       ? maxHeader
       : DEFAULT_CONNECTION_OPTIONS.maxHeaderBytes,
-    keepalive: keepAlive(raw, where),
+    keepalive: keepAlive(d),
     wrappers: wrapperList,
     protocols,
     protocolsGiven: anyGiven,
@@ -259,51 +263,59 @@ export async function parseServerOptions(
   };
 }
 
+/** What else asks a server for the node listener engine (see {@linkcode chooseEngine}). */
+export interface EngineNeeds {
+  /** A TLS connection policy authenticates clients. */
+  clientAuth: boolean;
+  /** A listen address is an inherited socket (`fd/N`). */
+  inheritedFd: boolean;
+}
+
 /**
- * The listener engine of a server: `listener_engine` when given, else `node` when a field,
- * TLS client authentication (`clientAuth`), an `fd/` listen address (`inheritedFd`) or HTTP/2
+ * The listener engine of a server (decoder `d`): `listener_engine` when given, else `node`
+ * when a field (`o.needsNode`), TLS client authentication, an `fd/` listen address or HTTP/2
  * server push needs it; refuses `deno` with any of them.
+ *
+ * @example
+ * ```ts ignore
+ * chooseEngine(d, options, { clientAuth: false, inheritedFd: false }); // "deno"
+ * ```
  */
-export function chooseEngine(
-  explicit: string | undefined,
-  o: ServerOptions,
-  where: string,
-  _tls: boolean,
-  clientAuth = false,
-  inheritedFd = false,
-): "deno" | "node" {
+export function chooseEngine(d: Decoder, o: ServerOptions, needs: EngineNeeds): "deno" | "node" {
+  const explicit = d.string("listener_engine");
+  const { clientAuth, inheritedFd } = needs;
   if (explicit !== undefined && explicit !== "deno" && explicit !== "node") {
-    bad(`${where}.listener_engine`, `must be "deno" or "node", got ${JSON.stringify(explicit)}`);
+    d.failAt("listener_engine", `must be "deno" or "node", got ${JSON.stringify(explicit)}`);
   }
   if (explicit === "deno" && clientAuth) {
-    bad(
-      `${where}.listener_engine`,
+    d.failAt(
+      "listener_engine",
       `"deno" cannot ask clients for certificates (Deno.serve has no client certificate ` +
         `authentication); leave listener_engine unset or set "node" for ` +
         `tls_connection_policies with client_authentication`,
     );
   }
   if (explicit === "deno" && o.needsNode.length) {
-    bad(
-      `${where}.listener_engine`,
+    d.failAt(
+      "listener_engine",
       `"deno" (Deno.serve) gives no access to the connection, which ${o.needsNode.join(", ")} ` +
         `need; leave listener_engine unset or set "node"`,
     );
   }
   if (explicit === "deno" && inheritedFd) {
-    bad(
-      `${where}.listener_engine`,
+    d.failAt(
+      "listener_engine",
       `"deno" (Deno.serve) cannot listen on an inherited socket (fd/ listen addresses); ` +
         `leave listener_engine unset or set "node"`,
     );
   }
   if (explicit === "deno" && o.pushes) {
-    bad(
-      `${where}.listener_engine`,
+    d.failAt(
+      "listener_engine",
       `"deno" (Deno.serve) cannot push (HTTP/2 server push, which the push handler in the ` +
         `routes does); leave listener_engine unset or set "node"`,
     );
   }
-  const needs = clientAuth || inheritedFd || o.pushes || o.needsNode.length > 0;
-  return (explicit ?? (needs ? "node" : "deno")) as "deno" | "node";
+  const needed = clientAuth || inheritedFd || o.pushes || o.needsNode.length > 0;
+  return (explicit ?? (needed ? "node" : "deno")) as "deno" | "node";
 }

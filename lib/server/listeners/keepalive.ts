@@ -10,12 +10,19 @@
  */
 import type { TcpKeepAlive } from "../module/listener.ts";
 
+/** A socket option of Linux: its level, its number, and its name for messages. */
+interface SocketOption {
+  level: number;
+  name: number;
+  what: string;
+}
+
 const SOL_SOCKET = 1;
-const SO_KEEPALIVE = 9;
 const IPPROTO_TCP = 6;
-const TCP_KEEPIDLE = 4;
-const TCP_KEEPINTVL = 5;
-const TCP_KEEPCNT = 6;
+const SO_KEEPALIVE: SocketOption = { level: SOL_SOCKET, name: 9, what: "SO_KEEPALIVE" };
+const TCP_KEEPIDLE: SocketOption = { level: IPPROTO_TCP, name: 4, what: "TCP_KEEPIDLE" };
+const TCP_KEEPINTVL: SocketOption = { level: IPPROTO_TCP, name: 5, what: "TCP_KEEPINTVL" };
+const TCP_KEEPCNT: SocketOption = { level: IPPROTO_TCP, name: 6, what: "TCP_KEEPCNT" };
 
 type Libc = {
   symbols: {
@@ -113,9 +120,9 @@ function int(v: number): Uint8Array {
   return new Uint8Array(new Int32Array([v]).buffer);
 }
 
-function set(lib: Libc, fd: number, level: number, name: number, v: number, what: string): void {
-  if (lib.symbols.setsockopt(fd, level, name, int(v), 4) !== 0) {
-    throw new Error(`setsockopt ${what}=${v} failed on descriptor ${fd}`);
+function set(lib: Libc, fd: number, opt: SocketOption, v: number): void {
+  if (lib.symbols.setsockopt(fd, opt.level, opt.name, int(v), 4) !== 0) {
+    throw new Error(`setsockopt ${opt.what}=${v} failed on descriptor ${fd}`);
   }
 }
 
@@ -139,13 +146,11 @@ export function applyKeepAlive(port: number, ka: TcpKeepAlive, host = ""): numbe
     ),
   );
   for (const fd of fds) {
-    set(lib, fd, SOL_SOCKET, SO_KEEPALIVE, ka.enabled ? 1 : 0, "SO_KEEPALIVE");
+    set(lib, fd, SO_KEEPALIVE, ka.enabled ? 1 : 0);
     if (!ka.enabled) continue;
-    if (ka.idleS !== undefined) set(lib, fd, IPPROTO_TCP, TCP_KEEPIDLE, ka.idleS, "TCP_KEEPIDLE");
-    if (ka.intervalS !== undefined) {
-      set(lib, fd, IPPROTO_TCP, TCP_KEEPINTVL, ka.intervalS, "TCP_KEEPINTVL");
-    }
-    if (ka.count !== undefined) set(lib, fd, IPPROTO_TCP, TCP_KEEPCNT, ka.count, "TCP_KEEPCNT");
+    if (ka.idleS !== undefined) set(lib, fd, TCP_KEEPIDLE, ka.idleS);
+    if (ka.intervalS !== undefined) set(lib, fd, TCP_KEEPINTVL, ka.intervalS);
+    if (ka.count !== undefined) set(lib, fd, TCP_KEEPCNT, ka.count);
   }
   return fds.length;
 }
@@ -165,16 +170,17 @@ export function readKeepAlive(port: number, peerPort: number): Required<TcpKeepA
     socketInodes((local, remote, state) => state === "01" && local === port && remote === peerPort),
   );
   if (!fds.length) return null;
-  const get = (level: number, name: number) => {
+  const get = (opt: SocketOption) => {
     const v = new Uint8Array(4);
-    lib.symbols.getsockopt(fds[0], level, name, v, new Uint8Array(new Uint32Array([4]).buffer));
+    const size = new Uint8Array(new Uint32Array([4]).buffer);
+    lib.symbols.getsockopt(fds[0], opt.level, opt.name, v, size);
     return new Int32Array(v.buffer)[0];
   };
   return {
-    enabled: get(SOL_SOCKET, SO_KEEPALIVE) !== 0,
-    idleS: get(IPPROTO_TCP, TCP_KEEPIDLE),
-    intervalS: get(IPPROTO_TCP, TCP_KEEPINTVL),
-    count: get(IPPROTO_TCP, TCP_KEEPCNT),
+    enabled: get(SO_KEEPALIVE) !== 0,
+    idleS: get(TCP_KEEPIDLE),
+    intervalS: get(TCP_KEEPINTVL),
+    count: get(TCP_KEEPCNT),
   };
 }
 
@@ -196,9 +202,9 @@ export function applyConnectionKeepAlive(port: number, peerPort: number, seconds
     socketInodes((local, remote, state) => state === "01" && local === port && remote === peerPort),
   );
   for (const fd of fds) {
-    set(lib, fd, SOL_SOCKET, SO_KEEPALIVE, 1, "SO_KEEPALIVE");
-    set(lib, fd, IPPROTO_TCP, TCP_KEEPIDLE, seconds, "TCP_KEEPIDLE");
-    set(lib, fd, IPPROTO_TCP, TCP_KEEPINTVL, seconds, "TCP_KEEPINTVL");
+    set(lib, fd, SO_KEEPALIVE, 1);
+    set(lib, fd, TCP_KEEPIDLE, seconds);
+    set(lib, fd, TCP_KEEPINTVL, seconds);
   }
   return fds.length > 0;
 }

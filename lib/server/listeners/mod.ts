@@ -1,6 +1,8 @@
 /**
- * Registers the listener wrapper modules (`caddy.listeners.*`): `proxy_protocol`,
- * `http_redirect` and the `tls` marker. Their code loads when a config names them.
+ * The table of the listener wrappers (`caddy.listeners.*`, a server's `listener_wrappers`):
+ * `proxy_protocol`, `http_redirect` and the `tls` marker, each entry naming the wrapper's id,
+ * its definition and its Gatehousefile syntax (`wrappers/caddyfile.ts`), each loaded when
+ * used. Importing this file registers the table (each id once).
  *
  * @example
  * ```ts
@@ -11,23 +13,28 @@
  *
  * @module
  */
-import { getModule, lazyModule, type ModuleDefinition, registerModule } from "../module/mod.ts";
+import { registerTable } from "../module/mod.ts";
+import type { SyntaxEntry } from "../caddyfile/registry.ts";
 
-const wrappers: ModuleDefinition[] = [
-  lazyModule(
-    "caddy.listeners.proxy_protocol",
-    async () =>
-      (await import("./wrappers/proxy_protocol.ts")).proxyProtocolModule as ModuleDefinition,
-  ),
-  lazyModule(
-    "caddy.listeners.http_redirect",
-    async () =>
-      (await import("./wrappers/http_redirect.ts")).httpRedirectModule as ModuleDefinition,
-  ),
-  lazyModule(
-    "caddy.listeners.tls",
-    async () => (await import("./wrappers/mod.ts")).tlsMarkerModule as ModuleDefinition,
-  ),
+const syntax = async () => (await import("./wrappers/caddyfile.ts")).syntax;
+
+/** Every listener wrapper. */
+export const LISTENER_WRAPPERS: readonly SyntaxEntry[] = [
+  {
+    id: "caddy.listeners.proxy_protocol",
+    load: async () => (await import("./wrappers/proxy_protocol.ts")).proxyProtocolModule,
+    syntax,
+  },
+  {
+    id: "caddy.listeners.http_redirect",
+    load: async () => (await import("./wrappers/http_redirect.ts")).httpRedirectModule,
+    syntax,
+  },
+  {
+    id: "caddy.listeners.tls",
+    load: async () => (await import("./wrappers/mod.ts")).tlsMarkerModule,
+    syntax,
+  },
 ];
 
-for (const m of wrappers) if (!getModule(m.id)) registerModule(m);
+registerTable(LISTENER_WRAPPERS);

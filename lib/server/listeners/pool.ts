@@ -73,6 +73,24 @@ interface Socket {
   opening?: ConnectionOptions;
 }
 
+/** What opening a socket needs: its address, parsed, and the listen that opens it. */
+interface SocketSpec {
+  /** The pool's key of the socket. */
+  key: string;
+  /** The host as the address names it (a socket path for unix, a descriptor for fd). */
+  host: string;
+  /** What to bind: the host, looked up (unix and fd: the host itself). */
+  bind: string;
+  /** The port (0: any free port). */
+  port: number;
+  /** A unix socket. */
+  unix: boolean;
+  /** The network of the address (`tcp`, `tcp4`, `tcp6`, `unix`, `fd`). */
+  network: string;
+  /** The listen's options (TLS, connection options). */
+  options: ListenOptions;
+}
+
 /** The host to bind: an empty host means every interface of the network's family. */
 function bindHost(host: string, network: string): string {
   return host === "" ? (network === "tcp6" ? "::" : "0.0.0.0") : host;
@@ -168,17 +186,16 @@ export class ListenerPool {
       const bind = unix || fd
         ? addr.host
         : await resolveBindHost(addr.host, addr.network, this.resolve);
-      socket = engine === "node"
-        ? await this.#openNode(
-          key,
-          addr.host,
-          bind,
-          addr.startPort,
-          unix,
-          addr.network,
-          options,
-        )
-        : await this.#open(key, addr.host, bind, addr.startPort, unix, addr.network, options);
+      const spec: SocketSpec = {
+        key,
+        host: addr.host,
+        bind,
+        port: addr.startPort,
+        unix,
+        network: addr.network,
+        options,
+      };
+      socket = engine === "node" ? await this.#openNode(spec) : await this.#open(spec);
       // Another listen for the same key may have opened it meanwhile (node binds async).
       const raced = this.#sockets.get(key);
       if (raced) {
@@ -265,15 +282,8 @@ export class ListenerPool {
     return new Response("no server is configured for this address\n", { status: 503 });
   }
 
-  async #openNode(
-    key: string,
-    host: string,
-    bind: string,
-    port: number,
-    unix: boolean,
-    network: string,
-    options: ListenOptions,
-  ): Promise<Socket> {
+  async #openNode(spec: SocketSpec): Promise<Socket> {
+    const { key, host, bind, port, unix, network, options } = spec;
     const tls = options.tls;
     const { serveNode } = await import("./node/listener.ts");
     const socket = { key, pool: this, handles: [] as Handle[] } as unknown as Socket;
@@ -329,15 +339,8 @@ export class ListenerPool {
     return socket;
   }
 
-  async #open(
-    key: string,
-    host: string,
-    bind: string,
-    port: number,
-    unix: boolean,
-    network: string,
-    options: ListenOptions,
-  ): Promise<Socket> {
+  async #open(spec: SocketSpec): Promise<Socket> {
+    const { key, host, bind, port, unix, network, options } = spec;
     const tls = options.tls;
     const socket = { key, pool: this, handles: [] as Handle[] } as unknown as Socket;
     socket.opening = options.connection;

@@ -24,20 +24,6 @@ import {
   parseRoot,
   parseVars,
 } from "../../http/handlers/vars_caddyfile.ts";
-import {
-  expressionMatcher,
-  fieldRegexpMatcher,
-  headerMatcher,
-  ipMatcher,
-  listMatcher,
-  notMatcher,
-  pathRegexpMatcher,
-  protocolMatcher,
-  queryMatcher,
-  tlsMatcher,
-  urlPatternMatcher,
-  varsMatcher,
-} from "../../http/matchers/caddyfile.ts";
 import { parseHeader, parseRequestHeader } from "../../http/handlers/headers_caddyfile.ts";
 import {
   parseHandlePath,
@@ -53,12 +39,10 @@ import {
   parseCopyResponseHeaders,
 } from "../../http/handlers/reverse_proxy/caddyfile_response.ts";
 import { registerProxySyntaxes } from "../../http/handlers/reverse_proxy/caddyfile_transport.ts";
-import { registerListenerWrapperSyntaxes } from "../../http/listener_wrappers_caddyfile.ts";
 import { registerEncoderSyntaxes } from "../../logging/caddyfile_encoders.ts";
 import { parseIntercept } from "../../http/handlers/intercept_caddyfile.ts";
 import { parseLogAppend } from "../../http/handlers/log_append_caddyfile.ts";
 import { parsePush } from "../../http/handlers/push_caddyfile.ts";
-import { staticIPSource } from "../../http/ip_source_static_caddyfile.ts";
 import { parseForwardAuth } from "../../http/handlers/reverse_proxy/caddyfile_forward_auth.ts";
 import {
   fastcgiTransport,
@@ -83,12 +67,17 @@ import {
   type SyntaxSet,
 } from "../../caddyfile/registry.ts";
 import { HANDLERS } from "../../http/handlers/mod.ts";
+import { MATCHERS } from "../../http/matchers/mod.ts";
+import { IP_SOURCES } from "../../http/ip_sources.ts";
+import { LISTENER_WRAPPERS } from "../../listeners/mod.ts";
 import { fileSystemStorage, mockDNSProvider, parseBind } from "./site_directives.ts";
 import { challtestsrvSyntax } from "../../tls/dns/caddyfile.ts";
 
-// the syntax the handlers' table names (each set once: several entries may share a file)
+// the syntax the tables name (each set once: several entries may share a file)
 const sets = new Set<SyntaxSet>();
-for (const e of HANDLERS) if (e.syntax) sets.add(await e.syntax());
+for (const e of [...HANDLERS, ...MATCHERS, ...IP_SOURCES, ...LISTENER_WRAPPERS]) {
+  if (e.syntax) sets.add(await e.syntax());
+}
 for (const set of sets) registerSyntaxSet(set);
 
 // global options
@@ -135,29 +124,11 @@ registerHandlerDirective("templates", parseTemplates);
 registerHandlerDirective("request_body", parseRequestBody);
 registerHandlerDirective("timeouts", parseTimeouts);
 
-// request matchers
-for (const m of ["host", "path", "method"]) registerSyntax(`http.matchers.${m}`, listMatcher(m));
-registerSyntax("http.matchers.path_regexp", pathRegexpMatcher);
-registerSyntax("http.matchers.query", queryMatcher);
-registerSyntax("http.matchers.header", headerMatcher);
-registerSyntax("http.matchers.header_regexp", fieldRegexpMatcher("header_regexp"));
-registerSyntax("http.matchers.vars_regexp", fieldRegexpMatcher("vars_regexp"));
-registerSyntax("http.matchers.protocol", protocolMatcher);
-registerSyntax("http.matchers.remote_ip", ipMatcher("remote_ip"));
-registerSyntax("http.matchers.client_ip", ipMatcher("client_ip"));
-registerSyntax("http.matchers.vars", varsMatcher);
-registerSyntax("http.matchers.not", notMatcher);
-registerSyntax("http.matchers.expression", expressionMatcher);
-registerSyntax("http.matchers.tls", tlsMatcher);
-registerSyntax("http.matchers.url_pattern", urlPatternMatcher);
-
 // handler parts
 registerSyntax("http.encoders.gzip", gzipEncoding);
 registerSyntax("http.encoders.zstd", zstdEncoding);
 registerProxySyntaxes();
 registerSyntax("http.reverse_proxy.transport.fastcgi", fastcgiTransport);
-registerListenerWrapperSyntaxes();
-registerSyntax("http.ip_sources.static", staticIPSource);
 
 // logging
 registerSyntax("caddy.logging.writers.file", fileWriter);

@@ -3,47 +3,42 @@
  * matcher token of its directive — nothing for no matcher, `/path` for a single path, or a
  * named matcher `@name` defined once per site block (`@name <matcher> ...` on one line, or a
  * `@name { ... }` block). Matchers whose JSON carries the matcher's name (`expression`, and
- * the regexp matchers by default) fix the name the definition must use.
+ * the regexp matchers by default) fix the name the definition must use. Each matcher
+ * module's lines come from its writer (beside the module, named by the matchers' table and
+ * registered here by the assembler).
  *
  * @module
  */
-import { bare, type Line, line, word } from "./tokens.ts";
+import { bare, type Line } from "./tokens.ts";
 import { childPath, isObject, kindOf, type Problems } from "./problems.ts";
-import { siteText, WordError } from "./placeholders.ts";
-import { makeToken, type Token } from "../lexer.ts";
+import { WordError } from "./placeholders.ts";
 
-/** Lines of one matcher module inside a matcher set (each line starts with the module name). */
-type MatcherFn = (value: unknown, path: string, ctx: MatcherCtx) => Line[];
-
-interface MatcherCtx {
+/** What a matcher writer is given besides its config. */
+export interface MatcherWriterCtx {
   /** The named matcher's name (without `@`), which regexp and expression matchers default to. */
-  name: string;
-  problems: Problems;
+  readonly name: string;
+  /** Where problems go. */
+  readonly problems: Problems;
+  /** The lines of a matcher set nested in this one (`not`), under the same name. */
+  setLines(set: unknown, path: string): Line[];
 }
 
-class MatcherError extends Error {
+/**
+ * Writes one matcher module's config (at JSON path `path`, the JSON as given, unchecked) as
+ * lines of a matcher set, each starting with the module's name; throws a
+ * {@linkcode MatcherError} when the config has no Gatehousefile form.
+ */
+export type MatcherWriter = (value: unknown, path: string, ctx: MatcherWriterCtx) => Line[];
+
+/** A matcher config without a Gatehousefile form, at a JSON path. */
+export class MatcherError extends Error {
+  /** The JSON path of the part without a form. */
   path: string;
+  /** An error at `path`. */
   constructor(path: string, message: string) {
     super(message);
     this.path = path;
   }
-}
-
-function strings(v: unknown, path: string, what: string): string[] {
-  if (!Array.isArray(v) || !v.every((s) => typeof s === "string")) {
-    throw new MatcherError(path, `${what} must be an array of strings, got ${kindOf(v)}`);
-  }
-  return v as string[];
-}
-
-function object(v: unknown, path: string, what: string): Record<string, unknown> {
-  if (!isObject(v)) throw new MatcherError(path, `${what} must be an object, got ${kindOf(v)}`);
-  return v;
-}
-
-/** The path of field `key` of `o` when it has one, else the path of `o` (a missing field). */
-function fieldPath(path: string, o: Record<string, unknown>, key: string): string {
-  return Object.hasOwn(o, key) ? childPath(path, key) : path;
 }
 
 /** Go's `textproto.CanonicalMIMEHeaderKey`. */
@@ -52,202 +47,32 @@ export function canonicalHeader(s: string): string {
   return s.toLowerCase().replace(/(^|-)([a-z])/g, (_m, p, c) => p + c.toUpperCase());
 }
 
-function regexpName(r: Record<string, unknown>, path: string, _ctx: MatcherCtx): string[] {
-  const name = r.name;
-  const extra = Object.keys(r).filter((k) => k !== "name" && k !== "pattern");
-  if (extra.length) throw new MatcherError(childPath(path, extra[0]), `unknown regexp field`);
-  if (typeof r.pattern !== "string") {
-    throw new MatcherError(fieldPath(path, r, "pattern"), "pattern must be a string");
+const writers = new Map<string, MatcherWriter>();
+
+/**
+ * Registers the writers of matcher modules, by matcher name (`path`, `not`...): the
+ * assembler registers those the matchers' table names before it writes anything.
+ *
+ * @example
+ * ```ts ignore
+ * registerMatcherWriters({ method: (v, p) => [line(["method", ...(v as string[])])] });
+ * ```
+ */
+export function registerMatcherWriters(table: Readonly<Record<string, MatcherWriter>>): void {
+  for (const [name, fn] of Object.entries(table)) {
+    if (writers.has(name)) throw new Error(`writer of matcher ${name} already registered`);
+    writers.set(name, fn);
   }
-  if (name === undefined) {
-    throw new MatcherError(
-      path,
-      "a regexp matcher without a name: the Gatehousefile names it after its matcher",
-    );
-  }
-  if (typeof name !== "string") throw new MatcherError(childPath(path, "name"), "must be a string");
-  // written even when it is the matcher's name: older adapters do not default to it
-  return [name];
-}
-
-const MATCHERS: Record<string, MatcherFn> = {
-  path: (v, p) => [line(["path", ...strings(v, p, "path")])],
-  host: (v, p) => [line(["host", ...strings(v, p, "host")])],
-  method: (v, p) => [line(["method", ...strings(v, p, "method")])],
-  protocol: (v, p) => {
-    if (typeof v !== "string") throw new MatcherError(p, "protocol must be a string");
-    return [line(["protocol", v])];
-  },
-  header: (v, p) => {
-    const o = object(v, p, "header");
-    const out: Line[] = [];
-    for (const [field, vals] of Object.entries(o)) {
-      if (canonicalHeader(field) !== field) {
-        throw new MatcherError(
-          childPath(p, field),
-          `header field ${field} is not in canonical form (${
-            canonicalHeader(field)
-          }), which the Gatehousefile always writes`,
-        );
-      }
-      if (vals === null) out.push(line(["header", "!" + field]));
-      else {
-        const list = strings(vals, childPath(p, field), "header values");
-        if (list.length === 0) {
-          throw new MatcherError(childPath(p, field), "an empty list of header values");
-        }
-        for (const val of list) out.push(line(["header", field, val]));
-      }
-    }
-    return out;
-  },
-  query: (v, p) => {
-    const o = object(v, p, "query");
-    const args: string[] = [];
-    for (const [k, vals] of Object.entries(o)) {
-      const list = strings(vals, childPath(p, k), "query values");
-      if (list.length === 0 || k.includes("=")) {
-        throw new MatcherError(childPath(p, k), "has no key=value form");
-      }
-      for (const val of list) args.push(`${k}=${val}`);
-    }
-    if (args.length === 0) throw new MatcherError(p, "an empty query matcher has no form");
-    return [line(["query", ...args])];
-  },
-  vars: (v, p) => {
-    const o = object(v, p, "vars");
-    return Object.entries(o).map(([k, vals]) => {
-      const list = strings(vals, childPath(p, k), "vars values");
-      if (list.length === 0) throw new MatcherError(childPath(p, k), "an empty list of values");
-      return line(["vars", k, ...list]);
-    });
-  },
-  remote_ip: (v, p) => ipRanges("remote_ip", v, p),
-  client_ip: (v, p) => ipRanges("client_ip", v, p),
-  vars_regexp: (v, p, ctx) => keyedRegexps("vars_regexp", v, p, ctx),
-  header_regexp: (v, p, ctx) => keyedRegexps("header_regexp", v, p, ctx),
-  path_regexp: (v, p, ctx) => {
-    const r = object(v, p, "path_regexp");
-    return [line(["path_regexp", ...regexpName(r, p, ctx), r.pattern as string])];
-  },
-  expression: (v, p, ctx) => {
-    // a plain string: written as several words, which the adapter keeps raw and leaves unnamed
-    if (typeof v === "string") {
-      if (ctx.name === "") return [line(["expression", v])];
-      const words = rawExpressionWords(v);
-      if (!words) {
-        throw new MatcherError(
-          p,
-          "an unnamed expression of one word has no form in a named matcher (one word takes the matcher's name)",
-        );
-      }
-      return [{ words: [bare("expression"), ...words] }];
-    }
-    const r = object(v, p, "expression");
-    if (typeof r.expr !== "string") {
-      throw new MatcherError(fieldPath(p, r, "expr"), "expr must be a string");
-    }
-    if (r.name !== ctx.name) {
-      throw new MatcherError(
-        fieldPath(p, r, "name"),
-        "the expression is named after its matcher",
-      );
-    }
-    return [line(["expression", r.expr])];
-  },
-  file: (v, p) => {
-    const r = object(v, p, "file");
-    const block: Line[] = [];
-    for (const [k, val] of Object.entries(r)) {
-      switch (k) {
-        case "root":
-        case "try_policy":
-          if (typeof val !== "string") throw new MatcherError(childPath(p, k), "must be a string");
-          block.push(line([k, val]));
-          break;
-        case "try_files":
-        case "split_path":
-          block.push(line([k, ...strings(val, childPath(p, k), k)]));
-          break;
-        default:
-          throw new MatcherError(childPath(p, k), `field ${k} of the file matcher has no form`);
-      }
-    }
-    return [block.length ? line(["file"], block) : line(["file"])];
-  },
-  url_pattern: (v, p) => {
-    const r = object(v, p, "url_pattern");
-    if (typeof r.pattern !== "string") {
-      throw new MatcherError(fieldPath(p, r, "pattern"), "pattern must be a string");
-    }
-    const b: Line[] = [];
-    for (const k of Object.keys(r)) {
-      if (k === "base_url" && typeof r.base_url === "string") {
-        b.push(line(["base_url", r.base_url]));
-      } else if (k === "ignore_case" && r.ignore_case === true) b.push(line(["ignore_case"]));
-      else if (k !== "pattern") {
-        throw new MatcherError(childPath(p, k), "this url_pattern option has no form");
-      }
-    }
-    return [line(["url_pattern", r.pattern], b.length ? b : undefined)];
-  },
-  not: (v, p, ctx) => {
-    if (!Array.isArray(v) || v.length === 0) {
-      throw new MatcherError(p, "not must be a non-empty array of matcher sets");
-    }
-    return v.map((set, i) => {
-      const lines = setLines(set, childPath(p, i), ctx);
-      if (lines.length === 1 && !lines[0].block) {
-        return { words: [bare("not"), ...lines[0].words] };
-      }
-      return line(["not"], lines);
-    });
-  },
-};
-
-/** Words whose raw forms (quotes kept) joined by spaces are `expr`, at least two. */
-function rawExpressionWords(expr: string): Token[] | undefined {
-  const parts = expr.split(" ");
-  if (parts.length < 2 || parts.some((x) => x === "")) return undefined;
-  const out: Token[] = [];
-  for (const part of parts) {
-    let tok: Token | undefined;
-    try {
-      const t = word(part);
-      if (t.quote === "" && t.text === siteText(part)) tok = t;
-    } catch { /* tried below */ }
-    if (!tok && /^"[^"\\]*"$/.test(part)) tok = makeToken({ text: part.slice(1, -1), quote: '"' });
-    if (!tok && /^`[^`]*`$/.test(part)) tok = makeToken({ text: part.slice(1, -1), quote: "`" });
-    if (!tok) return undefined;
-    out.push(tok);
-  }
-  return out;
-}
-
-function ipRanges(name: string, v: unknown, p: string): Line[] {
-  const o = object(v, p, name);
-  const keys = Object.keys(o).filter((k) => k !== "ranges");
-  if (keys.length) throw new MatcherError(childPath(p, keys[0]), `field of ${name} has no form`);
-  const ranges = strings(o.ranges ?? [], childPath(p, "ranges"), "ranges");
-  if (ranges.length === 0) throw new MatcherError(p, `${name} without ranges has no form`);
-  return [line([name, ...ranges])];
-}
-
-function keyedRegexps(name: string, v: unknown, p: string, ctx: MatcherCtx): Line[] {
-  const o = object(v, p, name);
-  return Object.entries(o).map(([field, r]) => {
-    const rp = childPath(p, field);
-    const re = object(r, rp, name);
-    return line([name, ...regexpName(re, rp, ctx), field, re.pattern as string]);
-  });
 }
 
 /** Lines for every matcher of a set (inside `@name { }` or `not { }`). */
-function setLines(set: unknown, path: string, ctx: MatcherCtx): Line[] {
-  const o = object(set, path, "a matcher set");
+function setLines(set: unknown, path: string, ctx: MatcherWriterCtx): Line[] {
+  if (!isObject(set)) {
+    throw new MatcherError(path, `a matcher set must be an object, got ${kindOf(set)}`);
+  }
   const out: Line[] = [];
-  for (const [mod, val] of Object.entries(o)) {
-    const fn = MATCHERS[mod];
+  for (const [mod, val] of Object.entries(set)) {
+    const fn = writers.get(mod);
     const mp = childPath(path, mod);
     if (!fn) throw new MatcherError(mp, `matcher ${mod} has no Gatehousefile syntax`);
     try {
@@ -259,6 +84,16 @@ function setLines(set: unknown, path: string, ctx: MatcherCtx): Line[] {
   }
   if (out.length === 0) throw new MatcherError(path, "an empty matcher set has no form");
   return out;
+}
+
+/** The context of the writers of one named (or unnamed: "") matcher set. */
+function writerCtx(name: string, problems: Problems): MatcherWriterCtx {
+  const ctx: MatcherWriterCtx = {
+    name,
+    problems,
+    setLines: (set, path) => setLines(set, path, ctx),
+  };
+  return ctx;
 }
 
 /** The names a set's expression matchers require (the matcher's own name). */
@@ -366,7 +201,7 @@ export class MatcherScope {
     const chosen: string = name;
     let lines: Line[];
     try {
-      lines = setLines(set, path, { name: chosen, problems: this.problems });
+      lines = setLines(set, path, writerCtx(chosen, this.problems));
     } catch (e) {
       if (e instanceof MatcherError) {
         this.problems.add(e.path, e.message);
@@ -393,7 +228,7 @@ export class MatcherScope {
  */
 export function nestedSetLines(set: unknown, path: string, problems: Problems): Line[] | null {
   try {
-    return setLines(set, path, { name: "", problems });
+    return setLines(set, path, writerCtx("", problems));
   } catch (e) {
     if (e instanceof MatcherError) {
       problems.add(e.path, e.message);

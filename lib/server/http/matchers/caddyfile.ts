@@ -2,16 +2,32 @@
  * Gatehousefile syntax of the request matchers (`@name <matcher> <args>` and inside `not`):
  * `host`, `path`, `path_regexp`, `method`, `query`, `header`, `header_regexp`, `protocol`,
  * `remote_ip`, `client_ip`, `vars`, `vars_regexp`, `not`, `expression`, `tls`,
- * `url_pattern`. Repeated matchers of one name merge, as in Caddy.
+ * `url_pattern`, `file`. Repeated matchers of one name merge, as in Caddy. Each makes its
+ * matcher's config type; {@linkcode syntax} is the set the matchers' table names.
+ *
+ * ```
+ * @name file [<files...>] { root <path>; try_files <files...>; try_policy <p>; split_path <delims...> }
+ * ```
  *
  * @module
  */
 import { didYouMean, Dispenser, MATCHER_NAME_CONTEXT_KEY } from "../../caddyfile/dispenser.ts";
 import { cloneToken, isQuoted, type Token } from "../../caddyfile/lexer.ts";
-import { getSyntax, syntaxNames } from "../../caddyfile/registry.ts";
+import { getSyntax, syntaxNames, type SyntaxSet } from "../../caddyfile/registry.ts";
 import { MAX_NESTING } from "../../caddyfile/parser.ts";
 import type { MatcherSet } from "../../caddyfile/types.ts";
 import { canonicalHeaderKey } from "../../caddyfile/values.ts";
+import type { ExpressionMatcherConfig } from "./expression.ts";
+import type { FileMatcherConfig, TryPolicy } from "./file.ts";
+import type { HeaderMatcherConfig } from "./header.ts";
+import type { HeaderRegexpMatcherConfig } from "./header_regexp.ts";
+import type { NotMatcherConfig } from "./not.ts";
+import type { PathRegexpMatcherConfig } from "./path_regexp.ts";
+import type { ProtocolMatcherConfig } from "./protocol.ts";
+import type { QueryMatcherConfig } from "./query.ts";
+import type { ClientIPMatcherConfig } from "./remote_ip.ts";
+import type { URLPatternMatcherConfig } from "./url_pattern.ts";
+import type { VarsMatcherConfig, VarsRegexpMatcherConfig } from "./vars.ts";
 
 const matcherName = (d: Dispenser) => (d.getContext(MATCHER_NAME_CONTEXT_KEY) as string) ?? "";
 
@@ -28,8 +44,8 @@ export function listMatcher(kind: string): (d: Dispenser) => string[] {
 }
 
 /** `query key=value ...`. */
-export function queryMatcher(d: Dispenser): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
+export function queryMatcher(d: Dispenser): QueryMatcherConfig {
+  const out: QueryMatcherConfig = {};
   while (d.next()) {
     for (const q of d.remainingArgs()) {
       if (q === "") continue;
@@ -47,8 +63,8 @@ export function queryMatcher(d: Dispenser): Record<string, string[]> {
 /** `header <field> <value>` / `header !<field>` (field absent). */
 export function headerMatcher(
   d: Dispenser,
-  out: Record<string, string[] | null> = {},
-): Record<string, string[] | null> {
+  out: HeaderMatcherConfig = {},
+): HeaderMatcherConfig {
   while (d.next()) {
     const a = d.args(1);
     if (!a) throw d.err("malformed header matcher: expected field");
@@ -74,8 +90,8 @@ export function headerMatcher(
 
 /** `header_regexp [<name>] <field> <regexp>` and `vars_regexp` (same shape). */
 export function fieldRegexpMatcher(kind: "header_regexp" | "vars_regexp") {
-  return (d: Dispenser): Record<string, { name?: string; pattern: string }> => {
-    const out: Record<string, { name?: string; pattern: string }> = {};
+  return (d: Dispenser): HeaderRegexpMatcherConfig & VarsRegexpMatcherConfig => {
+    const out: HeaderRegexpMatcherConfig & VarsRegexpMatcherConfig = {};
     while (d.next()) {
       const two = d.args(2);
       if (!two) throw d.argErr();
@@ -97,7 +113,7 @@ export function fieldRegexpMatcher(kind: "header_regexp" | "vars_regexp") {
 }
 
 /** `path_regexp [<name>] <regexp>`. */
-export function pathRegexpMatcher(d: Dispenser): { name?: string; pattern: string } {
+export function pathRegexpMatcher(d: Dispenser): PathRegexpMatcherConfig {
   let pattern = "", name = "";
   while (d.next()) {
     if (pattern !== "") throw d.err("regular expression can only be used once per named matcher");
@@ -112,7 +128,7 @@ export function pathRegexpMatcher(d: Dispenser): { name?: string; pattern: strin
 }
 
 /** `protocol http|https|grpc|http/<version>`. */
-export function protocolMatcher(d: Dispenser): string {
+export function protocolMatcher(d: Dispenser): ProtocolMatcherConfig {
   let proto = "";
   while (d.next()) {
     const a = d.args(1);
@@ -133,7 +149,7 @@ const PRIVATE_RANGES = [
 
 /** `remote_ip` / `client_ip <ranges...>` (`private_ranges` expands). */
 export function ipMatcher(kind: "remote_ip" | "client_ip") {
-  return (d: Dispenser): { ranges?: string[] } => {
+  return (d: Dispenser): ClientIPMatcherConfig => {
     const ranges: string[] = [];
     while (d.next()) {
       while (d.nextArg()) {
@@ -152,8 +168,8 @@ export function ipMatcher(kind: "remote_ip" | "client_ip") {
 }
 
 /** `vars <name> <values...>`. */
-export function varsMatcher(d: Dispenser): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
+export function varsMatcher(d: Dispenser): VarsMatcherConfig {
+  const out: VarsMatcherConfig = {};
   while (d.next()) {
     const a = d.args(1);
     if (!a) throw d.err("malformed vars matcher: expected field name");
@@ -168,7 +184,7 @@ export function varsMatcher(d: Dispenser): Record<string, string[]> {
 }
 
 /** `expression <CEL>`: one argument, or several kept with their quotes. */
-export function expressionMatcher(d: Dispenser): string | { expr: string; name: string } {
+export function expressionMatcher(d: Dispenser): ExpressionMatcherConfig {
   d.next();
   if (d.countRemainingArgs() > 1) return d.remainingArgsRaw().join(" ");
   if (!d.nextArg()) throw d.argErr();
@@ -177,9 +193,18 @@ export function expressionMatcher(d: Dispenser): string | { expr: string; name: 
   return name ? { expr, name } : expr;
 }
 
+/**
+ * `http.matchers.tls` (Caddy's `MatchTLS`): the request came over TLS, with the handshake
+ * complete or not. Only its syntax is here: no module of this server reads it.
+ */
+export type TLSMatcherConfig = {
+  /** The TLS handshake has completed (false: 0-RTT early data). */
+  handshake_complete?: boolean;
+};
+
 /** `tls [early_data]`. */
-export function tlsMatcher(d: Dispenser): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+export function tlsMatcher(d: Dispenser): TLSMatcherConfig {
+  const out: TLSMatcherConfig = {};
   while (d.next()) {
     if (d.nextArg()) {
       if (d.val() !== "early_data") {
@@ -194,8 +219,8 @@ export function tlsMatcher(d: Dispenser): Record<string, unknown> {
 }
 
 /** `url_pattern <pattern> { base_url <url>; ignore_case }`. */
-export function urlPatternMatcher(d: Dispenser): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+export function urlPatternMatcher(d: Dispenser): URLPatternMatcherConfig {
+  const out: URLPatternMatcherConfig = {};
   while (d.next()) {
     const a = d.args(1);
     if (!a) throw d.err("expected exactly one URL pattern");
@@ -264,10 +289,51 @@ function nestedMatcherSet(d: Dispenser): MatcherSet {
 }
 
 /** `not <matcher...>` / `not { ... }`: each line or block is one negated set. */
-export function notMatcher(d: Dispenser): MatcherSet | MatcherSet[] {
+export function notMatcher(d: Dispenser): NotMatcherConfig {
   const sets: MatcherSet[] = [];
   while (d.next()) sets.push(parseNestedMatcherSet(d));
   return sets;
+}
+
+/** `file [<files...>] { root <path>; try_files <files...>; try_policy <p>; split_path <delims...> }`. */
+export function fileMatcher(d: Dispenser): FileMatcherConfig {
+  const m: FileMatcherConfig = {};
+  const addFiles = (v: string[]) => {
+    const all = [...(m.try_files ?? []), ...v];
+    if (all.length > 0) m.try_files = all;
+  };
+  while (d.next()) {
+    addFiles(d.remainingArgs());
+    for (const n = d.nesting(); d.nextBlock(n);) {
+      switch (d.val()) {
+        case "root":
+          if (!d.nextArg()) throw d.argErr();
+          m.root = d.val();
+          break;
+        case "try_files":
+          addFiles(d.remainingArgs());
+          if (!m.try_files?.length) throw d.argErr();
+          break;
+        case "try_policy":
+          if (!d.nextArg()) throw d.argErr();
+          // written as given: the JSON decoder refuses an unknown policy by name
+          m.try_policy = d.val() as TryPolicy;
+          break;
+        case "split_path": {
+          const s = d.remainingArgs();
+          if (s.length === 0) throw d.argErr();
+          m.split_path = s;
+          break;
+        }
+        default:
+          throw d.unknownSubdirective(
+            ["root", "try_files", "try_policy", "split_path"],
+            "unrecognized subdirective: %s",
+          );
+      }
+    }
+  }
+  return m;
 }
 
 /** A response matcher (`status`, `header`), as in `@name { status 5xx; header X v }`. */
@@ -315,3 +381,26 @@ export function parseNamedResponseMatcher(
   if (m.headers && Object.keys(m.headers).length === 0) delete m.headers;
   matchers.set(name, m);
 }
+
+/** The Gatehousefile syntax of every request matcher (`http.matchers.*`). */
+export const syntax: SyntaxSet = {
+  modules: {
+    "http.matchers.file": fileMatcher,
+    "http.matchers.host": listMatcher("host"),
+    "http.matchers.path": listMatcher("path"),
+    "http.matchers.method": listMatcher("method"),
+    "http.matchers.path_regexp": pathRegexpMatcher,
+    "http.matchers.query": queryMatcher,
+    "http.matchers.header": headerMatcher,
+    "http.matchers.header_regexp": fieldRegexpMatcher("header_regexp"),
+    "http.matchers.vars_regexp": fieldRegexpMatcher("vars_regexp"),
+    "http.matchers.protocol": protocolMatcher,
+    "http.matchers.remote_ip": ipMatcher("remote_ip"),
+    "http.matchers.client_ip": ipMatcher("client_ip"),
+    "http.matchers.vars": varsMatcher,
+    "http.matchers.not": notMatcher,
+    "http.matchers.expression": expressionMatcher,
+    "http.matchers.tls": tlsMatcher,
+    "http.matchers.url_pattern": urlPatternMatcher,
+  },
+};

@@ -19,6 +19,7 @@ import type { RequestMatcher } from "../handler.ts";
 import { goRegExp } from "../regexp.ts";
 import { getterFor } from "../replacer.ts";
 import { loadMatcher } from "../routes.ts";
+import { stringValue } from "./values.ts";
 
 type Value = string | number | boolean | null | Value[] | { [k: string]: Value };
 type Eval = (c: RequestContext) => Value;
@@ -374,15 +375,40 @@ export async function compileExpression(
   return { match: (c) => evaluate(c) === true };
 }
 
+/**
+ * `http.matchers.expression` (Caddy's `MatchExpression`, `modules/caddyhttp/celmatcher.go`):
+ * the expression, or the expression and the name its regexp functions' placeholders take
+ * (`{http.regexp.<name>.N}`, as a named matcher gives it in a Caddyfile).
+ */
+export type ExpressionMatcherConfig = string | {
+  /** The expression (the subset above). */
+  expr: string;
+  /** The name for placeholders. */
+  name?: string;
+};
+
+/**
+ * Decodes an `expression` matcher: a string, or an object whose `expr` is a string.
+ *
+ * @example
+ * ```ts
+ * import { decodeExpressionMatcher } from "./expression.ts";
+ * decodeExpressionMatcher({ expr: "method('GET')", name: "get" });
+ * ```
+ */
+export function decodeExpressionMatcher(raw: unknown): ExpressionMatcherConfig {
+  const path = "http.matchers.expression";
+  if (typeof raw === "string") return raw;
+  const o = typeof raw === "object" && raw !== null ? raw as Record<string, unknown> : {};
+  const expr = stringValue(o.expr, path);
+  return typeof o.name === "string" ? { expr, name: o.name } : { expr };
+}
+
 /** Registry entry. */
 export const expressionMatcherModule: ModuleDefinition<RequestMatcher> = {
   id: "http.matchers.expression",
   create(config, ctx) {
-    const raw = config as unknown;
-    const src = typeof raw === "string" ? raw : (raw as { expr?: unknown })?.expr;
-    if (typeof src !== "string") {
-      throw new ConfigError("invalid_config", "http.matchers.expression: must be a string");
-    }
-    return compileExpression(src, ctx);
+    const decoded = decodeExpressionMatcher(config);
+    return compileExpression(typeof decoded === "string" ? decoded : decoded.expr, ctx);
   },
 };

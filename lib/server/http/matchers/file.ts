@@ -15,10 +15,9 @@
  */
 import { existsSync } from "node:fs";
 import type { ModuleDefinition } from "../../module/mod.ts";
-import { asObject, checkFields, optString, optStrings } from "../config.ts";
+import { Decoder } from "../../config/decode.ts";
 import type { RequestContext } from "../context.ts";
 import { HandlerError, withoutStacks } from "../errors.ts";
-import { ConfigError } from "../../config/error.ts";
 import type { RequestMatcher } from "../handler.ts";
 import { glob, globEscape, hasGlobMeta } from "../glob.ts";
 import { sanitizedPathJoin } from "../handlers/file_server/sanitize.ts";
@@ -26,7 +25,7 @@ import { goClean } from "../pathutil.ts";
 import { compileTemplate, type Template } from "../replacer.ts";
 
 /** The try policies. */
-const POLICIES = [
+export const TRY_POLICIES = [
   "first_exist",
   "first_exist_fallback",
   "smallest_size",
@@ -34,7 +33,72 @@ const POLICIES = [
   "most_recently_modified",
 ] as const;
 
-type Policy = typeof POLICIES[number];
+/** A try policy (`try_policy`). */
+export type TryPolicy = typeof TRY_POLICIES[number];
+
+/**
+ * `http.matchers.file` (Caddy's `MatchFile`, `modules/caddyhttp/fileserver/matcher.go`): the
+ * request matches when one of the files to try exists.
+ */
+export type FileMatcherConfig = {
+  /** The file system: only the local disk (absent, `""` or `{http.vars.fs}`) is available. */
+  fs?: string;
+  /** The folder the files are tried under (placeholders allowed); `{http.vars.root}`, else `.`. */
+  root?: string;
+  /**
+   * The files to try (default: the request path), with placeholders (their values
+   * glob-escaped) and globs; one ending in `/` must be a directory, any other a file; `=<code>`
+   * fails the request with that status when it is reached.
+   */
+  try_files?: string[];
+  /** How one is chosen; `first_exist` when absent or empty. */
+  try_policy?: TryPolicy;
+  /**
+   * Delimiters that end the file's path (`.php` in `/index.php/a/b`), matched
+   * case-insensitively at the end of a segment; what follows is `{http.matchers.file.remainder}`.
+   */
+  split_path?: string[];
+};
+
+/** The fields of {@linkcode FileMatcherConfig}. */
+export const FILE_MATCHER_FIELDS: readonly (keyof FileMatcherConfig)[] = [
+  "fs",
+  "root",
+  "try_files",
+  "try_policy",
+  "split_path",
+];
+
+/**
+ * Decodes a `file` matcher (known fields and policy, a file system that is available).
+ *
+ * @example
+ * ```ts
+ * import { decodeFileMatcher } from "./file.ts";
+ * decodeFileMatcher({ try_files: ["{path}", "/index.php"] }).try_files?.length; // 2
+ * ```
+ */
+export function decodeFileMatcher(raw: unknown): FileMatcherConfig {
+  const d = Decoder.of(raw, "http.matchers.file").fields(FILE_MATCHER_FIELDS);
+  const out: FileMatcherConfig = {};
+  const fs = d.string("fs");
+  if (fs !== undefined && fs !== "" && fs !== "{http.vars.fs}") {
+    d.failAt("fs", `file system ${JSON.stringify(fs)} is not available (only the local disk)`);
+  }
+  if (fs !== undefined) out.fs = fs;
+  const policy = d.string("try_policy");
+  if (policy && !TRY_POLICIES.includes(policy as TryPolicy)) {
+    d.fail(`unknown try policy ${policy}`);
+  }
+  if (policy) out.try_policy = policy as TryPolicy;
+  const splits = d.strings("split_path");
+  if (splits !== undefined) out.split_path = splits;
+  const root = d.string("root");
+  if (root !== undefined) out.root = root;
+  const tryFiles = d.strings("try_files");
+  if (tryFiles !== undefined) out.try_files = tryFiles;
+  return out;
+}
 
 /** One path to try, with what its placeholders will be set to. */
 interface Candidate {
@@ -70,34 +134,31 @@ function statOf(path: string): Deno.FileInfo | null {
   }
 }
 
-/** Builds a `file` matcher from its JSON. */
-export function fileMatcher(config: Record<string, unknown>): RequestMatcher {
-  const where = "http.matchers.file";
-  const raw = asObject(config, where);
-  checkFields(raw, ["fs", "root", "try_files", "try_policy", "split_path"], where);
-  const fs = optString(raw, "fs", where) ?? "";
-  if (fs !== "" && fs !== "{http.vars.fs}") {
-    throw new ConfigError(
-      "invalid_config",
-      `${where}.fs: file system ${JSON.stringify(fs)} is not available (only the local disk)`,
-    );
-  }
-  const policy = (optString(raw, "try_policy", where) || "first_exist") as Policy;
-  if (!POLICIES.includes(policy)) {
-    throw new ConfigError("invalid_config", `${where}: unknown try policy ${policy}`);
-  }
-  const splits = optStrings(raw, "split_path", where) ?? [];
-  const rootT = compileTemplate(optString(raw, "root", where) || "{http.vars.root}", {
-    empty: ".",
+/**
+ * Builds a `file` matcher from its JSON (decoded, then built).
+ *
+ * @example
+ * ```ts
+ * import { fileMatcher } from "./file.ts";
+ * fileMatcher({ try_files: ["{path}", "/index.html"] });
+ * ```
+ */
+export function fileMatcher(raw: unknown): RequestMatcher {
+  return fileMatcherOf(decodeFileMatcher(raw));
+}
+
+/** Builds a `file` matcher from its decoded config. */
+export function fileMatcherOf(config: FileMatcherConfig): RequestMatcher {
+  const policy: TryPolicy = config.try_policy || "first_exist";
+  const splits = config.split_path ?? [];
+  const rootT = compileTemplate(config.root || "{http.vars.root}", { empty: "." });
+  const entries: TryEntry[] = (config.try_files ?? ["{http.request.uri.path}"]).map((f) => {
+    const code = /^=(\d+)$/.exec(f);
+    if (code && Number(code[1]) >= 100 && Number(code[1]) <= 999) {
+      return { status: Number(code[1]) };
+    }
+    return { template: compileTemplate(f, { escape: globEscape }), dirOnly: f.endsWith("/") };
   });
-  const entries: TryEntry[] = (optStrings(raw, "try_files", where) ?? ["{http.request.uri.path}"])
-    .map((f) => {
-      const code = /^=(\d+)$/.exec(f);
-      if (code && Number(code[1]) >= 100 && Number(code[1]) <= 999) {
-        return { status: Number(code[1]) };
-      }
-      return { template: compileTemplate(f, { escape: globEscape }), dirOnly: f.endsWith("/") };
-    });
 
   function firstSplit(path: string): [string, string] {
     for (const split of splits) {
@@ -196,5 +257,5 @@ export function fileMatcher(config: Record<string, unknown>): RequestMatcher {
 /** Registry entry. */
 export const fileMatcherModule: ModuleDefinition<RequestMatcher> = {
   id: "http.matchers.file",
-  create: (config) => fileMatcher(config),
+  create: (config) => fileMatcherOf(decodeFileMatcher(config)),
 };

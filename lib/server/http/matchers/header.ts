@@ -7,9 +7,37 @@
  */
 import type { ModuleDefinition } from "../../module/mod.ts";
 import type { RequestContext } from "../context.ts";
-import { ConfigError } from "../../config/error.ts";
+import { Decoder } from "../../config/decode.ts";
 import type { RequestMatcher } from "../handler.ts";
 import { compileTemplate } from "../replacer.ts";
+
+/**
+ * `http.matchers.header` (Caddy's `MatchHeader`, `modules/caddyhttp/matchers.go`): header
+ * fields to the values one of them must have. A value is exact, or `*` (any), `prefix*`,
+ * `*suffix` or `*substring*`, and may hold placeholders; an empty list asks only that the
+ * field be present, `null` that it be absent. Every field listed must match. `Host` reads the
+ * request's host.
+ */
+export type HeaderMatcherConfig = Record<string, string[] | null>;
+
+/**
+ * Decodes a `header` matcher: an object of string arrays or nulls.
+ *
+ * @example
+ * ```ts
+ * import { decodeHeaderMatcher } from "./header.ts";
+ * decodeHeaderMatcher({ "X-Debug": null })["X-Debug"]; // null
+ * ```
+ */
+export function decodeHeaderMatcher(raw: unknown): HeaderMatcherConfig {
+  const d = Decoder.of(raw, "http.matchers.header");
+  for (const [name, vals] of Object.entries(d.raw)) {
+    if (vals !== null && (!Array.isArray(vals) || vals.some((v) => typeof v !== "string"))) {
+      d.failAt(name, "must be a string array");
+    }
+  }
+  return d.raw as HeaderMatcherConfig;
+}
 
 /** One value test. */
 export type ValueTest = (actual: string, c: RequestContext) => boolean;
@@ -44,19 +72,13 @@ export function headerValues(c: RequestContext, field: string): string[] | null 
   return v.indexOf(",") < 0 || field === "cookie" ? [v] : [v, ...v.split(/,\s*/)];
 }
 
-/** Builds a header matcher over any header source. */
-export function headerMatcher(raw: unknown, where: string): RequestMatcher {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw new ConfigError("invalid_config", `${where}: must be an object`);
-  }
+/** Builds a header matcher from its decoded config. */
+export function headerMatcher(config: HeaderMatcherConfig): RequestMatcher {
   const fields: { name: string; tests: ValueTest[] | null; present: boolean }[] = [];
-  for (const [name, vals] of Object.entries(raw)) {
-    if (vals !== null && (!Array.isArray(vals) || vals.some((v) => typeof v !== "string"))) {
-      throw new ConfigError("invalid_config", `${where}.${name}: must be a string array`);
-    }
+  for (const [name, vals] of Object.entries(config)) {
     fields.push({
       name: name.toLowerCase(),
-      tests: vals === null ? null : (vals as string[]).map(valueTest),
+      tests: vals === null ? null : vals.map(valueTest),
       present: Array.isArray(vals) && vals.length === 0,
     });
   }
@@ -86,5 +108,5 @@ export function headerMatcher(raw: unknown, where: string): RequestMatcher {
 /** Registry entry. */
 export const headerMatcherModule: ModuleDefinition<RequestMatcher> = {
   id: "http.matchers.header",
-  create: (raw) => headerMatcher(raw, "http.matchers.header"),
+  create: (raw) => headerMatcher(decodeHeaderMatcher(raw)),
 };

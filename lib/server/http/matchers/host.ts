@@ -10,12 +10,37 @@ import { splitHostPort } from "../context.ts";
 import { ConfigError } from "../../config/error.ts";
 import type { RequestMatcher } from "../handler.ts";
 import { compileTemplate, hasPlaceholder, type Template } from "../replacer.ts";
+import { stringList } from "./values.ts";
 
-function strings(raw: unknown, id: string): string[] {
-  if (!Array.isArray(raw) || raw.some((s) => typeof s !== "string")) {
-    throw new ConfigError("invalid_config", `${id}: must be an array of strings`);
+/**
+ * `http.matchers.host` (Caddy's `MatchHost`, `modules/caddyhttp/matchers.go`): the host names
+ * a request's Host (without its port) may be, compared case-insensitively. A `*` label stands
+ * for exactly one label (`*.example.com` matches `a.example.com`, not `a.b.example.com`; `*`
+ * alone matches one-label hosts like `localhost`); names may hold placeholders. A name listed
+ * twice is refused. The names of a route's host matchers are also the names automatic HTTPS
+ * manages.
+ */
+export type HostMatcherConfig = string[];
+
+/**
+ * Decodes a `host` matcher: an array of strings, none repeated (case-insensitively).
+ *
+ * @example
+ * ```ts
+ * import { decodeHostMatcher } from "./host.ts";
+ * decodeHostMatcher(["example.com", "*.example.com"]).length; // 2
+ * ```
+ */
+export function decodeHostMatcher(raw: unknown): HostMatcherConfig {
+  const path = "http.matchers.host";
+  const hosts = stringList(raw, path);
+  const seen = new Set<string>();
+  for (const host of hosts) {
+    const h = host.toLowerCase();
+    if (seen.has(h)) throw new ConfigError("invalid_config", `host repeated: ${h}`, { path });
+    seen.add(h);
   }
-  return raw as string[];
+  return hosts;
 }
 
 function wildcardMatch(pattern: string[], host: string): boolean {
@@ -27,14 +52,9 @@ function wildcardMatch(pattern: string[], host: string): boolean {
   return true;
 }
 
-/** Builds a host matcher. */
-export function hostMatcher(raw: unknown): RequestMatcher {
-  const hosts = strings(raw, "http.matchers.host").map((h) => h.toLowerCase());
-  const seen = new Set<string>();
-  for (const h of hosts) {
-    if (seen.has(h)) throw new ConfigError("invalid_config", `host repeated: ${h}`);
-    seen.add(h);
-  }
+/** Builds a host matcher from its decoded config. */
+export function hostMatcher(config: HostMatcherConfig): RequestMatcher {
+  const hosts = config.map((h) => h.toLowerCase());
   const exact = new Set<string>();
   const wild: string[][] = [];
   const dynamic: Template[] = [];
@@ -64,5 +84,5 @@ export function hostMatcher(raw: unknown): RequestMatcher {
 /** Registry entry. */
 export const hostMatcherModule: ModuleDefinition<RequestMatcher> = {
   id: "http.matchers.host",
-  create: (raw) => hostMatcher(raw),
+  create: (raw) => hostMatcher(decodeHostMatcher(raw)),
 };

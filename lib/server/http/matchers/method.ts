@@ -4,18 +4,31 @@
  * @module
  */
 import type { ModuleDefinition } from "../../module/mod.ts";
-import { ConfigError } from "../../config/error.ts";
 import type { RequestMatcher } from "../handler.ts";
+import { stringList } from "./values.ts";
 
-/** Builds a method matcher. */
-export function methodMatcher(raw: unknown): RequestMatcher {
-  if (!Array.isArray(raw) || raw.some((s) => typeof s !== "string")) {
-    throw new ConfigError(
-      "invalid_config",
-      "http.matchers.method: must be an array of strings",
-    );
-  }
-  const methods = new Set((raw as string[]).map((m) => m.toUpperCase()));
+/**
+ * `http.matchers.method` (Caddy's `MatchMethod`, `modules/caddyhttp/matchers.go`): the
+ * methods a request may have (compared upper-cased).
+ */
+export type MethodMatcherConfig = string[];
+
+/**
+ * Decodes a `method` matcher: an array of strings.
+ *
+ * @example
+ * ```ts
+ * import { decodeMethodMatcher } from "./method.ts";
+ * decodeMethodMatcher(["GET", "HEAD"]); // ["GET", "HEAD"]
+ * ```
+ */
+export function decodeMethodMatcher(raw: unknown): MethodMatcherConfig {
+  return stringList(raw, "http.matchers.method");
+}
+
+/** Builds a method matcher from its decoded config. */
+export function methodMatcher(config: MethodMatcherConfig): RequestMatcher {
+  const methods = new Set(config.map((m) => m.toUpperCase()));
   if (methods.size === 1) {
     const only = [...methods][0];
     return { match: (c) => c.method === only };
@@ -26,5 +39,5 @@ export function methodMatcher(raw: unknown): RequestMatcher {
 /** Registry entry. */
 export const methodMatcherModule: ModuleDefinition<RequestMatcher> = {
   id: "http.matchers.method",
-  create: (raw) => methodMatcher(raw),
+  create: (raw) => methodMatcher(decodeMethodMatcher(raw)),
 };

@@ -10,10 +10,33 @@
 import type { ModuleDefinition } from "../../module/mod.ts";
 import type { RequestContext } from "../context.ts";
 import { decodePath } from "../context.ts";
-import { ConfigError } from "../../config/error.ts";
 import type { RequestMatcher } from "../handler.ts";
 import { cleanPath, pathMatch } from "../pathutil.ts";
 import { compileTemplate, hasPlaceholder } from "../replacer.ts";
+import { stringList } from "./values.ts";
+
+/**
+ * `http.matchers.path` (Caddy's `MatchPath`, `modules/caddyhttp/matchers.go`): the patterns
+ * the request's path may match, case-insensitively, after it is cleaned and decoded. A pattern
+ * is exact (`/a`), a prefix (`/api/*`), a suffix (`*.php`), a substring (`*admin*`) or a glob
+ * (`/img/*.png`); `*` alone matches every path. Escapes in a pattern (`/a%2Fb`) are compared
+ * with the escaped path for those bytes, and `%*` is a wildcard over escaped text. Patterns
+ * may hold placeholders.
+ */
+export type PathMatcherConfig = string[];
+
+/**
+ * Decodes a `path` matcher: an array of strings.
+ *
+ * @example
+ * ```ts
+ * import { decodePathMatcher } from "./path.ts";
+ * decodePathMatcher(["/api/*"]); // ["/api/*"]
+ * ```
+ */
+export function decodePathMatcher(raw: unknown): PathMatcherConfig {
+  return stringList(raw, "http.matchers.path");
+}
 
 type Check = (c: RequestContext, lowerPath: string) => boolean;
 
@@ -105,18 +128,15 @@ function compile(pattern: string): Check {
   return (_c, p) => pathMatch(pattern, clean(p));
 }
 
-/** Builds a path matcher. */
-export function pathMatcher(raw: unknown): RequestMatcher {
-  if (!Array.isArray(raw) || raw.some((s) => typeof s !== "string")) {
-    throw new ConfigError("invalid_config", "http.matchers.path: must be an array of strings");
-  }
-  const checks: Check[] = (raw as string[]).map((p) => {
+/** Builds a path matcher from its decoded config. */
+export function pathMatcher(config: PathMatcherConfig): RequestMatcher {
+  const checks: Check[] = config.map((p) => {
     const lower = p.toLowerCase();
     if (!hasPlaceholder(lower)) return compile(lower);
     const t = compileTemplate(lower);
     return (c, path) => compile(t.render(c).toLowerCase())(c, path);
   });
-  if ((raw as string[]).includes("*")) return { match: () => true };
+  if (config.includes("*")) return { match: () => true };
   return {
     match(c: RequestContext): boolean {
       const p = trimDotsSpaces(c.path.toLowerCase());
@@ -129,5 +149,5 @@ export function pathMatcher(raw: unknown): RequestMatcher {
 /** Registry entry. */
 export const pathMatcherModule: ModuleDefinition<RequestMatcher> = {
   id: "http.matchers.path",
-  create: (raw) => pathMatcher(raw),
+  create: (raw) => pathMatcher(decodePathMatcher(raw)),
 };

@@ -9,10 +9,26 @@
  * @module
  */
 import type { ModuleDefinition } from "../../module/mod.ts";
-import { asObject, checkFields, optBool, optString } from "../config.ts";
-import { ConfigError } from "../../config/error.ts";
+import { Decoder } from "../../config/decode.ts";
 import type { RequestMatcher } from "../handler.ts";
 import { cleanPath } from "../pathutil.ts";
+
+/** `http.matchers.url_pattern`: a WHATWG URL pattern the request's URL must match. */
+export type URLPatternMatcherConfig = {
+  /** The pattern (`/books/:id`, `https://*.example.com/*`); without a scheme, any origin. */
+  pattern?: string;
+  /** The URL a relative pattern is resolved against. */
+  base_url?: string;
+  /** Match case-insensitively. */
+  ignore_case?: boolean;
+};
+
+/** The fields of {@linkcode URLPatternMatcherConfig}. */
+export const URL_PATTERN_FIELDS: readonly (keyof URLPatternMatcherConfig)[] = [
+  "pattern",
+  "base_url",
+  "ignore_case",
+];
 
 const COMPONENTS = [
   "protocol",
@@ -25,26 +41,42 @@ const COMPONENTS = [
   "hash",
 ] as const;
 
-/** Builds a url_pattern matcher from its JSON. */
-export function urlPatternMatcher(config: Record<string, unknown>): RequestMatcher {
-  const where = "http.matchers.url_pattern";
-  const raw = asObject(config, where);
-  checkFields(raw, ["pattern", "base_url", "ignore_case"], where);
-  const pattern = optString(raw, "pattern", where) ?? "";
-  const base = optString(raw, "base_url", where) ?? "";
-  const ignoreCase = optBool(raw, "ignore_case", where) ?? false;
+/** The URLPattern of a config (a pattern without a scheme matches any scheme, host and port). */
+function compilePattern(pattern: string, base: string, ignoreCase: boolean): URLPattern {
   const input = base === "" && !pattern.includes("://") ? `*://*:*${pattern}` : pattern;
-  let compiled: URLPattern;
+  return base ? new URLPattern(input, base, { ignoreCase }) : new URLPattern(input, { ignoreCase });
+}
+
+/**
+ * Decodes a `url_pattern` matcher (known fields, a pattern that compiles).
+ *
+ * @example
+ * ```ts
+ * import { decodeURLPatternMatcher } from "./url_pattern.ts";
+ * decodeURLPatternMatcher({ pattern: "/books/:id" }).pattern; // "/books/:id"
+ * ```
+ */
+export function decodeURLPatternMatcher(raw: unknown): URLPatternMatcherConfig {
+  const d = Decoder.of(raw, "http.matchers.url_pattern").fields(URL_PATTERN_FIELDS);
+  const out: URLPatternMatcherConfig = {};
+  const pattern = d.string("pattern");
+  if (pattern !== undefined) out.pattern = pattern;
+  const base = d.string("base_url");
+  if (base !== undefined) out.base_url = base;
+  const ignoreCase = d.bool("ignore_case");
+  if (ignoreCase !== undefined) out.ignore_case = ignoreCase;
   try {
-    compiled = base
-      ? new URLPattern(input, base, { ignoreCase })
-      : new URLPattern(input, { ignoreCase });
+    compilePattern(pattern ?? "", base ?? "", ignoreCase ?? false);
   } catch (e) {
-    throw new ConfigError(
-      "invalid_config",
-      `${where}: unable to parse URL pattern ${JSON.stringify(pattern)}: ${(e as Error).message}`,
-    );
+    d.fail(`unable to parse URL pattern ${JSON.stringify(pattern ?? "")}: ${(e as Error).message}`);
   }
+  return out;
+}
+
+/** Builds a url_pattern matcher from its decoded config. */
+export function urlPatternMatcher(config: URLPatternMatcherConfig): RequestMatcher {
+  const pattern = config.pattern ?? "";
+  const compiled = compilePattern(pattern, config.base_url ?? "", config.ignore_case ?? false);
   let patternPath = pattern;
   const scheme = patternPath.indexOf("://");
   if (scheme >= 0) {
@@ -78,5 +110,5 @@ export function urlPatternMatcher(config: Record<string, unknown>): RequestMatch
 /** Registry entry. */
 export const urlPatternMatcherModule: ModuleDefinition<RequestMatcher> = {
   id: "http.matchers.url_pattern",
-  create: (config) => urlPatternMatcher(config),
+  create: (config) => urlPatternMatcher(decodeURLPatternMatcher(config)),
 };

@@ -9,7 +9,11 @@
  * @module
  */
 import type { Ctx } from "../../../caddyfile/writer/context.ts";
-import { MatcherScope } from "../../../caddyfile/writer/matchers.ts";
+import {
+  MatcherScope,
+  type MatcherWriter,
+  registerMatcherWriters,
+} from "../../../caddyfile/writer/matchers.ts";
 import { positions, solveOrder, writingOrder } from "../../../caddyfile/writer/order.ts";
 import { Problems, type ReverseProblem } from "../../../caddyfile/writer/problems.ts";
 import { reverseHandler, reverseRoutes } from "./routes.ts";
@@ -17,8 +21,18 @@ import { type Block, gline, type Line, line, render } from "../../../caddyfile/w
 import { reverseGlobal } from "./global.ts";
 import { diffJson } from "./diff.ts";
 import { getAdapter } from "../../../adapter.ts";
+import { MATCHERS } from "../../../http/matchers/mod.ts";
 
 export type { ReverseProblem } from "../../../caddyfile/writer/problems.ts";
+
+// the matcher writers the matchers' table names
+registerMatcherWriters(Object.fromEntries(
+  await Promise.all(
+    MATCHERS.filter((e) => e.writer).map(async (e) =>
+      [e.id.slice("http.matchers.".length), await e.writer!()] as [string, MatcherWriter]
+    ),
+  ),
+));
 
 /** Options of {@linkcode gatehousefileFromJson}. */
 export interface ReverseOptions {

@@ -237,14 +237,13 @@ export function reverseTlsApp(
     tls.done("the tls app");
   }
   for (const [server, { value, path }] of connPolicies) {
-    connPolicyLines(
-      value,
+    connPolicyLines({
+      policies: value,
       path,
-      sites.filter((s) => s.servers.includes(server)),
+      sites: sites.filter((s) => s.servers.includes(server)),
       siteTls,
       loaded,
-      ctx,
-    );
+    }, ctx);
   }
   for (const [tag, l] of loaded) {
     ctx.problems.add(

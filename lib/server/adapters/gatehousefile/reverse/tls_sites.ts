@@ -40,15 +40,23 @@ export class SiteTls {
   }
 }
 
+/** One server's connection policies, and where the lines they ask for go. */
+export interface ServerPolicies {
+  /** The server's `tls_connection_policies`, as given. */
+  policies: unknown;
+  /** Their JSON path. */
+  path: string;
+  /** The server's sites. */
+  sites: Site[];
+  /** The sites' `tls` lines, collected. */
+  siteTls: SiteTls;
+  /** Loaded certificates by tag that no policy has selected yet (a selected one leaves). */
+  loaded: Map<string, { cert: string; key: string; path: string }>;
+}
+
 /** Adds the `tls` lines the connection policies of one server ask for to its sites. */
-export function connPolicyLines(
-  policies: unknown,
-  path: string,
-  sites: Site[],
-  siteTls: SiteTls,
-  loaded: Map<string, { cert: string; key: string; path: string }>,
-  ctx: Ctx,
-): void {
+export function connPolicyLines(o: ServerPolicies, ctx: Ctx): void {
+  const { policies, path, sites, siteTls, loaded } = o;
   if (!Array.isArray(policies)) return;
   policies.forEach((p, i) => {
     const pp = childPath(path, i);

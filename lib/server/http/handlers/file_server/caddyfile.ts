@@ -1,6 +1,6 @@
 /**
- * Gatehousefile syntax of the file server: the `file_server` directive, `try_files`, and the
- * `file` request matcher.
+ * Gatehousefile syntax of the file server: the `file_server` directive and `try_files` (the
+ * `file` request matcher's is with the other matchers', `matchers/caddyfile.ts`).
  *
  * ```
  * file_server [<matcher>] [browse] {
@@ -10,7 +10,6 @@
  *     etag_file_extensions <exts...>
  * }
  * try_files <files...> { policy first_exist|first_exist_fallback|largest_size|smallest_size|most_recently_modified }
- * @name file [<files...>] { root <path>; try_files <files...>; try_policy <p>; split_path <delims...> }
  * ```
  *
  * The Gatehousefile itself (and every imported file) is added to `hide`, so a site never
@@ -19,7 +18,7 @@
  * @module
  */
 import { posix } from "node:path";
-import { didYouMean, type Dispenser } from "../../../caddyfile/dispenser.ts";
+import { didYouMean } from "../../../caddyfile/dispenser.ts";
 import { absPath, localFiles, matchGlobElement } from "../../../caddyfile/files.ts";
 import type { Helper } from "../../../caddyfile/helper.ts";
 import type { ConfigValue } from "../../../caddyfile/types.ts";
@@ -232,49 +231,8 @@ export function parseTryFiles(h: Helper): ConfigValue[] {
   return result;
 }
 
-/** The `file` matcher. */
-export function fileMatcher(d: Dispenser): Record<string, unknown> {
-  const m: Record<string, unknown> = {};
-  const add = (k: string, v: string[]) => {
-    const all = [...((m[k] as string[]) ?? []), ...v];
-    if (all.length > 0) m[k] = all;
-  };
-  while (d.next()) {
-    add("try_files", d.remainingArgs());
-    for (const n = d.nesting(); d.nextBlock(n);) {
-      switch (d.val()) {
-        case "root":
-          if (!d.nextArg()) throw d.argErr();
-          m.root = d.val();
-          break;
-        case "try_files":
-          add("try_files", d.remainingArgs());
-          if (!(m.try_files as string[] | undefined)?.length) throw d.argErr();
-          break;
-        case "try_policy":
-          if (!d.nextArg()) throw d.argErr();
-          m.try_policy = d.val();
-          break;
-        case "split_path": {
-          const s = d.remainingArgs();
-          if (s.length === 0) throw d.argErr();
-          m.split_path = s;
-          break;
-        }
-        default:
-          throw d.unknownSubdirective(
-            ["root", "try_files", "try_policy", "split_path"],
-            "unrecognized subdirective: %s",
-          );
-      }
-    }
-  }
-  return m;
-}
-
 /** The Gatehousefile syntax of the file server. */
 export const syntax: SyntaxSet = {
   handlerDirectives: { file_server: parseFileServer },
   directives: { try_files: parseTryFiles },
-  modules: { "http.matchers.file": fileMatcher },
 };

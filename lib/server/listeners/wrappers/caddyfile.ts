@@ -4,9 +4,9 @@
  *
  * @module
  */
-import type { Dispenser } from "../caddyfile/dispenser.ts";
-import { registerSyntax } from "../caddyfile/registry.ts";
-import { parseDuration } from "../config/duration.ts";
+import type { Dispenser } from "../../caddyfile/dispenser.ts";
+import type { SyntaxSet } from "../../caddyfile/registry.ts";
+import { parseDuration } from "../../config/duration.ts";
 
 const POLICIES = ["IGNORE", "USE", "REJECT", "REQUIRE", "SKIP"];
 
@@ -48,9 +48,11 @@ export function proxyProtocolWrapper(d: Dispenser): Record<string, unknown> {
   return w;
 }
 
-/** Registers the listener wrapper syntaxes. */
-export function registerListenerWrapperSyntaxes(): void {
-  registerSyntax("caddy.listeners.http_redirect", () => ({}));
-  registerSyntax("caddy.listeners.tls", () => ({}));
-  registerSyntax("caddy.listeners.proxy_protocol", proxyProtocolWrapper);
-}
+/** The Gatehousefile syntax of the listener wrappers. */
+export const syntax: SyntaxSet = {
+  modules: {
+    "caddy.listeners.http_redirect": () => ({}),
+    "caddy.listeners.tls": () => ({}),
+    "caddy.listeners.proxy_protocol": proxyProtocolWrapper,
+  },
+};
