@@ -11,6 +11,7 @@ import { didYouMean, Dispenser, errorAt, MATCHER_NAME_CONTEXT_KEY } from "./disp
 import { cloneToken, isQuoted, type Token } from "./lexer.ts";
 import type { Helper } from "./helper.ts";
 import type { ConfigValue, Handler, MatcherSet } from "./types.ts";
+import type { ModuleEntry } from "../module/mod.ts";
 
 /** A directive: reads its segment through the helper, returns config values. */
 export type DirectiveFn = (h: Helper) => ConfigValue[];
@@ -84,6 +85,15 @@ export interface SyntaxSet {
   globalOptions?: Readonly<Record<string, GlobalOptionFn>>;
   /** Module syntaxes by module id (`http.matchers.path`, `http.encoders.gzip`...). */
   modules?: Readonly<Record<string, SyntaxFn>>;
+}
+
+/**
+ * An entry of a module kind's table as the adapter reads it: the module, and the syntax set
+ * of its Gatehousefile syntax when it has one (several entries may name the same set).
+ */
+export interface SyntaxEntry extends ModuleEntry {
+  /** Loads the module's Gatehousefile syntax. */
+  syntax?(): Promise<SyntaxSet>;
 }
 
 /**

@@ -6,10 +6,6 @@
  *
  * @module
  */
-import { registerClientAuthSyntaxes } from "../../tls/client_auth_caddyfile.ts";
-import { registerIssuerSyntaxes } from "../../tls/issuers_caddyfile.ts";
-import { parseTLS } from "../../tls/caddyfile.ts";
-import { fileWriter, netWriter, plainEncoder } from "../../logging/caddyfile.ts";
 import { parseError } from "../../http/handlers/error_caddyfile.ts";
 import {
   parseHandle,
@@ -54,7 +50,6 @@ import {
 } from "../../http/handlers/reverse_proxy/caddyfile_response.ts";
 import { registerProxySyntaxes } from "../../http/handlers/reverse_proxy/caddyfile_transport.ts";
 import { registerListenerWrapperSyntaxes } from "../../http/listener_wrappers_caddyfile.ts";
-import { registerEncoderSyntaxes } from "../../logging/caddyfile_encoders.ts";
 import { parseIntercept } from "../../http/handlers/intercept_caddyfile.ts";
 import { parseLogAppend } from "../../http/handlers/log_append_caddyfile.ts";
 import { parsePush } from "../../http/handlers/push_caddyfile.ts";
@@ -80,15 +75,25 @@ import {
   registerHandlerDirective,
   registerSyntax,
   registerSyntaxSet,
+  type SyntaxEntry,
   type SyntaxSet,
 } from "../../caddyfile/registry.ts";
 import { HANDLERS } from "../../http/handlers/mod.ts";
-import { fileSystemStorage, mockDNSProvider, parseBind } from "./site_directives.ts";
-import { challtestsrvSyntax } from "../../tls/dns/caddyfile.ts";
+import { DNS_PROVIDERS, TLS_MODULES } from "../../tls/mod.ts";
+import { LOGGING_MODULES } from "../../logging/mod.ts";
+import { STORAGE_MODULES } from "../../storage/register.ts";
+import { parseBind } from "./site_directives.ts";
 
-// the syntax the handlers' table names (each set once: several entries may share a file)
+// the syntax the module tables name (each set once: several entries may share a file)
 const sets = new Set<SyntaxSet>();
-for (const e of HANDLERS) if (e.syntax) sets.add(await e.syntax());
+const tables: readonly (readonly SyntaxEntry[])[] = [
+  HANDLERS,
+  TLS_MODULES,
+  DNS_PROVIDERS,
+  LOGGING_MODULES,
+  STORAGE_MODULES,
+];
+for (const table of tables) for (const e of table) if (e.syntax) sets.add(await e.syntax());
 for (const set of sets) registerSyntaxSet(set);
 
 // global options
@@ -97,7 +102,6 @@ registerTLSOptions();
 
 // directives
 registerDirective("bind", parseBind);
-registerDirective("tls", parseTLS);
 registerHandlerDirective("fs", parseFilesystem);
 registerDirective("root", parseRoot);
 registerHandlerDirective("vars", parseVars);
@@ -158,20 +162,3 @@ registerProxySyntaxes();
 registerSyntax("http.reverse_proxy.transport.fastcgi", fastcgiTransport);
 registerListenerWrapperSyntaxes();
 registerSyntax("http.ip_sources.static", staticIPSource);
-
-// logging
-registerSyntax("caddy.logging.writers.file", fileWriter);
-registerSyntax("caddy.logging.writers.net", netWriter);
-registerSyntax("caddy.logging.encoders.console", plainEncoder);
-registerSyntax("caddy.logging.encoders.json", plainEncoder);
-registerEncoderSyntaxes();
-
-// tls
-registerIssuerSyntaxes();
-registerClientAuthSyntaxes();
-
-// storage, dns
-registerSyntax("caddy.storage.file_system", fileSystemStorage);
-registerSyntax("dns.providers.mock", mockDNSProvider);
-registerSyntax("dns.providers.challtestsrv", challtestsrvSyntax);
-registerSyntax("tls.client_auth.verifier.dummy", () => ({}));
