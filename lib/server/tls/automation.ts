@@ -149,15 +149,17 @@ export async function defaultPublicIssuers(ctx: ProvisionContext): Promise<Issue
   return [await ctx.loadModule<Issuer>("tls.issuance", "module", { module: "acme" })];
 }
 
-async function loadIssuers(raw: unknown, where: string, ctx: ProvisionContext): Promise<Issuer[]> {
-  if (!Array.isArray(raw)) throw new ConfigError("invalid_config", `${where}: must be an array`);
+/** The policy's `issuers`, each loaded (an issuer this build does not have is refused). */
+async function loadIssuers(policy: Decoder, ctx: ProvisionContext): Promise<Issuer[]> {
+  const raw = policy.value("issuers");
+  if (!Array.isArray(raw)) policy.failAt("issuers", "must be an array");
   const out: Issuer[] = [];
   for (let i = 0; i < raw.length; i++) {
     const mod = (raw[i] as Raw | null)?.module;
     if (typeof mod === "string" && !getModule(`tls.issuance.${mod}`)) {
       throw new ConfigError(
         "unsupported",
-        `${where}[${i}]: issuer module "${mod}" is not available in this build`,
+        `${policy.at("issuers")}[${i}]: issuer module "${mod}" is not available in this build`,
       );
     }
     out.push(await ctx.loadModule<Issuer>("tls.issuance", "module", raw[i]));
@@ -165,15 +167,16 @@ async function loadIssuers(raw: unknown, where: string, ctx: ProvisionContext): 
   return out;
 }
 
+/** The policy's `get_certificate` managers, each loaded. */
 async function loadManagers(
-  raw: unknown,
-  where: string,
+  policy: Decoder,
   ctx: ProvisionContext,
 ): Promise<CertificateManagerModule[]> {
-  if (!Array.isArray(raw)) throw new ConfigError("invalid_config", `${where}: must be an array`);
+  const raw = policy.value("get_certificate");
+  if (!Array.isArray(raw)) policy.failAt("get_certificate", "must be an array");
   const out: CertificateManagerModule[] = [];
-  for (let i = 0; i < raw.length; i++) {
-    out.push(await ctx.loadModule<CertificateManagerModule>("tls.get_certificate", "via", raw[i]));
+  for (const m of raw) {
+    out.push(await ctx.loadModule<CertificateManagerModule>("tls.get_certificate", "via", m));
   }
   return out;
 }
@@ -218,11 +221,11 @@ export async function decodePolicy(
     : await ctx.loadModule<Storage & ModuleInstance>("caddy.storage", "module", d.value("storage"));
   const managers = d.value("get_certificate") === undefined
     ? undefined
-    : await loadManagers(d.value("get_certificate"), d.at("get_certificate"), ctx);
+    : await loadManagers(d, ctx);
   // A policy of managers only gets its certificates from them (nothing is obtained).
   const issuers = d.value("issuers") === undefined
     ? (managers?.length ? [] : await defaultPublicIssuers(ctx))
-    : await loadIssuers(d.value("issuers"), d.at("issuers"), ctx);
+    : await loadIssuers(d, ctx);
   return {
     subjects: (subjects as string[]).map((s) => s.toLowerCase()),
     issuers,
