@@ -94,6 +94,15 @@ export interface SyntaxEntry extends ModuleEntry {
 }
 
 /**
+ * An entry of a module kind's table as the adapter reads it: the module, and the syntax set
+ * of its Gatehousefile syntax when it has one (several entries may name the same set).
+ */
+export interface SyntaxEntry extends ModuleEntry {
+  /** Loads the module's Gatehousefile syntax. */
+  syntax?(): Promise<SyntaxSet>;
+}
+
+/**
  * Registers everything a {@linkcode SyntaxSet} gives.
  *
  * @example

@@ -8,7 +8,7 @@
  * @module
  */
 import type { AdminRoute, ModuleDefinition } from "../module/mod.ts";
-import { checkFields, optBool } from "../http/config.ts";
+import { Decoder } from "../config/decode.ts";
 import type { HttpHandler } from "../http/handler.ts";
 import { installProcessMetrics } from "./process.ts";
 import { registry, scrapeResponse } from "./registry.ts";
@@ -38,9 +38,11 @@ function scrape(request: Request, openMetrics: boolean): Response {
 export const metricsHandlerModule: ModuleDefinition<HttpHandler> = {
   id: "http.handlers.metrics",
   create(config) {
-    const where = "http.handlers.metrics";
-    checkFields(config, ["handler", "disable_openmetrics"], where);
-    const openMetrics = !(optBool(config, "disable_openmetrics", where) ?? false);
+    const d = new Decoder(config, "http.handlers.metrics").fields([
+      "handler",
+      "disable_openmetrics",
+    ]);
+    const openMetrics = !(d.bool("disable_openmetrics") ?? false);
     return { serveHTTP: (c) => scrape(c.request, openMetrics) };
   },
 };

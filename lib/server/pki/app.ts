@@ -13,6 +13,7 @@
 import type { ModuleDefinition, ProvisionContext } from "../module/mod.ts";
 import type { App, Logger } from "../module/instance.ts";
 import type { Storage } from "../module/storage.ts";
+import { Decoder } from "../config/decode.ts";
 import { type CAConfig, CertificateAuthority, decodeCAConfig, DEFAULT_CA_ID } from "./ca.ts";
 
 /** How often CAs check their intermediate (Caddy: 10 minutes). */
@@ -35,12 +36,14 @@ export class PkiApp implements App {
 
   /** Decodes the app and provisions every configured CA (or `local`). */
   static async create(config: Record<string, unknown>, ctx: ProvisionContext): Promise<PkiApp> {
+    const d = new Decoder(config, "pki");
+    // the field audit lists this field itself (the pki app's own decoder)
     for (const k of Object.keys(config)) {
-      if (k !== "certificate_authorities") throw new Error(`pki: unknown field "${k}"`);
+      if (k !== "certificate_authorities") d.fail(`unknown field "${k}"`, "unknown_field");
     }
     const raw = config.certificate_authorities ?? {};
     if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-      throw new Error("pki.certificate_authorities: must be an object");
+      d.failAt("certificate_authorities", "must be an object");
     }
     const log = ctx.logger("pki");
     const cas = new Map<string, CertificateAuthority>();

@@ -1,8 +1,8 @@
 /**
- * The few DER and PEM pieces the server reads synchronously, without loading an X.509
- * library on the handshake path: PEM blocks both ways, a DER walker, and the names
- * (subjectAltName DNS and IP entries) a certificate covers. Anything more goes through
- * `@peculiar/x509` (see `x509.ts`).
+ * The few DER and PEM pieces the server reads and writes synchronously, without loading an
+ * X.509 library on the handshake path: PEM blocks both ways, a DER walker, byte
+ * concatenation, and the names (subjectAltName DNS and IP entries) a certificate covers.
+ * Anything more goes through `@peculiar/x509` (see `x509.ts`).
  *
  * @module
  */
@@ -34,6 +34,25 @@ export function derChildren(der: Uint8Array): DerNode[] {
     }
     out.push({ tag, body: der.subarray(q, q + len) });
     p = q + len;
+  }
+  return out;
+}
+
+/**
+ * The bytes of `parts`, one after the other.
+ *
+ * @example
+ * ```ts
+ * import { concat } from "./der.ts";
+ * concat(new Uint8Array([0x30, 1]), new Uint8Array([5])); // Uint8Array [0x30, 1, 5]
+ * ```
+ */
+export function concat(...parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
   }
   return out;
 }

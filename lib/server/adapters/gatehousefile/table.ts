@@ -6,10 +6,6 @@
  *
  * @module
  */
-import { registerClientAuthSyntaxes } from "../../tls/client_auth_caddyfile.ts";
-import { registerIssuerSyntaxes } from "../../tls/issuers_caddyfile.ts";
-import { parseTLS } from "../../tls/caddyfile.ts";
-import { fileWriter, netWriter, plainEncoder } from "../../logging/caddyfile.ts";
 import { parseError } from "../../http/handlers/error_caddyfile.ts";
 import {
   parseHandle,
@@ -39,7 +35,6 @@ import {
   parseCopyResponseHeaders,
 } from "../../http/handlers/reverse_proxy/caddyfile_response.ts";
 import { registerProxySyntaxes } from "../../http/handlers/reverse_proxy/caddyfile_transport.ts";
-import { registerEncoderSyntaxes } from "../../logging/caddyfile_encoders.ts";
 import { parseIntercept } from "../../http/handlers/intercept_caddyfile.ts";
 import { parseLogAppend } from "../../http/handlers/log_append_caddyfile.ts";
 import { parsePush } from "../../http/handlers/push_caddyfile.ts";
@@ -64,20 +59,31 @@ import {
   registerHandlerDirective,
   registerSyntax,
   registerSyntaxSet,
+  type SyntaxEntry,
   type SyntaxSet,
 } from "../../caddyfile/registry.ts";
 import { HANDLERS } from "../../http/handlers/mod.ts";
 import { MATCHERS } from "../../http/matchers/mod.ts";
 import { IP_SOURCES } from "../../http/ip_sources.ts";
 import { LISTENER_WRAPPERS } from "../../listeners/mod.ts";
-import { fileSystemStorage, mockDNSProvider, parseBind } from "./site_directives.ts";
-import { challtestsrvSyntax } from "../../tls/dns/caddyfile.ts";
+import { DNS_PROVIDERS, TLS_MODULES } from "../../tls/mod.ts";
+import { LOGGING_MODULES } from "../../logging/mod.ts";
+import { STORAGE_MODULES } from "../../storage/register.ts";
+import { parseBind } from "./site_directives.ts";
 
-// the syntax the tables name (each set once: several entries may share a file)
+// the syntax the module tables name (each set once: several entries may share a file)
 const sets = new Set<SyntaxSet>();
-for (const e of [...HANDLERS, ...MATCHERS, ...IP_SOURCES, ...LISTENER_WRAPPERS]) {
-  if (e.syntax) sets.add(await e.syntax());
-}
+const tables: readonly (readonly SyntaxEntry[])[] = [
+  HANDLERS,
+  MATCHERS,
+  IP_SOURCES,
+  LISTENER_WRAPPERS,
+  TLS_MODULES,
+  DNS_PROVIDERS,
+  LOGGING_MODULES,
+  STORAGE_MODULES,
+];
+for (const table of tables) for (const e of table) if (e.syntax) sets.add(await e.syntax());
 for (const set of sets) registerSyntaxSet(set);
 
 // global options
@@ -86,7 +92,6 @@ registerTLSOptions();
 
 // directives
 registerDirective("bind", parseBind);
-registerDirective("tls", parseTLS);
 registerHandlerDirective("fs", parseFilesystem);
 registerDirective("root", parseRoot);
 registerHandlerDirective("vars", parseVars);
@@ -129,20 +134,3 @@ registerSyntax("http.encoders.gzip", gzipEncoding);
 registerSyntax("http.encoders.zstd", zstdEncoding);
 registerProxySyntaxes();
 registerSyntax("http.reverse_proxy.transport.fastcgi", fastcgiTransport);
-
-// logging
-registerSyntax("caddy.logging.writers.file", fileWriter);
-registerSyntax("caddy.logging.writers.net", netWriter);
-registerSyntax("caddy.logging.encoders.console", plainEncoder);
-registerSyntax("caddy.logging.encoders.json", plainEncoder);
-registerEncoderSyntaxes();
-
-// tls
-registerIssuerSyntaxes();
-registerClientAuthSyntaxes();
-
-// storage, dns
-registerSyntax("caddy.storage.file_system", fileSystemStorage);
-registerSyntax("dns.providers.mock", mockDNSProvider);
-registerSyntax("dns.providers.challtestsrv", challtestsrvSyntax);
-registerSyntax("tls.client_auth.verifier.dummy", () => ({}));

@@ -11,6 +11,7 @@
  * @module
  */
 import type { ClientHello } from "./client_hello.ts";
+import { concat } from "../../pki/der.ts";
 
 const TLS13 = 0x0304;
 const AES_128_GCM_SHA256 = 0x1301;
@@ -36,16 +37,6 @@ export class HandshakeRefused extends Error {
     super(message);
     this.alert = alert;
   }
-}
-
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
 }
 
 function u16(n: number): Uint8Array {
