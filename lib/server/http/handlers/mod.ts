@@ -53,12 +53,11 @@ export const HANDLERS: readonly HandlerEntry[] = [
   },
   {
     id: "http.handlers.copy_response",
-    load: async () => (await import("./reverse_proxy/handle_response.ts")).copyResponseModule,
+    load: async () => (await import("./reverse_proxy/copy_response.ts")).copyResponseModule,
   },
   {
     id: "http.handlers.copy_response_headers",
-    load: async () =>
-      (await import("./reverse_proxy/handle_response.ts")).copyResponseHeadersModule,
+    load: async () => (await import("./reverse_proxy/copy_response.ts")).copyResponseHeadersModule,
   },
   { id: "http.handlers.invoke", load: async () => (await import("./invoke.ts")).invokeModule },
   {
