@@ -54,6 +54,7 @@ export const HANDLERS: readonly HandlerEntry[] = [
   {
     id: "http.handlers.copy_response",
     load: async () => (await import("./reverse_proxy/copy_response.ts")).copyResponseModule,
+    syntax: async () => (await import("./reverse_proxy/caddyfile_response.ts")).syntax,
   },
   {
     id: "http.handlers.copy_response_headers",
@@ -78,5 +79,6 @@ export const HANDLERS: readonly HandlerEntry[] = [
   {
     id: "http.handlers.reverse_proxy",
     load: async () => (await import("./reverse_proxy/mod.ts")).reverseProxyModule,
+    syntax: async () => (await import("./reverse_proxy/caddyfile.ts")).syntax,
   },
 ];
