@@ -10,6 +10,7 @@
  * @module
  */
 import { Decoder, type Raw } from "../../../config/decode.ts";
+import type { Duration } from "../../../config/duration.ts";
 import { ConfigError } from "../../../config/error.ts";
 import type { RequestContext } from "../../context.ts";
 import { parseHeaderOps, parseResponseMatcher } from "../../header_ops.ts";
@@ -18,36 +19,16 @@ import { compileTemplate } from "../../replacer.ts";
 import { decodeResponseHandlers, type ResponseHandlerConfig } from "../../response_handlers.ts";
 import type { HeaderOps } from "../headers_caddyfile.ts";
 import { decodeFastCGITransport, type FastCGITransportConfig } from "./fastcgi/config.ts";
-import {
-  decodeHttpTransport,
-  type Duration,
-  type HttpTransportConfig,
-} from "./transport_config.ts";
+import { decodeHttpTransport, type HttpTransportConfig } from "./transport_config.ts";
 import { decodeUpstreamSource, type UpstreamSourceConfig } from "./upstream_sources/config.ts";
+import { dialIsDynamic, type UpstreamConfig } from "./upstreams.ts";
 
-export type { Duration, HttpTransportConfig } from "./transport_config.ts";
+export type { Duration } from "../../../config/duration.ts";
+export type { HttpTransportConfig } from "./transport_config.ts";
+export type { UpstreamConfig } from "./upstreams.ts";
 export type { FastCGITransportConfig } from "./fastcgi/config.ts";
 export type { UpstreamSourceConfig } from "./upstream_sources/config.ts";
 export type { ResponseHandlerConfig, ResponseMatcherConfig } from "../../response_handlers.ts";
-
-/** True when a dial address holds placeholders only known per request (not `env.`/`system.`). */
-export function dialIsDynamic(dial: string): boolean {
-  for (const m of dial.matchAll(/\{([^}]+)\}/g)) {
-    if (!m[1].startsWith("env.") && !m[1].startsWith("system.")) return true;
-  }
-  return false;
-}
-
-/** One static upstream. */
-export type UpstreamConfig = {
-  /**
-   * The network address dialed (`host:port`, `unix//path`); placeholders allowed: `env.` and
-   * `system.` ones are resolved at load, others per request.
-   */
-  dial?: string;
-  /** Requests at once to this upstream (overrides `unhealthy_request_count`; 0: no limit). */
-  max_requests?: number;
-};
 
 /** The selection policies (`http.reverse_proxy.selection_policies.<policy>`). */
 export const SELECTION_POLICIES = [

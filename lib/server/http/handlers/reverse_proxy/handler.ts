@@ -14,7 +14,7 @@
  */
 import type { ProvisionContext } from "../../../module/mod.ts";
 import type { Logger } from "../../../module/instance.ts";
-import { durationMs } from "../../../config/duration.ts";
+import { type Duration, durationMs } from "../../../config/duration.ts";
 import { type IPRange, parseRanges } from "../../../net/ip.ts";
 import type { ProxyFacts, RequestContext } from "../../context.ts";
 import { HandlerError } from "../../errors.ts";
@@ -28,7 +28,7 @@ import {
 } from "../../response_handlers.ts";
 import { compileMatcherSets, provisionMatcherSets } from "../../routes.ts";
 import { bufferLimit, bufferPrefix, joined } from "./buffers.ts";
-import type { Duration, ReverseProxyConfig } from "./config.ts";
+import type { ReverseProxyConfig } from "./config.ts";
 import { type FastCGITransport, provisionFastCGI } from "./fastcgi/mod.ts";
 import {
   type Forwarded,

@@ -10,9 +10,9 @@
  *
  * @module
  */
-import { durationMs } from "../../../config/duration.ts";
+import { type Duration, durationMs } from "../../../config/duration.ts";
 import { goRegExp } from "../../regexp.ts";
-import type { ActiveHealthChecksConfig, Duration, PassiveHealthChecksConfig } from "./config.ts";
+import type { ActiveHealthChecksConfig, PassiveHealthChecksConfig } from "./config.ts";
 import type { Upstream } from "./upstreams.ts";
 import { loadNodeHttp } from "./transport.ts";
 

@@ -18,22 +18,24 @@
  * @module
  */
 import { Decoder, type Raw } from "../../../config/decode.ts";
-import { durationMs } from "../../../config/duration.ts";
+import { type Duration, durationMs } from "../../../config/duration.ts";
 import { parseIP } from "../../../net/ip.ts";
 import type { DialOptions } from "./h1conn.ts";
 import type { PoolLimits } from "./h1client.ts";
 import type { Renegotiation } from "./openssl_conn.ts";
-import { checkConnectionFields, connectionOptions } from "./transport_connections.ts";
+import {
+  checkConnectionFields,
+  type ConnectionFieldsConfig,
+  connectionOptions,
+} from "./transport_connections.ts";
+
+export type { Duration } from "../../../config/duration.ts";
+export type {
+  ConnectionFieldsConfig,
+  KeepAliveConfig,
+  UpstreamResolverConfig,
+} from "./transport_connections.ts";
 import { opensslUnavailable } from "./openssl.ts";
-
-/** A duration: an integer of nanoseconds or a duration string (`"1.5s"`, `"2m"`). */
-export type Duration = number | string;
-
-/** `resolver`: the DNS servers asked for upstream names. */
-export type UpstreamResolverConfig = {
-  /** `[udp/]ip[:port]` (port 53 by default); the system's resolver when empty. */
-  addresses?: string[];
-};
 
 /** `tls.ca`: a trust pool module (`tls.ca_pool.source.<provider>`). */
 export type TrustPoolConfig =
@@ -80,20 +82,6 @@ export type TransportTLSConfig = {
   curves?: string[];
 };
 
-/** `keep_alive`: how upstream connections are kept for later requests. */
-export type KeepAliveConfig = {
-  /** False: a connection per request (default true). */
-  enabled?: boolean;
-  /** TCP keep-alive probes on upstream connections, in whole seconds (Linux, needs FFI). */
-  probe_interval?: Duration;
-  /** Idle connections kept over all upstreams (0: no limit). */
-  max_idle_conns?: number;
-  /** Idle connections kept per upstream (default 32). */
-  max_idle_conns_per_host?: number;
-  /** How long an idle connection is kept (default 2m; 0 or less: no limit). */
-  idle_timeout?: Duration;
-};
-
 /** `network_proxy`: a `caddy.network_proxy` module (`from` names it). */
 export type NetworkProxyConfig = {
   /** `url` (a forward proxy) or `none` (dial directly). */
@@ -102,38 +90,30 @@ export type NetworkProxyConfig = {
   url?: string;
 };
 
-/** `http.reverse_proxy.transport.http`. */
-export type HttpTransportConfig = {
+/**
+ * `http.reverse_proxy.transport.http`; the fields of resolving, dialing and keeping
+ * connections (`resolver`, `dial_fallback_delay`, `keep_alive`, `max_conns_per_host`,
+ * `max_response_header_size`, `read_buffer_size`) are {@linkcode ConnectionFieldsConfig}.
+ */
+export type HttpTransportConfig = ConnectionFieldsConfig & {
   /** The module name (`http` when absent). */
   protocol?: "http";
-  /** DNS servers for upstream names (A and AAAA), in order, instead of the system's. */
-  resolver?: UpstreamResolverConfig;
   /** TLS to the upstream. */
   tls?: TransportTLSConfig;
-  /** Keeping connections for later requests (enabled by default). */
-  keep_alive?: KeepAliveConfig;
   /** Only false is accepted: bodies are relayed as the upstream encodes them. */
   compression?: boolean;
-  /** Connections to one upstream at once; further requests wait for one (0: no limit). */
-  max_conns_per_host?: number;
   /** Refused: the PROXY protocol is not sent upstream. */
   proxy_protocol?: string;
   /** Refused: use `network_proxy`. */
   forward_proxy_url?: string;
   /** How long connecting may take (default 3s). */
   dial_timeout?: Duration;
-  /** Happy eyeballs between the address families (0: 300ms; negative: one at a time). */
-  dial_fallback_delay?: Duration;
   /** How long the response head may take once the request is written (default: no limit). */
   response_header_timeout?: Duration;
   /** How long a body waits for `100 Continue` (default: it goes at once). */
   expect_continue_timeout?: Duration;
-  /** The longest response head (default 64 KiB). */
-  max_response_header_size?: number;
   /** Bytes gathered before an HTTP/1.1 write (0: writes go out as they come). */
   write_buffer_size?: number;
-  /** Bytes read from an upstream connection at a time (default 32 KiB). */
-  read_buffer_size?: number;
   /** Refused: use `response_header_timeout`. */
   read_timeout?: Duration;
   /** Refused: use `response_header_timeout`. */

@@ -16,13 +16,48 @@
  * @module
  */
 import { Decoder } from "../../../config/decode.ts";
-import { durationMs } from "../../../config/duration.ts";
+import { type Duration, durationMs } from "../../../config/duration.ts";
 import { keepAliveUnavailable } from "../../../listeners/keepalive.ts";
 import type { DialOptions } from "./h1conn.ts";
 import type { PoolLimits } from "./h1client.ts";
 import type { NameServer } from "./dial.ts";
 import { parseIP } from "../../../net/ip.ts";
-import type { HttpTransportConfig, KeepAliveConfig } from "./transport_config.ts";
+
+/** `resolver`: the DNS servers asked for upstream names. */
+export type UpstreamResolverConfig = {
+  /** `[udp/]ip[:port]` (port 53 by default); the system's resolver when empty. */
+  addresses?: string[];
+};
+
+/** `keep_alive`: how upstream connections are kept for later requests. */
+export type KeepAliveConfig = {
+  /** False: a connection per request (default true). */
+  enabled?: boolean;
+  /** TCP keep-alive probes on upstream connections, in whole seconds (Linux, needs FFI). */
+  probe_interval?: Duration;
+  /** Idle connections kept over all upstreams (0: no limit). */
+  max_idle_conns?: number;
+  /** Idle connections kept per upstream (default 32). */
+  max_idle_conns_per_host?: number;
+  /** How long an idle connection is kept (default 2m; 0 or less: no limit). */
+  idle_timeout?: Duration;
+};
+
+/** The connection fields of the `http` transport (Caddy's `HTTPTransport`, in part). */
+export type ConnectionFieldsConfig = {
+  /** DNS servers for upstream names (A and AAAA), in order, instead of the system's. */
+  resolver?: UpstreamResolverConfig;
+  /** Happy eyeballs between the address families (0: 300ms; negative: one at a time). */
+  dial_fallback_delay?: Duration;
+  /** Keeping connections for later requests (enabled by default). */
+  keep_alive?: KeepAliveConfig;
+  /** Connections to one upstream at once; further requests wait for one (0: no limit). */
+  max_conns_per_host?: number;
+  /** The longest response head (default 64 KiB). */
+  max_response_header_size?: number;
+  /** Bytes read from an upstream connection at a time (default 32 KiB). */
+  read_buffer_size?: number;
+};
 
 function count(d: Decoder, key: string, max = Number.MAX_SAFE_INTEGER): number | undefined {
   const v = d.number(key);
@@ -75,8 +110,8 @@ export function nameServer(s: string): NameServer | string {
  * checkConnectionFields(new Decoder({ max_conns_per_host: 4 }, "transport")).max_conns_per_host; // 4
  * ```
  */
-export function checkConnectionFields(d: Decoder): HttpTransportConfig {
-  const out: HttpTransportConfig = {};
+export function checkConnectionFields(d: Decoder): ConnectionFieldsConfig {
+  const out: ConnectionFieldsConfig = {};
   const resolver = d.object("resolver");
   if (resolver) {
     resolver.fields(["addresses"]);
@@ -88,7 +123,7 @@ export function checkConnectionFields(d: Decoder): HttpTransportConfig {
     out.resolver = list ? { addresses: list } : {};
   }
   if (d.duration("dial_fallback_delay") !== undefined) {
-    out.dial_fallback_delay = d.value("dial_fallback_delay") as number | string;
+    out.dial_fallback_delay = d.value("dial_fallback_delay") as Duration;
   }
   const ka = d.object("keep_alive");
   if (ka) {
@@ -107,14 +142,14 @@ export function checkConnectionFields(d: Decoder): HttpTransportConfig {
     const perHost = count(ka, "max_idle_conns_per_host");
     if (perHost !== undefined) k.max_idle_conns_per_host = perHost;
     if (ka.duration("idle_timeout") !== undefined) {
-      k.idle_timeout = ka.value("idle_timeout") as number | string;
+      k.idle_timeout = ka.value("idle_timeout") as Duration;
     }
     const probe = ka.duration("probe_interval");
     if (probe !== undefined) {
       if (probe > 0 && probe < 1000) {
         ka.failAt("probe_interval", "TCP keep-alive times are whole seconds (at least 1s)");
       }
-      k.probe_interval = ka.value("probe_interval") as number | string;
+      k.probe_interval = ka.value("probe_interval") as Duration;
     }
     out.keep_alive = k;
   }
@@ -139,7 +174,7 @@ export function checkConnectionFields(d: Decoder): HttpTransportConfig {
  * ```
  */
 export function connectionOptions(
-  c: HttpTransportConfig,
+  c: ConnectionFieldsConfig,
   where: string,
 ): { dial: Omit<DialOptions, "localAddress">; pool: PoolLimits } {
   const dial: Omit<DialOptions, "localAddress"> = {};

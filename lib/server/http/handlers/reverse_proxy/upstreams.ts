@@ -9,7 +9,6 @@
 import type { AdminRoute } from "../../../module/mod.ts";
 import type { RequestContext } from "../../context.ts";
 import { compileTemplate, type Template } from "../../replacer.ts";
-import { dialIsDynamic, type UpstreamConfig } from "./config.ts";
 
 /**
  * Splits a dial address (`host:port`, `[v6]:port`) into host and port; the port is "" when
@@ -100,6 +99,25 @@ export interface PassiveLimits {
   /** Whole-proxy concurrent request limit per upstream (0 = none). */
   unhealthyRequestCount: number;
 }
+
+/** True when a dial address holds placeholders only known per request (not `env.`/`system.`). */
+export function dialIsDynamic(dial: string): boolean {
+  for (const m of dial.matchAll(/\{([^}]+)\}/g)) {
+    if (!m[1].startsWith("env.") && !m[1].startsWith("system.")) return true;
+  }
+  return false;
+}
+
+/** One static upstream. */
+export type UpstreamConfig = {
+  /**
+   * The network address dialed (`host:port`, `unix//path`); placeholders allowed: `env.` and
+   * `system.` ones are resolved at load, others per request.
+   */
+  dial?: string;
+  /** Requests at once to this upstream (overrides `unhealthy_request_count`; 0: no limit). */
+  max_requests?: number;
+};
 
 /** One handler's upstream. */
 export class Upstream {

@@ -6,8 +6,7 @@
  * @module
  */
 import { Decoder, type Raw } from "../../../../config/decode.ts";
-import { durationMs } from "../../../../config/duration.ts";
-import type { Duration } from "../transport_config.ts";
+import { type Duration, durationMs } from "../../../../config/duration.ts";
 
 /** `http.reverse_proxy.transport.fastcgi`. */
 export type FastCGITransportConfig = {

@@ -7,18 +7,10 @@
  * @module
  */
 import { Decoder } from "../../../../config/decode.ts";
-import type { Duration } from "../transport_config.ts";
-import { checkLookupFields } from "./resolver.ts";
+import type { Duration } from "../../../../config/duration.ts";
+import { checkLookupFields, type LookupFields } from "./resolver.ts";
 
-/** What the `a` and `srv` sources share: how names are looked up. */
-export type LookupFields = {
-  /** DNS servers asked (`[udp/]host[:port]`, one at random per lookup); the system's when absent. */
-  resolver?: { addresses?: string[] };
-  /** The longest wait for one lookup (default: the resolver's own timeouts). */
-  dial_timeout?: Duration;
-  /** Checked, without effect: lookups are UDP datagrams, which do not race. */
-  dial_fallback_delay?: Duration;
-};
+export type { LookupFields } from "./resolver.ts";
 
 /** `http.reverse_proxy.upstreams.a`: upstreams from A/AAAA records. */
 export type ASourceConfig = LookupFields & {

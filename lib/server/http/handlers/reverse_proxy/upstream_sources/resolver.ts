@@ -7,8 +7,17 @@
  * @module
  */
 import { Decoder } from "../../../../config/decode.ts";
-import { durationMs } from "../../../../config/duration.ts";
-import type { LookupFields } from "./config.ts";
+import { type Duration, durationMs } from "../../../../config/duration.ts";
+
+/** What the `a` and `srv` sources share: how names are looked up. */
+export type LookupFields = {
+  /** DNS servers asked (`[udp/]host[:port]`, one at random per lookup); the system's when absent. */
+  resolver?: { addresses?: string[] };
+  /** The longest wait for one lookup (default: the resolver's own timeouts). */
+  dial_timeout?: Duration;
+  /** Checked, without effect: lookups are UDP datagrams, which do not race. */
+  dial_fallback_delay?: Duration;
+};
 
 /** One DNS server: IP and port. */
 export interface NameServer {
@@ -98,10 +107,10 @@ export function checkLookupFields(d: Decoder): LookupFields {
   const timeoutMs = d.duration("dial_timeout");
   if (timeoutMs !== undefined) {
     if (timeoutMs < 0) d.failAt("dial_timeout", "must not be negative");
-    out.dial_timeout = d.value("dial_timeout") as number | string;
+    out.dial_timeout = d.value("dial_timeout") as Duration;
   }
   if (d.duration("dial_fallback_delay") !== undefined) {
-    out.dial_fallback_delay = d.value("dial_fallback_delay") as number | string;
+    out.dial_fallback_delay = d.value("dial_fallback_delay") as Duration;
   }
   return out;
 }
