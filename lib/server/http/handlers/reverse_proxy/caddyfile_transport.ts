@@ -26,7 +26,7 @@ import type {
 
 type Obj = Record<string, unknown>;
 /** A module's fields without its inline key (`policy`, `source`, `protocol`). */
-type Fields<T, K extends keyof T> = Omit<T, K>;
+type ModuleFields<T, K extends keyof T> = Omit<T, K>;
 
 /** Subdirectives of the `http` transport. */
 const HTTP_TRANSPORT_OPTIONS = [
@@ -90,9 +90,9 @@ function put<T extends object, K extends keyof T>(o: T, k: K, v: T[K]): void {
 }
 
 /** The `http` transport. */
-export function httpTransport(d: Dispenser): Fields<HttpTransportConfig, "protocol"> {
+export function httpTransport(d: Dispenser): ModuleFields<HttpTransportConfig, "protocol"> {
   d.next();
-  const t: Fields<HttpTransportConfig, "protocol"> = {};
+  const t: ModuleFields<HttpTransportConfig, "protocol"> = {};
   const tls = (): TransportTLSConfig => (t.tls ??= {});
   const keep = (): KeepAliveConfig => (t.keep_alive ??= {});
   for (const n = d.nesting(); d.nextBlock(n);) {
@@ -395,11 +395,11 @@ function cookiePolicy(
 }
 
 /** `dynamic srv [<name>] { service; proto; name; grace_period; refresh; resolvers; ... }`. */
-function srvSource(d: Dispenser): Fields<SRVSourceConfig, "source"> {
+function srvSource(d: Dispenser): ModuleFields<SRVSourceConfig, "source"> {
   d.next();
   const args = d.remainingArgs();
   if (args.length > 1) throw d.argErr();
-  const u: Fields<SRVSourceConfig, "source"> = {};
+  const u: ModuleFields<SRVSourceConfig, "source"> = {};
   if (args.length > 0) put(u, "name", args[0]);
   for (const n = d.nesting(); d.nextBlock(n);) {
     const k = d.val();
@@ -422,11 +422,11 @@ function srvSource(d: Dispenser): Fields<SRVSourceConfig, "source"> {
 }
 
 /** `dynamic a [<name> [<port>]] { name; port; versions ipv4|ipv6; refresh; resolvers; ... }`. */
-function aSource(d: Dispenser): Fields<ASourceConfig, "source"> {
+function aSource(d: Dispenser): ModuleFields<ASourceConfig, "source"> {
   d.next();
   const args = d.remainingArgs();
   if (args.length > 2) throw d.argErr();
-  const u: Fields<ASourceConfig, "source"> = {};
+  const u: ModuleFields<ASourceConfig, "source"> = {};
   if (args.length > 0) put(u, "name", args[0]);
   if (args.length === 2) put(u, "port", args[1]);
   for (const n = d.nesting(); d.nextBlock(n);) {
@@ -457,7 +457,7 @@ function aSource(d: Dispenser): Fields<ASourceConfig, "source"> {
 }
 
 /** `dynamic multi { <source> ...; ... }`. */
-function multiSource(d: Dispenser): Fields<MultiSourceConfig, "source"> {
+function multiSource(d: Dispenser): ModuleFields<MultiSourceConfig, "source"> {
   d.next();
   if (d.nextArg()) throw d.argErr();
   const sources: UpstreamSourceConfig[] = [];
