@@ -9,6 +9,10 @@
 import type { Command } from "./command.ts";
 import { debugLogging, NO_ADMIN, parseHeaderFlags, runQuickServer } from "./quick_server.ts";
 import { UsageError } from "./usage_error.ts";
+import type {
+  ProxyHeadersConfig,
+  ReverseProxyConfig,
+} from "../server/http/handlers/reverse_proxy/config.ts";
 
 /** A parsed `--from`/`--to` address. */
 export interface ProxyAddress {
@@ -88,8 +92,8 @@ export function reverseProxyConfig(o: ReverseProxyOptions): Record<string, unkno
   const upstreams = dials.map((dial) => ({ dial }));
   const up = { ...o.headerUp };
   if (o.changeHostHeader) up.Host = ["{http.reverse_proxy.upstream.hostport}"];
-  const handler: Record<string, unknown> = { handler: "reverse_proxy", upstreams };
-  const headers: Record<string, unknown> = {};
+  const handler: ReverseProxyConfig = { handler: "reverse_proxy", upstreams };
+  const headers: ProxyHeadersConfig = {};
   if (Object.keys(up).length) headers.request = { set: up };
   if (Object.keys(o.headerDown).length) headers.response = { set: o.headerDown };
   if (Object.keys(headers).length) handler.headers = headers;

@@ -29,20 +29,9 @@ import {
 } from "../../http/handlers/rewrite_caddyfile.ts";
 import { parseMap } from "../../http/handlers/map_caddyfile.ts";
 import { gzipEncoding, parseEncode, zstdEncoding } from "../../http/handlers/encode_caddyfile.ts";
-import { parseReverseProxy } from "../../http/handlers/reverse_proxy/caddyfile.ts";
-import {
-  parseCopyResponse,
-  parseCopyResponseHeaders,
-} from "../../http/handlers/reverse_proxy/caddyfile_response.ts";
-import { registerProxySyntaxes } from "../../http/handlers/reverse_proxy/caddyfile_transport.ts";
 import { parseIntercept } from "../../http/handlers/intercept_caddyfile.ts";
 import { parseLogAppend } from "../../http/handlers/log_append_caddyfile.ts";
 import { parsePush } from "../../http/handlers/push_caddyfile.ts";
-import { parseForwardAuth } from "../../http/handlers/reverse_proxy/caddyfile_forward_auth.ts";
-import {
-  fastcgiTransport,
-  parsePHPFastCGI,
-} from "../../http/handlers/reverse_proxy/caddyfile_fastcgi.ts";
 import { parseACMEServer } from "../../http/handlers/acme_server_caddyfile.ts";
 import { parseMetrics, parseTracing } from "../../http/handlers/observability_caddyfile.ts";
 import { parseBasicAuth } from "../../http/handlers/authentication_caddyfile.ts";
@@ -112,14 +101,9 @@ registerHandlerDirective("uri", parseURI);
 registerDirective("handle_path", parseHandlePath);
 registerHandlerDirective("map", parseMap);
 registerHandlerDirective("encode", parseEncode);
-registerHandlerDirective("reverse_proxy", parseReverseProxy);
-registerHandlerDirective("copy_response", parseCopyResponse);
-registerHandlerDirective("copy_response_headers", parseCopyResponseHeaders);
 registerHandlerDirective("intercept", parseIntercept);
 registerHandlerDirective("log_append", parseLogAppend);
 registerHandlerDirective("push", parsePush);
-registerDirective("forward_auth", parseForwardAuth);
-registerDirective("php_fastcgi", parsePHPFastCGI);
 registerDirective("acme_server", parseACMEServer);
 registerHandlerDirective("metrics", parseMetrics);
 registerHandlerDirective("tracing", parseTracing);
@@ -132,5 +116,3 @@ registerHandlerDirective("timeouts", parseTimeouts);
 // handler parts
 registerSyntax("http.encoders.gzip", gzipEncoding);
 registerSyntax("http.encoders.zstd", zstdEncoding);
-registerProxySyntaxes();
-registerSyntax("http.reverse_proxy.transport.fastcgi", fastcgiTransport);

@@ -53,12 +53,17 @@ export const HANDLERS: readonly HandlerEntry[] = [
   },
   {
     id: "http.handlers.copy_response",
-    load: async () => (await import("./reverse_proxy/handle_response.ts")).copyResponseModule,
+    load: async () => (await import("./reverse_proxy/copy_response.ts")).copyResponseModule,
+    syntax: async () => (await import("./reverse_proxy/caddyfile_response.ts")).syntax,
+    writer: async () =>
+      (await import("./reverse_proxy/writer_copy_response.ts")).copyResponseWriter,
   },
   {
     id: "http.handlers.copy_response_headers",
-    load: async () =>
-      (await import("./reverse_proxy/handle_response.ts")).copyResponseHeadersModule,
+    load: async () => (await import("./reverse_proxy/copy_response.ts")).copyResponseHeadersModule,
+    syntax: async () => (await import("./reverse_proxy/caddyfile_response.ts")).syntax,
+    writer: async () =>
+      (await import("./reverse_proxy/writer_copy_response.ts")).copyResponseHeadersWriter,
   },
   { id: "http.handlers.invoke", load: async () => (await import("./invoke.ts")).invokeModule },
   {
@@ -79,5 +84,7 @@ export const HANDLERS: readonly HandlerEntry[] = [
   {
     id: "http.handlers.reverse_proxy",
     load: async () => (await import("./reverse_proxy/mod.ts")).reverseProxyModule,
+    syntax: async () => (await import("./reverse_proxy/caddyfile.ts")).syntax,
+    writer: async () => (await import("./reverse_proxy/writer.ts")).writer,
   },
 ];

@@ -11,7 +11,7 @@
 import { H1Pool, type H1Response, type RoundTrip } from "./h1client.ts";
 import type { UpstreamTls } from "./h1conn.ts";
 import { H2Pool } from "./h2client.ts";
-import type { TransportOptions } from "./transport.ts";
+import type { TransportOptions } from "./transport_config.ts";
 import { dialsTls } from "./upstream_dial.ts";
 import { H1_LIMITS } from "./h1parse.ts";
 

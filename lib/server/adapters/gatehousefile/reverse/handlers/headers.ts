@@ -8,8 +8,8 @@
 import type { Directive, HandlerReverser } from "../../../../caddyfile/writer/context.ts";
 import { Fields, isObject } from "../../../../caddyfile/writer/problems.ts";
 import { type Line, line } from "../../../../caddyfile/writer/tokens.ts";
-import { headerOpLines } from "./header_ops.ts";
-import { responseMatcherLines } from "./response_matcher.ts";
+import { headerOpLines } from "../../../../caddyfile/writer/header_ops.ts";
+import { responseMatcherLines } from "../../../../caddyfile/writer/response_matcher.ts";
 
 /** `headers`. */
 export const headers: HandlerReverser = (f) => {

@@ -10,16 +10,8 @@ import { encode } from "./encode.ts";
 import { error } from "./error.ts";
 import { headers } from "./headers.ts";
 import { acmeServer, intercept, logAppend, map, metrics, push, tracing } from "./more.ts";
-import { reverseProxy } from "./reverse_proxy.ts";
 import { rewrite } from "./rewrite.ts";
-import {
-  authentication,
-  copyResponse,
-  copyResponseHeaders,
-  invoke,
-  requestBody,
-  templates,
-} from "./small.ts";
+import { authentication, invoke, requestBody, templates } from "./small.ts";
 import { subroute } from "./subroute.ts";
 import { vars } from "./vars.ts";
 
@@ -34,8 +26,6 @@ export const HANDLERS: Record<string, HandlerReverser> = {
   ...Object.fromEntries(FROM_TABLE),
   acme_server: acmeServer,
   authentication,
-  copy_response: copyResponse,
-  copy_response_headers: copyResponseHeaders,
   encode,
   error,
   headers,
@@ -46,7 +36,6 @@ export const HANDLERS: Record<string, HandlerReverser> = {
   metrics,
   push,
   request_body: requestBody,
-  reverse_proxy: reverseProxy,
   rewrite,
   subroute,
   templates,

@@ -1,12 +1,12 @@
 /**
  * Handlers with a short directive: `templates`, `request_body`, `authentication`
- * (`basic_auth`), `invoke`, `copy_response`, `copy_response_headers`, `log_append`.
+ * (`basic_auth`), `invoke`, `log_append`.
  *
  * @module
  */
 import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
 import { isObject } from "../../../../caddyfile/writer/problems.ts";
-import { type Line, line, statusText, word } from "../../../../caddyfile/writer/tokens.ts";
+import { type Line, line, word } from "../../../../caddyfile/writer/tokens.ts";
 
 /** `templates`. */
 export const templates: HandlerReverser = (f) => {
@@ -73,18 +73,4 @@ export const invoke: HandlerReverser = (f) => {
     return null;
   }
   return { name: "invoke", args: [word(name)] };
-};
-
-/** `copy_response`. */
-export const copyResponse: HandlerReverser = (f) => {
-  const status = statusText(f.take("status_code"));
-  return { name: "copy_response", args: status !== undefined ? [word(status)] : [] };
-};
-
-/** `copy_response_headers`. */
-export const copyResponseHeaders: HandlerReverser = (f) => {
-  const block: Line[] = [];
-  for (const h of f.strs("include") ?? []) block.push(line(["include", h]));
-  for (const h of f.strs("exclude") ?? []) block.push(line(["exclude", h]));
-  return { name: "copy_response_headers", args: [], block: block.length ? block : undefined };
 };

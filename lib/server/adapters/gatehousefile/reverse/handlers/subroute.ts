@@ -13,7 +13,7 @@ import {
   positions,
   writingOrder,
 } from "../../../../caddyfile/writer/order.ts";
-import { phpFastcgiSubroute } from "./php_fastcgi.ts";
+import { phpFastcgiSubroute } from "../../../../http/handlers/reverse_proxy/writer_php_fastcgi.ts";
 
 function stripPrefixOf(routes: unknown[]): string | undefined {
   const first = routes[0];

@@ -16,7 +16,7 @@ import { decodePath, type RequestContext, splitHostPort } from "../../../context
 import { HandlerError } from "../../../errors.ts";
 import { compileTemplate, type Template } from "../../../replacer.ts";
 import { sanitizedPathJoin } from "../../file_server/sanitize.ts";
-import type { FastCGIConfig } from "./config.ts";
+import type { FastCGIOptions } from "./config.ts";
 
 /** `SERVER_SOFTWARE`. */
 export const SERVER_SOFTWARE = `Gatehouse/${VERSION}`;
@@ -83,10 +83,10 @@ export interface EnvInput {
 export class EnvBuilder {
   #root: Template;
   #env: [string, Template][];
-  #cfg: FastCGIConfig;
+  #cfg: FastCGIOptions;
 
   /** Compiles the config's templates. */
-  constructor(cfg: FastCGIConfig) {
+  constructor(cfg: FastCGIOptions) {
     this.#cfg = cfg;
     this.#root = compileTemplate(cfg.root);
     this.#env = Object.entries(cfg.env).map(([k, v]) => [k, compileTemplate(v)]);

@@ -6,9 +6,9 @@
  *
  * @module
  */
-import { canonicalHeader } from "../../../../caddyfile/writer/matchers.ts";
-import { childPath, isObject, type Problems } from "../../../../caddyfile/writer/problems.ts";
-import { type Line, line } from "../../../../caddyfile/writer/tokens.ts";
+import { canonicalHeader } from "./matchers.ts";
+import { childPath, isObject, type Problems } from "./problems.ts";
+import { type Line, line } from "./tokens.ts";
 
 /** The lines of response matcher `m` at `path`; null after a problem. */
 export function responseMatcherLines(

@@ -1,29 +1,48 @@
 /**
  * `reverse_proxy` handler → `reverse_proxy [<upstreams...>] { ... }`: load balancing, health
  * checks, buffering, headers up and down, rewrite, transport, `handle_response` routes with
- * named response matchers, `replace_status`.
+ * named response matchers, `replace_status`; `forward_auth` when the handler is its expansion
+ * (`writer_forward_auth.ts`). The `http` transport's block is `writer_transport.ts`, the
+ * routes `php_fastcgi` expands to `writer_php_fastcgi.ts`.
  *
  * @module
  */
-import type { Token } from "../../../../caddyfile/lexer.ts";
-import type { Ctx, Directive, HandlerReverser } from "../../../../caddyfile/writer/context.ts";
-import { durationText } from "../../../../config/duration.ts";
-import { canonicalHeader, nestedSetLines } from "../../../../caddyfile/writer/matchers.ts";
-import { childPath, Fields, isObject } from "../../../../caddyfile/writer/problems.ts";
-import { bare, type Line, line, statusText, word } from "../../../../caddyfile/writer/tokens.ts";
-import { forwardAuthOf } from "./forward_auth.ts";
-import { headerOpLines } from "./header_ops.ts";
-import { responseMatcherLines } from "./response_matcher.ts";
-import { httpTransportLines } from "./proxy_transport.ts";
+import type { Token } from "../../../caddyfile/lexer.ts";
+import type { Ctx, Directive, HandlerReverser } from "../../../caddyfile/writer/context.ts";
+import { headerOpLines } from "../../../caddyfile/writer/header_ops.ts";
+import { canonicalHeader, nestedSetLines } from "../../../caddyfile/writer/matchers.ts";
+import { childPath, Fields, isObject } from "../../../caddyfile/writer/problems.ts";
+import { responseMatcherLines } from "../../../caddyfile/writer/response_matcher.ts";
+import { bare, type Line, line, statusText, word } from "../../../caddyfile/writer/tokens.ts";
+import { durationText } from "../../../config/duration.ts";
+import type { ResponseHandlerConfig } from "../../response_handlers.ts";
+import type {
+  ActiveHealthChecksConfig,
+  FastCGITransportConfig,
+  HealthChecksConfig,
+  HttpTransportConfig,
+  LoadBalancingConfig,
+  PassiveHealthChecksConfig,
+  ProxyHeadersConfig,
+  ReverseProxyConfig,
+} from "./config.ts";
+import { forwardAuthOf } from "./writer_forward_auth.ts";
+import { httpTransportLines } from "./writer_transport.ts";
 
-function dur(f: Fields, key: string, sub: string, out: Line[]): void {
+// deno-lint-ignore no-explicit-any
+function dur<T extends Record<string, any>>(
+  f: Fields<T>,
+  key: keyof T & string,
+  sub: string,
+  out: Line[],
+): void {
   if (!f.has(key)) return;
   const d = durationText(f.take(key));
   if (d === undefined) f.problems.add(f.at(key), "must be a duration");
   else out.push(line([sub, d]));
 }
 
-function lbLines(lb: Fields, out: Line[]): void {
+function lbLines(lb: Fields<LoadBalancingConfig>, out: Line[]): void {
   const sp = lb.obj("selection_policy");
   if (sp) {
     const { policy, ...opts } = sp;
@@ -70,8 +89,8 @@ function lbLines(lb: Fields, out: Line[]): void {
   });
 }
 
-function healthLines(hc: Fields, out: Line[]): void {
-  const a = hc.fields("active");
+function healthLines(hc: Fields<HealthChecksConfig>, out: Line[]): void {
+  const a = hc.fields("active") as Fields<ActiveHealthChecksConfig> | undefined;
   if (a) {
     const uri = a.str("uri");
     if (uri !== undefined) out.push(line(["health_uri", uri]));
@@ -109,7 +128,7 @@ function healthLines(hc: Fields, out: Line[]): void {
     if (fails !== undefined) out.push(line(["health_fails", String(fails)]));
     a.done("active health checks");
   }
-  const p = hc.fields("passive");
+  const p = hc.fields("passive") as Fields<PassiveHealthChecksConfig> | undefined;
   if (p) {
     const mf = p.num("max_fails");
     if (mf !== undefined) out.push(line(["max_fails", String(mf)]));
@@ -124,20 +143,26 @@ function healthLines(hc: Fields, out: Line[]): void {
 }
 
 /** A named response matcher definition; null after a problem. */
-function responseMatcher(m: unknown, name: string, path: string, f: Fields): Line | null {
+function responseMatcher(
+  m: unknown,
+  name: string,
+  path: string,
+  // deno-lint-ignore no-explicit-any
+  f: Fields<any>,
+): Line | null {
   const lines = responseMatcherLines(m, path, f.problems);
   return lines && { words: [bare("@" + name)], block: lines };
 }
 
 /** `reverse_proxy`, or `forward_auth` when the handler is one's expansion. */
-export const reverseProxy: HandlerReverser = (f, ctx: Ctx) => {
+export const writer: HandlerReverser<ReverseProxyConfig> = (f, ctx: Ctx) => {
   const fa = forwardAuthOf(f.value);
   if (!fa) return proxyDirective(f, ctx, 0);
-  const inner = new Fields(fa.rest, f.path, f.problems);
+  const inner = new Fields<ReverseProxyConfig>(fa.rest, f.path, f.problems);
   inner.skip("handler");
   const d = proxyDirective(inner, ctx, 1);
   inner.done("the forward_auth handler");
-  f.skip(...f.rest());
+  f.skip(...(f.rest() as (keyof ReverseProxyConfig)[]));
   const own = [line(["uri", fa.uri])];
   if (fa.copy.length) {
     own.push(
@@ -151,10 +176,12 @@ export const reverseProxy: HandlerReverser = (f, ctx: Ctx) => {
 };
 
 /** The `reverse_proxy` directive; `handle_response` entries before `from` are left out. */
-function proxyDirective(f: Fields, ctx: Ctx, from: number): Directive {
+function proxyDirective(f: Fields<ReverseProxyConfig>, ctx: Ctx, from: number): Directive {
   const args: Token[] = [];
   const block: Line[] = [];
-  const transport = f.fields("transport");
+  const transport = f.fields("transport") as
+    | Fields<HttpTransportConfig & Omit<FastCGITransportConfig, "protocol">>
+    | undefined;
   const ups = f.arr("upstreams") ?? [];
   const dials: string[] = [];
   ups.forEach((u, i) => {
@@ -166,6 +193,7 @@ function proxyDirective(f: Fields, ctx: Ctx, from: number): Directive {
       );}
   });
   args.push(...dials.map((d) => word(d)));
+  // any source's fields, each written as its subdirective
   const dyn = f.fields("dynamic_upstreams");
   if (dyn) {
     const src = dyn.str("source");
@@ -186,18 +214,18 @@ function proxyDirective(f: Fields, ctx: Ctx, from: number): Directive {
     }
     block.push(line(["dynamic", src ?? ""], b.length ? b : undefined));
   }
-  const lb = f.fields("load_balancing");
+  const lb = f.fields("load_balancing") as Fields<LoadBalancingConfig> | undefined;
   if (lb) {
     lbLines(lb, block);
     lb.done("load_balancing");
   }
-  const hc = f.fields("health_checks");
+  const hc = f.fields("health_checks") as Fields<HealthChecksConfig> | undefined;
   if (hc) {
     healthLines(hc, block);
     hc.done("health_checks");
   }
   dur(f, "flush_interval", "flush_interval", block);
-  for (const k of ["request_buffers", "response_buffers", "stream_buffer_size"]) {
+  for (const k of ["request_buffers", "response_buffers", "stream_buffer_size"] as const) {
     const n = f.num(k);
     if (n !== undefined) block.push(line([k, n === -1 ? "unlimited" : String(n)]));
   }
@@ -205,7 +233,7 @@ function proxyDirective(f: Fields, ctx: Ctx, from: number): Directive {
   dur(f, "stream_close_delay", "stream_close_delay", block);
   const tp = f.strs("trusted_proxies");
   if (tp) block.push(line(["trusted_proxies", ...tp]));
-  const headers = f.fields("headers");
+  const headers = f.fields("headers") as Fields<ProxyHeadersConfig> | undefined;
   if (headers) {
     const req = headers.fields("request");
     if (req) {
@@ -246,10 +274,10 @@ function proxyDirective(f: Fields, ctx: Ctx, from: number): Directive {
       if (sp) lines.push(line(["split", ...sp]));
       const env = transport.obj("env");
       for (const [k, v] of Object.entries(env ?? {})) lines.push(line(["env", k, String(v)]));
-      for (const k of ["resolve_root_symlink", "capture_stderr"]) {
+      for (const k of ["resolve_root_symlink", "capture_stderr"] as const) {
         if (transport.bool(k)) lines.push(line([k]));
       }
-      for (const k of ["dial_timeout", "read_timeout", "write_timeout"]) {
+      for (const k of ["dial_timeout", "read_timeout", "write_timeout"] as const) {
         dur(transport, k, k, lines);
       }
       block.push(line(["transport", "fastcgi"], lines.length ? lines : undefined));
@@ -267,7 +295,11 @@ function proxyDirective(f: Fields, ctx: Ctx, from: number): Directive {
 }
 
 /** `handle_response` / `replace_status` lines with named response matchers (also `intercept`). */
-export function handleResponseLines(f: Fields, ctx: Ctx, from = 0): Line[] {
+export function handleResponseLines(
+  f: Fields<{ handle_response?: ResponseHandlerConfig[] }>,
+  ctx: Ctx,
+  from = 0,
+): Line[] {
   const block: Line[] = [];
   const hr = f.arr("handle_response") ?? [];
   let n = 0;
@@ -275,7 +307,7 @@ export function handleResponseLines(f: Fields, ctx: Ctx, from = 0): Line[] {
     if (i < from) return;
     const hp = childPath(f.at("handle_response"), i);
     if (!isObject(h)) return;
-    const hf = new Fields(h, hp, f.problems);
+    const hf = new Fields<ResponseHandlerConfig>(h, hp, f.problems);
     const match = hf.take("match");
     let matcher: string | undefined;
     if (match !== undefined) {

@@ -6,9 +6,9 @@
  *
  * @module
  */
-import { canonicalHeader } from "../../../../caddyfile/writer/matchers.ts";
-import { childPath, type Fields, isObject } from "../../../../caddyfile/writer/problems.ts";
-import { type Line, line } from "../../../../caddyfile/writer/tokens.ts";
+import { canonicalHeader } from "./matchers.ts";
+import { childPath, type Fields, isObject } from "./problems.ts";
+import { type Line, line } from "./tokens.ts";
 
 /** Reads a header-ops object; returns one line per operation, or null after a problem. */
 export function headerOpLines(f: Fields, setPrefix = ""): Line[] | null {

@@ -9,9 +9,9 @@
  *
  * @module
  */
-import { stableJSON } from "../../../../caddyfile/types.ts";
-import { canonicalHeader } from "../../../../caddyfile/writer/matchers.ts";
-import { isObject } from "../../../../caddyfile/writer/problems.ts";
+import { stableJSON } from "../../../caddyfile/types.ts";
+import { canonicalHeader } from "../../../caddyfile/writer/matchers.ts";
+import { isObject } from "../../../caddyfile/writer/problems.ts";
 
 type Obj = Record<string, unknown>;
 

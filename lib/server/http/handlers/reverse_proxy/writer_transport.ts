@@ -4,25 +4,42 @@
  *
  * @module
  */
-import { poolSpec } from "../../../../caddyfile/writer/trust_pool.ts";
-import { durationText } from "../../../../config/duration.ts";
-import { type Fields, isObject } from "../../../../caddyfile/writer/problems.ts";
-import { type Line, line } from "../../../../caddyfile/writer/tokens.ts";
+import { poolSpec } from "../../../caddyfile/writer/trust_pool.ts";
+import { durationText } from "../../../config/duration.ts";
+import { type Fields, isObject } from "../../../caddyfile/writer/problems.ts";
+import { type Line, line } from "../../../caddyfile/writer/tokens.ts";
+import type {
+  HttpTransportConfig,
+  KeepAliveConfig,
+  TransportTLSConfig,
+} from "./transport_config.ts";
 
-function dur(f: Fields, key: string, sub: string, out: Line[]): void {
+// deno-lint-ignore no-explicit-any
+function dur<T extends Record<string, any>>(
+  f: Fields<T>,
+  key: keyof T & string,
+  sub: string,
+  out: Line[],
+): void {
   if (!f.has(key)) return;
   const d = durationText(f.take(key));
   if (d === undefined) f.problems.add(f.at(key), "must be a duration");
   else out.push(line([sub, d]));
 }
 
-function num(f: Fields, key: string, sub: string, out: Line[]): void {
+// deno-lint-ignore no-explicit-any
+function num<T extends Record<string, any>>(
+  f: Fields<T>,
+  key: keyof T & string,
+  sub: string,
+  out: Line[],
+): void {
   const n = f.num(key);
   if (n !== undefined) out.push(line([sub, String(n)]));
 }
 
 /** The block of `transport http` (empty when the transport has no settings). */
-export function httpTransportLines(t: Fields): Line[] {
+export function httpTransportLines(t: Fields<HttpTransportConfig>): Line[] {
   const out: Line[] = [];
   num(t, "read_buffer_size", "read_buffer", out);
   num(t, "write_buffer_size", "write_buffer", out);
@@ -50,7 +67,7 @@ export function httpTransportLines(t: Fields): Line[] {
       out.push(line(["resolvers", ...addrs.map(String)]));
     } else t.problems.add(t.at("resolver"), "only resolver addresses have a form");
   }
-  const tls = t.fields("tls");
+  const tls = t.fields("tls") as Fields<TransportTLSConfig> | undefined;
   if (tls) {
     const before = out.length;
     const ca = tls.str("client_certificate_automate");
@@ -76,7 +93,7 @@ export function httpTransportLines(t: Fields): Line[] {
     tls.done("the transport's TLS settings");
     if (out.length === before) out.push(line(["tls"]));
   }
-  const ka = t.fields("keep_alive");
+  const ka = t.fields("keep_alive") as Fields<KeepAliveConfig> | undefined;
   if (ka) {
     if (ka.bool("enabled") === false) out.push(line(["keepalive", "off"]));
     dur(ka, "idle_timeout", "keepalive", out);

@@ -10,10 +10,10 @@
  *
  * @module
  */
-import type { Ctx, Directive } from "../../../../caddyfile/writer/context.ts";
-import { childPath, isObject } from "../../../../caddyfile/writer/problems.ts";
-import { stableJSON } from "../../../../caddyfile/types.ts";
-import { type Line, line } from "../../../../caddyfile/writer/tokens.ts";
+import type { Ctx, Directive } from "../../../caddyfile/writer/context.ts";
+import { childPath, isObject } from "../../../caddyfile/writer/problems.ts";
+import { stableJSON } from "../../../caddyfile/types.ts";
+import { type Line, line } from "../../../caddyfile/writer/tokens.ts";
 
 type Obj = Record<string, unknown>;
 
