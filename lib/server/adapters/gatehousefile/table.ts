@@ -38,7 +38,6 @@ import {
   urlPatternMatcher,
   varsMatcher,
 } from "../../http/matchers/caddyfile.ts";
-import { parseHeader, parseRequestHeader } from "../../http/handlers/headers_caddyfile.ts";
 import {
   parseHandlePath,
   parseMethod,
@@ -110,8 +109,6 @@ registerDirective("log", (h) => parseLog(h));
 registerHandlerDirective("skip_log", parseLogSkip);
 registerHandlerDirective("log_skip", parseLogSkip);
 registerHandlerDirective("log_name", parseLogName);
-registerDirective("header", parseHeader);
-registerDirective("request_header", parseRequestHeader);
 registerDirective("rewrite", parseRewrite);
 registerHandlerDirective("method", parseMethod);
 registerHandlerDirective("uri", parseURI);

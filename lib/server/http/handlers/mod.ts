@@ -33,7 +33,12 @@ export const HANDLERS: readonly HandlerEntry[] = [
     id: "http.handlers.subroute",
     load: async () => (await import("./subroute.ts")).subrouteModule,
   },
-  { id: "http.handlers.headers", load: async () => (await import("./headers.ts")).headersModule },
+  {
+    id: "http.handlers.headers",
+    load: async () => (await import("./headers/mod.ts")).headersModule,
+    syntax: async () => (await import("./headers/caddyfile.ts")).syntax,
+    writer: async () => (await import("./headers/writer.ts")).writer,
+  },
   { id: "http.handlers.push", load: async () => (await import("./push.ts")).pushModule },
   { id: "http.handlers.rewrite", load: async () => (await import("./rewrite.ts")).rewriteModule },
   { id: "http.handlers.vars", load: async () => (await import("./vars.ts")).varsModule },

@@ -6,7 +6,7 @@
  */
 import type { Helper } from "../../caddyfile/helper.ts";
 import type { Handler } from "../../caddyfile/types.ts";
-import { applyHeaderOp, type HeaderOps } from "./headers_caddyfile.ts";
+import { applyHeaderOp, type HeaderOps } from "./headers/caddyfile.ts";
 
 /** `push`. */
 export function parsePush(h: Helper): Handler {

@@ -19,7 +19,7 @@ import {
   parseNestedMatcherSet,
   type ResponseMatcher,
 } from "../../matchers/caddyfile.ts";
-import { applyHeaderOp, type HeaderOps } from "../headers_caddyfile.ts";
+import { applyHeaderOp, type HeaderOps } from "../headers/caddyfile.ts";
 import { expandUpstream, parseUpstreamAddress } from "./caddyfile_upstream.ts";
 import { finishHandleResponse, replaceStatus } from "./caddyfile_response.ts";
 

@@ -8,7 +8,7 @@ import type { Token } from "../../../../caddyfile/lexer.ts";
 import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
 import { childPath, isObject } from "../../../../caddyfile/writer/problems.ts";
 import { type Line, line, word } from "../../../../caddyfile/writer/tokens.ts";
-import { responseMatcherLines } from "./response_matcher.ts";
+import { responseMatcherLines } from "../../../../caddyfile/writer/response_matcher.ts";
 
 /** `encode`. */
 export const encode: HandlerReverser = (f) => {

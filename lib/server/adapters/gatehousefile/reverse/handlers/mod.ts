@@ -8,7 +8,6 @@ import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
 import { HANDLERS as HANDLER_TABLE } from "../../../../http/handlers/mod.ts";
 import { encode } from "./encode.ts";
 import { error } from "./error.ts";
-import { headers } from "./headers.ts";
 import { acmeServer, intercept, logAppend, map, metrics, push, tracing } from "./more.ts";
 import { reverseProxy } from "./reverse_proxy.ts";
 import { rewrite } from "./rewrite.ts";
@@ -38,7 +37,6 @@ export const HANDLERS: Record<string, HandlerReverser> = {
   copy_response_headers: copyResponseHeaders,
   encode,
   error,
-  headers,
   intercept,
   invoke,
   log_append: logAppend,

@@ -8,8 +8,8 @@ import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
 import { durationText } from "../../../../config/duration.ts";
 import { childPath, Fields, isObject } from "../../../../caddyfile/writer/problems.ts";
 import { bare, type Line, line, stringWord, word } from "../../../../caddyfile/writer/tokens.ts";
-import { headerOpLines } from "./header_ops.ts";
-import { handleResponseLines } from "./reverse_proxy.ts";
+import { headerOpLines } from "../../../../http/handlers/headers/writer.ts";
+import { handleResponseLines } from "../../../../caddyfile/writer/response_matcher.ts";
 
 /** `map <source> <destinations...> { <input> <outputs...>; default <outputs...> }`. */
 export const map: HandlerReverser = (f) => {

@@ -10,10 +10,10 @@ import type { Ctx, Directive, HandlerReverser } from "../../../../caddyfile/writ
 import { durationText } from "../../../../config/duration.ts";
 import { canonicalHeader, nestedSetLines } from "../../../../caddyfile/writer/matchers.ts";
 import { childPath, Fields, isObject } from "../../../../caddyfile/writer/problems.ts";
-import { bare, type Line, line, statusText, word } from "../../../../caddyfile/writer/tokens.ts";
+import { bare, type Line, line, word } from "../../../../caddyfile/writer/tokens.ts";
 import { forwardAuthOf } from "./forward_auth.ts";
-import { headerOpLines } from "./header_ops.ts";
-import { responseMatcherLines } from "./response_matcher.ts";
+import { headerOpLines } from "../../../../http/handlers/headers/writer.ts";
+import { handleResponseLines } from "../../../../caddyfile/writer/response_matcher.ts";
 import { httpTransportLines } from "./proxy_transport.ts";
 
 function dur(f: Fields, key: string, sub: string, out: Line[]): void {
@@ -124,11 +124,6 @@ function healthLines(hc: Fields, out: Line[]): void {
 }
 
 /** A named response matcher definition; null after a problem. */
-function responseMatcher(m: unknown, name: string, path: string, f: Fields): Line | null {
-  const lines = responseMatcherLines(m, path, f.problems);
-  return lines && { words: [bare("@" + name)], block: lines };
-}
-
 /** `reverse_proxy`, or `forward_auth` when the handler is one's expansion. */
 export const reverseProxy: HandlerReverser = (f, ctx: Ctx) => {
   const fa = forwardAuthOf(f.value);
@@ -264,39 +259,4 @@ function proxyDirective(f: Fields, ctx: Ctx, from: number): Directive {
   block.push(...handleResponseLines(f, ctx, from));
   if (f.bool("verbose_logs")) block.push(line(["verbose_logs"]));
   return { name: "reverse_proxy", args, block: block.length ? block : undefined };
-}
-
-/** `handle_response` / `replace_status` lines with named response matchers (also `intercept`). */
-export function handleResponseLines(f: Fields, ctx: Ctx, from = 0): Line[] {
-  const block: Line[] = [];
-  const hr = f.arr("handle_response") ?? [];
-  let n = 0;
-  hr.forEach((h, i) => {
-    if (i < from) return;
-    const hp = childPath(f.at("handle_response"), i);
-    if (!isObject(h)) return;
-    const hf = new Fields(h, hp, f.problems);
-    const match = hf.take("match");
-    let matcher: string | undefined;
-    if (match !== undefined) {
-      matcher = `resp${n++}`;
-      const def = responseMatcher(match, matcher, hf.at("match"), f);
-      if (!def) return;
-      block.push(def);
-    }
-    const status = statusText(hf.take("status_code"));
-    const routes = hf.arr("routes");
-    hf.done("a handle_response");
-    if (routes) {
-      block.push(
-        line(
-          ["handle_response", ...(matcher ? [bare("@" + matcher)] : [])],
-          ctx.routes(routes, hp + "/routes", true),
-        ),
-      );
-    } else if (status !== undefined) {
-      block.push(line(["replace_status", ...(matcher ? [bare("@" + matcher)] : []), status]));
-    }
-  });
-  return block;
 }

@@ -15,21 +15,20 @@
  *
  * @module
  */
-import type { Helper } from "../../caddyfile/helper.ts";
-import type { ConfigValue } from "../../caddyfile/types.ts";
-import { jsonEqual } from "../../caddyfile/types.ts";
-import { canonicalHeaderKey } from "../../caddyfile/values.ts";
-import { parseNamedResponseMatcher, type ResponseMatcher } from "../matchers/caddyfile.ts";
+import type { Helper } from "../../../caddyfile/helper.ts";
+import type { SyntaxSet } from "../../../caddyfile/registry.ts";
+import type { ConfigValue } from "../../../caddyfile/types.ts";
+import { jsonEqual } from "../../../caddyfile/types.ts";
+import { canonicalHeaderKey } from "../../../caddyfile/values.ts";
+import { parseNamedResponseMatcher, type ResponseMatcher } from "../../matchers/caddyfile.ts";
+import type { HeadersConfig, RespHeaderOpsConfig } from "./config.ts";
 
-/** Header operations (`add`, `set`, `delete`, `replace`) plus, for responses, more. */
-export type HeaderOps = Record<string, unknown> & {
-  add?: Record<string, string[]>;
-  set?: Record<string, string[]>;
-  delete?: string[];
-  replace?: Record<string, { search_regexp?: string; replace?: string }[]>;
-  require?: ResponseMatcher;
-  deferred?: boolean;
-};
+/**
+ * Header operations as the directives build them (`add`, `set`, `delete`, `replace`, and for
+ * responses `require` and `deferred`): the `headers` handler's own, shared with
+ * `reverse_proxy`'s `header_up`/`header_down` and `push`'s `headers`.
+ */
+export type HeaderOps = RespHeaderOpsConfig;
 
 /**
  * Applies one header operation written as `[+|-|?|>]field value [replacement]` to `ops`
@@ -119,7 +118,8 @@ export function parseHeader(h: Helper): ConfigValue[] {
   const out: ConfigValue[] = [];
   for (const ops of [main, withRequire]) {
     if (!jsonEqual(ops, {})) {
-      out.push(...h.newRoute(matcher, { handler: "headers", response: ops }));
+      const handler: HeadersConfig = { handler: "headers", response: ops };
+      out.push(...h.newRoute(matcher, handler));
     }
   }
   return out;
@@ -145,7 +145,13 @@ export function parseRequestHeader(h: Helper): ConfigValue[] {
   } catch (e) {
     throw h.err((e as Error).message);
   }
-  const out = h.newRoute(matcher, { handler: "headers", request: ops });
+  const handler: HeadersConfig = { handler: "headers", request: ops };
+  const out = h.newRoute(matcher, handler);
   if (h.nextArg()) throw h.argErr();
   return out;
 }
+
+/** The Gatehousefile syntax of `headers`. */
+export const syntax: SyntaxSet = {
+  directives: { header: parseHeader, request_header: parseRequestHeader },
+};
