@@ -18,13 +18,6 @@ import {
   parseRoute,
 } from "../../http/handlers/subroute_caddyfile.ts";
 import {
-  parseFilesystem,
-  parseLogName,
-  parseLogSkip,
-  parseRoot,
-  parseVars,
-} from "../../http/handlers/vars_caddyfile.ts";
-import {
   expressionMatcher,
   fieldRegexpMatcher,
   headerMatcher,
@@ -38,12 +31,6 @@ import {
   urlPatternMatcher,
   varsMatcher,
 } from "../../http/matchers/caddyfile.ts";
-import {
-  parseHandlePath,
-  parseMethod,
-  parseRewrite,
-  parseURI,
-} from "../../http/handlers/rewrite_caddyfile.ts";
 import { parseMap } from "../../http/handlers/map_caddyfile.ts";
 import { gzipEncoding, parseEncode, zstdEncoding } from "../../http/handlers/encode_caddyfile.ts";
 import { parseReverseProxy } from "../../http/handlers/reverse_proxy/caddyfile.ts";
@@ -97,22 +84,12 @@ registerTLSOptions();
 // directives
 registerDirective("bind", parseBind);
 registerDirective("tls", parseTLS);
-registerHandlerDirective("fs", parseFilesystem);
-registerDirective("root", parseRoot);
-registerHandlerDirective("vars", parseVars);
 registerHandlerDirective("error", parseError);
 registerHandlerDirective("route", parseRoute);
 registerHandlerDirective("handle", parseHandle);
 registerDirective("handle_errors", parseHandleErrors);
 registerHandlerDirective("invoke", parseInvoke);
 registerDirective("log", (h) => parseLog(h));
-registerHandlerDirective("skip_log", parseLogSkip);
-registerHandlerDirective("log_skip", parseLogSkip);
-registerHandlerDirective("log_name", parseLogName);
-registerDirective("rewrite", parseRewrite);
-registerHandlerDirective("method", parseMethod);
-registerHandlerDirective("uri", parseURI);
-registerDirective("handle_path", parseHandlePath);
 registerHandlerDirective("map", parseMap);
 registerHandlerDirective("encode", parseEncode);
 registerHandlerDirective("reverse_proxy", parseReverseProxy);

@@ -40,8 +40,18 @@ export const HANDLERS: readonly HandlerEntry[] = [
     writer: async () => (await import("./headers/writer.ts")).writer,
   },
   { id: "http.handlers.push", load: async () => (await import("./push.ts")).pushModule },
-  { id: "http.handlers.rewrite", load: async () => (await import("./rewrite.ts")).rewriteModule },
-  { id: "http.handlers.vars", load: async () => (await import("./vars.ts")).varsModule },
+  {
+    id: "http.handlers.rewrite",
+    load: async () => (await import("./rewrite/mod.ts")).rewriteModule,
+    syntax: async () => (await import("./rewrite/caddyfile.ts")).syntax,
+    writer: async () => (await import("./rewrite/writer.ts")).writer,
+  },
+  {
+    id: "http.handlers.vars",
+    load: async () => (await import("./vars/mod.ts")).varsModule,
+    syntax: async () => (await import("./vars/caddyfile.ts")).syntax,
+    writer: async () => (await import("./vars/writer.ts")).writer,
+  },
   { id: "http.handlers.map", load: async () => (await import("./map.ts")).mapModule },
   { id: "http.handlers.error", load: async () => (await import("./error.ts")).errorModule },
   {

@@ -10,7 +10,6 @@ import { encode } from "./encode.ts";
 import { error } from "./error.ts";
 import { acmeServer, intercept, logAppend, map, metrics, push, tracing } from "./more.ts";
 import { reverseProxy } from "./reverse_proxy.ts";
-import { rewrite } from "./rewrite.ts";
 import {
   authentication,
   copyResponse,
@@ -20,7 +19,6 @@ import {
   templates,
 } from "./small.ts";
 import { subroute } from "./subroute.ts";
-import { vars } from "./vars.ts";
 
 const FROM_TABLE: [string, HandlerReverser][] = await Promise.all(
   HANDLER_TABLE.filter((e) => e.writer).map(async (e) =>
@@ -45,9 +43,7 @@ export const HANDLERS: Record<string, HandlerReverser> = {
   push,
   request_body: requestBody,
   reverse_proxy: reverseProxy,
-  rewrite,
   subroute,
   templates,
   tracing,
-  vars,
 };

@@ -4,10 +4,11 @@
  *
  * @module
  */
-import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
-import { kindOf } from "../../../../caddyfile/writer/problems.ts";
-import { bare, type Line, line, stringWord, word } from "../../../../caddyfile/writer/tokens.ts";
-import type { Token } from "../../../../caddyfile/lexer.ts";
+import type { HandlerReverser } from "../../../caddyfile/writer/context.ts";
+import { kindOf } from "../../../caddyfile/writer/problems.ts";
+import { bare, type Line, line, stringWord, word } from "../../../caddyfile/writer/tokens.ts";
+import type { Token } from "../../../caddyfile/lexer.ts";
+import type { VarsConfig } from "./config.ts";
 
 /** A token the adapter reads back (through `ScalarVal`) as exactly `v`. */
 function scalar(v: unknown): Token | string {
@@ -19,7 +20,7 @@ function scalar(v: unknown): Token | string {
 }
 
 /** `vars`. */
-export const vars: HandlerReverser = (f) => {
+export const writer: HandlerReverser<VarsConfig> = (f) => {
   const keys = f.rest();
   if (keys.length === 1) {
     const [k] = keys;

@@ -4,12 +4,13 @@
  *
  * @module
  */
-import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
-import { isObject } from "../../../../caddyfile/writer/problems.ts";
-import { type Line, line, word } from "../../../../caddyfile/writer/tokens.ts";
+import type { HandlerReverser } from "../../../caddyfile/writer/context.ts";
+import { isObject } from "../../../caddyfile/writer/problems.ts";
+import { type Line, line, word } from "../../../caddyfile/writer/tokens.ts";
+import type { RewriteConfig } from "./config.ts";
 
 /** `rewrite`. */
-export const rewrite: HandlerReverser = (f, ctx) => {
+export const writer: HandlerReverser<RewriteConfig> = (f, ctx) => {
   const keys = f.rest();
   if (keys.length !== 1) {
     if (keys.length === 0) return { name: "uri", args: [] };
@@ -21,7 +22,7 @@ export const rewrite: HandlerReverser = (f, ctx) => {
     );
     return null;
   }
-  const [k] = keys;
+  const k = keys[0] as keyof RewriteConfig;
   const v = f.value[k];
   switch (k) {
     case "uri":

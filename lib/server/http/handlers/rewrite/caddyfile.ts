@@ -12,10 +12,19 @@
  *
  * @module
  */
-import { didYouMean } from "../../caddyfile/dispenser.ts";
-import type { Helper } from "../../caddyfile/helper.ts";
-import { parseSegmentAsSubroute } from "../../caddyfile/routes.ts";
-import { type ConfigValue, type Handler, subrouteHandler } from "../../caddyfile/types.ts";
+import { didYouMean } from "../../../caddyfile/dispenser.ts";
+import type { Helper } from "../../../caddyfile/helper.ts";
+import { parseSegmentAsSubroute } from "../../../caddyfile/routes.ts";
+import type { SyntaxSet } from "../../../caddyfile/registry.ts";
+import { type ConfigValue, subrouteHandler } from "../../../caddyfile/types.ts";
+import type {
+  QueryArgument,
+  QueryOpsConfig,
+  QueryReplacement,
+  RegexpReplacement,
+  RewriteConfig,
+  SubstringReplacement,
+} from "./config.ts";
 
 /** `rewrite [<matcher>] <to>`. */
 export function parseRewrite(h: Helper): ConfigValue[] {
@@ -25,31 +34,31 @@ export function parseRewrite(h: Helper): ConfigValue[] {
   if (count > 2) throw h.err("too many arguments; should only be a matcher and a URI");
   if (count === 1) {
     if (!h.nextArg()) throw h.argErr();
-    return h.newRoute(undefined, { handler: "rewrite", uri: h.val() });
+    const r: RewriteConfig = { handler: "rewrite", uri: h.val() };
+    return h.newRoute(undefined, r);
   }
   const matcher = h.extractMatcherSet();
   h.next();
   h.next();
-  const r: Handler = { handler: "rewrite" };
+  const r: RewriteConfig = { handler: "rewrite" };
   if (h.val() !== "") r.uri = h.val();
   return h.newRoute(matcher, r);
 }
 
 /** `method <method>`. */
-export function parseMethod(h: Helper): Handler {
+export function parseMethod(h: Helper): RewriteConfig {
   h.next();
   if (!h.nextArg()) throw h.argErr();
   if (h.nextArg()) throw h.argErr();
   return { handler: "rewrite", method: h.val() };
 }
 
-type Query = Record<string, unknown[] | undefined>;
-
-function applyQueryOps(h: Helper, q: Query, args: string[]): void {
+function applyQueryOps(h: Helper, q: QueryOpsConfig, args: string[]): void {
   const key = args[0];
-  const push = (k: string, v: unknown) => (q[k] ??= []).push(v);
+  const push = <K extends keyof QueryOpsConfig>(k: K, v: NonNullable<QueryOpsConfig[K]>[number]) =>
+    ((q[k] ??= []) as unknown[]).push(v);
   const kv = (k: string, v: string) => {
-    const o: Record<string, string> = {};
+    const o: QueryArgument = {};
     if (k) o.key = k;
     if (v) o.val = v;
     return o;
@@ -65,7 +74,7 @@ function applyQueryOps(h: Helper, q: Query, args: string[]): void {
     const parts = key.split(">");
     push("rename", kv(parts[0], parts[1]));
   } else if (args.length === 3) {
-    const o: Record<string, string> = {};
+    const o: QueryReplacement = {};
     if (key) o.key = key;
     if (args[1]) o.search_regexp = args[1];
     if (args[2]) o.replace = args[2];
@@ -77,11 +86,11 @@ function applyQueryOps(h: Helper, q: Query, args: string[]): void {
 }
 
 /** `uri`: path and query manipulations. */
-export function parseURI(h: Helper): Handler {
+export function parseURI(h: Helper): RewriteConfig {
   h.next();
   const args = h.remainingArgs();
   if (args.length < 1) throw h.argErr();
-  const r: Handler = { handler: "rewrite" };
+  const r: RewriteConfig = { handler: "rewrite" };
   switch (args[0]) {
     case "strip_prefix":
     case "strip_suffix":
@@ -103,7 +112,7 @@ export function parseURI(h: Helper): Handler {
         }
         limit = Number(args[3]);
       }
-      const s: Record<string, unknown> = {};
+      const s: SubstringReplacement = {};
       if (args[1]) s.find = args[1];
       if (args[2]) s.replace = args[2];
       if (limit) s.limit = limit;
@@ -112,7 +121,7 @@ export function parseURI(h: Helper): Handler {
     }
     case "path_regexp": {
       if (args.length !== 3) throw h.argErr();
-      const s: Record<string, unknown> = {};
+      const s: RegexpReplacement = {};
       if (args[1]) s.find = args[1];
       if (args[2]) s.replace = args[2];
       r.path_regexp = [s];
@@ -120,7 +129,7 @@ export function parseURI(h: Helper): Handler {
     }
     case "query": {
       if (args.length > 4) throw h.argErr();
-      const q: Query = {};
+      const q: QueryOpsConfig = {};
       let hasArgs = false;
       if (args.length > 1) {
         hasArgs = true;
@@ -163,7 +172,13 @@ export function parseHandlePath(h: Helper): ConfigValue[] {
   h.reset();
   h.next();
   const routes = parseSegmentAsSubroute(h);
-  const rewrite: Handler = { handler: "rewrite" };
+  const rewrite: RewriteConfig = { handler: "rewrite" };
   if (strip !== "") rewrite.strip_path_prefix = strip;
   return h.newRoute({ path: [path] }, subrouteHandler([{ handle: [rewrite] }, ...routes]));
 }
+
+/** The Gatehousefile syntax of `rewrite`. */
+export const syntax: SyntaxSet = {
+  directives: { rewrite: parseRewrite, handle_path: parseHandlePath },
+  handlerDirectives: { method: parseMethod, uri: parseURI },
+};

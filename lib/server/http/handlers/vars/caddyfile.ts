@@ -12,13 +12,15 @@
  *
  * @module
  */
-import type { Helper } from "../../caddyfile/helper.ts";
-import type { ConfigValue, Handler } from "../../caddyfile/types.ts";
+import type { Helper } from "../../../caddyfile/helper.ts";
+import type { SyntaxSet } from "../../../caddyfile/registry.ts";
+import type { ConfigValue } from "../../../caddyfile/types.ts";
+import type { VarsConfig } from "./config.ts";
 
 /** `vars`: names and values (numbers and booleans unquoted become JSON numbers/booleans). */
-export function parseVars(h: Helper): Handler {
+export function parseVars(h: Helper): VarsConfig {
   h.next();
-  const out: Handler = { handler: "vars" };
+  const out: VarsConfig = { handler: "vars" };
   const nextVar = (headerLine: boolean) => {
     if (headerLine && !h.nextArg()) return;
     const name = h.val();
@@ -40,17 +42,19 @@ export function parseRoot(h: Helper): ConfigValue[] {
   if (count === 1) {
     if (!h.nextArg()) throw h.argErr();
     h.scope.blockState.root = h.val();
-    return h.newRoute(undefined, { handler: "vars", root: h.val() });
+    const vars: VarsConfig = { handler: "vars", root: h.val() };
+    return h.newRoute(undefined, vars);
   }
   const matcher = h.extractMatcherSet();
   h.next();
   if (!h.nextArg()) throw h.argErr();
   if (!matcher) h.scope.blockState.root = h.val();
-  return h.newRoute(matcher, { handler: "vars", root: h.val() });
+  const vars: VarsConfig = { handler: "vars", root: h.val() };
+  return h.newRoute(matcher, vars);
 }
 
 /** `fs`: sets the file system to use (a name of the `filesystem` global option). */
-export function parseFilesystem(h: Helper): Handler {
+export function parseFilesystem(h: Helper): VarsConfig {
   h.next();
   if (!h.nextArg()) throw h.argErr();
   if (h.nextArg()) throw h.argErr();
@@ -58,7 +62,7 @@ export function parseFilesystem(h: Helper): Handler {
 }
 
 /** `log_skip`: requests it matches are not access-logged. */
-export function parseLogSkip(h: Helper): Handler {
+export function parseLogSkip(h: Helper): VarsConfig {
   h.next();
   if (h.val() === "skip_log") {
     h.warn("the 'skip_log' directive is deprecated, please use 'log_skip' instead!");
@@ -69,7 +73,19 @@ export function parseLogSkip(h: Helper): Handler {
 }
 
 /** `log_name`: the access loggers to use for requests it matches. */
-export function parseLogName(h: Helper): Handler {
+export function parseLogName(h: Helper): VarsConfig {
   h.next();
   return { handler: "vars", access_logger_names: h.remainingArgs() };
 }
+
+/** The Gatehousefile syntax of `vars`. */
+export const syntax: SyntaxSet = {
+  directives: { root: parseRoot },
+  handlerDirectives: {
+    vars: parseVars,
+    fs: parseFilesystem,
+    skip_log: parseLogSkip,
+    log_skip: parseLogSkip,
+    log_name: parseLogName,
+  },
+};
