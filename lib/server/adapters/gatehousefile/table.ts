@@ -10,11 +10,9 @@ import { registerClientAuthSyntaxes } from "../../tls/client_auth_caddyfile.ts";
 import { registerIssuerSyntaxes } from "../../tls/issuers_caddyfile.ts";
 import { parseTLS } from "../../tls/caddyfile.ts";
 import { fileWriter, netWriter, plainEncoder } from "../../logging/caddyfile.ts";
-import { parseError } from "../../http/handlers/error_caddyfile.ts";
 import {
   parseHandle,
   parseHandleErrors,
-  parseInvoke,
   parseRoute,
 } from "../../http/handlers/subroute_caddyfile.ts";
 import {
@@ -31,7 +29,6 @@ import {
   urlPatternMatcher,
   varsMatcher,
 } from "../../http/matchers/caddyfile.ts";
-import { parseMap } from "../../http/handlers/map_caddyfile.ts";
 import { gzipEncoding, parseEncode, zstdEncoding } from "../../http/handlers/encode_caddyfile.ts";
 import { parseReverseProxy } from "../../http/handlers/reverse_proxy/caddyfile.ts";
 import {
@@ -42,7 +39,6 @@ import { registerProxySyntaxes } from "../../http/handlers/reverse_proxy/caddyfi
 import { registerListenerWrapperSyntaxes } from "../../http/listener_wrappers_caddyfile.ts";
 import { registerEncoderSyntaxes } from "../../logging/caddyfile_encoders.ts";
 import { parseIntercept } from "../../http/handlers/intercept_caddyfile.ts";
-import { parseLogAppend } from "../../http/handlers/log_append_caddyfile.ts";
 import { parsePush } from "../../http/handlers/push_caddyfile.ts";
 import { staticIPSource } from "../../http/ip_source_static_caddyfile.ts";
 import { parseForwardAuth } from "../../http/handlers/reverse_proxy/caddyfile_forward_auth.ts";
@@ -53,11 +49,7 @@ import {
 import { parseACMEServer } from "../../http/handlers/acme_server_caddyfile.ts";
 import { parseMetrics, parseTracing } from "../../http/handlers/observability_caddyfile.ts";
 import { parseBasicAuth } from "../../http/handlers/authentication_caddyfile.ts";
-import {
-  parseRequestBody,
-  parseTemplates,
-  parseTimeouts,
-} from "../../http/handlers/templates_caddyfile.ts";
+import { parseTemplates, parseTimeouts } from "../../http/handlers/templates_caddyfile.ts";
 import { parseLog } from "./logs.ts";
 import { registerGeneralOptions } from "./options.ts";
 import { registerTLSOptions } from "./options_tls.ts";
@@ -84,19 +76,15 @@ registerTLSOptions();
 // directives
 registerDirective("bind", parseBind);
 registerDirective("tls", parseTLS);
-registerHandlerDirective("error", parseError);
 registerHandlerDirective("route", parseRoute);
 registerHandlerDirective("handle", parseHandle);
 registerDirective("handle_errors", parseHandleErrors);
-registerHandlerDirective("invoke", parseInvoke);
 registerDirective("log", (h) => parseLog(h));
-registerHandlerDirective("map", parseMap);
 registerHandlerDirective("encode", parseEncode);
 registerHandlerDirective("reverse_proxy", parseReverseProxy);
 registerHandlerDirective("copy_response", parseCopyResponse);
 registerHandlerDirective("copy_response_headers", parseCopyResponseHeaders);
 registerHandlerDirective("intercept", parseIntercept);
-registerHandlerDirective("log_append", parseLogAppend);
 registerHandlerDirective("push", parsePush);
 registerDirective("forward_auth", parseForwardAuth);
 registerDirective("php_fastcgi", parsePHPFastCGI);
@@ -106,7 +94,6 @@ registerHandlerDirective("tracing", parseTracing);
 registerHandlerDirective("basicauth", parseBasicAuth);
 registerHandlerDirective("basic_auth", parseBasicAuth);
 registerHandlerDirective("templates", parseTemplates);
-registerHandlerDirective("request_body", parseRequestBody);
 registerHandlerDirective("timeouts", parseTimeouts);
 
 // request matchers

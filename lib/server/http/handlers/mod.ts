@@ -52,15 +52,27 @@ export const HANDLERS: readonly HandlerEntry[] = [
     syntax: async () => (await import("./vars/caddyfile.ts")).syntax,
     writer: async () => (await import("./vars/writer.ts")).writer,
   },
-  { id: "http.handlers.map", load: async () => (await import("./map.ts")).mapModule },
-  { id: "http.handlers.error", load: async () => (await import("./error.ts")).errorModule },
+  {
+    id: "http.handlers.map",
+    load: async () => (await import("./map/mod.ts")).mapModule,
+    syntax: async () => (await import("./map/caddyfile.ts")).syntax,
+    writer: async () => (await import("./map/writer.ts")).writer,
+  },
+  {
+    id: "http.handlers.error",
+    load: async () => (await import("./error/mod.ts")).errorModule,
+    syntax: async () => (await import("./error/caddyfile.ts")).syntax,
+    writer: async () => (await import("./error/writer.ts")).writer,
+  },
   {
     id: "http.handlers.authentication",
     load: async () => (await import("./authentication.ts")).authenticationModule,
   },
   {
     id: "http.handlers.request_body",
-    load: async () => (await import("./request_body.ts")).requestBodyModule,
+    load: async () => (await import("./request_body/mod.ts")).requestBodyModule,
+    syntax: async () => (await import("./request_body/caddyfile.ts")).syntax,
+    writer: async () => (await import("./request_body/writer.ts")).writer,
   },
   {
     id: "http.handlers.intercept",
@@ -75,10 +87,17 @@ export const HANDLERS: readonly HandlerEntry[] = [
     load: async () =>
       (await import("./reverse_proxy/handle_response.ts")).copyResponseHeadersModule,
   },
-  { id: "http.handlers.invoke", load: async () => (await import("./invoke.ts")).invokeModule },
+  {
+    id: "http.handlers.invoke",
+    load: async () => (await import("./invoke/mod.ts")).invokeModule,
+    syntax: async () => (await import("./invoke/caddyfile.ts")).syntax,
+    writer: async () => (await import("./invoke/writer.ts")).writer,
+  },
   {
     id: "http.handlers.log_append",
-    load: async () => (await import("./log_append.ts")).logAppendModule,
+    load: async () => (await import("./log_append/mod.ts")).logAppendModule,
+    syntax: async () => (await import("./log_append/caddyfile.ts")).syntax,
+    writer: async () => (await import("./log_append/writer.ts")).writer,
   },
   { id: "http.handlers.encode", load: async () => (await import("./encode.ts")).encodeModule },
   {

@@ -7,7 +7,6 @@
  * @module
  */
 import type { Helper } from "../../caddyfile/helper.ts";
-import type { Token } from "../../caddyfile/lexer.ts";
 import {
   buildSubroute,
   parseSegmentAsConfig,
@@ -74,15 +73,4 @@ export function parseHandleErrors(h: Helper): ConfigValue[] {
   const wrapping: Route = { handle: [subrouteHandler(routes)] };
   if (expression !== "") wrapping.match = [{ expression }];
   return [{ class: "error_route", value: [wrapping] }];
-}
-
-/** `invoke <name>`: runs a named route (`&(name) { ... }`). */
-export function parseInvoke(h: Helper): Handler {
-  h.next();
-  if (!h.nextArg()) throw h.argErr();
-  const name = h.val();
-  if (h.next() || h.nextBlock(0)) throw h.argErr();
-  const invoked = (h.scope.state.named_route ??= new Map<string, Token>()) as Map<string, Token>;
-  if (!invoked.has(name)) invoked.set(name, h.token());
-  return { handler: "invoke", name };
 }

@@ -55,39 +55,6 @@ export function parseTemplates(h: Helper): Handler {
   return t;
 }
 
-/** `request_body`. */
-export function parseRequestBody(h: Helper): Handler {
-  h.next();
-  const rb: Handler = { handler: "request_body" };
-  for (const n = h.nesting(); h.nextBlock(n);) {
-    switch (h.val()) {
-      case "max_size": {
-        const a = h.allArgs(1);
-        if (!a) throw h.argErr();
-        try {
-          const v = parseSize(a[0]);
-          if (v !== 0) rb.max_size = v;
-        } catch (e) {
-          throw h.err(`parsing max_size: ${(e as Error).message}`);
-        }
-        break;
-      }
-      case "set": {
-        const a = h.allArgs(1);
-        if (!a) throw h.argErr();
-        if (a[0] !== "") rb.set = a[0];
-        break;
-      }
-      default:
-        throw h.unknownSubdirective(
-          ["max_size", "set"],
-          "unrecognized request_body subdirective '%s'",
-        );
-    }
-  }
-  return rb;
-}
-
 /** `timeouts`. */
 export function parseTimeouts(h: Helper): Handler {
   h.next();

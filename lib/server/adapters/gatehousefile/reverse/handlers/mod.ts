@@ -7,17 +7,9 @@
 import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
 import { HANDLERS as HANDLER_TABLE } from "../../../../http/handlers/mod.ts";
 import { encode } from "./encode.ts";
-import { error } from "./error.ts";
-import { acmeServer, intercept, logAppend, map, metrics, push, tracing } from "./more.ts";
+import { acmeServer, intercept, metrics, push, tracing } from "./more.ts";
 import { reverseProxy } from "./reverse_proxy.ts";
-import {
-  authentication,
-  copyResponse,
-  copyResponseHeaders,
-  invoke,
-  requestBody,
-  templates,
-} from "./small.ts";
+import { authentication, copyResponse, copyResponseHeaders, templates } from "./small.ts";
 import { subroute } from "./subroute.ts";
 
 const FROM_TABLE: [string, HandlerReverser][] = await Promise.all(
@@ -34,14 +26,9 @@ export const HANDLERS: Record<string, HandlerReverser> = {
   copy_response: copyResponse,
   copy_response_headers: copyResponseHeaders,
   encode,
-  error,
   intercept,
-  invoke,
-  log_append: logAppend,
-  map,
   metrics,
   push,
-  request_body: requestBody,
   reverse_proxy: reverseProxy,
   subroute,
   templates,

@@ -6,43 +6,10 @@
 import type { Token } from "../../../../caddyfile/lexer.ts";
 import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
 import { durationText } from "../../../../config/duration.ts";
-import { childPath, Fields, isObject } from "../../../../caddyfile/writer/problems.ts";
-import { bare, type Line, line, stringWord, word } from "../../../../caddyfile/writer/tokens.ts";
+import { isObject } from "../../../../caddyfile/writer/problems.ts";
+import { type Line, line, word } from "../../../../caddyfile/writer/tokens.ts";
 import { headerOpLines } from "../../../../http/handlers/headers/writer.ts";
 import { handleResponseLines } from "../../../../caddyfile/writer/response_matcher.ts";
-
-/** `map <source> <destinations...> { <input> <outputs...>; default <outputs...> }`. */
-export const map: HandlerReverser = (f) => {
-  const source = f.str("source") ?? "";
-  const dests = f.strs("destinations") ?? [];
-  const block: Line[] = [];
-  for (const [i, m] of (f.arr("mappings") ?? []).entries()) {
-    const mp = childPath(f.at("mappings"), i);
-    if (!isObject(m)) continue;
-    const mf = new Fields(m, mp, f.problems);
-    const input = mf.str("input"), re = mf.str("input_regexp");
-    const outs: Token[] = [];
-    for (const [k, o] of (mf.arr("outputs") ?? []).entries()) {
-      // typed as the adapter reads them back: "-" is null, bare numbers and booleans
-      if (o === null) outs.push(bare("-"));
-      else if (typeof o === "number" || typeof o === "boolean") outs.push(bare(String(o)));
-      else if (typeof o === "string" && o !== "-") outs.push(stringWord(o));
-      else {
-        f.problems.add(
-          childPath(mf.at("outputs"), k),
-          'a map output is a string (not "-"), a number, a boolean or null',
-        );
-        return null;
-      }
-    }
-    mf.done("a map entry");
-    if (re !== undefined) block.push(line(["~" + re, ...outs]));
-    else if (input !== undefined) block.push(line([input, ...outs]));
-  }
-  const defaults = f.strs("defaults");
-  if (defaults) block.push(line(["default", ...defaults]));
-  return { name: "map", args: [word(source), ...dests.map((d) => word(d))], block };
-};
 
 /** `push [<resources...>] { <METHOD> <target>; <header ops> }`. */
 export const push: HandlerReverser = (f) => {
@@ -110,12 +77,6 @@ export const tracing: HandlerReverser = (f) => {
     args: [],
     block: span !== undefined ? [line(["span", span])] : undefined,
   };
-};
-
-/** `log_append <key> <value>`. */
-export const logAppend: HandlerReverser = (f) => {
-  const key = f.str("key") ?? "", value = f.str("value") ?? "";
-  return { name: "log_append", args: [word(key), word(value)] };
 };
 
 /** `intercept { @m status ...; handle_response @m { ... }; replace_status ... }`. */

@@ -20,16 +20,6 @@ export const templates: HandlerReverser = (f) => {
   return { name: "templates", args: [], block: block.length ? block : undefined };
 };
 
-/** `request_body`. */
-export const requestBody: HandlerReverser = (f) => {
-  const block: Line[] = [];
-  const max = f.num("max_size");
-  if (max !== undefined) block.push(line(["max_size", String(max)]));
-  const set = f.str("set");
-  if (set !== undefined) block.push(line(["set", set]));
-  return { name: "request_body", args: [], block: block.length ? block : undefined };
-};
-
 /** `authentication` with the `http_basic` provider → `basic_auth`. */
 export const authentication: HandlerReverser = (f) => {
   const providers = f.fields("providers");
@@ -63,16 +53,6 @@ export const authentication: HandlerReverser = (f) => {
   basic.done("the http_basic provider");
   const args = realm !== undefined ? [word(algorithm), word(realm)] : [word(algorithm)];
   return { name: "basic_auth", args, block: block.length ? block : undefined };
-};
-
-/** `invoke`. */
-export const invoke: HandlerReverser = (f) => {
-  const name = f.str("name");
-  if (name === undefined) {
-    f.problems.add(f.path, "invoke needs the name of a route");
-    return null;
-  }
-  return { name: "invoke", args: [word(name)] };
 };
 
 /** `copy_response`. */

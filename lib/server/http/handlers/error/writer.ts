@@ -3,12 +3,13 @@
  *
  * @module
  */
-import type { Token } from "../../../../caddyfile/lexer.ts";
-import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
-import { type Line, line, statusText, word } from "../../../../caddyfile/writer/tokens.ts";
+import type { Token } from "../../../caddyfile/lexer.ts";
+import type { HandlerReverser } from "../../../caddyfile/writer/context.ts";
+import { type Line, line, statusText, word } from "../../../caddyfile/writer/tokens.ts";
+import type { ErrorConfig } from "./config.ts";
 
 /** `error`. */
-export const error: HandlerReverser = (f) => {
+export const writer: HandlerReverser<ErrorConfig> = (f) => {
   const status = statusText(f.take("status_code"));
   const message = f.str("error") ?? "";
   const block: Line[] = [];

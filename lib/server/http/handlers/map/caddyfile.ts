@@ -5,15 +5,16 @@
  *
  * @module
  */
-import type { Helper } from "../../caddyfile/helper.ts";
-import { wasReplacedShorthand } from "../../caddyfile/shorthands.ts";
-import type { Handler } from "../../caddyfile/types.ts";
+import type { Helper } from "../../../caddyfile/helper.ts";
+import { wasReplacedShorthand } from "../../../caddyfile/shorthands.ts";
+import type { SyntaxSet } from "../../../caddyfile/registry.ts";
+import type { MapConfig, MappingConfig } from "./config.ts";
 
 /** `map`. */
-export function parseMap(h: Helper): Handler {
+export function parseMap(h: Helper): MapConfig {
   h.next();
   if (!h.nextArg()) throw h.argErr();
-  const out: Handler = { handler: "map" };
+  const out: MapConfig = { handler: "map" };
   if (h.val() !== "") out.source = h.val();
   const destinations = h.remainingArgs();
   if (destinations.length === 0) throw h.err("missing destination argument(s)");
@@ -22,7 +23,7 @@ export function parseMap(h: Helper): Handler {
     if (short) throw h.err(`destination ${short} conflicts with a Caddyfile placeholder shorthand`);
   }
   out.destinations = destinations;
-  const mappings: Record<string, unknown>[] = [];
+  const mappings: MappingConfig[] = [];
   let defaults: string[] | undefined;
   for (const n = h.nesting(); h.nextBlock(n);) {
     if (h.val() === "default") {
@@ -39,7 +40,7 @@ export function parseMap(h: Helper): Handler {
     }
     if (outs.length > destinations.length) throw h.err("too many outputs");
     while (outs.length < destinations.length) outs.push(null);
-    const m: Record<string, unknown> = {};
+    const m: MappingConfig = {};
     if (input.startsWith("~")) {
       if (input.length > 1) m.input_regexp = input.slice(1);
     } else if (input !== "") m.input = input;
@@ -50,3 +51,6 @@ export function parseMap(h: Helper): Handler {
   if (defaults?.length) out.defaults = defaults;
   return out;
 }
+
+/** The Gatehousefile syntax of `map`. */
+export const syntax: SyntaxSet = { handlerDirectives: { map: parseMap } };

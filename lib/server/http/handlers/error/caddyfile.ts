@@ -4,22 +4,23 @@
  *
  * @module
  */
-import type { Dispenser } from "../../caddyfile/dispenser.ts";
-import type { Handler } from "../../caddyfile/types.ts";
-import { weakString } from "../../caddyfile/values.ts";
+import type { Dispenser } from "../../../caddyfile/dispenser.ts";
+import type { SyntaxSet } from "../../../caddyfile/registry.ts";
+import { weakString } from "../../../caddyfile/values.ts";
+import type { ErrorConfig } from "./config.ts";
 
 /** `error`: triggers an error with a status (and message). */
-export function parseError(d: Dispenser): Handler {
+export function parseError(d: Dispenser): ErrorConfig {
   d.next();
-  const h: Handler = { handler: "error" };
+  const h: ErrorConfig = { handler: "error" };
   const args = d.remainingArgs();
   if (args.length === 1) {
     if (args[0].length === 3 && /^[+-]?\d+$/.test(args[0]) && Number(args[0]) > 0) {
-      h.status_code = weakString(args[0]);
+      h.status_code = weakString(args[0]) as string | number;
     } else if (args[0] !== "") h.error = args[0];
   } else if (args.length === 2) {
     if (args[0] !== "") h.error = args[0];
-    if (args[1] !== "") h.status_code = weakString(args[1]);
+    if (args[1] !== "") h.status_code = weakString(args[1]) as string | number;
   } else throw d.argErr();
   for (const n = d.nesting(); d.nextBlock(n);) {
     if (d.val() !== "message") {
@@ -32,3 +33,6 @@ export function parseError(d: Dispenser): Handler {
   }
   return h;
 }
+
+/** The Gatehousefile syntax of `error`. */
+export const syntax: SyntaxSet = { handlerDirectives: { error: parseError } };
