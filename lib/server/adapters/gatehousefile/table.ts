@@ -29,7 +29,6 @@ import {
   urlPatternMatcher,
   varsMatcher,
 } from "../../http/matchers/caddyfile.ts";
-import { gzipEncoding, parseEncode, zstdEncoding } from "../../http/handlers/encode_caddyfile.ts";
 import { parseReverseProxy } from "../../http/handlers/reverse_proxy/caddyfile.ts";
 import {
   parseCopyResponse,
@@ -80,7 +79,6 @@ registerHandlerDirective("route", parseRoute);
 registerHandlerDirective("handle", parseHandle);
 registerDirective("handle_errors", parseHandleErrors);
 registerDirective("log", (h) => parseLog(h));
-registerHandlerDirective("encode", parseEncode);
 registerHandlerDirective("reverse_proxy", parseReverseProxy);
 registerHandlerDirective("copy_response", parseCopyResponse);
 registerHandlerDirective("copy_response_headers", parseCopyResponseHeaders);
@@ -113,8 +111,6 @@ registerSyntax("http.matchers.tls", tlsMatcher);
 registerSyntax("http.matchers.url_pattern", urlPatternMatcher);
 
 // handler parts
-registerSyntax("http.encoders.gzip", gzipEncoding);
-registerSyntax("http.encoders.zstd", zstdEncoding);
 registerProxySyntaxes();
 registerSyntax("http.reverse_proxy.transport.fastcgi", fastcgiTransport);
 registerListenerWrapperSyntaxes();

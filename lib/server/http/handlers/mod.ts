@@ -99,7 +99,12 @@ export const HANDLERS: readonly HandlerEntry[] = [
     syntax: async () => (await import("./log_append/caddyfile.ts")).syntax,
     writer: async () => (await import("./log_append/writer.ts")).writer,
   },
-  { id: "http.handlers.encode", load: async () => (await import("./encode.ts")).encodeModule },
+  {
+    id: "http.handlers.encode",
+    load: async () => (await import("./encode/mod.ts")).encodeModule,
+    syntax: async () => (await import("./encode/caddyfile.ts")).syntax,
+    writer: async () => (await import("./encode/writer.ts")).writer,
+  },
   {
     id: "http.handlers.file_server",
     load: async () => (await import("./file_server/mod.ts")).fileServerModule,

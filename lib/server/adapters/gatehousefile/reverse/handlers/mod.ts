@@ -6,7 +6,6 @@
  */
 import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
 import { HANDLERS as HANDLER_TABLE } from "../../../../http/handlers/mod.ts";
-import { encode } from "./encode.ts";
 import { acmeServer, intercept, metrics, push, tracing } from "./more.ts";
 import { reverseProxy } from "./reverse_proxy.ts";
 import { authentication, copyResponse, copyResponseHeaders, templates } from "./small.ts";
@@ -25,7 +24,6 @@ export const HANDLERS: Record<string, HandlerReverser> = {
   authentication,
   copy_response: copyResponse,
   copy_response_headers: copyResponseHeaders,
-  encode,
   intercept,
   metrics,
   push,

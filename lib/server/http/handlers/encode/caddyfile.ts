@@ -5,16 +5,21 @@
  *
  * @module
  */
-import { didYouMean, type Dispenser } from "../../caddyfile/dispenser.ts";
-import { getSyntax, syntaxNames, unmarshalModule } from "../../caddyfile/registry.ts";
-import type { Handler } from "../../caddyfile/types.ts";
-import { goAtoiStrict } from "../../caddyfile/values.ts";
-import { parseNamedResponseMatcher, type ResponseMatcher } from "../matchers/caddyfile.ts";
+import { didYouMean, type Dispenser } from "../../../caddyfile/dispenser.ts";
+import {
+  getSyntax,
+  syntaxNames,
+  type SyntaxSet,
+  unmarshalModule,
+} from "../../../caddyfile/registry.ts";
+import { goAtoiStrict } from "../../../caddyfile/values.ts";
+import { parseNamedResponseMatcher, type ResponseMatcher } from "../../matchers/caddyfile.ts";
+import type { EncodeConfig, EncodingsConfig, GzipConfig, ZstdConfig } from "./config.ts";
 
 /** `encode`. */
-export function parseEncode(d: Dispenser): Handler {
+export function parseEncode(d: Dispenser): EncodeConfig {
   d.next();
-  const enc: Handler = { handler: "encode" };
+  const enc: EncodeConfig = { handler: "encode" };
   const prefer: string[] = [];
   let args = d.remainingArgs();
   const encodings: Record<string, unknown> = {};
@@ -54,13 +59,13 @@ export function parseEncode(d: Dispenser): Handler {
     encodings[a] = {};
     prefer.push(a);
   }
-  if (Object.keys(encodings).length > 0) enc.encodings = encodings;
+  if (Object.keys(encodings).length > 0) enc.encodings = encodings as EncodingsConfig;
   if (prefer.length > 0) enc.prefer = prefer;
   return enc;
 }
 
 /** `gzip [<level>]`. */
-export function gzipEncoding(d: Dispenser): Record<string, unknown> {
+export function gzipEncoding(d: Dispenser): GzipConfig {
   d.next();
   if (!d.nextArg()) return {};
   const level = goAtoiStrict(d.val());
@@ -70,9 +75,9 @@ export function gzipEncoding(d: Dispenser): Record<string, unknown> {
 const ZSTD_LEVELS = ["fastest", "default", "better", "best"];
 
 /** `zstd [<level>] { level <l>; disable_checksum }`. */
-export function zstdEncoding(d: Dispenser): Record<string, unknown> {
+export function zstdEncoding(d: Dispenser): ZstdConfig {
   d.next();
-  const z: Record<string, unknown> = {};
+  const z: ZstdConfig = {};
   const level = (s: string) => {
     if (!ZSTD_LEVELS.includes(s.toLowerCase())) {
       throw d.err(
@@ -104,3 +109,9 @@ export function zstdEncoding(d: Dispenser): Record<string, unknown> {
   }
   return z;
 }
+
+/** The Gatehousefile syntax of `encode` and its encoders. */
+export const syntax: SyntaxSet = {
+  handlerDirectives: { encode: parseEncode },
+  modules: { "http.encoders.gzip": gzipEncoding, "http.encoders.zstd": zstdEncoding },
+};

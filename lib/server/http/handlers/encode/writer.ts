@@ -4,14 +4,15 @@
  *
  * @module
  */
-import type { Token } from "../../../../caddyfile/lexer.ts";
-import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
-import { childPath, isObject } from "../../../../caddyfile/writer/problems.ts";
-import { type Line, line, word } from "../../../../caddyfile/writer/tokens.ts";
-import { responseMatcherLines } from "../../../../caddyfile/writer/response_matcher.ts";
+import type { Token } from "../../../caddyfile/lexer.ts";
+import type { HandlerReverser } from "../../../caddyfile/writer/context.ts";
+import { childPath, isObject } from "../../../caddyfile/writer/problems.ts";
+import { type Line, line, word } from "../../../caddyfile/writer/tokens.ts";
+import type { EncodeConfig } from "./config.ts";
+import { responseMatcherLines } from "../../../caddyfile/writer/response_matcher.ts";
 
 /** `encode`. */
-export const encode: HandlerReverser = (f) => {
+export const writer: HandlerReverser<EncodeConfig> = (f) => {
   const encodings = f.obj("encodings") ?? {};
   const prefer = f.strs("prefer") ?? [];
   const min = f.num("minimum_length");
