@@ -14,7 +14,21 @@ import { HandlerError } from "./errors.ts";
 import { ConfigError } from "../config/error.ts";
 import { parseResponseMatcher, type ResponseMatcher } from "./header_ops.ts";
 import { compileTemplate, type Template } from "./replacer.ts";
-import { provisionRoutes, RouteListCache } from "./routes.ts";
+import type { ResponseMatcherConfig } from "./response_matcher.ts";
+import { provisionRoutes, type RawRoute, RouteListCache } from "./routes.ts";
+
+/** The config of a response handler (Caddy's `caddyhttp.ResponseHandler`). */
+export type ResponseHandlerConfig = {
+  /** The responses it handles; every response when absent. */
+  match?: ResponseMatcherConfig;
+  /**
+   * Write the original response with this status instead (a number, or a string with
+   * placeholders); takes priority over `routes`.
+   */
+  status_code?: string | number;
+  /** The routes that take over the response (the original body is then not written). */
+  routes?: RawRoute[];
+};
 
 /** One provisioned response handler. */
 export interface ResponseHandler {

@@ -37,8 +37,6 @@ import {
 import { registerProxySyntaxes } from "../../http/handlers/reverse_proxy/caddyfile_transport.ts";
 import { registerListenerWrapperSyntaxes } from "../../http/listener_wrappers_caddyfile.ts";
 import { registerEncoderSyntaxes } from "../../logging/caddyfile_encoders.ts";
-import { parseIntercept } from "../../http/handlers/intercept_caddyfile.ts";
-import { parsePush } from "../../http/handlers/push_caddyfile.ts";
 import { staticIPSource } from "../../http/ip_source_static_caddyfile.ts";
 import { parseForwardAuth } from "../../http/handlers/reverse_proxy/caddyfile_forward_auth.ts";
 import {
@@ -82,8 +80,6 @@ registerDirective("log", (h) => parseLog(h));
 registerHandlerDirective("reverse_proxy", parseReverseProxy);
 registerHandlerDirective("copy_response", parseCopyResponse);
 registerHandlerDirective("copy_response_headers", parseCopyResponseHeaders);
-registerHandlerDirective("intercept", parseIntercept);
-registerHandlerDirective("push", parsePush);
 registerDirective("forward_auth", parseForwardAuth);
 registerDirective("php_fastcgi", parsePHPFastCGI);
 registerDirective("acme_server", parseACMEServer);

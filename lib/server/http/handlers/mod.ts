@@ -39,7 +39,12 @@ export const HANDLERS: readonly HandlerEntry[] = [
     syntax: async () => (await import("./headers/caddyfile.ts")).syntax,
     writer: async () => (await import("./headers/writer.ts")).writer,
   },
-  { id: "http.handlers.push", load: async () => (await import("./push.ts")).pushModule },
+  {
+    id: "http.handlers.push",
+    load: async () => (await import("./push/mod.ts")).pushModule,
+    syntax: async () => (await import("./push/caddyfile.ts")).syntax,
+    writer: async () => (await import("./push/writer.ts")).writer,
+  },
   {
     id: "http.handlers.rewrite",
     load: async () => (await import("./rewrite/mod.ts")).rewriteModule,
@@ -76,7 +81,9 @@ export const HANDLERS: readonly HandlerEntry[] = [
   },
   {
     id: "http.handlers.intercept",
-    load: async () => (await import("./intercept.ts")).interceptModule,
+    load: async () => (await import("./intercept/mod.ts")).interceptModule,
+    syntax: async () => (await import("./intercept/caddyfile.ts")).syntax,
+    writer: async () => (await import("./intercept/writer.ts")).writer,
   },
   {
     id: "http.handlers.copy_response",

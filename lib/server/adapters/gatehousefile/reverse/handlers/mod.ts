@@ -6,7 +6,7 @@
  */
 import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
 import { HANDLERS as HANDLER_TABLE } from "../../../../http/handlers/mod.ts";
-import { acmeServer, intercept, metrics, push, tracing } from "./more.ts";
+import { acmeServer, metrics, tracing } from "./more.ts";
 import { reverseProxy } from "./reverse_proxy.ts";
 import { authentication, copyResponse, copyResponseHeaders, templates } from "./small.ts";
 import { subroute } from "./subroute.ts";
@@ -24,9 +24,7 @@ export const HANDLERS: Record<string, HandlerReverser> = {
   authentication,
   copy_response: copyResponse,
   copy_response_headers: copyResponseHeaders,
-  intercept,
   metrics,
-  push,
   reverse_proxy: reverseProxy,
   subroute,
   templates,

@@ -3,32 +3,9 @@
  *
  * @module
  */
-import type { Token } from "../../../../caddyfile/lexer.ts";
 import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
 import { durationText } from "../../../../config/duration.ts";
-import { isObject } from "../../../../caddyfile/writer/problems.ts";
-import { type Line, line, word } from "../../../../caddyfile/writer/tokens.ts";
-import { headerOpLines } from "../../../../http/handlers/headers/writer.ts";
-import { handleResponseLines } from "../../../../caddyfile/writer/response_matcher.ts";
-
-/** `push [<resources...>] { <METHOD> <target>; <header ops> }`. */
-export const push: HandlerReverser = (f) => {
-  const args: Token[] = [];
-  const block: Line[] = [];
-  (f.arr("resources") ?? []).forEach((r, i) => {
-    if (!isObject(r) || typeof r.target !== "string") return;
-    // the first target without a method may stand on the directive's line
-    if (r.method === undefined && i === 0) args.push(word(r.target));
-    else if (r.method === undefined) block.push(line([r.target]));
-    else block.push(line([String(r.method), r.target]));
-  });
-  const h = f.fields("headers");
-  if (h) {
-    block.unshift(line(["headers"], headerOpLines(h) ?? []));
-    h.done("push headers");
-  }
-  return { name: "push", args, block: block.length ? block : undefined };
-};
+import { type Line, line } from "../../../../caddyfile/writer/tokens.ts";
 
 /** `metrics [{ disable_openmetrics }]`. */
 export const metrics: HandlerReverser = (f) => {
@@ -77,10 +54,4 @@ export const tracing: HandlerReverser = (f) => {
     args: [],
     block: span !== undefined ? [line(["span", span])] : undefined,
   };
-};
-
-/** `intercept { @m status ...; handle_response @m { ... }; replace_status ... }`. */
-export const intercept: HandlerReverser = (f, ctx) => {
-  const block = handleResponseLines(f, ctx);
-  return { name: "intercept", args: [], block: block.length ? block : undefined };
 };

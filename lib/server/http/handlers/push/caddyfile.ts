@@ -4,17 +4,18 @@
  *
  * @module
  */
-import type { Helper } from "../../caddyfile/helper.ts";
-import type { Handler } from "../../caddyfile/types.ts";
-import { applyHeaderOp, type HeaderOps } from "./headers/caddyfile.ts";
+import type { Helper } from "../../../caddyfile/helper.ts";
+import type { SyntaxSet } from "../../../caddyfile/registry.ts";
+import { applyHeaderOp, type HeaderOps } from "../headers/caddyfile.ts";
+import type { PushConfig, PushResource } from "./config.ts";
 
 /** `push`. */
-export function parsePush(h: Helper): Handler {
+export function parsePush(h: Helper): PushConfig {
   h.next();
-  const out: Handler = { handler: "push" };
-  const resources: Record<string, string>[] = [];
+  const out: PushConfig = { handler: "push" };
+  const resources: PushResource[] = [];
   const target = (t: string, method?: string) => {
-    const r: Record<string, string> = {};
+    const r: PushResource = {};
     if (method) r.method = method;
     if (t !== "") r.target = t;
     resources.push(r);
@@ -50,3 +51,6 @@ export function parsePush(h: Helper): Handler {
   if (resources.length > 0) out.resources = resources;
   return out;
 }
+
+/** The Gatehousefile syntax of `push`. */
+export const syntax: SyntaxSet = { handlerDirectives: { push: parsePush } };

@@ -5,14 +5,15 @@
  *
  * @module
  */
-import type { Helper } from "../../caddyfile/helper.ts";
-import type { Handler } from "../../caddyfile/types.ts";
-import { parseNamedResponseMatcher } from "../matchers/caddyfile.ts";
-import type { ProxyParse } from "./reverse_proxy/caddyfile.ts";
-import { finishHandleResponse, replaceStatus } from "./reverse_proxy/caddyfile_response.ts";
+import type { Helper } from "../../../caddyfile/helper.ts";
+import type { SyntaxSet } from "../../../caddyfile/registry.ts";
+import { parseNamedResponseMatcher } from "../../matchers/caddyfile.ts";
+import type { ProxyParse } from "../reverse_proxy/caddyfile.ts";
+import { finishHandleResponse, replaceStatus } from "../reverse_proxy/caddyfile_response.ts";
+import type { InterceptConfig } from "./config.ts";
 
 /** `intercept`. */
-export function parseIntercept(h: Helper): Handler {
+export function parseIntercept(h: Helper): InterceptConfig {
   const p: ProxyParse = {
     handler: { handler: "intercept" },
     matchers: new Map(),
@@ -39,5 +40,8 @@ export function parseIntercept(h: Helper): Handler {
     }
   }
   finishHandleResponse(h, p);
-  return p.handler;
+  return p.handler as InterceptConfig;
 }
+
+/** The Gatehousefile syntax of `intercept`. */
+export const syntax: SyntaxSet = { handlerDirectives: { intercept: parseIntercept } };

@@ -20,7 +20,7 @@ export interface LinkResource {
  *
  * @example
  * ```ts
- * import { parseLinkHeader } from "./push_link.ts";
+ * import { parseLinkHeader } from "./link.ts";
  * parseLinkHeader("</a.css>; rel=preload; as=style, </b.js>; nopush");
  * // [{ uri: "/a.css", params: { rel: "preload", as: "style" } },
  * //  { uri: "/b.js", params: { nopush: "nopush" } }]
@@ -81,7 +81,7 @@ function encodeTarget(s: string): string | null {
  *
  * @example
  * ```ts
- * import { pushPath } from "./push_link.ts";
+ * import { pushPath } from "./link.ts";
  * pushPath("/a b.css#x", "https", "example.com"); // "/a%20b.css"
  * pushPath("https://example.com/app.js?v=1", "https", "example.com"); // "/app.js?v=1"
  * pushPath("https://cdn.example/app.js", "https", "example.com"); // null
