@@ -11,11 +11,6 @@ import { registerIssuerSyntaxes } from "../../tls/issuers_caddyfile.ts";
 import { parseTLS } from "../../tls/caddyfile.ts";
 import { fileWriter, netWriter, plainEncoder } from "../../logging/caddyfile.ts";
 import {
-  parseHandle,
-  parseHandleErrors,
-  parseRoute,
-} from "../../http/handlers/subroute_caddyfile.ts";
-import {
   expressionMatcher,
   fieldRegexpMatcher,
   headerMatcher,
@@ -73,9 +68,6 @@ registerTLSOptions();
 // directives
 registerDirective("bind", parseBind);
 registerDirective("tls", parseTLS);
-registerHandlerDirective("route", parseRoute);
-registerHandlerDirective("handle", parseHandle);
-registerDirective("handle_errors", parseHandleErrors);
 registerDirective("log", (h) => parseLog(h));
 registerHandlerDirective("reverse_proxy", parseReverseProxy);
 registerHandlerDirective("copy_response", parseCopyResponse);

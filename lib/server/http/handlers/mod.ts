@@ -31,7 +31,9 @@ export const HANDLERS: readonly HandlerEntry[] = [
   },
   {
     id: "http.handlers.subroute",
-    load: async () => (await import("./subroute.ts")).subrouteModule,
+    load: async () => (await import("./subroute/mod.ts")).subrouteModule,
+    syntax: async () => (await import("./subroute/caddyfile.ts")).syntax,
+    writer: async () => (await import("./subroute/writer.ts")).writer,
   },
   {
     id: "http.handlers.headers",

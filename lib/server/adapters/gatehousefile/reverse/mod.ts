@@ -13,6 +13,7 @@ import { MatcherScope } from "../../../caddyfile/writer/matchers.ts";
 import { positions, solveOrder, writingOrder } from "../../../caddyfile/writer/order.ts";
 import { Problems, type ReverseProblem } from "../../../caddyfile/writer/problems.ts";
 import { reverseHandler, reverseRoutes } from "./routes.ts";
+import { phpFastcgiSubroute } from "./handlers/php_fastcgi.ts";
 import { type Block, gline, type Line, line, render } from "../../../caddyfile/writer/tokens.ts";
 import { reverseGlobal } from "./global.ts";
 import { diffJson } from "./diff.ts";
@@ -57,6 +58,7 @@ export function reverseConfig(config: unknown): Omit<ReverseResult, "verified"> 
     routeHandlers: 0,
     routes: (routes, path, sorted, skip) => reverseRoutes(routes, path, ctx, sorted, skip),
     handler: (h, path) => reverseHandler(h, path, ctx),
+    expansion: (routes, path) => phpFastcgiSubroute(routes, path, ctx),
   };
   const { global, blocks } = reverseGlobal(config, ctx);
   const order = keepOrder(ctx);

@@ -9,7 +9,6 @@ import { HANDLERS as HANDLER_TABLE } from "../../../../http/handlers/mod.ts";
 import { acmeServer, metrics, tracing } from "./more.ts";
 import { reverseProxy } from "./reverse_proxy.ts";
 import { authentication, copyResponse, copyResponseHeaders, templates } from "./small.ts";
-import { subroute } from "./subroute.ts";
 
 const FROM_TABLE: [string, HandlerReverser][] = await Promise.all(
   HANDLER_TABLE.filter((e) => e.writer).map(async (e) =>
@@ -26,7 +25,6 @@ export const HANDLERS: Record<string, HandlerReverser> = {
   copy_response_headers: copyResponseHeaders,
   metrics,
   reverse_proxy: reverseProxy,
-  subroute,
   templates,
   tracing,
 };

@@ -1,36 +1,33 @@
 /**
  * Gatehousefile syntax of the `subroute` handler: the blocks whose subdirectives are
  * directives — `route` (kept in the order written), `handle` (sorted like a site, mutually
- * exclusive with sibling `handle`s), `handle_errors` (routes run on errors, optionally only
- * for some status codes), and `invoke` (a named route).
+ * exclusive with sibling `handle`s) and `handle_errors` (routes run on errors, optionally
+ * only for some status codes).
  *
  * @module
  */
-import type { Helper } from "../../caddyfile/helper.ts";
+import type { Helper } from "../../../caddyfile/helper.ts";
+import type { SyntaxSet } from "../../../caddyfile/registry.ts";
 import {
   buildSubroute,
   parseSegmentAsConfig,
   parseSegmentAsSubroute,
-} from "../../caddyfile/routes.ts";
-import {
-  type ConfigValue,
-  type Handler,
-  type Route,
-  subrouteHandler,
-} from "../../caddyfile/types.ts";
+} from "../../../caddyfile/routes.ts";
+import { type ConfigValue, type Route, subrouteHandler } from "../../../caddyfile/types.ts";
+import type { SubrouteConfig } from "./config.ts";
 
 /**
  * `route`: directives run in the order written. Only handler directives belong here: a
  * directive that configures the site (`tls`, `bind`, `log`, ...) or its errors
  * (`handle_errors`) is refused at the line it is written.
  */
-export function parseRoute(h: Helper): Handler {
-  return subrouteHandler(buildSubroute(parseSegmentAsConfig(h), h.ctx, false));
+export function parseRoute(h: Helper): SubrouteConfig {
+  return subrouteHandler(buildSubroute(parseSegmentAsConfig(h), h.ctx, false)) as SubrouteConfig;
 }
 
 /** `handle`: a block of directives, sorted by directive order. */
-export function parseHandle(h: Helper): Handler {
-  return subrouteHandler(parseSegmentAsSubroute(h));
+export function parseHandle(h: Helper): SubrouteConfig {
+  return subrouteHandler(parseSegmentAsSubroute(h)) as SubrouteConfig;
 }
 
 /** `handle_errors [<status codes>...]`: routes for errors (`4xx` ranges allowed). */
@@ -74,3 +71,9 @@ export function parseHandleErrors(h: Helper): ConfigValue[] {
   if (expression !== "") wrapping.match = [{ expression }];
   return [{ class: "error_route", value: [wrapping] }];
 }
+
+/** The Gatehousefile syntax of `subroute`. */
+export const syntax: SyntaxSet = {
+  directives: { handle_errors: parseHandleErrors },
+  handlerDirectives: { route: parseRoute, handle: parseHandle },
+};

@@ -1,19 +1,20 @@
 /**
- * `subroute` handler → `php_fastcgi` (under a matcher, holding one's expansion), `handle_path` (under a single path matcher, when its first route only
- * strips that path's prefix), `handle` (in a route group: the adapter groups `handle`
- * blocks), or `route` (no group: never sorted, so any order is kept).
+ * `subroute` handler → the directive whose expansion it is (`php_fastcgi` under a matcher,
+ * which `ctx.expansion` recognises), `handle_path` (under a single path matcher, when its
+ * first route only strips that path's prefix), `handle` (in a route group: the adapter groups
+ * `handle` blocks), or `route` (no group: never sorted, so any order is kept).
  *
  * @module
  */
-import type { Ctx, HandlerReverser } from "../../../../caddyfile/writer/context.ts";
-import { type Fields, isObject } from "../../../../caddyfile/writer/problems.ts";
-import { word } from "../../../../caddyfile/writer/tokens.ts";
+import type { Ctx, HandlerReverser } from "../../../caddyfile/writer/context.ts";
+import { type Fields, isObject } from "../../../caddyfile/writer/problems.ts";
+import { word } from "../../../caddyfile/writer/tokens.ts";
 import {
   DEFAULT_DIRECTIVE_ORDER,
   positions,
   writingOrder,
-} from "../../../../caddyfile/writer/order.ts";
-import { phpFastcgiSubroute } from "./php_fastcgi.ts";
+} from "../../../caddyfile/writer/order.ts";
+import type { SubrouteConfig } from "./config.ts";
 
 function stripPrefixOf(routes: unknown[]): string | undefined {
   const first = routes[0];
@@ -41,7 +42,7 @@ export function handlePathStrip(p: string): string {
 }
 
 /** `subroute`. */
-export const subroute: HandlerReverser = (f: Fields, ctx: Ctx) => {
+export const writer: HandlerReverser<SubrouteConfig> = (f: Fields<SubrouteConfig>, ctx: Ctx) => {
   if (f.has("errors")) {
     f.problems.add(
       f.at("errors"),
@@ -53,8 +54,8 @@ export const subroute: HandlerReverser = (f: Fields, ctx: Ctx) => {
   const path = f.at("routes");
   // php_fastcgi with a matcher is a subroute of its routes (never in a group: handle is)
   if (!ctx.inGroup && Array.isArray(ctx.routeMatch) && ctx.routeMatch.length > 0) {
-    const php = phpFastcgiSubroute(routes, path, ctx);
-    if (php) return php;
+    const expanded = ctx.expansion(routes, path);
+    if (expanded) return expanded;
   }
   const p = singlePath(ctx.routeMatch);
   // handle and handle_path blocks are grouped when a list has more than one

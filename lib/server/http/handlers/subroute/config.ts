@@ -1,0 +1,57 @@
+/**
+ * The config of `http.handlers.subroute`, field by field as Caddy's `Subroute` and
+ * `HTTPErrorConfig` (`modules/caddyhttp/subroute.go`, `server.go`), and its decoder. The JSON
+ * decoder, the `route`, `handle`, `handle_path` and `handle_errors` directives
+ * (`caddyfile.ts`, `../rewrite/caddyfile.ts`) and the writer (`writer.ts`) make or read this
+ * type.
+ *
+ * @module
+ */
+import { Decoder, type Raw } from "../../../config/decode.ts";
+import type { RawRoute } from "../../routes.ts";
+
+/** Routes that handle an error of the primary routes. */
+export type SubrouteErrorsConfig = {
+  /** The routes run when the primary routes fail (`{http.error.*}` describes the error). */
+  routes?: RawRoute[];
+};
+
+/**
+ * `http.handlers.subroute`: a route list of its own, run as one handler; when none of its
+ * routes ends the chain, the outer chain continues.
+ */
+export type SubrouteConfig = {
+  /** The module name. */
+  handler: "subroute";
+  /** The primary routes (decoded with their matchers and handlers when provisioned). */
+  routes?: RawRoute[];
+  /** Error handling for the primary routes, instead of the server's. */
+  errors?: SubrouteErrorsConfig;
+};
+
+/** The fields of {@linkcode SubrouteConfig}. */
+export const SUBROUTE_FIELDS: readonly (keyof SubrouteConfig)[] = ["handler", "routes", "errors"];
+
+/**
+ * Decodes a `subroute` config (known fields; the routes are decoded when provisioned).
+ *
+ * @example
+ * ```ts
+ * import { decodeSubroute } from "./config.ts";
+ * decodeSubroute({ handler: "subroute", routes: [] }).routes; // []
+ * ```
+ */
+export function decodeSubroute(raw: Raw): SubrouteConfig {
+  const d = new Decoder(raw, "http.handlers.subroute").fields(SUBROUTE_FIELDS);
+  const out: SubrouteConfig = { handler: "subroute" };
+  if (d.value("routes") !== undefined) out.routes = d.value("routes") as RawRoute[];
+  const errors = d.object("errors");
+  if (errors) {
+    errors.fields(["routes"]);
+    out.errors = {};
+    if (errors.value("routes") !== undefined) {
+      out.errors.routes = errors.value("routes") as RawRoute[];
+    }
+  }
+  return out;
+}
