@@ -40,7 +40,6 @@ import {
 } from "../../http/handlers/reverse_proxy/caddyfile_fastcgi.ts";
 import { parseACMEServer } from "../../http/handlers/acme_server_caddyfile.ts";
 import { parseMetrics, parseTracing } from "../../http/handlers/observability_caddyfile.ts";
-import { parseBasicAuth } from "../../http/handlers/authentication_caddyfile.ts";
 import { parseTemplates, parseTimeouts } from "../../http/handlers/templates_caddyfile.ts";
 import { parseLog } from "./logs.ts";
 import { registerGeneralOptions } from "./options.ts";
@@ -77,8 +76,6 @@ registerDirective("php_fastcgi", parsePHPFastCGI);
 registerDirective("acme_server", parseACMEServer);
 registerHandlerDirective("metrics", parseMetrics);
 registerHandlerDirective("tracing", parseTracing);
-registerHandlerDirective("basicauth", parseBasicAuth);
-registerHandlerDirective("basic_auth", parseBasicAuth);
 registerHandlerDirective("templates", parseTemplates);
 registerHandlerDirective("timeouts", parseTimeouts);
 

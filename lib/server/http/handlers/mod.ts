@@ -73,7 +73,9 @@ export const HANDLERS: readonly HandlerEntry[] = [
   },
   {
     id: "http.handlers.authentication",
-    load: async () => (await import("./authentication.ts")).authenticationModule,
+    load: async () => (await import("./authentication/mod.ts")).authenticationModule,
+    syntax: async () => (await import("./authentication/caddyfile.ts")).syntax,
+    writer: async () => (await import("./authentication/writer.ts")).writer,
   },
   {
     id: "http.handlers.request_body",

@@ -8,7 +8,7 @@ import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
 import { HANDLERS as HANDLER_TABLE } from "../../../../http/handlers/mod.ts";
 import { acmeServer, metrics, tracing } from "./more.ts";
 import { reverseProxy } from "./reverse_proxy.ts";
-import { authentication, copyResponse, copyResponseHeaders, templates } from "./small.ts";
+import { copyResponse, copyResponseHeaders, templates } from "./small.ts";
 
 const FROM_TABLE: [string, HandlerReverser][] = await Promise.all(
   HANDLER_TABLE.filter((e) => e.writer).map(async (e) =>
@@ -20,7 +20,6 @@ const FROM_TABLE: [string, HandlerReverser][] = await Promise.all(
 export const HANDLERS: Record<string, HandlerReverser> = {
   ...Object.fromEntries(FROM_TABLE),
   acme_server: acmeServer,
-  authentication,
   copy_response: copyResponse,
   copy_response_headers: copyResponseHeaders,
   metrics,
