@@ -39,8 +39,8 @@ import {
   parsePHPFastCGI,
 } from "../../http/handlers/reverse_proxy/caddyfile_fastcgi.ts";
 import { parseACMEServer } from "../../http/handlers/acme_server_caddyfile.ts";
-import { parseMetrics, parseTracing } from "../../http/handlers/observability_caddyfile.ts";
-import { parseTemplates, parseTimeouts } from "../../http/handlers/templates_caddyfile.ts";
+import { syntax as metricsSyntax } from "../../metrics/caddyfile.ts";
+import { syntax as tracingSyntax } from "../../tracing/caddyfile.ts";
 import { parseLog } from "./logs.ts";
 import { registerGeneralOptions } from "./options.ts";
 import { registerTLSOptions } from "./options_tls.ts";
@@ -51,14 +51,17 @@ import {
   registerSyntaxSet,
   type SyntaxSet,
 } from "../../caddyfile/registry.ts";
-import { HANDLERS } from "../../http/handlers/mod.ts";
+import { HANDLERS, SYNTAX_ONLY } from "../../http/handlers/mod.ts";
 import { fileSystemStorage, mockDNSProvider, parseBind } from "./site_directives.ts";
 import { challtestsrvSyntax } from "../../tls/dns/caddyfile.ts";
 
 // the syntax the handlers' table names (each set once: several entries may share a file)
 const sets = new Set<SyntaxSet>();
-for (const e of HANDLERS) if (e.syntax) sets.add(await e.syntax());
+for (const e of [...HANDLERS, ...SYNTAX_ONLY]) if (e.syntax) sets.add(await e.syntax());
 for (const set of sets) registerSyntaxSet(set);
+// the handlers of the metrics and tracing apps, which register their own modules
+registerSyntaxSet(metricsSyntax);
+registerSyntaxSet(tracingSyntax);
 
 // global options
 registerGeneralOptions();
@@ -74,10 +77,6 @@ registerHandlerDirective("copy_response_headers", parseCopyResponseHeaders);
 registerDirective("forward_auth", parseForwardAuth);
 registerDirective("php_fastcgi", parsePHPFastCGI);
 registerDirective("acme_server", parseACMEServer);
-registerHandlerDirective("metrics", parseMetrics);
-registerHandlerDirective("tracing", parseTracing);
-registerHandlerDirective("templates", parseTemplates);
-registerHandlerDirective("timeouts", parseTimeouts);
 
 // request matchers
 for (const m of ["host", "path", "method"]) registerSyntax(`http.matchers.${m}`, listMatcher(m));

@@ -21,6 +21,23 @@ export interface HandlerEntry extends ModuleEntry {
   writer?(): Promise<HandlerReverser<any>>;
 }
 
+/**
+ * Caddy handlers this server cannot run whose Gatehousefile syntax (and writer) it has all
+ * the same, so that a Caddyfile adapts as `caddy adapt` adapts it; a config naming one is
+ * refused when it is loaded (`unavailable.ts` says why where it can).
+ */
+export const SYNTAX_ONLY: readonly Omit<HandlerEntry, "load">[] = [
+  {
+    id: "http.handlers.templates",
+    syntax: async () => (await import("./templates/caddyfile.ts")).syntax,
+    writer: async () => (await import("./templates/writer.ts")).writer,
+  },
+  {
+    id: "http.handlers.timeouts",
+    syntax: async () => (await import("./timeouts/caddyfile.ts")).syntax,
+  },
+];
+
 /** Every http handler. */
 export const HANDLERS: readonly HandlerEntry[] = [
   {

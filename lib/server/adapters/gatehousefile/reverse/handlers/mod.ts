@@ -5,13 +5,15 @@
  * @module
  */
 import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
-import { HANDLERS as HANDLER_TABLE } from "../../../../http/handlers/mod.ts";
-import { acmeServer, metrics, tracing } from "./more.ts";
+import { HANDLERS as HANDLER_TABLE, SYNTAX_ONLY } from "../../../../http/handlers/mod.ts";
+import { acmeServer } from "./more.ts";
+import { writer as metrics } from "../../../../metrics/writer.ts";
+import { writer as tracing } from "../../../../tracing/writer.ts";
 import { reverseProxy } from "./reverse_proxy.ts";
-import { copyResponse, copyResponseHeaders, templates } from "./small.ts";
+import { copyResponse, copyResponseHeaders } from "./small.ts";
 
 const FROM_TABLE: [string, HandlerReverser][] = await Promise.all(
-  HANDLER_TABLE.filter((e) => e.writer).map(async (e) =>
+  [...HANDLER_TABLE, ...SYNTAX_ONLY].filter((e) => e.writer).map(async (e) =>
     [e.id.slice("http.handlers.".length), await e.writer!()] as [string, HandlerReverser]
   ),
 );
@@ -24,6 +26,5 @@ export const HANDLERS: Record<string, HandlerReverser> = {
   copy_response_headers: copyResponseHeaders,
   metrics,
   reverse_proxy: reverseProxy,
-  templates,
   tracing,
 };

@@ -7,12 +7,6 @@ import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
 import { durationText } from "../../../../config/duration.ts";
 import { type Line, line } from "../../../../caddyfile/writer/tokens.ts";
 
-/** `metrics [{ disable_openmetrics }]`. */
-export const metrics: HandlerReverser = (f) => {
-  const block = f.bool("disable_openmetrics") ? [line(["disable_openmetrics"])] : undefined;
-  return { name: "metrics", args: [], block };
-};
-
 /** `acme_server { ca; lifetime; resolvers; challenges; sign_with_root }`. */
 export const acmeServer: HandlerReverser = (f) => {
   const block: Line[] = [];
@@ -44,14 +38,4 @@ export const acmeServer: HandlerReverser = (f) => {
     policy.done("the acme_server policy");
   }
   return { name: "acme_server", args: [], block: block.length ? block : undefined };
-};
-
-/** `tracing { span <name> }`. */
-export const tracing: HandlerReverser = (f) => {
-  const span = f.str("span");
-  return {
-    name: "tracing",
-    args: [],
-    block: span !== undefined ? [line(["span", span])] : undefined,
-  };
 };

@@ -1,23 +1,10 @@
 /**
- * Handlers with a short directive: `templates`, `request_body`, `authentication`
- * (`basic_auth`), `invoke`, `copy_response`, `copy_response_headers`, `log_append`.
+ * `reverse_proxy`'s response handlers: `copy_response` and `copy_response_headers`.
  *
  * @module
  */
 import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
 import { type Line, line, statusText, word } from "../../../../caddyfile/writer/tokens.ts";
-
-/** `templates`. */
-export const templates: HandlerReverser = (f) => {
-  const block: Line[] = [];
-  const mime = f.strs("mime_types");
-  if (mime) block.push(line(["mime", ...mime]));
-  const delims = f.strs("delimiters");
-  if (delims) block.push(line(["between", ...delims]));
-  const root = f.str("file_root");
-  if (root !== undefined) block.push(line(["root", root]));
-  return { name: "templates", args: [], block: block.length ? block : undefined };
-};
 
 /** `copy_response`. */
 export const copyResponse: HandlerReverser = (f) => {
