@@ -38,7 +38,6 @@ import {
   fastcgiTransport,
   parsePHPFastCGI,
 } from "../../http/handlers/reverse_proxy/caddyfile_fastcgi.ts";
-import { parseACMEServer } from "../../http/handlers/acme_server_caddyfile.ts";
 import { syntax as metricsSyntax } from "../../metrics/caddyfile.ts";
 import { syntax as tracingSyntax } from "../../tracing/caddyfile.ts";
 import { parseLog } from "./logs.ts";
@@ -76,7 +75,6 @@ registerHandlerDirective("copy_response", parseCopyResponse);
 registerHandlerDirective("copy_response_headers", parseCopyResponseHeaders);
 registerDirective("forward_auth", parseForwardAuth);
 registerDirective("php_fastcgi", parsePHPFastCGI);
-registerDirective("acme_server", parseACMEServer);
 
 // request matchers
 for (const m of ["host", "path", "method"]) registerSyntax(`http.matchers.${m}`, listMatcher(m));

@@ -142,6 +142,8 @@ export const HANDLERS: readonly HandlerEntry[] = [
   {
     id: "http.handlers.acme_server",
     load: async () => (await import("./acme_server/mod.ts")).acmeServerModule,
+    syntax: async () => (await import("./acme_server/caddyfile.ts")).syntax,
+    writer: async () => (await import("./acme_server/writer.ts")).writer,
   },
   {
     id: "http.handlers.reverse_proxy",

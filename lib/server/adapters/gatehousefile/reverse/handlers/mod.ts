@@ -6,7 +6,6 @@
  */
 import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
 import { HANDLERS as HANDLER_TABLE, SYNTAX_ONLY } from "../../../../http/handlers/mod.ts";
-import { acmeServer } from "./more.ts";
 import { writer as metrics } from "../../../../metrics/writer.ts";
 import { writer as tracing } from "../../../../tracing/writer.ts";
 import { reverseProxy } from "./reverse_proxy.ts";
@@ -21,7 +20,6 @@ const FROM_TABLE: [string, HandlerReverser][] = await Promise.all(
 /** Handler module name → reverser: the writers the handlers' table names, and the rest. */
 export const HANDLERS: Record<string, HandlerReverser> = {
   ...Object.fromEntries(FROM_TABLE),
-  acme_server: acmeServer,
   copy_response: copyResponse,
   copy_response_headers: copyResponseHeaders,
   metrics,

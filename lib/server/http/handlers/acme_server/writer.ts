@@ -1,14 +1,17 @@
 /**
- * `map`, `push`, `metrics` and `acme_server` handlers → their directives.
+ * `acme_server` handler → `acme_server { ca; lifetime; resolvers; challenges; allow; deny;
+ * allow_wildcard_names; sign_with_root }`.
  *
  * @module
  */
-import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
-import { durationText } from "../../../../config/duration.ts";
-import { type Line, line } from "../../../../caddyfile/writer/tokens.ts";
+import type { HandlerReverser } from "../../../caddyfile/writer/context.ts";
+import { type Line, line } from "../../../caddyfile/writer/tokens.ts";
+import { durationText } from "../../../config/duration.ts";
+import type { ACMEServerConfig } from "./config.ts";
+import type { PolicyConfig, RuleSetConfig } from "./policy.ts";
 
 /** `acme_server { ca; lifetime; resolvers; challenges; sign_with_root }`. */
-export const acmeServer: HandlerReverser = (f) => {
+export const writer: HandlerReverser<ACMEServerConfig> = (f) => {
   const block: Line[] = [];
   const ca = f.str("ca");
   if (ca !== undefined) block.push(line(["ca", ca]));
@@ -21,13 +24,13 @@ export const acmeServer: HandlerReverser = (f) => {
   const ch = f.strs("challenges");
   if (ch) block.push(line(["challenges", ...ch]));
   if (f.bool("sign_with_root")) block.push(line(["sign_with_root"]));
-  const policy = f.fields("policy");
+  const policy = f.fields<PolicyConfig>("policy");
   if (policy) {
-    for (const k of ["allow", "deny"]) {
-      const r = policy.fields(k);
+    for (const k of ["allow", "deny"] as const) {
+      const r = policy.fields<RuleSetConfig>(k);
       if (!r) continue;
       const rl: Line[] = [];
-      for (const field of ["domains", "ip_ranges"]) {
+      for (const field of ["domains", "ip_ranges"] as const) {
         const v = r.strs(field);
         if (v) rl.push(line([field, ...v]));
       }

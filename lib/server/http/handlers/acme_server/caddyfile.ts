@@ -6,11 +6,12 @@
  *
  * @module
  */
-import type { Helper } from "../../caddyfile/helper.ts";
-import type { ConfigValue, Handler } from "../../caddyfile/types.ts";
-import { parseDuration } from "../../config/duration.ts";
-
-type Obj = Record<string, unknown>;
+import type { Helper } from "../../../caddyfile/helper.ts";
+import type { SyntaxSet } from "../../../caddyfile/registry.ts";
+import type { ConfigValue } from "../../../caddyfile/types.ts";
+import { parseDuration } from "../../../config/duration.ts";
+import type { ACMEServerConfig } from "./config.ts";
+import type { PolicyConfig, RuleSetConfig } from "./policy.ts";
 
 /** `acme_server`. */
 export function parseACMEServer(h: Helper): ConfigValue[] {
@@ -18,9 +19,9 @@ export function parseACMEServer(h: Helper): ConfigValue[] {
   const matcher = h.extractMatcherSet();
   h.next();
   if (h.nextArg()) throw h.argErr();
-  const srv: Handler = { handler: "acme_server" };
+  const srv: ACMEServerConfig = { handler: "acme_server" };
   let caID: string | undefined;
-  const policy = () => (srv.policy ??= {}) as Obj;
+  const policy = (): PolicyConfig => (srv.policy ??= {});
   for (const n = h.nesting(); h.nextBlock(n);) {
     const k = h.val();
     switch (k) {
@@ -44,7 +45,7 @@ export function parseACMEServer(h: Helper): ConfigValue[] {
         break;
       }
       case "challenges": {
-        const c = [...((srv.challenges as string[]) ?? []), ...h.remainingArgs()];
+        const c = [...(srv.challenges ?? []), ...h.remainingArgs()];
         if (c.length > 0) srv.challenges = c;
         break;
       }
@@ -53,7 +54,7 @@ export function parseACMEServer(h: Helper): ConfigValue[] {
         break;
       case "allow":
       case "deny": {
-        const r: Obj = {};
+        const r: RuleSetConfig = {};
         for (const m = h.nesting(); h.nextBlock(m);) {
           if (h.countRemainingArgs() === 0) throw h.argErr();
           const f = h.val();
@@ -63,9 +64,9 @@ export function parseACMEServer(h: Helper): ConfigValue[] {
               `unrecognized '${k}' subdirective: %s`,
             );
           }
-          r[f] = [...((r[f] as string[]) ?? []), ...h.remainingArgs()];
+          r[f] = [...(r[f] ?? []), ...h.remainingArgs()];
         }
-        policy()[k] = r;
+        policy()[k as "allow" | "deny"] = r;
         break;
       }
       case "sign_with_root":
@@ -92,3 +93,6 @@ export function parseACMEServer(h: Helper): ConfigValue[] {
   if (caID !== undefined) vals.push({ class: "pki.ca", value: { id: caID, ca: {} } });
   return vals;
 }
+
+/** The Gatehousefile syntax of `acme_server`. */
+export const syntax: SyntaxSet = { directives: { acme_server: parseACMEServer } };
