@@ -33,7 +33,8 @@ export type SubrouteConfig = {
 export const SUBROUTE_FIELDS: readonly (keyof SubrouteConfig)[] = ["handler", "routes", "errors"];
 
 /**
- * Decodes a `subroute` config (known fields; the routes are decoded when provisioned).
+ * Decodes a `subroute` config: its known fields. The routes, and then the error routes, are
+ * decoded when provisioned, in that order ({@linkcode decodeSubrouteErrors}).
  *
  * @example
  * ```ts
@@ -45,13 +46,25 @@ export function decodeSubroute(raw: Raw): SubrouteConfig {
   const d = new Decoder(raw, "http.handlers.subroute").fields(SUBROUTE_FIELDS);
   const out: SubrouteConfig = { handler: "subroute" };
   if (d.value("routes") !== undefined) out.routes = d.value("routes") as RawRoute[];
-  const errors = d.object("errors");
-  if (errors) {
-    errors.fields(["routes"]);
-    out.errors = {};
-    if (errors.value("routes") !== undefined) {
-      out.errors.routes = errors.value("routes") as RawRoute[];
-    }
-  }
+  if (d.value("errors") !== undefined) out.errors = d.value("errors") as SubrouteErrorsConfig;
+  return out;
+}
+
+/**
+ * Decodes the `errors` of a decoded subroute config (an object with `routes` only), after its
+ * primary routes are provisioned; undefined when there are none.
+ *
+ * @example
+ * ```ts
+ * import { decodeSubrouteErrors } from "./config.ts";
+ * decodeSubrouteErrors({ handler: "subroute", errors: { routes: [] } }); // { routes: [] }
+ * ```
+ */
+export function decodeSubrouteErrors(config: SubrouteConfig): SubrouteErrorsConfig | undefined {
+  const errors = new Decoder(config, "http.handlers.subroute").object("errors");
+  if (!errors) return undefined;
+  errors.fields(["routes"]);
+  const out: SubrouteErrorsConfig = {};
+  if (errors.value("routes") !== undefined) out.routes = errors.value("routes") as RawRoute[];
   return out;
 }

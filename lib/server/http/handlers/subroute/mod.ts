@@ -11,7 +11,7 @@ import type { RequestContext } from "../../context.ts";
 import { responseError, toHandlerError } from "../../errors.ts";
 import type { HttpHandler, Next } from "../../handler.ts";
 import { compileRoutes, emptyHandler, provisionRoutes, RouteListCache } from "../../routes.ts";
-import { decodeSubroute, type SubrouteConfig } from "./config.ts";
+import { decodeSubroute, decodeSubrouteErrors, type SubrouteConfig } from "./config.ts";
 
 /** Provisions a subroute handler from its decoded config (its routes and error routes). */
 export async function subroute(
@@ -21,8 +21,9 @@ export async function subroute(
   const where = "http.handlers.subroute";
   const routes = new RouteListCache(await provisionRoutes(config.routes, ctx, `${where}.routes`));
   let errorChain: Next | null = null;
-  if (config.errors) {
-    const list = await provisionRoutes(config.errors.routes, ctx, `${where}.errors.routes`);
+  const errors = decodeSubrouteErrors(config);
+  if (errors) {
+    const list = await provisionRoutes(errors.routes, ctx, `${where}.errors.routes`);
     if (list.length) errorChain = compileRoutes(list, emptyHandler);
   }
   if (!errorChain) return { serveHTTP: (c, next) => routes.for(next)(c) };
