@@ -54,6 +54,11 @@ import { HANDLERS, SYNTAX_ONLY } from "../../http/handlers/mod.ts";
 import { fileSystemStorage, mockDNSProvider, parseBind } from "./site_directives.ts";
 import { challtestsrvSyntax } from "../../tls/dns/caddyfile.ts";
 
+// site directives of the assembler's own that come first: a misspelt directive as close to
+// two names is taken for the one registered first (`ls` for `tls`, not `fs`)
+registerDirective("bind", parseBind);
+registerDirective("tls", parseTLS);
+
 // the syntax the handlers' table names (each set once: several entries may share a file)
 const sets = new Set<SyntaxSet>();
 for (const e of [...HANDLERS, ...SYNTAX_ONLY]) if (e.syntax) sets.add(await e.syntax());
@@ -67,8 +72,6 @@ registerGeneralOptions();
 registerTLSOptions();
 
 // directives
-registerDirective("bind", parseBind);
-registerDirective("tls", parseTLS);
 registerDirective("log", (h) => parseLog(h));
 registerHandlerDirective("reverse_proxy", parseReverseProxy);
 registerHandlerDirective("copy_response", parseCopyResponse);

@@ -47,6 +47,12 @@ export const HANDLERS: readonly HandlerEntry[] = [
     writer: async () => (await import("./static_response/writer.ts")).writer,
   },
   {
+    id: "http.handlers.vars",
+    load: async () => (await import("./vars/mod.ts")).varsModule,
+    syntax: async () => (await import("./vars/caddyfile.ts")).syntax,
+    writer: async () => (await import("./vars/writer.ts")).writer,
+  },
+  {
     id: "http.handlers.subroute",
     load: async () => (await import("./subroute/mod.ts")).subrouteModule,
     syntax: async () => (await import("./subroute/caddyfile.ts")).syntax,
@@ -69,12 +75,6 @@ export const HANDLERS: readonly HandlerEntry[] = [
     load: async () => (await import("./rewrite/mod.ts")).rewriteModule,
     syntax: async () => (await import("./rewrite/caddyfile.ts")).syntax,
     writer: async () => (await import("./rewrite/writer.ts")).writer,
-  },
-  {
-    id: "http.handlers.vars",
-    load: async () => (await import("./vars/mod.ts")).varsModule,
-    syntax: async () => (await import("./vars/caddyfile.ts")).syntax,
-    writer: async () => (await import("./vars/writer.ts")).writer,
   },
   {
     id: "http.handlers.map",
