@@ -87,12 +87,6 @@ export interface SyntaxSet {
   modules?: Readonly<Record<string, SyntaxFn>>;
 }
 
-/** An entry of a module table that names the module's Gatehousefile syntax. */
-export interface SyntaxEntry extends ModuleEntry {
-  /** Loads the syntax set the module's syntax is part of (several entries may share one). */
-  syntax?(): Promise<SyntaxSet>;
-}
-
 /**
  * An entry of a module kind's table as the adapter reads it: the module, and the syntax set
  * of its Gatehousefile syntax when it has one (several entries may name the same set).

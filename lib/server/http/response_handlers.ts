@@ -14,14 +14,7 @@ import { HandlerError } from "./errors.ts";
 import { parseResponseMatcher, type ResponseMatcher } from "./header_ops.ts";
 import { compileTemplate, type Template } from "./replacer.ts";
 import { provisionRoutes, type RouteConfig, RouteListCache } from "./routes.ts";
-
-/** A response matcher (Caddy's `caddyhttp.ResponseMatcher`). */
-export type ResponseMatcherConfig = {
-  /** Status codes; a single digit stands for its class (5 for 5xx). */
-  status_code?: number[];
-  /** Header fields and values (`*` wildcards at either end); null: the field must be absent. */
-  headers?: Record<string, string[] | null>;
-};
+import type { ResponseMatcherConfig } from "./response_matcher.ts";
 
 /** A response handler (Caddy's `caddyhttp.ResponseHandler`). */
 export type ResponseHandlerConfig = {

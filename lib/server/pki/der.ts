@@ -1,8 +1,8 @@
 /**
- * The few DER and PEM pieces the server reads and writes synchronously, without loading an
- * X.509 library on the handshake path: PEM blocks both ways, a DER walker, byte
- * concatenation, and the names (subjectAltName DNS and IP entries) a certificate covers.
- * Anything more goes through `@peculiar/x509` (see `x509.ts`).
+ * The few DER and PEM pieces the server reads synchronously, without loading an X.509
+ * library on the handshake path: PEM blocks both ways, a DER walker, byte concatenation, and
+ * the names (subjectAltName DNS and IP entries) a certificate covers. Anything more goes through
+ * `@peculiar/x509` (see `x509.ts`).
  *
  * @module
  */
@@ -43,11 +43,11 @@ export function derChildren(der: Uint8Array): DerNode[] {
  *
  * @example
  * ```ts
- * import { concat } from "./der.ts";
- * concat(new Uint8Array([0x30, 1]), new Uint8Array([5])); // Uint8Array [0x30, 1, 5]
+ * import { concatBytes } from "./der.ts";
+ * concatBytes(new Uint8Array([1]), new Uint8Array([2, 3])); // Uint8Array [1, 2, 3]
  * ```
  */
-export function concat(...parts: Uint8Array[]): Uint8Array {
+export function concatBytes(...parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let o = 0;
   for (const p of parts) {

@@ -7,7 +7,7 @@
  * @module
  */
 import type * as X509 from "@peculiar/x509";
-import { concat, derChildren, pemDecode, pemEncode } from "./der.ts";
+import { concatBytes as concat, derChildren, pemDecode, pemEncode } from "./der.ts";
 
 /** ECDSA P-256 with SHA-256: the key type and signature of every certificate made here. */
 export const EC_P256 = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" } as const;
@@ -199,16 +199,6 @@ export async function makeRoot(
   return { pem: cert.toString("pem") + "\n", notBefore, notAfter };
 }
 
-/** The issuer of a certificate to sign, and a validity from now that never passes its own. */
-async function signedBy(issuerPem: string, lifetimeMs: number) {
-  const x = await x509();
-  const issuer = new x.X509Certificate(issuerPem);
-  const notBefore = new Date();
-  let notAfter = new Date(notBefore.getTime() + lifetimeMs);
-  if (notAfter > issuer.notAfter) notAfter = issuer.notAfter;
-  return { x, issuer, notBefore, notAfter };
-}
-
 /** The intermediate (signing) certificate: CA with path length 0, signed by the root. */
 export async function makeIntermediate(
   commonName: string,
@@ -217,7 +207,11 @@ export async function makeIntermediate(
   issuerKey: KeyPair,
   lifetimeMs: number = LIFETIMES.intermediate,
 ): Promise<MadeCertificate> {
-  const { x, issuer, notBefore, notAfter } = await signedBy(issuerPem, lifetimeMs);
+  const x = await x509();
+  const issuer = new x.X509Certificate(issuerPem);
+  const notBefore = new Date();
+  let notAfter = new Date(notBefore.getTime() + lifetimeMs);
+  if (notAfter > issuer.notAfter) notAfter = issuer.notAfter;
   const cert = await x.X509CertificateGenerator.create({
     serialNumber: serial(),
     subject: [{ CN: [commonName] }],
@@ -256,7 +250,11 @@ export async function makeLeaf(
   issuerKey: KeyPair,
   lifetimeMs: number = LIFETIMES.leaf,
 ): Promise<MadeCertificate> {
-  const { x, issuer, notBefore, notAfter } = await signedBy(issuerPem, lifetimeMs);
+  const x = await x509();
+  const issuer = new x.X509Certificate(issuerPem);
+  const notBefore = new Date();
+  let notAfter = new Date(notBefore.getTime() + lifetimeMs);
+  if (notAfter > issuer.notAfter) notAfter = issuer.notAfter;
   const cert = await x.X509CertificateGenerator.create({
     serialNumber: serial(),
     subject: "",

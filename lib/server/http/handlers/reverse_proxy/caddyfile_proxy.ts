@@ -13,7 +13,7 @@ import { splitHostPort } from "../../../caddyfile/netaddr.ts";
 import { jsonEqual } from "../../../caddyfile/types.ts";
 import { goAtoiStrict, parseSize } from "../../../caddyfile/values.ts";
 import { parseNamedResponseMatcher, parseNestedMatcherSet } from "../../matchers/caddyfile.ts";
-import { applyHeaderOp } from "../headers_caddyfile.ts";
+import { applyHeaderOp } from "../headers/caddyfile.ts";
 import { expandUpstream, parseUpstreamAddress } from "./caddyfile_upstream.ts";
 import { type ProxyParse, replaceStatus } from "./caddyfile_response.ts";
 import type {

@@ -17,7 +17,7 @@ import { parseHeaderOps, parseResponseMatcher } from "../../header_ops.ts";
 import { goRegExp } from "../../regexp.ts";
 import { compileTemplate } from "../../replacer.ts";
 import { decodeResponseHandlers, type ResponseHandlerConfig } from "../../response_handlers.ts";
-import type { HeaderOps } from "../headers_caddyfile.ts";
+import type { HeaderOps } from "../headers/caddyfile.ts";
 import { decodeFastCGITransport, type FastCGITransportConfig } from "./fastcgi/config.ts";
 import { decodeHttpTransport, type HttpTransportConfig } from "./transport_config.ts";
 import { decodeUpstreamSource, type UpstreamSourceConfig } from "./upstream_sources/config.ts";
@@ -28,7 +28,8 @@ export type { HttpTransportConfig } from "./transport_config.ts";
 export type { UpstreamConfig } from "./upstreams.ts";
 export type { FastCGITransportConfig } from "./fastcgi/config.ts";
 export type { UpstreamSourceConfig } from "./upstream_sources/config.ts";
-export type { ResponseHandlerConfig, ResponseMatcherConfig } from "../../response_handlers.ts";
+export type { ResponseHandlerConfig } from "../../response_handlers.ts";
+export type { ResponseMatcherConfig } from "../../response_matcher.ts";
 
 /** The selection policies (`http.reverse_proxy.selection_policies.<policy>`). */
 export const SELECTION_POLICIES = [

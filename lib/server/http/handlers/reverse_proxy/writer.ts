@@ -9,13 +9,12 @@
  */
 import type { Token } from "../../../caddyfile/lexer.ts";
 import type { Ctx, Directive, HandlerReverser } from "../../../caddyfile/writer/context.ts";
-import { headerOpLines } from "../../../caddyfile/writer/header_ops.ts";
+import { headerOpLines } from "../headers/writer.ts";
 import { canonicalHeader, nestedSetLines } from "../../../caddyfile/writer/matchers.ts";
 import { childPath, Fields, isObject } from "../../../caddyfile/writer/problems.ts";
-import { responseMatcherLines } from "../../../caddyfile/writer/response_matcher.ts";
-import { bare, type Line, line, statusText, word } from "../../../caddyfile/writer/tokens.ts";
+import { handleResponseLines } from "../../../caddyfile/writer/response_matcher.ts";
+import { bare, type Line, line, word } from "../../../caddyfile/writer/tokens.ts";
 import { durationText } from "../../../config/duration.ts";
-import type { ResponseHandlerConfig } from "../../response_handlers.ts";
 import type {
   ActiveHealthChecksConfig,
   FastCGITransportConfig,
@@ -140,18 +139,6 @@ function healthLines(hc: Fields<HealthChecksConfig>, out: Line[]): void {
     dur(p, "unhealthy_latency", "unhealthy_latency", out);
     p.done("passive health checks");
   }
-}
-
-/** A named response matcher definition; null after a problem. */
-function responseMatcher(
-  m: unknown,
-  name: string,
-  path: string,
-  // deno-lint-ignore no-explicit-any
-  f: Fields<any>,
-): Line | null {
-  const lines = responseMatcherLines(m, path, f.problems);
-  return lines && { words: [bare("@" + name)], block: lines };
 }
 
 /** `reverse_proxy`, or `forward_auth` when the handler is one's expansion. */
@@ -292,43 +279,4 @@ function proxyDirective(f: Fields<ReverseProxyConfig>, ctx: Ctx, from: number): 
   block.push(...handleResponseLines(f, ctx, from));
   if (f.bool("verbose_logs")) block.push(line(["verbose_logs"]));
   return { name: "reverse_proxy", args, block: block.length ? block : undefined };
-}
-
-/** `handle_response` / `replace_status` lines with named response matchers (also `intercept`). */
-export function handleResponseLines(
-  f: Fields<{ handle_response?: ResponseHandlerConfig[] }>,
-  ctx: Ctx,
-  from = 0,
-): Line[] {
-  const block: Line[] = [];
-  const hr = f.arr("handle_response") ?? [];
-  let n = 0;
-  hr.forEach((h, i) => {
-    if (i < from) return;
-    const hp = childPath(f.at("handle_response"), i);
-    if (!isObject(h)) return;
-    const hf = new Fields<ResponseHandlerConfig>(h, hp, f.problems);
-    const match = hf.take("match");
-    let matcher: string | undefined;
-    if (match !== undefined) {
-      matcher = `resp${n++}`;
-      const def = responseMatcher(match, matcher, hf.at("match"), f);
-      if (!def) return;
-      block.push(def);
-    }
-    const status = statusText(hf.take("status_code"));
-    const routes = hf.arr("routes");
-    hf.done("a handle_response");
-    if (routes) {
-      block.push(
-        line(
-          ["handle_response", ...(matcher ? [bare("@" + matcher)] : [])],
-          ctx.routes(routes, hp + "/routes", true),
-        ),
-      );
-    } else if (status !== undefined) {
-      block.push(line(["replace_status", ...(matcher ? [bare("@" + matcher)] : []), status]));
-    }
-  });
-  return block;
 }
