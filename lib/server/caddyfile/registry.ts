@@ -47,6 +47,8 @@ export const DEFAULT_DIRECTIVE_ORDER: readonly string[] = [
   "rewrite",
   "uri",
   "try_files",
+  // caddy-ratelimit registers its directive before basic_auth (caddyfile.go)
+  "rate_limit",
   "basicauth",
   "basic_auth",
   "forward_auth",

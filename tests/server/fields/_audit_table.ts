@@ -340,6 +340,31 @@ export const DECODERS: Record<string, Decoder> = {
     },
   },
   "http.handlers.headers": { test: "http/handlers.test.ts", fields: ["request", "response"] },
+  "http.handlers.rate_limit": {
+    test: "http/rate_limit.test.ts",
+    fields: [
+      "rate_limits",
+      "jitter",
+      "sweep_interval",
+      "distributed",
+      "storage",
+      "log_key",
+      "disable_metrics",
+    ],
+    other: {
+      distributed: "http/rate_limit_distributed.test.ts",
+      storage: "http/rate_limit_distributed.test.ts",
+      disable_metrics: "gatehousefile/rate_limit.test.ts",
+    },
+  },
+  "http.handlers.rate_limit.rate_limits.z": {
+    test: "http/rate_limit.test.ts",
+    fields: ["match", "key", "max_events", "window", "ipv4_prefix", "ipv6_prefix"],
+  },
+  "http.handlers.rate_limit.distributed": {
+    test: "http/rate_limit_distributed.test.ts",
+    fields: ["write_interval", "read_interval", "purge_age"],
+  },
   "http.handlers.headers.request": HEADER_OPS,
   "http.handlers.headers.request.replace.*": {
     test: "http/handlers.test.ts",

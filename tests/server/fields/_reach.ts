@@ -45,6 +45,11 @@ export const HANDLERS: Record<string, unknown>[] = [
     match: { headers: { "Content-Type": ["text/*"] } },
   }),
   h("file_server", { root: "/tmp", browse: {} }),
+  h("rate_limit", {
+    rate_limits: { z: { window: "1s", max_events: 1 } },
+    distributed: {},
+    storage: { module: "file_system", root: "/tmp" },
+  }),
   h("reverse_proxy", {
     upstreams: [{ dial: "127.0.0.1:9" }],
     load_balancing: { selection_policy: { policy: "random" }, retry_match: [{ method: ["GET"] }] },
