@@ -44,6 +44,8 @@ export const DEFAULT_DIRECTIVE_ORDER: readonly string[] = [
   "timeouts",
   "redir",
   "method",
+  // cache-handler registers its directive before rewrite (httpcache.go)
+  "cache",
   "rewrite",
   "uri",
   "try_files",

@@ -25,6 +25,11 @@ registerTable([
     load: async () =>
       (await import("./ip_source_static.ts")).staticIPSourceModule as ModuleDefinition,
   },
+  { id: "cache", load: async () => (await import("./handlers/cache/app.ts")).cacheAppModule },
+  {
+    id: "admin.api.cache",
+    load: async () => (await import("./handlers/cache/admin.ts")).cacheAdminModule,
+  },
   {
     id: "admin.api.reverse_proxy",
     load: async () => (await import("./handlers/reverse_proxy/admin.ts")).reverseProxyAdminModule,

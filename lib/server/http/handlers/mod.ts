@@ -77,6 +77,12 @@ export const HANDLERS: readonly HandlerEntry[] = [
     load: async () => (await import("./acme_server/mod.ts")).acmeServerModule,
   },
   {
+    id: "http.handlers.cache",
+    load: async () => (await import("./cache/mod.ts")).cacheModule,
+    syntax: async () => (await import("./cache/caddyfile.ts")).syntax,
+    writer: async () => (await import("./cache/writer.ts")).writer,
+  },
+  {
     id: "http.handlers.rate_limit",
     load: async () => (await import("./rate_limit/mod.ts")).rateLimitModule,
     syntax: async () => (await import("./rate_limit/caddyfile.ts")).syntax,
