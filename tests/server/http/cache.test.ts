@@ -457,6 +457,49 @@ Deno.test("cache: keys (Souin's form): parts left out, request fields added, a t
   });
 });
 
+Deno.test("cache: key parts left out and sort_query; disable_body shares an entry among bodies", async () => {
+  await withCache({
+    key: { disable_scheme: true, disable_method: true, disable_host: true, sort_query: true },
+  }, async (base, origin) => {
+    const p = unique("parts");
+    const a = await get(base + `${p}?cc=max-age%3D60&b=2&a=1`);
+    assert.match(status(a), new RegExp(`key="${p}\\?a=1&b=2&cc=max-age%3D60"`));
+    const b = await get(base + `${p}?a=1&cc=max-age%3D60&b=2`);
+    assert.match(status(b), /hit/, "the sorted query is the same key");
+    assert.equal(await origin.count(`${p}?cc=max-age%3D60&b=2&a=1`), 1);
+  });
+  await withCache(
+    { allowed_http_verbs: ["POST"], key: { disable_body: true } },
+    async (base, origin) => {
+      const p = path(unique("nobody"), { cc: "max-age=60" });
+      await get(base + p, { method: "POST", body: "one" });
+      assert.match(status(await get(base + p, { method: "POST", body: "two" })), /hit/);
+      assert.equal(await origin.count(p), 1);
+    },
+  );
+});
+
+Deno.test("cache: allowed_additional_status_codes get the default lifetime; regex.exclude goes through", async () => {
+  await withCache({ allowed_additional_status_codes: [202] }, async (base, origin) => {
+    const p = path(unique("202"), { status: "202" });
+    await get(base + p);
+    assert.match(status(await get(base + p)), /hit/);
+    assert.equal(await origin.count(p), 1);
+  });
+  await withCache({}, async (base, origin) => {
+    const p = path(unique("202"), { status: "202" });
+    await get(base + p);
+    await get(base + p);
+    assert.equal(await origin.count(p), 2);
+  });
+  await withCache({ regex: { exclude: "^/private/" } }, async (base, origin) => {
+    const p = path("/private" + unique("excluded"), { cc: "max-age=60" });
+    assert.match(status(await get(base + p)), /fwd=bypass; detail=EXCLUDED-REQUEST-URI/);
+    await get(base + p);
+    assert.equal(await origin.count(p), 2);
+  });
+});
+
 Deno.test("cache: purge through the admin API: by URL, key, regular expression, or everything", async () => {
   await withCache({}, async (base, origin, srv) => {
     const admin = (await srv.admin("/cache/")).url.replace(/\/cache\/$/, "");
@@ -598,6 +641,7 @@ Deno.test("cache config: refusals name the field and say why", () => {
     [{ otter: { configuration: { size: "many" } } }, /size: must be a whole number/],
     [{ otter: { configuration: { max_bytes: "lots" } } }, /max_bytes: must be a size in bytes/],
     [{ otter: { path: "/x" } }, /in memory and has no path/],
+    [{ simplefs: { url: "127.0.0.1:1" } }, /simplefs storage has no url/],
     [{ simplefs: { configuration: { directory_size: "1 parsec" } } }, /directory_size/],
     [{ otter: { configuration: {} }, simplefs: { path: "/x" } }, /one storage per cache/],
     [{ storers: ["redis"] }, /redis storage is not available/],
@@ -605,6 +649,11 @@ Deno.test("cache config: refusals name the field and say why", () => {
     [{ cache_name: 'a"b' }, /without quotes/],
     [{ bogus: 1 }, /unknown field "bogus"/],
   ];
+  for (const storage of ["badger", "etcd", "nats", "nuts", "olric", "redis"]) {
+    bad.push([{ [storage]: { url: "x" } }, new RegExp(`the ${storage} storage is not available`)]);
+  }
+  bad.push([{ cdn: { provider: "fastly" } }, /cdn: CDN purging is not available/]);
+  bad.push([{ distributed: true }, /distributed: no distributed storage is available/]);
   for (const [cfg, re] of bad) {
     assert.throws(() => decodeCache({ handler: "cache", ...cfg }), re, JSON.stringify(cfg));
   }
