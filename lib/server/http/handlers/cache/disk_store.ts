@@ -16,6 +16,9 @@ import { type BodySink, CacheStore, type StoreStats } from "./store.ts";
 /** `<id>.meta`, `<id>.body`, and their temporary names (`<id>.body.tmp`, `<id>.meta.<n>.tmp`). */
 const ID = /^([0-9a-f]{32})\.(meta|body)(\.(?:[0-9a-f]{8}\.)?tmp)?$/;
 
+/** Bodies up to this size are read whole for an answer; larger ones are streamed. */
+const SMALL_BODY = 256 * 1024;
+
 function newId(): string {
   const b = crypto.getRandomValues(new Uint8Array(16));
   return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
@@ -146,9 +149,11 @@ export class DiskStore extends CacheStore {
     return new FileSink(this.dir);
   }
 
-  async body(e: Entry): Promise<ReadableStream<Uint8Array> | null> {
+  async body(e: Entry): Promise<Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | null> {
     if (e.body.kind !== "file") return null;
     try {
+      // a small body in one read; a large one streamed from the file
+      if (e.body.size <= SMALL_BODY) return await Deno.readFile(e.body.path);
       return (await Deno.open(e.body.path, { read: true })).readable;
     } catch {
       this.remove(e);

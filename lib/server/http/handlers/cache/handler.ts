@@ -51,6 +51,8 @@ const SAFE = new Set(["GET", "HEAD", "OPTIONS", "TRACE"]);
 /** Answers that count as the upstream failing (stale-if-error), never stored. */
 const FAILURES = new Set([500, 502, 503, 504]);
 const NONE: Directives = new Map();
+/** Answers kept ready to clone (one per recently hit entry, see `#hit`). */
+const MEMOS = 1024;
 /** Fields a `304` made from a stored answer leaves out (RFC 9110 §15.4.5). */
 const NOT_IN_304 = new Set(["content-length", "content-type", "content-encoding", "content-range"]);
 
@@ -83,6 +85,7 @@ function flight(): Flight {
 }
 
 const secs = (ms: number) => Math.floor(ms / 1000);
+const requestDirectives = (v: string | null) => v === null ? NONE : parseCacheControl(v);
 
 function opaque(tag: string): string {
   return tag.startsWith("W/") ? tag.slice(2) : tag;
@@ -160,6 +163,8 @@ export class Cache implements HttpHandler {
   readonly #pooled: boolean;
   readonly #log: Logger;
   readonly #flights = new Map<string, Flight>();
+  /** The last answer built from each of the most recently hit entries. */
+  readonly #memos = new Map<Entry, { age: number; status: string; res: Response }>();
 
   private constructor(s: Settings, store: CacheStore, pooled: boolean, log: Logger) {
     this.#s = s;
@@ -215,7 +220,7 @@ export class Cache implements HttpHandler {
       key,
       shown: rule.shown ? key : undefined,
       method,
-      reqCC: s.ignoreRequest ? NONE : parseCacheControl(h.get("cache-control")),
+      reqCC: s.ignoreRequest ? NONE : requestDirectives(h.get("cache-control")),
       inm: h.get("if-none-match"),
       ims: h.get("if-modified-since"),
       range: h.get("range"),
@@ -417,6 +422,7 @@ export class Cache implements HttpHandler {
       await res.body?.cancel();
       const oldSize = stale.size;
       updateFrom304(stale, res.headers, requestTime, responseTime, this.#s.ttlMs);
+      this.#memos.delete(stale);
       stale.size = entrySize(
         stale,
         stale.body.kind === "memory" ? stale.body.bytes.length : stale.body.size,
@@ -634,12 +640,33 @@ export class Cache implements HttpHandler {
   async #hit(v: View, next: Next, e: Entry, p: StatusParams, now: number): Promise<Response> {
     const age = secs(Math.max(0, currentAge(e, now)));
     let upstream: string | null = null;
-    const fields: [string, string][] = [];
-    for (const kv of e.headers) {
-      if (kv[0] === "cache-status") upstream = kv[1];
-      else fields.push(kv);
+    for (let i = 0; i < e.headers.length; i++) {
+      if (e.headers[i][0] === "cache-status") upstream = e.headers[i][1];
     }
     const status = appendStatus(upstream, statusMember(this.#s.name, p));
+    const c = v.c;
+    const plain = v.method === "GET" && v.inm === null && v.ims === null && v.range === null &&
+      e.body.kind === "memory" && c.respHeaders === null && c.serverHeader && e.status !== 204;
+    if (plain) {
+      // the common hit: the same answer to the second as the last one, cloned (far cheaper
+      // than a Response built with a header list), with its Server field, final
+      const memo = this.#memos.get(e);
+      c.headersFinal = true;
+      if (memo !== undefined && memo.age === age && memo.status === status) return memo.res.clone();
+    }
+    const fields: [string, string][] = e.headers.filter(([k]) => k !== "cache-status");
+    if (plain) {
+      fields.push(["age", String(age)], ["cache-status", status]);
+      if (!fields.some(([k]) => k === "server")) fields.push(["server", "Gatehouse"]);
+      const res = new Response((e.body as { bytes: Uint8Array<ArrayBuffer> }).bytes, {
+        status: e.status,
+        headers: fields,
+      });
+      this.#memos.delete(e);
+      this.#memos.set(e, { age, status, res });
+      if (this.#memos.size > MEMOS) this.#memos.delete(this.#memos.keys().next().value!);
+      return res.clone();
+    }
     const get = v.method === "GET" || v.method === "HEAD";
     if (get && this.#notModified(v, e)) {
       const h = fields.filter(([k]) => !NOT_IN_304.has(k));

@@ -107,7 +107,7 @@ export abstract class CacheStore {
   abstract sink(): BodySink;
 
   /** The body of an entry kept outside memory, to answer with; null when it is gone. */
-  abstract body(e: Entry): Promise<ReadableStream<Uint8Array> | null>;
+  abstract body(e: Entry): Promise<Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | null>;
 
   /** Releases what a dropped entry's body holds. */
   protected abstract release(e: Entry): void;
