@@ -382,6 +382,16 @@ Deno.test("cache: methods: HEAD answered from a stored GET; POST cached when all
     assert.match(status(await post('{"q":1}')), /hit/);
     assert.equal(await origin.count(p), 3);
   });
+  // without the method in the key, a HEAD answer is not stored where a GET would find it
+  await withCache({ key: { disable_method: true } }, async (base) => {
+    const p = path(unique("headfirst"), { cc: "max-age=60" });
+    const h = await fetch(base + p, { method: "HEAD" });
+    await h.body?.cancel();
+    assert.match(h.headers.get("cache-status") ?? "", /detail=HEAD-REQUEST/);
+    const g = await get(base + p);
+    assert.match(g.body, /^n=2 /);
+    assert.match(status(await get(base + p)), /hit/);
+  });
   await withCache({}, async (base, origin) => {
     const p = path(unique("invalidate"), { cc: "max-age=60" });
     await get(base + p);

@@ -91,6 +91,7 @@ export class DiskStore extends CacheStore {
   readonly kind = "disk";
   /** Its directory. */
   readonly dir: string;
+  #loading = false;
 
   private constructor(dir: string, maxEntries: number, maxBytes: number) {
     super(maxEntries, maxBytes);
@@ -102,7 +103,12 @@ export class DiskStore extends CacheStore {
     await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
     const real = await Deno.realPath(dir);
     const s = new DiskStore(real, maxEntries, maxBytes);
-    await s.#load();
+    s.#loading = true;
+    try {
+      await s.#load();
+    } finally {
+      s.#loading = false;
+    }
     return s;
   }
 
@@ -173,7 +179,8 @@ export class DiskStore extends CacheStore {
   }
 
   protected persist(e: Entry): void {
-    if (e.body.kind !== "file") return;
+    // entries read back at start are already on disk
+    if (e.body.kind !== "file" || this.#loading) return;
     const base = e.body.path.slice(0, -".body".length);
     const { body, ...rest } = e;
     const id = base.slice(base.lastIndexOf("/") + 1);

@@ -85,6 +85,8 @@ function flight(): Flight {
 }
 
 const secs = (ms: number) => Math.floor(ms / 1000);
+/** True when the key tells methods apart (a template may not). */
+const methodInKey = (r: KeyRule) => r.method && r.template === null;
 const requestDirectives = (v: string | null) => v === null ? NONE : parseCacheControl(v);
 
 function opaque(tag: string): string {
@@ -229,7 +231,7 @@ export class Cache implements HttpHandler {
     const now = Date.now();
     // HEAD is answered from a stored GET (RFC 9110 §9.3.2), else from a stored HEAD
     let entry: Entry | null = null;
-    if (method === "HEAD" && rule.method && s.verbs.has("GET")) {
+    if (method === "HEAD" && methodInKey(rule) && s.verbs.has("GET")) {
       entry = this.#find(s.keys.key(c, rule, "GET", ""), v, now);
     }
     entry ??= this.#find(key, v, now);
@@ -250,14 +252,15 @@ export class Cache implements HttpHandler {
   #find(key: string, v: View, now: number): Entry | null {
     const list = this.#store.variants(key);
     if (list === undefined) return null;
-    for (const e of list) {
-      if (e.keepUntil < now) {
-        this.#store.remove(e);
-        continue;
-      }
-      if (!v.rule.vary || variantMatches(e, v.c.headers)) return e;
+    let found: Entry | null = null;
+    let expired: Entry[] | null = null;
+    for (let i = 0; i < list.length; i++) {
+      const e = list[i];
+      if (e.keepUntil < now) (expired ??= []).push(e);
+      else if (found === null && (!v.rule.vary || variantMatches(e, v.c.headers))) found = e;
     }
-    return null;
+    if (expired !== null) { for (const e of expired) this.#store.remove(e); }
+    return found;
   }
 
   /** A request with a stored answer: a hit, a stale hit, or a revalidation. */
@@ -474,6 +477,8 @@ export class Cache implements HttpHandler {
   ): string | null {
     const s = this.#s;
     if (status < 200 || status === 206 || status === 304) return "UNCACHEABLE-STATUS-CODE";
+    // an answer without a body under a key a GET shares would answer the GET
+    if (v.method === "HEAD" && !methodInKey(v.rule)) return "HEAD-REQUEST";
     if (v.reqCC.has("no-store")) return "NO-STORE-DIRECTIVE";
     if (!s.ignoreResponse) {
       if (cc.has("no-store") && !(cc.has("must-understand") && HEURISTIC_STATUSES.has(status))) {
