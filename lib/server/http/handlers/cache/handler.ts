@@ -22,55 +22,33 @@
  */
 import type { Logger } from "../../../module/instance.ts";
 import type { ProvisionContext } from "../../../module/mod.ts";
-import { RequestContext } from "../../context.ts";
+import type { RequestContext } from "../../context.ts";
 import { responseError } from "../../errors.ts";
 import type { HttpHandler, Next } from "../../handler.ts";
-import { planRange } from "../file_server/range.ts";
+import { admit, keepUntil } from "./admit.ts";
+import { Answers } from "./answer.ts";
 import type { CacheApp } from "./app.ts";
-import { deltaSeconds, type Directives, parseCacheControl } from "./cache_control.ts";
+import { deltaSeconds } from "./cache_control.ts";
 import type { CacheConfig } from "./config.ts";
+import { currentAge, type Entry, freshnessLeft, updateFrom304 } from "./entry.ts";
+import { hashBytes } from "./key.ts";
 import {
-  applyDirectives,
-  currentAge,
-  type Entry,
-  freshnessLeft,
-  HEURISTIC_STATUSES,
-  initialAge,
-  storability,
-  storedFields,
-  updateFrom304,
-} from "./entry.ts";
-import { httpDate, parseHttpDate } from "./http_date.ts";
-import { hashBytes, type KeyRule } from "./key.ts";
+  detached,
+  methodInKey,
+  NONE,
+  requestDirectives,
+  secs,
+  takeBody,
+  type View,
+} from "./request.ts";
 import { MAX_KEY_BODY, type Settings, settle } from "./settings.ts";
-import { appendStatus, statusMember, type StatusParams } from "./status.ts";
-import { type CacheStore, entrySize, MemoryStore, variantMatches, varyValue } from "./store.ts";
+import type { StatusParams } from "./status.ts";
+import { type CacheStore, entrySize, MemoryStore, variantMatches } from "./store.ts";
 import { acquireStore, releaseStore } from "./stores.ts";
 
 const SAFE = new Set(["GET", "HEAD", "OPTIONS", "TRACE"]);
 /** Answers that count as the upstream failing (stale-if-error), never stored. */
 const FAILURES = new Set([500, 502, 503, 504]);
-const NONE: Directives = new Map();
-/** Answers kept ready to clone (one per recently hit entry, see `#hit`). */
-const MEMOS = 1024;
-/** Fields a `304` made from a stored answer leaves out (RFC 9110 §15.4.5). */
-const NOT_IN_304 = new Set(["content-length", "content-type", "content-encoding", "content-range"]);
-
-/** One request's view of the cache. */
-interface View {
-  c: RequestContext;
-  rule: KeyRule;
-  key: string;
-  /** The key as `Cache-Status` shows it (undefined with `key.hide`). */
-  shown: string | undefined;
-  method: string;
-  reqCC: Directives;
-  /** The client's own validators and range, read before any are changed. */
-  inm: string | null;
-  ims: string | null;
-  range: string | null;
-  ifRange: string | null;
-}
 
 /** A request on its way upstream that others with the same key wait for. */
 interface Flight {
@@ -84,80 +62,6 @@ function flight(): Flight {
   return { done, settle };
 }
 
-const secs = (ms: number) => Math.floor(ms / 1000);
-/** True when the key tells methods apart (a template may not). */
-const methodInKey = (r: KeyRule) => r.method && r.template === null;
-const requestDirectives = (v: string | null) => v === null ? NONE : parseCacheControl(v);
-
-function opaque(tag: string): string {
-  return tag.startsWith("W/") ? tag.slice(2) : tag;
-}
-
-/** If-None-Match's weak comparison (RFC 9110 §13.1.2). */
-function noneMatch(header: string, etag: string | null): boolean {
-  if (header.trim() === "*") return true;
-  if (etag === null) return false;
-  const want = opaque(etag);
-  return header.split(",").some((t) => opaque(t.trim()) === want);
-}
-
-/** A detached copy of a request, for a revalidation its client does not wait for. */
-function detached(c: RequestContext, method: string): RequestContext {
-  const req = new Request(`${c.scheme}://${c.host}${c.uri}`, { method, headers: c.headers });
-  const { completed: _c, upgrade: _u, push: _p, ...info } = c.info;
-  const d = new RequestContext(req, info, c.server);
-  d.settleHost();
-  if (c.vars) d.vars = new Map(c.vars);
-  if (c.extra) d.extra = new Map(c.extra);
-  return d;
-}
-
-/** Reads a request body of up to `max` bytes (null when larger), and puts it back. */
-async function takeBody(c: RequestContext, max: number): Promise<Uint8Array | null> {
-  const body = c.requestBody();
-  if (body === null) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = body.getReader();
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    size += value.length;
-    if (size > max) {
-      // the rest goes upstream as it comes, after what was read
-      const rest = new ReadableStream<Uint8Array>({
-        start(ctl) {
-          for (const ch of chunks) ctl.enqueue(ch);
-        },
-        async pull(ctl) {
-          const r = await reader.read();
-          if (r.done) ctl.close();
-          else ctl.enqueue(r.value);
-        },
-        cancel: (why) => reader.cancel(why),
-      });
-      c.setRequestBody(rest);
-      return null;
-    }
-  }
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const ch of chunks) {
-    all.set(ch, at);
-    at += ch.length;
-  }
-  c.setRequestBody(
-    size === 0 ? null : new ReadableStream({
-      start(ctl) {
-        ctl.enqueue(all);
-        ctl.close();
-      },
-    }),
-  );
-  return all;
-}
-
 /** A provisioned `cache` handler (see the module documentation). */
 export class Cache implements HttpHandler {
   readonly #s: Settings;
@@ -166,13 +70,14 @@ export class Cache implements HttpHandler {
   readonly #log: Logger;
   readonly #flights = new Map<string, Flight>();
   /** The last answer built from each of the most recently hit entries. */
-  readonly #memos = new Map<Entry, { age: number; status: string; res: Response }>();
+  readonly #answers: Answers;
 
   private constructor(s: Settings, store: CacheStore, pooled: boolean, log: Logger) {
     this.#s = s;
     this.#store = store;
     this.#pooled = pooled;
     this.#log = log;
+    this.#answers = new Answers(s.name, store);
   }
 
   /** Settles a handler: its settings over the `cache` app's, and its storage from the pool. */
@@ -197,21 +102,29 @@ export class Cache implements HttpHandler {
     if (
       h.has("upgrade") || (h.get("accept") ?? "").includes("text/event-stream") ||
       (s.exclude !== null && s.exclude.test(c.uri))
-    ) return this.#mark(c, await next(c), { fwd: "bypass", detail: "EXCLUDED-REQUEST-URI" });
+    ) {
+      return this.#answers.mark(c, await next(c), {
+        fwd: "bypass",
+        detail: "EXCLUDED-REQUEST-URI",
+      });
+    }
     const method = c.method;
     if (!s.verbs.has(method)) {
       const res = await next(c);
       if (!SAFE.has(method) && res.status < 400 && responseError(res) === undefined) {
         this.#invalidate(c);
       }
-      return this.#mark(c, res, { fwd: "method", detail: "UNSUPPORTED-METHOD" });
+      return this.#answers.mark(c, res, { fwd: "method", detail: "UNSUPPORTED-METHOD" });
     }
     const rule = s.keys.rule(c);
     let bodyHash = "";
     if (rule.body && method !== "GET" && method !== "HEAD") {
       const body = await takeBody(c, MAX_KEY_BODY);
       if (body === null) {
-        return this.#mark(c, await next(c), { fwd: "bypass", detail: "REQUEST-BODY-TOO-LARGE" });
+        return this.#answers.mark(c, await next(c), {
+          fwd: "bypass",
+          detail: "REQUEST-BODY-TOO-LARGE",
+        });
       }
       if (body.length) bodyHash = "-" + hashBytes(body);
     }
@@ -236,10 +149,10 @@ export class Cache implements HttpHandler {
     }
     entry ??= this.#find(key, v, now);
     if (entry !== null) return this.#stored(v, next, entry, now);
-    if (v.reqCC.has("only-if-cached")) return this.#gatewayTimeout(v);
+    if (v.reqCC.has("only-if-cached")) return this.#answers.gatewayTimeout(v);
     if (v.range !== null) {
       // ranges are served from stored answers only: a miss is not stored
-      return this.#mark(c, await next(c), {
+      return this.#answers.mark(c, await next(c), {
         fwd: "uri-miss",
         key: v.shown,
         detail: "RANGE-REQUEST",
@@ -297,7 +210,7 @@ export class Cache implements HttpHandler {
         }, now);
       }
     }
-    if (cc.has("only-if-cached")) return this.#gatewayTimeout(v);
+    if (cc.has("only-if-cached")) return this.#answers.gatewayTimeout(v);
     return this.#revalidate(v, next, e);
   }
 
@@ -415,7 +328,7 @@ export class Cache implements HttpHandler {
         await res.body?.cancel();
         return this.#servedStale(v, next, stale, res.status);
       }
-      return this.#mark(c, res, {
+      return this.#answers.mark(c, res, {
         ...fwd,
         key: v.shown,
         detail: responseError(res) ? "SERVE-HTTP-ERROR" : "UNCACHEABLE-STATUS-CODE",
@@ -425,12 +338,12 @@ export class Cache implements HttpHandler {
       await res.body?.cancel();
       const oldSize = stale.size;
       updateFrom304(stale, res.headers, requestTime, responseTime, this.#s.ttlMs);
-      this.#memos.delete(stale);
+      this.#answers.forget(stale);
       stale.size = entrySize(
         stale,
         stale.body.kind === "memory" ? stale.body.bytes.length : stale.body.size,
       );
-      stale.keepUntil = this.#keepUntil(stale);
+      stale.keepUntil = keepUntil(this.#s, stale);
       this.#store.updated(stale, oldSize);
       done(stale);
       return this.#hit(v, next, stale, {
@@ -440,10 +353,17 @@ export class Cache implements HttpHandler {
         key: v.shown,
       }, responseTime);
     }
-    return this.#admit(v, res, requestTime, responseTime, generation, done, {
-      ...fwd,
-      ...(stale !== null ? { fwdStatus: res.status } : {}),
-    });
+    return admit({
+      s: this.#s,
+      store: this.#store,
+      log: this.#log,
+      v,
+      requestTime,
+      responseTime,
+      generation,
+      done,
+      fwd: { ...fwd, ...(stale !== null ? { fwdStatus: res.status } : {}) },
+    }, res);
   }
 
   #servedStale(v: View, next: Next, e: Entry, status: number): Promise<Response> | Response {
@@ -457,285 +377,10 @@ export class Cache implements HttpHandler {
     }, now);
   }
 
-  /**
-   * When an entry may be dropped: a lifetime (at least `ttl`) after it went stale, so that it
-   * can be revalidated and serve `max-stale` and `stale-if-error` requests, or longer when
-   * `stale`, `stale-while-revalidate` or `stale-if-error` say so.
-   */
-  #keepUntil(e: Entry): number {
-    const extra = Math.max(this.#s.staleMs, e.swr, e.sie, e.lifetime, this.#s.ttlMs);
-    return e.responseTime - e.initialAge + e.lifetime + extra;
-  }
-
-  /** Why an answer is not stored (a Souin detail), or null when it is. */
-  #refusal(
-    v: View,
-    status: number,
-    h: Headers,
-    cc: Directives,
-    dropped: Set<string>,
-  ): string | null {
-    const s = this.#s;
-    if (status < 200 || status === 206 || status === 304) return "UNCACHEABLE-STATUS-CODE";
-    // an answer without a body under a key a GET shares would answer the GET
-    if (v.method === "HEAD" && !methodInKey(v.rule)) return "HEAD-REQUEST";
-    if (v.reqCC.has("no-store")) return "NO-STORE-DIRECTIVE";
-    if (!s.ignoreResponse) {
-      if (cc.has("no-store") && !(cc.has("must-understand") && HEURISTIC_STATUSES.has(status))) {
-        return "NO-STORE-DIRECTIVE";
-      }
-      if (cc.get("private") === true || cc.get("private") === "") {
-        return "PRIVATE-OR-AUTHENTICATED-RESPONSE";
-      }
-    }
-    const vary = (h.get("vary") ?? "").toLowerCase().split(",").map((x) => x.trim());
-    if (v.rule.vary && vary.includes("*")) return "UPSTREAM-VARY-STAR";
-    // RFC 9111 §3.5: an authenticated request's answer only when it says it may be shared,
-    // or when the key (or Vary) tells the credentials apart
-    if (
-      v.c.headers.has("authorization") && !cc.has("public") && !cc.has("s-maxage") &&
-      !cc.has("must-revalidate") && !s.keyedFields.has("authorization") &&
-      !vary.includes("authorization")
-    ) return "PRIVATE-OR-AUTHENTICATED-RESPONSE";
-    if (
-      (h.has("set-cookie") || v.c.respHeaders?.has("set-cookie")) && !dropped.has("set-cookie")
-    ) return "SET-COOKIE";
-    const length = h.get("content-length");
-    if (length !== null && Number(length) > s.maxBody) return "UPSTREAM-RESPONSE-TOO-LARGE";
-    return null;
-  }
-
-  /** Decides whether a new answer is stored; stores it as it streams to the client. */
-  #admit(
-    v: View,
-    res: Response,
-    requestTime: number,
-    responseTime: number,
-    generation: number,
-    done: (e: Entry | null) => void,
-    fwd: StatusParams,
-  ): Response {
-    const s = this.#s;
-    const c = v.c;
-    const h = new Headers(res.headers);
-    if (s.defaultCacheControl !== null && !h.has("cache-control")) {
-      h.set("cache-control", s.defaultCacheControl);
-    }
-    if (!h.has("date")) h.set("date", httpDate(responseTime));
-    const { cc, explicit, dropped } = storability(h, responseTime);
-    let reason = this.#refusal(v, res.status, h, cc, dropped);
-    let lifetime = 0;
-    if (reason === null) {
-      const defaulted = HEURISTIC_STATUSES.has(res.status) || s.extraStatuses.has(res.status) ||
-        cc.has("public");
-      const l = s.ignoreResponse ? s.ttlMs : explicit ?? (defaulted ? s.ttlMs : null);
-      if (l === null) reason = "UNCACHEABLE-STATUS-CODE";
-      else lifetime = l;
-    }
-    const answer = (body: ReadableStream<Uint8Array> | null, p: StatusParams) => {
-      h.set("cache-status", appendStatus(h.get("cache-status"), statusMember(s.name, p)));
-      return new Response(body, { status: res.status, statusText: res.statusText, headers: h });
-    };
-    if (reason !== null) {
-      done(null);
-      return answer(res.body, { ...fwd, key: v.shown, detail: reason });
-    }
-    // the fields set by earlier handlers that this answer does not have go with it
-    const fields = storedFields(h, dropped).filter(([k]) => k !== "cache-status");
-    const upstreamStatus = h.get("cache-status");
-    if (upstreamStatus !== null) fields.push(["cache-status", upstreamStatus]);
-    if (c.respHeaders !== null) {
-      for (const [k, val] of c.respHeaders) {
-        if (k !== "set-cookie" && !h.has(k) && !dropped.has(k)) fields.push([k, val]);
-      }
-    }
-    const varyNames = v.rule.vary
-      ? (h.get("vary") ?? "").toLowerCase().split(",").map((x) => x.trim()).filter((x) => x)
-      : [];
-    const e: Entry = {
-      key: v.key,
-      url: `${c.scheme}://${c.host}${c.uri}`,
-      method: v.method,
-      status: res.status,
-      headers: fields,
-      vary: varyNames,
-      varyValues: varyNames.map((n) => varyValue(c.headers, n)),
-      requestTime,
-      responseTime,
-      initialAge: initialAge(h, requestTime, responseTime),
-      lifetime,
-      swr: 0,
-      sie: 0,
-      noCache: false,
-      mustRevalidate: false,
-      etag: h.get("etag"),
-      lastModified: h.get("last-modified"),
-      body: { kind: "memory", bytes: new Uint8Array(0) },
-      size: 0,
-      keepUntil: 0,
-    };
-    if (!s.ignoreResponse) applyDirectives(e, cc);
-    e.keepUntil = this.#keepUntil(e);
-    const store = this.#store;
-    const sink = store.sink();
-    let abandoned = false;
-    const abandon = () => {
-      if (abandoned) return;
-      abandoned = true;
-      sink.abort();
-      done(null);
-    };
-    const commit = async () => {
-      try {
-        const body = await sink.finish();
-        if (store.generation !== generation) {
-          store.discard(body);
-          done(null);
-          return;
-        }
-        e.body = body;
-        e.size = entrySize(e, sink.size);
-        done(store.put(e) ? e : null);
-      } catch (err) {
-        this.#log.error("storing a cached answer failed", { key: v.key, error: String(err) });
-        done(null);
-      }
-    };
-    // `stored` when it is known now (a length within the limit, or no body); a body of
-    // unknown length is stored if it ends within the limit
-    const known = res.body === null || v.method === "HEAD" || h.has("content-length");
-    const status: StatusParams = { ...fwd, stored: known, key: v.shown };
-    if (res.body === null || v.method === "HEAD") {
-      res.body?.cancel();
-      commit();
-      return answer(null, status);
-    }
-    const reader = res.body.getReader();
-    const max = s.maxBody;
-    const body = new ReadableStream<Uint8Array>({
-      async pull(ctl) {
-        let r: ReadableStreamReadResult<Uint8Array>;
-        try {
-          r = await reader.read();
-        } catch (err) {
-          abandon();
-          ctl.error(err);
-          return;
-        }
-        if (r.done) {
-          ctl.close();
-          if (!abandoned) await commit();
-          return;
-        }
-        if (!abandoned) {
-          if (sink.size + r.value.length > max) abandon();
-          else await sink.write(r.value);
-        }
-        ctl.enqueue(r.value);
-      },
-      cancel(why) {
-        abandon();
-        return reader.cancel(why);
-      },
-    }, { highWaterMark: 0 });
-    return answer(body, status);
-  }
-
-  /** Answers from a stored entry: `304`, `206`, `HEAD`, or the whole answer. */
+  /** Answers from a stored entry; a miss when its body file is gone. */
   async #hit(v: View, next: Next, e: Entry, p: StatusParams, now: number): Promise<Response> {
-    const age = secs(Math.max(0, currentAge(e, now)));
-    let upstream: string | null = null;
-    for (let i = 0; i < e.headers.length; i++) {
-      if (e.headers[i][0] === "cache-status") upstream = e.headers[i][1];
-    }
-    const status = appendStatus(upstream, statusMember(this.#s.name, p));
-    const c = v.c;
-    const plain = v.method === "GET" && v.inm === null && v.ims === null && v.range === null &&
-      e.body.kind === "memory" && c.respHeaders === null && c.serverHeader && e.status !== 204;
-    if (plain) {
-      // the common hit: the same answer to the second as the last one, cloned (far cheaper
-      // than a Response built with a header list), with its Server field, final
-      const memo = this.#memos.get(e);
-      c.headersFinal = true;
-      if (memo !== undefined && memo.age === age && memo.status === status) return memo.res.clone();
-    }
-    const fields: [string, string][] = e.headers.filter(([k]) => k !== "cache-status");
-    if (plain) {
-      fields.push(["age", String(age)], ["cache-status", status]);
-      if (!fields.some(([k]) => k === "server")) fields.push(["server", "Gatehouse"]);
-      const res = new Response((e.body as { bytes: Uint8Array<ArrayBuffer> }).bytes, {
-        status: e.status,
-        headers: fields,
-      });
-      this.#memos.delete(e);
-      this.#memos.set(e, { age, status, res });
-      if (this.#memos.size > MEMOS) this.#memos.delete(this.#memos.keys().next().value!);
-      return res.clone();
-    }
-    const get = v.method === "GET" || v.method === "HEAD";
-    if (get && this.#notModified(v, e)) {
-      const h = fields.filter(([k]) => !NOT_IN_304.has(k));
-      h.push(["age", String(age)], ["cache-status", status]);
-      return new Response(null, { status: 304, headers: h });
-    }
-    fields.push(["age", String(age)], ["cache-status", status]);
-    if (v.method === "HEAD") return new Response(null, { status: e.status, headers: fields });
-    let body: Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | null;
-    if (e.body.kind === "memory") {
-      body = e.body.bytes;
-      if (v.range !== null && e.status === 200 && this.#rangeApplies(v, e)) {
-        const ranged = this.#ranged(body, v.range, fields);
-        if (ranged) return ranged;
-      }
-    } else {
-      body = await this.#store.body(e);
-      // the file is gone: as if nothing were stored
-      if (body === null) return this.#forward(v, next, null, { fwd: "uri-miss" }, false);
-    }
-    return new Response(e.status === 204 ? null : body, { status: e.status, headers: fields });
-  }
-
-  /** RFC 9110 §13.2.2: If-None-Match first, If-Modified-Since only without it. */
-  #notModified(v: View, e: Entry): boolean {
-    if (v.inm !== null) return noneMatch(v.inm, e.etag);
-    if (v.ims !== null && e.lastModified !== null) {
-      const since = parseHttpDate(v.ims);
-      const lm = parseHttpDate(e.lastModified);
-      return !Number.isNaN(since) && !Number.isNaN(lm) && lm <= since;
-    }
-    return false;
-  }
-
-  /** If-Range: the stored answer must be the one the client has (strong ETag or exact date). */
-  #rangeApplies(v: View, e: Entry): boolean {
-    const ir = v.ifRange;
-    if (ir === null) return true;
-    if (ir.startsWith('"')) return e.etag !== null && !e.etag.startsWith("W/") && e.etag === ir;
-    return e.lastModified !== null && e.lastModified === ir;
-  }
-
-  #ranged(
-    bytes: Uint8Array<ArrayBuffer>,
-    range: string,
-    fields: [string, string][],
-  ): Response | null {
-    const plan = planRange(range, bytes.length);
-    const rest = () => fields.filter(([k]) => k !== "content-length" && k !== "content-range");
-    if (plan.kind === "unsatisfiable" || plan.kind === "invalid") {
-      return new Response(null, {
-        status: 416,
-        headers: [...rest(), ["content-range", `bytes */${bytes.length}`]],
-      });
-    }
-    if (plan.kind !== "partial" || plan.ranges.length !== 1) return null;
-    const { start, length } = plan.ranges[0];
-    return new Response(bytes.subarray(start, start + length), {
-      status: 206,
-      headers: [
-        ...rest(),
-        ["content-range", `bytes ${start}-${start + length - 1}/${bytes.length}`],
-      ],
-    });
+    return await this.#answers.from(v, e, p, now) ??
+      await this.#forward(v, next, null, { fwd: "uri-miss" }, false);
   }
 
   /** Revalidates `e` in the background (once per key); the client is answered stale. */
@@ -759,36 +404,10 @@ export class Cache implements HttpHandler {
     );
   }
 
-  /** `504` for `only-if-cached` without a usable stored answer (RFC 9111 §5.2.1.7). */
-  #gatewayTimeout(v: View): Response {
-    return new Response(null, {
-      status: 504,
-      headers: {
-        "cache-status": statusMember(this.#s.name, {
-          fwd: "miss",
-          key: v.shown,
-          detail: "ONLY-IF-CACHED",
-        }),
-      },
-    });
-  }
-
   /** Drops what is stored for the request's URI (RFC 9111 §4.4). */
   #invalidate(c: RequestContext): void {
     const rule = this.#s.keys.rule(c);
     for (const m of ["GET", "HEAD"]) this.#store.delete(this.#s.keys.key(c, rule, m, ""));
-  }
-
-  /** Adds a `Cache-Status` member to an answer that goes through. */
-  #mark(c: RequestContext, res: Response, p: StatusParams): Response {
-    const member = statusMember(this.#s.name, p);
-    if (responseError(res) !== undefined) {
-      c.responseHeaders().set("cache-status", member);
-      return res;
-    }
-    const h = new Headers(res.headers);
-    h.set("cache-status", appendStatus(h.get("cache-status"), member));
-    return new Response(res.body, { status: res.status, statusText: res.statusText, headers: h });
   }
 
   /** Lets go of the storage. */
