@@ -9,6 +9,7 @@ import { startOrigin } from "../fixtures/origin_process.ts";
 import { RingLimiter } from "../../../lib/server/http/handlers/rate_limit/ring.ts";
 import { networkKey } from "../../../lib/server/http/handlers/rate_limit/prefix.ts";
 import { decodeRateLimit } from "../../../lib/server/http/handlers/rate_limit/config.ts";
+import fc from "fast-check";
 
 // deno-lint-ignore no-explicit-any
 type J = Record<string, any>;
@@ -52,6 +53,47 @@ Deno.test("rate_limit ring: the plugin's sliding window (ringbuffer.go When/rese
   s.setMaxEvents(4);
   assert.equal(s.when(31), 0);
   assert.deepEqual(s.count(31), [2, 20]);
+});
+
+/**
+ * The plugin's ring as ringbuffer.go describes it, for comparison: a ring of `max` times
+ * (zero: a free slot), the cursor at the oldest; When allows when `now - ring[cursor] >
+ * window` and then writes `now` there, else answers `ring[cursor] + window - now`.
+ */
+class PluginRing {
+  ring: number[];
+  cursor = 0;
+  constructor(max: number, public window: number) {
+    this.ring = new Array(max).fill(0);
+  }
+  when(now: number): number {
+    if (now - this.ring[this.cursor] > this.window) {
+      this.ring[this.cursor] = now;
+      this.cursor = (this.cursor + 1) % this.ring.length;
+      return 0;
+    }
+    return this.ring[this.cursor] + this.window - now;
+  }
+}
+
+Deno.test("rate_limit ring: the same decisions and waits as the plugin's ring for any events (fuzz)", () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: 6 }),
+      fc.integer({ min: 1, max: 200 }),
+      fc.array(fc.integer({ min: 0, max: 120 }), { maxLength: 200 }),
+      (max, window, gaps) => {
+        const ours = new RingLimiter(max, window);
+        const theirs = new PluginRing(max, window);
+        let now = 1_000_000;
+        for (const g of gaps) {
+          now += g;
+          assert.equal(ours.when(now), theirs.when(now), `at ${now}`);
+        }
+      },
+    ),
+    { numRuns: 2000 },
+  );
 });
 
 Deno.test("rate_limit prefix: keys grouped by network (handler.go applyNetworkPrefix)", () => {

@@ -1,14 +1,16 @@
 /**
  * One rate limiter: the sliding window of caddy-ratelimit's `ringBufferRateLimiter`
- * (`ringbuffer.go`). A ring holds the times of the last `maxEvents` allowed events, the cursor
- * at the oldest; an event is allowed when the ring is not full or its oldest event left the
- * window (`now - oldest > window`), and then takes the oldest slot. A refused event takes
- * nothing, and the wait until the next allowed one is `oldest + window - now`.
+ * (`ringbuffer.go`). The plugin's ring holds the times of the last `maxEvents` allowed events,
+ * the cursor at the oldest; an event is allowed when its oldest event left the window
+ * (`now - oldest > window`), and then takes the oldest slot. A refused event takes nothing,
+ * and the wait until the next allowed one is `oldest + window - now`.
  *
  * Where the plugin allocates the whole ring at once (zero times standing for free slots), this
- * ring grows as events arrive, up to `maxEvents`: the decisions are the same, and a key that
- * sent one request holds one number, so a zone keyed by something a client chooses cannot
- * make the server allocate `maxEvents` slots per made-up key.
+ * limiter keeps only the events still in the window, oldest first: the decisions are the same
+ * (the oldest of the last `maxEvents` events left the window exactly when fewer than
+ * `maxEvents` are in it), a key that sent one request holds one number, so a zone keyed by
+ * something a client chooses cannot make the server allocate `maxEvents` slots per made-up
+ * key, and a limiter never holds more than the events of one window.
  *
  * Times are wall-clock milliseconds (`Date.now()`), so that counts can be shared with other
  * instances (`distributed.ts`).
@@ -18,9 +20,9 @@
 
 /** A sliding-window limiter of `maxEvents` events per `windowMs`. */
 export class RingLimiter {
-  #ring: number[] = [];
-  /** Index of the oldest event once the ring is full (always 0 before). */
-  #cursor = 0;
+  /** Event times, oldest first, from `#head` on (the ones before it are gone). */
+  #t: number[] = [];
+  #head = 0;
   #max: number;
   #window: number;
 
@@ -40,33 +42,39 @@ export class RingLimiter {
     return this.#window;
   }
 
-  /**
-   * 0 when an event is allowed now (and then it is counted), else the time in ms until the
-   * next one would be (nothing is counted). The plugin's `When`.
-   */
-  when(now: number): number {
-    const ring = this.#ring;
-    if (ring.length < this.#max) {
-      ring.push(now);
-      return 0;
+  /** Forgets the events that left the window ending at `now` (older than `now - window`). */
+  #expire(now: number): void {
+    const t = this.#t;
+    const start = now - this.#window;
+    let h = this.#head;
+    while (h < t.length && t[h] < start) h++;
+    this.#head = h;
+    if (h > 64 && h * 2 > t.length) {
+      this.#t = t.slice(h);
+      this.#head = 0;
     }
-    const oldest = ring[this.#cursor];
-    if (now - oldest > this.#window) {
-      this.reserve(now);
-      return 0;
-    }
-    return oldest + this.#window - now;
   }
 
-  /** Counts an event at `now` (taking the oldest slot when the ring is full). */
-  reserve(now: number): void {
-    const ring = this.#ring;
-    if (ring.length < this.#max) {
-      ring.push(now);
-      return;
+  /**
+   * 0 when an event is allowed now (and then it is counted), else the time in ms until the
+   * next one would be (nothing is counted). The plugin's `When`: its ring holds the last
+   * `maxEvents` events, and one is allowed when the oldest of them left the window, which is
+   * when fewer than `maxEvents` events are in the window.
+   */
+  when(now: number): number {
+    this.#expire(now);
+    if (this.#t.length - this.#head < this.#max) {
+      this.#t.push(now);
+      return 0;
     }
-    ring[this.#cursor] = now;
-    this.#cursor = this.#cursor + 1 === ring.length ? 0 : this.#cursor + 1;
+    return this.#t[this.#head] + this.#window - now;
+  }
+
+  /** Counts an event at `now` (the oldest is forgotten when `maxEvents` are held). */
+  reserve(now: number): void {
+    this.#expire(now);
+    this.#t.push(now);
+    if (this.#t.length - this.#head > this.#max) this.#head++;
   }
 
   /**
@@ -74,27 +82,17 @@ export class RingLimiter {
    * none): what the plugin's `Count` gives the distributed state.
    */
   count(ref: number): [number, number] {
-    const ring = this.#ring;
-    const n = ring.length;
+    const t = this.#t;
     const start = ref - this.#window;
-    // newest first: the one before the cursor, wrapping around
-    for (let i = 0; i < n; i++) {
-      const at = ring[(this.#cursor + n - 1 - i) % n];
-      if (at < start) return i === 0 ? [0, 0] : [i, ring[(this.#cursor + n - i) % n]];
-    }
-    return n === 0 ? [0, 0] : [n, ring[this.#cursor]];
+    let i = t.length;
+    while (i > this.#head && t[i - 1] >= start) i--;
+    const n = t.length - i;
+    return n === 0 ? [0, 0] : [n, t[i]];
   }
 
   /** The newest event's time (0 when none). */
   newest(): number {
-    const n = this.#ring.length;
-    return n === 0 ? 0 : this.#ring[(this.#cursor + n - 1) % n];
-  }
-
-  /** The events in order, oldest first. */
-  #ordered(): number[] {
-    const r = this.#ring;
-    return this.#cursor === 0 ? r : [...r.slice(this.#cursor), ...r.slice(0, this.#cursor)];
+    return this.#t.length > this.#head ? this.#t[this.#t.length - 1] : 0;
   }
 
   /**
@@ -102,10 +100,8 @@ export class RingLimiter {
    * the oldest events, a higher one has room for more at once.
    */
   setMaxEvents(maxEvents: number): void {
-    if (maxEvents === this.#max) return;
-    const events = this.#ordered();
-    this.#ring = events.length > maxEvents ? events.slice(events.length - maxEvents) : events;
-    this.#cursor = 0;
+    const held = this.#t.length - this.#head;
+    if (held > maxEvents) this.#head += held - maxEvents;
     this.#max = maxEvents;
   }
 
