@@ -4,8 +4,11 @@
  * Gatehouse runs twice: as `deno run -A cli.ts run` (V8 defaults, or `GH_V8_FLAGS`) and with
  * the V8 flags `gatehouse start` uses (`SERVER_V8_FLAGS`).
  * Scenarios: respond (13 bytes), 1 KiB file, 1 MiB file, 404, gzip of a 100 KiB text file,
- * reverse proxy to a local backend; a bare `Deno.serve` answers `respond` and the two file
- * scenarios (from memory) as the floor.
+ * reverse proxy to a local backend, the same proxy behind the cache (memory and disk storage;
+ * nginx's `proxy_cache`), and respond behind a rate limit that never refuses (`rate_limit`;
+ * nginx's `limit_req`), whose CPU time per request less respond's is the limit's cost; a bare
+ * `Deno.serve` answers `respond` and the two file scenarios (from memory) as the floor. Caddy
+ * 2.6.2 has neither the cache nor the rate limit (they are plugins there) and skips those.
  * Reports requests/s, p99 latency, server CPU time per request, the resident set after each
  * scenario and the peak resident set of the whole run.
  *
@@ -44,6 +47,7 @@ interface Scenario {
   name: string;
   path: string;
   headers?: Record<string, string>;
+  /** The servers that run it (name prefixes); all when absent. */
   only?: string[];
 }
 
@@ -57,12 +61,58 @@ const ALL_SCENARIOS: Scenario[] = [
   { name: "reverse proxy", path: "/proxy/x" },
   // a single-page app: the route is no file, so try_files falls back to /index.html
   { name: "try_files SPA", path: "/spa/dashboard/settings" },
+  // the proxy scenario's answer served from the cache (every request a hit after the first)
+  { name: "cached proxy", path: "/cached/x", only: ["gatehouse", "nginx"] },
+  { name: "cached proxy (disk)", path: "/cached-disk/x", only: ["gatehouse"] },
+  // respond behind a rate limit per client address that never refuses
+  { name: "rate_limit respond", path: "/limited", only: ["gatehouse", "nginx"] },
 ];
+const runs = (s: Scenario, server: string) => !s.only || s.only.some((p) => server.startsWith(p));
 /** Scenarios the bare `Deno.serve` floor answers. */
 const BARE = ["respond 13 B", "file 1 KiB", "file 1 MiB"];
 const SCENARIOS = ONLY ? ALL_SCENARIOS.filter((s) => s.name.includes(ONLY)) : ALL_SCENARIOS;
 
-function httpConfig(listen: string, root: string, upstream: string, engine = "deno") {
+function httpConfig(
+  listen: string,
+  root: string,
+  upstream: string,
+  engine = "deno",
+  cacheDir = "",
+) {
+  // the cache and the rate limit, for the servers that have them
+  const ours = cacheDir
+    ? [
+      {
+        match: [{ path: ["/cached/*"] }],
+        handle: [
+          { handler: "cache" },
+          { handler: "reverse_proxy", upstreams: [{ dial: upstream }] },
+        ],
+        terminal: true,
+      },
+      {
+        match: [{ path: ["/cached-disk/*"] }],
+        handle: [
+          { handler: "cache", simplefs: { path: cacheDir } },
+          { handler: "reverse_proxy", upstreams: [{ dial: upstream }] },
+        ],
+        terminal: true,
+      },
+      {
+        match: [{ path: ["/limited"] }],
+        handle: [
+          {
+            handler: "rate_limit",
+            rate_limits: {
+              bench: { key: "{http.request.remote.host}", window: "1s", max_events: 10_000_000 },
+            },
+          },
+          { handler: "static_response", body: "Hello, World!" },
+        ],
+        terminal: true,
+      },
+    ]
+    : [];
   return {
     servers: {
       bench: {
@@ -70,6 +120,7 @@ function httpConfig(listen: string, root: string, upstream: string, engine = "de
         ...(engine === "deno" ? {} : { listener_engine: engine }),
         automatic_https: { disable: true },
         routes: [
+          ...ours,
           {
             match: [{ path: ["/respond"] }],
             handle: [{ handler: "static_response", body: "Hello, World!" }],
@@ -134,8 +185,12 @@ http {
   gzip on; gzip_types text/plain; gzip_min_length 512;
   client_body_temp_path ${dir}; proxy_temp_path ${dir}; fastcgi_temp_path ${dir}; uwsgi_temp_path ${dir}; scgi_temp_path ${dir};
   upstream up { server ${upstream}; keepalive 32; }
+  proxy_cache_path ${dir}/nginx-cache keys_zone=bench:10m max_size=100m inactive=10m use_temp_path=off;
+  limit_req_zone $binary_remote_addr zone=rl:10m rate=10000000r/s;
   server {
     listen 127.0.0.1:${port};
+    location /cached/ { proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_cache bench; proxy_cache_valid 200 120s; }
+    location = /limited { limit_req zone=rl burst=1000000 nodelay; default_type text/plain; return 200 "Hello, World!"; }
     location = /respond { default_type text/plain; return 200 "Hello, World!"; }
     location /proxy/ { proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection ""; }
     location /f/ { alias ${root}/; }
@@ -325,7 +380,7 @@ const servers: Server[] = [];
     `${dir}/gatehouse.json`,
     JSON.stringify({
       admin: { disabled: true },
-      apps: { http: httpConfig(`127.0.0.1:${port}`, root, upstream) },
+      apps: { http: httpConfig(`127.0.0.1:${port}`, root, upstream, "deno", `${dir}/gh-cache-1`) },
     }),
   );
   // The servers use the runner's Deno cache, which the warm-up below fills: a server started on
@@ -361,7 +416,9 @@ const servers: Server[] = [];
     `${dir}/gatehouse-start.json`,
     JSON.stringify({
       admin: { disabled: true },
-      apps: { http: httpConfig(`127.0.0.1:${port2}`, root, upstream) },
+      apps: {
+        http: httpConfig(`127.0.0.1:${port2}`, root, upstream, "deno", `${dir}/gh-cache-2`),
+      },
     }),
   );
   servers.push(
@@ -388,7 +445,9 @@ const servers: Server[] = [];
       `${dir}/gatehouse-node.json`,
       JSON.stringify({
         admin: { disabled: true },
-        apps: { http: httpConfig(`127.0.0.1:${port3}`, root, upstream, "node") },
+        apps: {
+          http: httpConfig(`127.0.0.1:${port3}`, root, upstream, "node", `${dir}/gh-cache-3`),
+        },
       }),
     );
     await warmUp(
@@ -453,6 +512,7 @@ for (const sc of SCENARIOS) {
   const seen: string[] = [];
   for (const srv of servers) {
     if (srv.name === "bare Deno.serve" && !BARE.includes(sc.name)) continue;
+    if (!runs(sc, srv.name)) continue;
     const res = await fetch(`http://127.0.0.1:${srv.port}${sc.path}`, { headers: sc.headers });
     const body = new Uint8Array(await res.arrayBuffer());
     seen.push(`${srv.name}: ${res.status} ${body.length} B`);
@@ -466,6 +526,7 @@ try {
     for (let round = 0; round < ROUNDS; round++) {
       for (const srv of servers) {
         if (srv.name === "bare Deno.serve" && !BARE.includes(sc.name)) continue;
+        if (!runs(sc, srv.name)) continue;
         if (round === 0) await wrk(srv, sc, 2); // warm-up (JIT, connection pools), discarded
         const r = await wrk(srv, sc);
         const key = `${sc.name}|${srv.name}`;

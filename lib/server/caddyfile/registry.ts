@@ -45,9 +45,13 @@ export const DEFAULT_DIRECTIVE_ORDER: readonly string[] = [
   "timeouts",
   "redir",
   "method",
+  // cache-handler registers its directive before rewrite (httpcache.go)
+  "cache",
   "rewrite",
   "uri",
   "try_files",
+  // caddy-ratelimit registers its directive before basic_auth (caddyfile.go)
+  "rate_limit",
   "basicauth",
   "basic_auth",
   "forward_auth",

@@ -151,6 +151,18 @@ export const HANDLERS: readonly HandlerEntry[] = [
     writer: async () => (await import("./acme_server/writer.ts")).writer,
   },
   {
+    id: "http.handlers.cache",
+    load: async () => (await import("./cache/mod.ts")).cacheModule,
+    syntax: async () => (await import("./cache/caddyfile.ts")).syntax,
+    writer: async () => (await import("./cache/writer.ts")).writer,
+  },
+  {
+    id: "http.handlers.rate_limit",
+    load: async () => (await import("./rate_limit/mod.ts")).rateLimitModule,
+    syntax: async () => (await import("./rate_limit/caddyfile.ts")).syntax,
+    writer: async () => (await import("./rate_limit/writer.ts")).writer,
+  },
+  {
     id: "http.handlers.reverse_proxy",
     load: async () => (await import("./reverse_proxy/mod.ts")).reverseProxyModule,
     syntax: async () => (await import("./reverse_proxy/caddyfile.ts")).syntax,
