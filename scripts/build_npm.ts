@@ -101,7 +101,7 @@ const dependencies = new Map<string, string>();
  */
 const PEERS: Record<string, string> = {
   react: "^18.0.0 || ^19.0.0",
-  preact: "^10.0.0",
+  preact: "^10.0.0 || ^11.0.0",
 };
 const TYPE_ONLY = new Set(["@types/react"]);
 const peersUsed = new Set<string>();

@@ -21,11 +21,21 @@ import type { AuthCardProps, AuthFormProps, AuthLinksProps, OnSuccess } from "./
 import type { ForgotPasswordPageProps } from "./forgot.ts";
 import type { LoginPageProps } from "./login.ts";
 import { createAuthComponents } from "./pages.ts";
+import {
+  assertRendererSharesPreact,
+  assertSupportedPreact,
+  assertThisPreact,
+  watchForeignElements,
+} from "./preact_check.ts";
 import type { ResetPasswordPageProps } from "./reset.ts";
 import type { AuthElement, AuthNode, AuthRuntime } from "./runtime.ts";
 import type { SignupPageProps } from "./signup.ts";
 import type { SsoButtonsProps } from "./sso.ts";
 import type { VerifyEmailPageProps } from "./verify.ts";
+
+assertSupportedPreact();
+assertRendererSharesPreact(renderToString);
+watchForeignElements();
 
 const runtime: AuthRuntime<AuthElement> = {
   createElement: h as AuthRuntime<AuthElement>["createElement"],
@@ -52,7 +62,8 @@ const c = createAuthComponents(runtime);
  * }));
  * ```
  */
-export function LoginPage(props: LoginPageProps<AuthNode>): AuthElement {
+export function LoginPage(this: unknown, props: LoginPageProps<AuthNode>): AuthElement {
+  assertThisPreact(this, "LoginPage");
   return c.LoginPage(props);
 }
 
@@ -68,7 +79,8 @@ export function LoginPage(props: LoginPageProps<AuthNode>): AuthElement {
  * renderToString(h(SignupPage, { action: "/api/auth/signup", loginHref: "/login" }));
  * ```
  */
-export function SignupPage(props: SignupPageProps<AuthNode>): AuthElement {
+export function SignupPage(this: unknown, props: SignupPageProps<AuthNode>): AuthElement {
+  assertThisPreact(this, "SignupPage");
   return c.SignupPage(props);
 }
 
@@ -84,7 +96,8 @@ export function SignupPage(props: SignupPageProps<AuthNode>): AuthElement {
  * renderToString(h(ForgotPasswordPage, { action: "/api/auth/forgot", loginHref: "/login" }));
  * ```
  */
-export function ForgotPasswordPage(props: ForgotPasswordPageProps): AuthElement {
+export function ForgotPasswordPage(this: unknown, props: ForgotPasswordPageProps): AuthElement {
+  assertThisPreact(this, "ForgotPasswordPage");
   return c.ForgotPasswordPage(props);
 }
 
@@ -100,7 +113,8 @@ export function ForgotPasswordPage(props: ForgotPasswordPageProps): AuthElement 
  * renderToString(h(ResetPasswordPage, { token, loginHref: "/login" }));
  * ```
  */
-export function ResetPasswordPage(props: ResetPasswordPageProps): AuthElement {
+export function ResetPasswordPage(this: unknown, props: ResetPasswordPageProps): AuthElement {
+  assertThisPreact(this, "ResetPasswordPage");
   return c.ResetPasswordPage(props);
 }
 
@@ -116,7 +130,8 @@ export function ResetPasswordPage(props: ResetPasswordPageProps): AuthElement {
  * renderToString(h(VerifyEmailPage, { email: "ada@example.com", action: "/api/auth/verify" }));
  * ```
  */
-export function VerifyEmailPage(props: VerifyEmailPageProps): AuthElement {
+export function VerifyEmailPage(this: unknown, props: VerifyEmailPageProps): AuthElement {
+  assertThisPreact(this, "VerifyEmailPage");
   return c.VerifyEmailPage(props);
 }
 
@@ -133,7 +148,8 @@ export function VerifyEmailPage(props: VerifyEmailPageProps): AuthElement {
  * // <ul ...><li><a href="/api/auth/oauth/github/start" ...>Continue with GitHub</a></li></ul>
  * ```
  */
-export function SsoButtons(props: SsoButtonsProps): AuthElement | null {
+export function SsoButtons(this: unknown, props: SsoButtonsProps): AuthElement | null {
+  assertThisPreact(this, "SsoButtons");
   return c.SsoButtons(props);
 }
 
@@ -148,7 +164,8 @@ export function SsoButtons(props: SsoButtonsProps): AuthElement | null {
  * h(AuthCard, { title: "Signed out" }, h("p", null, "See you soon."));
  * ```
  */
-export function AuthCard(props: AuthCardProps<AuthNode>): AuthElement {
+export function AuthCard(this: unknown, props: AuthCardProps<AuthNode>): AuthElement {
+  assertThisPreact(this, "AuthCard");
   return c.AuthCard(props);
 }
 
@@ -163,7 +180,8 @@ export function AuthCard(props: AuthCardProps<AuthNode>): AuthElement {
  * h(AuthLinks, { links: [{ href: "/login", label: "Back to sign in" }] });
  * ```
  */
-export function AuthLinks(props: AuthLinksProps): AuthElement | null {
+export function AuthLinks(this: unknown, props: AuthLinksProps): AuthElement | null {
+  assertThisPreact(this, "AuthLinks");
   return c.AuthLinks(props);
 }
 
@@ -184,7 +202,8 @@ export function AuthLinks(props: AuthLinksProps): AuthElement | null {
  * });
  * ```
  */
-export function AuthForm(props: AuthFormProps): AuthElement {
+export function AuthForm(this: unknown, props: AuthFormProps): AuthElement {
+  assertThisPreact(this, "AuthForm");
   // AuthForm holds state: rendered as its own element so its hooks belong to it.
   return runtime.createElement(c.AuthForm, props);
 }
