@@ -25,16 +25,23 @@ const BLOCKS = [...README.matchAll(/```(ts|tsx)\n([\s\S]*?)```/g)].map((m) => ({
 const APP_PORT = loadAppEnv({}).PORT;
 const DENO_JSON = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`)) as {
   name: string;
+  version: string;
   exports: Record<string, string>;
 };
+
+/** A temp directory removed when the tests of this file end. */
+async function tempDir(prefix: string): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix });
+  globalThis.addEventListener("unload", () => Deno.removeSync(dir, { recursive: true }));
+  return dir;
+}
 
 let jsrForm: Promise<string> | null = null;
 
 /** The package as JSR serves it, built once for the file (removed when the tests end). */
 function jsrDir(): Promise<string> {
   jsrForm ??= (async () => {
-    const dir = await Deno.makeTempDir({ prefix: "gatehouse-readme-jsr-" });
-    globalThis.addEventListener("unload", () => Deno.removeSync(dir, { recursive: true }));
+    const dir = await tempDir("gatehouse-readme-jsr-");
     await buildJsrForm(dir, Object.values(DENO_JSON.exports).map((p) => p.replace(/^\.\//, "")));
     return dir;
   })();
@@ -48,7 +55,7 @@ function jsrDir(): Promise<string> {
  */
 async function appDir(npm: string[] = [], extra: Record<string, string> = {}): Promise<string> {
   const jsr = await jsrDir();
-  const dir = await Deno.makeTempDir({ prefix: "gatehouse-readme-" });
+  const dir = await tempDir("gatehouse-readme-");
   const imports: Record<string, string> = {};
   for (const [key, path] of Object.entries(DENO_JSON.exports)) {
     imports[`${DENO_JSON.name}${key.slice(1)}`] = new URL(`file://${jsr}/${path.slice(2)}`).href;
@@ -144,10 +151,60 @@ async function run(
         child.kill("SIGTERM");
       } catch { /* exited */ }
       await done;
-      await Deno.remove(dir, { recursive: true });
     },
   };
 }
+
+Deno.test("readme: the Deno install line is the one the tests' app config stands for", () => {
+  assert.ok(README.includes("`deno add jsr:@gatehouse/gatehouse`"));
+  assert.equal(DENO_JSON.name, "@gatehouse/gatehouse");
+});
+
+/** README's `links` config for trying the quick starts against a clone, the clone being ROOT. */
+function linksConfig(): { imports: Record<string, string>; links: string[] } {
+  const config = [...README.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]))
+    .find((c) => Array.isArray(c.links));
+  assert.ok(config, "README shows the links config");
+  assert.deepEqual(config.links, ["../gatehouse"]);
+  assert.equal(
+    config.imports["@gatehouse/gatehouse"],
+    `jsr:@gatehouse/gatehouse@^${DENO_JSON.version}`,
+    "the import the links config names is the version of the clone",
+  );
+  return { ...config, links: [ROOT.replace(/\/$/, "")] };
+}
+
+Deno.test({
+  name: "readme: with the links config, the quick starts run against the clone",
+  ...opts,
+  async fn() {
+    const app = await tempDir("gatehouse-readme-links-");
+    await Deno.writeTextFile(`${app}/deno.json`, JSON.stringify(linksConfig()));
+    const added = await new Deno.Command(Deno.execPath(), {
+      args: ["add", ...preactInstall()],
+      cwd: app,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.ok(added.success, new TextDecoder().decode(added.stderr));
+    const d1 = block("@gatehouse/gatehouse/d1");
+    const flows = await run(d1.code, d1.lang, {}, app);
+    try {
+      assert.equal((await flows.done).code, 0, flows.output());
+      assert.match(flows.output(), /invalid_code|\b123456\b/);
+    } finally {
+      await flows.stop();
+    }
+    const pages = block("@gatehouse/gatehouse/preact");
+    const html = await run(pages.code, pages.lang, {}, app);
+    try {
+      assert.equal((await html.done).code, 0, html.output());
+      assert.match(html.output(), /<form method="post" action="\/api\/auth\/login">/);
+    } finally {
+      await html.stop();
+    }
+  },
+});
 
 Deno.test("readme: every TypeScript quick start is covered here", () => {
   assert.deepEqual(
