@@ -2,9 +2,19 @@
  * Builds the npm mirror in `npm/`: every entry of `deno.json` `exports` whose file exists is
  * compiled with the TypeScript compiler to ES modules (`.js`) with declarations (`.d.ts`);
  * relative `.ts` specifiers become `.js`; bare specifiers resolve through `deno.json`
- * `imports` to npm package names, which become `dependencies` (with the version range from
- * the import map); `package.json` `exports` mirror `deno.json`'s. When there are dependencies,
- * `npm install` runs in `npm/` so the Node tests (`node --test tests/npm/`) can import it,
+ * `imports` to npm package names; `package.json` `exports` mirror `deno.json`'s.
+ *
+ * The mirror has no `dependencies`: every npm package the code imports is an optional peer
+ * dependency (with the version range from the import map), so installing the mirror installs
+ * nothing else, and an app adds the packages of the parts it uses (README, "Install"). The core
+ * imports none; `./d1` loads `@libsql/client` only in `openLibsql`; the server loads each of its
+ * packages when a config uses the feature. Every dynamic `import()` of the mirror goes through
+ * `_peers.js`, which turns Node's "Cannot find package 'x'" for a peer into an error naming the
+ * package and the `npm install` line; a static import of a missing peer (`hono` of `./mail`,
+ * `react`, `preact`) fails with Node's own error, which names the package.
+ *
+ * Unless `--no-install`, the peers are then installed in `npm/` without being saved
+ * (`npm install --no-save`) so the Node tests (`node --test tests/npm/`) can import every part,
  * and the build fails when an installed package's `engines.node` excludes the oldest Node the
  * mirror's own `engines.node` allows (`scripts/npm_engines.ts`). The mail reference's renderer
  * bundle is carried as a file, not a dependency (`carryReferenceRenderer`).
@@ -92,19 +102,19 @@ for (const [key, source] of Object.entries(exportsMap)) {
 }
 if (entries.length === 0) throw new Error("deno.json exports name no existing file");
 
-const dependencies = new Map<string, string>();
+/** Every npm package the code imports, with the range of the import map. */
+const peers = new Map<string, string>();
 
 /**
- * UI libraries an app brings itself, exactly one copy of each: listed as optional peer
- * dependencies with the majors the pages support, never installed by the mirror. `@types/react`
- * only names React's types for Deno (`@ts-types`); TypeScript users have their own.
+ * UI libraries an app brings itself, exactly one copy of each: their peer ranges are the majors
+ * the pages support rather than the import map's. `@types/react` only names React's types for
+ * Deno (`@ts-types`); TypeScript users have their own.
  */
-const PEERS: Record<string, string> = {
+const PEER_RANGES: Record<string, string> = {
   react: "^18.0.0 || ^19.0.0",
   preact: "^10.0.0 || ^11.0.0",
 };
 const TYPE_ONLY = new Set(["@types/react"]);
-const peersUsed = new Set<string>();
 
 /** Maps a bare specifier through the import map to an npm specifier; records the dependency. */
 function mapBare(specifier: string, from: string): string {
@@ -128,17 +138,12 @@ function mapBare(specifier: string, from: string): string {
       `${from}: cannot map "${specifier}" to an npm package (add it to deno.json imports as npm:)`,
     );
   }
-  if (Object.hasOwn(PEERS, target.name)) {
-    peersUsed.add(target.name);
-    const sub = `${target.subpath}${rest}`.replace(/^\/+/, "");
-    return sub ? `${target.name}/${sub}` : target.name;
-  }
   if (TYPE_ONLY.has(target.name)) return target.name;
-  const known = dependencies.get(target.name);
+  const known = peers.get(target.name);
   if (known && known !== target.range) {
     throw new Error(`${target.name}: conflicting ranges ${known} and ${target.range}`);
   }
-  dependencies.set(target.name, target.range);
+  peers.set(target.name, target.range);
   const sub = `${target.subpath}${rest}`.replace(/^\/+/, "");
   return sub ? `${target.name}/${sub}` : target.name;
 }
@@ -154,14 +159,23 @@ function mapSpecifier(spec: string, file: string): string {
   return mapBare(spec, file);
 }
 
-/** Rewrites module specifiers of imports, exports, dynamic imports and `import()` types. */
-function specifierTransformer<T extends ts.Node>(
+/** The module every dynamic import goes through (`peerModuleSource`), at the mirror's root. */
+const PEER_MODULE = "_peers.js";
+const PEER_IMPORT = "__gatehouseImportPeer";
+
+/**
+ * Rewrites module specifiers of imports, exports, dynamic imports and `import()` types; in code
+ * (not declarations), wraps each dynamic import in `_peers.js`'s `importPeer`.
+ */
+const specifierTransformer = (code: boolean) =>
+<T extends ts.Node>(
   context: ts.TransformationContext,
-): (node: T) => T {
+): (node: T) => T => {
   const f = context.factory;
   return (top: T) => {
     if (!ts.isSourceFile(top)) return top;
     const file = top.fileName.slice(rootPath.length + 1);
+    let wrapped = false;
     const lit = (node: ts.Expression | undefined) =>
       node && ts.isStringLiteral(node) ? node.text : null;
     const visit = (node: ts.Node): ts.Node => {
@@ -192,10 +206,13 @@ function specifierTransformer<T extends ts.Node>(
         lit(node.arguments[0]) !== null
       ) {
         const spec = mapSpecifier(lit(node.arguments[0])!, file);
-        return f.updateCallExpression(node, node.expression, node.typeArguments, [
+        const call = f.updateCallExpression(node, node.expression, node.typeArguments, [
           f.createStringLiteral(spec),
           ...node.arguments.slice(1),
         ]);
+        if (!code) return call;
+        wrapped = true;
+        return f.createCallExpression(f.createIdentifier(PEER_IMPORT), undefined, [call]);
       }
       if (
         ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) &&
@@ -213,8 +230,55 @@ function specifierTransformer<T extends ts.Node>(
       }
       return ts.visitEachChild(node, visit, context);
     };
-    return ts.visitNode(top, visit) as T;
+    const out = ts.visitNode(top, visit) as ts.SourceFile;
+    if (!wrapped) return out as unknown as T;
+    const depth = file.split("/").length - 1;
+    const from = depth === 0 ? `./${PEER_MODULE}` : `${"../".repeat(depth)}${PEER_MODULE}`;
+    const helper = f.createImportDeclaration(
+      undefined,
+      f.createImportClause(
+        false,
+        undefined,
+        f.createNamedImports([
+          f.createImportSpecifier(
+            false,
+            f.createIdentifier("importPeer"),
+            f.createIdentifier(PEER_IMPORT),
+          ),
+        ]),
+      ),
+      f.createStringLiteral(from),
+    );
+    return f.updateSourceFile(out, [helper, ...out.statements]) as unknown as T;
   };
+};
+
+/**
+ * `_peers.js`: `importPeer(loading)` passes a dynamic import through, and turns its failure for
+ * want of one of the mirror's peer packages (Node's and Deno's `Cannot find package 'x'`, Bun's
+ * `Cannot find package "x"`) into an error that names the package and how to install it.
+ */
+function peerModuleSource(ranges: Record<string, string>): string {
+  return `// Generated by scripts/build_npm.ts. The npm packages of @gatehouse/gatehouse are optional
+// peer dependencies: an app installs those of the parts it uses. A feature loads its packages
+// when it is first used, through importPeer, which names a missing one and how to install it.
+const PEERS = ${JSON.stringify(ranges, null, 2)};
+
+export function importPeer(loading) {
+  return loading.catch((error) => {
+    const message = String(error && error.message);
+    const found = /(?:Cannot|Could not) find (?:package|module) ['"]((?:@[^/'"]+\\/)?[^/'"]+)/.exec(message);
+    const name = found && found[1];
+    if (!name || !Object.prototype.hasOwnProperty.call(PEERS, name)) throw error;
+    throw new Error(
+      \`@gatehouse/gatehouse: this feature needs the npm package \${name}, an optional peer \` +
+        \`dependency that is not installed. Install it beside @gatehouse/gatehouse: \` +
+        \`npm install \${name}@"\${PEERS[name]}"\`,
+      { cause: error },
+    );
+  });
+}
+`;
 }
 
 /** @types/node from Deno's npm directory when present (some libraries import `node:`). */
@@ -277,7 +341,7 @@ const result = program.emit(
   },
   undefined,
   false,
-  { before: [specifierTransformer], afterDeclarations: [specifierTransformer] },
+  { before: [specifierTransformer(true)], afterDeclarations: [specifierTransformer(false)] },
 );
 if (result.emitSkipped) {
   const why = [...ts.getPreEmitDiagnostics(program), ...result.diagnostics]
@@ -309,6 +373,15 @@ if (diagnostics.length > 0) {
   }
 }
 
+const peerNames = [...peers.keys()].sort();
+/** The range a peer is declared with: the pages' majors for UI libraries, else the import map's. */
+const peerRange = (name: string) => PEER_RANGES[name] ?? peers.get(name)!;
+await Deno.writeTextFile(
+  `${outDir}/${PEER_MODULE}`,
+  peerModuleSource(Object.fromEntries(peerNames.map((n) => [n, peerRange(n)]))),
+);
+written.push(PEER_MODULE);
+
 function outFile(source: string, ext: ".js" | ".d.ts"): string {
   return "./" + source.replace(/^\.\//, "").replace(/\.[mc]?tsx?$/, ext);
 }
@@ -327,15 +400,10 @@ const pkg = {
       default: outFile(e.source, ".js"),
     }]),
   ),
-  ...(dependencies.size > 0
-    ? { dependencies: Object.fromEntries([...dependencies].sort(([a], [b]) => a.localeCompare(b))) }
-    : {}),
-  ...(peersUsed.size > 0
+  ...(peers.size > 0
     ? {
-      peerDependencies: Object.fromEntries([...peersUsed].sort().map((n) => [n, PEERS[n]])),
-      peerDependenciesMeta: Object.fromEntries(
-        [...peersUsed].sort().map((n) => [n, { optional: true }]),
-      ),
+      peerDependencies: Object.fromEntries(peerNames.map((n) => [n, peerRange(n)])),
+      peerDependenciesMeta: Object.fromEntries(peerNames.map((n) => [n, { optional: true }])),
     }
     : {}),
 };
@@ -405,7 +473,7 @@ const carried = await carryReferenceRenderer();
 
 console.log(
   `${outArg ?? "npm/"}: ${entries.map((e) => e.key).join(", ")} -> ${written.length} files, ` +
-    `${dependencies.size} dependencies` +
+    `${peers.size} optional peer dependencies` +
     (carried ? `; carries @scalar/api-reference ${carried}'s browser bundle` : ""),
 );
 
@@ -416,9 +484,17 @@ if (versionOverride && await exists(`${outDir}/deno.json`)) {
   await Deno.writeTextFile(`${outDir}/deno.json`, JSON.stringify(emitted, null, 4));
 }
 
-if (dependencies.size > 0 && !skipInstall) {
+if (peers.size > 0 && !skipInstall) {
+  // For the Node tests: every peer, at the import map's range, not saved in package.json.
   const { success } = await new Deno.Command("npm", {
-    args: ["install", "--no-audit", "--no-fund", "--omit=dev", "--no-package-lock"],
+    args: [
+      "install",
+      "--no-save",
+      "--no-audit",
+      "--no-fund",
+      "--no-package-lock",
+      ...peerNames.map((n) => `${n}@${peers.get(n)}`),
+    ],
     cwd: outDir,
     stdout: "inherit",
     stderr: "inherit",

@@ -12,6 +12,8 @@
 import assert from "node:assert/strict";
 import { loadAppEnv } from "../../app/env.ts";
 import { freePort } from "../server/fixtures/helpers.ts";
+import ts from "typescript";
+import { startLocalRegistry } from "../../scripts/local_registry.ts";
 import { buildJsrForm } from "./hydration/jsr_form.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -410,6 +412,94 @@ Deno.test({
       assert.ok(config.apps.http.servers.web, "the admin API has the config");
     } finally {
       await app.stop();
+    }
+  },
+});
+
+/** Runs a command in `cwd`; fails the test with its output on a non-zero exit. */
+async function sh(cmd: string, args: string[], cwd: string): Promise<string> {
+  const out = await new Deno.Command(cmd, { args, cwd, stdout: "piped", stderr: "piped" })
+    .output();
+  const text = new TextDecoder();
+  assert.ok(out.success, `${cmd} ${args.join(" ")}:\n${text.decode(out.stderr)}`);
+  return text.decode(out.stdout);
+}
+
+const HAVE_NPM = await new Deno.Command("npm", { args: ["--version"], stdout: "null" }).output()
+  .then((o) => o.success, () => false);
+
+Deno.test({
+  name:
+    "readme: the npm install lines from a registry: the mirror alone, and the Preact quick start in Node with Preact 10 and 11",
+  ignore: !HAVE_NPM,
+  ...opts,
+  async fn() {
+    const registry = await startLocalRegistry();
+    try {
+      const mirror = await tempDir("gatehouse-readme-mirror-");
+      await sh(Deno.execPath(), [
+        "run",
+        "-A",
+        "--config",
+        `${ROOT}tests/deno.json`,
+        `${ROOT}scripts/build_npm.ts`,
+        "--out",
+        mirror,
+        "--no-install",
+      ], ROOT);
+      await registry.publish(mirror);
+      const npm = (dir: string, line: string) =>
+        sh("npm", [
+          ...line.split(/\s+/).slice(1),
+          "--registry",
+          registry.url,
+          "--no-audit",
+          "--no-fund",
+        ], dir);
+      const newApp = async () => {
+        const dir = await tempDir("gatehouse-readme-npm-");
+        await Deno.writeTextFile(
+          `${dir}/package.json`,
+          JSON.stringify({ name: "app", private: true, type: "module" }),
+        );
+        return dir;
+      };
+
+      const install = README.match(/`(npm install @gatehouse\/gatehouse)`/)?.[1];
+      assert.ok(install, "README has the npm install line");
+      const alone = await newApp();
+      await npm(alone, install);
+      const lock = JSON.parse(await Deno.readTextFile(`${alone}/package-lock.json`));
+      assert.deepEqual(Object.keys(lock.packages).filter((k) => k !== ""), [
+        "node_modules/@gatehouse/gatehouse",
+      ]);
+
+      const pagesLine = README.match(/`(npm install @gatehouse\/gatehouse preact [^`]+)`/)?.[1];
+      assert.ok(pagesLine, "README says what to install for the sign-in pages on npm");
+      const { code } = block("@gatehouse/gatehouse/preact");
+      // the quick start as the app's TypeScript compiler emits it (Node runs no TSX)
+      const js = ts.transpileModule(code, {
+        compilerOptions: {
+          jsx: ts.JsxEmit.ReactJSX,
+          module: ts.ModuleKind.ESNext,
+          target: ts.ScriptTarget.ES2022,
+        },
+      }).outputText;
+      for (const preact of ["", "@10"]) {
+        const app = await newApp();
+        await npm(app, pagesLine.replace(" preact ", ` preact${preact} `));
+        const installed = JSON.parse(
+          await Deno.readTextFile(`${app}/node_modules/preact/package.json`),
+        );
+        assert.match(installed.version, preact ? /^10\./ : /^11\./);
+        await Deno.writeTextFile(`${app}/main.mjs`, js);
+        const html = await sh("node", ["main.mjs"], app);
+        assert.match(html, /^<main style="[^"]+"><div style="[^"]+"><h1 [^>]*>Sign in<\/h1>/);
+        assert.ok(html.includes('<form method="post" action="/api/auth/login">'), html);
+        assert.ok(html.includes("background:#0b5"), html);
+      }
+    } finally {
+      await registry.stop();
     }
   },
 });

@@ -1,6 +1,6 @@
 // The mail API's interactive reference from the npm mirror, installed the way a Node app gets
-// it: `npm pack` of the mirror, `npm install` of that tarball in a fresh directory outside the
-// repository (nothing of the repository's node_modules is reachable from there), and the mail
+// it: `npm pack` of the mirror, `npm install` of that tarball with the packages `./mail` needs
+// (`hono`, `@libsql/client`, README "Install") in a fresh directory outside the repository (nothing of the repository's node_modules is reachable from there), and the mail
 // server started from that install by its package name. The page and both of its scripts are
 // served (the renderer is the bundle the mirror carries); without that bundle the script answers
 // 503 with the npm advice. Build first: deno task build:npm. Run: node --test tests/npm/
@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 
 const mirror = fileURLToPath(new URL("../../npm/", import.meta.url));
 const serveHelper = new URL("./_serve.mjs", import.meta.url).href;
+const PEERS = JSON.parse(readFileSync(join(mirror, "package.json"), "utf8")).peerDependencies;
 
 // Runs in the app directory: the mail server of the installed package on a libSQL temp file.
 const SERVER = `
@@ -57,7 +58,7 @@ function startServer(dir) {
   };
 }
 
-test("mail mirror: the packed tarball, installed alone, serves the reference page and its scripts", async () => {
+test("mail mirror: the packed tarball, installed with hono and @libsql/client, serves the reference page and its scripts", async () => {
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-mail-reference-"));
   try {
     execFileSync("npm", ["pack", "--silent", "--pack-destination", dir], {
@@ -76,6 +77,7 @@ test("mail mirror: the packed tarball, installed alone, serves the reference pag
       "--no-package-lock",
       "--ignore-scripts",
       tarball,
+      ...["hono", "@libsql/client"].map((name) => `${name}@${PEERS[name]}`),
     ], { cwd: dir, stdio: "ignore" });
     writeFileSync(join(dir, "server.mjs"), SERVER);
     const installed = join(dir, "node_modules/@gatehouse/gatehouse");
