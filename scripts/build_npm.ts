@@ -17,7 +17,7 @@
  * (`npm install --no-save`) so the Node tests (`node --test tests/npm/`) can import every part,
  * and the build fails when an installed package's `engines.node` excludes the oldest Node the
  * mirror's own `engines.node` allows (`scripts/npm_engines.ts`). The mail reference's renderer
- * bundle is carried as a file, not a dependency (`carryReferenceRenderer`).
+ * bundle is carried as a file of the source tree, not a dependency (`carryReferenceRenderer`).
  *
  * Type errors do not stop the build (`deno check` is the type gate; TypeScript here lacks
  * Deno's built-in types); they are counted and the first few printed.
@@ -32,6 +32,7 @@
  */
 import ts from "typescript";
 import { checkEngines, formatConflicts } from "./npm_engines.ts";
+import { BUNDLE_DIR } from "./reference_bundle.ts";
 
 const root = new URL("../", import.meta.url);
 const rootPath = decodeURIComponent(root.pathname).replace(/\/$/, "");
@@ -281,18 +282,23 @@ export function importPeer(loading) {
 `;
 }
 
-/** @types/node from Deno's npm directory when present (some libraries import `node:`). */
+/**
+ * @types/node from Deno's npm directory of the root or of tests/ when present (some libraries
+ * import `node:`).
+ */
 async function nodeTypes(): Promise<string[]> {
-  const dir = `${rootPath}/node_modules/.deno`;
-  try {
-    for await (const e of Deno.readDir(dir)) {
-      if (e.name.startsWith("@types+node@")) {
-        const index = `${dir}/${e.name}/node_modules/@types/node/index.d.ts`;
-        if (await exists(index)) return [index];
+  for (const base of [rootPath, `${rootPath}/tests`]) {
+    const dir = `${base}/node_modules/.deno`;
+    try {
+      for await (const e of Deno.readDir(dir)) {
+        if (e.name.startsWith("@types+node@")) {
+          const index = `${dir}/${e.name}/node_modules/@types/node/index.d.ts`;
+          if (await exists(index)) return [index];
+        }
       }
+    } catch {
+      // no node_modules there: type errors for node: imports are reported, not fatal
     }
-  } catch {
-    // no node_modules: type errors for node: imports are reported, not fatal
   }
   return [];
 }
@@ -415,59 +421,24 @@ for (const doc of ["README.md", "LICENSE"]) {
 }
 
 /**
- * The mail API's interactive reference serves the browser bundle of npm `@scalar/api-reference`
- * (`lib/mail/reference_page.ts`). The mirror carries that one file beside the module, with its
- * licence, instead of depending on the package: the package installs about 280 MB (Vue,
- * CodeMirror, ...) and declares Node >= 22, for a file the server only reads and sends to
- * browsers. The bundle is the one `deno install` put in node_modules (the version deno.json
- * imports).
+ * The mail API's interactive reference serves the gzip-compressed browser bundle of npm
+ * `@scalar/api-reference` that the source tree carries beside `lib/mail/reference_page.ts`
+ * (`lib/mail/scalar/`, written by `scripts/reference_bundle.ts`, with its licence): the mirror
+ * carries the same files, instead of depending on the package (about 280 MB with Vue,
+ * CodeMirror, ..., and Node >= 22, for a file the server only reads and sends to browsers).
+ * Returns the bundle's version (from its licence), or null when the reference is not built.
  */
 async function carryReferenceRenderer(): Promise<string | null> {
   if (!written.includes("lib/mail/reference_page.js")) return null;
-  const pkgDir = `${rootPath}/node_modules/@scalar/api-reference`;
-  let version: string;
-  try {
-    version = JSON.parse(await Deno.readTextFile(`${pkgDir}/package.json`)).version;
-  } catch {
-    throw new Error(
-      "the mail reference's renderer (npm @scalar/api-reference) is not in node_modules: " +
-        "run `deno install` first",
-    );
+  const from = `${rootPath}/${BUNDLE_DIR}`;
+  const to = `${outDir}/${BUNDLE_DIR}`;
+  await Deno.mkdir(to, { recursive: true });
+  for (const file of ["standalone.js.gz", "LICENSE"]) {
+    await Deno.copyFile(`${from}/${file}`, `${to}/${file}`);
   }
-  const dir = `${outDir}/lib/mail/scalar`;
-  await Deno.mkdir(dir, { recursive: true });
-  await Deno.copyFile(`${pkgDir}/dist/browser/standalone.js`, `${dir}/standalone.js`);
-  await Deno.writeTextFile(`${dir}/LICENSE`, SCALAR_NOTICE.replace("{version}", version));
-  return version;
+  const notice = await Deno.readTextFile(`${from}/LICENSE`);
+  return notice.match(/@scalar\/api-reference\s+(\S+)/)?.[1] ?? "?";
 }
-
-/** The notice of the carried renderer (MIT, as the package's `license` and its repository). */
-const SCALAR_NOTICE = `standalone.js is the browser bundle of the npm package @scalar/api-reference
-{version} (https://github.com/scalar/scalar, packages/api-reference), carried unchanged. The
-libraries bundled in it keep their own notices inline.
-
-MIT License
-
-Copyright (c) 2023-present Scalar
-
-Permission is hereby granted, free of charge, to any person obtaining a copy
-of this software and associated documentation files (the "Software"), to deal
-in the Software without restriction, including without limitation the rights
-to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
-copies of the Software, and to permit persons to whom the Software is
-furnished to do so, subject to the following conditions:
-
-The above copyright notice and this permission notice shall be included in all
-copies or substantial portions of the Software.
-
-THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
-IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
-FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
-AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
-LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
-OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
-SOFTWARE.
-`;
 
 const carried = await carryReferenceRenderer();
 

@@ -22,17 +22,8 @@
 import { packageId, type PackageRequest, packageSpecifier } from "./package_spec.ts";
 import denoJson from "../../deno.json" with { type: "json" };
 
-/**
- * Imports that are not the server's: the sign-in pages' UI libraries, which an app brings
- * itself, and the mail reference's renderer, which is read as a file, never imported.
- */
-const NOT_SERVER = new Set([
-  "react",
-  "@types/react",
-  "preact",
-  "preact-render-to-string",
-  "@scalar/api-reference",
-]);
+/** Imports that are not the server's: the sign-in pages' UI libraries, an app's own. */
+const NOT_SERVER = new Set(["react", "@types/react", "preact", "preact-render-to-string"]);
 
 /**
  * The npm packages the server loads when a config uses a feature (`@peculiar/x509` for the local

@@ -97,7 +97,7 @@ interface Run {
 
 /**
  * Runs `code` as the `main` file of an app directory (a fresh one unless given); `app: "clone"`
- * runs it with this checkout's config instead, as a task of the clone (`deno task mail`).
+ * runs it with the config of this checkout's tasks instead (`deno task mail`: `app/deno.json`).
  */
 async function run(
   code: string,
@@ -117,7 +117,7 @@ async function run(
     if (value !== undefined) base[name] = value;
   }
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--check", "-A", ...(clone ? ["--config", `${ROOT}deno.json`] : []), file],
+    args: ["run", "--check", "-A", ...(clone ? ["--config", `${ROOT}app/deno.json`] : []), file],
     cwd: dir,
     env: { ...base, ...env },
     clearEnv: true, // no SESSION_SECRET or anything else of the caller's
