@@ -19,6 +19,7 @@ import { reusePortAvailable } from "./tls/deno_listener.ts";
 import { DEFAULT_CONNECTION_OPTIONS } from "./listeners/options.ts";
 import { applyKeepAlive } from "./listeners/keepalive.ts";
 import { headAnswer } from "./listeners/head.ts";
+import { listenError } from "./listeners/listen_error.ts";
 
 class Handle implements ListenerHandle {
   handler?: ConnHandler;
@@ -168,17 +169,21 @@ export class ListenerPool {
       const bind = unix || fd
         ? addr.host
         : await resolveBindHost(addr.host, addr.network, this.resolve);
-      socket = engine === "node"
-        ? await this.#openNode(
-          key,
-          addr.host,
-          bind,
-          addr.startPort,
-          unix,
-          addr.network,
-          options,
-        )
-        : await this.#open(key, addr.host, bind, addr.startPort, unix, addr.network, options);
+      try {
+        socket = engine === "node"
+          ? await this.#openNode(
+            key,
+            addr.host,
+            bind,
+            addr.startPort,
+            unix,
+            addr.network,
+            options,
+          )
+          : await this.#open(key, addr.host, bind, addr.startPort, unix, addr.network, options);
+      } catch (e) {
+        throw listenError(e, options.address);
+      }
       // Another listen for the same key may have opened it meanwhile (node binds async).
       const raced = this.#sockets.get(key);
       if (raced) {

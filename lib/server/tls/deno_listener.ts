@@ -303,12 +303,18 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
       : !old.socket || !bound
       ? (old.unknown ?? "the listening socket was not identified")
       : pin(kernel, old.socket);
+    const first = generations === 1;
     current = open(fixed);
-    o.log?.(`certificates changed: replacing the TLS listener (${why})`, {
-      port,
-      mode: current.mode,
-      ...(name === undefined ? {} : { name }),
-    });
+    // The first listener replaced before it answered any handshake with a certificate (the
+    // certificates obtained once the server started) is nothing to report: that is every start.
+    const served = old.mode === "fixed" || [...old.answers.values()].some((c) => c !== null);
+    if (!first || served) {
+      o.log?.(`certificates changed: replacing the TLS listener (${why})`, {
+        port,
+        mode: current.mode,
+        ...(name === undefined ? {} : { name }),
+      });
+    }
     if (pinned === undefined && typeof kernel !== "string" && bound && old.socket) {
       return handOver(kernel, bound, { ...old, socket: old.socket });
     }
