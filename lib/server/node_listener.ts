@@ -31,6 +31,12 @@ import { nodeTls, tlsFacts } from "./listeners/node_tls.ts";
 import { nodeH2, startsWithPreface } from "./listeners/node_h2.ts";
 import { statusText } from "./http/status.ts";
 import { headAnswer } from "./listeners/head.ts";
+import {
+  FIRST_BYTES_WAIT_MS,
+  firstBytes,
+  PLAIN_HTTP_PREFIX,
+  triage,
+} from "./listeners/plain_http.ts";
 import { tunnelOf, view } from "./node_streams.ts";
 
 export { tlsFacts };
@@ -311,8 +317,13 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     if (o.tls) raw.allowHalfOpen = false;
     if (!c.wrappers.length) {
       if (secure) {
-        secure.offer(c.alpn);
-        secure.server.emit("connection", raw);
+        // plain HTTP to the HTTPS port gets Go's 400 (its first bytes are read and put back)
+        firstBytes(raw, PLAIN_HTTP_PREFIX, FIRST_BYTES_WAIT_MS).then((first) => {
+          if (closing) return void raw.destroy();
+          if (triage(raw, first) !== "tls") return;
+          secure.offer(c.alpn);
+          secure.server.emit("connection", raw);
+        });
       } else if (c.h2c) cleartext(raw, c);
       else h1.emit("connection", raw);
       return;

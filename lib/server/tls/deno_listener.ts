@@ -39,6 +39,8 @@
  *
  * @module
  */
+import { type Libc, libc } from "./_libc.ts";
+import { answeredPlainHttp, deferAccept } from "./plain_http_peek.ts";
 import type { CertificateGetter, CertifiedKey } from "./cache.ts";
 import { normalizeName } from "./cache.ts";
 import {
@@ -228,21 +230,28 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
     port = addr.port;
     bound ??= { family: addr.hostname.includes(":") ? 6 : 4, address: addr.hostname, port };
     generations++;
+    /** The C library once the socket defers accepting: connections are peeked at. */
+    let peek: Libc | undefined;
     const gen: Generation = {
       mode: fixed ? "fixed" : "resolver",
       fixed: fixed?.cert,
       alpn: alpn.join(","),
       answers,
       snis,
-      loop: acceptLoop(
-        listener,
-        (conn) => connections.serve(i.serveHttpOnConnection, conn, o.handler, onError),
-      ),
+      loop: acceptLoop(listener, (conn) => {
+        // plain HTTP to this HTTPS port gets Go's 400 (see plain_http_peek.ts)
+        if (peek && answeredPlainHttp(peek, conn)) return;
+        connections.serve(i.serveHttpOnConnection, conn, o.handler, onError);
+      }),
     };
     if (typeof kernel !== "string") {
       const socket = newListener(kernel, bound, ours, expected);
       if (typeof socket === "string") gen.unknown = socket;
-      else gen.socket = socket;
+      else {
+        gen.socket = socket;
+        const c = libc();
+        if (typeof c !== "string" && deferAccept(c, socket.fd)) peek = c;
+      }
     }
     o.onListener?.();
     return gen;
