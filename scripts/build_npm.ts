@@ -20,10 +20,13 @@
  * bundle is carried as a file of the source tree, not a dependency (`carryReferenceRenderer`).
  *
  * Type errors do not stop the build (`deno check` is the type gate; TypeScript here lacks
- * Deno's built-in types); they are counted and the first few printed.
+ * Deno's built-in types): a run that succeeds prints a summary of a few lines (what was built,
+ * how many diagnostics, what was installed); `--verbose` adds each TypeScript diagnostic and
+ * npm's own output. A failure prints everything it has.
  *
  * ```sh
  * deno task build:npm
+ * deno task build:npm --verbose   # with every TypeScript diagnostic and npm's output
  * # elsewhere, with another version, without installing the dependencies (to publish it):
  * deno run -A scripts/build_npm.ts --out /tmp/mirror --version 0.2.1 --no-install
  * ```
@@ -51,6 +54,7 @@ const outDir = outArg
   : `${rootPath}/npm`;
 const versionOverride = option("version");
 const skipInstall = Deno.args.includes("--no-install");
+const verbose = Deno.args.includes("--verbose");
 
 /**
  * The Node versions the mirror supports: 20.6 is the oldest the OpenTelemetry JS 2.x packages
@@ -366,9 +370,9 @@ if (result.emitSkipped) {
 }
 
 const diagnostics = [...ts.getPreEmitDiagnostics(program), ...result.diagnostics];
-if (diagnostics.length > 0) {
+if (diagnostics.length > 0 && verbose) {
   console.warn(`${diagnostics.length} TypeScript diagnostics (deno check is authoritative):`);
-  for (const d of diagnostics.slice(0, 5)) {
+  for (const d of diagnostics) {
     console.warn(
       "  " + ts.formatDiagnostic(d, {
         getCanonicalFileName: (f) => f,
@@ -447,6 +451,13 @@ console.log(
     `${peers.size} optional peer dependencies` +
     (carried ? `; carries @scalar/api-reference ${carried}'s browser bundle` : ""),
 );
+if (diagnostics.length > 0) {
+  // TypeScript here lacks Deno's types (`Deno`, `Deno.Conn`, ...): expected, not errors
+  console.log(
+    `  ${diagnostics.length} TypeScript diagnostics, not fatal (deno check is the type gate)` +
+      (verbose ? "" : "; --verbose lists them"),
+  );
+}
 
 // The emitted deno.json is what the mirror's code reads its version from (`gatehouse version`).
 if (versionOverride && await exists(`${outDir}/deno.json`)) {
@@ -457,21 +468,31 @@ if (versionOverride && await exists(`${outDir}/deno.json`)) {
 
 if (peers.size > 0 && !skipInstall) {
   // For the Node tests: every peer, at the import map's range, not saved in package.json.
-  const { success } = await new Deno.Command("npm", {
+  const install = await new Deno.Command("npm", {
     args: [
       "install",
       "--no-save",
       "--no-audit",
       "--no-fund",
       "--no-package-lock",
+      ...(verbose ? [] : ["--loglevel=error"]),
       ...peerNames.map((n) => `${n}@${peers.get(n)}`),
     ],
     cwd: outDir,
-    stdout: "inherit",
-    stderr: "inherit",
+    stdout: verbose ? "inherit" : "piped",
+    stderr: verbose ? "inherit" : "piped",
   }).output();
-  if (!success) throw new Error("npm install in npm/ failed");
+  if (!install.success) {
+    if (!verbose) {
+      const text = new TextDecoder();
+      console.error(text.decode(install.stdout) + text.decode(install.stderr));
+    }
+    throw new Error("npm install in npm/ failed");
+  }
   const report = await checkEngines(outDir);
   if (report.conflicts.length > 0) throw new Error(formatConflicts(report));
-  console.log(`${report.packages} installed packages run on Node ${report.lowest}`);
+  console.log(
+    `  installed the ${peers.size} peers for the Node tests: ${report.packages} packages, ` +
+      `all run on Node ${report.lowest}`,
+  );
 }

@@ -121,11 +121,11 @@ Deno.test("tests, checks, benchmarks and scripts run with tests/deno.json; the a
   assert.match(tasks.check ?? "", /^deno install --quiet && /);
   assert.match(
     tasks.check ?? "",
-    /deno check \*\.ts && deno check --config app\/deno\.json app\/ &&/,
+    /deno check --quiet \*\.ts && deno check --quiet --config app\/deno\.json app\/ &&/,
   );
   assert.match(
     tasks.check ?? "",
-    /deno check --config tests\/deno\.json bench\/ scripts\/ /,
+    /deno check --quiet --config tests\/deno\.json bench\/ scripts\/ /,
   );
 });
 

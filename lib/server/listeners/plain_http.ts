@@ -54,7 +54,6 @@ export function firstBytes(
   waitMs: number,
 ): Promise<Uint8Array | null> {
   return new Promise((resolve) => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
     const finish = (got: Uint8Array | null) => {
       clearTimeout(timer);
       socket.off("readable", check);
@@ -75,7 +74,7 @@ export function firstBytes(
       finish(new Uint8Array(chunk));
     };
     const none = () => finish(null);
-    timer = setTimeout(none, waitMs);
+    const timer = setTimeout(none, waitMs);
     socket.on("readable", check);
     socket.once("end", none);
     socket.once("close", none);
