@@ -5,7 +5,8 @@
  * no external origin): the page loads `<base>/docs/assets/reference.js` (Scalar's standalone
  * bundle) and `<base>/docs/assets/init.js` (ours), which reads its settings from a JSON block of
  * the page. Scalar's telemetry, default fonts, request proxy and AI agent are turned off; "try
- * it" sends requests straight to this server.
+ * it" sends requests straight to this server; the key field shows `gh_test_…`, the form of this
+ * API's keys, instead of Scalar's key-like placeholder.
  *
  * The bundle is a file of this package, `scalar/standalone.js.gz` beside this module (written
  * by `scripts/reference_bundle.ts`, with its licence): nothing is installed for it, on any
@@ -45,6 +46,15 @@ const INIT_JS = `// Gatehouse mail API reference: starts Scalar with the page's 
     defaultOpenAllTags: true,
     authentication: { preferredSecurityScheme: "apiKey" },
   });
+  // Scalar's own placeholder for a token looks like a real key: show the form of this API's
+  var theirs = "QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT";
+  var ours = "gh_test_\u2026";
+  var mark = function () {
+    var found = document.querySelectorAll('input[placeholder="' + theirs + '"]');
+    for (var i = 0; i < found.length; i++) found[i].setAttribute("placeholder", ours);
+  };
+  new MutationObserver(mark).observe(document.body, { childList: true, subtree: true });
+  mark();
 })();
 `;
 

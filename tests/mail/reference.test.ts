@@ -91,7 +91,12 @@ Deno.test({
       assert.deepEqual(missing, []);
 
       // try it: the printed sandbox key, GET /items, Send
-      await page.getByPlaceholder("QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT").fill(key);
+      // the key field shows the form of this API's keys, not Scalar's key-like placeholder
+      assert.equal(
+        await page.getByPlaceholder("QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT").count(),
+        0,
+      );
+      await page.getByPlaceholder("gh_test_\u2026").first().fill(key);
       await page.getByText("List the account's items", { exact: true }).first().click();
       await page.locator("button.show-api-client-button[method=get]").first().click();
       const answer = page.waitForResponse((r) =>
