@@ -7,7 +7,7 @@ import type { Command, Flags } from "./command.ts";
 import { ExitCode } from "./command.ts";
 import { Engine } from "../server/engine.ts";
 import { autosavePath } from "../server/storage/dirs.ts";
-import { findDefaultConfig, readConfigFile } from "./config_file.ts";
+import { defaultConfigFiles, readConfigFile } from "./config_file.ts";
 import { defaultAdminAddress } from "./admin_client.ts";
 import { ProcessLife } from "./process.ts";
 import { applyEnvFiles, printEnviron } from "./environ.ts";
@@ -49,7 +49,26 @@ async function initialConfig(
       engine.log.info("no autosaved config to resume from", { autosave_file: path });
     }
   }
-  const path = str(flags.config) ?? (str(flags.adapter) ? undefined : await findDefaultConfig());
+  let path = str(flags.config);
+  if (path) {
+    // Caddy's words: which file, with which adapter (empty: from its name)
+    engine.log.info("using provided configuration", {
+      config_file: path,
+      config_adapter: str(flags.adapter) ?? "",
+    });
+  } else if (!str(flags.adapter)) {
+    const [found, ...ignored] = await defaultConfigFiles();
+    if (!found) return { config: null };
+    path = found;
+    engine.log.info(`using adjacent ${found}`, { config_file: `${Deno.cwd()}/${found}` });
+    if (ignored.length > 0) {
+      engine.log.warn(
+        `${[found, ...ignored].join(" and ")} are both in the current directory: using ` +
+          `${found}, not ${ignored.join(", ")} (name one with --config)`,
+        { using: found, ignored },
+      );
+    }
+  }
   if (!path) return { config: null };
   const loaded = await readConfigFile(path, str(flags.adapter));
   if (loaded.warnings.length) {

@@ -19,6 +19,7 @@ import { reusePortAvailable } from "./deno/listener.ts";
 import { DEFAULT_CONNECTION_OPTIONS } from "../module/listener.ts";
 import { applyKeepAlive } from "./keepalive.ts";
 import { headAnswer } from "./head.ts";
+import { listenError } from "./listen_error.ts";
 
 class Handle implements ListenerHandle {
   handler?: ConnHandler;
@@ -186,16 +187,20 @@ export class ListenerPool {
       const bind = unix || fd
         ? addr.host
         : await resolveBindHost(addr.host, addr.network, this.resolve);
-      const spec: SocketSpec = {
-        key,
-        host: addr.host,
-        bind,
-        port: addr.startPort,
-        unix,
-        network: addr.network,
-        options,
-      };
-      socket = engine === "node" ? await this.#openNode(spec) : await this.#open(spec);
+      try {
+        const spec: SocketSpec = {
+          key,
+          host: addr.host,
+          bind,
+          port: addr.startPort,
+          unix,
+          network: addr.network,
+          options,
+        };
+        socket = engine === "node" ? await this.#openNode(spec) : await this.#open(spec);
+      } catch (e) {
+        throw listenError(e, options.address);
+      }
       // Another listen for the same key may have opened it meanwhile (node binds async).
       const raced = this.#sockets.get(key);
       if (raced) {

@@ -16,6 +16,30 @@ import type { Storage } from "../module/storage.ts";
 import { Decoder } from "../config/decode.ts";
 import { type CAConfig, CertificateAuthority, decodeCAConfig, DEFAULT_CA_ID } from "./ca.ts";
 
+/** The roots already said to be untrusted, by PEM: once per process. */
+const HINTED = new Set<string>();
+
+/**
+ * Says, once per process and root, that the system does not trust a CA's root yet, and what
+ * to run: certificates of the local CA fail in browsers and curl until it does.
+ */
+async function hintTrust(ca: CertificateAuthority): Promise<void> {
+  if (HINTED.has(ca.rootPem)) return;
+  HINTED.add(ca.rootPem);
+  try {
+    const { systemTrusts } = await import("./truststore.ts");
+    if (await systemTrusts(ca.rootPem) !== false) return;
+  } catch {
+    return; // no telling: nothing to say
+  }
+  ca.log.warn(
+    `the root certificate of CA ${ca.id} is not trusted by this system yet: browsers and ` +
+      "curl refuse the certificates it issues until `gatehouse trust` installs it " +
+      '(or "install_trust": true in the CA\'s config)',
+    { ca: ca.id, certificate: ca.rootLocation },
+  );
+}
+
 /** How often CAs check their intermediate (Caddy: 10 minutes). */
 export const PKI_MAINTENANCE_MS = 10 * 60_000;
 
@@ -94,7 +118,10 @@ export class PkiApp implements App {
   /** Installs roots where asked (`install_trust: true`) and starts intermediate upkeep. */
   async start(): Promise<void> {
     for (const ca of this.cas.values()) {
-      if (!ca.installTrust) continue;
+      if (!ca.installTrust) {
+        await hintTrust(ca);
+        continue;
+      }
       try {
         const { installRoot } = await import("./truststore.ts");
         const done = await installRoot(ca.rootPem, ca.id);

@@ -39,6 +39,8 @@
  *
  * @module
  */
+import { type Libc, libc } from "./_libc.ts";
+import { answeredPlainHttp, deferAccept } from "./plain_http_peek.ts";
 import type { CertifiedKey } from "../../module/listener.ts";
 import { normalizeName } from "../../net/host.ts";
 import { type AcceptLoop, acceptLoop, ConnectionSet, type ServeOnConnection } from "./accept.ts";
@@ -184,21 +186,28 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
     port = addr.port;
     bound ??= { family: addr.hostname.includes(":") ? 6 : 4, address: addr.hostname, port };
     generations++;
+    /** The C library once the socket defers accepting: connections are peeked at. */
+    let peek: Libc | undefined;
     const gen: Generation = {
       mode: fixed ? "fixed" : "resolver",
       fixed: fixed?.cert,
       alpn: alpn.join(","),
       answers,
       snis,
-      loop: acceptLoop(
-        listener,
-        (conn) => connections.serve(i.serveHttpOnConnection, conn, o.handler, onError),
-      ),
+      loop: acceptLoop(listener, (conn) => {
+        // plain HTTP to this HTTPS port gets Go's 400 (see plain_http_peek.ts)
+        if (peek && answeredPlainHttp(peek, conn)) return;
+        connections.serve(i.serveHttpOnConnection, conn, o.handler, onError);
+      }),
     };
     if (typeof kernel !== "string") {
       const socket = newListener(kernel, bound, ours, expected);
       if (typeof socket === "string") gen.unknown = socket;
-      else gen.socket = socket;
+      else {
+        gen.socket = socket;
+        const c = libc();
+        if (typeof c !== "string" && deferAccept(c, socket.fd)) peek = c;
+      }
     }
     o.onListener?.();
     return gen;
@@ -259,12 +268,18 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
       : !old.socket || !bound
       ? (old.unknown ?? "the listening socket was not identified")
       : pin(kernel, old.socket);
+    const first = generations === 1;
     current = open(fixed);
-    o.log?.(`certificates changed: replacing the TLS listener (${why})`, {
-      port,
-      mode: current.mode,
-      ...(name === undefined ? {} : { name }),
-    });
+    // The first listener replaced before it answered any handshake with a certificate (the
+    // certificates obtained once the server started) is nothing to report: that is every start.
+    const served = old.mode === "fixed" || [...old.answers.values()].some((c) => c !== null);
+    if (!first || served) {
+      o.log?.(`certificates changed: replacing the TLS listener (${why})`, {
+        port,
+        mode: current.mode,
+        ...(name === undefined ? {} : { name }),
+      });
+    }
     if (pinned === undefined && typeof kernel !== "string" && bound && old.socket) {
       return handOver(kernel, bound, { ...old, socket: old.socket });
     }
