@@ -266,13 +266,13 @@ export class RequestContext {
   /** The remote (peer) address host. */
   get remoteHost(): string {
     const a = this.info.remoteAddr;
-    return a.transport === "tcp" ? a.hostname : "";
+    return a.transport !== "unix" ? a.hostname : "";
   }
 
   /** The remote (peer) port as a string. */
   get remotePort(): string {
     const a = this.info.remoteAddr;
-    return a.transport === "tcp" ? String(a.port) : "";
+    return a.transport !== "unix" ? String(a.port) : "";
   }
 
   /** The client IP: the remote host, or the forwarded address from a trusted proxy. */

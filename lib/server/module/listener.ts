@@ -59,8 +59,8 @@ export type ConnHandler = (request: Request, info: ServeInfo) => Response | Prom
 
 /** What a listener knows about one request's connection. */
 export interface ServeInfo {
-  /** Remote address: `{hostname, port}` for TCP, `{path}` for unix sockets. */
-  remoteAddr: { transport: "tcp"; hostname: string; port: number } | {
+  /** Remote address: `{hostname, port}` for TCP and UDP (HTTP/3), `{path}` for unix sockets. */
+  remoteAddr: { transport: "tcp" | "udp"; hostname: string; port: number } | {
     transport: "unix";
     path: string;
   };
@@ -80,6 +80,8 @@ export interface ServeInfo {
   completed?: Promise<void>;
   /** True for a request that came over HTTP/2 (h2 or h2c), where the listener knows it (node engine). */
   http2?: boolean;
+  /** True for a request that came over HTTP/3 (QUIC); `tls.proto` is then `h3`. */
+  http3?: boolean;
   /**
    * HTTP/2 server push on this request's stream (node engine, HTTP/2, while the client accepts
    * pushes; absent otherwise and on pushed requests): sends a PUSH_PROMISE for a `GET` or
