@@ -164,6 +164,11 @@ export class RequestContext {
   userId = "";
   /** False once a handler deleted the `Server` response header. */
   serverHeader = true;
+  /**
+   * The `Alt-Svc` the answer gets (HTTP/3 advertised), null for none; a `headers` handler
+   * deleting `Alt-Svc` clears it.
+   */
+  altSvc: string | null = null;
   /** Set by a handler whose response already carries every header (`Server` included). */
   headersFinal = false;
   /** True to skip the access log for this request. */

@@ -30,6 +30,7 @@ export const headersModule: ModuleDefinition<HttpHandler> = {
       void d;
     }
     const dropsServer = response.deletes("server");
+    const dropsAltSvc = response.deletes("alt-svc");
     return {
       async serveHTTP(c, next) {
         if (request.size) {
@@ -42,12 +43,14 @@ export const headersModule: ModuleDefinition<HttpHandler> = {
         if (!deferred && require === null) {
           response.apply(c.responseHeaders(), c);
           if (dropsServer) c.serverHeader = false;
+          if (dropsAltSvc) c.altSvc = null;
           return next(c);
         }
         let res = await next(c);
         if (require !== null && !require.match(res.status, res.headers)) return res;
         res = mutableResponse(res);
         if (dropsServer) c.serverHeader = false;
+        if (dropsAltSvc) c.altSvc = null;
         response.apply(res.headers, c);
         return res;
       },

@@ -1,7 +1,7 @@
 /**
- * `protocol` matcher: `http`, `https`, `grpc`, `http/1.1`, `http/2`, `http/2+` ... Deno does
- * not expose the HTTP version of plain-text requests; they count as HTTP/1.1, TLS requests
- * with ALPN `h2` as HTTP/2.
+ * `protocol` matcher: `http`, `https`, `grpc`, `http/1.1`, `http/2`, `http/2+`, `http/3` ...
+ * Deno does not expose the HTTP version of plain-text requests; they count as HTTP/1.1, TLS
+ * requests with ALPN `h2` as HTTP/2, requests of the HTTP/3 listener as HTTP/3.
  *
  * @module
  */
@@ -11,6 +11,7 @@ import { ConfigError } from "../../config/error.ts";
 import type { RequestMatcher } from "../handler.ts";
 
 function version(c: RequestContext): number {
+  if (c.info.http3) return 3;
   return c.info.http2 || c.info.tls?.proto === "h2" ? 2 : 1.1;
 }
 
@@ -32,8 +33,8 @@ export const protocolMatcherModule: ModuleDefinition<RequestMatcher> = {
       "http/1.1+": () => true,
       "http/2": (c) => version(c) === 2,
       "http/2+": (c) => version(c) >= 2,
-      "http/3": () => false,
-      "http/3+": () => false,
+      "http/3": (c) => version(c) === 3,
+      "http/3+": (c) => version(c) === 3,
     };
     const t = tests[p.toLowerCase()];
     return { match: t ?? (() => false) };

@@ -30,8 +30,12 @@
  * `max_header_bytes` (431 beyond). The timeouts of `read_timeout` and the like apply to the TCP
  * listeners only, as in Caddy.
  *
+ * An inherited UDP socket (`fdgram/N`) is served by the same endpoint once its own socket was
+ * replaced by the inherited one (see `inherited.ts`).
+ *
  * `shutdown` stops new handshakes at once and sends every connection GOAWAY; `finished`
- * resolves when the last one closed (see `connection.ts`), and the endpoint is closed then.
+ * resolves when the last one closed (see `connection.ts`). The endpoint is kept for the next
+ * listener on its address (see `endpoints.ts`: Deno frees its port only when it is collected).
  *
  * @module
  */
@@ -39,6 +43,7 @@ import type { CertificateGetter, CertifiedKey, ConnHandler } from "../../module/
 import { normalizeName } from "../../net/host.ts";
 import { certificateNames, pemDecode } from "../../pki/der.ts";
 import { H3Connection } from "./connection.ts";
+import { takeEndpoint } from "./endpoints.ts";
 
 /** Caddy 2.6.2's quic-go defaults. */
 export const H3_LIMITS = Object.freeze({
@@ -56,6 +61,8 @@ export interface H3ListenOptions {
   hostname: string;
   /** UDP port; 0 picks one. */
   port: number;
+  /** An inherited UDP socket to serve on instead (`fdgram/N`; `hostname` and `port` unused). */
+  inheritedFd?: number;
   /** The certificate getter to ask now (the newest config's). */
   getter(): CertificateGetter;
   /** The host names the server serves (route host matchers), to choose a certificate by. */
@@ -145,68 +152,51 @@ export async function chooseCertificate(
  * ```
  */
 export function serveH3(o: H3ListenOptions): H3Server {
-  const endpoint = new Deno.QuicEndpoint({ hostname: o.hostname, port: o.port });
-  const port = endpoint.addr.port;
-  let listener: Deno.QuicListener | null = null;
-  // Every listener object stays referenced until the endpoint closes: Deno drops the endpoint's
-  // server configuration when one is garbage-collected (its resource's drop clears it), and an
-  // endpoint without one aborts the process on the next connection it accepts.
-  const listeners: Deno.QuicListener[] = [];
+  const slot = takeEndpoint(o.hostname, o.port, o.inheritedFd);
+  const port = slot.port;
   let held: string | null = null;
   let heldNames: string[] = [];
+  /** `serves` answers by host, for the certificate held now. */
+  const served = new Map<string, boolean>();
   let stopping = false;
   const connections = new Set<H3Connection>();
   let checking: Promise<void> | undefined;
   let again = false;
 
+  const accept = (incoming: Deno.QuicIncoming) => {
+    incoming.accept<false>().then((conn) => {
+      if (stopping) {
+        conn.close({ closeCode: 0x100, reason: "" });
+        return;
+      }
+      const c = new H3Connection(conn, {
+        handler: o.handler,
+        localAddress: o.localAddress(),
+        maxHeaderBytes: o.maxHeaderBytes(),
+        log: o.log,
+      });
+      connections.add(c);
+      c.closed.finally(() => connections.delete(c));
+    }, () => {/* the handshake failed: nothing to serve */});
+  };
+
   const listen = (key: CertifiedKey) => {
-    const options = {
+    // listening again on the endpoint replaces the certificate of new connections
+    slot.listen({
       alpnProtocols: ["h3"],
       cert: key.cert,
       key: key.key,
       maxIdleTimeout: H3_LIMITS.maxIdleTimeoutMs,
       maxConcurrentBidirectionalStreams: H3_LIMITS.maxConcurrentBidirectionalStreams,
       maxConcurrentUnidirectionalStreams: H3_LIMITS.maxConcurrentUnidirectionalStreams,
-    };
-    // listening again on the endpoint replaces the certificate of new connections
-    const l = endpoint.listen(options);
-    listeners.push(l);
+    });
+    slot.owner = accept;
     held = key.cert;
+    served.clear();
     try {
       heldNames = certificateNames(pemDecode(key.cert)[0]?.der ?? new Uint8Array());
     } catch {
       heldNames = [];
-    }
-    if (!listener) {
-      listener = l;
-      void accept(l);
-    }
-  };
-
-  const accept = async (l: Deno.QuicListener) => {
-    try {
-      for await (const incoming of l) {
-        if (stopping) {
-          incoming.refuse();
-          continue;
-        }
-        incoming.accept<false>().then((conn) => {
-          if (stopping) {
-            conn.close({ closeCode: 0x100, reason: "" });
-            return;
-          }
-          const c = new H3Connection(conn, {
-            handler: o.handler,
-            localAddress: o.localAddress(),
-            maxHeaderBytes: o.maxHeaderBytes(),
-            log: o.log,
-          });
-          connections.add(c);
-          c.closed.finally(() => connections.delete(c));
-        }, () => {/* the handshake failed: nothing to serve */});
-      }
-    } catch (e) {
-      if (!stopping) o.log?.("HTTP/3 listener stopped", { error: (e as Error).message, port });
     }
   };
 
@@ -214,9 +204,7 @@ export function serveH3(o: H3ListenOptions): H3Server {
     const key = await chooseCertificate(o.getter(), o.names());
     if (stopping) return;
     if (!key) {
-      if (held !== null || !listener) {
-        o.log?.("HTTP/3: no certificate to serve; HTTP/3 waits for one", { port });
-      }
+      o.log?.("HTTP/3: no certificate to serve; HTTP/3 waits for one", { port });
       return;
     }
     if (key.cert === held) return;
@@ -259,27 +247,22 @@ export function serveH3(o: H3ListenOptions): H3Server {
     ready: ready.then(() => {}),
     serves(host: string): boolean {
       if (held === null || heldNames.length === 0) return false;
-      const name = hostOnly(host);
-      for (const n of heldNames) if (covers(n, name)) return true;
-      return false;
+      let yes = served.get(host);
+      if (yes === undefined) {
+        const name = hostOnly(host);
+        yes = heldNames.some((n) => covers(n, name));
+        if (served.size >= 1024) served.clear();
+        served.set(host, yes);
+      }
+      return yes;
     },
     certificatesChanged: schedule,
     async shutdown() {
       if (stopping) return;
       stopping = true;
       await checking;
-      if (listener) {
-        try {
-          listener.stop();
-        } catch { /* stopped */ }
-      }
-      void Promise.all([...connections].map((c) => c.goaway())).finally(() => {
-        try {
-          endpoint.close();
-        } catch { /* closed */ }
-        listeners.length = 0;
-        finishAll();
-      });
+      slot.park();
+      void Promise.all([...connections].map((c) => c.goaway())).finally(() => finishAll());
     },
     finished,
   };
