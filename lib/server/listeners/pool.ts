@@ -131,6 +131,9 @@ export class ListenerPool {
    * one config), so a reload keeps each `:0` listener on its port.
    */
   async listen(options: ListenOptions, occurrence = 0): Promise<ListenerHandle> {
+    if (/^(udp[46]?|fdgram)\//.test(options.address)) {
+      return await this.#listenH3(options, occurrence);
+    }
     // `fd/N`: a listening socket this process inherited (served by the node engine only)
     const fd = /^fd\/(\d+)$/.exec(options.address);
     const addr = fd
@@ -139,9 +142,7 @@ export class ListenerPool {
     if (addr.startPort !== addr.endPort) {
       throw new Error(`listen: one port per listener, got range ${options.address}`);
     }
-    if (addr.network.startsWith("udp") || /^fdgram\//.test(options.address)) {
-      return await this.#listenH3(options, occurrence);
-    }
+    if (addr.network.startsWith("udp")) throw new Error(`listen: ${addr.network} is not supported`);
     const unix = addr.network.startsWith("unix");
     let key = unix
       ? `unix/${addr.host}`

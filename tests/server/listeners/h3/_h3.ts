@@ -8,6 +8,7 @@ import { H3ClientConnection } from "../../../../lib/server/listeners/h3/client.t
 import { encodeSettings, STREAM_TYPE } from "../../../../lib/server/listeners/h3/frames.ts";
 import { type H3Server, serveH3 } from "../../../../lib/server/listeners/h3/listener.ts";
 import { makePki, type Pki } from "../../http/pki.ts";
+import { freePort } from "../../fixtures/helpers.ts";
 
 let pki: Pki | undefined;
 
@@ -161,5 +162,92 @@ export async function serverStream(
     }
     streams.releaseLock();
     return got;
+  }
+}
+
+/** A port free for both TCP and UDP on 127.0.0.1 (HTTPS and HTTP/3 share the number). */
+export function freeTcpUdpPort(): number {
+  for (let i = 0; i < 100; i++) {
+    const port = freePort();
+    try {
+      Deno.listenDatagram({ transport: "udp", hostname: "127.0.0.1", port }).close();
+      return port;
+    } catch { /* UDP taken: another */ }
+  }
+  throw new Error("no port free for both TCP and UDP");
+}
+
+/** True when UDP `port` on 127.0.0.1 is bound by someone. */
+export function udpBound(port: number): boolean {
+  try {
+    Deno.listenDatagram({ transport: "udp", hostname: "127.0.0.1", port }).close();
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** The base64 SHA-256 of a certificate's public key (Chromium's --ignore-certificate-errors-spki-list). */
+export async function spkiHash(certPem: string): Promise<string> {
+  const out = await new Deno.Command("sh", {
+    args: [
+      "-c",
+      "openssl x509 -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64",
+    ],
+    stdin: "piped",
+    stdout: "piped",
+  }).spawn();
+  const w = out.stdin.getWriter();
+  await w.write(new TextEncoder().encode(certPem));
+  await w.close();
+  return new TextDecoder().decode((await out.output()).stdout).trim();
+}
+
+/** What gtlsclient (ngtcp2 + nghttp3) got: the answer's fields and its body. */
+export interface GtlsAnswer {
+  code: number;
+  status: number;
+  headers: [string, string][];
+  body: Uint8Array;
+  output: string;
+}
+
+/**
+ * Fetches `path` with Debian's gtlsclient (`--exit-on-all-streams-close`), the body saved with
+ * `--download` and read back.
+ */
+export async function gtlsclient(
+  port: number,
+  path: string,
+  o: { method?: string; data?: string } = {},
+): Promise<GtlsAnswer> {
+  const dir = await Deno.makeTempDir({ prefix: "gatehouse-gtls-" });
+  try {
+    const args = [
+      "--exit-on-all-streams-close",
+      "--no-quic-dump",
+      "--no-http-dump",
+      "--download",
+      dir,
+      "--timeout",
+      "10s",
+    ];
+    if (o.method) args.push("-m", o.method);
+    if (o.data) args.push("-d", o.data);
+    args.push("127.0.0.1", String(port), `https://localhost:${port}${path}`);
+    const out = await new Deno.Command("gtlsclient", { args, stdout: "piped", stderr: "piped" })
+      .output();
+    const output = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    const headers: [string, string][] = [];
+    let status = 0;
+    for (const m of output.matchAll(/^http: stream 0x0 \[([^:\]]+|:status): (.*)\]$/gm)) {
+      if (m[1] === ":status") status = Number(m[2]);
+      else headers.push([m[1], m[2]]);
+    }
+    let body = new Uint8Array(0);
+    for (const e of Deno.readDirSync(dir)) body = Deno.readFileSync(`${dir}/${e.name}`);
+    return { code: out.code, status, headers, body, output };
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 }
