@@ -11,8 +11,11 @@
  */
 import { H3, H3Error } from "./errors.ts";
 
-/** First read size; reads that fill it grow it, up to READ_MAX. */
-const READ_MIN = 4096;
+/**
+ * First read size (a request's header section fits: a browser's is a few hundred bytes);
+ * reads that fill it grow it, up to READ_MAX, so bodies are read in large pieces.
+ */
+const READ_MIN = 1024;
 const READ_MAX = 64 * 1024;
 
 /**

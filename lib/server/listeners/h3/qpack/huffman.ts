@@ -125,7 +125,9 @@ const ACCEPT = new Uint8Array(256);
  * ```
  */
 export function huffmanDecode(src: Uint8Array, at: number, len: number): string | null {
-  const out = new Uint8Array(Math.ceil((len * 8) / 5));
+  const need = Math.ceil((len * 8) / 5);
+  if (scratch.length < need) scratch = new Uint8Array(Math.max(need, scratch.length * 2));
+  const out = scratch;
   let n = 0;
   let state = 0;
   const end = at + len;
@@ -145,6 +147,9 @@ export function huffmanDecode(src: Uint8Array, at: number, len: number): string 
   if (!ACCEPT[state]) return null;
   return latin1(out, 0, n);
 }
+
+/** The decoder's output buffer, reused from call to call (the result is a string). */
+let scratch = new Uint8Array(1024);
 
 /** Bytes as a string of one character per byte. */
 export function latin1(bytes: Uint8Array, at: number, len: number): string {
