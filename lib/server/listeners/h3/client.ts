@@ -57,6 +57,8 @@ export interface H3Request {
   /** Fields, names in lower case. */
   headers?: [string, string][];
   body?: Uint8Array | ReadableStream<Uint8Array> | null;
+  /** Settles to give the exchange up: the stream is no longer read or written. */
+  abort?: Promise<unknown>;
 }
 
 /** An answer. */
@@ -216,6 +218,10 @@ export class H3ClientConnection {
     })();
     sending.catch(() => {});
     const r = new StreamReader(bi.readable);
+    req.abort?.then(() => {
+      r.cancel();
+      w.close().catch(() => {});
+    }, () => {});
     const streamId = Number(bi.readable.id);
     for (;;) {
       if (!(await r.frameHeader())) throw new Error("HTTP/3: the stream ended before an answer");

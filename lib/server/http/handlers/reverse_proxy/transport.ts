@@ -71,6 +71,8 @@ export interface TransportOptions {
   h2?: boolean;
   /** `versions` has `h2c`: HTTP/2 with prior knowledge to plain upstreams. */
   h2c?: boolean;
+  /** `versions` is `3`: HTTP/3 (QUIC) to TLS upstreams (`h3client.ts`). */
+  h3?: boolean;
   /** `tls.renegotiation` (default `never`). */
   renegotiation?: Renegotiation;
   /** `expect_continue_timeout` (ms, 0: bodies go at once). */

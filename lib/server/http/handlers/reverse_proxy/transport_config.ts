@@ -7,7 +7,8 @@
  * `local_address` (the IP to dial from), `dial_timeout` (default 3s),
  * `response_header_timeout`, `expect_continue_timeout`, `write_buffer_size`,
  * `compression: false` (the client never asks upstreams for compressed bodies), `versions`
- * (`1.1`; `h2c` for HTTP/2 to plain upstreams, `2` for HTTP/2 over TLS), and the connection
+ * (`1.1`; `h2c` for HTTP/2 to plain upstreams, `2` for HTTP/2 over TLS, `3` alone for HTTP/3:
+ * `h3_transport.ts`), and the connection
  * fields of `transport_connections.ts` (`keep_alive`, `max_conns_per_host`,
  * `max_response_header_size`, `read_buffer_size`, `resolver`, `dial_fallback_delay`), which
  * apply to HTTP/2 connections as Go's transport applies them (see h2client.ts). Any other
@@ -30,6 +31,7 @@ import { parseIP } from "../../../net/ip.ts";
 import type { TransportOptions } from "./transport.ts";
 import { parseConnectionFields } from "./transport_connections.ts";
 import { opensslUnavailable } from "./openssl.ts";
+import { refuseForHttp3 } from "./h3_transport.ts";
 
 /** Fields of Caddy's HTTP transport this client does not implement, with what to do. */
 const UNSUPPORTED: Record<string, string> = {
@@ -184,10 +186,11 @@ export function parseTransport(raw: Raw | undefined, where: string): TransportOp
   }
   const versions = optStrings(raw, "versions", where);
   for (const v of versions ?? []) {
-    if (v !== "1.1" && v !== "2" && v !== "h2c") {
-      refuse(where, "versions", `version ${JSON.stringify(v)} (1.1, 2 or h2c)`);
+    if (v !== "1.1" && v !== "2" && v !== "h2c" && v !== "3") {
+      refuse(where, "versions", `version ${JSON.stringify(v)} (1.1, 2, h2c or 3)`);
     }
   }
+  if (versions?.includes("3")) refuseForHttp3(raw, versions, where);
   const tls = optObject(raw, "tls", where);
   if (tls) {
     for (const k of TLS_UNSUPPORTED) {
@@ -263,6 +266,7 @@ export function parseTransport(raw: Raw | undefined, where: string): TransportOp
     if (h2 && t.proxy) refuse(where, "versions", "HTTP/2 through a forward proxy");
     t.h2 = versions.includes("2");
     t.h2c = versions.includes("h2c");
+    t.h3 = versions.includes("3");
   }
   const continueMs = optDuration(raw, "expect_continue_timeout", where);
   if (continueMs !== undefined && continueMs > 0) t.expectContinueMs = continueMs;
