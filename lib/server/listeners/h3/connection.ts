@@ -324,6 +324,7 @@ export class H3Connection {
         return w;
       });
       const stream = this.#decoderStream;
+      stream.catch(() => {}); // the connection went: nothing more to send
       this.#decoderWrite = this.#decoderWrite.then(async () => (await stream).write(bytes))
         .catch(() => {});
     });

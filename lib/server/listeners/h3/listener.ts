@@ -262,7 +262,7 @@ export function serveH3(o: H3ListenOptions): H3Server {
       stopping = true;
       await checking;
       slot.park();
-      void Promise.all([...connections].map((c) => c.goaway())).finally(() => finishAll());
+      void Promise.all([...connections].map((c) => c.goaway().catch(() => {}))).then(finishAll);
     },
     finished,
   };
