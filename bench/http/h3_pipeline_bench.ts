@@ -60,6 +60,6 @@ Deno.bench("h3: request stream to Request, respond answer written", async () => 
   const r = new StreamReader(new Blob([bytes as Uint8Array<ArrayBuffer>]).stream());
   const head = await readRequest(r, context);
   if (head.kind !== "request") throw new Error(head.kind);
-  await head.body.drain();
+  head.body.reader.cancel();
   await sendResponse(writer, prepared.clone(), false);
 });

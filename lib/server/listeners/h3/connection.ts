@@ -90,6 +90,8 @@ export class H3Connection {
   #peerGoaway = -1;
   /** Highest request stream id taken, -1 before any. */
   #lastStream = -1;
+  /** The id of the next request stream the peer opens. */
+  #nextStream = 0;
   #inflight = 0;
   #idle: (() => void) | null = null;
   /** The first request stream id not served, once GOAWAY was sent. */
@@ -333,7 +335,10 @@ export class H3Connection {
   async #acceptRequests(): Promise<void> {
     try {
       for await (const bi of this.#conn.incomingBidirectionalStreams) {
-        const id = Number(bi.readable.id);
+        // QUIC hands the peer's streams over in the order of their ids (0, 4, 8, ...), so the
+        // id is counted rather than asked for
+        const id = this.#nextStream;
+        this.#nextStream += 4;
         if (this.#goaway >= 0 && id >= this.#goaway) {
           // after GOAWAY: not served (the peer retries it elsewhere)
           bi.readable.cancel().catch(() => {});
@@ -390,7 +395,6 @@ export class H3Connection {
     } else {
       body = head.body;
       method = head.request.method;
-      if (!body.streamed) this.#drain(body);
       try {
         response = await this.#o.handler(head.request, this.#info());
       } catch {
@@ -402,16 +406,11 @@ export class H3Connection {
     if (sent === "failed") {
       throw new H3Error(H3.INTERNAL_ERROR, "a response body failed after its head was sent");
     }
-    // a body nobody read any further: stop the peer sending it (RFC 9114 §4.1)
-    if (body && !body.done && (head.kind === "answer" || body.streamed)) r.cancel();
-  }
-
-  /** Reads and drops a body no handler gets (GET, HEAD), decoding its trailers. */
-  #drain(body: RequestBody): void {
-    body.drain().catch((e) => {
-      if (e instanceof H3Error && e.connection) this.#fail(e);
-      else body.reader.cancel();
-    });
+    // The rest of the stream is not read: a body nobody read to its end, or what follows the
+    // head of a GET or HEAD (which has no body: no read is spent waiting for the stream's
+    // end). Stopping it costs nothing once the peer ended the stream; else the peer is asked
+    // to stop sending (STOP_SENDING, RFC 9114 §4.1).
+    if (body === null || !body.done) r.cancel();
   }
 }
 
