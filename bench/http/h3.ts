@@ -5,7 +5,9 @@
  *
  * - `h3 respond`: the 13-byte `respond`;
  * - `h3 1 MiB file`: a 1 MiB file from `file_server`;
- * - `h2 respond` (h2load over TLS, the same servers): the HTTP/2 figure beside it.
+ * - `h2 respond` (h2load over TLS, the same servers): the HTTP/2 figure beside it;
+ * - the floor of `h3 respond`: Deno's QUIC endpoint answering each request stream with one
+ *   fixed frame, no HTTP/3 parsing and no routes.
  *
  * Debian's h2load has no HTTP/3, so the HTTP/3 load is `bench/http/h3_load.ts`: QUIC
  * connections over `Deno.connectQuic` with Gatehouse's own HTTP/3 client, `CONNECTIONS`
@@ -151,6 +153,51 @@ if (has("caddy")) {
     }),
   );
 }
+{
+  // The floor: Deno's QUIC endpoint answering every request stream with one fixed HEADERS
+  // and DATA frame (no parsing, no routes): what Deno's QUIC costs before any HTTP/3 work.
+  const port = freePort();
+  await Deno.writeTextFile(
+    `${dir}/bare.ts`,
+    `const ep = new Deno.QuicEndpoint({ hostname: "127.0.0.1", port: ${port} });
+const l = ep.listen({ alpnProtocols: ["h3"], cert: Deno.readTextFileSync(${
+      JSON.stringify(`${dir}/cert.pem`)
+    }),
+  key: Deno.readTextFileSync(${JSON.stringify(`${dir}/cert.key`)}), maxIdleTimeout: 30000 });
+const body = new TextEncoder().encode("Hello, World!");
+const answer = new Uint8Array([0x01, 0x03, 0x00, 0x00, 0xd9, 0x00, body.length, ...body]);
+const keep = [];
+Deno.listen({ hostname: "127.0.0.1", port: ${port} }); // for waitUp
+for await (const inc of l) {
+  (async () => {
+    const c = await inc.accept();
+    const ctl = (await c.createUnidirectionalStream()).getWriter();
+    keep.push(ctl);
+    await ctl.write(new Uint8Array([0x00, 0x04, 0x00]));
+    for await (const bi of c.incomingBidirectionalStreams) {
+      (async () => {
+        const r = bi.readable.getReader({ mode: "byob" });
+        await r.read(new Uint8Array(1024));
+        const w = bi.writable.getWriter();
+        await w.write(answer);
+        await w.close();
+        r.cancel().catch(() => {});
+      })().catch(() => {});
+    }
+  })().catch(() => {});
+}
+`,
+  );
+  servers.push(
+    await start({
+      name: "bare Deno QUIC (floor)",
+      cmd: [Deno.execPath(), "run", "-A", "--unstable-net", `${dir}/bare.ts`],
+      port,
+      core: SERVER_CORE,
+      dir,
+    }),
+  );
+}
 for (const s of servers) await waitUp(s.port);
 await new Promise((r) => setTimeout(r, 1000)); // the QUIC listeners take their certificate
 
@@ -237,10 +284,11 @@ async function h2load(s: Server, seconds: number): Promise<Result> {
   };
 }
 
+const floor = (s: Server) => s.name.startsWith("bare");
 const scenarios = [
-  { name: "h3 respond", run: (s: Server, t: number) => h3(s, "/", t) },
-  { name: "h3 1 MiB file", run: (s: Server, t: number) => h3(s, "/1m.bin", t) },
-  { name: "h2 respond", run: h2load },
+  { name: "h3 respond", run: (s: Server, t: number) => h3(s, "/", t), floor: true },
+  { name: "h3 1 MiB file", run: (s: Server, t: number) => h3(s, "/1m.bin", t), floor: false },
+  { name: "h2 respond", run: h2load, floor: false },
 ].filter((sc) => !ONLY || sc.name.includes(ONLY));
 const results = new Map<string, Result[]>();
 const load = () => Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
@@ -249,6 +297,7 @@ try {
   for (const sc of scenarios) {
     for (let round = 0; round < ROUNDS; round++) {
       for (const s of round % 2 ? [...servers].reverse() : servers) {
+        if (floor(s) && !sc.floor) continue;
         if (round === 0) await sc.run(s, 2); // warm-up, discarded
         const r = await sc.run(s, DURATION);
         const ended = await gone(s);

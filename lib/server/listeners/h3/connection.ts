@@ -358,14 +358,20 @@ export class H3Connection {
     } catch { /* the connection closed */ }
   }
 
+  /**
+   * What handlers learn about this connection: one object for all its requests (nothing the
+   * routes do changes it: the TLS facts are all set, the server name "" when the client sent
+   * none).
+   */
   #info(): ServeInfo {
-    return {
+    return this.#served ??= {
       remoteAddr: { transport: "udp", hostname: this.#remote.hostname, port: this.#remote.port },
       localAddress: this.#o.localAddress,
-      tls: { serverName: this.#serverName, version: 0x0304, proto: "h3" },
+      tls: { serverName: this.#serverName ?? "", version: 0x0304, proto: "h3" },
       http3: true,
     };
   }
+  #served: ServeInfo | undefined;
 
   async #request(bi: Deno.QuicBidirectionalStream, streamId: number): Promise<void> {
     const r = new StreamReader(bi.readable);
