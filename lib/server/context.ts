@@ -52,17 +52,20 @@ function moduleError(id: string, e: unknown): Error {
  * listen would (network, one port), nothing is bound.
  */
 function unboundHandle(address: string): ListenerHandle {
-  // an inherited socket (`fd/N`) has no address to check
-  const addr = /^fd\/\d+$/.test(address)
-    ? { network: "fd", startPort: 0, endPort: 0 }
+  // an inherited socket (`fd/N`, `fdgram/N`) has no address to check
+  const inherited = /^(fd|fdgram)\/\d+$/.exec(address);
+  const addr = inherited
+    ? { network: inherited[1], startPort: 0, endPort: 0 }
     : parseNetworkAddress(address);
   if (addr.startPort !== addr.endPort) {
     throw new Error(`listen: one port per listener, got range ${address}`);
   }
-  if (addr.network.startsWith("udp")) throw new Error(`listen: ${addr.network} is not supported`);
+  if (addr.network.startsWith("udp") && !/^udp[46]?$/.test(addr.network)) {
+    throw new Error(`listen: ${addr.network} is not supported`);
+  }
   return {
     address,
-    port: addr.network.startsWith("unix") || addr.network === "fd" ? undefined : addr.startPort,
+    port: addr.network.startsWith("unix") || inherited ? undefined : addr.startPort,
     setHandler() {},
     release: () => Promise.resolve(),
   };

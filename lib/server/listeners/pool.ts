@@ -20,6 +20,7 @@ import { DEFAULT_CONNECTION_OPTIONS } from "../module/listener.ts";
 import { applyKeepAlive } from "./keepalive.ts";
 import { headAnswer } from "./head.ts";
 import { listenError } from "./listen_error.ts";
+import type { H3Server } from "./h3/listener.ts";
 
 class Handle implements ListenerHandle {
   handler?: ConnHandler;
@@ -30,6 +31,7 @@ class Handle implements ListenerHandle {
     readonly port?: number,
     readonly tls?: TlsCertificateSource,
     readonly connection?: ConnectionOptions,
+    readonly names?: readonly string[],
   ) {}
   setHandler(handler: ConnHandler): void {
     this.handler = handler;
@@ -38,6 +40,9 @@ class Handle implements ListenerHandle {
   }
   closesOnRelease(): boolean {
     return !this.released && this.socket.handles.every((h) => h === this || h.released);
+  }
+  servesHttp3(host: string): boolean {
+    return this.socket.h3?.serves(host) ?? false;
   }
   release(): Promise<void> {
     if (this.released) return Promise.resolve();
@@ -72,6 +77,8 @@ interface Socket {
   bindHost?: string;
   /** The connection options it is opened with (before any handle holds it). */
   opening?: ConnectionOptions;
+  /** HTTP/3 sockets: the QUIC listener. */
+  h3?: H3Server;
 }
 
 /** What opening a socket needs: its address, parsed, and the listen that opens it. */
@@ -143,6 +150,9 @@ export class ListenerPool {
    * one config), so a reload keeps each `:0` listener on its port.
    */
   async listen(options: ListenOptions, occurrence = 0): Promise<ListenerHandle> {
+    if (/^(udp[46]?|fdgram)\//.test(options.address)) {
+      return await this.#listenH3(options, occurrence);
+    }
     // `fd/N`: a listening socket this process inherited (served by the node engine only)
     const fd = /^fd\/(\d+)$/.exec(options.address);
     const addr = fd
@@ -218,6 +228,91 @@ export class ListenerPool {
     socket.handles.push(handle);
     if (socket.handles.length === 1) this.#keepAlive(socket, options.connection);
     return handle;
+  }
+
+  /**
+   * An HTTP/3 listener: `udp/host:port` (a QUIC endpoint bound there) or `fdgram/N` (an
+   * inherited UDP socket), always with TLS. Keyed by address like the TCP sockets.
+   */
+  async #listenH3(options: ListenOptions, occurrence: number): Promise<ListenerHandle> {
+    const tls = options.tls;
+    if (!tls) throw new Error(`listen ${options.address}: HTTP/3 needs TLS`);
+    const fdgram = /^fdgram\/(\d+)$/.exec(options.address);
+    const addr = fdgram
+      ? { network: "fdgram", host: fdgram[1], startPort: 0, endPort: 0 }
+      : parseNetworkAddress(options.address);
+    let key = fdgram
+      ? `fdgram/${addr.host}`
+      : `${addr.network}/${joinHostPort(addr.host, addr.startPort)}`;
+    if (!fdgram && addr.startPort === 0) key += `#${occurrence}`;
+    key += "|h3";
+    // one opening at a time per address: a second UDP bind of it would fail
+    while (this.#openingH3.has(key)) await this.#openingH3.get(key);
+    let socket = this.#sockets.get(key);
+    if (!socket) {
+      const opening = Promise.withResolvers<void>();
+      this.#openingH3.set(key, opening.promise);
+      try {
+        socket = await this.#openH3(key, addr, !!fdgram, options, tls);
+        this.#sockets.set(key, socket);
+      } finally {
+        this.#openingH3.delete(key);
+        opening.resolve();
+      }
+    }
+    const handle = new Handle(
+      socket,
+      socket.address,
+      socket.port,
+      tls,
+      options.connection,
+      options.names,
+    );
+    socket.handles.push(handle);
+    return handle;
+  }
+
+  /** HTTP/3 sockets being opened, by key. */
+  #openingH3 = new Map<string, Promise<void>>();
+
+  async #openH3(
+    key: string,
+    addr: { network: string; host: string; startPort: number },
+    fdgram: boolean,
+    options: ListenOptions,
+    tls: TlsCertificateSource,
+  ): Promise<Socket> {
+    const { serveH3 } = await import("./h3/listener.ts");
+    const opened = { key, pool: this, handles: [] as Handle[] } as unknown as Socket;
+    opened.opening = options.connection;
+    const bind = fdgram
+      ? ""
+      : await resolveBindHost(addr.host, addr.network.replace("udp", "tcp"), this.resolve);
+    const server = serveH3({
+      hostname: bindHost(bind, addr.network === "udp6" ? "tcp6" : "tcp"),
+      port: addr.startPort,
+      inheritedFd: fdgram ? Number(addr.host) : undefined,
+      getter: () => opened.handles.length ? this.#source(opened) : tls,
+      names: () => this.#names(opened) ?? options.names ?? [],
+      handler: (req, si) => this.#dispatch(opened, req, si),
+      localAddress: () => opened.address,
+      maxHeaderBytes: () => this.#connection(opened).maxHeaderBytes,
+      log: (msg, fields) => this.log?.(msg, fields),
+    });
+    opened.server = server;
+    opened.h3 = server;
+    opened.port = server.port;
+    opened.address = fdgram ? `fdgram/${addr.host}` : joinHostPort(addr.host, server.port);
+    return opened;
+  }
+
+  /** The host names of an HTTP/3 socket's newest live handle. */
+  #names(socket: Socket): readonly string[] | undefined {
+    for (let i = socket.handles.length - 1; i >= 0; i--) {
+      const h = socket.handles[i];
+      if (!h.released && h.names) return h.names;
+    }
+    return undefined;
   }
 
   /** The connection options of a socket: its newest live handle's. */

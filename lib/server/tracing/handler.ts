@@ -27,6 +27,7 @@ import { responseError } from "../http/errors.ts";
 import type { HttpHandler } from "../http/handler.ts";
 import { compileTemplate, type Template } from "../http/replacer.ts";
 import { acquireTracing, releaseTracing } from "./provider.ts";
+import { requestProto } from "../module/listener.ts";
 
 const getter = {
   get: (h: Headers, key: string) => h.get(key) ?? undefined,
@@ -41,7 +42,9 @@ function requestAttributes(c: RequestContext): Attributes {
     "url.scheme": c.scheme,
     "url.path": c.path,
     "server.address": host,
-    "network.protocol.version": c.info.http2 || c.info.tls?.proto === "h2" ? "2" : "1.1",
+    "network.protocol.version": ({ "HTTP/3.0": "3", "HTTP/2.0": "2", "HTTP/1.1": "1.1" })[
+      requestProto(c.info)
+    ],
     "client.address": c.clientIP,
   };
   if (port) a["server.port"] = Number(port);

@@ -22,6 +22,7 @@ export function headers(config: HeadersConfig): HttpHandler {
   const deferred = config.response?.deferred ?? false;
   const require = config.response?.require ? compileResponseMatcher(config.response.require) : null;
   const dropsServer = response.deletes("server");
+  const dropsAltSvc = response.deletes("alt-svc");
   return {
     async serveHTTP(c, next) {
       if (request.size) {
@@ -34,12 +35,15 @@ export function headers(config: HeadersConfig): HttpHandler {
       if (!deferred && require === null) {
         response.apply(c.responseHeaders(), c);
         if (dropsServer) c.serverHeader = false;
+        if (dropsAltSvc) c.altSvc = null;
+        if (dropsAltSvc) c.altSvc = null;
         return next(c);
       }
       let res = await next(c);
       if (require !== null && !require.match(res.status, res.headers)) return res;
       res = mutableResponse(res);
       if (dropsServer) c.serverHeader = false;
+      if (dropsAltSvc) c.altSvc = null;
       response.apply(res.headers, c);
       return res;
     },

@@ -9,7 +9,8 @@
  * plain upstreams), `local_address` (the IP to dial from), `dial_timeout` (default 3s),
  * `response_header_timeout`, `expect_continue_timeout`, `write_buffer_size`,
  * `compression: false` (the client never asks upstreams for compressed bodies), `versions`
- * (`1.1`; `h2c` for HTTP/2 to plain upstreams, `2` for HTTP/2 over TLS), and the connection
+ * (`1.1`; `h2c` for HTTP/2 to plain upstreams, `2` for HTTP/2 over TLS, `3` alone for HTTP/3:
+ * `h3_transport.ts`), and the connection
  * fields of `transport_connections.ts` (`keep_alive`, `max_conns_per_host`,
  * `max_response_header_size`, `read_buffer_size`, `resolver`, `dial_fallback_delay`), which
  * apply to HTTP/2 connections as Go's transport applies them (see h2client.ts). Any other
@@ -36,6 +37,7 @@ export type {
   UpstreamResolverConfig,
 } from "./transport_connections.ts";
 import { opensslUnavailable } from "./openssl.ts";
+import { refuseForHttp3 } from "./h3_transport.ts";
 
 /** `tls.ca`: a trust pool module (`tls.ca_pool.source.<provider>`). */
 export type TrustPoolConfig =
@@ -118,7 +120,7 @@ export type HttpTransportConfig = ConnectionFieldsConfig & {
   read_timeout?: Duration;
   /** Refused: use `response_header_timeout`. */
   write_timeout?: Duration;
-  /** HTTP versions: `1.1`, `2` (over TLS) or `h2c` (plain). */
+  /** HTTP versions: `1.1`, `2` (over TLS) or `h2c` (plain), or `3` alone (HTTP/3). */
   versions?: string[];
   /** The local IP address upstream connections are dialed from. */
   local_address?: string;
@@ -193,6 +195,8 @@ export interface TransportOptions {
   h2?: boolean;
   /** `versions` has `h2c`: HTTP/2 with prior knowledge to plain upstreams. */
   h2c?: boolean;
+  /** `versions` is `3`: HTTP/3 (QUIC) to TLS upstreams (`h3client.ts`). */
+  h3?: boolean;
   /** `tls.renegotiation` (default `never`). */
   renegotiation?: Renegotiation;
   /** `expect_continue_timeout` (ms, 0: bodies go at once). */
@@ -330,10 +334,11 @@ export function decodeHttpTransport(raw: Raw, where: string): HttpTransportConfi
   if (compression !== undefined) out.compression = compression;
   const versions = d.strings("versions");
   for (const v of versions ?? []) {
-    if (v !== "1.1" && v !== "2" && v !== "h2c") {
-      refuse(d, "versions", `version ${JSON.stringify(v)} (1.1, 2 or h2c)`);
+    if (v !== "1.1" && v !== "2" && v !== "h2c" && v !== "3") {
+      refuse(d, "versions", `version ${JSON.stringify(v)} (1.1, 2, h2c or 3)`);
     }
   }
+  if (versions?.includes("3")) refuseForHttp3(raw, versions, where);
   if (versions) out.versions = versions;
   const tls = d.object("tls");
   if (tls) {
@@ -487,6 +492,7 @@ export function transportOptions(
   if (c.versions) {
     t.h2 = c.versions.includes("2");
     t.h2c = c.versions.includes("h2c");
+    t.h3 = c.versions.includes("3");
   }
   const cont = ms(c.expect_continue_timeout);
   if (cont !== undefined && cont > 0) t.expectContinueMs = cont;

@@ -17,6 +17,7 @@ import { HandlerError } from "../../../errors.ts";
 import { compileTemplate, type Template } from "../../../replacer.ts";
 import { sanitizedPathJoin } from "../../file_server/sanitize.ts";
 import type { FastCGIOptions } from "./config.ts";
+import { requestProto } from "../../../../module/listener.ts";
 
 /** `SERVER_SOFTWARE`. */
 export const SERVER_SOFTWARE = `Gatehouse/${VERSION}`;
@@ -155,7 +156,7 @@ export class EnvBuilder {
       ["REQUEST_METHOD", input.method],
       ["REQUEST_SCHEME", scheme],
       ["SERVER_NAME", reqHost],
-      ["SERVER_PROTOCOL", c.info.http2 || tls?.proto === "h2" ? "HTTP/2.0" : "HTTP/1.1"],
+      ["SERVER_PROTOCOL", requestProto(c.info)],
       ["SERVER_SOFTWARE", SERVER_SOFTWARE],
       ["DOCUMENT_ROOT", root],
       ["DOCUMENT_URI", docURI],
