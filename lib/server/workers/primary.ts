@@ -109,11 +109,17 @@ const AGGREGATED: Record<string, (answers: WireResponse[]) => Response> = {
     ),
 };
 
-/** One message per distinct failure: the same error on every worker reads as it would alone. */
-function failure(errors: { index: number; error: string }[]): Error {
-  const distinct = new Set(errors.map((e) => e.error));
-  if (distinct.size === 1) return new Error(errors[0].error);
-  return new Error(errors.map((e) => `worker ${e.index}: ${e.error}`).join("; "));
+/**
+ * The error of a change some workers failed: when every worker failed alike, the message as
+ * one process would have said it; else each failure with its worker's number.
+ */
+function failure(errors: { index: number; error: string }[], of: number): Error {
+  if (errors.length === of && new Set(errors.map((e) => e.error)).size === 1) {
+    return new Error(errors[0].error);
+  }
+  return new Error(
+    errors.sort((a, b) => a.index - b.index).map((e) => `worker ${e.index}: ${e.error}`).join("; "),
+  );
 }
 
 /** The workers' restart pacing: at once, then 0.1 s, 0.2 s ... up to 10 s while they die young. */
@@ -468,7 +474,7 @@ class ClusterConfig implements LoadingConfig {
         )
       ),
     );
-    if (errors.length) throw failure(errors);
+    if (errors.length) throw failure(errors, rest.length + 1);
   }
 
   async #prepare(m: Member, ask: Calls["prepare"]["ask"]): Promise<Calls["prepare"]["answer"]> {
@@ -496,7 +502,7 @@ class ClusterConfig implements LoadingConfig {
         this.workers.call(m, "rollback", { g: this.g })
           .catch(() => {})
       ));
-      throw failure(errors);
+      throw failure(errors, this.#prepared.length);
     }
     this.workers.current = this;
     this.#end?.();
@@ -515,7 +521,7 @@ class ClusterConfig implements LoadingConfig {
       ),
     );
     await this.#local.stop();
-    if (errors.length) throw failure(errors);
+    if (errors.length) throw failure(errors, 0);
   }
 
   async cleanup(): Promise<void> {
@@ -541,6 +547,6 @@ class ClusterConfig implements LoadingConfig {
       this.#end?.();
       this.#end = undefined;
     }
-    if (errors.length) throw failure(errors);
+    if (errors.length) throw failure(errors, 0);
   }
 }
