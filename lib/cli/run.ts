@@ -146,7 +146,7 @@ export async function runServer(flags: Flags): Promise<number> {
       await plan.workers.start();
       engine.log.info("worker processes started", {
         workers: plan.count,
-        pids: plan.workers.info().map((w) => w.pid),
+        pids: plan.workers.info().filter((w) => w.worker > 0).map((w) => w.pid),
       });
     }
     const initial = await initialConfig(flags, engine);
@@ -190,7 +190,7 @@ export async function runServer(flags: Flags): Promise<number> {
 /** `run --worker <n>`: a worker process of a primary `run` (see `lib/server/workers/`). */
 async function runWorkerProcess(flags: Flags): Promise<number> {
   const index = Number(flags.worker);
-  if (!Number.isInteger(index) || index < 1) {
+  if (!Number.isInteger(index) || index < 0) {
     throw new UsageError(`run: --worker must be a worker number, got ${String(flags.worker)}`);
   }
   guardInspectorSignal();
@@ -243,7 +243,7 @@ export const runCommand: Command = {
       name: "worker",
       type: "string",
       value: "<n>",
-      help: "Internal: serve as worker process <n> of the primary on stdin/stdout",
+      help: "Internal: serve as worker process <n> (0: a spare) of the primary on stdin/stdout",
     },
   ],
   run: ({ flags }) => runServer(flags),

@@ -9,6 +9,7 @@ import { UsageError } from "./usage_error.ts";
 import {
   availableCores,
   parseWorkers,
+  SPARE_ENV,
   workerCommand,
   WORKERS_ENV,
 } from "../server/workers/count.ts";
@@ -59,5 +60,9 @@ export function workerPlan(flags: Flags, command: string): WorkerPlan {
     if (asked !== "auto") throw new UsageError(`${command}: ${count} workers: ${cmd}`);
     return { count: 1, single: cmd };
   }
-  return { count, workers: new Workers({ count, command: cmd }) };
+  const spare = Deno.env.get(SPARE_ENV);
+  if (spare !== undefined && spare !== "0" && spare !== "1") {
+    throw new UsageError(`${command}: ${SPARE_ENV} must be 0 or 1, got ${JSON.stringify(spare)}`);
+  }
+  return { count, workers: new Workers({ count, command: cmd, spare: spare !== "0" }) };
 }

@@ -11,6 +11,9 @@ export const MAX_WORKERS = 256;
 /** The environment variable that sets the number of workers (the `--workers` flag wins). */
 export const WORKERS_ENV = "GATEHOUSE_WORKERS";
 
+/** `0` turns the spare worker off (see `WorkersOptions.spare`); `1`, the default, keeps one. */
+export const SPARE_ENV = "GATEHOUSE_SPARE_WORKER";
+
 /** The environment variable each worker process gets: its number, 1 to N. */
 export const WORKER_ENV = "GATEHOUSE_WORKER";
 

@@ -64,6 +64,8 @@ interface Member {
   joined: boolean;
   /** Configs it holds (prepared, running or being replaced). */
   gens: Set<number>;
+  /** A spare: booted, and its modules loaded for the running config. */
+  ready?: boolean;
   pending: Map<number, Pending>;
   gone?: string;
   started: number;
@@ -76,11 +78,16 @@ export interface WorkersOptions {
   count: number;
   /** The command line that starts a worker, without its arguments (see `workerCommand`). */
   command: string[];
+  /**
+   * Keep one spare worker booted (default true): a worker that dies is replaced by it at once
+   * (it only provisions the running config), instead of by a process that boots first.
+   */
+  spare?: boolean;
 }
 
 /** What `GET /workers` answers per worker. */
 export interface WorkerInfo {
-  /** The worker's number, 1 to N (`GATEHOUSE_WORKER` in its environment). */
+  /** The worker's number, 1 to N (`GATEHOUSE_WORKER` in its environment); 0 for the spare. */
   worker: number;
   pid: number;
   /** When this process started (RFC 3339). */
@@ -156,23 +163,31 @@ export class Workers implements ConfigRunner {
   readonly #restarts = new Map<number, number>();
   readonly #young = new Map<number, number>();
   readonly #timers = new Set<ReturnType<typeof setTimeout>>();
+  readonly #spareWanted: boolean;
+  #spare?: Member;
 
   constructor(options: WorkersOptions) {
     this.count = options.count;
     this.#command = options.command;
+    this.#spareWanted = options.spare ?? true;
     this.log = makeLogger("workers", () => this.#boot);
   }
 
-  /** Starts every worker; resolves once each is ready, throws when one exits first. */
+  /**
+   * Starts every worker; resolves once each is ready, throws when one exits first. The spare
+   * (when wanted) starts then.
+   */
   async start(): Promise<void> {
     for (let i = 1; i <= this.count; i++) this.#members[i - 1] = this.#spawn(i);
     await Promise.all(this.#members.map((m) => m.hello));
     for (const m of this.#members) m.joined = true;
+    this.#spawnSpare();
   }
 
-  /** The workers, for `GET /workers`. */
+  /** The workers, for `GET /workers` (the spare, once ready to take a place, as worker 0). */
   info(): WorkerInfo[] {
-    return this.#members.map((m) => ({
+    const spare = this.#spare?.ready && !this.#spare.gone ? [this.#spare] : [];
+    return [...this.#members, ...spare].map((m) => ({
       worker: m.index,
       pid: m.pid,
       started: new Date(m.started).toISOString(),
@@ -264,7 +279,7 @@ export class Workers implements ConfigRunner {
     void m.pipe.read((msg) => {
       if (msg.t === "hello") {
         if (msg.version !== PROTOCOL_VERSION) {
-          hello.reject(new Error(`worker ${index} speaks version ${msg.version} of the pipe`));
+          hello.reject(new Error(`worker ${m.index} speaks version ${msg.version} of the pipe`));
           child.kill("SIGKILL");
         } else hello.resolve();
       } else if (msg.t === "reply") {
@@ -273,17 +288,20 @@ export class Workers implements ConfigRunner {
         if (msg.ok) p?.resolve(msg.value);
         else p?.reject(new Error(msg.error));
       } else if (msg.t === "log") this.#emit(msg.g, msg.entry);
-    }, (text) => this.log.warn("worker output", { worker: index, text: text.slice(0, 2000) }));
+    }, (text) => this.log.warn("worker output", { worker: m.index, text: text.slice(0, 2000) }));
     m.exited = child.status.then((status) => {
       const how = status.signal ? `signal ${status.signal}` : `exit code ${status.code}`;
-      m.gone = `worker ${index} (pid ${m.pid}) exited (${how})`;
+      m.gone = `worker ${m.index} (pid ${m.pid}) exited (${how})`;
       hello.reject(new WorkerGone(m.gone));
       for (const p of m.pending.values()) p.reject(new WorkerGone(m.gone));
       m.pending.clear();
       this.#exited(m, status);
       return status;
     });
-    this.log.debug("worker started", { worker: index, pid: m.pid });
+    this.log.debug(index ? "worker started" : "spare worker started", {
+      worker: index,
+      pid: m.pid,
+    });
     return m;
   }
 
@@ -293,29 +311,78 @@ export class Workers implements ConfigRunner {
     logs.emit(entry);
   }
 
-  #exited(m: Member, status: Deno.CommandStatus): void {
-    if (this.#stopping || this.#members[m.index - 1] !== m) return;
-    const young = Date.now() - m.started < YOUNG_MS;
-    const tries = young ? (this.#young.get(m.index) ?? 0) + 1 : 0;
-    this.#young.set(m.index, tries);
-    const delay = tries <= 1 ? 0 : Math.min(MAX_BACKOFF_MS, 100 * 2 ** (tries - 2));
-    this.log.error("worker exited unexpectedly; starting another", {
-      worker: m.index,
-      pid: m.pid,
-      exit_code: status.code,
-      ...(status.signal ? { signal: status.signal } : {}),
-      ...(delay ? { delay: delay / 1000 } : {}),
-    });
+  /** The delay before starting process `slot` again (0: the spare): none the first time. */
+  #backoff(slot: number, started: number): number {
+    const young = Date.now() - started < YOUNG_MS;
+    const tries = young ? (this.#young.get(slot) ?? 0) + 1 : 0;
+    this.#young.set(slot, tries);
+    return tries <= 1 ? 0 : Math.min(MAX_BACKOFF_MS, 100 * 2 ** (tries - 2));
+  }
+
+  #later(delay: number, fn: () => void): void {
     const timer = setTimeout(() => {
       this.#timers.delete(timer);
-      void this.#replace(m.index);
+      if (!this.#stopping) fn();
     }, delay);
     this.#timers.add(timer);
   }
 
-  async #replace(index: number): Promise<void> {
+  /**
+   * Starts a spare (when wanted and none is there); once booted it validates the running
+   * config, which loads the modules it will need.
+   */
+  #spawnSpare(): void {
+    if (!this.#spareWanted || this.#stopping || this.#spare) return;
+    const spare = this.#spare = this.#spawn(0);
+    spare.hello.then(async () => {
+      if (this.#current && this.#spare === spare) {
+        await this.call(spare, "warm", { config: this.#current.config });
+      }
+      spare.ready = true;
+      this.log.debug("spare worker ready", { pid: spare.pid });
+    }).catch(() => {});
+  }
+
+  #exited(m: Member, status: Deno.CommandStatus): void {
     if (this.#stopping) return;
-    const m = this.#spawn(index);
+    const fields = {
+      pid: m.pid,
+      exit_code: status.code,
+      ...(status.signal ? { signal: status.signal } : {}),
+    };
+    if (m === this.#spare) {
+      this.#spare = undefined;
+      const delay = this.#backoff(0, m.started);
+      this.log.warn("spare worker exited; starting another", { ...fields, delay: delay / 1000 });
+      this.#later(delay, () => this.#spawnSpare());
+      return;
+    }
+    if (this.#members[m.index - 1] !== m) return;
+    const spare = this.#spare;
+    if (spare) {
+      // the spare booted already: it takes the place at once, and another spare boots
+      this.#spare = undefined;
+      this.log.error("worker exited unexpectedly; the spare takes its place", {
+        worker: m.index,
+        ...fields,
+        spare: spare.pid,
+      });
+      void this.#join(m.index, spare);
+      this.#spawnSpare();
+      return;
+    }
+    const delay = this.#backoff(m.index, m.started);
+    this.log.error("worker exited unexpectedly; starting another", {
+      worker: m.index,
+      ...fields,
+      ...(delay ? { delay: delay / 1000 } : {}),
+    });
+    this.#later(delay, () => void this.#join(m.index, this.#spawn(m.index)));
+  }
+
+  /** Makes `m` worker `index` (a new process, or the spare) and has it run the current config. */
+  async #join(index: number, m: Member): Promise<void> {
+    m.index = index;
     this.#members[index - 1] = m;
     this.#restarts.set(index, (this.#restarts.get(index) ?? 0) + 1);
     try {
@@ -327,9 +394,14 @@ export class Workers implements ConfigRunner {
     try {
       const c = this.#current;
       if (c && !m.gone) {
-        await this.call(m, "prepare", { g: c.g, config: c.config, ports: c.ports });
+        // one worker alone: no need to wait for the prepare before asking for the commit
+        const ask = { g: c.g, worker: index, config: c.config, ports: c.ports };
+        const prepared = this.call(m, "prepare", ask);
+        const committed = this.call(m, "commit", { g: c.g });
+        committed.catch(() => {});
+        await prepared;
         m.gens.add(c.g);
-        await this.call(m, "commit", { g: c.g });
+        await committed;
       }
       m.joined = true;
       this.log.info("worker serving", { worker: index, pid: m.pid });
@@ -355,14 +427,15 @@ export class Workers implements ConfigRunner {
     this.#stopping = true;
     for (const t of this.#timers) clearTimeout(t);
     this.#timers.clear();
+    const all = this.#spare ? [...this.#members, this.#spare] : this.#members;
     let timer: ReturnType<typeof setTimeout> | undefined;
     if (graceMs !== undefined) {
       // a worker past its grace period (and 5 s to exit) is killed
       timer = setTimeout(() => {
-        for (const m of this.#members) if (!m.gone) m.child.kill("SIGKILL");
+        for (const m of all) if (!m.gone) m.child.kill("SIGKILL");
       }, graceMs + 5000);
     }
-    const codes = await Promise.all(this.#members.map(async (m) => {
+    const codes = await Promise.all(all.map(async (m) => {
       let code = 0;
       let answered = false;
       try {
@@ -373,7 +446,7 @@ export class Workers implements ConfigRunner {
       return answered ? code : status.success ? 0 : 3;
     }));
     clearTimeout(timer);
-    for (const m of this.#members) await m.pipe.close();
+    for (const m of all) await m.pipe.close();
     return codes.some((c) => c !== 0) ? 3 : 0;
   }
 
@@ -381,18 +454,19 @@ export class Workers implements ConfigRunner {
   async exitNow(): Promise<void> {
     this.#stopping = true;
     for (const t of this.#timers) clearTimeout(t);
-    for (const m of this.#members) {
+    const all = this.#spare ? [...this.#members, this.#spare] : this.#members;
+    for (const m of all) {
       try {
         if (!m.gone) m.child.kill("SIGQUIT");
       } catch { /* gone */ }
     }
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
-      Promise.all(this.#members.map((m) => m.exited)),
+      Promise.all(all.map((m) => m.exited)),
       new Promise((r) => (timer = setTimeout(r, 2000))),
     ]);
     clearTimeout(timer);
-    for (const m of this.#members) {
+    for (const m of all) {
       try {
         if (!m.gone) m.child.kill("SIGKILL");
       } catch { /* gone */ }
@@ -477,8 +551,11 @@ class ClusterConfig implements LoadingConfig {
     if (errors.length) throw failure(errors, rest.length + 1);
   }
 
-  async #prepare(m: Member, ask: Calls["prepare"]["ask"]): Promise<Calls["prepare"]["answer"]> {
-    const answer = await this.workers.call(m, "prepare", ask);
+  async #prepare(
+    m: Member,
+    ask: Omit<Calls["prepare"]["ask"], "worker">,
+  ): Promise<Calls["prepare"]["answer"]> {
+    const answer = await this.workers.call(m, "prepare", { ...ask, worker: m.index });
     m.gens.add(this.g);
     this.#prepared.push(m);
     return answer;

@@ -6,10 +6,11 @@
  *
  * | primary → worker | reply | what the worker does |
  * | --- | --- | --- |
- * | `prepare` g, config, ports | routes, ports | provisions config g (binds its new addresses, serves nothing new); the old keeps serving |
+ * | `prepare` g, worker, config, ports | routes, ports | provisions config g (binds its new addresses, serves nothing new); the old keeps serving |
  * | `commit` g | addresses | starts g: its handlers take the addresses over; the old config stays alive |
  * | `rollback` g | | stops g again: the previous config's handlers serve again |
  * | `stop` g / `cleanup` g | | stops / releases config g (the one replaced, or an aborted one) |
+ * | `warm` config | | a spare validates the running config (binding nothing), so that its modules are loaded when it takes a place |
  * | `admin` request | response | answers an admin route of the running config's modules |
  * | `shutdown` grace | exit code | stops, waits for requests in flight (at most grace ms), exits |
  *
@@ -45,11 +46,13 @@ export interface WireResponse {
 /** What each request asks and what its reply carries. */
 export interface Calls {
   prepare: {
-    ask: { g: number; config: JsonObject | null; ports: Record<string, number> };
+    /** `worker`: the number the worker serves as (a spare learns it here). */
+    ask: { g: number; worker: number; config: JsonObject | null; ports: Record<string, number> };
     /** The admin route patterns of the config's modules; the ports of its `:0` addresses. */
     answer: { routes: string[]; ports: Record<string, number> };
   };
   commit: { ask: { g: number }; answer: { addresses: Record<string, string[]> } };
+  warm: { ask: { config: JsonObject | null }; answer: Record<string, never> };
   rollback: { ask: { g: number }; answer: Record<string, never> };
   stop: { ask: { g: number }; answer: Record<string, never> };
   cleanup: { ask: { g: number }; answer: Record<string, never> };

@@ -25,6 +25,7 @@ import type { BuiltLog } from "../logging/pipeline.ts";
 import type { Logger } from "../module/instance.ts";
 import { cleanUpOwnLocks } from "../module/storage.ts";
 import { durationMs } from "../config/duration.ts";
+import { WORKER_ENV } from "./count.ts";
 import { errorResponse, routeMatches } from "../admin/handler.ts";
 import { AdminError, toAdminError } from "../errors.ts";
 import type { JsonObject } from "../config_tree.ts";
@@ -102,8 +103,9 @@ interface Held {
 }
 
 /**
- * Runs this process as worker `index` (1-based) of the primary on the other end of standard
- * input and output; resolves to the exit code once it stopped.
+ * Runs this process as worker `index` (1-based; 0: a spare, which learns its number when it
+ * takes a dead worker's place) of the primary on the other end of standard input and output;
+ * resolves to the exit code once it stopped.
  *
  * @example
  * ```ts ignore
@@ -111,6 +113,11 @@ interface Held {
  * ```
  */
 export async function runWorker(index: number): Promise<number> {
+  const become = (n: number) => {
+    index = n;
+    Deno.env.set(WORKER_ENV, String(n));
+    pool.shared!.unix = n === 1;
+  };
   // the pipe is standard output: what would print there goes to standard error instead
   for (const k of ["log", "info", "debug"] as const) console[k] = console.error;
   const pipe = new PipeEnd<Ask, FromWorker>(Deno.stdin.readable, Deno.stdout.writable);
@@ -164,7 +171,8 @@ export async function runWorker(index: number): Promise<number> {
   };
 
   const calls: { [K in keyof Calls]: (ask: Calls[K]["ask"]) => Promise<Calls[K]["answer"]> } = {
-    async prepare({ g, config, ports }) {
+    async prepare({ g, worker, config, ports }) {
+      if (worker !== index) become(worker);
       pool.shared!.ports = new Map(Object.entries(ports));
       const ctx = new ConfigContext(config, pool, {
         logs: (raw) => Promise.resolve(forward(g, raw)),
@@ -191,6 +199,17 @@ export async function runWorker(index: number): Promise<number> {
         if (listening) Object.assign(addresses, listening);
       }
       return { addresses };
+    },
+    async warm({ config }) {
+      const ctx = new ConfigContext(config, pool, {
+        validating: true,
+        logs: () => Promise.resolve(new ForwardingPipeline([], () => {})),
+      });
+      try {
+        await ctx.provision();
+      } catch { /* the real prepare reports it */ }
+      await ctx.cleanup().catch(() => {});
+      return {};
     },
     async rollback({ g }) {
       const h = held.get(g);
