@@ -159,3 +159,76 @@ export async function wrk(
   const failures = non2xx + (errors ? errors.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
   return { requests, failures, output };
 }
+
+/** What one HTTPS request over `openssl s_client` shows: the chain served, and the answer. */
+export interface TlsAnswer {
+  /** The certificates the server sent, leaf first (PEM). */
+  chain: string[];
+  /** The leaf's serial (hex, as openssl prints it). */
+  serial: string;
+  worker: string;
+  status: number;
+  body: string;
+}
+
+/** One HTTPS request for `name` on a new connection, through `openssl s_client -showcerts`. */
+export async function tlsHit(port: number, name: string, path = "/"): Promise<TlsAnswer> {
+  const child = new Deno.Command("openssl", {
+    args: [
+      "s_client",
+      "-connect",
+      `127.0.0.1:${port}`,
+      "-servername",
+      name,
+      "-showcerts",
+      "-ign_eof",
+      "-alpn",
+      "http/1.1",
+    ],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const w = child.stdin.getWriter();
+  await w.write(
+    new TextEncoder().encode(`GET ${path} HTTP/1.1\r\nHost: ${name}\r\nConnection: close\r\n\r\n`),
+  );
+  await w.close();
+  const out = dec.decode((await child.output()).stdout);
+  const chain = [...out.matchAll(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g)]
+    .map((m) => m[0] + "\n");
+  const at = out.indexOf("HTTP/1.1 ");
+  const answer = at >= 0 ? parse(out.slice(at).replace(/\r?\n(closed|read R BLOCK)\s*$/, "")) : {
+    status: 0,
+    body: "",
+    worker: "",
+  };
+  let serial = "";
+  if (chain[0]) {
+    const x = new Deno.Command("openssl", {
+      args: ["x509", "-noout", "-serial"],
+      stdin: "piped",
+      stdout: "piped",
+    }).spawn();
+    const xw = x.stdin.getWriter();
+    await xw.write(new TextEncoder().encode(chain[0]));
+    await xw.close();
+    serial = /serial=([0-9A-F]+)/.exec(dec.decode((await x.output()).stdout))?.[1] ?? "";
+  }
+  return { chain, serial, worker: answer.worker, status: answer.status, body: answer.body };
+}
+
+/** HTTPS requests on new connections until `n` workers answered; the answer of each. */
+export async function tlsAnswersByWorker(
+  port: number,
+  name: string,
+  n = 2,
+  tries = 200,
+): Promise<Map<string, TlsAnswer>> {
+  const seen = new Map<string, TlsAnswer>();
+  for (let i = 0; i < tries && seen.size < n; i++) {
+    const a = await tlsHit(port, name);
+    if (a.status) seen.set(a.worker, a);
+  }
+  return seen;
+}
