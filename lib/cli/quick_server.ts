@@ -10,7 +10,7 @@ import "../server/standard.ts";
 import { runningHttpApps } from "../server/http/app.ts";
 import { ExitCode, type Flags } from "./command.ts";
 import { ProcessLife } from "./process.ts";
-import { workerPlan } from "./workers.ts";
+import { connectWorkers, workerPlan } from "./workers.ts";
 
 /** What a quick server is told once it serves. */
 export interface QuickServerStarted {
@@ -39,7 +39,7 @@ export async function runQuickServer(
 ): Promise<number> {
   const plan = workerPlan(flags, command);
   const engine = new Engine({ defaultAdmin: false, autosavePath: false, runner: plan.workers });
-  if (plan.workers) plan.workers.log = engine.log.named("workers");
+  connectWorkers(plan.workers, engine);
   const life = new ProcessLife(engine);
   life.installSignals();
   try {

@@ -13,7 +13,7 @@ import { ProcessLife } from "./process.ts";
 import { applyEnvFiles, printEnviron } from "./environ.ts";
 import { UsageError } from "./usage_error.ts";
 import { ADAPTER_FLAG, CONFIG_FLAG } from "./common_flags.ts";
-import { workerPlan, WORKERS_FLAG } from "./workers.ts";
+import { connectWorkers, workerPlan, WORKERS_FLAG } from "./workers.ts";
 import { guardInspectorSignal } from "../inspector_signal.ts";
 
 function str(v: Flags[string]): string | undefined {
@@ -135,7 +135,7 @@ export async function runServer(flags: Flags): Promise<number> {
     onStopRequest: () => holder.life?.exitGracefully("POST /stop"),
     runner: plan.workers,
   });
-  if (plan.workers) plan.workers.log = engine.log.named("workers");
+  connectWorkers(plan.workers, engine);
   if (plan.single) engine.log.info("serving on one process", { reason: plan.single });
   const life = holder.life = new ProcessLife(engine, str(flags.pidfile));
   life.installSignals();

@@ -14,6 +14,7 @@ import {
   WORKERS_ENV,
 } from "../server/workers/count.ts";
 import { Workers } from "../server/workers/primary.ts";
+import type { Engine } from "../server/engine.ts";
 
 /** `--workers <n>`. */
 export const WORKERS_FLAG: FlagSpec = {
@@ -65,4 +66,14 @@ export function workerPlan(flags: Flags, command: string): WorkerPlan {
     throw new UsageError(`${command}: ${SPARE_ENV} must be 0 or 1, got ${JSON.stringify(spare)}`);
   }
   return { count, workers: new Workers({ count, command: cmd, spare: spare !== "0" }) };
+}
+
+/**
+ * Ties a worker pool to the engine it runs configs for: the pool logs through the engine's
+ * logger, and reloads the running config on every worker when one revoked a certificate.
+ */
+export function connectWorkers(workers: Workers | undefined, engine: Engine): void {
+  if (!workers) return;
+  workers.log = engine.log.named("workers");
+  workers.reload = () => engine.load(engine.config, true);
 }

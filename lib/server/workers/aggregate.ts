@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { formatValue } from "../metrics/registry.ts";
 
 /** Gauges that are no amounts: the earliest across workers, not the sum. */
 const EARLIEST = new Set(["process_start_time_seconds"]);
@@ -20,13 +21,6 @@ function parseValue(text: string): number {
   if (text === "+Inf") return Infinity;
   if (text === "-Inf") return -Infinity;
   return Number(text);
-}
-
-function formatValue(v: number): string {
-  if (v === Infinity) return "+Inf";
-  if (v === -Infinity) return "-Inf";
-  if (Number.isNaN(v)) return "NaN";
-  return String(v);
 }
 
 /**

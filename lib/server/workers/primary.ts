@@ -38,6 +38,7 @@ import {
   fromWireResponse,
   type FromWorker,
   PipeEnd,
+  type PrimaryAnswer,
   PROTOCOL_VERSION,
   wireRequest,
   type WireResponse,
@@ -57,7 +58,7 @@ interface Member {
   index: number;
   pid: number;
   child: Deno.ChildProcess;
-  pipe: PipeEnd<FromWorker, Ask>;
+  pipe: PipeEnd<FromWorker, Ask | PrimaryAnswer>;
   /** Resolves on the worker's `hello`; rejects when it exits first. */
   hello: Promise<void>;
   /** Takes part in changes: it runs the current config. */
@@ -288,6 +289,12 @@ export class Workers implements ConfigRunner {
         if (msg.ok) p?.resolve(msg.value);
         else p?.reject(new Error(msg.error));
       } else if (msg.t === "log") this.#emit(msg.g, msg.entry);
+      else if (msg.t === "ask") {
+        this.#sum("/metrics").then(
+          (value) => m.pipe.send({ t: "answer", id: msg.id, ok: true, value }),
+          (e) => m.pipe.send({ t: "answer", id: msg.id, ok: false, error: (e as Error).message }),
+        );
+      }
     }, (text) => this.log.warn("worker output", { worker: m.index, text: text.slice(0, 2000) }));
     m.exited = child.status.then((status) => {
       const how = status.signal ? `signal ${status.signal}` : `exit code ${status.code}`;
@@ -473,6 +480,20 @@ export class Workers implements ConfigRunner {
     }
   }
 
+  /** The text of a GET of `path` on every worker's admin routes, summed (`/metrics`). */
+  async #sum(path: string): Promise<string> {
+    const res = await this.forward(path, new Request(`http://primary${path}`));
+    if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+    return await res.text();
+  }
+
+  /**
+   * After `POST /tls/revoke` answered (one worker revoked the certificate and stored its
+   * replacement): reloads the running config on every worker, which loads the replacement
+   * from the storage (set by the program that made the engine).
+   */
+  reload?: () => Promise<unknown>;
+
   /** Answers an admin route of the workers' modules (one worker's, or every worker's summed). */
   async forward(pattern: string, req: Request): Promise<Response> {
     const request = await wireRequest(req);
@@ -480,7 +501,15 @@ export class Workers implements ConfigRunner {
     if (!members.length) throw new AdminError("internal", "no worker process is running");
     const merge = AGGREGATED[pattern];
     if (!merge || (req.method !== "GET" && req.method !== "HEAD")) {
-      return fromWireResponse(await this.call(members[0], "admin", { request }));
+      const answer = await this.call(members[0], "admin", { request });
+      if (pattern === "/tls/revoke" && answer.status === 200 && this.reload) {
+        try {
+          await this.reload();
+        } catch (e) {
+          this.log.error("reloading the workers after a revocation", { error: e as Error });
+        }
+      }
+      return fromWireResponse(answer);
     }
     const answers = await Promise.all(members.map((m) => this.call(m, "admin", { request })));
     const refused = answers.find((a) => a.status !== 200);

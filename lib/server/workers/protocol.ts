@@ -14,7 +14,8 @@
  * | `admin` request | response | answers an admin route of the running config's modules |
  * | `shutdown` grace | exit code | stops, waits for requests in flight (at most grace ms), exits |
  *
- * Worker → primary without a request: `hello` (ready), `log` (a log entry of config g).
+ * Worker → primary without a request: `hello` (ready), `log` (a log entry of config g); and
+ * `ask` (the `metrics` handler's summed text), which the primary answers with `answer`.
  *
  * @module
  */
@@ -66,9 +67,18 @@ export type Call = keyof Calls;
 /** A request from the primary. */
 export type Ask = { [K in Call]: { t: K; id: number } & Calls[K]["ask"] }[Call];
 
+/** What a worker asks the primary: the `/metrics` text summed over every worker. */
+export type WorkerAsks = "metrics";
+
+/** The primary's answer to a worker's question. */
+export type PrimaryAnswer =
+  | { t: "answer"; id: number; ok: true; value: string }
+  | { t: "answer"; id: number; ok: false; error: string };
+
 /** What a worker sends. */
 export type FromWorker =
   | { t: "hello"; pid: number; version: number }
+  | { t: "ask"; id: number; what: WorkerAsks }
   | { t: "reply"; id: number; ok: true; value: unknown }
   | { t: "reply"; id: number; ok: false; error: string }
   | { t: "log"; g?: number; entry: LogEntry };

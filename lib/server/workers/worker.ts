@@ -35,9 +35,11 @@ import {
   fromWireRequest,
   type FromWorker,
   PipeEnd,
+  type PrimaryAnswer,
   PROTOCOL_VERSION,
   wireResponse,
 } from "./protocol.ts";
+import { useSharedScrape } from "../metrics/shared.ts";
 
 /** Exit code of an immediate exit (SIGQUIT), as `run`'s. */
 const FORCED = 2;
@@ -120,7 +122,20 @@ export async function runWorker(index: number): Promise<number> {
   };
   // the pipe is standard output: what would print there goes to standard error instead
   for (const k of ["log", "info", "debug"] as const) console[k] = console.error;
-  const pipe = new PipeEnd<Ask, FromWorker>(Deno.stdin.readable, Deno.stdout.writable);
+  const pipe = new PipeEnd<Ask | PrimaryAnswer, FromWorker>(
+    Deno.stdin.readable,
+    Deno.stdout.writable,
+  );
+  // the `metrics` handler answers every worker's registry summed: the primary collects it
+  const asked = new Map<number, PromiseWithResolvers<string>>();
+  let nextAsk = 1;
+  useSharedScrape(() => {
+    const id = nextAsk++;
+    const answer = Promise.withResolvers<string>();
+    asked.set(id, answer);
+    pipe.send({ t: "ask", id, what: "metrics" });
+    return answer.promise;
+  });
   const pool = new ListenerPool();
   pool.shared = { ports: new Map(), unix: index === 1 };
   const held = new Map<number, Held>();
@@ -259,7 +274,14 @@ export async function runWorker(index: number): Promise<number> {
 
   // control messages run one after the other, in the order sent; admin requests meanwhile
   let control: Promise<unknown> = Promise.resolve();
-  const handle = (m: Ask) => {
+  const handle = (m: Ask | PrimaryAnswer) => {
+    if (m.t === "answer") {
+      const a = asked.get(m.id);
+      asked.delete(m.id);
+      if (m.ok) a?.resolve(m.value);
+      else a?.reject(new Error(m.error));
+      return;
+    }
     const run = async () => {
       try {
         // deno-lint-ignore no-explicit-any

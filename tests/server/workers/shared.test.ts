@@ -1,7 +1,8 @@
 /**
  * What the workers share where users see it: one log pipeline (the access log of both
- * workers in one file, whole lines), `/metrics` and `/reverse_proxy/upstreams` summed over the
- * workers, and the local CA and a site's certificate made once and served by both.
+ * workers in one file, whole lines), `/metrics` (on the admin API and through a site's
+ * `metrics` handler) and `/reverse_proxy/upstreams` summed over the workers, and the local CA
+ * and a site's certificate made once and served by both.
  */
 import assert from "node:assert/strict";
 import { call, freePort, until } from "../fixtures/helpers.ts";
@@ -33,6 +34,13 @@ Deno.test("workers: both workers' access logs go through one pipeline in whole l
             automatic_https: { disable: true },
             logs: {},
             routes: [
+              {
+                match: [{ path: ["/metrics"] }],
+                handle: [{
+                  handler: "headers",
+                  response: { set: { "X-Worker": ["{env.GATEHOUSE_WORKER}"] } },
+                }, { handler: "metrics" }],
+              },
               {
                 match: [{ path: ["/proxy"] }],
                 handle: [{
@@ -87,13 +95,31 @@ Deno.test("workers: both workers' access logs go through one pipeline in whole l
     const metrics = (await call(s.base, "GET", "/metrics")).body;
     const sample = (name: string, labels: string) =>
       Number(new RegExp(`^${name}\\{${labels}\\} (\\S+)$`, "m").exec(metrics)?.[1]);
-    const routed = records.filter((r) => !r.request.uri.startsWith("/proxy")).length;
+    const routed = records.filter((r) =>
+      !r.request.uri.startsWith("/proxy") && !r.request.uri.startsWith("/metrics")
+    ).length;
     assert.equal(sample("caddy_http_requests_total", 'server="s",handler="headers"'), routed);
     assert.equal(
       sample("caddy_http_requests_total", 'server="s",handler="reverse_proxy"'),
       proxied,
     );
     assert.equal((metrics.match(/^# TYPE caddy_http_requests_total /gm) ?? []).length, 1);
+    // the `metrics` handler of a site answers the same sum, whichever worker it reaches
+    const scraped = new Map<string, string>();
+    for (let i = 0; i < 400 && scraped.size < 2; i++) {
+      const a = await hit(port, "/metrics");
+      scraped.set(a.worker, a.body);
+    }
+    assert.deepEqual([...scraped.keys()].sort(), ["1", "2"]);
+    for (const text of scraped.values()) {
+      assert.equal(
+        Number(
+          /^caddy_http_requests_total\{server="s",handler="reverse_proxy"\} (\S+)$/m
+            .exec(text)?.[1],
+        ),
+        proxied,
+      );
+    }
     const upstreams = JSON.parse((await call(s.base, "GET", "/reverse_proxy/upstreams")).body);
     assert.deepEqual(upstreams, [{
       address: `127.0.0.1:${dead}`,
