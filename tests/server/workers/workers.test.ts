@@ -239,3 +239,78 @@ Deno.test("workers: --workers 1 (or GATEHOUSE_WORKERS=1) is one process; a bad c
   }
   await Deno.remove(t.dir, { recursive: true });
 });
+
+/** One request over a unix socket (a new connection), with the worker that answered. */
+async function unixHit(path: string): Promise<{ body: string; worker: string }> {
+  const client = Deno.createHttpClient(
+    { proxy: { transport: "unix", path } } as Deno.CreateHttpClientOptions,
+  );
+  try {
+    const res = await fetch("http://localhost/", { client });
+    return { body: await res.text(), worker: res.headers.get("x-worker") ?? "" };
+  } finally {
+    client.close();
+  }
+}
+
+Deno.test("workers: a unix socket address is served by worker 1 alone, and by its replacement", async () => {
+  const port = freePort();
+  const t = await Deno.makeTempDir();
+  const sock = `${t}/site.sock`;
+  const config = siteWith(port, "both") as {
+    apps: { http: { servers: { s: { listen: string[] } } } };
+  };
+  config.apps.http.servers.s.listen.push(`unix/${sock}`);
+  const s = await serve(config, ["--workers", "2"], undefined, {
+    GATEHOUSE_SPARE_WORKER: "0",
+  });
+  try {
+    await up(s.base);
+    assert.deepEqual([...(await answersByWorker(port)).keys()].sort(), ["1", "2"]);
+    for (let i = 0; i < 10; i++) {
+      assert.deepEqual(await unixHit(sock), { body: "both", worker: "1" });
+    }
+    const w1 = (await workers(s.base)).find((w) => w.worker === 1)!;
+    Deno.kill(w1.pid, "SIGKILL");
+    await until(
+      async () =>
+        (await workers(s.base)).some((w) => w.worker === 1 && w.pid !== w1.pid && w.serving),
+      30_000,
+      "worker 1's replacement",
+    );
+    assert.deepEqual(await unixHit(sock), { body: "both", worker: "1" });
+  } finally {
+    assert.equal(await stop(s), 0, s.p.output());
+    await Deno.remove(t, { recursive: true });
+  }
+});
+
+Deno.test("workers: --watch reloads every worker; --resume starts every worker on the autosaved config", async () => {
+  const port = freePort();
+  const s = await serve(siteWith(port, "first"), ["--workers", "2", "--watch"]);
+  try {
+    await up(s.base);
+    assert.deepEqual([...(await answersByWorker(port)).values()], ["first", "first"]);
+    await Deno.writeTextFile(s.file, JSON.stringify(siteWith(port, "watched")));
+    await until(
+      async () => [...(await answersByWorker(port)).values()].join() === "watched,watched",
+      30_000,
+      "both workers on the watched file",
+    );
+  } finally {
+    await call(s.base, "POST", "/stop").catch(() => {});
+    assert.equal((await s.p.status).code, 0, s.p.output());
+  }
+  // the same directories again, with --resume: the autosaved (watched) config
+  const again = spawnCli(
+    ["run", "--resume", "--workers", "2"],
+    { ...s.env, GATEHOUSE_ADMIN: `127.0.0.1:${s.port}` },
+  );
+  try {
+    await up(s.base);
+    assert.deepEqual([...(await answersByWorker(port)).values()], ["watched", "watched"]);
+  } finally {
+    await call(s.base, "POST", "/stop").catch(() => {});
+    assert.equal(await finish(again, s.dir), 0, again.output());
+  }
+});
