@@ -115,9 +115,16 @@ interface Held {
  * ```
  */
 export async function runWorker(index: number): Promise<number> {
+  const attributes = Deno.env.get("OTEL_RESOURCE_ATTRIBUTES");
+  /** This process serves as worker `n`: its number in the environment, its OTLP resource. */
   const become = (n: number) => {
     index = n;
     Deno.env.set(WORKER_ENV, String(n));
+    // each worker's OTLP metrics and traces are a resource of their own
+    Deno.env.set(
+      "OTEL_RESOURCE_ATTRIBUTES",
+      [attributes, `gatehouse.worker=${n}`].filter(Boolean).join(","),
+    );
     pool.shared!.unix = n === 1;
   };
   // the pipe is standard output: what would print there goes to standard error instead
@@ -137,7 +144,8 @@ export async function runWorker(index: number): Promise<number> {
     return answer.promise;
   });
   const pool = new ListenerPool();
-  pool.shared = { ports: new Map(), unix: index === 1 };
+  pool.shared = { ports: new Map(), unix: false };
+  if (index > 0) become(index);
   const held = new Map<number, Held>();
   let current: number | undefined;
   const forward = (g: number | undefined, raw: unknown) =>
