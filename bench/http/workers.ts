@@ -7,6 +7,8 @@
  * p99 latency, CPU time per request (utime+stime of every process of the server: primary,
  * workers, spare; nginx master and workers) and the resident set (RSS, and PSS for the
  * Gatehouse processes, which share the Deno binary's pages) idle and after each scenario.
+ * Gatehouse runs as `deno run -A --unstable-lazy-dynamic-imports cli.ts run` (the flags
+ * `gatehouse start` gives it, V8 defaults), which its workers get too.
  *
  *   deno run -A bench/http/workers.ts     # ROUNDS=3 DURATION=5 CONNECTIONS=64 CORES=0,1
  *
@@ -210,6 +212,7 @@ for (const workers of [1, 2]) {
         Deno.execPath(),
         "run",
         "-A",
+        "--unstable-lazy-dynamic-imports",
         "--config",
         CONFIG,
         CLI,
