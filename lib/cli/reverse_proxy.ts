@@ -13,6 +13,7 @@ import type {
   ProxyHeadersConfig,
   ReverseProxyConfig,
 } from "../server/http/handlers/reverse_proxy/config.ts";
+import { WORKERS_FLAG } from "./workers.ts";
 
 /** A parsed `--from`/`--to` address. */
 export interface ProxyAddress {
@@ -147,7 +148,7 @@ export function proxyBanner(o: ReverseProxyOptions): string {
 export const reverseProxyCommand: Command = {
   name: "reverse-proxy",
   usage:
-    '[--from <addr>] [--to <addr>] [--change-host-header] [--insecure] [--internal-certs] [--disable-redirects] [--header-up "Field: value"] [--header-down "Field: value"] [--access-log] [--debug]',
+    '[--from <addr>] [--to <addr>] [--change-host-header] [--insecure] [--internal-certs] [--disable-redirects] [--header-up "Field: value"] [--header-down "Field: value"] [--access-log] [--debug] [--workers <n>]',
   short: "A quick and production-ready reverse proxy",
   long: [
     "Proxies --from (default localhost) to every --to upstream (repeatable; port ranges expand;",
@@ -210,6 +211,7 @@ export const reverseProxyCommand: Command = {
     },
     { name: "debug", short: "v", type: "boolean", help: "Enable verbose debug logs" },
     { name: "access-log", type: "boolean", help: "Enable the access log" },
+    WORKERS_FLAG,
     {
       name: "insecure",
       type: "boolean",
@@ -234,6 +236,11 @@ export const reverseProxyCommand: Command = {
       internalCerts: !!flags["internal-certs"],
     };
     const config = reverseProxyConfig(options);
-    return await runQuickServer(config, () => console.log(proxyBanner(options)));
+    return await runQuickServer(
+      config,
+      () => console.log(proxyBanner(options)),
+      flags,
+      "reverse-proxy",
+    );
   },
 };

@@ -22,6 +22,35 @@ import { headAnswer } from "./head.ts";
 import { listenError } from "./listen_error.ts";
 import type { H3Server } from "./h3/listener.ts";
 
+/**
+ * How a pool shares its listening addresses with other processes (the worker processes of one
+ * server): every TCP socket is bound with SO_REUSEPORT, so the kernel spreads new connections
+ * over the processes listening on an address.
+ */
+export interface SharedListening {
+  /**
+   * The port to bind for each `:0` address, by pool key (see {@linkcode ListenerPool.boundPorts}):
+   * the ports the first worker was given, so that every worker listens on the same ones.
+   */
+  ports: Map<string, number>;
+  /**
+   * True in the one process that serves unix socket addresses: Linux has no SO_REUSEPORT for
+   * unix sockets, and a second process binding the path would take it from the first. In the
+   * others a unix address is held without a socket.
+   */
+  unix: boolean;
+}
+
+/** A listen this process does not serve (a unix socket another worker serves). */
+class NotServed implements ListenerHandle {
+  constructor(readonly address: string) {}
+  readonly port = undefined;
+  setHandler(): void {}
+  release(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
 class Handle implements ListenerHandle {
   handler?: ConnHandler;
   released = false;
@@ -35,6 +64,7 @@ class Handle implements ListenerHandle {
   ) {}
   setHandler(handler: ConnHandler): void {
     this.handler = handler;
+    this.socket.pool.wake(this.socket);
     if (this.tls) this.socket.pool.certificateSourceChanged(this);
     this.socket.pool.connectionChanged(this);
   }
@@ -79,6 +109,8 @@ interface Socket {
   opening?: ConnectionOptions;
   /** HTTP/3 sockets: the QUIC listener. */
   h3?: H3Server;
+  /** Requests waiting for a handler (the socket's config is not started yet). */
+  waiting?: { promise: Promise<void>; resolve: () => void };
 }
 
 /** What opening a socket needs: its address, parsed, and the listen that opens it. */
@@ -138,6 +170,17 @@ export class ListenerPool {
   resolve: ResolveOptions = {};
   /** Where listener events are logged (TLS listener replacement). */
   log?: (msg: string, fields?: Record<string, unknown>) => void;
+  /** Set in worker processes: the addresses are shared with the other workers. */
+  shared?: SharedListening;
+
+  /** The port of every open `:0` socket, by pool key (what the other workers are to bind). */
+  boundPorts(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [key, s] of this.#sockets) {
+      if (key.includes("#") && s.port !== undefined) out[key] = s.port;
+    }
+    return out;
+  }
 
   /** Number of open sockets. */
   get size(): number {
@@ -191,6 +234,7 @@ export class ListenerPool {
       );
     }
     if (engine !== "deno") key += `|${engine}`;
+    if (unix && this.shared && !this.shared.unix) return new NotServed(`unix/${addr.host}`);
     let socket = this.#sockets.get(key);
     if (!socket) {
       // a host name is looked up here, off the event loop; the socket binds the address found
@@ -202,7 +246,7 @@ export class ListenerPool {
           key,
           host: addr.host,
           bind,
-          port: addr.startPort,
+          port: addr.startPort === 0 ? this.shared?.ports.get(key) ?? 0 : addr.startPort,
           unix,
           network: addr.network,
           options,
@@ -373,13 +417,29 @@ export class ListenerPool {
     socket.server?.certificatesChanged?.();
   }
 
-  /** Hands a request to the newest live handle of a socket. */
+  /**
+   * Hands a request to the newest live handle of a socket. While the socket's only holders are
+   * configs not started yet (a new address between provision and start; with workers, until
+   * every worker provisioned the config), the request waits for one to start; once none holds
+   * the socket, it is answered 503.
+   */
   #dispatch(socket: Socket, req: Request, si: ServeInfo): Response | Promise<Response> {
     for (let i = socket.handles.length - 1; i >= 0; i--) {
       const h = socket.handles[i];
       if (h.handler && !h.released) return h.handler(req, si);
     }
+    if (socket.handles.some((h) => !h.released)) {
+      socket.waiting ??= Promise.withResolvers<void>();
+      return socket.waiting.promise.then(() => this.#dispatch(socket, req, si));
+    }
     return new Response("no server is configured for this address\n", { status: 503 });
+  }
+
+  /** A handle of `socket` got a handler or was released: waiting requests go on. */
+  wake(socket: { waiting?: { resolve: () => void } }): void {
+    const w = socket.waiting;
+    socket.waiting = undefined;
+    w?.resolve();
   }
 
   async #openNode(spec: SocketSpec): Promise<Socket> {
@@ -421,6 +481,7 @@ export class ListenerPool {
       const server = await serveNode({
         hostname,
         port,
+        reusePort: !!this.shared,
         // the config opening the socket holds no handle on it yet: its source to start with
         tls: tls ? { source: () => socket.handles.length ? this.#source(socket) : tls } : undefined,
         handler,
@@ -489,12 +550,19 @@ export class ListenerPool {
           },
           handler: handler as (r: Request, i: Deno.ServeHandlerInfo<Deno.NetAddr>) => Response,
           log: (msg, fields) => this.log?.(msg, fields),
+          shared: !!this.shared,
         });
         socket.server = server;
         socket.port = server.port;
         socket.address = joinHostPort(host, server.port);
       } else {
-        const server = Deno.serve({ hostname, port, handler, onListen() {} });
+        const server = Deno.serve({
+          hostname,
+          port,
+          handler,
+          onListen() {},
+          ...(this.shared ? { reusePort: true } : {}),
+        });
         socket.server = server;
         const bound = server.addr as Deno.NetAddr;
         socket.port = bound.port;
@@ -509,6 +577,7 @@ export class ListenerPool {
     const handle = released as Handle;
     const socket = handle.socket;
     socket.handles = socket.handles.filter((h) => h !== handle);
+    this.wake(socket);
     if (socket.handles.length > 0 || this.#sockets.get(socket.key) !== socket) {
       if (handle.tls && socket.handles.length > 0) this.certificateSourceChanged(socket.handles[0]);
       return;
@@ -533,6 +602,7 @@ export class ListenerPool {
     const all = [...this.#sockets.values()];
     this.#sockets.clear();
     for (const s of all) for (const h of s.handles) h.released = true;
+    for (const s of all) this.wake(s);
     for (const s of all) s.unsubscribe?.();
     for (const s of all) {
       const drained = s.server.shutdown().then(() => s.server.finished);

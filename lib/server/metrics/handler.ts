@@ -2,7 +2,8 @@
  * The `metrics` handler (`http.handlers.metrics`) and the admin API's `GET /metrics`
  * (`admin.api.metrics`): the process registry in the Prometheus text format, or OpenMetrics
  * when the scraper asks for it (unless `disable_openmetrics`; the admin endpoint always
- * answers in the text format, as Caddy's). Scrapes are counted in
+ * answers in the text format, as Caddy's). In a worker process the handler answers what the
+ * admin endpoint does: every worker's registry summed, in the text format (see `shared.ts`). Scrapes are counted in
  * `promhttp_metric_handler_requests_total` and `promhttp_metric_handler_requests_in_flight`.
  *
  * @module
@@ -11,7 +12,8 @@ import type { AdminRoute, ModuleDefinition } from "../module/mod.ts";
 import { Decoder } from "../config/decode.ts";
 import type { HttpHandler } from "../http/handler.ts";
 import { installProcessMetrics } from "./process.ts";
-import { registry, scrapeResponse } from "./registry.ts";
+import { registry, scrapeResponse, TEXT_FORMAT } from "./registry.ts";
+import { sharedScrape } from "./shared.ts";
 
 function scrape(request: Request, openMetrics: boolean): Response {
   installProcessMetrics();
@@ -43,7 +45,14 @@ export const metricsHandlerModule: ModuleDefinition<HttpHandler> = {
       "disable_openmetrics",
     ]);
     const openMetrics = !(d.bool("disable_openmetrics") ?? false);
-    return { serveHTTP: (c) => scrape(c.request, openMetrics) };
+    return {
+      serveHTTP: async (c) => {
+        // a worker process: every worker's registry summed, in the text format
+        const shared = sharedScrape();
+        if (!shared) return scrape(c.request, openMetrics);
+        return new Response(await shared(), { headers: { "content-type": TEXT_FORMAT } });
+      },
+    };
   },
 };
 

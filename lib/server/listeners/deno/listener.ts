@@ -148,7 +148,8 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
   let again = false;
   /** The handover in progress: the next replacement waits for it. */
   let handingOver: Promise<void> | undefined;
-  const kernel: LinuxSockets | Unavailable = linuxSockets();
+  // workers share the address: a handover would steer every worker's connections
+  const kernel: LinuxSockets | Unavailable | "shared" = o.shared ? "shared" : linuxSockets();
   let bound: BoundAddress | undefined;
   /** This server's listening sockets the kernel still listed at the last open: inode → fd. */
   const ours = new Map<number, number>();
@@ -263,7 +264,9 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
   const rotate = (fixed: CertifiedKey | null, why: string, name?: string) => {
     const old = current;
     // before the new socket listens, new connections are pinned to the old one
-    let pinned: string | undefined = typeof kernel === "string"
+    let pinned: string | undefined = kernel === "shared"
+      ? "worker processes share the address"
+      : typeof kernel === "string"
       ? unavailableWhy(kernel)
       : !old.socket || !bound
       ? (old.unknown ?? "the listening socket was not identified")

@@ -29,6 +29,7 @@ export async function serveOneCertificate(o: DenoTlsOptions): Promise<DenoTlsSer
     cert: one.cert,
     key: one.key,
     onListen() {},
+    ...(o.shared ? { reusePort: true } : {}),
   }, o.handler);
   return {
     port: (server.addr as Deno.NetAddr).port,

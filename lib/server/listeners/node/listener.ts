@@ -47,6 +47,8 @@ export interface NodeListenOptions {
   hostname?: string;
   /** TCP port; 0 picks a free one. */
   port?: number;
+  /** Binds with SO_REUSEPORT (worker processes sharing the address). */
+  reusePort?: boolean;
   /** Unix socket path. */
   path?: string;
   /** An inherited listening socket (descriptor number), adopted instead of binding one. */
@@ -359,7 +361,10 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     };
     if (o.fd !== undefined) front.listen({ fd: o.fd }, ready);
     else if (o.path !== undefined) front.listen(o.path, ready);
-    else front.listen(o.port ?? 0, o.hostname || undefined, ready);
+    else {front.listen(
+        { port: o.port ?? 0, host: o.hostname || undefined, reusePort: o.reusePort },
+        ready,
+      );}
   });
   applyServerTimeouts(h1, conn());
   h1.emit("listening"); // starts the server's timeout checks
