@@ -140,7 +140,8 @@ const MAX_BACKOFF_MS = 10_000;
  * @example
  * ```ts ignore
  * const workers = new Workers({ count: 2, command: workerCommand() as string[] });
- * const engine = new Engine({ runner: workers });
+ * const options: RunnerEngineOptions = { runner: workers };
+ * const engine = new Engine(options);
  * workers.log = engine.log.named("workers");
  * await workers.start();
  * await engine.load(config);
