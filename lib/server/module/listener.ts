@@ -168,6 +168,12 @@ export interface CertificateGetter {
    * null when there is none (the handshake then fails).
    */
   getCertificate(serverName: string): Promise<CertifiedKey | null>;
+  /**
+   * The certificate `getCertificate` would give from what is held now, never obtaining one
+   * (no on-demand permission check or issuance, no external certificate manager): for
+   * listeners that choose a certificate ahead of any handshake (HTTP/3).
+   */
+  heldCertificate?(serverName: string): Promise<CertifiedKey | null>;
   /** Calls `fn` whenever a certificate was added, replaced or removed; returns an unsubscribe. */
   subscribe(fn: () => void): () => void;
   /**
