@@ -1,0 +1,202 @@
+/**
+ * Caddy parity, round 2, placeholders and handlers: Caddyfiles loaded through the admin API
+ * (`POST /load`, `text/caddyfile`) of a real `gatehouse run` process and, where Caddy 2.6.2
+ * already behaves this way, of a real Caddy beside it, then the same requests sent to both.
+ * Where current Caddy changed after 2.6.2, the test names the commit and release and the
+ * integration test of `caddyserver/caddy` it follows.
+ */
+import assert from "node:assert/strict";
+import { call, freePort } from "../fixtures/helpers.ts";
+import { finish, serve, up } from "../fixtures/process.ts";
+import { caddyInstalled, startCaddy } from "../parity/oracle.ts";
+
+/** A server process whose config is replaced by Caddyfiles. */
+interface Target {
+  /** `caddy` or `gatehouse`, for messages. */
+  name: string;
+  /** Loads a Caddyfile whose sites are written for `ports` (see {@linkcode caddyfile}). */
+  load(sites: (ports: number[]) => string, count?: number): Promise<number[]>;
+  stop(): Promise<void>;
+}
+
+/** The global options every Caddyfile here starts with: the admin address stays put. */
+function caddyfile(admin: string, ports: number[], sites: string): string {
+  return `{\n\tadmin ${admin}\n\thttp_port ${
+    ports[0]
+  }\n\tlog {\n\t\toutput discard\n\t}\n}\n\n${sites}`;
+}
+
+function loadInto(name: string, adminURL: string, admin: string): Target["load"] {
+  return async (sites: (ports: number[]) => string, count = 1) => {
+    const ports = Array.from({ length: count }, () => freePort());
+    const r = await call(adminURL, "POST", "/load", caddyfile(admin, ports, sites(ports)), {
+      "content-type": "text/caddyfile",
+    });
+    assert.equal(r.status, 200, `${name}: ${r.body}`);
+    return ports;
+  };
+}
+
+async function gatehouse(): Promise<Target> {
+  const s = await serve({});
+  const admin = `127.0.0.1:${s.port}`;
+  await up(s.base);
+  return {
+    name: "gatehouse",
+    load: loadInto("gatehouse", s.base, admin),
+    async stop() {
+      await call(s.base, "POST", "/stop").catch(() => {});
+      await finish(s.p, s.dir);
+    },
+  };
+}
+
+async function caddy(): Promise<Target> {
+  const o = await startCaddy({ servers: {} });
+  return {
+    name: "caddy",
+    load: loadInto("caddy", o.admin, o.admin.slice("http://".length)),
+    stop: o.stop,
+  };
+}
+
+/** Gatehouse, and Caddy 2.6.2 beside it when it is installed. */
+async function targets(): Promise<Target[]> {
+  return caddyInstalled() ? [await gatehouse(), await caddy()] : [await gatehouse()];
+}
+
+async function get(
+  port: number,
+  path: string,
+  init: RequestInit = {},
+): Promise<{ status: number; headers: Headers; body: string }> {
+  const r = await fetch(`http://127.0.0.1:${port}${path}`, init);
+  return { status: r.status, headers: r.headers, body: await r.text() };
+}
+
+const site = (port: number, body: string) => `:${port} {\n\tbind 127.0.0.1\n${body}\n}\n`;
+
+Deno.test("issue 27 item 11: {http.request.local.port}, {http.request.body} and {http.request.remote.host/<bits>}", async (t) => {
+  const all = await targets();
+  const [gh] = all;
+  try {
+    await t.step("{http.request.local.port} is the port the connection arrived on", async () => {
+      // current Caddy (ddb1d2c2b, #6182, v2.8.0; caddytest/integration/caddyfile_test.go
+      // TestHttpRequestLocalPortPlaceholder); 2.6.2 has no such placeholder
+      const [port] = await gh.load((p) => site(p[0], `\trespond "{http.request.local.port}"`));
+      assert.equal((await get(port, "/")).body, String(port));
+    });
+
+    await t.step(
+      "respond {http.request.body} echoes the body; a JSON body is application/json",
+      async () => {
+        const json = `{\n\t\t"greeting": "Hello, world!"\n\t}`;
+        for (const target of all) {
+          const [port] = await target.load((p) => site(p[0], "\trespond {http.request.body}"));
+          const r = await get(port, "/", { method: "POST", body: json });
+          assert.equal(r.status, 200, target.name);
+          assert.equal(r.body, json, target.name);
+          // Caddy sniffs the body as sent since c6673ad4d (#6249, v2.8.0;
+          // caddytest/integration/handler_test.go TestRespondWithJSON); 2.6.2 looked at the
+          // configured text `{http.request.body}`, which is no JSON
+          assert.equal(
+            r.headers.get("content-type"),
+            target.name === "caddy" ? "text/plain; charset=utf-8" : "application/json",
+            target.name,
+          );
+          const text = await get(port, "/", { method: "POST", body: "plain words" });
+          assert.equal(text.body, "plain words", target.name);
+          assert.equal(text.headers.get("content-type"), "text/plain; charset=utf-8", target.name);
+          const none = await get(port, "/");
+          assert.equal(none.status, 200, target.name);
+          assert.equal(none.body, "", target.name);
+        }
+      },
+    );
+
+    await t.step(
+      "the body read for a placeholder still reaches the handlers after it",
+      async () => {
+        for (const target of all) {
+          const [front] = await target.load(
+            (p) =>
+              site(
+                p[0],
+                [
+                  "\theader X-Seen {http.request.body}",
+                  "\treverse_proxy 127.0.0.1:" + p[1],
+                ].join("\n"),
+              ) + site(p[1], '\trespond "upstream got: {http.request.body}"'),
+            2,
+          );
+          const r = await get(front, "/", { method: "POST", body: "payload" });
+          assert.equal(r.body, "upstream got: payload", target.name);
+          assert.equal(r.headers.get("x-seen"), "payload", target.name);
+        }
+      },
+    );
+
+    await t.step("a matcher reading the body, and {http.request.body_base64}", async () => {
+      const [port] = await gh.load((p) =>
+        site(
+          p[0],
+          [
+            "\t@magic expression {http.request.body}.contains('magic')",
+            '\trespond @magic "magic: {http.request.body_base64}"',
+            '\trespond "plain"',
+          ].join("\n"),
+        )
+      );
+      assert.equal(
+        (await get(port, "/", { method: "POST", body: "a magic word" })).body,
+        `magic: ${btoa("a magic word")}`,
+      );
+      assert.equal((await get(port, "/", { method: "POST", body: "nothing" })).body, "plain");
+    });
+
+    await t.step(
+      "a body over the placeholder's 1 MiB answers 413, declared or streamed",
+      async () => {
+        const [port] = await gh.load((p) => site(p[0], "\trespond {http.request.body}"));
+        const big = new Uint8Array((1 << 20) + 1).fill(97);
+        const declared = await get(port, "/", { method: "POST", body: big });
+        assert.equal(declared.status, 413);
+        const streamed = await get(port, "/", {
+          method: "POST",
+          body: new Blob([big]).stream(),
+        });
+        assert.equal(streamed.status, 413);
+        const exact = await get(port, "/", { method: "POST", body: big.subarray(1) });
+        assert.equal(exact.status, 200);
+        assert.equal(exact.body.length, 1 << 20);
+      },
+    );
+
+    await t.step(
+      "{http.request.remote.host/<v4>[,<v6>]} keeps the top bits of the peer's address",
+      async () => {
+        // Caddy 2.6.2 has it (modules/caddyhttp/replacer.go, 9873ff991): the same answers
+        const body =
+          '\trespond "{http.request.remote.host/24} {http.request.remote.host/16,64} [{http.request.remote.host/x}] [{http.request.remote.host/33}] {http.request.remote.host/0}"';
+        for (const target of all) {
+          const [port] = await target.load((p) => site(p[0], body));
+          assert.equal(
+            (await get(port, "/")).body,
+            "127.0.0.0/24 127.0.0.0/16 [] [] 0.0.0.0/0",
+            target.name,
+          );
+          // an IPv6 peer: the count after the comma, the address written as Go writes it
+          const [v6] = await target.load((p) =>
+            `:${
+              p[0]
+            } {\n\tbind ::1\n\trespond "{http.request.remote.host/16,64} {http.request.remote.host/24} {http.request.remote.host/128}"\n}\n`
+          );
+          const r = await fetch(`http://[::1]:${v6}/`);
+          assert.equal(await r.text(), "::/64 ::/24 ::1/128", target.name);
+        }
+      },
+    );
+  } finally {
+    for (const target of all) await target.stop();
+  }
+});
