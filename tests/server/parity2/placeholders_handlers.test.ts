@@ -200,3 +200,148 @@ Deno.test("issue 27 item 11: {http.request.local.port}, {http.request.body} and 
     for (const target of all) await target.stop();
   }
 });
+
+Deno.test("issue 27 item 11: uri query expands placeholders in keys and values; uri replace unescapes braces", async (t) => {
+  const all = await targets();
+  const [gh] = all;
+  const query = async (target: Target, directives: string[], uri: string) => {
+    const [port] = await target.load((p) =>
+      site(p[0], [...directives.map((d) => `\t${d}`), '\trespond "{query}"'].join("\n"))
+    );
+    return (await get(port, uri)).body;
+  };
+  try {
+    await t.step("Caddy's uri query scenarios", async () => {
+      // `uri query` came after 2.6.2 (69290d232, #6120 and 29f57faa8, #6165, v2.8.0): these are
+      // the scenarios of current Caddy's caddytest/integration/caddyfile_test.go, by name
+      const cases: [string, string[], string, string][] = [
+        [
+          "TestUriOps",
+          [
+            "uri query +foo bar",
+            "uri query -baz",
+            "uri query taz test",
+            "uri query key=value example",
+            "uri query changethis>changed",
+          ],
+          "/endpoint?foo=bar0&baz=buz&taz=nottest&changethis=val",
+          "changed=val&foo=bar0&foo=bar&key%3Dvalue=example&taz=test",
+        ],
+        [
+          "TestSetThenAddQueryParams",
+          ["uri query foo bar", "uri query +foo baz"],
+          "/endpoint",
+          "foo=bar&foo=baz",
+        ],
+        [
+          "TestSetThenDeleteParams",
+          ["uri query bar foo{query.foo}", "uri query -foo"],
+          "/endpoint?foo=bar",
+          "bar=foobar",
+        ],
+        [
+          "TestRenameAndOtherOps",
+          ["uri query foo>bar", "uri query bar taz", "uri query +bar baz"],
+          "/endpoint?foo=bar",
+          "bar=taz&bar=baz",
+        ],
+        ["TestReplaceOps", ["uri query foo bar baz"], "/endpoint?foo=bar", "foo=baz"],
+        [
+          "TestReplaceWithReplacementPlaceholder",
+          ["uri query foo bar {query.placeholder}"],
+          "/endpoint?placeholder=baz&foo=bar",
+          "foo=baz&placeholder=baz",
+        ],
+        [
+          "TestReplaceWithKeyPlaceholder",
+          ["uri query {query.placeholder} bar baz"],
+          "/endpoint?placeholder=foo&foo=bar",
+          "foo=baz&placeholder=foo",
+        ],
+        ["TestPartialReplacement", ["uri query foo ar az"], "/endpoint?foo=bar", "foo=baz"],
+        ["TestNonExistingSearch", ["uri query foo var baz"], "/endpoint?foo=bar", "foo=bar"],
+        [
+          "TestReplaceAllOps",
+          ["uri query * bar baz"],
+          "/endpoint?foo=bar&baz=bar",
+          "baz=baz&foo=baz",
+        ],
+        [
+          "TestUriOpsBlock",
+          ["uri query {\n\t\t+foo bar\n\t\t-baz\n\t\ttaz test\n\t}"],
+          "/endpoint?foo=bar0&baz=buz&taz=nottest",
+          "foo=bar0&foo=bar&taz=test",
+        ],
+      ];
+      for (const [name, directives, uri, want] of cases) {
+        assert.equal(await query(gh, directives, uri), want, name);
+      }
+    });
+
+    await t.step("placeholders in rename, add, delete and regexp replacements", async () => {
+      assert.equal(
+        await query(gh, ["uri query {query.from}>{query.to}"], "/?from=a&to=b&a=1&b=0"),
+        "b=1&from=a&to=b",
+        "a rename onto a key takes its values over, as Go's map assignment",
+      );
+      assert.equal(
+        await query(gh, ["uri query +{query.k} {query.v}-{http.request.method}"], "/?k=x&v=y"),
+        "k=x&v=y&x=y-GET",
+      );
+      assert.equal(await query(gh, ["uri query -{query.drop}"], "/?drop=a&a=1"), "drop=a");
+      assert.equal(
+        await query(gh, ["uri query foo (b)(a)r ${2}${1}{query.tail}"], "/?foo=bar&tail=$$"),
+        "foo=ab%24&tail=%24%24",
+        "capture groups, then the placeholder's value as Go expands it ($$ is one $)",
+      );
+      assert.equal(
+        await query(gh, ["uri query foo b {unknown.placeholder}"], "/?foo=bar"),
+        "foo=%7Bunknown.placeholder%7Dar",
+        "an unknown placeholder in a replacement stays as written (Caddy's ReplaceKnown)",
+      );
+      assert.equal(
+        await query(gh, ["uri query +{query.none} x"], "/?a=1"),
+        "a=1",
+        "a key that is empty once replaced is left alone",
+      );
+    });
+
+    await t.step("the query is encoded as Go's url.Values: sorted keys, QueryEscape", async () => {
+      assert.equal(
+        await query(gh, [`uri query +s "a*b~c!(d)' e"`], "/?z=1&a=%7E&bad=%zz&semi;x=1"),
+        "a=~&s=a%2Ab~c%21%28d%29%27+e&z=1",
+        "pairs Go cannot parse (a bad escape, a semicolon) are dropped",
+      );
+    });
+
+    await t.step('uri replace "\\}" %7D: the braces unescape, in the query too', async () => {
+      const directives = ['uri replace "\\}" %7D', 'uri replace "\\{" %7B'];
+      for (const target of all) {
+        const body = await query(target, directives, "/endpoint?test={%20content%20}");
+        // current Caddy's TestUriReplace (caddytest/integration/caddyfile_test.go); Caddy
+        // 2.6.2 left a `\}` with no `{` in the text unreplaced (fixed by 80acf1bf2, #5995,
+        // v2.8.0), so its `}` stays there
+        assert.equal(
+          body,
+          target.name === "caddy" ? "test=%7B%20content%20}" : "test=%7B%20content%20%7D",
+          target.name,
+        );
+      }
+      for (const target of all) {
+        const [port] = await target.load((p) =>
+          site(
+            p[0],
+            '\turi replace a A 1\n\turi replace $x $$y\n\trespond "{path}?{query}"',
+          )
+        );
+        assert.equal(
+          (await get(port, "/aa/$x?a=a&q=$x")).body,
+          "/Aa/$$y?A=a&q=$$y",
+          `${target.name}: the limit counts in the path and the query apart; no $ patterns`,
+        );
+      }
+    });
+  } finally {
+    for (const target of all) await target.stop();
+  }
+});
