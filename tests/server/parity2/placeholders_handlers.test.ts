@@ -345,3 +345,128 @@ Deno.test("issue 27 item 11: uri query expands placeholders in keys and values; 
     for (const target of all) await target.stop();
   }
 });
+
+Deno.test("issue 27 item 12: map rows with fewer outputs; {resp.header.*} in intercept routes", async (t) => {
+  const all = await targets();
+  const [gh] = all;
+  try {
+    await t.step(
+      "a row's missing outputs fall through to later rows, then to the defaults",
+      async () => {
+        // Caddy 2.6.2's map.go (unchanged since): per destination, the first matching row with
+        // an output for it, else its default; a regexp row's outputs take groups only
+        const map = [
+          "\tmap {path} {a} {b} {c} {",
+          "\t\t~^/x/(.*)$ first-$1",
+          "\t\t/y - yb",
+          '\t\t~^/r/(.*)$ "r-{http.request.method}-$1-$$-${1}x-$1x"',
+          '\t\t/e "e-{http.request.method}"',
+          '\t\t~^/n/(.*)$ - "second-$1"',
+          '\t\t~^/n/(a.*)$ "later-$1" - "c-$1"',
+          "\t\tdefault da db",
+          "\t}",
+          '\trespond "a={a} b={b} c={c}"',
+        ].join("\n");
+        const want: [string, string][] = [
+          ["/x/abc", "a=first-abc b=db c="],
+          ["/y", "a=da b=yb c="],
+          ["/r/zz", "a=r-{http.request.method}-zz-$-zzx- b=db c="],
+          ["/e", "a=e-GET b=db c="],
+          ["/n/abc", "a=later-abc b=second-abc c=c-abc"],
+          ["/n/xyz", "a=da b=second-xyz c="],
+          ["/none", "a=da b=db c="],
+        ];
+        for (const target of all) {
+          const [port] = await target.load((p) => site(p[0], map));
+          for (const [path, body] of want) {
+            assert.equal((await get(port, path)).body, body, `${target.name} ${path}`);
+          }
+        }
+      },
+    );
+
+    await t.step(
+      "intercept routes read the intercepted response's fields as {resp.header.*}",
+      async () => {
+        // intercept came after 2.6.2 (v2.8.0): current Caddy's
+        // caddytest/integration/intercept_test.go TestIntercept, whose field comes from a
+        // `header` directive before the answer, as Caddy's response writer shares its fields
+        const [port] = await gh.load((p) =>
+          site(
+            p[0],
+            [
+              '\trespond /intercept "I\'m a teapot" 408',
+              "\theader /intercept To-Intercept ok",
+              '\trespond /no-intercept "I\'m not a teapot"',
+              "\tintercept {",
+              "\t\t@teapot status 408",
+              "\t\thandle_response @teapot {",
+              "\t\t\theader /intercept intercepted {resp.header.To-Intercept}",
+              '\t\t\trespond /intercept "I\'m a combined coffee/tea pot that is temporarily out of coffee" 503',
+              "\t\t}",
+              "\t}",
+            ].join("\n"),
+          )
+        );
+        const r = await get(port, "/intercept");
+        assert.equal(r.status, 503);
+        assert.equal(r.body, "I'm a combined coffee/tea pot that is temporarily out of coffee");
+        assert.equal(r.headers.get("intercepted"), "ok");
+        const other = await get(port, "/no-intercept");
+        assert.equal(other.status, 200);
+        assert.equal(other.body, "I'm not a teapot");
+      },
+    );
+
+    await t.step("an intercept matcher sees the fields a header directive set", async () => {
+      const [port] = await gh.load((p) =>
+        site(
+          p[0],
+          [
+            "\theader X-Cache-Hint stale",
+            '\trespond "original"',
+            "\tintercept {",
+            "\t\t@hinted header X-Cache-Hint stale",
+            "\t\thandle_response @hinted {",
+            '\t\t\trespond "hint was {resp.header.X-Cache-Hint}, status {resp.status_code}"',
+            "\t\t}",
+            "\t}",
+          ].join("\n"),
+        )
+      );
+      const r = await get(port, "/");
+      assert.equal(r.body, "hint was stale, status 200");
+      assert.equal(r.headers.get("x-cache-hint"), "stale");
+    });
+
+    await t.step(
+      "reverse_proxy's handle_response reads the upstream's fields as {rp.header.*}",
+      async () => {
+        // Caddy 2.6.2 and current Caddy alike: {resp.*} is the intercept handler's (current
+        // Caddy's shorthands.go maps it to {http.intercept.*}, which only intercept sets), so in
+        // reverse_proxy's handle_response the upstream's fields are {rp.header.*}
+        for (const target of all) {
+          const [front] = await target.load(
+            (p) =>
+              site(
+                p[0],
+                [
+                  `\treverse_proxy 127.0.0.1:${p[1]} {`,
+                  "\t\t@up header X-Up *",
+                  "\t\thandle_response @up {",
+                  '\t\t\trespond "rp={rp.header.X-Up} status={rp.status_code}"',
+                  "\t\t}",
+                  "\t}",
+                ].join("\n"),
+              ) + site(p[1], '\theader X-Up "from upstream"\n\trespond "up" 202'),
+            2,
+          );
+          const r = await get(front, "/");
+          assert.equal(r.body, "rp=from upstream status=202", target.name);
+        }
+      },
+    );
+  } finally {
+    for (const target of all) await target.stop();
+  }
+});
