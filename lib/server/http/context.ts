@@ -359,8 +359,9 @@ export class RequestContext {
     const chunks: Uint8Array[] = [];
     let size = 0;
     if (stream !== null) {
-      const reader = stream.getReader();
       try {
+        // a body a handler already consumed (an upstream got it) reads as what is left
+        const reader = stream.getReader();
         for (;;) {
           const { done, value } = await reader.read();
           if (done) break;
@@ -373,7 +374,7 @@ export class RequestContext {
         }
       } catch (e) {
         if (e instanceof HandlerError) throw e;
-        // the client went away: what arrived is the body
+        // the client went away, or the body was read before: what arrived is the body
       }
     }
     const bytes = chunks.length === 1 ? chunks[0] : new Uint8Array(size);

@@ -70,7 +70,8 @@ export type RewriteConfig = {
   /**
    * Changes the request's URI: only the parts given change (`/foo` the path, `?a=b` the
    * query, `/foo?a=b` both; `?` clears the query); placeholders allowed, their values
-   * escaped in the query.
+   * escaped in the query. A query a placeholder's value brings into the path replaces the
+   * query only after an empty `?` (`/x{v}?`), its braces escaped (never expanded).
    */
   uri?: string;
   /** Strips this prefix from the path (placeholders allowed; compared without case). */

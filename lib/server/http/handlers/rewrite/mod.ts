@@ -49,7 +49,7 @@ function trimPrefixCI(escaped: string, prefix: string): string {
 const reverse = (s: string) => [...s].reverse().join("");
 
 /** Builds the query of a rewritten URI, escaping placeholder values (Caddy's rules). */
-function buildQuery(tmpl: string, c: RequestContext): string {
+function buildQuery(tmpl: string, c: RequestContext, values: Map<string, Template>): string {
   let out = "";
   let qs = tmpl;
   let wroteVal = true;
@@ -61,7 +61,7 @@ function buildQuery(tmpl: string, c: RequestContext): string {
     if (ampNext) end = amp;
     else if (eq >= 0 && (eq < amp || amp < 0)) end = eq;
     const comp = qs.slice(0, end).replace(/\{([^}]+)\}/g, (_m, key: string) => {
-      const v = compileTemplate(`{${key}}`).render(c);
+      const v = values.get(key)?.render(c) ?? "";
       return key === "http.request.uri.query" && wroteVal ? v : queryEscape(v);
     });
     qs = qs.slice(end < qs.length ? end + 1 : end);
@@ -87,6 +87,8 @@ export class Rewrite implements HttpHandler {
   #method: Template | null;
   #path: Template | null = null;
   #query: string | null = null;
+  /** The placeholders of `#query`, compiled once. */
+  #queryValues = new Map<string, Template>();
   #prefix: Template | null;
   #suffix: Template | null;
   #substrings: Substring[];
@@ -116,7 +118,12 @@ export class Rewrite implements HttpHandler {
       const hi = uri.indexOf("#");
       const pathEnd = qi >= 0 ? qi : hi >= 0 ? hi : uri.length;
       if (pathEnd > 0) this.#path = compileTemplate(uri.slice(0, pathEnd));
-      if (qi >= 0) this.#query = uri.slice(qi + 1, hi > qi ? hi : uri.length);
+      if (qi >= 0) {
+        this.#query = uri.slice(qi + 1, hi > qi ? hi : uri.length);
+        for (const [, key] of this.#query.matchAll(/\{([^}]+)\}/g)) {
+          this.#queryValues.set(key, compileTemplate(`{${key}}`));
+        }
+      }
     }
   }
 
@@ -141,11 +148,21 @@ export class Rewrite implements HttpHandler {
       path = this.#path.render(c);
       const q = path.indexOf("?");
       if (q >= 0) {
-        if (query === null || query === "") query = path.slice(q + 1);
+        // a query that came out of the path's placeholder values is taken when the uri has
+        // an empty one (`/x{v}?`; without a `?` the query stays, as Caddy's), and is data:
+        // its braces are escaped so that no client-sent `{env.SECRET}` is expanded (current
+        // Caddy, 176b043b0, GHSA-j8px-rmrx-76h9)
+        if (query === "") {
+          query = path.slice(q + 1).replace(/\{/g, "%7B").replace(/\}/g, "%7D");
+        }
         path = path.slice(0, q);
       }
     }
-    const built = query === null ? null : query === "" ? "" : buildQuery(query, c);
+    const built = query === null
+      ? null
+      : query === ""
+      ? ""
+      : buildQuery(query, c, this.#queryValues);
     if (path !== null) c.setPath(path);
     if (built !== null) c.query = built;
   }
