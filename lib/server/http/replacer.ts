@@ -71,7 +71,10 @@ function env(name: string): string {
   }
 }
 
-/** The port of a listener's address (`127.0.0.1:8080`, `[::1]:443`, `:80`); "" for a socket path or descriptor. */
+/**
+ * The port of a listener's address (`127.0.0.1:8080`, `[::1]:443`, `:80`); "" for a socket
+ * path or an inherited descriptor.
+ */
 function localPort(address: string): string {
   if (/^(unix|unixgram|unixpacket|fd|fdgram)\//.test(address)) return "";
   return splitHostPort(address)[1];

@@ -21,9 +21,8 @@ interface Target {
 
 /** The global options every Caddyfile here starts with: the admin address stays put. */
 function caddyfile(admin: string, ports: number[], sites: string): string {
-  return `{\n\tadmin ${admin}\n\thttp_port ${
-    ports[0]
-  }\n\tlog {\n\t\toutput discard\n\t}\n}\n\n${sites}`;
+  const global = ["{", `\tadmin ${admin}`, `\thttp_port ${ports[0]}`, "\tlog {"];
+  return [...global, "\t\toutput discard", "\t}", "}", "", sites].join("\n");
 }
 
 function loadInto(name: string, adminURL: string, admin: string): Target["load"] {
