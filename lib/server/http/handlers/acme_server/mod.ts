@@ -116,13 +116,18 @@ async function route(c: RequestContext, x: Ctx, rest: string, nonces: Nonces): P
   const url = `${x.base}/${rest}`;
   if (rest === "directory") {
     if (c.method !== "GET") throw new ACMEProblem("malformed", "GET the directory");
-    return json({
+    // Caddy's document byte for byte (step-ca's, written by Go's JSON encoder: a final newline):
+    // the five URLs and no `meta`, as current Caddy answers (caddytest/integration/
+    // acmeserver_test.go, TestACMEServerDirectory); Caddy 2.6.2 added an empty `"meta":{}`.
+    const directory = {
       newNonce: `${x.base}/new-nonce`,
       newAccount: `${x.base}/new-account`,
       newOrder: `${x.base}/new-order`,
       revokeCert: `${x.base}/revoke-cert`,
       keyChange: `${x.base}/key-change`,
-      meta: { externalAccountRequired: false },
+    };
+    return new Response(JSON.stringify(directory) + "\n", {
+      headers: { "content-type": "application/json" },
     });
   }
   if (rest === "new-nonce") {
