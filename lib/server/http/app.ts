@@ -185,8 +185,16 @@ export class HttpApp implements App {
           );
         }
         let port: number | undefined;
-        // TCP: h1/h2 (a TLS listener of h3 alone has none; an fdgram/ address is UDP)
-        if (a.network !== "fdgram" && (p.h1 || !source)) {
+        // TCP: h1/h2/h2c (a TLS listener of h3 alone has none; an fdgram/ address is UDP); h2
+        // alone on a plain listener has nothing to serve there, as in Caddy
+        const tcp = p.h1 || p.h2c || (!!source && p.h2);
+        if (a.network !== "fdgram" && !tcp && !source) {
+          ctx.logger("http").warn("HTTP/2 skipped because it requires TLS", {
+            network: a.network,
+            addr: a.address,
+          });
+        }
+        if (a.network !== "fdgram" && tcp) {
           const handle = await ctx.listen({
             address: a.address,
             tls: source,
@@ -304,8 +312,9 @@ function connectionOptions(server: HttpServer, i: number): ConnectionOptions {
     maxHeaderBytes: o.maxHeaderBytes,
     wrappers: o.wrappers,
     keepalive: o.keepalive,
-    alpn: p.h2 ? ["h2", "http/1.1"] : ["http/1.1"],
+    alpn: [...(p.h2 ? ["h2"] : []), ...(p.h1 ? ["http/1.1"] : [])],
     h2c: p.h2c,
+    ...(p.h1 ? {} : { h1: false }),
   };
 }
 
