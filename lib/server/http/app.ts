@@ -168,7 +168,10 @@ export class HttpApp implements App {
         const host = a.network !== "tcp"
           ? ""
           : a.address.slice(0, a.address.lastIndexOf(":")).replace(/^\[|\]$/g, "");
-        const source = app && server.tlsPolicies
+        // as Caddy: a listener on the HTTP port speaks plain HTTP, even on a TLS server
+        const onHttpPort = a.network === "tcp" &&
+          Number(a.address.slice(a.address.lastIndexOf(":") + 1)) === httpPort;
+        const source = app && server.tlsPolicies && !onHttpPort
           ? withClientAuth(
             app.getter(server.tlsPolicies, host, server.hostNames),
             server.clientAuth,
@@ -204,7 +207,7 @@ export class HttpApp implements App {
           handles.push({ server, handle });
           server.listeners.push(handle);
           port = handle.port;
-          if (refusesHttp2(server, i)) server.refuseHttp2(handle.address);
+          if (refusesHttp2(server, i, !!source)) server.refuseHttp2(handle.address);
         }
         // UDP: h3 beside it on the same port (an fd/ address has no UDP socket, as in Caddy)
         if (source && p.h3 && a.network !== "fd" && a.network !== "unix") {
@@ -334,11 +337,11 @@ function http3Refusal(server: HttpServer): string | null {
   return null;
 }
 
-/** A deno-engine listener whose protocols leave out the HTTP/2 Deno.serve would speak. */
-function refusesHttp2(server: HttpServer, i: number): boolean {
+/** A deno-engine listener (TLS or not) whose protocols leave out the HTTP/2 Deno.serve speaks. */
+function refusesHttp2(server: HttpServer, i: number, tls: boolean): boolean {
   if (server.engine !== "deno") return false; // node: speaks HTTP/2 only where listed
   const p = server.options.protocols[server.listenIndex[i]];
-  return server.tlsPolicies ? !p.h2 : !p.h2c;
+  return tls ? !p.h2 : !p.h2c;
 }
 
 /** Registry entry of the `http` app. */
