@@ -16,7 +16,7 @@ import type {
 import { joinHostPort, parseNetworkAddress } from "../net/address.ts";
 import { resolveBindHost, type ResolveOptions } from "../net/resolve_host.ts";
 import { reusePortAvailable } from "./deno/listener.ts";
-import { DEFAULT_CONNECTION_OPTIONS } from "../module/listener.ts";
+import { DEFAULT_CONNECTION_OPTIONS, StreamRefused } from "../module/listener.ts";
 import { applyKeepAlive } from "./keepalive.ts";
 import { headAnswer } from "./head.ts";
 import { listenError } from "./listen_error.ts";
@@ -142,6 +142,12 @@ function removeStaleSocket(path: string): void {
   try {
     if (Deno.lstatSync(path).isSocket) Deno.removeSync(path);
   } catch { /* absent */ }
+}
+
+/** `Deno.serve`'s own answer to a failed handler, without logging a refused stream. */
+function onServeError(e: unknown): Response {
+  if (!(e instanceof StreamRefused)) console.error(e);
+  return new Response("Internal Server Error", { status: 500 });
 }
 
 /** The source of a TLS socket no config holds any more: no certificates. */
@@ -511,6 +517,9 @@ export class ListenerPool {
     socket.opening = options.connection;
     const handler = (req: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr | Deno.UnixAddr>) => {
       const ra = info.remoteAddr as Deno.NetAddr | Deno.UnixAddr;
+      // rejects when an HTTP/2 answer fails before it is sent (a reset stream): not a crash
+      const completed = info.completed;
+      completed.catch(() => {});
       const si: ServeInfo = {
         remoteAddr: ra.transport === "unix"
           ? { transport: "unix", path: (ra as Deno.UnixAddr).path }
@@ -520,7 +529,7 @@ export class ListenerPool {
             port: (ra as Deno.NetAddr).port,
           },
         localAddress: socket.address,
-        completed: info.completed,
+        completed,
       };
       if (tls) si.tls = { proto: undefined };
       // HTTP/2 (no Host field): Deno.serve sends a HEAD answer's body as DATA frames, which
@@ -532,7 +541,7 @@ export class ListenerPool {
     };
     if (unix) {
       removeStaleSocket(host);
-      socket.server = Deno.serve({ path: host, handler, onListen() {} });
+      socket.server = Deno.serve({ path: host, handler, onError: onServeError, onListen() {} });
       socket.address = `unix/${host}`;
       socket.unixPath = host;
     } else {
@@ -564,6 +573,7 @@ export class ListenerPool {
           hostname,
           port,
           handler,
+          onError: onServeError,
           onListen() {},
           ...(this.shared ? { reusePort: true } : {}),
         });
