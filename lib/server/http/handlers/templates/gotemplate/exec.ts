@@ -486,8 +486,9 @@ export class State {
       return result instanceof Promise ? yield result : result;
     } catch (e) {
       this.at(node);
-      if (e instanceof TemplateError) throw e;
-      if (e instanceof FuncError) this.errorf(`error calling ${name}: ${e.message}`, e.cause);
+      if (e instanceof FuncError || e instanceof TemplateError) {
+        this.errorf(`error calling ${name}: ${e.message}`, e.cause);
+      }
       if (e instanceof RangeError && /call stack/.test(e.message)) {
         this.errorf(`error calling ${name}: nested too deeply`);
       }
