@@ -8,7 +8,13 @@
  * @module
  */
 import { FuncError, GoFunc, GoInt, GoObject, GoTime, NilPtr, typeArray } from "./values.ts";
-import { formatValue, quote as goQuote, sprintf, sprintValue } from "./gotemplate/fmt.ts";
+import {
+  formatFloat,
+  formatValue,
+  quote as goQuote,
+  sprintf,
+  sprintValue,
+} from "./gotemplate/fmt.ts";
 import { cleanPath } from "./files.ts";
 import { formatTime, parseTime } from "./time.ts";
 import { humanTime } from "./humanize.ts";
@@ -155,7 +161,7 @@ export function toJSON(v: unknown, html: boolean, indent = "", depth = 0): strin
     if (a !== 0 && (a < 1e-6 || a >= 1e21)) {
       return formatValue(v, "e").replace(/e([+-])0(\d)$/, "e$1$2");
     }
-    return formatValue(v, "f").replace(/\.?0+$/, (m) => m.includes(".") ? "" : m) || "0";
+    return formatFloat(v, "f", -1);
   }
   if (v instanceof GoTime) {
     return JSON.stringify(formatTime(v.date, "2006-01-02T15:04:05.999999999Z07:00", v.utc));
@@ -710,8 +716,8 @@ const defs: [string, P, V, (...a: never[]) => unknown][] = [
       h === undefined || h === null ? false : list(h, "find has").some((x) => deepEqual(n, x)),
   ],
   ["slice", ["any"], "any", (l: unknown, ...ix: unknown[]) => {
-    const v = list(l, "slice");
     if (!Array.isArray(l)) fail(`list should be type of slice or array but ${kindOf(l)}`);
+    const v = l as unknown[];
     if (v.length === 0) return null;
     const s = ix.length > 0 ? Number(toInt64(ix[0])) : 0;
     const e = ix.length > 1 ? Number(toInt64(ix[1])) : v.length;
@@ -778,7 +784,12 @@ const defs: [string, P, V, (...a: never[]) => unknown][] = [
     null,
     (d: unknown, z: string) => formatTime(toTime(d).date, "2006-01-02", z === "UTC"),
   ],
-  ["unixEpoch", ["any"], null, (d: unknown) => String(Math.floor(toTime(d).date.getTime() / 1000))],
+  [
+    "unixEpoch",
+    ["time"],
+    null,
+    (d: unknown) => String(Math.floor(toTime(d).date.getTime() / 1000)),
+  ],
   ["ago", ["any"], null, (d: unknown) => humanTime(toTime(d).date).replace(/ ago$/, "")],
   ["toDate", ["string", "string"], null, (f: string, s: string) => {
     try {

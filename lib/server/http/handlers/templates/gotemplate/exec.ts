@@ -127,8 +127,7 @@ export class State {
   errorf(msg: string, cause?: unknown): never {
     const name = this.#name;
     if (this.#node === null) throw new TemplateError(`template: ${name}: ${msg}`, "exec", cause);
-    let context = nodeString(this.#node);
-    if ([...context].length > 20) context = [...context].slice(0, 20).join("") + "...";
+    const context = nodeString(this.#node);
     throw new TemplateError(
       `template: ${location(this.#node)}: executing ${
         JSON.stringify(name)
@@ -381,10 +380,16 @@ export class State {
     final: Final,
   ): Eval<unknown> {
     const n = ident.length;
+    // the static type of a value read from a map of interfaces is `interface {}` (messages)
+    let stat: string | null = null;
     for (let i = 0; i < n - 1; i++) {
-      receiver = yield* this.evalField(dot, ident[i], node, [], MISSING, receiver);
+      const from = receiver;
+      receiver = yield* this.evalField(dot, ident[i], node, [], MISSING, receiver, stat);
+      stat = from instanceof Map && typeName(from) === "map[string]interface {}"
+        ? "interface {}"
+        : null;
     }
-    return yield* this.evalField(dot, ident[n - 1], node, args, final, receiver);
+    return yield* this.evalField(dot, ident[n - 1], node, args, final, receiver, stat);
   }
 
   *evalField(
@@ -394,6 +399,7 @@ export class State {
     args: ArgNode[],
     final: Final,
     receiver: unknown,
+    stat: string | null = null,
   ): Eval<unknown> {
     if (receiver === undefined) return undefined;
     if (receiver === null) this.errorf(`nil pointer evaluating interface {}.${name}`);
@@ -419,7 +425,7 @@ export class State {
     if (receiver instanceof NilPtr) {
       this.errorf(`nil pointer evaluating ${receiver.goType}.${name}`);
     }
-    this.errorf(`can't evaluate field ${name} in type ${typeName(receiver)}`);
+    this.errorf(`can't evaluate field ${name} in type ${stat ?? typeName(receiver)}`);
   }
 
   *evalFunction(
@@ -595,6 +601,8 @@ function assignable(v: unknown, typ: ParamType): boolean {
       return Array.isArray(v) && typeName(v) === "[]string";
     case "map":
       return v instanceof Map && typeName(v) === "map[string]interface {}";
+    case "time":
+      return v instanceof GoObject && v.goType === "time.Time";
     default:
       return true;
   }

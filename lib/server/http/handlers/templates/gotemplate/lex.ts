@@ -54,7 +54,7 @@ export interface Item {
   line: number;
 }
 
-const KEYWORDS: Record<string, ItemType> = {
+const KEYWORDS: ReadonlyMap<string, ItemType> = new Map(Object.entries({
   ".": "dot",
   block: "block",
   break: "break",
@@ -67,11 +67,11 @@ const KEYWORDS: Record<string, ItemType> = {
   nil: "nil",
   template: "template",
   with: "with",
-};
+}) as [string, ItemType][]);
 
 /** True for the item types that are keywords. */
 export function isKeyword(t: ItemType): boolean {
-  return Object.values(KEYWORDS).includes(t);
+  return [...KEYWORDS.values()].includes(t);
 }
 
 /** How Go prints a token in messages (`item.String`). */
@@ -292,9 +292,11 @@ export class Lexer {
         this.#parenDepth++;
         return this.#emit("leftParen");
       case ")":
+        // Go 1.19 emits the paren before it finds it unbalanced
+        this.#emit("rightParen");
         this.#parenDepth--;
-        if (this.#parenDepth < 0) return this.#error("unexpected right paren");
-        return this.#emit("rightParen");
+        if (this.#parenDepth < 0) return this.#error("unexpected right paren U+0029 ')'");
+        return;
     }
     if (r === ".") {
       const c = this.#peek();
@@ -340,7 +342,7 @@ export class Lexer {
       this.#backup(r);
       const word = this.#input.slice(this.#start, this.#pos);
       if (!this.#atTerminator()) return this.#error(`bad character ${sharpU(r ?? "\0")}`);
-      const kw = KEYWORDS[word];
+      const kw = KEYWORDS.get(word);
       if (kw && kw !== "dot") return this.#emit(kw);
       if (word === "true" || word === "false") return this.#emit("bool");
       return this.#emit("identifier");

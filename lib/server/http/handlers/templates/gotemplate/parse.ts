@@ -552,7 +552,7 @@ function unquoteChar(s: string, q: string): [string, string] | null {
   if (c !== "\\") return [c, s.slice(c.length)];
   const e = s[1];
   if (e === undefined) return null;
-  if (e in SIMPLE_ESCAPES) return [SIMPLE_ESCAPES[e], s.slice(2)];
+  if (Object.hasOwn(SIMPLE_ESCAPES, e)) return [SIMPLE_ESCAPES[e], s.slice(2)];
   if (e === "'" || e === '"') return e === q ? [e, s.slice(2)] : null;
   if (e === "x" || e === "u" || e === "U") {
     const n = e === "x" ? 2 : e === "u" ? 4 : 8;
@@ -695,9 +695,10 @@ export function parseNumber(t: Item): Omit<NumberNode, "tree"> | string {
   };
   const text = t.val;
   if (t.typ === "charconst") {
-    const c = unquote(text);
-    if (c === null) return "invalid syntax";
-    if ([...c].length !== 1) return `malformed character constant: ${text}`;
+    const r = unquoteChar(text.slice(1), text[0]);
+    if (r === null) return "invalid syntax";
+    if (r[1] !== "'") return `malformed character constant: ${text}`;
+    const c = r[0];
     const cp = BigInt(c.codePointAt(0)!);
     return { ...n, isInt: true, isUint: true, isFloat: true, int: cp, uint: cp, float: Number(cp) };
   }

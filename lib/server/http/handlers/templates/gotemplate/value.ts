@@ -29,7 +29,8 @@ export type ParamType =
   | "value"
   | "[]any"
   | "[]string"
-  | "map";
+  | "map"
+  | "time";
 
 /** The Go name of a parameter type, as messages print it. */
 export const PARAM_TYPE_NAMES: Record<ParamType, string> = {
@@ -42,6 +43,7 @@ export const PARAM_TYPE_NAMES: Record<ParamType, string> = {
   "[]any": "[]interface {}",
   "[]string": "[]string",
   map: "map[string]interface {}",
+  time: "time.Time",
 };
 
 /** A nil pointer of a known type (`*tls.ConnectionState`): prints `<nil>`, is false. */
