@@ -67,6 +67,8 @@ export class Templates implements HttpHandler {
       throw e;
     }
     const body = new TextEncoder().encode(out);
+    // a template that removed Content-Type gets Go's sniffed one, as Caddy's answer does
+    if (!headers.has("content-type") && body.length > 0) headers.set("content-type", sniff(body));
     headers.set("content-length", String(body.length));
     headers.delete("accept-ranges");
     headers.delete("last-modified");
@@ -78,6 +80,48 @@ export class Templates implements HttpHandler {
       headers,
     });
   }
+}
+
+const HTML_TAGS = [
+  "<!DOCTYPE HTML",
+  "<HTML",
+  "<HEAD",
+  "<SCRIPT",
+  "<IFRAME",
+  "<H1",
+  "<DIV",
+  "<FONT",
+  "<TABLE",
+  "<A",
+  "<STYLE",
+  "<TITLE",
+  "<B",
+  "<BODY",
+  "<BR",
+  "<P",
+  "<!--",
+];
+
+/**
+ * Go's `http.DetectContentType` for what a template makes: HTML, XML, text (no binary
+ * bytes), or `application/octet-stream`.
+ */
+export function sniff(body: Uint8Array): string {
+  const head = body.subarray(0, 512);
+  let i = 0;
+  while (i < head.length && [0x09, 0x0a, 0x0c, 0x0d, 0x20].includes(head[i])) i++;
+  const text = new TextDecoder().decode(head.subarray(i)).toUpperCase();
+  for (const tag of HTML_TAGS) {
+    const after = text[tag.length];
+    if (text.startsWith(tag) && (after === " " || after === ">")) return "text/html; charset=utf-8";
+  }
+  if (text.startsWith("<?XML")) return "text/xml; charset=utf-8";
+  for (const b of head) {
+    if (b <= 0x08 || b === 0x0b || (b >= 0x0e && b <= 0x1a) || (b >= 0x1c && b <= 0x1f)) {
+      return "application/octet-stream";
+    }
+  }
+  return "text/plain; charset=utf-8";
 }
 
 /** A virtual GET through the whole server (`httpInclude`), as Caddy makes it. */

@@ -300,7 +300,8 @@ export class Lexer {
     }
     if (r === ".") {
       const c = this.#peek();
-      if (c === undefined || c < "0" || c > "9") return this.#lexFieldOrVariable("field");
+      // at the end of the input "." is read as a number (and refused), as Go reads it
+      if (c !== undefined && (c < "0" || c > "9")) return this.#lexFieldOrVariable("field");
     }
     if (r === "." || r === "+" || r === "-" || (r >= "0" && r <= "9")) {
       this.#backup(r);
