@@ -76,6 +76,12 @@ export async function drive<T>(g: Eval<T>): Promise<T> {
 /** How deep `{{template}}` calls may nest (Go allows 100000; a JavaScript stack does not). */
 export const MAX_EXEC_DEPTH = 1000;
 
+/** How many nodes one execution may walk (a template that loops longer fails). */
+export const MAX_EXEC_STEPS = 10_000_000;
+
+/** How much one execution may write, in UTF-16 units (a template that writes more fails). */
+export const MAX_EXEC_OUTPUT = 64 * 1024 * 1024;
+
 /** No final argument (the value a pipeline's previous command hands on). */
 const MISSING: unique symbol = Symbol("missing");
 type Final = unknown | typeof MISSING;
@@ -109,8 +115,17 @@ export class State {
   #depth: number;
   #node: Node | null = null;
   #name: string;
+  #budget: { steps: number; out: number };
 
-  constructor(env: ExecEnv, out: string[], dot: unknown, depth = 0, name = env.name) {
+  constructor(
+    env: ExecEnv,
+    out: string[],
+    dot: unknown,
+    depth = 0,
+    name = env.name,
+    budget = { steps: 0, out: 0 },
+  ) {
+    this.#budget = budget;
     this.#env = env;
     this.#out = out;
     this.#vars = [{ name: "$", value: dot }];
@@ -172,6 +187,9 @@ export class State {
 
   *walk(dot: unknown, node: Node): Eval<void> {
     this.at(node);
+    if (++this.#budget.steps > MAX_EXEC_STEPS) {
+      this.errorf(`template ran too long (more than ${MAX_EXEC_STEPS} steps)`);
+    }
     switch (node.type) {
       case "action": {
         const v = yield* this.evalPipeline(dot, node.pipe);
@@ -195,7 +213,7 @@ export class State {
       case "template":
         return yield* this.walkTemplate(dot, node);
       case "text":
-        this.#out.push(node.text);
+        this.#write(node.text);
         return;
     }
     this.errorf(`unknown node: ${nodeString(node)}`);
@@ -254,7 +272,10 @@ export class State {
   }
 
   /** The [index, element] pairs a range visits; null when there are none (nil). */
-  #rangeItems(val: unknown, r: BranchNode): [unknown, unknown][] | null {
+  #rangeItems(
+    val: unknown,
+    r: BranchNode,
+  ): Iterable<[unknown, unknown]> & { length: number } | null {
     if (val === undefined || val === null || val instanceof NilPtr) return null;
     if (Array.isArray(val)) return val.map((v, i) => [BigInt(i), v]);
     if (val instanceof Uint8Array) return [...val].map((v, i) => [BigInt(i), BigInt(v)]);
@@ -263,9 +284,12 @@ export class State {
     if (n !== null) {
       // Go 1.22 ranges over integers (current Caddy's toolchain)
       if (r.pipe.decl.length > 1) this.errorf("can't use $x, $y := range over int");
-      const out: [unknown, unknown][] = [];
-      for (let i = 0n; i < n; i++) out.push([i, i]);
-      return out;
+      return {
+        length: n > 0n ? 1 : 0,
+        *[Symbol.iterator]() {
+          for (let i = 0n; i < n; i++) yield [i, i] as [unknown, unknown];
+        },
+      };
     }
     this.errorf(`range can't iterate over ${sprintValue(val)}`);
   }
@@ -278,7 +302,7 @@ export class State {
       this.errorf(`exceeded maximum template depth (${MAX_EXEC_DEPTH})`);
     }
     const newDot = yield* this.evalPipeline(dot, t.pipe);
-    const s = new State(this.#env, this.#out, newDot, this.#depth + 1, tree.name);
+    const s = new State(this.#env, this.#out, newDot, this.#depth + 1, tree.name, this.#budget);
     yield* s.walk(newDot, tree.root ?? { type: "list", pos: 0, tree, nodes: [] });
   }
 
@@ -576,11 +600,19 @@ export class State {
   printValue(n: Node, v: unknown): void {
     this.at(n);
     if (v === undefined) {
-      this.#out.push("<no value>");
+      this.#write("<no value>");
       return;
     }
     if (v instanceof GoFunc) this.errorf(`can't print ${nodeString(n)} of type ${typeName(v)}`);
-    this.#out.push(sprintValue(v));
+    this.#write(sprintValue(v));
+  }
+
+  #write(s: string): void {
+    this.#budget.out += s.length;
+    if (this.#budget.out > MAX_EXEC_OUTPUT) {
+      this.errorf(`template output larger than ${MAX_EXEC_OUTPUT} characters`);
+    }
+    this.#out.push(s);
   }
 }
 
