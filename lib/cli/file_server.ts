@@ -1,7 +1,8 @@
 /**
  * `gatehouse file-server`: a static file server for the current directory (or `--root`) with
  * Zstandard and Gzip compression unless `--no-compress`, optional directory browsing, access
- * log and precompressed sidecars. The admin API is disabled. `file-server export-template`
+ * log, template rendering (`--templates`: the `templates` handler over the root) and
+ * precompressed sidecars. The admin API is disabled. `file-server export-template`
  * prints the default browse template.
  *
  * @module
@@ -19,6 +20,8 @@ export interface FileServerOptions {
   domain?: string;
   browse: boolean;
   revealSymlinks: boolean;
+  /** Renders the files as templates (Caddy's `--templates`). */
+  templates?: boolean;
   accessLog: boolean;
   debug: boolean;
   compress: boolean;
@@ -32,6 +35,7 @@ export function fileServerConfig(o: FileServerOptions): Record<string, unknown> 
   if (o.compress) {
     handle.push({ handler: "encode", encodings: { gzip: {}, zstd: {} }, prefer: ["zstd", "gzip"] });
   }
+  if (o.templates) handle.push({ handler: "templates", file_root: o.root });
   const fs: Record<string, unknown> = { handler: "file_server", root: o.root };
   if (o.browse) fs.browse = o.revealSymlinks ? { reveal_symlinks: true } : {};
   if (o.precompressed.length) {
@@ -50,13 +54,14 @@ export function fileServerConfig(o: FileServerOptions): Record<string, unknown> 
 export const fileServerCommand: Command = defineCommand({
   name: "file-server",
   usage:
-    "[--domain <example.com>] [--root <path>] [--listen <addr>] [--browse] [--reveal-symlinks] [--access-log] [--precompressed <encoding>] [--no-compress] [--workers <n>]",
+    "[--domain <example.com>] [--root <path>] [--listen <addr>] [--browse] [--reveal-symlinks] [--templates] [--access-log] [--precompressed <encoding>] [--no-compress] [--workers <n>]",
   short: "Spins up a production-ready file server",
   long: [
     "Serves static files from --root (default: the current directory) on --listen (default :80,",
     "or :443 with --domain). Zstandard and Gzip compression are on unless --no-compress;",
     "--precompressed serves .gz/.br/.zst sidecar files (repeatable, in order of preference).",
     "--browse lists directories without an index file; --reveal-symlinks shows link targets.",
+    "--templates renders HTML, plain text and Markdown files as templates (the templates handler).",
     "The admin API is disabled. `file-server export-template` prints the browse template.",
   ].join("\n"),
   flags: [
@@ -91,7 +96,7 @@ export const fileServerCommand: Command = defineCommand({
       name: "templates",
       short: "t",
       type: "boolean",
-      help: "Enable template rendering (not supported)",
+      help: "Enable template rendering",
     },
     { name: "access-log", type: "boolean", help: "Enable the access log" },
     WORKERS_FLAG,
@@ -108,10 +113,6 @@ export const fileServerCommand: Command = defineCommand({
   ],
   async run({ flags, args }) {
     if (args.length) throw new UsageError(`file-server: unexpected argument "${args[0]}"`);
-    if (flags.templates) {
-      console.error("file-server: --templates is not supported by gatehouse");
-      return ExitCode.Failure;
-    }
     const precompressed = flags.precompressed ?? [];
     for (const p of precompressed) {
       if (!["gzip", "br", "zstd"].includes(p)) {
@@ -126,6 +127,7 @@ export const fileServerCommand: Command = defineCommand({
       domain,
       browse: !!flags.browse,
       revealSymlinks: !!flags["reveal-symlinks"],
+      templates: !!flags.templates,
       accessLog: !!flags["access-log"],
       debug: !!flags.debug,
       compress: !flags["no-compress"],

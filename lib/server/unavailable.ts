@@ -6,7 +6,6 @@
  */
 
 const UNAVAILABLE: Record<string, string> = {
-  "http.handlers.templates": "server-side Go templates are not available",
   "tls.get_certificate.tailscale":
     "Gatehouse cannot get certificates from a local Tailscale daemon; get them with `tailscale cert` and load the files (apps.tls.certificates.load_files), or use the http certificate manager",
 };
@@ -17,7 +16,7 @@ const UNAVAILABLE: Record<string, string> = {
  * @example
  * ```ts
  * import { unknownModuleMessage } from "./unavailable.ts";
- * unknownModuleMessage("http.handlers.templates");
+ * unknownModuleMessage("tls.get_certificate.tailscale");
  * ```
  */
 export function unknownModuleMessage(id: string): string {

@@ -71,6 +71,11 @@ export interface ServerFacts {
   /** When the server stops (ms since the epoch), while it waits out `shutdown_delay`. */
   readonly shutdownAt?: number;
   /**
+   * Serves a request as the listener would hand it over (the whole server: routes, errors,
+   * logs); templates' `httpInclude` sends its virtual requests through it.
+   */
+  readonly handle?: (request: Request, info: ServeInfo) => Response | Promise<Response>;
+  /**
    * Drops request fields a CGI-style backend would fold onto other names (`_`, `.`) when the
    * request's headers are first read (header_aliases.ts).
    */

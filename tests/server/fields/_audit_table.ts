@@ -382,6 +382,11 @@ export const DECODERS: Record<string, Decoder> = {
   },
   "http.handlers.encode.match": { ...RESPONSE_MATCH, test: "http/handlers.test.ts" },
   "http.handlers.error": { test: "http/handlers.test.ts", fields: ["error", "status_code"] },
+  "http.handlers.templates": {
+    test: "http/templates/handler.test.ts",
+    fields: ["file_root", "mime_types", "delimiters", "match"],
+    refused: ["match"],
+  },
   "http.handlers.file_server": {
     test: "http/file_server.test.ts",
     fields: [

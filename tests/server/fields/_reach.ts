@@ -45,6 +45,7 @@ export const HANDLERS: Record<string, unknown>[] = [
     match: { headers: { "Content-Type": ["text/*"] } },
   }),
   h("file_server", { root: "/tmp", browse: {} }),
+  h("templates", { file_root: "/tmp", mime_types: ["text/html"], delimiters: ["[[", "]]"] }),
   h("cache", {
     key: { disable_query: true },
     cache_keys: { a: {} },

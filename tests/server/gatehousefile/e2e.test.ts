@@ -160,9 +160,16 @@ Deno.test("adapt: default file, -p, warnings on stderr; validate names a module 
     const r = await runCli(["adapt", "--pretty"], t.env, t.dir);
     assert.equal(r.code, 0, r.out);
     assert.match(r.stdout, /\n\t+"handler": "templates"/);
+    // templates runs here: the config validates
+    const ok = await runCli(["adapt", "--validate"], t.env, t.dir);
+    assert.equal(ok.code, 0, ok.out);
+    await Deno.writeTextFile(
+      `${t.dir}/Caddyfile`,
+      "example.com {\n\ttls {\n\t\tget_certificate tailscale\n\t}\n}\n",
+    );
     const v = await runCli(["adapt", "--validate"], t.env, t.dir);
     assert.equal(v.code, 1);
-    assert.match(v.out, /module http\.handlers\.templates is not available/);
+    assert.match(v.out, /module tls\.get_certificate\.tailscale is not available here/);
     await Deno.writeTextFile(`${t.dir}/Caddyfile`, ":8080 {\nrespond hi\n}\n");
     const w = await runCli(["adapt"], t.env, t.dir);
     assert.equal(w.code, 0);

@@ -28,11 +28,6 @@ export interface HandlerEntry extends ModuleEntry {
  */
 export const SYNTAX_ONLY: readonly Omit<HandlerEntry, "load">[] = [
   {
-    id: "http.handlers.templates",
-    syntax: async () => (await import("./templates/caddyfile.ts")).syntax,
-    writer: async () => (await import("./templates/writer.ts")).writer,
-  },
-  {
     id: "http.handlers.timeouts",
     syntax: async () => (await import("./timeouts/caddyfile.ts")).syntax,
   },
@@ -137,6 +132,12 @@ export const HANDLERS: readonly HandlerEntry[] = [
     load: async () => (await import("./encode/mod.ts")).encodeModule,
     syntax: async () => (await import("./encode/caddyfile.ts")).syntax,
     writer: async () => (await import("./encode/writer.ts")).writer,
+  },
+  {
+    id: "http.handlers.templates",
+    load: async () => (await import("./templates/mod.ts")).templatesModule,
+    syntax: async () => (await import("./templates/caddyfile.ts")).syntax,
+    writer: async () => (await import("./templates/writer.ts")).writer,
   },
   {
     id: "http.handlers.file_server",
