@@ -334,8 +334,9 @@ export class ListenerPool {
       : await resolveBindHost(addr.host, addr.network.replace("udp", "tcp"), this.resolve);
     const server = serveH3({
       hostname: bindHost(bind, addr.network === "udp6" ? "tcp6" : "tcp"),
-      port: addr.startPort,
+      port: addr.startPort === 0 ? this.shared?.ports.get(key) ?? 0 : addr.startPort,
       inheritedFd: fdgram ? Number(addr.host) : undefined,
+      reusePort: !!this.shared && !fdgram,
       getter: () => opened.handles.length ? this.#source(opened) : tls,
       names: () => this.#names(opened) ?? options.names ?? [],
       handler: (req, si) => this.#dispatch(opened, req, si),
