@@ -1,14 +1,15 @@
 /**
  * HTTP/3 with worker processes: every worker binds the HTTPS port's UDP socket with
  * SO_REUSEPORT, so an HTTPS site on two workers starts, both workers answer over QUIC (our
- * client and Debian's gtlsclient) and both advertise HTTP/3 on their HTTP/1.1 answers.
+ * client and Debian's gtlsclient) and both advertise HTTP/3 on their HTTP/1.1 answers; a killed worker's replacement serves HTTP/3
+ * on the port too.
  */
 import assert from "node:assert/strict";
 import { call } from "../fixtures/helpers.ts";
 import { finish, serve, up } from "../fixtures/process.ts";
 import { H3ClientConnection } from "../../../lib/server/listeners/h3/client.ts";
 import { freeTcpUdpPort, gtlsclient, testPki, text } from "../listeners/h3/_h3.ts";
-import { workerRoute } from "./_workers.ts";
+import { workerRoute, workers } from "./_workers.ts";
 
 async function httpsSite(port: number) {
   const p = await testPki();
@@ -85,7 +86,7 @@ async function tlsHead(port: number, ca: string): Promise<Map<string, string>> {
   }
 }
 
-Deno.test("workers: an HTTPS site on two workers serves HTTP/3 from both, and both advertise it", async () => {
+Deno.test("workers: an HTTPS site on two workers serves HTTP/3 from both, both advertise it, and a replacement serves it", async () => {
   const p = await testPki();
   const port = freeTcpUdpPort();
   const s = await serve(await httpsSite(port), ["--workers", "2"]);
@@ -110,6 +111,17 @@ Deno.test("workers: an HTTPS site on two workers serves HTTP/3 from both, and bo
     }
     assert.deepEqual([...advertised.keys()].sort(), ["1", "2"]);
     for (const v of advertised.values()) assert.equal(v, `h3=":${port}"; ma=2592000`);
+    // worker 1 killed: its replacement joins the port's UDP group and answers over HTTP/3
+    const before = await workers(s.base);
+    Deno.kill(before.find((w) => w.worker === 1)!.pid, "SIGKILL");
+    let replaced = false;
+    for (let i = 0; i < 400 && !replaced; i++) {
+      const a = await h3Hit(port, p.caPem).catch(() => null);
+      replaced = a?.worker === "1" && a.body === "HTTP/3.0";
+    }
+    assert.ok(replaced, "the replacement of worker 1 answered over HTTP/3");
+    const after = await workers(s.base);
+    assert.equal(after.find((w) => w.worker === 1)!.restarts, 1);
   } finally {
     await call(s.base, "POST", "/stop").catch(() => {});
     assert.equal(await finish(s.p, s.dir), 0, s.p.output());
