@@ -58,7 +58,10 @@ export interface EngineOptions {
   resolve?: ResolveOptions;
   /**
    * What runs the configs: by default this process (a {@linkcode ConfigContext} per config,
-   * listeners in {@linkcode Engine.pool}); worker processes with `lib/server/workers/`.
+   * listeners in {@linkcode Engine.pool}); worker processes with `lib/server/workers/`. Left
+   * out of the published docs: the runner contract is internal to the server.
+   *
+   * @ignore
    */
   runner?: ConfigRunner;
 }
@@ -149,7 +152,11 @@ export class Engine implements ConfigAuthority {
     };
   }
 
-  /** What runs the configs (this process, or worker processes). */
+  /**
+   * What runs the configs (this process, or worker processes); internal to the server.
+   *
+   * @ignore
+   */
   get runner(): ConfigRunner {
     return this.#runner;
   }
