@@ -34,10 +34,9 @@ export interface SharedListening {
    */
   ports: Map<string, number>;
   /**
-   * True in the one process that serves unix socket addresses and HTTP/3: Linux has no
-   * SO_REUSEPORT for unix sockets, and a second process binding the path would take it from
-   * the first; Deno's QUIC endpoint binds its UDP socket without it. In the others a unix or
-   * HTTP/3 address is held without a socket.
+   * True in the one process that serves unix socket addresses: Linux has no SO_REUSEPORT for
+   * unix sockets, and a second process binding the path would take it from the first. In the
+   * others a unix address is held without a socket.
    */
   unix: boolean;
 }
@@ -288,9 +287,6 @@ export class ListenerPool {
   async #listenH3(options: ListenOptions, occurrence: number): Promise<ListenerHandle> {
     const tls = options.tls;
     if (!tls) throw new Error(`listen ${options.address}: HTTP/3 needs TLS`);
-    // Worker processes: Deno's QUIC endpoint binds its UDP socket without SO_REUSEPORT, so
-    // one process (the one that serves unix sockets) serves HTTP/3; the others serve TCP.
-    if (this.shared && !this.shared.unix) return new NotServed(`udp/${options.address}`);
     const fdgram = /^fdgram\/(\d+)$/.exec(options.address);
     const addr = fdgram
       ? { network: "fdgram", host: fdgram[1], startPort: 0, endPort: 0 }
@@ -344,8 +340,9 @@ export class ListenerPool {
       : await resolveBindHost(addr.host, addr.network.replace("udp", "tcp"), this.resolve);
     const server = serveH3({
       hostname: bindHost(bind, addr.network === "udp6" ? "tcp6" : "tcp"),
-      port: addr.startPort,
+      port: addr.startPort === 0 ? this.shared?.ports.get(key) ?? 0 : addr.startPort,
       inheritedFd: fdgram ? Number(addr.host) : undefined,
+      reusePort: !!this.shared && !fdgram,
       getter: () => opened.handles.length ? this.#source(opened) : tls,
       names: () => this.#names(opened) ?? options.names ?? [],
       handler: (req, si) => this.#dispatch(opened, req, si),

@@ -8,6 +8,9 @@
  * next listener on the same address takes it over. A port once used for HTTP/3 therefore
  * stays bound by the process until it exits, refusing handshakes while nothing serves on it.
  *
+ * In worker processes (`shared`) the endpoint's socket is one bound with `SO_REUSEPORT`
+ * (see `shared_socket.ts`), so that every worker serves HTTP/3 on the address.
+ *
  * Each endpoint has one accept loop, started on its first `listen` and handing every
  * incoming connection to the endpoint's current owner; with no owner the connection is
  * refused. The loop never calls `accept` on an endpoint without a certificate: Deno's QUIC
@@ -17,6 +20,7 @@
  * @module
  */
 import { adoptDatagramSocket, wildcardFor } from "./inherited.ts";
+import { closeDescriptor, reusePortDatagramSocket } from "./shared_socket.ts";
 
 /** One endpoint and who serves on it now. */
 export interface EndpointSlot {
@@ -35,21 +39,42 @@ const slots = new Map<string, EndpointSlot>();
 
 /**
  * The endpoint for `hostname:port` (or inherited UDP socket `fd`): a parked one of an earlier
- * listener, or a new one. Throws when the address cannot be bound or the socket adopted.
+ * listener, or a new one, on a socket shared with other processes when `shared`. Throws when
+ * the address cannot be bound or the socket adopted.
  */
-export function takeEndpoint(hostname: string, port: number, fd?: number): EndpointSlot {
+export function takeEndpoint(
+  hostname: string,
+  port: number,
+  fd?: number,
+  shared = false,
+): EndpointSlot {
   const key = fd === undefined ? `${hostname}|${port}` : `fd/${fd}`;
   const parked = port === 0 && fd === undefined ? undefined : slots.get(key);
   if (parked) return parked;
-  const endpoint = new Deno.QuicEndpoint(
-    fd === undefined ? { hostname, port } : { hostname: wildcardFor(fd), port: 0 },
-  );
-  if (fd !== undefined) {
+  const own = fd === undefined && shared ? reusePortDatagramSocket(hostname, port) : undefined;
+  const adopted = fd ?? own;
+  let endpoint: Deno.QuicEndpoint;
+  try {
+    endpoint = new Deno.QuicEndpoint(
+      adopted === undefined ? { hostname, port } : { hostname: wildcardFor(adopted), port: 0 },
+    );
+  } catch (e) {
+    if (own !== undefined) closeDescriptor(own);
+    throw e;
+  }
+  if (adopted !== undefined) {
     try {
-      adoptDatagramSocket(endpoint, fd);
+      adoptDatagramSocket(
+        endpoint,
+        adopted,
+        own === undefined ? undefined : `udp/${hostname}:${port} (SO_REUSEPORT)`,
+      );
     } catch (e) {
       endpoint.close();
       throw e;
+    } finally {
+      // the endpoint holds the socket at its own descriptor number now
+      if (own !== undefined) closeDescriptor(own);
     }
   }
   const listeners: Deno.QuicListener[] = [];

@@ -28,20 +28,27 @@ const SYMBOLS = {
   fcntl: { parameters: ["i32", "i32", "i32"], result: "i32" },
   dup2: { parameters: ["i32", "i32"], result: "i32" },
   epoll_ctl: { parameters: ["i32", "i32", "i32", "buffer"], result: "i32" },
+  socket: { parameters: ["i32", "i32", "i32"], result: "i32" },
+  bind: { parameters: ["i32", "buffer", "u32"], result: "i32" },
+  close: { parameters: ["i32"], result: "i32" },
 } as const;
 
-type Libc = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
+/** The C library functions the socket replacement calls. */
+export type Libc = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
 let lib: Libc | undefined;
 
-function libc(): Libc {
+/**
+ * The C library (Linux, `--allow-ffi`); `what` names the feature that needs it in the errors.
+ */
+export function libc(
+  what = "fdgram/ listeners (HTTP/3 on an inherited UDP socket)",
+): Libc {
   if (lib) return lib;
-  if (Deno.build.os !== "linux") {
-    throw new Error("fdgram/ listeners (HTTP/3 on an inherited UDP socket) need Linux");
-  }
+  if (Deno.build.os !== "linux") throw new Error(`${what} need Linux`);
   if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") {
     throw new Error(
-      "fdgram/ listeners (HTTP/3 on an inherited UDP socket) need the ffi permission " +
-        "(--allow-ffi): Deno's QUIC endpoint cannot adopt a descriptor without it",
+      `${what} need the ffi permission (--allow-ffi): Deno's QUIC endpoint cannot adopt a ` +
+        `descriptor without it`,
     );
   }
   for (const name of ["libc.so.6", "libc.so"]) {
@@ -50,7 +57,7 @@ function libc(): Libc {
       return lib;
     } catch { /* next */ }
   }
-  throw new Error("fdgram/ listeners: the C library cannot be opened");
+  throw new Error(`${what}: the C library cannot be opened`);
 }
 
 const AF_INET = 2;
@@ -129,10 +136,14 @@ export function wildcardFor(fd: number): string {
 }
 
 /**
- * Replaces the socket of `endpoint` (bound to `endpointPort`) by inherited socket `fd` (see
- * the module doc). Throws, leaving `fd` as it was, when a step cannot be done.
+ * Replaces the socket of `endpoint` by inherited socket `fd` (see the module doc); `label`
+ * names the socket in the errors. Throws, leaving `fd` as it was, when a step cannot be done.
  */
-export function adoptDatagramSocket(endpoint: Deno.QuicEndpoint, fd: number): void {
+export function adoptDatagramSocket(
+  endpoint: Deno.QuicEndpoint,
+  fd: number,
+  label = `fdgram/${fd}`,
+): void {
   const c = libc();
   const want = inheritedDatagramAddress(fd);
   const own = endpoint.addr.port;
@@ -150,7 +161,7 @@ export function adoptDatagramSocket(endpoint: Deno.QuicEndpoint, fd: number): vo
     if (intOption(n, SOL_SOCKET, SO_TYPE) !== SOCK_DGRAM) continue;
     if (boundAddress(n)?.port === own) target = n;
   }
-  if (target < 0) throw new Error(`fdgram/${fd}: the QUIC endpoint's own socket was not found`);
+  if (target < 0) throw new Error(`${label}: the QUIC endpoint's own socket was not found`);
   let poll = -1;
   let events = 0;
   let data = 0n;
@@ -179,7 +190,7 @@ export function adoptDatagramSocket(endpoint: Deno.QuicEndpoint, fd: number): vo
     }
   }
   if (poll < 0) {
-    throw new Error(`fdgram/${fd}: the event poll of the QUIC endpoint's socket was not found`);
+    throw new Error(`${label}: the event poll of the QUIC endpoint's socket was not found`);
   }
   for (const [level, option] of COPIED_OPTIONS) {
     const v = intOption(target, level, option);
@@ -189,20 +200,20 @@ export function adoptDatagramSocket(endpoint: Deno.QuicEndpoint, fd: number): vo
   }
   const flags = c.fcntl(fd, F_GETFL, 0);
   if (flags < 0 || c.fcntl(fd, F_SETFL, flags | O_NONBLOCK) !== 0) {
-    throw new Error(`fdgram/${fd}: the inherited socket cannot be made non-blocking`);
+    throw new Error(`${label}: the inherited socket cannot be made non-blocking`);
   }
   if (c.dup2(fd, target) !== target) {
-    throw new Error(`fdgram/${fd}: the inherited socket cannot take the endpoint's place`);
+    throw new Error(`${label}: the inherited socket cannot take the endpoint's place`);
   }
   const ev = new Uint8Array(12);
   const view = new DataView(ev.buffer);
   view.setUint32(0, events, true);
   view.setBigUint64(4, data, true);
   if (c.epoll_ctl(poll, EPOLL_CTL_ADD, target, ev) !== 0) {
-    throw new Error(`fdgram/${fd}: the inherited socket cannot be watched by the endpoint's poll`);
+    throw new Error(`${label}: the inherited socket cannot be watched by the endpoint's poll`);
   }
   const now = endpoint.addr;
   if (now.port !== want.port) {
-    throw new Error(`fdgram/${fd}: the endpoint did not take the inherited socket over`);
+    throw new Error(`${label}: the endpoint did not take the inherited socket over`);
   }
 }

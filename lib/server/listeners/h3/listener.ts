@@ -63,6 +63,8 @@ export interface H3ListenOptions {
   port: number;
   /** An inherited UDP socket to serve on instead (`fdgram/N`; `hostname` and `port` unused). */
   inheritedFd?: number;
+  /** Binds with SO_REUSEPORT (worker processes sharing the address; Linux, `--allow-ffi`). */
+  reusePort?: boolean;
   /** The certificate getter to ask now (the newest config's). */
   getter(): CertificateGetter;
   /** The host names the server serves (route host matchers), to choose a certificate by. */
@@ -155,7 +157,7 @@ export async function chooseCertificate(
  * ```
  */
 export function serveH3(o: H3ListenOptions): H3Server {
-  const slot = takeEndpoint(o.hostname, o.port, o.inheritedFd);
+  const slot = takeEndpoint(o.hostname, o.port, o.inheritedFd, o.reusePort);
   const port = slot.port;
   let held: string | null = null;
   let heldNames: string[] = [];
