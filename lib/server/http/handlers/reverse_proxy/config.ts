@@ -311,6 +311,25 @@ function decodeUpstreams(d: Decoder, dynamic: boolean): UpstreamConfig[] | undef
   return list ? out : undefined;
 }
 
+/**
+ * `weighted_round_robin`'s weights: whole numbers, none negative, one at least positive (Caddy's
+ * `WeightedRoundRobinSelection.Validate`, with its messages and in its order).
+ */
+function checkWeights(sp: Raw, where: string): void {
+  const d = new Decoder(sp, where);
+  const weights = d.value("weights");
+  if (weights !== undefined && weights !== null) {
+    if (!Array.isArray(weights) || weights.some((w) => !Number.isInteger(w))) {
+      d.failAt("weights", "must be an array of whole numbers");
+    }
+  }
+  const list = (weights ?? []) as number[];
+  if (list.reduce((a, w) => a + w, 0) <= 0) {
+    d.fail("weighted_round_robin requires at least one upstream with a positive weight");
+  }
+  if (list.some((w) => w < 0)) d.fail("weight of an upstream cannot be negative");
+}
+
 function decodeLoadBalancing(d: Decoder): LoadBalancingConfig | undefined {
   const present = d.object("load_balancing");
   const lb = present ?? new Decoder({}, d.at("load_balancing"));
@@ -324,6 +343,7 @@ function decodeLoadBalancing(d: Decoder): LoadBalancingConfig | undefined {
     if (!(SELECTION_POLICIES as readonly unknown[]).includes(name)) {
       throw new ConfigError("invalid_config", `unknown selection policy: ${name}`);
     }
+    if (name === "weighted_round_robin") checkWeights(sp, lb.at("selection_policy"));
     out.selection_policy = sp as SelectionPolicyConfig;
   }
   const tryDuration = duration(at, "try_duration");

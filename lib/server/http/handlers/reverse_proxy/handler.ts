@@ -323,13 +323,18 @@ export class ReverseProxy implements HttpHandler {
     }
   }
 
-  /** After `tries` failed tries: try again? (A dial failure always may, in time or count.) */
+  /**
+   * After `tries` failed tries: try again? As Caddy's `LoadBalancing.tryAgain`: only when
+   * `try_duration` or `retries` is set, never past either; a dial failure (or no upstream
+   * available) always may; another failure (the upstream may have seen the request) only for
+   * a request `retry_match` matches, or, without `retry_match`, for a GET.
+   */
   #mayRetry(c: RequestContext, start: number, tries: number, dial: boolean): boolean {
-    const inTime = this.#tryDuration > 0 && performance.now() - start < this.#tryDuration;
-    const inCount = this.#retries > 0 && tries <= this.#retries;
-    if (!inTime && !inCount) return false;
-    if (!dial && !(this.#retryMatch && this.#retryMatch(c))) return false;
-    return true;
+    if (this.#tryDuration <= 0 && this.#retries <= 0) return false;
+    if (this.#tryDuration > 0 && performance.now() - start >= this.#tryDuration) return false;
+    if (this.#retries > 0 && tries > this.#retries) return false;
+    if (dial) return true;
+    return this.#retryMatch ? this.#retryMatch(c) : c.method === "GET";
   }
 
   /** Remembers a failure of `u` for `fail_duration` (passive health checks). */
