@@ -127,7 +127,8 @@ const STATIC: Record<string, Getter> = {
   "http.error.trace": (c) => c.error ? c.error.trace : undefined,
   "http.error.id": (c) => c.error ? c.error.id : undefined,
   "http.reverse_proxy.upstream.address": (c) => c.proxy?.dial,
-  "http.reverse_proxy.upstream.hostport": (c) => c.proxy?.dial,
+  // the address without its network (`tcp/`, `tcp4/`, `tcp6/`), as Caddy's DialInfo.Address
+  "http.reverse_proxy.upstream.hostport": (c) => c.proxy?.dial.replace(/^tcp[46]?\//i, ""),
   "http.reverse_proxy.upstream.host": (c) => c.proxy?.host,
   "http.reverse_proxy.upstream.port": (c) => c.proxy?.port,
   "http.reverse_proxy.upstream.requests": (c) => c.proxy ? String(c.proxy.requests) : undefined,

@@ -21,7 +21,7 @@ import type { HeaderOps } from "../headers/caddyfile.ts";
 import { decodeFastCGITransport, type FastCGITransportConfig } from "./fastcgi/config.ts";
 import { decodeHttpTransport, type HttpTransportConfig } from "./transport_config.ts";
 import { decodeUpstreamSource, type UpstreamSourceConfig } from "./upstream_sources/config.ts";
-import { dialIsDynamic, type UpstreamConfig } from "./upstreams.ts";
+import { DIAL_NETWORKS, dialIsDynamic, dialNetwork, type UpstreamConfig } from "./upstreams.ts";
 
 export type { Duration } from "../../../config/duration.ts";
 export type { HttpTransportConfig } from "./transport_config.ts";
@@ -302,6 +302,14 @@ function decodeUpstreams(d: Decoder, dynamic: boolean): UpstreamConfig[] | undef
       ? dial
       : compileTemplate(dial).render({} as RequestContext);
     if (!resolved) at.fail(`upstream needs "dial"`);
+    const { network } = dialNetwork(resolved);
+    if (!DIAL_NETWORKS.includes(network)) {
+      at.fail(
+        `upstream ${JSON.stringify(dial)}: network ${network} is not supported (${
+          DIAL_NETWORKS.join(", ")
+        })`,
+      );
+    }
     const up: UpstreamConfig = { dial };
     const max = at.number("max_requests");
     if (max !== undefined) up.max_requests = max;

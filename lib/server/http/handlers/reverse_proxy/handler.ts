@@ -60,6 +60,7 @@ import { type TransportOptions, transportOptions } from "./transport_config.ts";
 import { UpstreamClient } from "./upstream_client.ts";
 import { type DynamicUpstreams, provisionDynamicUpstreams } from "./upstream_sources/mod.ts";
 import {
+  dialNetwork,
   type PassiveLimits,
   provisionUpstreams,
   releaseHost,
@@ -374,7 +375,7 @@ export class ReverseProxy implements HttpHandler {
       const scheme = this.#transport.tls ? "wss" : "ws";
       return await relayWebSocket(
         c.request,
-        `${scheme}://${dial}${out.uri}`,
+        `${scheme}://${dialNetwork(dial).address}${out.uri}`,
         fwd.fields as Headers,
         (close) => this.#streams.track(close),
       );

@@ -1,7 +1,7 @@
 /**
  * Health checks of `reverse_proxy`. Active: every `interval` (default 30s) each upstream gets
  * `<method> uri` (`GET` unless `method` says otherwise; on `port` if set, with `headers` and
- * `body`), healthy when the status matches
+ * `body`; a `unix//path` upstream over its socket with Host `localhost`, and no `port`), healthy when the status matches
  * `expect_status` (a single digit is a class; default 2xx/3xx) and the body `expect_body`,
  * within `timeout` (default 5s); a host changes state after `passes` (healthy again) or `fails`
  * (unhealthy) checks in a row (default 1 each). Passive: failures (errors, `unhealthy_status`,
@@ -13,7 +13,8 @@
 import { type Duration, durationMs } from "../../../config/duration.ts";
 import { goRegExp } from "../../regexp.ts";
 import type { ActiveHealthChecksConfig, PassiveHealthChecksConfig } from "./config.ts";
-import type { Upstream } from "./upstreams.ts";
+import { dialNetwork, type Upstream } from "./upstreams.ts";
+import { ConfigError } from "../../../config/error.ts";
 import { loadNodeHttp } from "./transport.ts";
 
 /** Milliseconds of a decoded duration (0 when absent). */
@@ -93,6 +94,15 @@ export function startActive(
   const passes = Math.max(1, c.passes ?? 1);
   const fails = Math.max(1, c.fails ?? 1);
   const streaks = new Map<Upstream, number>(); // > 0: passes in a row, < 0: failures in a row
+  const socket = upstreams.find((u) => u.dial.startsWith("unix/"));
+  if (port && socket) {
+    const where = "http.handlers.reverse_proxy.health_checks.active.port";
+    throw new ConfigError(
+      "invalid_config",
+      `${where}: upstream ${socket.dial} is a unix socket, which has no port to check`,
+      { path: where },
+    );
+  }
   if (options.validating) return { stop() {}, runOnce: () => Promise.resolve() };
   const aborts = new Set<AbortController>();
   let stopped = false;
@@ -100,8 +110,16 @@ export function startActive(
   const check = async (u: Upstream): Promise<boolean> => {
     const { http, https } = await loadNodeHttp();
     return await new Promise<boolean>((resolve) => {
-      const host = u.dialHost;
+      // a unix socket upstream is checked over its socket, as "localhost" (Caddy's Host)
+      const socketPath = u.dial.startsWith("unix/") ? u.dial.slice(5) : null;
+      const host = socketPath === null ? u.dialHost : "localhost";
       const p = port || (u.dialPort ? Number(u.dialPort) : 80);
+      const family = dialNetwork(u.dial).network === "tcp4"
+        ? 4
+        : dialNetwork(u.dial).network === "tcp6"
+        ? 6
+        : undefined;
+      const secure = tls && socketPath === null;
       const ac = new AbortController();
       aborts.add(ac);
       const hdrs: Record<string, string> = {};
@@ -120,14 +138,19 @@ export function startActive(
         ac.abort();
         finish(false);
       }, timeout);
-      const req = (tls ? https : http).request({
-        host,
-        port: p,
+      const req = (secure ? https : http).request({
+        ...(socketPath === null
+          ? { host, port: p, ...(family ? { family } : {}) }
+          : { socketPath }),
         path: uri,
         method,
-        headers: { host: hdrs.Host ?? hdrs.host ?? `${host}:${p}`, ...hdrs, connection: "close" },
+        headers: {
+          host: hdrs.Host ?? hdrs.host ?? (socketPath === null ? `${host}:${p}` : host),
+          ...hdrs,
+          connection: "close",
+        },
         signal: ac.signal,
-        ...(tls ? { rejectUnauthorized: false } : {}),
+        ...(secure ? { rejectUnauthorized: false } : {}),
       }, (res) => {
         const status = res.statusCode ?? 0;
         const okStatus = expectStatus

@@ -17,7 +17,7 @@ import type net from "node:net";
 import { Duplex } from "node:stream";
 import { view } from "../../../listeners/node/streams.ts";
 import { DialError } from "./transport.ts";
-import { splitDial } from "./upstreams.ts";
+import { DIAL_NETWORKS, dialNetwork, splitDial } from "./upstreams.ts";
 import { dialParallel, isIPLiteral, resolveHost } from "./dial.ts";
 import { applyConnectionKeepAlive } from "../../../listeners/keepalive.ts";
 import { type DialOptions, READ_BUFFER, type UpstreamTls } from "./h1conn.ts";
@@ -253,7 +253,18 @@ async function dial(
       });
     }
   } else {
-    const { host, port } = splitDial(address);
+    const { network, address: hostport } = dialNetwork(address);
+    if (network !== "tcp" && network !== "tcp4" && network !== "tcp6") {
+      throw new DialError(
+        `dial ${address}: network ${network} is not supported (${DIAL_NETWORKS.join(", ")})`,
+      );
+    }
+    // tcp4/ and tcp6/ dial that family only (Go's networks of the same names)
+    const family = network === "tcp4" ? 4 : network === "tcp6" ? 6 : 0;
+    const { host, port } = splitDial(hostport);
+    if (family && isIPLiteral(host) && host.includes(":") !== (family === 6)) {
+      throw new DialError(`dial ${address}: ${host} is not an IPv${family} address`);
+    }
     const p = port ? Number(port) : tlsOptions ? 443 : 80;
     const t = dialsTls(address, tlsOptions !== null, options) ? tlsOptions : null;
     if (t && (t.renegotiation === "once" || t.renegotiation === "freely")) {
@@ -267,17 +278,19 @@ async function dial(
       return named ? connectTls(ip, p, named, from, alpn) : connectPlain(ip, p, from, shape);
     };
     connecting = isIPLiteral(host) ||
-        (options.resolvers === undefined && options.fallbackDelayMs === undefined)
+        (!family && options.resolvers === undefined && options.fallbackDelayMs === undefined)
       ? to(host)
-      : resolveHost(host, options.resolvers).then((addrs) =>
-        dialParallel(
+      : resolveHost(host, options.resolvers).then((found) => {
+        const addrs = family ? found.filter((a) => a.family === family) : found;
+        if (!addrs.length) throw new Error(`no IPv${family} address for ${host}`);
+        return dialParallel(
           addrs,
           options.fallbackDelayMs ?? 300,
           (a) => to(a.address),
           (ms) => new Promise((r) => setTimeout(r, ms)),
           (d) => d.socket ? d.socket.destroy() : d.conn!.close(),
-        )
-      );
+        );
+      });
     if (options.probeIntervalS) {
       const s = options.probeIntervalS;
       connecting = connecting.then((d) => {
