@@ -630,7 +630,7 @@ export const DECODERS: Record<string, Decoder> = {
       network_proxy: "parity/proxy_fields.test.ts",
       dial_timeout: "parity/proxy_fields.test.ts",
       response_header_timeout: "http/reverse_proxy.test.ts",
-      compression: "parity/proxy_fields.test.ts",
+      compression: "parity2/proxy_headers.test.ts",
       versions: "parity/proxy_fields.test.ts",
       expect_continue_timeout: "parity2/proxy_transport_h1.test.ts",
       write_buffer_size: "parity2/proxy_transport_h1.test.ts",

@@ -219,7 +219,7 @@ export class H1Pool {
     }
     if (kind === "none" || (kind === "length" && res.contentLength === 0)) {
       finish(true);
-      return { status: res.status, headers: res.headers, body: null };
+      return { status: res.status, headers: res.headers, body: null, proto: `1.${res.minor}` };
     }
     if (kind === "length" && res.contentLength! <= SMALL_BODY) {
       // Small bodies of known length are read whole: a byte array answers faster than a stream.
@@ -236,9 +236,14 @@ export class H1Pool {
       }
       const bytes = c.take(want);
       finish(true);
-      return { status: res.status, headers: res.headers, body: bytes };
+      return { status: res.status, headers: res.headers, body: bytes, proto: `1.${res.minor}` };
     }
-    return { status: res.status, headers: res.headers, body: this.#bodyStream(c, o, res, finish) };
+    return {
+      status: res.status,
+      headers: res.headers,
+      body: this.#bodyStream(c, o, res, finish),
+      proto: `1.${res.minor}`,
+    };
   }
 
   /** Reads heads until the final (non-1xx, or 101) one, within the header timeout. */

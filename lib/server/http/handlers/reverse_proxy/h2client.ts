@@ -283,7 +283,7 @@ export class H2Pool {
           body.cancel().catch(() => {});
           finish();
         }
-        resolve({ status, headers: fields, body: empty ? null : body });
+        resolve({ status, headers: fields, body: empty ? null : body, proto: "2.0" });
       });
       if (o.body !== null) {
         const body = o.body;

@@ -13,6 +13,7 @@
  * @module
  */
 import type { ProvisionContext } from "../../../module/mod.ts";
+import { requestProto } from "../../../module/listener.ts";
 import type { Logger } from "../../../module/instance.ts";
 import { type Duration, durationMs } from "../../../config/duration.ts";
 import { type IPRange, parseRanges } from "../../../net/ip.ts";
@@ -36,6 +37,7 @@ import {
   isWebSocket,
   type Outgoing,
   outgoing,
+  proxiedAnswer,
   proxyHeaderOps,
   responseFields,
 } from "./forward.ts";
@@ -76,6 +78,19 @@ function sleep(ms: number): Promise<void> {
 
 function ms(v: Duration | undefined): number | undefined {
   return v === undefined ? undefined : durationMs(v);
+}
+
+/**
+ * True when the request has no body to send: an HTTP/1 request without `Content-Length` or
+ * `Transfer-Encoding`, or any with `Content-Length: 0` (Caddy sends a body of length 0 as
+ * none: `req.Body = nil`, golang/go#16036). Such a request goes upstream unframed, with
+ * `Content-Length: 0` only for POST, PUT and PATCH (Go's transfer writer), never chunked.
+ */
+function bodiless(c: RequestContext): boolean {
+  const h = c.headers;
+  const length = h.get("content-length");
+  if (length !== null) return length.trim() === "0";
+  return requestProto(c.info) === "HTTP/1.1" && !h.has("transfer-encoding");
 }
 
 function proxyFacts(u: Upstream, dial: string): ProxyFacts {
@@ -433,14 +448,18 @@ export class ReverseProxy implements HttpHandler {
     const finalBody = resBody;
     const finalize = (override?: number): Response => {
       const code = override ?? status;
+      const via = proxiedAnswer(c, res.proto);
       if (!resOps.size) {
         return new Response(finalBody as BodyInit | null, {
           status: code,
-          headers: responseFields(c, res.headers),
+          headers: responseFields(c, res.headers, via),
         });
       }
-      const h = new Headers(endToEnd(res.headers));
-      if (resRequire === null || resRequire.match(code, h)) resOps.apply(h, c);
+      const upstream = new Headers(endToEnd(res.headers));
+      if (resRequire === null || resRequire.match(code, upstream)) resOps.apply(upstream, c);
+      // the operations apply to the upstream's fields, not to the Via added beside them
+      const h = new Headers([via]);
+      for (const [k, v] of upstream) h.append(k, v);
       return new Response(finalBody as BodyInit | null, { status: code, headers: h });
     };
     const handlers = this.#responseHandlers;
@@ -489,7 +508,9 @@ export class ReverseProxy implements HttpHandler {
 
   /** The round trip of one attempt: where it goes, its fields and body, its limits. */
   #trip(c: RequestContext, out: Outgoing, dial: string, fwd: Forwarded, onDone: () => void) {
-    const body = out.method === "GET" || out.method === "HEAD" ? null : c.requestBody();
+    const body = out.method === "GET" || out.method === "HEAD" || bodiless(c)
+      ? null
+      : c.requestBody();
     if (body === null && fwd.contentLength) {
       // No body goes upstream (the listener reads and drops a GET's or HEAD's), so no
       // length is declared: a length without its bytes would make the upstream read the

@@ -16,6 +16,11 @@ export interface H1Response {
   body: ReadableStream<Uint8Array> | Uint8Array | null;
   /** After `101 Switching Protocols`: the connection, for the caller to relay or close. */
   tunnel?: Tunnel;
+  /**
+   * The response's HTTP version as `<major>.<minor>` (`1.1`, `1.0`, `2.0`, `3.0`); absent when
+   * the protocol has none (FastCGI).
+   */
+  proto?: string;
 }
 
 /** One request/response exchange. */

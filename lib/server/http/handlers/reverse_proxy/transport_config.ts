@@ -8,7 +8,9 @@
  * `except_ports`), `network_proxy` (`none`, or `url` naming an `http://` forward proxy for
  * plain upstreams), `local_address` (the IP to dial from), `dial_timeout` (default 3s),
  * `response_header_timeout`, `expect_continue_timeout`, `write_buffer_size`,
- * `compression: false` (the client never asks upstreams for compressed bodies), `versions`
+ * `compression` (on by default, as Go's transport: a request without `Accept-Encoding`, not
+ * HEAD and without `Range`, asks for gzip, and a gzip answer is decoded for the client;
+ * `false`: never asked), `versions`
  * (`1.1`; `h2c` for HTTP/2 to plain upstreams, `2` for HTTP/2 over TLS, `3` alone for HTTP/3:
  * `h3_transport.ts`), and the connection
  * fields of `transport_connections.ts` (`keep_alive`, `max_conns_per_host`,
@@ -102,7 +104,7 @@ export type HttpTransportConfig = ConnectionFieldsConfig & {
   protocol?: "http";
   /** TLS to the upstream. */
   tls?: TransportTLSConfig;
-  /** Only false is accepted: bodies are relayed as the upstream encodes them. */
+  /** Ask for gzip when the client did not ask for an encoding, and decode it (default true). */
   compression?: boolean;
   /** Refused: the PROXY protocol is not sent upstream. */
   proxy_protocol?: string;
@@ -214,6 +216,11 @@ export interface TransportOptions {
   dialTimeout: number;
   /** Time to wait for response headers (ms, 0 = none). */
   responseHeaderTimeout: number;
+  /**
+   * `compression` (default true): a request without `Accept-Encoding` (not HEAD, no `Range`)
+   * asks for gzip, and a gzip answer is decoded (upstream_client.ts).
+   */
+  compression: boolean;
 }
 
 /** A base64 DER certificate as PEM. */
@@ -328,9 +335,6 @@ export function decodeHttpTransport(raw: Raw, where: string): HttpTransportConfi
   d.fields(HTTP_TRANSPORT_FIELDS);
   Object.assign(out, checkConnectionFields(d));
   const compression = d.bool("compression");
-  if (compression === true) {
-    refuse(d, "compression", "bodies are relayed as the upstream encodes them");
-  }
   if (compression !== undefined) out.compression = compression;
   const versions = d.strings("versions");
   for (const v of versions ?? []) {
@@ -468,8 +472,10 @@ export function transportOptions(
     insecure: false,
     dialTimeout: 3000,
     responseHeaderTimeout: 0,
+    compression: true,
   };
   if (!c) return t;
+  if (c.compression === false) t.compression = false;
   const np = c.network_proxy;
   if (np?.from === "url") t.proxy = forwardProxy(np.url ?? "") as TransportOptions["proxy"];
   if (c.local_address) t.localAddress = c.local_address.replace(/^\[|\]$/g, "");

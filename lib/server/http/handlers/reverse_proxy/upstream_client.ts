@@ -16,6 +16,40 @@ import type { TransportOptions } from "./transport_config.ts";
 import { dialsTls } from "./upstream_dial.ts";
 import { H1_LIMITS } from "./h1parse.ts";
 
+/**
+ * True when a request may ask for gzip on its own (Go's `http.Transport` and HTTP/2 and
+ * HTTP/3 clients, which Caddy's `compression` turns off): it names no encoding (no
+ * `Accept-Encoding`, or an empty one), asks for no `Range` and is not HEAD.
+ */
+function askGzip(o: RoundTrip): boolean {
+  if (o.method === "HEAD") return false;
+  for (const [k, v] of o.fields) {
+    if ((k === "accept-encoding" || k === "range") && v !== "") return false;
+  }
+  return true;
+}
+
+/**
+ * The answer to a request that asked for gzip on its own: a `Content-Encoding: gzip` body is
+ * decoded, its `Content-Encoding` and `Content-Length` dropped (Go's `gzipReader`); a body
+ * that is not gzip fails its stream, which cuts the client's response short.
+ */
+function gunzipped(res: H1Response): H1Response {
+  const first = res.headers.find(([k]) => k === "content-encoding");
+  if (!first || first[1].trim().toLowerCase() !== "gzip") return res;
+  const headers = res.headers.filter(([k]) => k !== "content-encoding" && k !== "content-length");
+  const body = res.body === null
+    ? null
+    : (res.body instanceof Uint8Array ? new Blob([res.body as BlobPart]).stream() : res.body)
+      .pipeThrough(
+        new DecompressionStream("gzip") as unknown as ReadableWritablePair<
+          Uint8Array,
+          Uint8Array
+        >,
+      );
+  return { ...res, headers, body };
+}
+
 /** The HTTP/1.1 and HTTP/2 clients of a transport. */
 export class UpstreamClient {
   #h1: H1Pool;
@@ -61,12 +95,17 @@ export class UpstreamClient {
     }
   }
 
-  /** One exchange with the upstream `o.dial`, on the client its protocol needs. */
-  roundTrip(o: RoundTrip): Promise<H1Response> {
+  /**
+   * One exchange with the upstream `o.dial`, on the client its protocol needs; with
+   * `compression`, gzip asked for and decoded as Go's transport does (`askGzip`).
+   */
+  async roundTrip(o: RoundTrip): Promise<H1Response> {
+    const gzip = this.t.compression && askGzip(o);
+    if (gzip) o = { ...o, fields: [...o.fields, ["accept-encoding", "gzip"]] };
     const tls = dialsTls(o.dial, this.#tls !== null, this.t.dial);
-    if (tls && this.#h3) return this.#h3.roundTrip(o);
-    const h2 = tls ? this.#h2 : this.#h2c;
-    return (h2 ?? this.#h1).roundTrip(o);
+    const client = tls && this.#h3 ? this.#h3 : (tls ? this.#h2 : this.#h2c) ?? this.#h1;
+    const res = await client.roundTrip(o);
+    return gzip ? gunzipped(res) : res;
   }
 
   /** Closes every client's idle connections and sessions. */
