@@ -594,6 +594,7 @@ export const DECODERS: Record<string, Decoder> = {
     test: "fields/transport.test.ts",
     fields: [
       "protocol",
+      "proxy_protocol",
       "local_address",
       "network_proxy",
       "tls",
@@ -626,6 +627,7 @@ export const DECODERS: Record<string, Decoder> = {
       read_timeout: "parity2/fastcgi_php.test.ts",
       write_timeout: "fields/new_modules.test.ts",
       capture_stderr: "parity2/fastcgi_php.test.ts",
+      proxy_protocol: "parity2/proxy_protocol_upstream.test.ts",
       local_address: "parity/proxy_fields.test.ts",
       network_proxy: "parity/proxy_fields.test.ts",
       dial_timeout: "parity/proxy_fields.test.ts",

@@ -35,6 +35,14 @@ const SMALL_BODY = 64 * 1024;
 
 export type { H1Response, RoundTrip } from "./roundtrip.ts";
 
+/**
+ * The pool a request's connection comes from: its upstream's, or with a PROXY header the one
+ * of its client to that upstream (a connection carries one client's header).
+ */
+function poolKey(o: RoundTrip): string {
+  return o.preface?.key ?? o.dial;
+}
+
 /** The upstream closed a reused connection before answering: safe to retry once. */
 class StaleConnection extends Error {}
 
@@ -79,11 +87,14 @@ export class H1Pool {
     this.#conns.release(dial, c);
   }
 
-  /** An idle connection, or a new one when `max_conns_per_host` allows (else waits for one). */
-  #acquire(dial: string, o: RoundTrip, fresh: boolean): Promise<Conn> {
-    return this.#conns.acquire(dial, fresh, async () =>
+  /**
+   * An idle connection, or a new one when `max_conns_per_host` allows (else waits for one);
+   * connections are pooled by `poolKey(o)`.
+   */
+  #acquire(o: RoundTrip, fresh: boolean): Promise<Conn> {
+    return this.#conns.acquire(poolKey(o), fresh, async () =>
       new Conn(
-        await dialUpstream(dial, o.dialTimeout, this.#tls, this.#dial),
+        await dialUpstream(o.dial, o.dialTimeout, this.#tls, this.#dial, o.preface?.bytes),
         this.#dial.readBufferSize,
       ));
   }
@@ -106,7 +117,7 @@ export class H1Pool {
     for (let attempt = 0;; attempt++) {
       let c: Conn;
       try {
-        c = await this.#acquire(o.dial, o, attempt > 0);
+        c = await this.#acquire(o, attempt > 0);
       } catch (e) {
         o.onDone();
         throw e;
@@ -199,7 +210,7 @@ export class H1Pool {
       if (finished) return;
       finished = true;
       bodyDone.then(() => {
-        if (reusable && !res.close && !bodyFailed && !bodySkipped) this.#release(o.dial, c);
+        if (reusable && !res.close && !bodyFailed && !bodySkipped) this.#release(poolKey(o), c);
         else c.close();
       });
       o.onDone();

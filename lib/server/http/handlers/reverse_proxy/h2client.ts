@@ -52,6 +52,8 @@ export class H2Pool {
   #expectContinueMs: number;
   /** The response head limit announced (and enforced: not every upstream keeps to it). */
   #maxHeaderListSize: number;
+  /** The `SETTINGS_MAX_HEADER_LIST_SIZE` sent, if any. */
+  #maxHeaderListSizeAnnounced: number | undefined;
 
   /** h2c (prior knowledge) when `tls` is null, else h2 over TLS. */
   constructor(
@@ -64,6 +66,7 @@ export class H2Pool {
       ? undefined
       : Math.min(options.maxHeaderBytes + HEADER_LIST_OVERHEAD, 0xffffffff);
     this.#maxHeaderListSize = maxHeaderListSize ?? Infinity;
+    this.#maxHeaderListSizeAnnounced = maxHeaderListSize;
     this.#sessions = new H2Sessions(
       (address, timeout) => this.#connect(address, timeout, maxHeaderListSize),
       options,
@@ -80,10 +83,11 @@ export class H2Pool {
     address: string,
     timeout: number,
     maxHeaderListSize: number | undefined,
+    preface?: Uint8Array,
   ): Promise<http2.ClientHttp2Session> {
     nodeHttp2 ??= (await import("node:http2")).default;
     const started = Date.now();
-    const conn = await dialStream(address, timeout, this.tls, this.dial);
+    const conn = await dialStream(address, timeout, this.tls, this.dial, preface);
     if (this.tls && conn.alpn !== "h2") {
       conn.close();
       throw new DialError(
@@ -141,7 +145,16 @@ export class H2Pool {
     }
     let lease: Lease | null;
     try {
-      lease = await this.#sessions.acquire(o.dial, o.dialTimeout, o.clientDone);
+      // with a PROXY header, sessions are one client's (its key), dialed with its header
+      const preface = o.preface;
+      lease = preface
+        ? await this.#sessions.acquire(
+          preface.key,
+          o.dialTimeout,
+          o.clientDone,
+          (t) => this.#connect(o.dial, t, this.#maxHeaderListSizeAnnounced, preface.bytes),
+        )
+        : await this.#sessions.acquire(o.dial, o.dialTimeout, o.clientDone);
     } catch (e) {
       o.body?.cancel().catch(() => {});
       o.onDone();

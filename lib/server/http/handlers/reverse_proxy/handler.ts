@@ -48,6 +48,7 @@ import {
   passiveSettings,
   startActive,
 } from "./health.ts";
+import { requestPreface } from "./proxy_protocol.ts";
 import { CookiePolicy, type SelectionPolicy, selectionPolicy } from "./selection.ts";
 import { DEFAULT_STREAM_BUFFER, Streams, switchProtocols } from "./streams.ts";
 import {
@@ -227,6 +228,7 @@ export class ReverseProxy implements HttpHandler {
     const logger = ctx.logger("http.handlers.reverse_proxy.health_checker.active");
     const active = startActive(c.health_checks?.active, upstreams.filter((u) => !u.dynamic), {
       tls: transport.tls,
+      proxyProtocol: transport.proxyProtocol,
       onChange: (u, healthy) =>
         logger.info(healthy ? "host is up" : "host is down", { host: u.dial }),
       validating: ctx.validating,
@@ -387,6 +389,15 @@ export class ReverseProxy implements HttpHandler {
           "reverse_proxy",
         );
       }
+      if (this.#transport.proxyProtocol) {
+        // the deno engine's WebSocket client dials by itself, with no header before it
+        throw new HandlerError(
+          502,
+          `WebSocket upgrades with proxy_protocol need listener_engine "node" (which relays ` +
+            `the upgraded connection through the proxy's own client)`,
+          "reverse_proxy",
+        );
+      }
       const scheme = this.#transport.tls ? "wss" : "ws";
       return await relayWebSocket(
         c.request,
@@ -534,6 +545,7 @@ export class ReverseProxy implements HttpHandler {
     const t = this.#transport;
     const logger = this.#bodyLogger;
     return {
+      preface: t.proxyProtocol ? requestPreface(t.proxyProtocol, c, dial) : undefined,
       dial: t.proxy?.dial ?? dial,
       method: out.method,
       target: t.proxy ? `http://${dial}${out.uri}` : out.uri,

@@ -5,6 +5,7 @@
  * @module
  */
 import type { Tunnel } from "../../../module/listener.ts";
+import type { Preface } from "./proxy_protocol.ts";
 
 /** A response head from the upstream: header names in lower case, in the order received. */
 export interface H1Response {
@@ -52,4 +53,9 @@ export interface RoundTrip {
   onDone(): void;
   /** Runs when the response body fails after the head was returned. */
   onBodyError?(e: unknown): void;
+  /**
+   * The PROXY protocol header new connections start with (`proxy_protocol`), and the key that
+   * keeps the connections of one client to this upstream apart from other clients'.
+   */
+  preface?: Preface;
 }

@@ -8,7 +8,8 @@
  * `except_ports`), `network_proxy` (`none`, or `url` naming an `http://` forward proxy for
  * plain upstreams), `local_address` (the IP to dial from), `dial_timeout` (default 3s),
  * `response_header_timeout`, `expect_continue_timeout`, `write_buffer_size`,
- * `compression` (on by default, as Go's transport: a request without `Accept-Encoding`, not
+ * `proxy_protocol` (`v1` or `v2`: the PROXY header each upstream connection starts with,
+ * proxy_protocol.ts), `compression` (on by default, as Go's transport: a request without `Accept-Encoding`, not
  * HEAD and without `Range`, asks for gzip, and a gzip answer is decoded for the client;
  * `false`: never asked), `versions`
  * (`1.1`; `h2c` for HTTP/2 to plain upstreams, `2` for HTTP/2 over TLS, `3` alone for HTTP/3:
@@ -40,6 +41,7 @@ export type {
 } from "./transport_connections.ts";
 import { opensslUnavailable } from "./openssl.ts";
 import { refuseForHttp3 } from "./h3_transport.ts";
+import type { ProxyProtocolVersion } from "./proxy_protocol.ts";
 
 /** `tls.ca`: a trust pool module (`tls.ca_pool.source.<provider>`). */
 export type TrustPoolConfig =
@@ -106,8 +108,8 @@ export type HttpTransportConfig = ConnectionFieldsConfig & {
   tls?: TransportTLSConfig;
   /** Ask for gzip when the client did not ask for an encoding, and decode it (default true). */
   compression?: boolean;
-  /** Refused: the PROXY protocol is not sent upstream. */
-  proxy_protocol?: string;
+  /** The PROXY protocol header sent first on each upstream connection (`v1` or `v2`). */
+  proxy_protocol?: ProxyProtocolVersion;
   /** Refused: use `network_proxy`. */
   forward_proxy_url?: string;
   /** How long connecting may take (default 3s). */
@@ -133,6 +135,7 @@ export type HttpTransportConfig = ConnectionFieldsConfig & {
 /** The fields of {@linkcode HttpTransportConfig} the client accepts. */
 export const HTTP_TRANSPORT_FIELDS: readonly (keyof HttpTransportConfig)[] = [
   "protocol",
+  "proxy_protocol",
   "local_address",
   "network_proxy",
   "tls",
@@ -162,7 +165,6 @@ const TLS_FIELDS: readonly (keyof TransportTLSConfig)[] = [
 
 /** Fields of Caddy's HTTP transport this client does not implement, with what to do. */
 const UNSUPPORTED: Record<string, string> = {
-  proxy_protocol: "the PROXY protocol is not sent upstream",
   forward_proxy_url: "upstreams are dialed directly; use network_proxy",
   read_timeout: "use response_header_timeout",
   write_timeout: "use response_header_timeout",
@@ -199,6 +201,8 @@ export interface TransportOptions {
   h2c?: boolean;
   /** `versions` is `3`: HTTP/3 (QUIC) to TLS upstreams (`h3client.ts`). */
   h3?: boolean;
+  /** `proxy_protocol`: the PROXY header each upstream connection starts with (proxy_protocol.ts). */
+  proxyProtocol?: ProxyProtocolVersion;
   /** `tls.renegotiation` (default `never`). */
   renegotiation?: Renegotiation;
   /** `expect_continue_timeout` (ms, 0: bodies go at once). */
@@ -325,6 +329,16 @@ export function decodeHttpTransport(raw: Raw, where: string): HttpTransportConfi
       );
     } else out.network_proxy = { from };
   }
+  const pp = d.string("proxy_protocol");
+  if (pp !== undefined) {
+    if (pp !== "v1" && pp !== "v2") {
+      d.failAt(
+        "proxy_protocol",
+        `unexpected proxy protocol version ${JSON.stringify(pp)} (v1 or v2)`,
+      );
+    }
+    out.proxy_protocol = pp as ProxyProtocolVersion;
+  }
   const local = d.string("local_address");
   if (local !== undefined) {
     if (local !== "" && parseIP(local.replace(/^\[|\]$/g, "")) === null) {
@@ -383,6 +397,13 @@ export function decodeHttpTransport(raw: Raw, where: string): HttpTransportConfi
     const name = at.string("server_name");
     if (name !== undefined) t.server_name = name;
     out.tls = t;
+  }
+  if (out.proxy_protocol && out.network_proxy?.from === "url") {
+    refuse(
+      d,
+      "proxy_protocol",
+      "through a forward proxy the header would go to the proxy, not to the upstream",
+    );
   }
   if (out.network_proxy?.from === "url" && tls) {
     refuse(
@@ -495,6 +516,7 @@ export function transportOptions(
     t.insecure = tls.insecure_skip_verify ?? false;
     t.serverName = tls.server_name;
   }
+  if (c.proxy_protocol) t.proxyProtocol = c.proxy_protocol;
   if (c.versions) {
     t.h2 = c.versions.includes("2");
     t.h2c = c.versions.includes("h2c");

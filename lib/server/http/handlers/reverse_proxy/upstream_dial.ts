@@ -2,7 +2,8 @@
  * Connecting to upstreams, for the HTTP/1.1 and HTTP/2 clients alike: a dial address
  * (`host:port` or `unix//path`) becomes a connection, honouring the transport's dialer fields
  * — `resolver` and `dial_fallback_delay` (dial.ts), `local_address`, `dial_timeout`,
- * `keep_alive.probe_interval` — and its TLS: `node:tls` (Deno's TLS client) with the trust
+ * `keep_alive.probe_interval` — the PROXY header first when given (`proxy_protocol`, before
+ * any TLS), and its TLS: `node:tls` (Deno's TLS client) with the trust
  * pool, `server_name` and `insecure_skip_verify`, or OpenSSL (openssl_conn.ts) when
  * `renegotiation` is `once` or `freely`; ports in `tls.except_ports` are dialed without TLS.
  *
@@ -147,16 +148,34 @@ type Dialed =
 /** How to connect: a node socket (`node:http2`) or the fastest byte connection. */
 type Shape = "node" | "bytes";
 
+/** Writes `preface` (the PROXY header) first on a node socket once it is connected. */
+function sendPreface(
+  socket: net.Socket,
+  preface: Uint8Array | undefined,
+  done: () => void,
+  fail: (e: Error) => void,
+): void {
+  if (!preface) return done();
+  socket.write(preface, (e) => (e ? fail(e) : done()));
+}
+
 async function connectPlain(
   host: string,
   port: number,
   from: string | undefined,
   shape: Shape,
+  preface?: Uint8Array,
 ): Promise<Dialed> {
   if (shape === "bytes" && !from) {
     // Deno.connect cannot bind a local address; it is the fastest otherwise
     const c = await Deno.connect({ hostname: host, port });
     c.setNoDelay(true);
+    if (preface) {
+      await writeAll(c, preface).catch((e) => {
+        c.close();
+        throw e;
+      });
+    }
     return { conn: c, alpn: "" };
   }
   nodeNet ??= (await import("node:net")).default;
@@ -164,11 +183,16 @@ async function connectPlain(
   return await new Promise<Dialed>((resolve, reject) => {
     const socket = n.connect({ host, port, ...(from ? { localAddress: from } : {}) });
     socket.setNoDelay(true);
-    const fail = (e: Error) => reject(e);
+    const fail = (e: Error) => {
+      socket.destroy();
+      reject(e);
+    };
     socket.once("error", fail);
     socket.once("connect", () => {
-      socket.off("error", fail);
-      resolve({ socket, alpn: "" });
+      sendPreface(socket, preface, () => {
+        socket.off("error", fail);
+        resolve({ socket, alpn: "" });
+      }, fail);
     });
   });
 }
@@ -179,25 +203,29 @@ async function connectTls(
   o: UpstreamTls,
   from: string | undefined,
   alpn: string[],
+  preface?: Uint8Array,
 ): Promise<Dialed> {
   const name = o.serverName ?? host;
   if (o.openssl && (o.renegotiation === "once" || o.renegotiation === "freely")) {
-    const carrier = await connectPlain(host, port, from, "bytes");
+    const carrier = await connectPlain(host, port, from, "bytes", preface);
     const tcp = carrier.conn ?? new NodeSocketConn(carrier.socket!);
     const c = await OpenSslConn.connect(tcp, o.openssl, name, alpn, o.renegotiation);
     return { conn: c, alpn: c.alpn };
   }
+  // the PROXY header goes before the handshake, on the TCP connection TLS then runs over
+  const carrier = preface
+    ? (await connectPlain(host, port, from, "node", preface)).socket as net.Socket
+    : undefined;
   nodeTls ??= (await import("node:tls")).default;
   const t = nodeTls;
   return await new Promise<Dialed>((resolve, reject) => {
     const socket = t.connect({
-      host,
-      port,
+      ...(carrier ? { socket: carrier } : { host, port }),
       servername: isIPLiteral(name) ? undefined : name,
       rejectUnauthorized: !o.insecure,
       ALPNProtocols: alpn,
       ...(o.ca ? { ca: o.ca } : {}),
-      ...(from ? { localAddress: from } : {}),
+      ...(from && !carrier ? { localAddress: from } : {}),
     });
     socket.setNoDelay(true);
     const fail = (e: Error) => reject(e);
@@ -230,25 +258,41 @@ interface DialRequest {
   shape: Shape;
   /** The protocols offered by ALPN. */
   alpn: string[];
+  /** Bytes sent first on the connection, before TLS (the PROXY protocol header). */
+  preface?: Uint8Array;
 }
 
 async function dial(
-  { address, timeout, tls: tlsOptions, options, shape, alpn }: DialRequest,
+  { address, timeout, tls: tlsOptions, options, shape, alpn, preface }: DialRequest,
 ): Promise<Dialed> {
   let connecting: Promise<Dialed>;
   if (address.startsWith("unix/")) {
     const path = address.slice(5);
     if (shape === "bytes") {
-      connecting = Deno.connect({ transport: "unix", path }).then((conn) => ({ conn, alpn: "" }));
+      connecting = Deno.connect({ transport: "unix", path }).then(async (conn) => {
+        if (preface) {
+          await writeAll(conn, preface).catch((e) => {
+            conn.close();
+            throw e;
+          });
+        }
+        return { conn, alpn: "" };
+      });
     } else {
       nodeNet ??= (await import("node:net")).default;
       const n = nodeNet;
       connecting = new Promise<Dialed>((resolve, reject) => {
         const socket = n.connect({ path });
-        socket.once("error", reject);
+        const fail = (e: Error) => {
+          socket.destroy();
+          reject(e);
+        };
+        socket.once("error", fail);
         socket.once("connect", () => {
-          socket.off("error", reject);
-          resolve({ socket, alpn: "" });
+          sendPreface(socket, preface, () => {
+            socket.off("error", fail);
+            resolve({ socket, alpn: "" });
+          }, fail);
         });
       });
     }
@@ -275,7 +319,9 @@ async function dial(
     const to = (ip: string): Promise<Dialed> => {
       // an address looked up here keeps the name for TLS (SNI and verification)
       const named = t && ip !== host && !t.serverName ? { ...t, serverName: host } : t;
-      return named ? connectTls(ip, p, named, from, alpn) : connectPlain(ip, p, from, shape);
+      return named
+        ? connectTls(ip, p, named, from, alpn, preface)
+        : connectPlain(ip, p, from, shape, preface);
     };
     connecting = isIPLiteral(host) ||
         (!family && options.resolvers === undefined && options.fallbackDelayMs === undefined)
@@ -335,8 +381,17 @@ export async function dialUpstream(
   timeout: number,
   tls: UpstreamTls | null,
   options: DialOptions = {},
+  preface?: Uint8Array,
 ): Promise<ByteConn> {
-  const d = await dial({ address, timeout, tls, options, shape: "bytes", alpn: ["http/1.1"] });
+  const d = await dial({
+    address,
+    timeout,
+    tls,
+    options,
+    shape: "bytes",
+    alpn: ["http/1.1"],
+    preface,
+  });
   return d.conn ?? new NodeSocketConn(d.socket!);
 }
 
@@ -354,8 +409,9 @@ export async function dialStream(
   timeout: number,
   tls: UpstreamTls | null,
   options: DialOptions = {},
+  preface?: Uint8Array,
 ): Promise<{ stream: Duplex; alpn: string; close(): void }> {
-  const d = await dial({ address, timeout, tls, options, shape: "node", alpn: ["h2"] });
+  const d = await dial({ address, timeout, tls, options, shape: "node", alpn: ["h2"], preface });
   if (d.socket) return { stream: d.socket, alpn: d.alpn, close: () => d.socket.destroy() };
   return { stream: byteConnStream(d.conn!), alpn: d.alpn, close: () => d.conn!.close() };
 }
