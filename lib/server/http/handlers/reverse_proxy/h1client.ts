@@ -15,6 +15,7 @@ import type { H1Response, RoundTrip } from "./roundtrip.ts";
 import { ChunkedDecoder } from "./h1chunked.ts";
 import { Conn, connTunnel, type DialOptions, type UpstreamTls } from "./h1conn.ts";
 import { dialUpstream } from "./upstream_dial.ts";
+import type { ByteConn } from "./byte_conn.ts";
 import {
   framing,
   H1_LIMITS,
@@ -91,23 +92,26 @@ export class H1Pool {
    * An idle connection, or a new one when `max_conns_per_host` allows (else waits for one);
    * connections are pooled by `poolKey(o)`.
    */
-  #acquire(o: RoundTrip, fresh: boolean): Promise<Conn> {
-    return this.#conns.acquire(poolKey(o), fresh, async () =>
+  #acquire(o: RoundTrip, fresh: boolean, dialed?: ByteConn): Promise<Conn> {
+    return this.#conns.acquire(poolKey(o), fresh || dialed !== undefined, async () =>
       new Conn(
-        await dialUpstream(o.dial, o.dialTimeout, this.#tls, this.#dial, o.preface?.bytes),
+        dialed ??
+          await dialUpstream(o.dial, o.dialTimeout, this.#tls, this.#dial, o.preface?.bytes),
         this.#dial.readBufferSize,
       ));
   }
 
   /**
    * One request/response exchange. Resolves at the response head; `onDone` runs when the
-   * body has been read completely or failed.
+   * body has been read completely or failed. `dialed`: a connection already made for it (a
+   * TLS upstream that chose HTTP/1.1 by ALPN), used first.
    */
-  async roundTrip(o: RoundTrip): Promise<H1Response> {
+  async roundTrip(o: RoundTrip, dialed?: ByteConn): Promise<H1Response> {
     let req: RequestHead;
     try {
       req = requestHead(o.method, o.target, o.fields, o.body !== null, o.contentLength);
     } catch (e) {
+      dialed?.close();
       o.body?.cancel().catch(() => {});
       o.onDone();
       throw e;
@@ -117,7 +121,7 @@ export class H1Pool {
     for (let attempt = 0;; attempt++) {
       let c: Conn;
       try {
-        c = await this.#acquire(o, attempt > 0);
+        c = await this.#acquire(o, attempt > 0, attempt === 0 ? dialed : undefined);
       } catch (e) {
         o.onDone();
         throw e;

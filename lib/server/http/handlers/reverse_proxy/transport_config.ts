@@ -12,7 +12,8 @@
  * proxy_protocol.ts), `compression` (on by default, as Go's transport: a request without `Accept-Encoding`, not
  * HEAD and without `Range`, asks for gzip, and a gzip answer is decoded for the client;
  * `false`: never asked), `versions`
- * (`1.1`; `h2c` for HTTP/2 to plain upstreams, `2` for HTTP/2 over TLS, `3` alone for HTTP/3:
+ * (`1.1`; `h2c` for HTTP/2 to plain upstreams, `2` for HTTP/2 over TLS — with `1.1` too,
+ * chosen per upstream by ALPN —, `3` alone for HTTP/3:
  * `h3_transport.ts`), and the connection
  * fields of `transport_connections.ts` (`keep_alive`, `max_conns_per_host`,
  * `max_response_header_size`, `read_buffer_size`, `resolver`, `dial_fallback_delay`), which
@@ -197,6 +198,8 @@ export interface TransportOptions {
   localAddress?: string;
   /** `versions` has `2`: HTTP/2 (by ALPN) to TLS upstreams. */
   h2?: boolean;
+  /** `versions` has `1.1`: with `h2`, TLS upstreams choose between the two by ALPN. */
+  h1?: boolean;
   /** `versions` has `h2c`: HTTP/2 with prior knowledge to plain upstreams. */
   h2c?: boolean;
   /** `versions` is `3`: HTTP/3 (QUIC) to TLS upstreams (`h3client.ts`). */
@@ -414,13 +417,6 @@ export function decodeHttpTransport(raw: Raw, where: string): HttpTransportConfi
   }
   if (versions) {
     const h2 = tls ? versions.includes("2") : versions.includes("h2c");
-    if (h2 && tls && versions.includes("1.1")) {
-      refuse(
-        d,
-        "versions",
-        "choosing between 1.1 and 2 per upstream by ALPN is not implemented; list one",
-      );
-    }
     if (h2 && out.network_proxy?.from === "url") {
       refuse(d, "versions", "HTTP/2 through a forward proxy");
     }
@@ -519,6 +515,7 @@ export function transportOptions(
   if (c.proxy_protocol) t.proxyProtocol = c.proxy_protocol;
   if (c.versions) {
     t.h2 = c.versions.includes("2");
+    t.h1 = c.versions.includes("1.1");
     t.h2c = c.versions.includes("h2c");
     t.h3 = c.versions.includes("3");
   }

@@ -410,10 +410,26 @@ export async function dialStream(
   tls: UpstreamTls | null,
   options: DialOptions = {},
   preface?: Uint8Array,
-): Promise<{ stream: Duplex; alpn: string; close(): void }> {
-  const d = await dial({ address, timeout, tls, options, shape: "node", alpn: ["h2"], preface });
-  if (d.socket) return { stream: d.socket, alpn: d.alpn, close: () => d.socket.destroy() };
-  return { stream: byteConnStream(d.conn!), alpn: d.alpn, close: () => d.conn!.close() };
+  alpn: string[] = ["h2"],
+): Promise<{ stream: Duplex; alpn: string; close(): void; bytes(): ByteConn }> {
+  const d = await dial({ address, timeout, tls, options, shape: "node", alpn, preface });
+  // `bytes` hands the connection to the HTTP/1.1 client instead (the upstream chose it by ALPN)
+  if (d.socket) {
+    const socket = d.socket;
+    return {
+      stream: socket,
+      alpn: d.alpn,
+      close: () => socket.destroy(),
+      bytes: () => new NodeSocketConn(socket),
+    };
+  }
+  const conn = d.conn!;
+  return {
+    stream: byteConnStream(conn),
+    alpn: d.alpn,
+    close: () => conn.close(),
+    bytes: () => conn,
+  };
 }
 
 /** The TCP connection under a dialed one (under OpenSSL's TLS, or a node socket's wrapper). */
