@@ -238,7 +238,8 @@ export function getterFor(key: string): Getter {
     if (name === "client_ip") {
       return (c) => c.vars?.has(name) ? stringify(c.vars.get(name)) : c.clientIP;
     }
-    return (c) => stringify(c.vars?.get(name));
+    // known even when unset, as in Caddy (a variable may be set in other requests): ""
+    return (c) => stringify(c.vars?.get(name)) ?? "";
   }
   if (key.startsWith("http.response.header.")) {
     const name = after("http.response.header.");

@@ -85,6 +85,7 @@ function routes(dial: string) {
           "X-Unknown": ["a{foo}b"],
           "X-Known": ["{http.request.header.x-missing}c"],
           "X-Other": ["{upstream_bogus}"],
+          "X-Var": ["{http.vars.missing}v"],
         },
       },
     },
@@ -152,6 +153,7 @@ async function scenario(base: string, up: ReturnType<typeof recorder>): Promise<
         "x-unknown": field("x-unknown"),
         "x-known": field("x-known"),
         "x-other": field("x-other"),
+        "x-var": field("x-var"),
       },
       status: r.status,
       body: r.text,
@@ -173,6 +175,7 @@ Deno.test("reverse_proxy: Alt-Svc dropped, gzip asked for and decoded, bodiless 
       "x-unknown": "a{foo}b",
       "x-known": "c",
       "x-other": "{upstream_bogus}",
+      "x-var": "v",
     };
     assert.deepEqual(at("/options").up, {
       "content-length": null,
