@@ -125,11 +125,12 @@ async function checkOnce(
   else if (res.body) {
     if (!read) await res.body.cancel();
     else {
-      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      const reader = res.body.getReader();
+      const decoder = new TextDecoder();
       while (!r.maxSize || text.length < r.maxSize) {
         const { done, value } = await reader.read();
         if (done) break;
-        text += value;
+        text += decoder.decode(value, { stream: true });
       }
       await reader.cancel().catch(() => {});
     }
