@@ -210,10 +210,10 @@ function recorder() {
   return {
     port: (listener.addr as Deno.NetAddr).port,
     conns,
-    /** Resolves once a request whose text matches `re` was answered (fails after 10s). */
-    async answered(re: RegExp) {
+    /** Resolves once `count` requests whose text matches `re` were answered (fails after 10s). */
+    async answered(re: RegExp, count = 1) {
       const end = Date.now() + 10_000;
-      while (!conns.some((c) => c.requests > 0 && re.test(c.text))) {
+      while (conns.filter((c) => c.requests > 0 && re.test(c.text)).length < count) {
         if (Date.now() > end) throw new Error(`no answered request matching ${re}`);
         await new Promise<void>((r) => {
           waiters.push(r);
@@ -243,7 +243,9 @@ Deno.test("proxy_protocol: Caddy's bytes; a connection carries one client's requ
       handler: "reverse_proxy",
       upstreams: [{ dial: `127.0.0.1:${up.port}` }],
       transport: { protocol: "http", proxy_protocol: "v2" },
-      health_checks: { active: { uri: "/hc", interval: "100ms", timeout: "2s" } },
+      health_checks: {
+        active: { uri: "/hc", interval: "100ms", timeout: "2s", expect_body: "^ok$" },
+      },
     }],
     terminal: true,
   };
@@ -314,7 +316,8 @@ Deno.test("proxy_protocol: Caddy's bytes; a connection carries one client's requ
     assert.equal(of("/v1").length, before + 2, "another client, another connection");
     conn.close();
     // active health checks start with the LOCAL command: the upstream answers them
-    await up.answered(/GET \/hc /);
+    // two checks answered: the first one's outcome (status and body) has been taken
+    await up.answered(/GET \/hc /, 2);
     const check = up.conns.find((c) => /GET \/hc /.test(c.text))!;
     const header = parseProxyHeader(check.first);
     assert.ok(header.kind === "header" && header.header.command === "local");
