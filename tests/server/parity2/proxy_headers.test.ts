@@ -27,7 +27,7 @@ import { nodeAvailable } from "./_h2_client.ts";
 
 const enc = new TextEncoder();
 
-/** A raw upstream: records each request head, answers by path. */
+/** A raw upstream: records each request head, answers by path (one request a connection). */
 function recorder() {
   const heads: string[] = [];
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -39,7 +39,8 @@ function recorder() {
         ).arrayBuffer(),
       );
       const head = enc.encode(
-        `HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: ${gz.length}\r\n\r\n`,
+        `HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: ${gz.length}\r\n` +
+          "connection: close\r\n\r\n",
       );
       const all = new Uint8Array(head.length + gz.length);
       all.set(head);
@@ -48,7 +49,8 @@ function recorder() {
     }
     const server = path === "/server" ? "server: up/1\r\nvia: 1.0 edge\r\n" : "";
     return enc.encode(
-      `HTTP/1.1 200 OK\r\nalt-svc: h3=":443"; ma=60\r\n${server}content-length: 2\r\n\r\nok`,
+      `HTTP/1.1 200 OK\r\nalt-svc: h3=":443"; ma=60\r\n${server}content-length: 2\r\n` +
+        "connection: close\r\n\r\nok",
     );
   };
   (async () => {
