@@ -25,7 +25,7 @@ function proxy(dial: string, engine: string, extra: Record<string, unknown> = {}
 
 /** The field names (lower case) the upstream received, without the proxy's own. */
 function names(up: FramingUpstream): string[] {
-  const own = new Set(["host", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host"]);
+  const own = new Set(["host", "via", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host"]);
   return up.requests[0].fields.map(([k]) => k).filter((k) => !own.has(k)).sort();
 }
 
@@ -97,6 +97,7 @@ Deno.test("expected_underscore_headers and expected_dot_headers keep the names t
       "x.dot": "3",
       "both_sep.exact": "4",
       "plain": "5",
+      "via": "1.1 Gatehouse",
       "x-forwarded-for": "127.0.0.1",
       "x-forwarded-host": `127.0.0.1:${g.ports.site}`,
       "x-forwarded-proto": "http",

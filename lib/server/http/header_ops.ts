@@ -37,10 +37,16 @@ export interface HeaderOps {
   readonly size: number;
 }
 
+/**
+ * A name or value of an operation: placeholders no one knows stay as written, known ones
+ * without a value are empty (Caddy's `HeaderOps.ApplyTo` uses `ReplaceKnown` throughout).
+ */
+function known(s: string): Template {
+  return compileTemplate(s, { keepUnknown: true });
+}
+
 function templates(fields: Record<string, string[]> | undefined): [Template, Template[]][] {
-  return Object.entries(fields ?? {}).map((
-    [k, v],
-  ) => [compileTemplate(k), v.map((s) => compileTemplate(s))]);
+  return Object.entries(fields ?? {}).map(([k, v]) => [known(k), v.map(known)]);
 }
 
 /** Converts Go replacement syntax (`${1}`, `${name}`) to JS (`$1`, `$<name>`). */
@@ -74,15 +80,15 @@ export function compileHeaderOps(config: HeaderOpsConfig | undefined): HeaderOps
   if (!config) return NONE;
   const add = templates(config.add);
   const set = templates(config.set);
-  const del = (config.delete ?? []).map((d) => compileTemplate(d.toLowerCase()));
+  const del = (config.delete ?? []).map((d) => known(d.toLowerCase()));
   const replace: [string, Replacement[]][] = Object.entries(config.replace ?? {}).map((
     [field, list],
   ) => [
     field.toLowerCase(),
     list.map((r) => ({
-      search: r.search !== undefined ? compileTemplate(r.search) : undefined,
+      search: r.search !== undefined ? known(r.search) : undefined,
       regexp: r.search_regexp !== undefined ? goRegExp(r.search_regexp, "g") : undefined,
-      replace: compileTemplate(goReplacement(r.replace ?? "")),
+      replace: known(goReplacement(r.replace ?? "")),
     })),
   ]);
   return {

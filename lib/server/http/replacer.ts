@@ -175,7 +175,8 @@ const STATIC: Record<string, Getter> = {
   "http.error.trace": (c) => c.error ? c.error.trace : undefined,
   "http.error.id": (c) => c.error ? c.error.id : undefined,
   "http.reverse_proxy.upstream.address": (c) => c.proxy?.dial,
-  "http.reverse_proxy.upstream.hostport": (c) => c.proxy?.dial,
+  // the address without its network (`tcp/`, `tcp4/`, `tcp6/`), as Caddy's DialInfo.Address
+  "http.reverse_proxy.upstream.hostport": (c) => c.proxy?.dial.replace(/^tcp[46]?\//i, ""),
   "http.reverse_proxy.upstream.host": (c) => c.proxy?.host,
   "http.reverse_proxy.upstream.port": (c) => c.proxy?.port,
   "http.reverse_proxy.upstream.requests": (c) => c.proxy ? String(c.proxy.requests) : undefined,
@@ -289,7 +290,8 @@ export function getterFor(key: string): Getter {
     if (name === "client_ip") {
       return (c) => c.vars?.has(name) ? stringify(c.vars.get(name)) : c.clientIP;
     }
-    return (c) => stringify(c.vars?.get(name));
+    // known even when unset, as in Caddy (a variable may be set in other requests): ""
+    return (c) => stringify(c.vars?.get(name)) ?? "";
   }
   if (key.startsWith("http.response.header.")) {
     const name = after("http.response.header.");

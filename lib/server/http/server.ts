@@ -548,20 +548,25 @@ function withAltSvc(res: Response, value: string): Response {
  */
 export function applyResponseHeaders(c: RequestContext, res: Response): Response {
   let h = res.headers;
+  const pre = c.respHeaders;
+  // a `Server` set before the response (`header Server X`) is the one sent, as in Caddy,
+  // where it replaces the `Server: Caddy` every response starts with
+  const server = c.serverHeader && !pre?.has("server");
   try {
-    if (!h.has("server") && c.serverHeader) h.set("server", "Gatehouse");
+    if (server && !h.has("server")) h.set("server", "Gatehouse");
   } catch {
     res = new Response(res.body, { status: res.status, statusText: res.statusText, headers: h });
     h = res.headers;
-    if (!h.has("server") && c.serverHeader) h.set("server", "Gatehouse");
+    if (server && !h.has("server")) h.set("server", "Gatehouse");
   }
-  const pre = c.respHeaders;
   if (pre !== null) {
     const present = new Set<string>();
     for (const [k] of h) present.add(k);
     for (const [k, v] of pre) {
       if (k === "set-cookie") h.append(k, v);
       else if (!present.has(k)) h.set(k, v);
+      // our own default, which a handler's prepared answer may carry, gives way too
+      else if (k === "server" && h.get("server") === "Gatehouse") h.set(k, v);
     }
   }
   return res;

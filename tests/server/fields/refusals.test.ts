@@ -236,10 +236,11 @@ Deno.test("fields: reverse_proxy fields that cannot run here are refused by name
     const [o, re] of [
       [{ circuit_breaker: { type: "latency" } }, /circuit_breaker: no circuit breaker module/],
       // write_buffer_size, expect_continue_timeout, renegotiation and the connection fields
-      // with HTTP/2 are honoured: parity2/proxy_transport_*.test.ts
+      // with HTTP/2 are honoured: parity2/proxy_transport_*.test.ts; proxy_protocol:
+      // parity2/proxy_protocol_upstream.test.ts
       [
-        { transport: { protocol: "http", proxy_protocol: "v2" } },
-        /proxy_protocol: not supported/,
+        { transport: { protocol: "http", proxy_protocol: "v3" } },
+        /proxy_protocol: unexpected proxy protocol version "v3"/,
       ],
       [
         { transport: { protocol: "http", resolver: { addresses: ["tcp/127.0.0.1:53"] } } },

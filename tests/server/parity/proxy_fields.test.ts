@@ -486,27 +486,7 @@ Deno.test("reverse_proxy: versions h2c and 2 speak HTTP/2 to the upstream", asyn
     for (let i = 0; i < 3; i++) assert.equal((await raw(srv.url(), "GET", `/n${i}`)).status, 200);
     const tls = await raw(srv.url(), "GET", "/tls/x", { host: "site.test" });
     assert.equal(tls.text, "HTTP/2.0 GET /tls/x authority=site.test xff=127.0.0.1 body=");
-    await assert.rejects(
-      validateConfig({
-        apps: {
-          http: {
-            servers: {
-              s: {
-                listen: [":0"],
-                routes: [{
-                  handle: [{
-                    handler: "reverse_proxy",
-                    upstreams: [{ dial: "127.0.0.1:1" }],
-                    transport: { protocol: "http", versions: ["1.1", "2"], tls: {} },
-                  }],
-                }],
-              },
-            },
-          },
-        },
-      }),
-      /versions: not supported .*ALPN/,
-    );
+    // versions 1.1 and 2 choose per upstream by ALPN: parity2/proxy_alpn.test.ts
   } finally {
     await srv.stop();
     await new Promise((r) => h2c.close(r));

@@ -118,10 +118,11 @@ export function httpTransport(d: Dispenser): ModuleFields<HttpTransportConfig, "
         break;
       case "proxy_protocol":
         if (!d.nextArg()) throw d.argErr();
-        if (d.val() !== "v1" && d.val() !== "v2") {
-          throw d.err(`invalid proxy protocol version '${d.val()}'`);
+        {
+          const v = d.val();
+          if (v !== "v1" && v !== "v2") throw d.err(`invalid proxy protocol version '${v}'`);
+          t.proxy_protocol = v;
         }
-        t.proxy_protocol = d.val();
         break;
       case "forward_proxy_url":
         if (!d.nextArg()) throw d.argErr();

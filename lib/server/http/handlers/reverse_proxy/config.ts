@@ -21,7 +21,7 @@ import type { HeaderOps } from "../headers/caddyfile.ts";
 import { decodeFastCGITransport, type FastCGITransportConfig } from "./fastcgi/config.ts";
 import { decodeHttpTransport, type HttpTransportConfig } from "./transport_config.ts";
 import { decodeUpstreamSource, type UpstreamSourceConfig } from "./upstream_sources/config.ts";
-import { dialIsDynamic, type UpstreamConfig } from "./upstreams.ts";
+import { DIAL_NETWORKS, dialIsDynamic, dialNetwork, type UpstreamConfig } from "./upstreams.ts";
 
 export type { Duration } from "../../../config/duration.ts";
 export type { HttpTransportConfig } from "./transport_config.ts";
@@ -302,6 +302,14 @@ function decodeUpstreams(d: Decoder, dynamic: boolean): UpstreamConfig[] | undef
       ? dial
       : compileTemplate(dial).render({} as RequestContext);
     if (!resolved) at.fail(`upstream needs "dial"`);
+    const { network } = dialNetwork(resolved);
+    if (!DIAL_NETWORKS.includes(network)) {
+      at.fail(
+        `upstream ${JSON.stringify(dial)}: network ${network} is not supported (${
+          DIAL_NETWORKS.join(", ")
+        })`,
+      );
+    }
     const up: UpstreamConfig = { dial };
     const max = at.number("max_requests");
     if (max !== undefined) up.max_requests = max;
@@ -309,6 +317,25 @@ function decodeUpstreams(d: Decoder, dynamic: boolean): UpstreamConfig[] | undef
   }
   if (out.length === 0 && !dynamic) d.fail("no upstreams");
   return list ? out : undefined;
+}
+
+/**
+ * `weighted_round_robin`'s weights: whole numbers, none negative, one at least positive (Caddy's
+ * `WeightedRoundRobinSelection.Validate`, with its messages and in its order).
+ */
+function checkWeights(sp: Raw, where: string): void {
+  const d = new Decoder(sp, where);
+  const weights = d.value("weights");
+  if (weights !== undefined && weights !== null) {
+    if (!Array.isArray(weights) || weights.some((w) => !Number.isInteger(w))) {
+      d.failAt("weights", "must be an array of whole numbers");
+    }
+  }
+  const list = (weights ?? []) as number[];
+  if (list.reduce((a, w) => a + w, 0) <= 0) {
+    d.fail("weighted_round_robin requires at least one upstream with a positive weight");
+  }
+  if (list.some((w) => w < 0)) d.fail("weight of an upstream cannot be negative");
 }
 
 function decodeLoadBalancing(d: Decoder): LoadBalancingConfig | undefined {
@@ -324,6 +351,7 @@ function decodeLoadBalancing(d: Decoder): LoadBalancingConfig | undefined {
     if (!(SELECTION_POLICIES as readonly unknown[]).includes(name)) {
       throw new ConfigError("invalid_config", `unknown selection policy: ${name}`);
     }
+    if (name === "weighted_round_robin") checkWeights(sp, lb.at("selection_policy"));
     out.selection_policy = sp as SelectionPolicyConfig;
   }
   const tryDuration = duration(at, "try_duration");

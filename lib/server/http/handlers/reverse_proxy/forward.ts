@@ -19,6 +19,7 @@ import {
 import { ipInRanges, type IPRange, parseIP } from "../../../net/ip.ts";
 import type { ProxyHeadersConfig } from "./config.ts";
 import { connectionNames, endToEnd, forwardedValue } from "./transport.ts";
+import { requestProto } from "../../../module/listener.ts";
 
 /** A forwarded request's header fields and whether they carry a Content-Length. */
 export interface Forwarded {
@@ -83,6 +84,9 @@ export function forwardedFields(
     }
     fields.push(v === pair[1] ? pair : [k, v]);
   }
+  // current Caddy's Via (reverseproxy.go prepareRequest, since v2.10.0: "<major>.<minor>
+  // Caddy" of the client's request, after the client's own)
+  fields.push(["via", `${requestProto(c.info).slice(5)} Gatehouse`]);
   // A unix socket peer has no address to add: untrusted, no X-Forwarded-* at all.
   if (unix && !isTrusted) return { fields, contentLength };
   if (unix) {
@@ -95,16 +99,29 @@ export function forwardedFields(
   return { fields, contentLength };
 }
 
-/** The upstream's end-to-end response fields, plus `Server` when due. */
-export function responseFields(c: RequestContext, raw: [string, string][]): [string, string][] {
+/**
+ * What a proxied answer does to the client response's fields as current Caddy does
+ * (reverseproxy.go `finalizeResponse`, since v2.10.0: "delete our Server header and use Via
+ * instead"): no `Server` of ours (one set before the proxy included: the upstream's is the
+ * answer's), and `Via: <the upstream's version> Gatehouse` ahead of the upstream's own; a
+ * response without a version (FastCGI) says `0.0`, as Caddy's zero `ProtoMajor`.
+ */
+export function proxiedAnswer(c: RequestContext, proto: string | undefined): [string, string] {
+  c.serverHeader = false;
+  c.respHeaders?.delete("server");
+  return ["via", `${proto ?? "0.0"} Gatehouse`];
+}
+
+/** The upstream's end-to-end response fields, with `via` first. */
+export function responseFields(
+  c: RequestContext,
+  raw: [string, string][],
+  via: [string, string],
+): [string, string][] {
   const out = endToEnd(raw);
+  out.unshift(via);
   // With no headers waiting to be merged, the response is complete here.
-  if (c.respHeaders === null) {
-    if (c.serverHeader && !out.some((f) => f[0] === "server")) {
-      out.push(["server", "Gatehouse"]);
-    }
-    c.headersFinal = true;
-  }
+  if (c.respHeaders === null) c.headersFinal = true;
   return out;
 }
 

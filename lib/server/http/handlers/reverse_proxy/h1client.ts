@@ -15,6 +15,7 @@ import type { H1Response, RoundTrip } from "./roundtrip.ts";
 import { ChunkedDecoder } from "./h1chunked.ts";
 import { Conn, connTunnel, type DialOptions, type UpstreamTls } from "./h1conn.ts";
 import { dialUpstream } from "./upstream_dial.ts";
+import type { ByteConn } from "./byte_conn.ts";
 import {
   framing,
   H1_LIMITS,
@@ -34,6 +35,14 @@ const enc = new TextEncoder();
 const SMALL_BODY = 64 * 1024;
 
 export type { H1Response, RoundTrip } from "./roundtrip.ts";
+
+/**
+ * The pool a request's connection comes from: its upstream's, or with a PROXY header the one
+ * of its client to that upstream (a connection carries one client's header).
+ */
+function poolKey(o: RoundTrip): string {
+  return o.preface?.key ?? o.dial;
+}
 
 /** The upstream closed a reused connection before answering: safe to retry once. */
 class StaleConnection extends Error {}
@@ -79,24 +88,30 @@ export class H1Pool {
     this.#conns.release(dial, c);
   }
 
-  /** An idle connection, or a new one when `max_conns_per_host` allows (else waits for one). */
-  #acquire(dial: string, o: RoundTrip, fresh: boolean): Promise<Conn> {
-    return this.#conns.acquire(dial, fresh, async () =>
+  /**
+   * An idle connection, or a new one when `max_conns_per_host` allows (else waits for one);
+   * connections are pooled by `poolKey(o)`.
+   */
+  #acquire(o: RoundTrip, fresh: boolean, dialed?: ByteConn): Promise<Conn> {
+    return this.#conns.acquire(poolKey(o), fresh || dialed !== undefined, async () =>
       new Conn(
-        await dialUpstream(dial, o.dialTimeout, this.#tls, this.#dial),
+        dialed ??
+          await dialUpstream(o.dial, o.dialTimeout, this.#tls, this.#dial, o.preface?.bytes),
         this.#dial.readBufferSize,
       ));
   }
 
   /**
    * One request/response exchange. Resolves at the response head; `onDone` runs when the
-   * body has been read completely or failed.
+   * body has been read completely or failed. `dialed`: a connection already made for it (a
+   * TLS upstream that chose HTTP/1.1 by ALPN), used first.
    */
-  async roundTrip(o: RoundTrip): Promise<H1Response> {
+  async roundTrip(o: RoundTrip, dialed?: ByteConn): Promise<H1Response> {
     let req: RequestHead;
     try {
       req = requestHead(o.method, o.target, o.fields, o.body !== null, o.contentLength);
     } catch (e) {
+      dialed?.close();
       o.body?.cancel().catch(() => {});
       o.onDone();
       throw e;
@@ -106,7 +121,7 @@ export class H1Pool {
     for (let attempt = 0;; attempt++) {
       let c: Conn;
       try {
-        c = await this.#acquire(o.dial, o, attempt > 0);
+        c = await this.#acquire(o, attempt > 0, attempt === 0 ? dialed : undefined);
       } catch (e) {
         o.onDone();
         throw e;
@@ -199,7 +214,7 @@ export class H1Pool {
       if (finished) return;
       finished = true;
       bodyDone.then(() => {
-        if (reusable && !res.close && !bodyFailed && !bodySkipped) this.#release(o.dial, c);
+        if (reusable && !res.close && !bodyFailed && !bodySkipped) this.#release(poolKey(o), c);
         else c.close();
       });
       o.onDone();
@@ -219,7 +234,7 @@ export class H1Pool {
     }
     if (kind === "none" || (kind === "length" && res.contentLength === 0)) {
       finish(true);
-      return { status: res.status, headers: res.headers, body: null };
+      return { status: res.status, headers: res.headers, body: null, proto: `1.${res.minor}` };
     }
     if (kind === "length" && res.contentLength! <= SMALL_BODY) {
       // Small bodies of known length are read whole: a byte array answers faster than a stream.
@@ -236,9 +251,14 @@ export class H1Pool {
       }
       const bytes = c.take(want);
       finish(true);
-      return { status: res.status, headers: res.headers, body: bytes };
+      return { status: res.status, headers: res.headers, body: bytes, proto: `1.${res.minor}` };
     }
-    return { status: res.status, headers: res.headers, body: this.#bodyStream(c, o, res, finish) };
+    return {
+      status: res.status,
+      headers: res.headers,
+      body: this.#bodyStream(c, o, res, finish),
+      proto: `1.${res.minor}`,
+    };
   }
 
   /** Reads heads until the final (non-1xx, or 101) one, within the header timeout. */

@@ -1,7 +1,8 @@
 /**
  * The request head the HTTP/1.1 client writes upstream, and its framing. The framing declared
  * is always the body sent: no body, no `Content-Length` (a length without its bytes would make
- * the upstream read the next request on the connection as this one's body); a body with a
+ * the upstream read the next request on the connection as this one's body) but a `0` for
+ * POST, PUT and PATCH, as Go's transport says (servers expect one there); a body with a
  * valid `Content-Length` goes as exactly that many bytes (the caller checks while streaming);
  * any other body goes chunked. `Transfer-Encoding` from the fields is never copied.
  *
@@ -22,6 +23,9 @@ function safeTarget(t: string): string {
   }
   return out || "/";
 }
+
+/** Methods whose request says `Content-Length: 0` without a body (Go's transfer writer). */
+const LENGTH_WITHOUT_BODY: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH"]);
 
 /** A serialized request head and how its body is framed. */
 export interface RequestHead {
@@ -71,7 +75,7 @@ export function requestHead(
   }
   const chunked = hasBody && declared < 0;
   if (chunked) head += "transfer-encoding: chunked\r\n";
-  else if (!hasBody && method !== "GET" && method !== "HEAD") head += "content-length: 0\r\n";
+  else if (!hasBody && LENGTH_WITHOUT_BODY.has(method)) head += "content-length: 0\r\n";
   head += "\r\n";
   return { bytes: enc.encode(head), chunked, declared };
 }

@@ -18,6 +18,7 @@ import type { DialOptions, UpstreamTls } from "./h1conn.ts";
 import { DialError, expectsContinue, UpstreamTimeout } from "./transport.ts";
 import { splitDial } from "./upstreams.ts";
 import { dialStream } from "./upstream_dial.ts";
+import type { ByteConn } from "./byte_conn.ts";
 import { UpstreamProtocolError } from "./h1parse.ts";
 import { type H2Limits, H2Sessions, type Lease } from "./h2sessions.ts";
 
@@ -36,8 +37,25 @@ const CONNECTION_SPECIFIC = new Set([
 /** Go's allowance over `max_response_header_size` for HTTP/2 field overhead (10 fields × 32). */
 const HEADER_LIST_OVERHEAD = 320;
 
+/**
+ * A TLS upstream that chose HTTP/1.1 by ALPN when offered both (`versions` `1.1` and `2`):
+ * the connection, for the HTTP/1.1 client to carry the request on.
+ */
+export class ChoseHttp1 extends Error {
+  /** Stable code. */
+  readonly code = "alpn_http1";
+  constructor(readonly address: string, readonly conn: ByteConn) {
+    super(`upstream ${address} chose HTTP/1.1 by ALPN`);
+  }
+}
+
 /** What the HTTP/2 client does beyond keeping sessions (the transport's fields). */
 export interface H2Options extends H2Limits {
+  /**
+   * Offer `h2` and `http/1.1` by ALPN (`versions` has `1.1` and `2`): an upstream that picks
+   * HTTP/1.1 is not an error but a {@linkcode ChoseHttp1}.
+   */
+  orHttp1?: boolean;
   /**
    * `expect_continue_timeout` (ms, 0: none): a request with `Expect: 100-continue` and a body
    * sends its body once the upstream answers 100, or after this long.
@@ -52,6 +70,10 @@ export class H2Pool {
   #expectContinueMs: number;
   /** The response head limit announced (and enforced: not every upstream keeps to it). */
   #maxHeaderListSize: number;
+  /** The `SETTINGS_MAX_HEADER_LIST_SIZE` sent, if any. */
+  #maxHeaderListSizeAnnounced: number | undefined;
+  /** ALPN offers `http/1.1` too (see {@linkcode H2Options.orHttp1}). */
+  #orHttp1: boolean;
 
   /** h2c (prior knowledge) when `tls` is null, else h2 over TLS. */
   constructor(
@@ -60,10 +82,12 @@ export class H2Pool {
     options: H2Options = {},
   ) {
     this.#expectContinueMs = options.expectContinueMs ?? 0;
+    this.#orHttp1 = options.orHttp1 ?? false;
     const maxHeaderListSize = options.maxHeaderBytes === undefined
       ? undefined
       : Math.min(options.maxHeaderBytes + HEADER_LIST_OVERHEAD, 0xffffffff);
     this.#maxHeaderListSize = maxHeaderListSize ?? Infinity;
+    this.#maxHeaderListSizeAnnounced = maxHeaderListSize;
     this.#sessions = new H2Sessions(
       (address, timeout) => this.#connect(address, timeout, maxHeaderListSize),
       options,
@@ -80,10 +104,21 @@ export class H2Pool {
     address: string,
     timeout: number,
     maxHeaderListSize: number | undefined,
+    preface?: Uint8Array,
   ): Promise<http2.ClientHttp2Session> {
     nodeHttp2 ??= (await import("node:http2")).default;
     const started = Date.now();
-    const conn = await dialStream(address, timeout, this.tls, this.dial);
+    const conn = await dialStream(
+      address,
+      timeout,
+      this.tls,
+      this.dial,
+      preface,
+      this.#orHttp1 ? ["h2", "http/1.1"] : ["h2"],
+    );
+    if (this.tls && conn.alpn !== "h2" && this.#orHttp1) {
+      throw new ChoseHttp1(address, conn.bytes());
+    }
     if (this.tls && conn.alpn !== "h2") {
       conn.close();
       throw new DialError(
@@ -141,8 +176,19 @@ export class H2Pool {
     }
     let lease: Lease | null;
     try {
-      lease = await this.#sessions.acquire(o.dial, o.dialTimeout, o.clientDone);
+      // with a PROXY header, sessions are one client's (its key), dialed with its header
+      const preface = o.preface;
+      lease = preface
+        ? await this.#sessions.acquire(
+          preface.key,
+          o.dialTimeout,
+          o.clientDone,
+          (t) => this.#connect(o.dial, t, this.#maxHeaderListSizeAnnounced, preface.bytes),
+        )
+        : await this.#sessions.acquire(o.dial, o.dialTimeout, o.clientDone);
     } catch (e) {
+      // the request goes on over HTTP/1.1 (upstream_client.ts): its body is still unread
+      if (e instanceof ChoseHttp1) throw e;
       o.body?.cancel().catch(() => {});
       o.onDone();
       throw e;
@@ -283,7 +329,7 @@ export class H2Pool {
           body.cancel().catch(() => {});
           finish();
         }
-        resolve({ status, headers: fields, body: empty ? null : body });
+        resolve({ status, headers: fields, body: empty ? null : body, proto: "2.0" });
       });
       if (o.body !== null) {
         const body = o.body;

@@ -122,10 +122,15 @@ export class H2Sessions {
    * Opens a session for `address`, counted at once (for `max_conns_per_host`); the promise
    * fails with the dial's error.
    */
-  #open(address: string, h: Host, timeout: number): Promise<void> {
+  #open(
+    address: string,
+    h: Host,
+    timeout: number,
+    connect: (timeout: number) => Promise<http2.ClientHttp2Session>,
+  ): Promise<void> {
     const e: Entry = { session: null, open: 0, used: false, draining: false };
     h.entries.push(e);
-    return this.connect(address, timeout).then((session) => {
+    return connect(timeout).then((session) => {
       if (this.#closed || e.draining) {
         session.close();
         return;
@@ -160,13 +165,16 @@ export class H2Sessions {
 
   /**
    * A stream slot on a session to `address`: one with room, else a new session when
-   * `max_conns_per_host` allows, else the next one freed. Null when the client left first
-   * (`clientDone` settled); a dial failure is thrown.
+   * `max_conns_per_host` allows (opened with `connect`, by default the constructor's for
+   * `address`; `address` is then a key such as a PROXY client's), else the next one freed.
+   * Null when the client left first (`clientDone` settled); a dial failure is thrown.
    */
   async acquire(
     address: string,
     timeout: number,
     clientDone?: Promise<unknown>,
+    connect: (timeout: number) => Promise<http2.ClientHttp2Session> = (t) =>
+      this.connect(address, t),
   ): Promise<Lease | null> {
     const h = this.#host(address);
     const left = clientDone?.then(() => true, () => true);
@@ -185,7 +193,7 @@ export class H2Sessions {
       const room = maxConnsPerHost <= 0 || h.entries.length < maxConnsPerHost;
       if (mine === null && room && (!connecting || !keepAlive)) {
         dialing.state = "dialing";
-        mine = this.#open(address, h, timeout).then(() => {
+        mine = this.#open(address, h, timeout, connect).then(() => {
           dialing.state = "up";
           return false;
         }, (e) => {

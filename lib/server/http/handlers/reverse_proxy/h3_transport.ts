@@ -5,7 +5,7 @@
  * QUIC here: `tls.insecure_skip_verify` (Deno's QUIC client always checks the certificate),
  * `tls.renegotiation` (TLS 1.3), `network_proxy`, and the TCP connection fields
  * (`keep_alive`, `max_conns_per_host`, `read_buffer_size`, `write_buffer_size`, `resolver`,
- * `dial_fallback_delay`, `expect_continue_timeout`). Each by name, never accepted and ignored.
+ * `dial_fallback_delay`, `expect_continue_timeout`, `proxy_protocol`). Each by name, never accepted and ignored.
  *
  * @module
  */
@@ -19,6 +19,7 @@ const TCP_FIELDS: Record<string, string> = {
   resolver: "Deno's QUIC client resolves names with the system's resolver",
   dial_fallback_delay: "Deno's QUIC client dials the first address it resolves",
   expect_continue_timeout: "request bodies go at once over HTTP/3",
+  proxy_protocol: "the PROXY header goes on TCP connections (Caddy's HTTP/3 transport sends none)",
 };
 
 function refused(where: string, field: string, why: string): never {

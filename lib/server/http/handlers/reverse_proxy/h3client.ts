@@ -164,7 +164,7 @@ export class H3Upstreams {
     if (empty) {
       res.body.cancel().catch(() => {});
       finish();
-      return { status: res.status, headers: res.headers, body: null };
+      return { status: res.status, headers: res.headers, body: null, proto: "3.0" };
     }
     const reader = res.body.getReader();
     const body = new ReadableStream<Uint8Array>({
@@ -186,7 +186,7 @@ export class H3Upstreams {
         reader.cancel().catch(() => {});
       },
     }, { highWaterMark: 0 });
-    return { status: res.status, headers: res.headers, body };
+    return { status: res.status, headers: res.headers, body, proto: "3.0" };
   }
 
   /** Closes every connection. */

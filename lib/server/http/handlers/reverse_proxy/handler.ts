@@ -13,6 +13,7 @@
  * @module
  */
 import type { ProvisionContext } from "../../../module/mod.ts";
+import { requestProto } from "../../../module/listener.ts";
 import type { Logger } from "../../../module/instance.ts";
 import { type Duration, durationMs } from "../../../config/duration.ts";
 import { type IPRange, parseRanges } from "../../../net/ip.ts";
@@ -36,6 +37,7 @@ import {
   isWebSocket,
   type Outgoing,
   outgoing,
+  proxiedAnswer,
   proxyHeaderOps,
   responseFields,
 } from "./forward.ts";
@@ -46,6 +48,7 @@ import {
   passiveSettings,
   startActive,
 } from "./health.ts";
+import { requestPreface } from "./proxy_protocol.ts";
 import { CookiePolicy, type SelectionPolicy, selectionPolicy } from "./selection.ts";
 import { DEFAULT_STREAM_BUFFER, Streams, switchProtocols } from "./streams.ts";
 import {
@@ -60,6 +63,7 @@ import { type TransportOptions, transportOptions } from "./transport_config.ts";
 import { UpstreamClient } from "./upstream_client.ts";
 import { type DynamicUpstreams, provisionDynamicUpstreams } from "./upstream_sources/mod.ts";
 import {
+  dialNetwork,
   type PassiveLimits,
   provisionUpstreams,
   releaseHost,
@@ -72,6 +76,19 @@ const WHERE = "http.handlers.reverse_proxy";
 
 function ms(v: Duration | undefined): number | undefined {
   return v === undefined ? undefined : durationMs(v);
+}
+
+/**
+ * True when the request has no body to send: an HTTP/1 request without `Content-Length` or
+ * `Transfer-Encoding`, or any with `Content-Length: 0` (Caddy sends a body of length 0 as
+ * none: `req.Body = nil`, golang/go#16036). Such a request goes upstream unframed, with
+ * `Content-Length: 0` only for POST, PUT and PATCH (Go's transfer writer), never chunked.
+ */
+function bodiless(c: RequestContext): boolean {
+  const h = c.headers;
+  const length = h.get("content-length");
+  if (length !== null) return length.trim() === "0";
+  return requestProto(c.info) === "HTTP/1.1" && !h.has("transfer-encoding");
 }
 
 function proxyFacts(u: Upstream, dial: string): ProxyFacts {
@@ -208,6 +225,7 @@ export class ReverseProxy implements HttpHandler {
     const logger = ctx.logger("http.handlers.reverse_proxy.health_checker.active");
     const active = startActive(c.health_checks?.active, upstreams.filter((u) => !u.dynamic), {
       tls: transport.tls,
+      proxyProtocol: transport.proxyProtocol,
       onChange: (u, healthy) =>
         logger.info(healthy ? "host is up" : "host is down", { host: u.dial }),
       validating: ctx.validating,
@@ -320,13 +338,18 @@ export class ReverseProxy implements HttpHandler {
     }
   }
 
-  /** After `tries` failed tries: try again? (A dial failure always may, in time or count.) */
+  /**
+   * After `tries` failed tries: try again? As Caddy's `LoadBalancing.tryAgain`: only when
+   * `try_duration` or `retries` is set, never past either; a dial failure (or no upstream
+   * available) always may; another failure (the upstream may have seen the request) only for
+   * a request `retry_match` matches, or, without `retry_match`, for a GET.
+   */
   #mayRetry(c: RequestContext, start: number, tries: number, dial: boolean): boolean {
-    const inTime = this.#tryDuration > 0 && performance.now() - start < this.#tryDuration;
-    const inCount = this.#retries > 0 && tries <= this.#retries;
-    if (!inTime && !inCount) return false;
-    if (!dial && !(this.#retryMatch && this.#retryMatch(c))) return false;
-    return true;
+    if (this.#tryDuration <= 0 && this.#retries <= 0) return false;
+    if (this.#tryDuration > 0 && performance.now() - start >= this.#tryDuration) return false;
+    if (this.#retries > 0 && tries > this.#retries) return false;
+    if (dial) return true;
+    return this.#retryMatch ? this.#retryMatch(c) : c.method === "GET";
   }
 
   /** Remembers a failure of `u` for `fail_duration` (passive health checks). */
@@ -363,10 +386,19 @@ export class ReverseProxy implements HttpHandler {
           "reverse_proxy",
         );
       }
+      if (this.#transport.proxyProtocol) {
+        // the deno engine's WebSocket client dials by itself, with no header before it
+        throw new HandlerError(
+          502,
+          `WebSocket upgrades with proxy_protocol need listener_engine "node" (which relays ` +
+            `the upgraded connection through the proxy's own client)`,
+          "reverse_proxy",
+        );
+      }
       const scheme = this.#transport.tls ? "wss" : "ws";
       return await relayWebSocket(
         c.request,
-        `${scheme}://${dial}${out.uri}`,
+        `${scheme}://${dialNetwork(dial).address}${out.uri}`,
         fwd.fields as Headers,
         (close) => this.#streams.track(close),
       );
@@ -424,14 +456,18 @@ export class ReverseProxy implements HttpHandler {
     const finalBody = resBody;
     const finalize = (override?: number): Response => {
       const code = override ?? status;
+      const via = proxiedAnswer(c, res.proto);
       if (!resOps.size) {
         return new Response(finalBody as BodyInit | null, {
           status: code,
-          headers: responseFields(c, res.headers),
+          headers: responseFields(c, res.headers, via),
         });
       }
-      const h = new Headers(endToEnd(res.headers));
-      if (resRequire === null || resRequire.match(code, h)) resOps.apply(h, c);
+      const upstream = new Headers(endToEnd(res.headers));
+      if (resRequire === null || resRequire.match(code, upstream)) resOps.apply(upstream, c);
+      // the operations apply to the upstream's fields, not to the Via added beside them
+      const h = new Headers([via]);
+      for (const [k, v] of upstream) h.append(k, v);
       return new Response(finalBody as BodyInit | null, { status: code, headers: h });
     };
     const handlers = this.#responseHandlers;
@@ -480,7 +516,9 @@ export class ReverseProxy implements HttpHandler {
 
   /** The round trip of one attempt: where it goes, its fields and body, its limits. */
   #trip(c: RequestContext, out: Outgoing, dial: string, fwd: Forwarded, onDone: () => void) {
-    const body = out.method === "GET" || out.method === "HEAD" ? null : c.requestBody();
+    const body = out.method === "GET" || out.method === "HEAD" || bodiless(c)
+      ? null
+      : c.requestBody();
     if (body === null && fwd.contentLength) {
       // No body goes upstream (the listener reads and drops a GET's or HEAD's), so no
       // length is declared: a length without its bytes would make the upstream read the
@@ -504,6 +542,7 @@ export class ReverseProxy implements HttpHandler {
     const t = this.#transport;
     const logger = this.#bodyLogger;
     return {
+      preface: t.proxyProtocol ? requestPreface(t.proxyProtocol, c, dial) : undefined,
       dial: t.proxy?.dial ?? dial,
       method: out.method,
       target: t.proxy ? `http://${dial}${out.uri}` : out.uri,

@@ -1,10 +1,11 @@
 /**
  * Health checks of `reverse_proxy`. Active: every `interval` (default 30s) each upstream gets
  * `<method> uri` (`GET` unless `method` says otherwise; on `port` if set, with `headers` and
- * `body`), healthy when the status matches
+ * `body`; a `unix//path` upstream over its socket with Host `localhost`, and no `port`), healthy when the status matches
  * `expect_status` (a single digit is a class; default 2xx/3xx) and the body `expect_body`,
  * within `timeout` (default 5s); a host changes state after `passes` (healthy again) or `fails`
- * (unhealthy) checks in a row (default 1 each). Passive: failures (errors, `unhealthy_status`,
+ * (unhealthy) checks in a row (default 1 each); with the transport's `proxy_protocol`, each
+ * check's connection starts with the header of a connection relaying no client. Passive: failures (errors, `unhealthy_status`,
  * `unhealthy_latency`) are remembered for `fail_duration`; `max_fails` of them make a host
  * unavailable; `unhealthy_request_count` caps concurrent requests per upstream.
  *
@@ -13,8 +14,11 @@
 import { type Duration, durationMs } from "../../../config/duration.ts";
 import { goRegExp } from "../../regexp.ts";
 import type { ActiveHealthChecksConfig, PassiveHealthChecksConfig } from "./config.ts";
-import type { Upstream } from "./upstreams.ts";
+import { dialNetwork, type Upstream } from "./upstreams.ts";
+import { ConfigError } from "../../../config/error.ts";
 import { loadNodeHttp } from "./transport.ts";
+import { H1Pool } from "./h1client.ts";
+import { proxyProtocolLocal, type ProxyProtocolVersion } from "./proxy_protocol.ts";
 
 /** Milliseconds of a decoded duration (0 when absent). */
 function ms(v: Duration | undefined): number {
@@ -68,6 +72,70 @@ export interface ActiveOptions {
   onChange: (u: Upstream, healthy: boolean) => void;
   /** Only check the config: no timer, no request. */
   validating?: boolean;
+  /**
+   * The transport's `proxy_protocol`: each check's connection starts with the header of a
+   * connection that relays no client (proxy_protocol.ts `proxyProtocolLocal`), sent by the
+   * proxy's own HTTP/1.1 client.
+   */
+  proxyProtocol?: ProxyProtocolVersion;
+}
+
+/** One check's request, as `checkOnce` sends it. */
+interface CheckRequest {
+  dial: string;
+  method: string;
+  uri: string;
+  fields: [string, string][];
+  body: string;
+  timeout: number;
+  maxSize: number;
+}
+
+/**
+ * One check over the proxy's HTTP/1.1 client (for `proxy_protocol`, whose header node:http
+ * cannot send first): the status, and the body (up to `maxSize` bytes, 0: all) when `read`.
+ */
+async function checkOnce(
+  pool: H1Pool,
+  r: CheckRequest,
+  preface: Uint8Array,
+  read: boolean,
+  signal: AbortSignal,
+): Promise<{ status: number; body: string }> {
+  const gone = new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve()));
+  const body = r.body ? new Blob([r.body]).stream() : null;
+  const fields = body ? [...r.fields, ["content-length", String(new Blob([r.body]).size)]] : [
+    ...r.fields,
+  ];
+  const res = await pool.roundTrip({
+    dial: r.dial,
+    method: r.method,
+    target: r.uri,
+    fields: fields as [string, string][],
+    contentLength: body !== null,
+    body,
+    dialTimeout: r.timeout,
+    headerTimeout: r.timeout,
+    clientDone: gone,
+    onDone() {},
+    preface: { bytes: preface, key: r.dial },
+  });
+  let text = "";
+  if (res.body instanceof Uint8Array) text = new TextDecoder().decode(res.body);
+  else if (res.body) {
+    if (!read) await res.body.cancel();
+    else {
+      const reader = res.body.getReader();
+      const decoder = new TextDecoder();
+      while (!r.maxSize || text.length < r.maxSize) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+      }
+      await reader.cancel().catch(() => {});
+    }
+  }
+  return { status: res.status, body: r.maxSize ? text.slice(0, r.maxSize) : text };
 }
 
 /** Starts active health checks for the upstreams; null when not configured. */
@@ -93,15 +161,84 @@ export function startActive(
   const passes = Math.max(1, c.passes ?? 1);
   const fails = Math.max(1, c.fails ?? 1);
   const streaks = new Map<Upstream, number>(); // > 0: passes in a row, < 0: failures in a row
+  const socket = upstreams.find((u) => u.dial.startsWith("unix/"));
+  if (port && socket) {
+    const where = "http.handlers.reverse_proxy.health_checks.active.port";
+    throw new ConfigError(
+      "invalid_config",
+      `${where}: upstream ${socket.dial} is a unix socket, which has no port to check`,
+      { path: where },
+    );
+  }
   if (options.validating) return { stop() {}, runOnce: () => Promise.resolve() };
   const aborts = new Set<AbortController>();
   let stopped = false;
+  const version = options.proxyProtocol;
+  // a connection per check, as node:http's `connection: close`
+  const pool = version
+    ? new H1Pool(tls ? { insecure: true } : null, {}, { keepAlive: false })
+    : null;
+
+  /** A check with the PROXY header first (see `checkOnce`). */
+  const checkProxied = async (u: Upstream, p: number, host: string): Promise<boolean> => {
+    const socket = u.dial.startsWith("unix/");
+    const { network } = dialNetwork(u.dial);
+    const at = host.includes(":") ? `[${host}]:${p}` : `${host}:${p}`;
+    const fields: [string, string][] = [];
+    let hostField = socket ? "localhost" : at;
+    for (const [k, v] of Object.entries(headers)) {
+      const value = Array.isArray(v) ? v.join(", ") : String(v);
+      if (k.toLowerCase() === "host") hostField = value;
+      else fields.push([k.toLowerCase(), value]);
+    }
+    const ac = new AbortController();
+    aborts.add(ac);
+    const timer = setTimeout(() => ac.abort(), timeout);
+    try {
+      const res = await checkOnce(
+        pool!,
+        {
+          dial: socket ? u.dial : network === "tcp" ? at : `${network}/${at}`,
+          method,
+          uri,
+          fields: [["host", hostField], ...fields, ["connection", "close"]],
+          body: reqBody,
+          timeout,
+          maxSize,
+        },
+        proxyProtocolLocal(version!),
+        expectBody !== null,
+        ac.signal,
+      );
+      const okStatus = expectStatus
+        ? statusMatches(res.status, expectStatus)
+        : res.status >= 200 && res.status < 400;
+      return okStatus && (!expectBody || expectBody.test(res.body));
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
+      aborts.delete(ac);
+    }
+  };
 
   const check = async (u: Upstream): Promise<boolean> => {
+    if (pool) {
+      const host = u.dialHost;
+      return await checkProxied(u, port || (u.dialPort ? Number(u.dialPort) : 80), host);
+    }
     const { http, https } = await loadNodeHttp();
     return await new Promise<boolean>((resolve) => {
-      const host = u.dialHost;
+      // a unix socket upstream is checked over its socket, as "localhost" (Caddy's Host)
+      const socketPath = u.dial.startsWith("unix/") ? u.dial.slice(5) : null;
+      const host = socketPath === null ? u.dialHost : "localhost";
       const p = port || (u.dialPort ? Number(u.dialPort) : 80);
+      const family = dialNetwork(u.dial).network === "tcp4"
+        ? 4
+        : dialNetwork(u.dial).network === "tcp6"
+        ? 6
+        : undefined;
+      const secure = tls && socketPath === null;
       const ac = new AbortController();
       aborts.add(ac);
       const hdrs: Record<string, string> = {};
@@ -120,14 +257,19 @@ export function startActive(
         ac.abort();
         finish(false);
       }, timeout);
-      const req = (tls ? https : http).request({
-        host,
-        port: p,
+      const req = (secure ? https : http).request({
+        ...(socketPath === null
+          ? { host, port: p, ...(family ? { family } : {}) }
+          : { socketPath }),
         path: uri,
         method,
-        headers: { host: hdrs.Host ?? hdrs.host ?? `${host}:${p}`, ...hdrs, connection: "close" },
+        headers: {
+          host: hdrs.Host ?? hdrs.host ?? (socketPath === null ? `${host}:${p}` : host),
+          ...hdrs,
+          connection: "close",
+        },
         signal: ac.signal,
-        ...(tls ? { rejectUnauthorized: false } : {}),
+        ...(secure ? { rejectUnauthorized: false } : {}),
       }, (res) => {
         const status = res.statusCode ?? 0;
         const okStatus = expectStatus
@@ -186,6 +328,7 @@ export function startActive(
       stopped = true;
       clearTimeout(timer);
       for (const ac of aborts) ac.abort();
+      pool?.close();
       void first;
     },
     runOnce,

@@ -5,6 +5,7 @@
  * @module
  */
 import type { Tunnel } from "../../../module/listener.ts";
+import type { Preface } from "./proxy_protocol.ts";
 
 /** A response head from the upstream: header names in lower case, in the order received. */
 export interface H1Response {
@@ -16,6 +17,11 @@ export interface H1Response {
   body: ReadableStream<Uint8Array> | Uint8Array | null;
   /** After `101 Switching Protocols`: the connection, for the caller to relay or close. */
   tunnel?: Tunnel;
+  /**
+   * The response's HTTP version as `<major>.<minor>` (`1.1`, `1.0`, `2.0`, `3.0`); absent when
+   * the protocol has none (FastCGI).
+   */
+  proto?: string;
 }
 
 /** One request/response exchange. */
@@ -47,4 +53,9 @@ export interface RoundTrip {
   onDone(): void;
   /** Runs when the response body fails after the head was returned. */
   onBodyError?(e: unknown): void;
+  /**
+   * The PROXY protocol header new connections start with (`proxy_protocol`), and the key that
+   * keeps the connections of one client to this upstream apart from other clients'.
+   */
+  preface?: Preface;
 }

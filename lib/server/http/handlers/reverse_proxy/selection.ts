@@ -161,11 +161,13 @@ export function selectionPolicy(config: SelectionPolicyConfig | undefined): Sele
     case "least_conn":
       return { select: (pool, _c, avail) => leastConn(pool, avail) };
     case "round_robin": {
+      // Caddy's counter goes up before it is used: the first request goes to the second
+      // upstream (selectionpolicies.go, RoundRobinSelection.Select)
       let i = 0;
       return {
         select(pool, _c, avail) {
           for (let k = 0; k < pool.length; k++) {
-            const u = pool[i++ % pool.length];
+            const u = pool[++i % pool.length];
             if (avail(u)) return u;
           }
           return null;
@@ -181,8 +183,9 @@ export function selectionPolicy(config: SelectionPolicyConfig | undefined): Sele
           pool.forEach((u, k) => {
             for (let w = 0; w < (weights[k] ?? 1); w++) seq.push(u);
           });
+          // as Caddy's index, counted up before it is used
           for (let k = 0; k < seq.length; k++) {
-            const u = seq[i++ % seq.length];
+            const u = seq[++i % seq.length];
             if (avail(u)) return u;
           }
           return null;

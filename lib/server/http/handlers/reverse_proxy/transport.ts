@@ -67,6 +67,8 @@ export function expectsContinue(fields: Iterable<[string, string]>): boolean {
 }
 
 const HOP = [
+  // Caddy's hopHeaders start with it: an upstream's HTTP/3 (or other) endpoint is no client's
+  "alt-svc",
   "connection",
   "proxy-connection",
   "keep-alive",

@@ -8,8 +8,12 @@
  * `except_ports`), `network_proxy` (`none`, or `url` naming an `http://` forward proxy for
  * plain upstreams), `local_address` (the IP to dial from), `dial_timeout` (default 3s),
  * `response_header_timeout`, `expect_continue_timeout`, `write_buffer_size`,
- * `compression: false` (the client never asks upstreams for compressed bodies), `versions`
- * (`1.1`; `h2c` for HTTP/2 to plain upstreams, `2` for HTTP/2 over TLS, `3` alone for HTTP/3:
+ * `proxy_protocol` (`v1` or `v2`: the PROXY header each upstream connection starts with,
+ * proxy_protocol.ts), `compression` (on by default, as Go's transport: a request without `Accept-Encoding`, not
+ * HEAD and without `Range`, asks for gzip, and a gzip answer is decoded for the client;
+ * `false`: never asked), `versions`
+ * (`1.1`; `h2c` for HTTP/2 to plain upstreams, `2` for HTTP/2 over TLS — with `1.1` too,
+ * chosen per upstream by ALPN —, `3` alone for HTTP/3:
  * `h3_transport.ts`), and the connection
  * fields of `transport_connections.ts` (`keep_alive`, `max_conns_per_host`,
  * `max_response_header_size`, `read_buffer_size`, `resolver`, `dial_fallback_delay`), which
@@ -38,6 +42,7 @@ export type {
 } from "./transport_connections.ts";
 import { opensslUnavailable } from "./openssl.ts";
 import { refuseForHttp3 } from "./h3_transport.ts";
+import type { ProxyProtocolVersion } from "./proxy_protocol.ts";
 
 /** `tls.ca`: a trust pool module (`tls.ca_pool.source.<provider>`). */
 export type TrustPoolConfig =
@@ -102,10 +107,10 @@ export type HttpTransportConfig = ConnectionFieldsConfig & {
   protocol?: "http";
   /** TLS to the upstream. */
   tls?: TransportTLSConfig;
-  /** Only false is accepted: bodies are relayed as the upstream encodes them. */
+  /** Ask for gzip when the client did not ask for an encoding, and decode it (default true). */
   compression?: boolean;
-  /** Refused: the PROXY protocol is not sent upstream. */
-  proxy_protocol?: string;
+  /** The PROXY protocol header sent first on each upstream connection (`v1` or `v2`). */
+  proxy_protocol?: ProxyProtocolVersion;
   /** Refused: use `network_proxy`. */
   forward_proxy_url?: string;
   /** How long connecting may take (default 3s). */
@@ -131,6 +136,7 @@ export type HttpTransportConfig = ConnectionFieldsConfig & {
 /** The fields of {@linkcode HttpTransportConfig} the client accepts. */
 export const HTTP_TRANSPORT_FIELDS: readonly (keyof HttpTransportConfig)[] = [
   "protocol",
+  "proxy_protocol",
   "local_address",
   "network_proxy",
   "tls",
@@ -160,7 +166,6 @@ const TLS_FIELDS: readonly (keyof TransportTLSConfig)[] = [
 
 /** Fields of Caddy's HTTP transport this client does not implement, with what to do. */
 const UNSUPPORTED: Record<string, string> = {
-  proxy_protocol: "the PROXY protocol is not sent upstream",
   forward_proxy_url: "upstreams are dialed directly; use network_proxy",
   read_timeout: "use response_header_timeout",
   write_timeout: "use response_header_timeout",
@@ -193,10 +198,14 @@ export interface TransportOptions {
   localAddress?: string;
   /** `versions` has `2`: HTTP/2 (by ALPN) to TLS upstreams. */
   h2?: boolean;
+  /** `versions` has `1.1`: with `h2`, TLS upstreams choose between the two by ALPN. */
+  h1?: boolean;
   /** `versions` has `h2c`: HTTP/2 with prior knowledge to plain upstreams. */
   h2c?: boolean;
   /** `versions` is `3`: HTTP/3 (QUIC) to TLS upstreams (`h3client.ts`). */
   h3?: boolean;
+  /** `proxy_protocol`: the PROXY header each upstream connection starts with (proxy_protocol.ts). */
+  proxyProtocol?: ProxyProtocolVersion;
   /** `tls.renegotiation` (default `never`). */
   renegotiation?: Renegotiation;
   /** `expect_continue_timeout` (ms, 0: bodies go at once). */
@@ -214,6 +223,11 @@ export interface TransportOptions {
   dialTimeout: number;
   /** Time to wait for response headers (ms, 0 = none). */
   responseHeaderTimeout: number;
+  /**
+   * `compression` (default true): a request without `Accept-Encoding` (not HEAD, no `Range`)
+   * asks for gzip, and a gzip answer is decoded (upstream_client.ts).
+   */
+  compression: boolean;
 }
 
 /** A base64 DER certificate as PEM. */
@@ -318,6 +332,16 @@ export function decodeHttpTransport(raw: Raw, where: string): HttpTransportConfi
       );
     } else out.network_proxy = { from };
   }
+  const pp = d.string("proxy_protocol");
+  if (pp !== undefined) {
+    if (pp !== "v1" && pp !== "v2") {
+      d.failAt(
+        "proxy_protocol",
+        `unexpected proxy protocol version ${JSON.stringify(pp)} (v1 or v2)`,
+      );
+    }
+    out.proxy_protocol = pp as ProxyProtocolVersion;
+  }
   const local = d.string("local_address");
   if (local !== undefined) {
     if (local !== "" && parseIP(local.replace(/^\[|\]$/g, "")) === null) {
@@ -328,9 +352,6 @@ export function decodeHttpTransport(raw: Raw, where: string): HttpTransportConfi
   d.fields(HTTP_TRANSPORT_FIELDS);
   Object.assign(out, checkConnectionFields(d));
   const compression = d.bool("compression");
-  if (compression === true) {
-    refuse(d, "compression", "bodies are relayed as the upstream encodes them");
-  }
   if (compression !== undefined) out.compression = compression;
   const versions = d.strings("versions");
   for (const v of versions ?? []) {
@@ -380,6 +401,13 @@ export function decodeHttpTransport(raw: Raw, where: string): HttpTransportConfi
     if (name !== undefined) t.server_name = name;
     out.tls = t;
   }
+  if (out.proxy_protocol && out.network_proxy?.from === "url") {
+    refuse(
+      d,
+      "proxy_protocol",
+      "through a forward proxy the header would go to the proxy, not to the upstream",
+    );
+  }
   if (out.network_proxy?.from === "url" && tls) {
     refuse(
       d,
@@ -389,13 +417,6 @@ export function decodeHttpTransport(raw: Raw, where: string): HttpTransportConfi
   }
   if (versions) {
     const h2 = tls ? versions.includes("2") : versions.includes("h2c");
-    if (h2 && tls && versions.includes("1.1")) {
-      refuse(
-        d,
-        "versions",
-        "choosing between 1.1 and 2 per upstream by ALPN is not implemented; list one",
-      );
-    }
     if (h2 && out.network_proxy?.from === "url") {
       refuse(d, "versions", "HTTP/2 through a forward proxy");
     }
@@ -468,8 +489,10 @@ export function transportOptions(
     insecure: false,
     dialTimeout: 3000,
     responseHeaderTimeout: 0,
+    compression: true,
   };
   if (!c) return t;
+  if (c.compression === false) t.compression = false;
   const np = c.network_proxy;
   if (np?.from === "url") t.proxy = forwardProxy(np.url ?? "") as TransportOptions["proxy"];
   if (c.local_address) t.localAddress = c.local_address.replace(/^\[|\]$/g, "");
@@ -489,8 +512,10 @@ export function transportOptions(
     t.insecure = tls.insecure_skip_verify ?? false;
     t.serverName = tls.server_name;
   }
+  if (c.proxy_protocol) t.proxyProtocol = c.proxy_protocol;
   if (c.versions) {
     t.h2 = c.versions.includes("2");
+    t.h1 = c.versions.includes("1.1");
     t.h2c = c.versions.includes("h2c");
     t.h3 = c.versions.includes("3");
   }

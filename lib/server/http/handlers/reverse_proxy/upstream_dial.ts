@@ -2,7 +2,8 @@
  * Connecting to upstreams, for the HTTP/1.1 and HTTP/2 clients alike: a dial address
  * (`host:port` or `unix//path`) becomes a connection, honouring the transport's dialer fields
  * — `resolver` and `dial_fallback_delay` (dial.ts), `local_address`, `dial_timeout`,
- * `keep_alive.probe_interval` — and its TLS: `node:tls` (Deno's TLS client) with the trust
+ * `keep_alive.probe_interval` — the PROXY header first when given (`proxy_protocol`, before
+ * any TLS), and its TLS: `node:tls` (Deno's TLS client) with the trust
  * pool, `server_name` and `insecure_skip_verify`, or OpenSSL (openssl_conn.ts) when
  * `renegotiation` is `once` or `freely`; ports in `tls.except_ports` are dialed without TLS.
  *
@@ -17,7 +18,7 @@ import type net from "node:net";
 import { Duplex } from "node:stream";
 import { view } from "../../../listeners/node/streams.ts";
 import { DialError } from "./transport.ts";
-import { splitDial } from "./upstreams.ts";
+import { DIAL_NETWORKS, dialNetwork, splitDial } from "./upstreams.ts";
 import { dialParallel, isIPLiteral, resolveHost } from "./dial.ts";
 import { applyConnectionKeepAlive } from "../../../listeners/keepalive.ts";
 import { type DialOptions, READ_BUFFER, type UpstreamTls } from "./h1conn.ts";
@@ -147,16 +148,34 @@ type Dialed =
 /** How to connect: a node socket (`node:http2`) or the fastest byte connection. */
 type Shape = "node" | "bytes";
 
+/** Writes `preface` (the PROXY header) first on a node socket once it is connected. */
+function sendPreface(
+  socket: net.Socket,
+  preface: Uint8Array | undefined,
+  done: () => void,
+  fail: (e: Error) => void,
+): void {
+  if (!preface) return done();
+  socket.write(preface, (e) => (e ? fail(e) : done()));
+}
+
 async function connectPlain(
   host: string,
   port: number,
   from: string | undefined,
   shape: Shape,
+  preface?: Uint8Array,
 ): Promise<Dialed> {
   if (shape === "bytes" && !from) {
     // Deno.connect cannot bind a local address; it is the fastest otherwise
     const c = await Deno.connect({ hostname: host, port });
     c.setNoDelay(true);
+    if (preface) {
+      await writeAll(c, preface).catch((e) => {
+        c.close();
+        throw e;
+      });
+    }
     return { conn: c, alpn: "" };
   }
   nodeNet ??= (await import("node:net")).default;
@@ -164,11 +183,16 @@ async function connectPlain(
   return await new Promise<Dialed>((resolve, reject) => {
     const socket = n.connect({ host, port, ...(from ? { localAddress: from } : {}) });
     socket.setNoDelay(true);
-    const fail = (e: Error) => reject(e);
+    const fail = (e: Error) => {
+      socket.destroy();
+      reject(e);
+    };
     socket.once("error", fail);
     socket.once("connect", () => {
-      socket.off("error", fail);
-      resolve({ socket, alpn: "" });
+      sendPreface(socket, preface, () => {
+        socket.off("error", fail);
+        resolve({ socket, alpn: "" });
+      }, fail);
     });
   });
 }
@@ -179,25 +203,29 @@ async function connectTls(
   o: UpstreamTls,
   from: string | undefined,
   alpn: string[],
+  preface?: Uint8Array,
 ): Promise<Dialed> {
   const name = o.serverName ?? host;
   if (o.openssl && (o.renegotiation === "once" || o.renegotiation === "freely")) {
-    const carrier = await connectPlain(host, port, from, "bytes");
+    const carrier = await connectPlain(host, port, from, "bytes", preface);
     const tcp = carrier.conn ?? new NodeSocketConn(carrier.socket!);
     const c = await OpenSslConn.connect(tcp, o.openssl, name, alpn, o.renegotiation);
     return { conn: c, alpn: c.alpn };
   }
+  // the PROXY header goes before the handshake, on the TCP connection TLS then runs over
+  const carrier = preface
+    ? (await connectPlain(host, port, from, "node", preface)).socket as net.Socket
+    : undefined;
   nodeTls ??= (await import("node:tls")).default;
   const t = nodeTls;
   return await new Promise<Dialed>((resolve, reject) => {
     const socket = t.connect({
-      host,
-      port,
+      ...(carrier ? { socket: carrier } : { host, port }),
       servername: isIPLiteral(name) ? undefined : name,
       rejectUnauthorized: !o.insecure,
       ALPNProtocols: alpn,
       ...(o.ca ? { ca: o.ca } : {}),
-      ...(from ? { localAddress: from } : {}),
+      ...(from && !carrier ? { localAddress: from } : {}),
     });
     socket.setNoDelay(true);
     const fail = (e: Error) => reject(e);
@@ -230,30 +258,57 @@ interface DialRequest {
   shape: Shape;
   /** The protocols offered by ALPN. */
   alpn: string[];
+  /** Bytes sent first on the connection, before TLS (the PROXY protocol header). */
+  preface?: Uint8Array;
 }
 
 async function dial(
-  { address, timeout, tls: tlsOptions, options, shape, alpn }: DialRequest,
+  { address, timeout, tls: tlsOptions, options, shape, alpn, preface }: DialRequest,
 ): Promise<Dialed> {
   let connecting: Promise<Dialed>;
   if (address.startsWith("unix/")) {
     const path = address.slice(5);
     if (shape === "bytes") {
-      connecting = Deno.connect({ transport: "unix", path }).then((conn) => ({ conn, alpn: "" }));
+      connecting = Deno.connect({ transport: "unix", path }).then(async (conn) => {
+        if (preface) {
+          await writeAll(conn, preface).catch((e) => {
+            conn.close();
+            throw e;
+          });
+        }
+        return { conn, alpn: "" };
+      });
     } else {
       nodeNet ??= (await import("node:net")).default;
       const n = nodeNet;
       connecting = new Promise<Dialed>((resolve, reject) => {
         const socket = n.connect({ path });
-        socket.once("error", reject);
+        const fail = (e: Error) => {
+          socket.destroy();
+          reject(e);
+        };
+        socket.once("error", fail);
         socket.once("connect", () => {
-          socket.off("error", reject);
-          resolve({ socket, alpn: "" });
+          sendPreface(socket, preface, () => {
+            socket.off("error", fail);
+            resolve({ socket, alpn: "" });
+          }, fail);
         });
       });
     }
   } else {
-    const { host, port } = splitDial(address);
+    const { network, address: hostport } = dialNetwork(address);
+    if (network !== "tcp" && network !== "tcp4" && network !== "tcp6") {
+      throw new DialError(
+        `dial ${address}: network ${network} is not supported (${DIAL_NETWORKS.join(", ")})`,
+      );
+    }
+    // tcp4/ and tcp6/ dial that family only (Go's networks of the same names)
+    const family = network === "tcp4" ? 4 : network === "tcp6" ? 6 : 0;
+    const { host, port } = splitDial(hostport);
+    if (family && isIPLiteral(host) && host.includes(":") !== (family === 6)) {
+      throw new DialError(`dial ${address}: ${host} is not an IPv${family} address`);
+    }
     const p = port ? Number(port) : tlsOptions ? 443 : 80;
     const t = dialsTls(address, tlsOptions !== null, options) ? tlsOptions : null;
     if (t && (t.renegotiation === "once" || t.renegotiation === "freely")) {
@@ -264,20 +319,24 @@ async function dial(
     const to = (ip: string): Promise<Dialed> => {
       // an address looked up here keeps the name for TLS (SNI and verification)
       const named = t && ip !== host && !t.serverName ? { ...t, serverName: host } : t;
-      return named ? connectTls(ip, p, named, from, alpn) : connectPlain(ip, p, from, shape);
+      return named
+        ? connectTls(ip, p, named, from, alpn, preface)
+        : connectPlain(ip, p, from, shape, preface);
     };
     connecting = isIPLiteral(host) ||
-        (options.resolvers === undefined && options.fallbackDelayMs === undefined)
+        (!family && options.resolvers === undefined && options.fallbackDelayMs === undefined)
       ? to(host)
-      : resolveHost(host, options.resolvers).then((addrs) =>
-        dialParallel(
+      : resolveHost(host, options.resolvers).then((found) => {
+        const addrs = family ? found.filter((a) => a.family === family) : found;
+        if (!addrs.length) throw new Error(`no IPv${family} address for ${host}`);
+        return dialParallel(
           addrs,
           options.fallbackDelayMs ?? 300,
           (a) => to(a.address),
           (ms) => new Promise((r) => setTimeout(r, ms)),
           (d) => d.socket ? d.socket.destroy() : d.conn!.close(),
-        )
-      );
+        );
+      });
     if (options.probeIntervalS) {
       const s = options.probeIntervalS;
       connecting = connecting.then((d) => {
@@ -322,8 +381,17 @@ export async function dialUpstream(
   timeout: number,
   tls: UpstreamTls | null,
   options: DialOptions = {},
+  preface?: Uint8Array,
 ): Promise<ByteConn> {
-  const d = await dial({ address, timeout, tls, options, shape: "bytes", alpn: ["http/1.1"] });
+  const d = await dial({
+    address,
+    timeout,
+    tls,
+    options,
+    shape: "bytes",
+    alpn: ["http/1.1"],
+    preface,
+  });
   return d.conn ?? new NodeSocketConn(d.socket!);
 }
 
@@ -341,10 +409,27 @@ export async function dialStream(
   timeout: number,
   tls: UpstreamTls | null,
   options: DialOptions = {},
-): Promise<{ stream: Duplex; alpn: string; close(): void }> {
-  const d = await dial({ address, timeout, tls, options, shape: "node", alpn: ["h2"] });
-  if (d.socket) return { stream: d.socket, alpn: d.alpn, close: () => d.socket.destroy() };
-  return { stream: byteConnStream(d.conn!), alpn: d.alpn, close: () => d.conn!.close() };
+  preface?: Uint8Array,
+  alpn: string[] = ["h2"],
+): Promise<{ stream: Duplex; alpn: string; close(): void; bytes(): ByteConn }> {
+  const d = await dial({ address, timeout, tls, options, shape: "node", alpn, preface });
+  // `bytes` hands the connection to the HTTP/1.1 client instead (the upstream chose it by ALPN)
+  if (d.socket) {
+    const socket = d.socket;
+    return {
+      stream: socket,
+      alpn: d.alpn,
+      close: () => socket.destroy(),
+      bytes: () => new NodeSocketConn(socket),
+    };
+  }
+  const conn = d.conn!;
+  return {
+    stream: byteConnStream(conn),
+    alpn: d.alpn,
+    close: () => conn.close(),
+    bytes: () => conn,
+  };
 }
 
 /** The TCP connection under a dialed one (under OpenSSL's TLS, or a node socket's wrapper). */

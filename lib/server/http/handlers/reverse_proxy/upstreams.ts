@@ -10,19 +10,43 @@ import type { AdminRoute } from "../../../module/mod.ts";
 import type { RequestContext } from "../../context.ts";
 import { compileTemplate, type Template } from "../../replacer.ts";
 
+/** The networks an upstream can be dialed on (`<network>/` before the address). */
+export const DIAL_NETWORKS: readonly string[] = ["tcp", "tcp4", "tcp6", "unix"];
+
 /**
- * Splits a dial address (`host:port`, `[v6]:port`) into host and port; the port is "" when
- * the address has none (and for `unix/` paths, which come back whole as the host).
+ * A dial address's network and the rest: `tcp/`, `tcp4/` or `tcp6/` before `host:port` (the
+ * address without it; none is `tcp`), or `unix` for `unix//path` (kept whole). Any other
+ * `<network>/` comes back as it is named, for the caller to refuse.
+ *
+ * @example
+ * ```ts
+ * import { dialNetwork } from "./upstreams.ts";
+ * dialNetwork("tcp4/localhost:8080"); // { network: "tcp4", address: "localhost:8080" }
+ * ```
+ */
+export function dialNetwork(dial: string): { network: string; address: string } {
+  const m = /^([A-Za-z][A-Za-z0-9+]*)\//.exec(dial);
+  if (!m) return { network: "tcp", address: dial };
+  const network = m[1].toLowerCase();
+  return { network, address: network === "unix" ? dial : dial.slice(m[0].length) };
+}
+
+/**
+ * Splits a dial address (`host:port`, `[v6]:port`, after a `tcp/`, `tcp4/` or `tcp6/`
+ * network) into host and port; the port is "" when the address has none (and for `unix/`
+ * paths, which come back whole as the host).
  *
  * @example
  * ```ts
  * import { splitDial } from "./upstreams.ts";
  * splitDial("[::1]:8080"); // { host: "::1", port: "8080" }
+ * splitDial("tcp/localhost:8080"); // { host: "localhost", port: "8080" }
  * ```
  */
 export function splitDial(dial: string): { host: string; port: string } {
-  const m = /^\[?([^\]]*?)\]?:(\d+)$/.exec(dial);
-  return m ? { host: m[1], port: m[2] } : { host: dial, port: "" };
+  const address = /^tcp[46]?\//i.test(dial) ? dial.slice(dial.indexOf("/") + 1) : dial;
+  const m = /^\[?([^\]]*?)\]?:(\d+)$/.exec(address);
+  return m ? { host: m[1], port: m[2] } : { host: address, port: "" };
 }
 
 /** Shared per-address counters. */
