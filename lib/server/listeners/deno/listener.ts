@@ -41,7 +41,13 @@
  */
 import type { CertifiedKey } from "../../module/listener.ts";
 import { normalizeName } from "../../net/host.ts";
-import { type AcceptLoop, acceptLoop, ConnectionSet, type ServeOnConnection } from "./accept.ts";
+import {
+  type AcceptLoop,
+  acceptLoop,
+  ConnectionSet,
+  peerOfConn,
+  type ServeOnConnection,
+} from "./accept.ts";
 import { certificateNames, pemDecode } from "../../pki/der.ts";
 import {
   beginHandover,
@@ -121,10 +127,6 @@ function warmNames(old: Generation, next: Generation): string[] {
   return [...names];
 }
 
-function onError(): Response {
-  return new Response("500 Internal Server Error", { status: 500 });
-}
-
 /**
  * Opens a Deno-engine TLS listener.
  *
@@ -192,7 +194,14 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
       snis,
       loop: acceptLoop(
         listener,
-        (conn) => connections.serve(i.serveHttpOnConnection, conn, o.handler, onError),
+        (conn) =>
+          connections.serve(i.serveHttpOnConnection, conn, {
+            handler: o.handler,
+            peer: peerOfConn(conn),
+            localAddress: o.localAddress,
+            tls: true,
+            connection: o.connection?.(),
+          }),
       ),
     };
     if (typeof kernel !== "string") {
