@@ -46,6 +46,8 @@ import {
 } from "./relay_registry.ts";
 import type { Client } from "@libsql/client";
 import { cardPage, escapeHtml as esc } from "./html.ts";
+import { providerName } from "./providers.ts";
+import { sitePage } from "./site_page.ts";
 
 /** Where the broker is mounted in the reference app. */
 export const BROKER_PATH = "/broker";
@@ -99,11 +101,28 @@ export async function createBroker(options: BrokerOptions): Promise<Hono> {
 
   app.on("GET", ["/", "/:slash{/?}"], (c) => { // `<base>` and `<base>/`
     const providers = configuredProviders(oauth(c));
-    return c.html(cardPage(
-      "Relay broker",
-      `<p>Signs people in with ${providers.length ? providers.join(", ") : "no provider yet"} ` +
-        `once and relays the verified identity to registered sites.</p>`,
-    ));
+    return c.html(sitePage({
+      site: "Relay broker",
+      home: `${base}/`,
+      title: "Relay broker",
+      lead: "Signs people in once with an identity provider and relays the verified identity " +
+        "to the sites registered with it.",
+      body: h(
+        "div",
+        { class: "card" },
+        h("h2", null, "Identity providers"),
+        providers.length
+          ? h("ul", null, providers.map((p) => h("li", { key: p }, providerName(p))))
+          : h("p", null, "None is configured yet: set a provider's client id and secret."),
+        h(
+          "p",
+          { class: "muted" },
+          "A registered site sends people to ",
+          h("code", null, `${base}/start?site=<id>&return_to=<url>&nonce=<nonce>`),
+          "; sites are registered in the operator's console (Relay sites).",
+        ),
+      ),
+    }));
   });
 
   app.get("/start", async (c) => {

@@ -24,7 +24,9 @@ import { Hono } from "hono";
 import type { Context } from "hono";
 import type { OAuthClient, OAuthProvider } from "../mod.ts";
 import type { AppEnv } from "./env.ts";
-import { escapeHtml as esc, plainPage } from "./html.ts";
+import { h } from "preact";
+import { providerName } from "./providers.ts";
+import { sitePage } from "./site_page.ts";
 
 /** Path the development identity provider is mounted at. */
 export const DEV_IDP_PATH = "/dev-idp";
@@ -136,27 +138,70 @@ export function createDevIdp(options: { now?: () => number } = {}): Hono {
         : q.get("response_type") !== "code"
         ? "response_type must be code"
         : null;
-      if (problem) return c.html(plainPage("Development sign-in", `<p>${esc(problem)}</p>`), 400);
+      if (problem) {
+        return c.html(
+          devPage({
+            title: "Development sign-in",
+            error: `The sign-in request is wrong: ${problem}.`,
+            body: null,
+          }),
+          400,
+        );
+      }
       const hidden = [
         "client_id",
         "redirect_uri",
         "state",
         "code_challenge",
         "code_challenge_method",
-      ]
-        .map((k) => `<input type="hidden" name="${k}" value="${esc(q.get(k) ?? "")}">`).join("");
-      const label = provider[0].toUpperCase() + provider.slice(1);
-      return c.html(plainPage(
-        `Development sign-in (${label})`,
-        `<p>This is the app's <strong>development identity provider</strong>, standing in for ${label}. ` +
-          `Type any e-mail: it is accepted as verified.</p>` +
-          `<form method="post" style="display:flex;flex-direction:column;gap:.75rem">${hidden}` +
-          `<label for="email">E-mail</label><input id="email" name="email" type="email" autocomplete="email" required>` +
-          `<label for="name">Name (optional)</label><input id="name" name="name" autocomplete="name">` +
-          `<label><input type="checkbox" name="verified" value="1" checked> E-mail verified</label>` +
-          `<button type="submit" name="decision" value="allow">Continue</button>` +
-          `<button type="submit" name="decision" value="deny" formnovalidate>Cancel</button></form>`,
-      ));
+      ].map((k) => h("input", { key: k, type: "hidden", name: k, value: q.get(k) ?? "" }));
+      const label = providerName(provider);
+      return c.html(devPage({
+        title: `Sign in with ${label}`,
+        lead: `The app's development identity provider, standing in for ${label}. Type any ` +
+          "e-mail: it is accepted as verified.",
+        body: h(
+          "form",
+          { method: "post", class: "stack card" },
+          hidden,
+          h(
+            "div",
+            { class: "field" },
+            h("label", { for: "email" }, "E-mail"),
+            h("input", {
+              id: "email",
+              name: "email",
+              type: "email",
+              autocomplete: "email",
+              required: true,
+            }),
+          ),
+          h(
+            "div",
+            { class: "field" },
+            h("label", { for: "name" }, "Name (optional)"),
+            h("input", { id: "name", name: "name", type: "text", autocomplete: "name" }),
+          ),
+          h(
+            "label",
+            { class: "check" },
+            h("input", { type: "checkbox", name: "verified", value: "1", checked: true }),
+            "E-mail verified",
+          ),
+          h(
+            "div",
+            { class: "actions" },
+            h("button", { type: "submit", name: "decision", value: "allow" }, "Continue"),
+            h("button", {
+              type: "submit",
+              name: "decision",
+              value: "deny",
+              formnovalidate: true,
+              class: "secondary",
+            }, "Cancel"),
+          ),
+        ),
+      }));
     };
   }
 
@@ -167,7 +212,14 @@ export function createDevIdp(options: { now?: () => number } = {}): Hono {
       const get = (k: string) => String(form.get(k) ?? "");
       const redirectUri = get("redirect_uri");
       if (get("client_id") !== DEV_CLIENT_ID || !/^https?:\/\//.test(redirectUri)) {
-        return c.text("invalid request", 400);
+        return c.html(
+          devPage({
+            title: "Development sign-in",
+            error: "The sign-in request is wrong.",
+            body: null,
+          }),
+          400,
+        );
       }
       const back = new URL(redirectUri);
       if (get("state")) back.searchParams.set("state", get("state"));
@@ -176,7 +228,16 @@ export function createDevIdp(options: { now?: () => number } = {}): Hono {
         return c.redirect(back.href, 302);
       }
       const email = get("email").trim();
-      if (!/^[^\s@]+@[^\s@]+$/.test(email)) return c.text("an e-mail is required", 400);
+      if (!/^[^\s@]+@[^\s@]+$/.test(email)) {
+        return c.html(
+          devPage({
+            title: "Development sign-in",
+            error: "An e-mail address is needed: go back and type one.",
+            body: null,
+          }),
+          400,
+        );
+      }
       const code = randomId();
       codes.set(code, {
         provider,
@@ -287,11 +348,27 @@ export function createDevIdp(options: { now?: () => number } = {}): Hono {
     ),
   );
   app.on("GET", ["/", "/:slash{/?}"], (c) =>
-    c.html(plainPage(
-      "Development identity provider",
-      `<p>Stands in for Google, GitHub and Microsoft while the app runs in development mode ` +
-        `without real credentials.</p>`,
-    )));
+    c.html(devPage({
+      title: "Development identity provider",
+      lead: "Stands in for Google, GitHub and Microsoft while the app runs in development mode " +
+        "without real credentials.",
+      body: h(
+        "div",
+        { class: "card" },
+        h(
+          "p",
+          null,
+          'A site\'s "Continue with ..." button leads here: type any e-mail and the site signs ' +
+            "you in with it. Nothing leaves this machine.",
+        ),
+        h(
+          "p",
+          { class: "muted" },
+          "On only in development mode, without real provider credentials; DEV_IDP=off turns " +
+            "it off.",
+        ),
+      ),
+    })));
   return app;
 }
 
@@ -322,6 +399,18 @@ async function microsoftIdToken(grant: Grant, at: number): Promise<string> {
     xms_edov: grant.verified,
   };
   return `${part({ typ: "JWT", alg: "none" })}.${part(claims)}.`;
+}
+
+/** A page of the development identity provider, in the app's look. */
+function devPage(o: { title: string; lead?: string; error?: string; body: unknown }): string {
+  return sitePage({
+    site: "Development identity provider",
+    home: "/dev-idp/",
+    title: o.title,
+    lead: o.lead,
+    error: o.error,
+    body: o.body as never,
+  });
 }
 
 function randomId(): string {

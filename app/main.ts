@@ -37,6 +37,25 @@ export async function createApp(env = loadAppEnv()): Promise<Hono> {
     app.route(site.path, await site.create(env));
     mounted.push({ path: site.path, title: site.title });
   }
+  // Unknown paths: a page in the app's look for a browser, Hono's plain words for the others
+  app.notFound((c) =>
+    (c.req.header("accept") ?? "").includes("text/html")
+      ? c.html(
+        sitePage({
+          site: "Gatehouse demo",
+          home: "/",
+          title: "Page not found",
+          lead: `Nothing is at ${new URL(c.req.url).pathname}.`,
+          body: h(
+            "ul",
+            { class: "card" },
+            mounted.map((m) => h("li", { key: m.path }, h("a", { href: `${m.path}/` }, m.title))),
+          ),
+        }),
+        404,
+      )
+      : c.text("404 Not Found", 404)
+  );
   app.get("/favicon.svg", serveFavicon);
   app.get("/favicon.ico", serveFavicon);
   app.get("/", (c) =>

@@ -6,7 +6,9 @@
  *
  * @module
  */
+import { h } from "preact";
 import type { D1Database, EmailMessage, EmailSender } from "../d1.ts";
+import { sitePage } from "./site_page.ts";
 
 /** One stored message. */
 export interface OutboxMessage extends EmailMessage {
@@ -22,8 +24,11 @@ export interface Outbox {
   send: EmailSender;
   /** The newest messages first (at most `limit`, default 50), optionally for one recipient. */
   list(options?: { limit?: number; to?: string }): Promise<OutboxMessage[]>;
-  /** The outbox page (HTML). */
-  page(options?: { title?: string; to?: string }): Promise<string>;
+  /**
+   * The outbox page (HTML), in the app's look: `site` names the site in its header (default
+   * the demo app), `home` where that name links to.
+   */
+  page(options?: { title?: string; to?: string; site?: string; home?: string }): Promise<string>;
 }
 
 const CREATE = `CREATE TABLE IF NOT EXISTS dev_outbox (
@@ -87,23 +92,37 @@ export async function createOutbox(db: D1Database): Promise<Outbox> {
     async page(options = {}): Promise<string> {
       const title = options.title ?? "Outbox";
       const mails = await list({ to: options.to });
+      // the text with its links (long ones wrap: the page never gets wider than a phone)
       const items = mails.map((m) =>
-        `<article style="border:1px solid #ccc;border-radius:8px;padding:1rem;margin:1rem 0">` +
-        `<p style="margin:0;color:#555">#${m.id} · ${esc(new Date(m.sentAt).toISOString())}` +
+        `<article class="mail">` +
+        `<p class="muted">#${m.id} · ${esc(new Date(m.sentAt).toISOString())}` +
         ` · to <strong class="to">${esc(m.to)}</strong></p>` +
-        `<h2 class="subject" style="font-size:1.1rem">${esc(m.subject)}</h2>` +
-        `<pre class="text" style="white-space:pre-wrap;font:inherit">${linkify(m.text)}</pre>` +
+        `<h2 class="subject">${esc(m.subject)}</h2>` +
+        `<pre class="text">${linkify(m.text)}</pre>` +
         `<details><summary>HTML version</summary>` +
-        `<iframe sandbox title="HTML version" style="width:100%;height:20rem;border:0" ` +
-        `srcdoc="${esc(m.html)}"></iframe></details></article>`
+        `<iframe sandbox title="HTML version of the e-mail" srcdoc="${esc(m.html)}"></iframe>` +
+        `</details></article>`
       ).join("");
-      return `<!doctype html><html lang="en"><head><meta charset="utf-8">` +
-        `<title>${esc(title)}</title>` +
-        `<meta name="viewport" content="width=device-width, initial-scale=1"></head>` +
-        `<body style="font-family:system-ui;max-width:44rem;margin:2rem auto;padding:0 1rem">` +
-        `<h1>${esc(title)}</h1><p>Development only: e-mails the site "sent", newest first. ` +
-        `Set <code>MAIL_API_KEY</code> and <code>MAIL_FROM</code> to send real ones.</p>` +
-        (items || "<p>No e-mails yet.</p>") + `</body></html>`;
+      return sitePage({
+        site: options.site ?? "Gatehouse demo",
+        home: options.home ?? "/",
+        title,
+        lead: 'Development only: the e-mails the site "sent", newest first.',
+        body: [
+          h(
+            "p",
+            { key: "how", class: "muted" },
+            "Set ",
+            h("code", null, "MAIL_API_KEY"),
+            " and ",
+            h("code", null, "MAIL_FROM"),
+            " to send real ones.",
+          ),
+          items
+            ? h("div", { key: "mails", dangerouslySetInnerHTML: { __html: items } })
+            : h("p", { key: "none", class: "card" }, "No e-mails yet."),
+        ],
+      });
     },
   };
 }

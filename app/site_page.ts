@@ -83,7 +83,7 @@ export function sitePage(p: SitePageOptions): string {
   );
   return `<!doctype html><html lang="en"><head><meta charset="utf-8">` +
     `<meta name="viewport" content="width=device-width, initial-scale=1">` +
-    `<title>${esc(p.title)} · ${esc(p.site)}</title>` +
+    `<title>${esc(p.title === p.site ? p.title : `${p.title} · ${p.site}`)}</title>` +
     `<link rel="icon" href="/favicon.svg" type="image/svg+xml"><style>${APP_CSS}</style></head>` +
     `<body><a class="skip" href="#main">Skip to content</a>` +
     renderToString(h("div", null, header, main)) +

@@ -1,9 +1,11 @@
 /**
  * The stylesheet of the app's pages after sign-in (the console, the account page, the owner's
  * home), in the sign-in pages' visual language: its colours, font, radii and button come from
- * the toolkit's `defaultStyles`, so those pages and the sign-in card look like one product. Text and controls meet WCAG AA contrast; focus is always visible; below
- * 40rem (a 390 px phone) the navigation wraps, tables scroll inside their own box and forms
- * take the whole width.
+ * the toolkit's `defaultStyles`, so those pages and the sign-in card look like one product. Text
+ * and controls meet WCAG AA contrast; focus is always visible; the console's header holds on one
+ * line at 1280 px; below 40rem (a 390 px phone) the navigation wraps, each row of a table
+ * becomes a card of its own that names every column (nothing hidden, nothing wider than the
+ * screen), long words and links wrap, and forms take the whole width.
  *
  * @module
  */
@@ -29,9 +31,11 @@ a { color: ${PRIMARY}; }
 :focus-visible { outline: 3px solid ${PRIMARY}; outline-offset: 2px; }
 .skip { position: absolute; left: -999px; top: 0; background: #fff; padding: .5rem 1rem; }
 .skip:focus { left: .5rem; z-index: 10; }
+.sr-only { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden;
+  clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
 .top { background: #fff; border-bottom: 1px solid #d1d5db; }
 .top-inner { max-width: 72rem; margin: 0 auto; padding: .75rem 1rem; display: flex;
-  flex-wrap: wrap; gap: .5rem 1.5rem; align-items: center; }
+  flex-wrap: wrap; gap: .5rem 1rem; align-items: center; }
 .brand { font-weight: 700; color: ${TEXT}; text-decoration: none; font-size: 1.1rem; }
 .nav ul { list-style: none; margin: 0; padding: 0; display: flex; flex-wrap: wrap; gap: .25rem; }
 .nav a { display: inline-block; padding: .35rem .6rem; border-radius: ${FIELD_RADIUS};
@@ -108,6 +112,12 @@ legend { padding: 0 .25rem; }
 .stack-sm { display: flex; flex-direction: column; gap: .5rem; }
 .pager { display: flex; gap: .75rem; align-items: center; flex-wrap: wrap; }
 .danger-zone { border: 1px solid #fecaca; }
+.mail { background: #fff; border-radius: ${RADIUS}; box-shadow: ${s.card.boxShadow};
+  padding: 1rem 1.25rem; margin: 0 0 1rem; }
+.mail h2 { margin: .25rem 0 .5rem; overflow-wrap: anywhere; }
+.mail pre { white-space: pre-wrap; font: inherit; margin: 0 0 .75rem; overflow-wrap: anywhere; }
+.mail iframe { width: 100%; height: 20rem; border: 1px solid #e5e7eb; border-radius: ${FIELD_RADIUS}; }
+main a { overflow-wrap: anywhere; }
 @media (max-width: 40rem) {
   .who { margin-left: 0; }
   main { padding: 1rem .75rem 3rem; }
@@ -115,5 +125,20 @@ legend { padding: 0 .25rem; }
   form.stack { max-width: none; }
   dl.facts { grid-template-columns: 1fr; }
   dl.facts dd { margin-bottom: .35rem; }
+  /* a table's rows as cards: every column named, nothing hidden or wider than the screen */
+  .table-wrap { overflow-x: auto; }
+  .table-wrap table, .table-wrap tbody, .table-wrap tr, .table-wrap td { display: block; }
+  .table-wrap table { background: transparent; }
+  .table-wrap thead { position: absolute; width: 1px; height: 1px; overflow: hidden;
+    clip: rect(0 0 0 0); }
+  .table-wrap tr { background: #fff; border: 1px solid #e5e7eb; border-radius: ${FIELD_RADIUS};
+    padding: .5rem .75rem; margin: 0 0 .75rem; }
+  .table-wrap td { display: grid; grid-template-columns: minmax(5.5rem, 35%) minmax(0, 1fr);
+    gap: .5rem;
+    border: 0; padding: .3rem 0; min-width: 0; overflow-wrap: anywhere; }
+  .table-wrap td::before { content: attr(data-label); font-weight: 600; color: #374151; }
+  .table-wrap td.num { text-align: left; }
+  .table-wrap td > * { min-width: 0; }
+  td code { white-space: normal; overflow-wrap: anywhere; }
 }
 `;

@@ -275,7 +275,11 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
         forgotHref: `${base}/forgot`,
         error: codeParam(c, "error") ?? codeParam(c, "oauth_error"),
         email: c.req.query("email"),
-        notice: c.req.query("reset") ? "Your password was changed. Sign in with it." : undefined,
+        notice: c.req.query("reset")
+          ? "Your password was changed. Sign in with it."
+          : c.req.query("signed_out")
+          ? "You are signed out."
+          : undefined,
         passkey: {
           optionsAction: `${base}/api/auth/passkey/options`,
           verifyAction: `${base}/api/auth/passkey/verify`,
@@ -303,7 +307,8 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
         signupHref: `${base}/signup`,
         loginHref: `${base}/login`,
         error: codeParam(c, "error"),
-        notice: outbox ? `Development: read the code in the outbox at ${base}/outbox.` : undefined,
+        notice: outbox ? "Development: the code is in the outbox." : undefined,
+        moreLinks: outbox ? [{ href: `${base}/outbox`, label: "Open the outbox" }] : undefined,
       },
     }));
   app.get("/forgot", (c) =>
@@ -426,7 +431,7 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
   app.post("/logout", async (c) => {
     const out = await signOut(db, { session, request: c.req.raw, onEvent });
     c.header("set-cookie", clearSessionCookie(session));
-    return c.redirect(`${base}/login${out.ok ? "" : `?error=${out.error}`}`, 303);
+    return c.redirect(`${base}/login${out.ok ? "?signed_out=1" : `?error=${out.error}`}`, 303);
   });
 
   // Passkey sign-in and the second step: sign_in_factors.ts; security settings:
@@ -511,7 +516,7 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
     app.get("/outbox", async (c) => {
       await Promise.allSettled(sending);
       c.header("cache-control", "no-store");
-      return c.html(await box.page({ title: "Outbox (multi-user demo)" }));
+      return c.html(await box.page({ title: "Outbox", site: USERS_SITE, home: `${base}/` }));
     });
   }
   return app;

@@ -2,18 +2,31 @@
  * Builds the npm mirror in `npm/`: every entry of `deno.json` `exports` whose file exists is
  * compiled with the TypeScript compiler to ES modules (`.js`) with declarations (`.d.ts`);
  * relative `.ts` specifiers become `.js`; bare specifiers resolve through `deno.json`
- * `imports` to npm package names, which become `dependencies` (with the version range from
- * the import map); `package.json` `exports` mirror `deno.json`'s. When there are dependencies,
- * `npm install` runs in `npm/` so the Node tests (`node --test tests/npm/`) can import it,
+ * `imports` to npm package names; `package.json` `exports` mirror `deno.json`'s.
+ *
+ * The mirror has no `dependencies`: every npm package the code imports is an optional peer
+ * dependency (with the version range from the import map), so installing the mirror installs
+ * nothing else, and an app adds the packages of the parts it uses (README, "Install"). The core
+ * imports none; `./d1` loads `@libsql/client` only in `openLibsql`; the server loads each of its
+ * packages when a config uses the feature. Every dynamic `import()` of the mirror goes through
+ * `_peers.js`, which turns Node's "Cannot find package 'x'" for a peer into an error naming the
+ * package and the `npm install` line; a static import of a missing peer (`hono` of `./mail`,
+ * `react`, `preact`) fails with Node's own error, which names the package.
+ *
+ * Unless `--no-install`, the peers are then installed in `npm/` without being saved
+ * (`npm install --no-save`) so the Node tests (`node --test tests/npm/`) can import every part,
  * and the build fails when an installed package's `engines.node` excludes the oldest Node the
  * mirror's own `engines.node` allows (`scripts/npm_engines.ts`). The mail reference's renderer
- * bundle is carried as a file, not a dependency (`carryReferenceRenderer`).
+ * bundle is carried as a file of the source tree, not a dependency (`carryReferenceRenderer`).
  *
  * Type errors do not stop the build (`deno check` is the type gate; TypeScript here lacks
- * Deno's built-in types); they are counted and the first few printed.
+ * Deno's built-in types): a run that succeeds prints a summary of a few lines (what was built,
+ * how many diagnostics, what was installed); `--verbose` adds each TypeScript diagnostic and
+ * npm's own output. A failure prints everything it has.
  *
  * ```sh
  * deno task build:npm
+ * deno task build:npm --verbose   # with every TypeScript diagnostic and npm's output
  * # elsewhere, with another version, without installing the dependencies (to publish it):
  * deno run -A scripts/build_npm.ts --out /tmp/mirror --version 0.2.1 --no-install
  * ```
@@ -22,6 +35,7 @@
  */
 import ts from "typescript";
 import { checkEngines, formatConflicts } from "./npm_engines.ts";
+import { BUNDLE_DIR } from "./reference_bundle.ts";
 
 const root = new URL("../", import.meta.url);
 const rootPath = decodeURIComponent(root.pathname).replace(/\/$/, "");
@@ -40,6 +54,7 @@ const outDir = outArg
   : `${rootPath}/npm`;
 const versionOverride = option("version");
 const skipInstall = Deno.args.includes("--no-install");
+const verbose = Deno.args.includes("--verbose");
 
 /**
  * The Node versions the mirror supports: 20.6 is the oldest the OpenTelemetry JS 2.x packages
@@ -92,19 +107,19 @@ for (const [key, source] of Object.entries(exportsMap)) {
 }
 if (entries.length === 0) throw new Error("deno.json exports name no existing file");
 
-const dependencies = new Map<string, string>();
+/** Every npm package the code imports, with the range of the import map. */
+const peers = new Map<string, string>();
 
 /**
- * UI libraries an app brings itself, exactly one copy of each: listed as optional peer
- * dependencies with the majors the pages support, never installed by the mirror. `@types/react`
- * only names React's types for Deno (`@ts-types`); TypeScript users have their own.
+ * UI libraries an app brings itself, exactly one copy of each: their peer ranges are the majors
+ * the pages support rather than the import map's. `@types/react` only names React's types for
+ * Deno (`@ts-types`); TypeScript users have their own.
  */
-const PEERS: Record<string, string> = {
+const PEER_RANGES: Record<string, string> = {
   react: "^18.0.0 || ^19.0.0",
-  preact: "^10.0.0",
+  preact: "^10.0.0 || ^11.0.0",
 };
 const TYPE_ONLY = new Set(["@types/react"]);
-const peersUsed = new Set<string>();
 
 /** Maps a bare specifier through the import map to an npm specifier; records the dependency. */
 function mapBare(specifier: string, from: string): string {
@@ -128,17 +143,12 @@ function mapBare(specifier: string, from: string): string {
       `${from}: cannot map "${specifier}" to an npm package (add it to deno.json imports as npm:)`,
     );
   }
-  if (Object.hasOwn(PEERS, target.name)) {
-    peersUsed.add(target.name);
-    const sub = `${target.subpath}${rest}`.replace(/^\/+/, "");
-    return sub ? `${target.name}/${sub}` : target.name;
-  }
   if (TYPE_ONLY.has(target.name)) return target.name;
-  const known = dependencies.get(target.name);
+  const known = peers.get(target.name);
   if (known && known !== target.range) {
     throw new Error(`${target.name}: conflicting ranges ${known} and ${target.range}`);
   }
-  dependencies.set(target.name, target.range);
+  peers.set(target.name, target.range);
   const sub = `${target.subpath}${rest}`.replace(/^\/+/, "");
   return sub ? `${target.name}/${sub}` : target.name;
 }
@@ -154,14 +164,23 @@ function mapSpecifier(spec: string, file: string): string {
   return mapBare(spec, file);
 }
 
-/** Rewrites module specifiers of imports, exports, dynamic imports and `import()` types. */
-function specifierTransformer<T extends ts.Node>(
+/** The module every dynamic import goes through (`peerModuleSource`), at the mirror's root. */
+const PEER_MODULE = "_peers.js";
+const PEER_IMPORT = "__gatehouseImportPeer";
+
+/**
+ * Rewrites module specifiers of imports, exports, dynamic imports and `import()` types; in code
+ * (not declarations), wraps each dynamic import in `_peers.js`'s `importPeer`.
+ */
+const specifierTransformer = (code: boolean) =>
+<T extends ts.Node>(
   context: ts.TransformationContext,
-): (node: T) => T {
+): (node: T) => T => {
   const f = context.factory;
   return (top: T) => {
     if (!ts.isSourceFile(top)) return top;
     const file = top.fileName.slice(rootPath.length + 1);
+    let wrapped = false;
     const lit = (node: ts.Expression | undefined) =>
       node && ts.isStringLiteral(node) ? node.text : null;
     const visit = (node: ts.Node): ts.Node => {
@@ -192,10 +211,13 @@ function specifierTransformer<T extends ts.Node>(
         lit(node.arguments[0]) !== null
       ) {
         const spec = mapSpecifier(lit(node.arguments[0])!, file);
-        return f.updateCallExpression(node, node.expression, node.typeArguments, [
+        const call = f.updateCallExpression(node, node.expression, node.typeArguments, [
           f.createStringLiteral(spec),
           ...node.arguments.slice(1),
         ]);
+        if (!code) return call;
+        wrapped = true;
+        return f.createCallExpression(f.createIdentifier(PEER_IMPORT), undefined, [call]);
       }
       if (
         ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) &&
@@ -213,22 +235,74 @@ function specifierTransformer<T extends ts.Node>(
       }
       return ts.visitEachChild(node, visit, context);
     };
-    return ts.visitNode(top, visit) as T;
+    const out = ts.visitNode(top, visit) as ts.SourceFile;
+    if (!wrapped) return out as unknown as T;
+    const depth = file.split("/").length - 1;
+    const from = depth === 0 ? `./${PEER_MODULE}` : `${"../".repeat(depth)}${PEER_MODULE}`;
+    const helper = f.createImportDeclaration(
+      undefined,
+      f.createImportClause(
+        false,
+        undefined,
+        f.createNamedImports([
+          f.createImportSpecifier(
+            false,
+            f.createIdentifier("importPeer"),
+            f.createIdentifier(PEER_IMPORT),
+          ),
+        ]),
+      ),
+      f.createStringLiteral(from),
+    );
+    return f.updateSourceFile(out, [helper, ...out.statements]) as unknown as T;
   };
+};
+
+/**
+ * `_peers.js`: `importPeer(loading)` passes a dynamic import through, and turns its failure for
+ * want of one of the mirror's peer packages (Node's and Deno's `Cannot find package 'x'`, Bun's
+ * `Cannot find package "x"`) into an error that names the package and how to install it.
+ */
+function peerModuleSource(ranges: Record<string, string>): string {
+  return `// Generated by scripts/build_npm.ts. The npm packages of @gatehouse/gatehouse are optional
+// peer dependencies: an app installs those of the parts it uses. A feature loads its packages
+// when it is first used, through importPeer, which names a missing one and how to install it.
+const PEERS = ${JSON.stringify(ranges, null, 2)};
+
+export function importPeer(loading) {
+  return loading.catch((error) => {
+    const message = String(error && error.message);
+    const found = /(?:Cannot|Could not) find (?:package|module) ['"]((?:@[^/'"]+\\/)?[^/'"]+)/.exec(message);
+    const name = found && found[1];
+    if (!name || !Object.prototype.hasOwnProperty.call(PEERS, name)) throw error;
+    throw new Error(
+      \`@gatehouse/gatehouse: this feature needs the npm package \${name}, an optional peer \` +
+        \`dependency that is not installed. Install it beside @gatehouse/gatehouse: \` +
+        \`npm install \${name}@"\${PEERS[name]}"\`,
+      { cause: error },
+    );
+  });
+}
+`;
 }
 
-/** @types/node from Deno's npm directory when present (some libraries import `node:`). */
+/**
+ * @types/node from Deno's npm directory of the root or of tests/ when present (some libraries
+ * import `node:`).
+ */
 async function nodeTypes(): Promise<string[]> {
-  const dir = `${rootPath}/node_modules/.deno`;
-  try {
-    for await (const e of Deno.readDir(dir)) {
-      if (e.name.startsWith("@types+node@")) {
-        const index = `${dir}/${e.name}/node_modules/@types/node/index.d.ts`;
-        if (await exists(index)) return [index];
+  for (const base of [rootPath, `${rootPath}/tests`]) {
+    const dir = `${base}/node_modules/.deno`;
+    try {
+      for await (const e of Deno.readDir(dir)) {
+        if (e.name.startsWith("@types+node@")) {
+          const index = `${dir}/${e.name}/node_modules/@types/node/index.d.ts`;
+          if (await exists(index)) return [index];
+        }
       }
+    } catch {
+      // no node_modules there: type errors for node: imports are reported, not fatal
     }
-  } catch {
-    // no node_modules: type errors for node: imports are reported, not fatal
   }
   return [];
 }
@@ -277,7 +351,7 @@ const result = program.emit(
   },
   undefined,
   false,
-  { before: [specifierTransformer], afterDeclarations: [specifierTransformer] },
+  { before: [specifierTransformer(true)], afterDeclarations: [specifierTransformer(false)] },
 );
 if (result.emitSkipped) {
   const why = [...ts.getPreEmitDiagnostics(program), ...result.diagnostics]
@@ -296,9 +370,9 @@ if (result.emitSkipped) {
 }
 
 const diagnostics = [...ts.getPreEmitDiagnostics(program), ...result.diagnostics];
-if (diagnostics.length > 0) {
+if (diagnostics.length > 0 && verbose) {
   console.warn(`${diagnostics.length} TypeScript diagnostics (deno check is authoritative):`);
-  for (const d of diagnostics.slice(0, 5)) {
+  for (const d of diagnostics) {
     console.warn(
       "  " + ts.formatDiagnostic(d, {
         getCanonicalFileName: (f) => f,
@@ -308,6 +382,15 @@ if (diagnostics.length > 0) {
     );
   }
 }
+
+const peerNames = [...peers.keys()].sort();
+/** The range a peer is declared with: the pages' majors for UI libraries, else the import map's. */
+const peerRange = (name: string) => PEER_RANGES[name] ?? peers.get(name)!;
+await Deno.writeTextFile(
+  `${outDir}/${PEER_MODULE}`,
+  peerModuleSource(Object.fromEntries(peerNames.map((n) => [n, peerRange(n)]))),
+);
+written.push(PEER_MODULE);
 
 function outFile(source: string, ext: ".js" | ".d.ts"): string {
   return "./" + source.replace(/^\.\//, "").replace(/\.[mc]?tsx?$/, ext);
@@ -327,15 +410,10 @@ const pkg = {
       default: outFile(e.source, ".js"),
     }]),
   ),
-  ...(dependencies.size > 0
-    ? { dependencies: Object.fromEntries([...dependencies].sort(([a], [b]) => a.localeCompare(b))) }
-    : {}),
-  ...(peersUsed.size > 0
+  ...(peers.size > 0
     ? {
-      peerDependencies: Object.fromEntries([...peersUsed].sort().map((n) => [n, PEERS[n]])),
-      peerDependenciesMeta: Object.fromEntries(
-        [...peersUsed].sort().map((n) => [n, { optional: true }]),
-      ),
+      peerDependencies: Object.fromEntries(peerNames.map((n) => [n, peerRange(n)])),
+      peerDependenciesMeta: Object.fromEntries(peerNames.map((n) => [n, { optional: true }])),
     }
     : {}),
 };
@@ -347,67 +425,39 @@ for (const doc of ["README.md", "LICENSE"]) {
 }
 
 /**
- * The mail API's interactive reference serves the browser bundle of npm `@scalar/api-reference`
- * (`lib/mail/reference_page.ts`). The mirror carries that one file beside the module, with its
- * licence, instead of depending on the package: the package installs about 280 MB (Vue,
- * CodeMirror, ...) and declares Node >= 22, for a file the server only reads and sends to
- * browsers. The bundle is the one `deno install` put in node_modules (the version deno.json
- * imports).
+ * The mail API's interactive reference serves the gzip-compressed browser bundle of npm
+ * `@scalar/api-reference` that the source tree carries beside `lib/mail/reference_page.ts`
+ * (`lib/mail/scalar/`, written by `scripts/reference_bundle.ts`, with its licence): the mirror
+ * carries the same files, instead of depending on the package (about 280 MB with Vue,
+ * CodeMirror, ..., and Node >= 22, for a file the server only reads and sends to browsers).
+ * Returns the bundle's version (from its licence), or null when the reference is not built.
  */
 async function carryReferenceRenderer(): Promise<string | null> {
   if (!written.includes("lib/mail/reference_page.js")) return null;
-  const pkgDir = `${rootPath}/node_modules/@scalar/api-reference`;
-  let version: string;
-  try {
-    version = JSON.parse(await Deno.readTextFile(`${pkgDir}/package.json`)).version;
-  } catch {
-    throw new Error(
-      "the mail reference's renderer (npm @scalar/api-reference) is not in node_modules: " +
-        "run `deno install` first",
-    );
+  const from = `${rootPath}/${BUNDLE_DIR}`;
+  const to = `${outDir}/${BUNDLE_DIR}`;
+  await Deno.mkdir(to, { recursive: true });
+  for (const file of ["standalone.js.gz", "LICENSE"]) {
+    await Deno.copyFile(`${from}/${file}`, `${to}/${file}`);
   }
-  const dir = `${outDir}/lib/mail/scalar`;
-  await Deno.mkdir(dir, { recursive: true });
-  await Deno.copyFile(`${pkgDir}/dist/browser/standalone.js`, `${dir}/standalone.js`);
-  await Deno.writeTextFile(`${dir}/LICENSE`, SCALAR_NOTICE.replace("{version}", version));
-  return version;
+  const notice = await Deno.readTextFile(`${from}/LICENSE`);
+  return notice.match(/@scalar\/api-reference\s+(\S+)/)?.[1] ?? "?";
 }
-
-/** The notice of the carried renderer (MIT, as the package's `license` and its repository). */
-const SCALAR_NOTICE = `standalone.js is the browser bundle of the npm package @scalar/api-reference
-{version} (https://github.com/scalar/scalar, packages/api-reference), carried unchanged. The
-libraries bundled in it keep their own notices inline.
-
-MIT License
-
-Copyright (c) 2023-present Scalar
-
-Permission is hereby granted, free of charge, to any person obtaining a copy
-of this software and associated documentation files (the "Software"), to deal
-in the Software without restriction, including without limitation the rights
-to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
-copies of the Software, and to permit persons to whom the Software is
-furnished to do so, subject to the following conditions:
-
-The above copyright notice and this permission notice shall be included in all
-copies or substantial portions of the Software.
-
-THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
-IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
-FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
-AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
-LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
-OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
-SOFTWARE.
-`;
 
 const carried = await carryReferenceRenderer();
 
 console.log(
   `${outArg ?? "npm/"}: ${entries.map((e) => e.key).join(", ")} -> ${written.length} files, ` +
-    `${dependencies.size} dependencies` +
+    `${peers.size} optional peer dependencies` +
     (carried ? `; carries @scalar/api-reference ${carried}'s browser bundle` : ""),
 );
+if (diagnostics.length > 0) {
+  // TypeScript here lacks Deno's types (`Deno`, `Deno.Conn`, ...): expected, not errors
+  console.log(
+    `  ${diagnostics.length} TypeScript diagnostics, not fatal (deno check is the type gate)` +
+      (verbose ? "" : "; --verbose lists them"),
+  );
+}
 
 // The emitted deno.json is what the mirror's code reads its version from (`gatehouse version`).
 if (versionOverride && await exists(`${outDir}/deno.json`)) {
@@ -416,15 +466,33 @@ if (versionOverride && await exists(`${outDir}/deno.json`)) {
   await Deno.writeTextFile(`${outDir}/deno.json`, JSON.stringify(emitted, null, 4));
 }
 
-if (dependencies.size > 0 && !skipInstall) {
-  const { success } = await new Deno.Command("npm", {
-    args: ["install", "--no-audit", "--no-fund", "--omit=dev", "--no-package-lock"],
+if (peers.size > 0 && !skipInstall) {
+  // For the Node tests: every peer, at the import map's range, not saved in package.json.
+  const install = await new Deno.Command("npm", {
+    args: [
+      "install",
+      "--no-save",
+      "--no-audit",
+      "--no-fund",
+      "--no-package-lock",
+      ...(verbose ? [] : ["--loglevel=error"]),
+      ...peerNames.map((n) => `${n}@${peers.get(n)}`),
+    ],
     cwd: outDir,
-    stdout: "inherit",
-    stderr: "inherit",
+    stdout: verbose ? "inherit" : "piped",
+    stderr: verbose ? "inherit" : "piped",
   }).output();
-  if (!success) throw new Error("npm install in npm/ failed");
+  if (!install.success) {
+    if (!verbose) {
+      const text = new TextDecoder();
+      console.error(text.decode(install.stdout) + text.decode(install.stderr));
+    }
+    throw new Error("npm install in npm/ failed");
+  }
   const report = await checkEngines(outDir);
   if (report.conflicts.length > 0) throw new Error(formatConflicts(report));
-  console.log(`${report.packages} installed packages run on Node ${report.lowest}`);
+  console.log(
+    `  installed the ${peers.size} peers for the Node tests: ${report.packages} packages, ` +
+      `all run on Node ${report.lowest}`,
+  );
 }

@@ -87,7 +87,13 @@ function header(ctx: ShellContext): JSX.Element {
         ? h(
           "div",
           { class: "who" },
-          h("span", null, "Signed in as ", h("strong", null, ctx.who)),
+          // "Signed in as" is read out, not shown: the header holds on one line at 1280 px
+          h(
+            "span",
+            null,
+            h("span", { class: "sr-only" }, "Signed in as "),
+            h("strong", null, ctx.who),
+          ),
           h(PostForm, {
             action: `${ctx.base}/logout`,
             csrf: ctx.csrf,

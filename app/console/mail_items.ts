@@ -26,6 +26,11 @@ const STATES: Record<string, string> = {
 
 const needsScan = (status: string) => status === "open_requested" || status === "rescan_requested";
 
+/** How many changes an item's history holds, in words: "1 change", "3 changes". */
+export function changesInWords(n: number): string {
+  return `${n} ${n === 1 ? "change" : "changes"}`;
+}
+
 function actions(req: ConsoleRequest, a: AccountDetail, item: MailItem) {
   if (!item.current_status.endsWith("_requested")) {
     return h("span", { class: "muted" }, "Nothing pending");
@@ -109,7 +114,11 @@ async function page(req: ConsoleRequest, a: AccountDetail, error?: string): Prom
             h(
               "details",
               null,
-              h("summary", null, `${i.status_history.length} changes`),
+              h(
+                "summary",
+                null,
+                changesInWords(i.status_history.length),
+              ),
               h(
                 "ol",
                 null,

@@ -97,10 +97,13 @@ async function browse(req: ConsoleRequest): Promise<Response> {
   }
   const got = await server.getConfig(path);
   const saved = req.c.req.query("done") === "saved";
+  // "connected" only when it answered: the error above says what went wrong otherwise
   const header = h(
     "p",
     { key: "where", class: "muted" },
-    `Connected to the admin endpoint at ${server.base}.`,
+    got.status === 0
+      ? `The admin endpoint: ${server.base} (GATEHOUSE_ADMIN).`
+      : `Connected to the admin endpoint at ${server.base}.`,
   );
   if (got.error || !got.etag) {
     return req.page({

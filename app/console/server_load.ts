@@ -12,7 +12,7 @@ import { Card, Csrf, Field, PostForm } from "./ui.ts";
 
 /** The formats offered, with the content type the admin API's adapters answer to. */
 const FORMATS: Record<string, { label: string; type: string }> = {
-  gatehousefile: { label: "Gatehousefile (Caddyfile syntax)", type: "text/caddyfile" },
+  gatehousefile: { label: "Gatehousefile", type: "text/caddyfile" },
   json: { label: "JSON", type: "application/json" },
 };
 
@@ -38,6 +38,11 @@ function form(req: ConsoleRequest, format = "gatehousefile", text = "") {
         ),
       ),
     ),
+    h(
+      "p",
+      { class: "hint" },
+      "A Gatehousefile is written in the Caddyfile syntax: a Caddy user's Caddyfile works as it is.",
+    ),
     h(Field, {
       label: "The config",
       name: "text",
@@ -50,7 +55,7 @@ function form(req: ConsoleRequest, format = "gatehousefile", text = "") {
       label: "Or a file",
       name: "file",
       type: "file",
-      attrs: { accept: ".json,.caddyfile,text/plain,application/json" },
+      attrs: { accept: ".json,.gatehousefile,.caddyfile,text/plain,application/json" },
     }),
     h("div", { class: "actions" }, h("button", { type: "submit" }, "Preview the JSON")),
   );
@@ -94,7 +99,7 @@ async function preview(req: ConsoleRequest): Promise<Response> {
       warnings.length
         ? h(
           Card,
-          { key: "w", title: "Warnings of the adapter" },
+          { key: "w", title: `Warnings of the ${FORMATS[format].label} adapter` },
           h(
             "ul",
             null,

@@ -121,33 +121,45 @@ export function Table(p: {
 }): JSX.Element {
   if (p.rows.length === 0) return h("p", { class: "muted" }, p.empty ?? "Nothing here yet.");
   const num = new Set(p.numeric ?? []);
+  // On a phone each row is a card (console.css): a cell names its column (`data-label`), and
+  // the roles keep the table a table for screen readers whatever its display.
   return h(
     "div",
     { class: "table-wrap", role: "region", "aria-label": p.caption, tabIndex: 0 },
     h(
       "table",
-      null,
+      { role: "table" },
       h("caption", null, p.caption),
       h(
         "thead",
-        null,
+        { role: "rowgroup" },
         h(
           "tr",
-          null,
+          { role: "row" },
           p.head.map((t, i) =>
-            h("th", { scope: "col", key: t + i, class: num.has(i) ? "num" : undefined }, t)
+            h("th", {
+              scope: "col",
+              role: "columnheader",
+              key: t + i,
+              class: num.has(i) ? "num" : undefined,
+            }, t)
           ),
         ),
       ),
       h(
         "tbody",
-        null,
+        { role: "rowgroup" },
         p.rows.map((cells, r) =>
           h(
             "tr",
-            { key: r },
+            { key: r, role: "row" },
             cells.map((cell, i) =>
-              h("td", { key: i, class: num.has(i) ? "num" : undefined }, cell)
+              h("td", {
+                key: i,
+                role: "cell",
+                "data-label": p.head[i],
+                class: num.has(i) ? "num" : undefined,
+              }, cell)
             ),
           )
         ),

@@ -22,6 +22,31 @@ export function adminAddressFrom(flag: string | undefined, config: unknown): str
   return admin?.listen || defaultAdminAddress();
 }
 
+/**
+ * Why a request to the admin endpoint failed, in words: fetch says only "fetch failed" and keeps
+ * the reason in its `cause` ("... tcp connect error: Connection refused (os error 111)").
+ * Nothing listening is `connection refused at <address>` with what to do.
+ */
+export function fetchFailure(e: unknown, address?: string): string {
+  const chain: string[] = [];
+  for (let c: unknown = e; c instanceof Error && chain.length < 5; c = c.cause) {
+    chain.push(c.message);
+  }
+  const text = chain.join(": ");
+  const at = address ?? text.match(/for url \(https?:\/\/([^/)]+)/)?.[1];
+  if (/connection refused|ECONNREFUSED/i.test(text)) {
+    return `connection refused at ${at ?? "the admin address"} (is the server running? ` +
+      "start it with `gatehouse run` or `gatehouse start`, or name its admin address with " +
+      "--address)";
+  }
+  if (/no such file or directory|ENOENT/i.test(text)) {
+    return `no socket at ${at ?? "the admin address"} (is the server running?)`;
+  }
+  // the innermost reason, without fetch's own wrapping
+  const inner = chain.at(-1) ?? String(e);
+  return inner.replace(/^error sending request for url \([^)]*\): /, "");
+}
+
 /** Sends one request to the admin endpoint; throws UsageError when it cannot connect or answers an error. */
 export async function adminRequest(
   address: string,
@@ -57,8 +82,12 @@ export async function adminRequest(
     return res;
   } catch (e) {
     if (e instanceof UsageError) throw e;
+    const why = fetchFailure(e, unix ? addr.host : host);
+    // nobody there says it all; anything else is told as a failed request
     throw new UsageError(
-      `performing request to admin endpoint ${address}: ${(e as Error).message}`,
+      /^(connection refused|no socket) at /.test(why)
+        ? why
+        : `performing request to admin endpoint ${address}: ${why}`,
     );
   } finally {
     client?.close();

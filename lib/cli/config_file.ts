@@ -46,8 +46,17 @@ async function exists(path: string): Promise<boolean> {
 
 /** Finds the default text config in the current directory, if any. */
 export async function findDefaultConfig(): Promise<string | undefined> {
-  for (const name of DEFAULT_CONFIG_FILES) if (await exists(name)) return name;
-  return undefined;
+  return (await defaultConfigFiles())[0];
+}
+
+/**
+ * The default text configs present in the current directory, in the order they are taken
+ * (`Gatehousefile` before `Caddyfile`): the first is the one loaded.
+ */
+export async function defaultConfigFiles(): Promise<string[]> {
+  const found: string[] = [];
+  for (const name of DEFAULT_CONFIG_FILES) if (await exists(name)) found.push(name);
+  return found;
 }
 
 /** Reads and adapts a config file; `-` reads stdin. Throws UsageError on any problem. */

@@ -11,6 +11,7 @@ import { ExitCode } from "./command.ts";
 import { DEFAULT_BROWSE_TEMPLATE } from "../server/http/handlers/file_server/browse_template.ts";
 import { debugLogging, NO_ADMIN, runQuickServer } from "./quick_server.ts";
 import { UsageError } from "./usage_error.ts";
+import { WORKERS_FLAG } from "./workers.ts";
 
 /** Options of the generated file server config. */
 export interface FileServerOptions {
@@ -50,7 +51,7 @@ export function fileServerConfig(o: FileServerOptions): Record<string, unknown> 
 export const fileServerCommand: Command = {
   name: "file-server",
   usage:
-    "[--domain <example.com>] [--root <path>] [--listen <addr>] [--browse] [--reveal-symlinks] [--access-log] [--precompressed <encoding>] [--no-compress]",
+    "[--domain <example.com>] [--root <path>] [--listen <addr>] [--browse] [--reveal-symlinks] [--access-log] [--precompressed <encoding>] [--no-compress] [--workers <n>]",
   short: "Spins up a production-ready file server",
   long: [
     "Serves static files from --root (default: the current directory) on --listen (default :80,",
@@ -94,6 +95,7 @@ export const fileServerCommand: Command = {
       help: "Enable template rendering (not supported)",
     },
     { name: "access-log", type: "boolean", help: "Enable the access log" },
+    WORKERS_FLAG,
     { name: "debug", short: "v", type: "boolean", help: "Enable verbose debug logs" },
     { name: "no-compress", type: "boolean", help: "Disable Zstandard and Gzip compression" },
     {
@@ -134,7 +136,9 @@ export const fileServerCommand: Command = {
     const where = listen || (domain ? ":443" : ":80");
     return await runQuickServer(
       config,
-      (engine) => engine.log.info(`Gatehouse serving static files on ${where}`),
+      ({ engine }) => engine.log.info(`Gatehouse serving static files on ${where}`),
+      flags,
+      "file-server",
     );
   },
 };

@@ -15,7 +15,7 @@ import {
   SCRYPT_DEFAULTS,
   scryptKey,
   toBase64,
-} from "../server/http/handlers/hashes.ts";
+} from "../server/http/handlers/authentication/hashes.ts";
 
 /** Algorithms `hash-password` offers. */
 export const HASH_ALGORITHMS: readonly string[] = ["bcrypt", "scrypt"];

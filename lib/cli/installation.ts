@@ -20,6 +20,25 @@
  * @module
  */
 import { packageId, type PackageRequest, packageSpecifier } from "./package_spec.ts";
+import denoJson from "../../deno.json" with { type: "json" };
+
+/** Imports that are not the server's: the sign-in pages' UI libraries, an app's own. */
+const NOT_SERVER = new Set(["react", "@types/react", "preact", "preact-render-to-string"]);
+
+/**
+ * The npm packages the server loads when a config uses a feature (`@peculiar/x509` for the local
+ * CA, `acme-client` for ACME, ...), as `npm:name@range` with the ranges of this gatehouse's
+ * `deno.json`: the npm package of gatehouse lists them as optional peer dependencies, which Deno
+ * resolves only when the program itself names them.
+ */
+export function serverPackages(): string[] {
+  const out = new Set<string>();
+  for (const value of Object.values(denoJson.imports as Record<string, string>)) {
+    const m = value.match(/^npm:\/?((?:@[^/@]+\/)?[^/@]+)@([^/]+)/);
+    if (m && !NOT_SERVER.has(m[1])) out.add(`npm:${m[1]}@${m[2]}`);
+  }
+  return [...out].sort();
+}
 
 /** A package of an installation: as requested, and as resolved. */
 export interface InstalledPackage {
@@ -124,9 +143,10 @@ export async function readInstallation(entryUrl: string): Promise<Installation> 
 }
 
 /**
- * The entry of a generation: imports gatehouse's command line and, lazily, each plugin package.
- * Import specifiers are string literals so that `deno install --entrypoint` and the lock file
- * cover every package.
+ * The entry of a generation: imports gatehouse's command line and, lazily, each plugin package;
+ * for gatehouse from npm, also names (lazily) the packages its server loads when a config uses
+ * them ({@linkcode serverPackages}). Import specifiers are string literals so that
+ * `deno install --entrypoint` and the lock file cover every package.
  *
  * @example
  * ```ts
@@ -156,6 +176,15 @@ export function entrySource(gatehouse: PackageRequest, plugins: PackageRequest[]
     "  }),",
     ");",
     "",
+    ...(gatehouse.registry !== "npm" ? [] : [
+      "// The npm packages the server loads when a config uses a feature: optional peer",
+      "// dependencies of gatehouse's npm package, named here so that they are resolved and",
+      "// locked with it. Each is loaded only when a feature uses it.",
+      "export const serverPackages = () => [",
+      ...serverPackages().map((p) => `  import(${JSON.stringify(p)}),`),
+      "];",
+      "",
+    ]),
   ];
   return lines.join("\n");
 }

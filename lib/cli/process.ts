@@ -58,7 +58,8 @@ export class ProcessLife {
     this.engine.log.error("exiting immediately", { reason, exit_code: ExitCode.Forced });
     let timer: ReturnType<typeof setTimeout> | undefined;
     const bound = new Promise<void>((r) => (timer = setTimeout(r, 2000)));
-    Promise.race([cleanUpOwnLocks(), bound]).finally(() => {
+    const workers = this.engine.runner.exitNow?.() ?? Promise.resolve();
+    Promise.race([Promise.all([cleanUpOwnLocks(), workers]), bound]).finally(() => {
       clearTimeout(timer);
       this.#removePidfile();
       Deno.exit(ExitCode.Forced);

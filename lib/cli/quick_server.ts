@@ -7,11 +7,22 @@
  */
 import { Engine } from "../server/engine.ts";
 import "../server/standard.ts";
-import { ExitCode } from "./command.ts";
+import { runningHttpApps } from "../server/http/app.ts";
+import { ExitCode, type Flags } from "./command.ts";
 import { ProcessLife } from "./process.ts";
+import { connectWorkers, workerPlan } from "./workers.ts";
+
+/** What a quick server is told once it serves. */
+export interface QuickServerStarted {
+  /** The engine holding the config. */
+  engine: Engine;
+  /** The bound listen addresses by server name (the real port where `:0` was asked). */
+  listenAddresses(): Record<string, string[]>;
+}
 
 /**
- * Loads `config` and serves until a signal; `onStarted` runs once it serves. A failed start
+ * Loads `config` and serves until a signal; `onStarted` runs once it serves. `flags.workers`
+ * (or `GATEHOUSE_WORKERS`) sets how many worker processes serve, as for `run`. A failed start
  * prints the error and resolves to 1 (the exit code the log reports too).
  *
  * @example
@@ -22,12 +33,17 @@ import { ProcessLife } from "./process.ts";
  */
 export async function runQuickServer(
   config: Record<string, unknown>,
-  onStarted?: (engine: Engine) => void,
+  onStarted?: (started: QuickServerStarted) => void,
+  flags: Flags = {},
+  command = "serve",
 ): Promise<number> {
-  const engine = new Engine({ defaultAdmin: false, autosavePath: false });
+  const plan = workerPlan(flags, command);
+  const engine = new Engine({ defaultAdmin: false, autosavePath: false, runner: plan.workers });
+  connectWorkers(plan.workers, engine);
   const life = new ProcessLife(engine);
   life.installSignals();
   try {
+    await plan.workers?.start();
     await engine.load(config, true);
   } catch (e) {
     life.removeSignals();
@@ -35,7 +51,15 @@ export async function runQuickServer(
     console.error((e as Error).message);
     return ExitCode.Failure;
   }
-  onStarted?.(engine);
+  onStarted?.({
+    engine,
+    listenAddresses: () => {
+      if (plan.workers) return plan.workers.listenAddresses();
+      const out: Record<string, string[]> = {};
+      for (const app of runningHttpApps()) Object.assign(out, app.listenAddresses());
+      return out;
+    },
+  });
   return await life.exited;
 }
 

@@ -8,10 +8,10 @@
  */
 import type { Command } from "./command.ts";
 import { ExitCode } from "./command.ts";
-import { runningHttpApps } from "../server/http/app.ts";
 import { expandListenAddress } from "../server/http/listen_address.ts";
 import { debugLogging, NO_ADMIN, parseHeaderFlags, runQuickServer } from "./quick_server.ts";
 import { UsageError } from "./usage_error.ts";
+import { WORKERS_FLAG } from "./workers.ts";
 
 /** Fills `{{.N}}`, `{{.Port}}`, `{{.Address}}` (spaces inside the braces allowed). */
 export function renderRespondBody(body: string, n: number, port: number, address: string): string {
@@ -69,7 +69,7 @@ async function readPipedStdin(): Promise<string> {
 export const respondCommand: Command = {
   name: "respond",
   usage:
-    '[--status <code>] [--body <content>] [--listen <addr>] [--access-log] [--header "Field: value"] [--debug] <body|status>',
+    '[--status <code>] [--body <content>] [--listen <addr>] [--access-log] [--header "Field: value"] [--debug] [--workers <n>] <body|status>',
   short: "Simple, hard-coded HTTP responses for development and testing",
   long: [
     "Starts one or more servers that answer every request with a fixed response. Without",
@@ -111,6 +111,7 @@ export const respondCommand: Command = {
       default: "localhost:0",
     },
     { name: "access-log", type: "boolean", help: "Enable the access log" },
+    WORKERS_FLAG,
     { name: "debug", short: "v", type: "boolean", help: "Enable more verbose debug-level logging" },
   ],
   async run({ flags, args }) {
@@ -140,9 +141,10 @@ export const respondCommand: Command = {
       accessLog: !!flags["access-log"],
       debug: !!flags.debug,
     });
-    return await runQuickServer(config, () => {
-      for (const app of runningHttpApps()) {
-        const byServer = app.listenAddresses();
+    return await runQuickServer(
+      config,
+      (started) => {
+        const byServer = started.listenAddresses();
         for (
           const name of Object.keys(byServer).sort((a, b) =>
             Number(a.slice(6)) - Number(b.slice(6))
@@ -150,7 +152,9 @@ export const respondCommand: Command = {
         ) {
           for (const a of byServer[name]) console.log(`Server address: ${a}`);
         }
-      }
-    }) ?? ExitCode.Success;
+      },
+      flags,
+      "respond",
+    ) ?? ExitCode.Success;
   },
 };

@@ -9,6 +9,11 @@
 import type { Command } from "./command.ts";
 import { debugLogging, NO_ADMIN, parseHeaderFlags, runQuickServer } from "./quick_server.ts";
 import { UsageError } from "./usage_error.ts";
+import type {
+  ProxyHeadersConfig,
+  ReverseProxyConfig,
+} from "../server/http/handlers/reverse_proxy/config.ts";
+import { WORKERS_FLAG } from "./workers.ts";
 
 /** A parsed `--from`/`--to` address. */
 export interface ProxyAddress {
@@ -88,8 +93,8 @@ export function reverseProxyConfig(o: ReverseProxyOptions): Record<string, unkno
   const upstreams = dials.map((dial) => ({ dial }));
   const up = { ...o.headerUp };
   if (o.changeHostHeader) up.Host = ["{http.reverse_proxy.upstream.hostport}"];
-  const handler: Record<string, unknown> = { handler: "reverse_proxy", upstreams };
-  const headers: Record<string, unknown> = {};
+  const handler: ReverseProxyConfig = { handler: "reverse_proxy", upstreams };
+  const headers: ProxyHeadersConfig = {};
   if (Object.keys(up).length) headers.request = { set: up };
   if (Object.keys(o.headerDown).length) headers.response = { set: o.headerDown };
   if (Object.keys(headers).length) handler.headers = headers;
@@ -143,7 +148,7 @@ export function proxyBanner(o: ReverseProxyOptions): string {
 export const reverseProxyCommand: Command = {
   name: "reverse-proxy",
   usage:
-    '[--from <addr>] [--to <addr>] [--change-host-header] [--insecure] [--internal-certs] [--disable-redirects] [--header-up "Field: value"] [--header-down "Field: value"] [--access-log] [--debug]',
+    '[--from <addr>] [--to <addr>] [--change-host-header] [--insecure] [--internal-certs] [--disable-redirects] [--header-up "Field: value"] [--header-down "Field: value"] [--access-log] [--debug] [--workers <n>]',
   short: "A quick and production-ready reverse proxy",
   long: [
     "Proxies --from (default localhost) to every --to upstream (repeatable; port ranges expand;",
@@ -206,6 +211,7 @@ export const reverseProxyCommand: Command = {
     },
     { name: "debug", short: "v", type: "boolean", help: "Enable verbose debug logs" },
     { name: "access-log", type: "boolean", help: "Enable the access log" },
+    WORKERS_FLAG,
     {
       name: "insecure",
       type: "boolean",
@@ -230,6 +236,11 @@ export const reverseProxyCommand: Command = {
       internalCerts: !!flags["internal-certs"],
     };
     const config = reverseProxyConfig(options);
-    return await runQuickServer(config, () => console.log(proxyBanner(options)));
+    return await runQuickServer(
+      config,
+      () => console.log(proxyBanner(options)),
+      flags,
+      "reverse-proxy",
+    );
   },
 };

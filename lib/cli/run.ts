@@ -7,12 +7,14 @@ import type { Command, Flags } from "./command.ts";
 import { ExitCode } from "./command.ts";
 import { Engine } from "../server/engine.ts";
 import { autosavePath } from "../server/storage/dirs.ts";
-import { findDefaultConfig, readConfigFile } from "./config_file.ts";
+import { defaultConfigFiles, readConfigFile } from "./config_file.ts";
 import { defaultAdminAddress } from "./admin_client.ts";
 import { ProcessLife } from "./process.ts";
 import { applyEnvFiles, printEnviron } from "./environ.ts";
 import { UsageError } from "./usage_error.ts";
 import { ADAPTER_FLAG, CONFIG_FLAG } from "./common_flags.ts";
+import { connectWorkers, workerPlan, WORKERS_FLAG } from "./workers.ts";
+import { guardInspectorSignal } from "../inspector_signal.ts";
 
 function str(v: Flags[string]): string | undefined {
   return typeof v === "string" && v !== "" ? v : undefined;
@@ -49,7 +51,26 @@ async function initialConfig(
       engine.log.info("no autosaved config to resume from", { autosave_file: path });
     }
   }
-  const path = str(flags.config) ?? (str(flags.adapter) ? undefined : await findDefaultConfig());
+  let path = str(flags.config);
+  if (path) {
+    // Caddy's words: which file, with which adapter (empty: from its name)
+    engine.log.info("using provided configuration", {
+      config_file: path,
+      config_adapter: str(flags.adapter) ?? "",
+    });
+  } else if (!str(flags.adapter)) {
+    const [found, ...ignored] = await defaultConfigFiles();
+    if (!found) return { config: null };
+    path = found;
+    engine.log.info(`using adjacent ${found}`, { config_file: `${Deno.cwd()}/${found}` });
+    if (ignored.length > 0) {
+      engine.log.warn(
+        `${[found, ...ignored].join(" and ")} are both in the current directory: using ` +
+          `${found}, not ${ignored.join(", ")} (name one with --config)`,
+        { using: found, ignored },
+      );
+    }
+  }
   if (!path) return { config: null };
   const loaded = await readConfigFile(path, str(flags.adapter));
   if (loaded.warnings.length) {
@@ -122,19 +143,31 @@ function watch(path: string, loaded: string | undefined, flags: Flags, engine: E
 
 /** Runs the server until it is told to exit; resolves to the exit code. */
 export async function runServer(flags: Flags): Promise<number> {
+  if (flags.worker !== undefined) return await runWorkerProcess(flags);
   await applyEnvFiles(flags.envfile);
   if (flags.environ) printEnviron();
+  const plan = workerPlan(flags, "run");
   const holder: { life?: ProcessLife } = {};
   const engine = new Engine({
     defaultAdmin: defaultAdminAddress(),
     autosavePath: autosavePath(),
     onStopRequest: () => holder.life?.exitGracefully("POST /stop"),
+    runner: plan.workers,
   });
+  connectWorkers(plan.workers, engine);
+  if (plan.single) engine.log.info("serving on one process", { reason: plan.single });
   const life = holder.life = new ProcessLife(engine, str(flags.pidfile));
   life.installSignals();
   let source: string | undefined;
   let sourceText: string | undefined;
   try {
+    if (plan.workers) {
+      await plan.workers.start();
+      engine.log.info("worker processes started", {
+        workers: plan.count,
+        pids: plan.workers.info().filter((w) => w.worker > 0).map((w) => w.pid),
+      });
+    }
     const initial = await initialConfig(flags, engine);
     source = initial.source;
     sourceText = initial.text;
@@ -173,17 +206,30 @@ export async function runServer(flags: Flags): Promise<number> {
   return code;
 }
 
+/** `run --worker <n>`: a worker process of a primary `run` (see `lib/server/workers/`). */
+async function runWorkerProcess(flags: Flags): Promise<number> {
+  const index = Number(flags.worker);
+  if (!Number.isInteger(index) || index < 0) {
+    throw new UsageError(`run: --worker must be a worker number, got ${String(flags.worker)}`);
+  }
+  guardInspectorSignal();
+  const { runWorker } = await import("../server/workers/worker.ts");
+  return await runWorker(index);
+}
+
 /** `run`. */
 export const runCommand: Command = {
   name: "run",
   usage:
-    "[--config <path> [--adapter <name>]] [--envfile <path>] [--environ] [--resume] [--watch] [--pidfile <file>]",
+    "[--config <path> [--adapter <name>]] [--envfile <path>] [--environ] [--resume] [--watch] [--pidfile <file>] [--workers <n>]",
   short: "Starts the server and blocks indefinitely",
   long: [
     "Starts the server in the foreground and runs until it is stopped (POST /stop, `gatehouse stop`,",
     "SIGINT, SIGTERM or SIGQUIT). With no config it runs an empty configuration with the default",
     "admin endpoint (GATEHOUSE_ADMIN or localhost:2019); a Gatehousefile in the current directory",
     "is loaded by default. --resume uses the last autosaved config and overrides --config.",
+    "With more than one worker (by default one per CPU core), a primary process holds the config",
+    "and the admin endpoint and worker processes serve; --workers 1 serves from one process.",
     "Exit codes: 0 normal, 1 startup failure, 2 forced exit, 3 failure during cleanup.",
   ].join("\n"),
   flags: [
@@ -205,11 +251,18 @@ export const runCommand: Command = {
       type: "boolean",
       help: "Reload when the config file changes (development)",
     },
+    WORKERS_FLAG,
     {
       name: "pingback",
       type: "string",
       value: "<address>",
       help: "Internal: confirm startup to this address",
+    },
+    {
+      name: "worker",
+      type: "string",
+      value: "<n>",
+      help: "Internal: serve as worker process <n> (0: a spare) of the primary on stdin/stdout",
     },
   ],
   run: ({ flags }) => runServer(flags),

@@ -2,15 +2,13 @@
  * A D1-shaped adapter over `@libsql/client`: an embedded file (`file:path`), `:memory:`, or a
  * remote libSQL server (`libsql://` or `https://` with an auth token).
  *
+ * `@libsql/client` is loaded by the first statement, not when this module loads: the flows of
+ * `./d1` run on a Cloudflare D1 binding without it, and the npm mirror lists it as an optional
+ * peer dependency that only `openLibsql` users install.
+ *
  * @module
  */
-import {
-  type Client,
-  createClient,
-  type InArgs,
-  type InStatement,
-  type ResultSet,
-} from "@libsql/client";
+import type { Client, InArgs, InStatement, ResultSet } from "@libsql/client";
 import type { D1Database, D1PreparedStatement, D1Result } from "./types.ts";
 
 /** Where the libSQL database lives. */
@@ -61,8 +59,11 @@ function toResult<T>(rs: ResultSet): D1Result<T> {
   };
 }
 
+/** The client of one database, created when first asked for. */
+type ClientOf = () => Promise<Client>;
+
 class LibsqlStatement implements D1PreparedStatement {
-  constructor(readonly client: Client, readonly sql: string, readonly args: InArgs = []) {}
+  constructor(readonly client: ClientOf, readonly sql: string, readonly args: InArgs = []) {}
 
   bind(...values: unknown[]): D1PreparedStatement {
     return new LibsqlStatement(this.client, this.sql, values.map(toArg));
@@ -73,12 +74,12 @@ class LibsqlStatement implements D1PreparedStatement {
   }
 
   async first<T = Record<string, unknown>>(): Promise<T | null> {
-    const r = toResult<T>(await this.client.execute(this.toStatement()));
+    const r = toResult<T>(await (await this.client()).execute(this.toStatement()));
     return r.results[0] ?? null;
   }
 
   async all<T = Record<string, unknown>>(): Promise<D1Result<T>> {
-    return toResult<T>(await this.client.execute(this.toStatement()));
+    return toResult<T>(await (await this.client()).execute(this.toStatement()));
   }
 
   run<T = Record<string, unknown>>(): Promise<D1Result<T>> {
@@ -100,7 +101,15 @@ class LibsqlStatement implements D1PreparedStatement {
 export function openLibsql(options: LibsqlOptions | string): LibsqlDatabase {
   const opts = typeof options === "string" ? { url: options } : options;
   const url = opts.url === ":memory:" ? ":memory:" : opts.url;
-  const client = createClient({ url, authToken: opts.authToken, intMode: "number" });
+  let created: Promise<Client> | null = null;
+  let closed = false;
+  const client: ClientOf = () => {
+    if (closed) return Promise.reject(new Error("the libSQL database was closed"));
+    created ??= import("@libsql/client").then(({ createClient }) =>
+      createClient({ url, authToken: opts.authToken, intMode: "number" })
+    );
+    return created;
+  };
   return {
     prepare(query: string): D1PreparedStatement {
       return new LibsqlStatement(client, query);
@@ -114,11 +123,12 @@ export function openLibsql(options: LibsqlOptions | string): LibsqlDatabase {
         }
         return s.toStatement();
       });
-      const results = await client.batch(stmts, "write");
+      const results = await (await client()).batch(stmts, "write");
       return results.map((r) => toResult<T>(r));
     },
     close(): void {
-      client.close();
+      closed = true;
+      created?.then((c) => c.close(), () => {});
     },
   };
 }

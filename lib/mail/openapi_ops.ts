@@ -75,8 +75,16 @@ export function errorResponses(codes: MailErrorCode[], bodyLimit: boolean): Json
     const lines = list.map((c) =>
       `- \`${c}\`: ${status === 413 ? "the body is over the limit" : ERROR_MEANINGS[c]}`
     );
+    // a body code that reads like another HTTP status is said to be none
+    const note = list.some((c) => c !== status && c >= 100 && c <= 599)
+      ? `\n\nThe \`code\` of the body is this API's own error code, not an HTTP status: ` +
+        (list.includes(429)
+          ? "`429` is a missing or wrong API key, answered with HTTP 401 (too many requests " +
+            "are HTTP 429 with code `434`)."
+          : `this answer's HTTP status is ${status}.`)
+      : "";
     out[String(status)] = {
-      description: `Error.\n\n${lines.join("\n")}`,
+      description: `Error.\n\n${lines.join("\n")}${note}`,
       ...(list.includes(434)
         ? { headers: { "Retry-After": { $ref: "#/components/headers/RetryAfter" } } }
         : list.includes(432)

@@ -3,16 +3,22 @@
  * API reference (npm `@scalar/api-reference`), every asset served by this server, so the page
  * works with no internet access and under a strict Content-Security-Policy (no inline script,
  * no external origin): the page loads `<base>/docs/assets/reference.js` (Scalar's standalone
- * bundle: the copy the npm mirror carries, or the one of the installed npm package) and
- * `<base>/docs/assets/init.js` (ours), which
- * reads its settings from a JSON block of the page. Scalar's telemetry, default fonts, request
- * proxy and AI agent are turned off; "try it" sends requests straight to this server. Where the
- * renderer cannot be found, `reference.js` answers 503 with what to do on this runtime (Node:
- * npm install; Deno: `deno install`, or a node_modules directory first).
+ * bundle) and `<base>/docs/assets/init.js` (ours), which reads its settings from a JSON block of
+ * the page. Scalar's telemetry, default fonts, request proxy and AI agent are turned off; "try
+ * it" sends requests straight to this server; the key field shows `gh_test_…`, the form of this
+ * API's keys, instead of Scalar's key-like placeholder.
+ *
+ * The bundle is a file of this package, `scalar/standalone.js.gz` beside this module (written
+ * by `scripts/reference_bundle.ts`, with its licence): nothing is installed for it, on any
+ * runtime. It is read once (from disk, or fetched beside the module when the package is served
+ * over HTTPS, as JSR does), then sent gzip-compressed as it is stored (1.26 MB for 4.35 MB of
+ * script) to clients that accept gzip, decompressed once for the others, with an `ETag` and
+ * `Cache-Control: public, max-age=86400` (a `304` for a matching `If-None-Match`). Where the file
+ * cannot be read, `reference.js` answers 503 saying so.
  *
  * @module
  */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { MailServerError } from "./errors.ts";
 import type { MailEnv } from "./context.ts";
 
@@ -40,82 +46,111 @@ const INIT_JS = `// Gatehouse mail API reference: starts Scalar with the page's 
     defaultOpenAllTags: true,
     authentication: { preferredSecurityScheme: "apiKey" },
   });
+  // Scalar's own placeholder for a token looks like a real key: show the form of this API's
+  var theirs = "QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT";
+  var ours = "gh_test_\u2026";
+  var mark = function () {
+    var found = document.querySelectorAll('input[placeholder="' + theirs + '"]');
+    for (var i = 0; i < found.length; i++) found[i].setAttribute("placeholder", ours);
+  };
+  new MutationObserver(mark).observe(document.body, { childList: true, subtree: true });
+  mark();
 })();
 `;
 
-/**
- * Where the npm mirror carries the renderer's bundle, beside this module (`scripts/build_npm.ts`
- * copies it there with its licence, so an npm install serves the reference with no further
- * package).
- */
-const CARRIED = "./scalar/standalone.js";
+/** The renderer's bundle beside this module (`scripts/reference_bundle.ts` writes it). */
+const BUNDLE = new URL("./scalar/standalone.js.gz", import.meta.url);
 
-/** The renderer's bundle, or why it cannot be read (the words of the 503 answer). */
-type Bundle = { bytes: Uint8Array } | { missing: string };
-
-let bundle: Promise<Bundle> | null = null;
-
-const isDeno = () => typeof (globalThis as { Deno?: unknown }).Deno !== "undefined";
-
-async function readFileUrl(url: URL): Promise<Uint8Array> {
-  const { readFile } = await import("node:fs/promises");
-  return new Uint8Array(await readFile(url));
+/** The bundle as stored (gzip), its ETag, and its decompressed bytes once a client needed them. */
+interface Bundle {
+  gzip: Uint8Array<ArrayBuffer>;
+  etag: string;
+  identity?: Promise<Uint8Array<ArrayBuffer>>;
 }
 
-/** What to do, on this runtime, when the renderer cannot be found. */
-function installAdvice(resolved: string | null): string {
-  if (!isDeno()) {
-    return "install it (`npm install @scalar/api-reference`, or your package manager's " +
-      "equivalent) beside this package, then restart";
+type Found = { bundle: Bundle } | { missing: string };
+
+/** Each bundle read so far, by URL. */
+const found = new Map<string, Promise<Found>>();
+
+async function readBundle(url: URL): Promise<Uint8Array<ArrayBuffer>> {
+  if (url.protocol === "file:") {
+    const { readFile } = await import("node:fs/promises");
+    return new Uint8Array(await readFile(url));
   }
-  if (resolved !== null && !resolved.startsWith("file:")) {
-    // Deno without a node_modules directory: npm packages live in its global cache, where a
-    // module cannot read a package's files
-    return 'Deno reads its browser bundle from a node_modules directory: set "nodeModulesDir": ' +
-      '"auto" in deno.json and add it (`deno add npm:@scalar/api-reference`), then restart';
+  const res = await fetch(url);
+  if (!res.ok) {
+    await res.body?.cancel();
+    throw new Error(`${url.href} answered ${res.status}`);
   }
-  return "run `deno install` (it installs the project's npm packages, this one among them), " +
-    "then restart";
+  return new Uint8Array(await res.arrayBuffer());
 }
 
-/**
- * Scalar's standalone browser bundle: the copy the npm mirror carries beside this module,
- * else the one in the installed npm package `@scalar/api-reference` (read from its
- * node_modules directory), else why neither is there.
- */
-async function findBundle(): Promise<Bundle> {
-  const here = new URL(import.meta.url);
-  if (here.protocol === "file:") {
-    try {
-      return { bytes: await readFileUrl(new URL(CARRIED, here)) };
-    } catch { /* not the npm mirror: the installed package below */ }
-  }
-  let resolved: string | null = null;
+async function findBundle(url: URL): Promise<Found> {
   try {
-    resolved = import.meta.resolve("@scalar/api-reference/style.css");
-    if (resolved.startsWith("file:")) {
-      return { bytes: await readFileUrl(new URL("./browser/standalone.js", resolved)) };
-    }
+    const gzip = await readBundle(url);
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", gzip));
+    const etag = `"${
+      [...digest.slice(0, 12)].map((b) => b.toString(16).padStart(2, "0")).join("")
+    }"`;
+    return { bundle: { gzip, etag } };
   } catch (err) {
     console.error(
-      "mail api: the API reference renderer (npm @scalar/api-reference) is not installed:",
+      `mail api: the API reference renderer (${url.href}) cannot be read:`,
       (err as Error).message,
     );
+    return {
+      missing: `The API reference renderer is missing from this installation of the package ` +
+        `(${url.href} cannot be read: ${(err as Error).message}).`,
+    };
   }
-  return {
-    missing: "The API reference renderer (npm @scalar/api-reference) is not installed: " +
-      `${installAdvice(resolved)}.`,
-  };
 }
 
 /** The bundle, read once; a missing one is looked for again on the next request. */
-function loadBundle(): Promise<Bundle> {
-  const attempt = bundle ?? findBundle();
-  bundle = attempt;
-  attempt.then((found) => {
-    if ("missing" in found && bundle === attempt) bundle = null;
+function loadBundle(url: URL): Promise<Found> {
+  const attempt = found.get(url.href) ?? findBundle(url);
+  found.set(url.href, attempt);
+  attempt.then((f) => {
+    if ("missing" in f && found.get(url.href) === attempt) found.delete(url.href);
   });
   return attempt;
+}
+
+async function gunzip(bytes: Uint8Array<ArrayBuffer>): Promise<Uint8Array<ArrayBuffer>> {
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+/** Whether an `Accept-Encoding` value accepts gzip (named, or `*`, with a q-value above 0). */
+export function acceptsGzip(header: string | null | undefined): boolean {
+  if (!header) return false;
+  let star = false;
+  for (const part of header.split(",")) {
+    const [coding, ...params] = part.trim().toLowerCase().split(";");
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
+    const weight = q === undefined ? 1 : Number(q.slice(2));
+    if (coding.trim() === "gzip" || coding.trim() === "x-gzip") return weight > 0;
+    if (coding.trim() === "*") star = weight > 0;
+  }
+  return star;
+}
+
+/**
+ * A handler answering a JSON document made once (the OpenAPI document, 210 KB): gzip-compressed
+ * (once, then kept) to a client that accepts gzip, as it is to the others.
+ */
+export function compressedJson(make: () => unknown): (c: Context) => Promise<Response> {
+  let made: { json: string; gzip: Promise<Uint8Array<ArrayBuffer>> } | null = null;
+  return async (c) => {
+    made ??= (() => {
+      const json = JSON.stringify(make());
+      const stream = new Blob([json]).stream().pipeThrough(new CompressionStream("gzip"));
+      return { json, gzip: new Response(stream).arrayBuffer().then((b) => new Uint8Array(b)) };
+    })();
+    const headers = { "content-type": "application/json", "vary": "accept-encoding" };
+    if (!acceptsGzip(c.req.header("accept-encoding"))) return c.body(made.json, 200, headers);
+    return c.body(await made.gzip, 200, { ...headers, "content-encoding": "gzip" });
+  };
 }
 
 function escapeHtml(s: string): string {
@@ -149,8 +184,11 @@ function page(basePath: string): string {
 `;
 }
 
-/** Routes under `/docs`: the page and its two scripts (no API key needed). */
-export function referenceRouter(basePath: string): Hono<MailEnv> {
+/**
+ * Routes under `/docs`: the page and its two scripts (no API key needed). `bundleUrl` is where
+ * the renderer's gzip file is read (this package's own unless told).
+ */
+export function referenceRouter(basePath: string, bundleUrl: URL = BUNDLE): Hono<MailEnv> {
   const app = new Hono<MailEnv>();
   const html = page(basePath);
   app.get("/", (c) => c.html(html, 200, { "cache-control": "no-cache" }));
@@ -169,17 +207,29 @@ export function referenceRouter(basePath: string): Hono<MailEnv> {
           "and init.js.",
       );
     }
-    const found = await loadBundle();
-    if ("missing" in found) {
+    const got = await loadBundle(bundleUrl);
+    if ("missing" in got) {
       return c.text(
-        `${found.missing} The OpenAPI document is served at ${basePath}/openapi.json.`,
+        `${got.missing} The OpenAPI document is served at ${basePath}/openapi.json.`,
         503,
       );
     }
-    return c.body(found.bytes as Uint8Array<ArrayBuffer>, 200, {
+    const { bundle } = got;
+    const headers: Record<string, string> = {
       "content-type": "text/javascript; charset=utf-8",
-      "cache-control": "public, max-age=3600",
-    });
+      "cache-control": "public, max-age=86400",
+      "etag": bundle.etag,
+      "vary": "accept-encoding",
+    };
+    const match = c.req.header("if-none-match");
+    if (match && match.split(",").some((t) => t.trim().replace(/^W\//, "") === bundle.etag)) {
+      return c.body(null, 304, headers);
+    }
+    if (acceptsGzip(c.req.header("accept-encoding"))) {
+      return c.body(bundle.gzip, 200, { ...headers, "content-encoding": "gzip" });
+    }
+    bundle.identity ??= gunzip(bundle.gzip);
+    return c.body(await bundle.identity, 200, headers);
   });
   return app;
 }

@@ -23,7 +23,7 @@ import { methodsByPath, refuseOtherMethods, wrongMethodError } from "./methods.t
 import { openApiDocument } from "./openapi.ts";
 import { RateLimiter, type RateLimitOptions } from "./rate_limit.ts";
 import { isAutomationName } from "./rules.ts";
-import { referenceRouter } from "./reference_page.ts";
+import { compressedJson, referenceRouter } from "./reference_page.ts";
 import { sandboxRouter } from "./sandbox_api.ts";
 import { FileSigner } from "./signed_url.ts";
 import { listSystemRules, setSystemRule } from "./system_rules.ts";
@@ -311,7 +311,7 @@ export async function createMailServer(options: MailServerOptions): Promise<Mail
   app.get("/", index);
 
   route("GET", "/openapi.json");
-  app.get("/openapi.json", (c) => c.json(openApiDocument(basePath)));
+  app.get("/openapi.json", compressedJson(() => openApiDocument(basePath)));
 
   // Wrong methods answer 432/405 before any key or operator token is checked, so their
   // handlers come before the sub-routers: the table holds every path the server answers.

@@ -21,6 +21,12 @@ import type { AuthCardProps, AuthFormProps, AuthLinksProps, OnSuccess } from "./
 import type { ForgotPasswordPageProps } from "./forgot.ts";
 import type { LoginPageProps } from "./login.ts";
 import { createAuthComponents } from "./pages.ts";
+import {
+  assertRendererSharesPreact,
+  assertSupportedPreact,
+  assertThisPreact,
+  watchForeignElements,
+} from "./preact_check.ts";
 import type { ResetPasswordPageProps } from "./reset.ts";
 import type { AuthElement, AuthNode, AuthRuntime } from "./runtime.ts";
 import type { SignupPageProps } from "./signup.ts";
@@ -31,6 +37,10 @@ import type { TotpSetupPageProps } from "./totp_setup.ts";
 import type { BackupCodesPageProps } from "./totp_setup.ts";
 import type { PasskeySignInProps } from "./passkey_button.ts";
 import type { PasskeyRegisterProps } from "./passkey_button.ts";
+
+assertSupportedPreact();
+assertRendererSharesPreact(renderToString);
+watchForeignElements();
 
 const runtime: AuthRuntime<AuthElement> = {
   createElement: h as AuthRuntime<AuthElement>["createElement"],
@@ -57,7 +67,8 @@ const c = createAuthComponents(runtime);
  * }));
  * ```
  */
-export function LoginPage(props: LoginPageProps<AuthNode>): AuthElement {
+export function LoginPage(this: unknown, props: LoginPageProps<AuthNode>): AuthElement {
+  assertThisPreact(this, "LoginPage");
   return c.LoginPage(props);
 }
 
@@ -73,7 +84,8 @@ export function LoginPage(props: LoginPageProps<AuthNode>): AuthElement {
  * renderToString(h(SignupPage, { action: "/api/auth/signup", loginHref: "/login" }));
  * ```
  */
-export function SignupPage(props: SignupPageProps<AuthNode>): AuthElement {
+export function SignupPage(this: unknown, props: SignupPageProps<AuthNode>): AuthElement {
+  assertThisPreact(this, "SignupPage");
   return c.SignupPage(props);
 }
 
@@ -89,7 +101,8 @@ export function SignupPage(props: SignupPageProps<AuthNode>): AuthElement {
  * renderToString(h(ForgotPasswordPage, { action: "/api/auth/forgot", loginHref: "/login" }));
  * ```
  */
-export function ForgotPasswordPage(props: ForgotPasswordPageProps): AuthElement {
+export function ForgotPasswordPage(this: unknown, props: ForgotPasswordPageProps): AuthElement {
+  assertThisPreact(this, "ForgotPasswordPage");
   return c.ForgotPasswordPage(props);
 }
 
@@ -105,7 +118,8 @@ export function ForgotPasswordPage(props: ForgotPasswordPageProps): AuthElement 
  * renderToString(h(ResetPasswordPage, { token, loginHref: "/login" }));
  * ```
  */
-export function ResetPasswordPage(props: ResetPasswordPageProps): AuthElement {
+export function ResetPasswordPage(this: unknown, props: ResetPasswordPageProps): AuthElement {
+  assertThisPreact(this, "ResetPasswordPage");
   return c.ResetPasswordPage(props);
 }
 
@@ -121,7 +135,8 @@ export function ResetPasswordPage(props: ResetPasswordPageProps): AuthElement {
  * renderToString(h(VerifyEmailPage, { email: "ada@example.com", action: "/api/auth/verify" }));
  * ```
  */
-export function VerifyEmailPage(props: VerifyEmailPageProps): AuthElement {
+export function VerifyEmailPage(this: unknown, props: VerifyEmailPageProps): AuthElement {
+  assertThisPreact(this, "VerifyEmailPage");
   return c.VerifyEmailPage(props);
 }
 
@@ -138,7 +153,8 @@ export function VerifyEmailPage(props: VerifyEmailPageProps): AuthElement {
  * // <ul ...><li><a href="/api/auth/oauth/github/start" ...>Continue with GitHub</a></li></ul>
  * ```
  */
-export function SsoButtons(props: SsoButtonsProps): AuthElement | null {
+export function SsoButtons(this: unknown, props: SsoButtonsProps): AuthElement | null {
+  assertThisPreact(this, "SsoButtons");
   return c.SsoButtons(props);
 }
 
@@ -228,7 +244,8 @@ export function PasskeyRegister(props: PasskeyRegisterProps): AuthElement {
  * h(AuthCard, { title: "Signed out" }, h("p", null, "See you soon."));
  * ```
  */
-export function AuthCard(props: AuthCardProps<AuthNode>): AuthElement {
+export function AuthCard(this: unknown, props: AuthCardProps<AuthNode>): AuthElement {
+  assertThisPreact(this, "AuthCard");
   return c.AuthCard(props);
 }
 
@@ -243,7 +260,8 @@ export function AuthCard(props: AuthCardProps<AuthNode>): AuthElement {
  * h(AuthLinks, { links: [{ href: "/login", label: "Back to sign in" }] });
  * ```
  */
-export function AuthLinks(props: AuthLinksProps): AuthElement | null {
+export function AuthLinks(this: unknown, props: AuthLinksProps): AuthElement | null {
+  assertThisPreact(this, "AuthLinks");
   return c.AuthLinks(props);
 }
 
@@ -264,7 +282,8 @@ export function AuthLinks(props: AuthLinksProps): AuthElement | null {
  * });
  * ```
  */
-export function AuthForm(props: AuthFormProps): AuthElement {
+export function AuthForm(this: unknown, props: AuthFormProps): AuthElement {
+  assertThisPreact(this, "AuthForm");
   // AuthForm holds state: rendered as its own element so its hooks belong to it.
   return runtime.createElement(c.AuthForm, props);
 }

@@ -30,6 +30,8 @@ export interface VerifyEmailPageProps {
   title?: string;
   /** The site's own sentences for error codes. */
   messages?: ErrorMessages;
+  /** More links under the page's own, e.g. a development outbox that holds the code. */
+  moreLinks?: { href: string; label: string }[];
 }
 
 /** Builds the VerifyEmailPage component over a runtime and the shared form pieces. */
@@ -74,6 +76,7 @@ export function createVerifyEmailPage<E>(
         links: [
           { href: props.signupHref, label: "Send a new code" },
           { href: props.loginHref, label: "Sign in" },
+          ...(props.moreLinks ?? []),
         ],
       }),
     );

@@ -28,7 +28,7 @@ export const TOP_LEVEL_KEYS: readonly string[] = ["admin", "logging", "storage",
  * `admin` fully (see `admin/config.ts`), `logging` and `storage` as objects, `apps` as an
  * object of objects. Module configs inside are decoded by their modules when provisioned.
  */
-function decodeTopLevel(config: JsonObject): AdminConfig {
+export function decodeTopLevel(config: JsonObject): AdminConfig {
   const top = Decoder.of(config, "config").fields(TOP_LEVEL_KEYS);
   const admin = decodeAdminConfig(top.value("admin"));
   top.rawObject("logging");
@@ -52,17 +52,20 @@ function moduleError(id: string, e: unknown): Error {
  * listen would (network, one port), nothing is bound.
  */
 function unboundHandle(address: string): ListenerHandle {
-  // an inherited socket (`fd/N`) has no address to check
-  const addr = /^fd\/\d+$/.test(address)
-    ? { network: "fd", startPort: 0, endPort: 0 }
+  // an inherited socket (`fd/N`, `fdgram/N`) has no address to check
+  const inherited = /^(fd|fdgram)\/\d+$/.exec(address);
+  const addr = inherited
+    ? { network: inherited[1], startPort: 0, endPort: 0 }
     : parseNetworkAddress(address);
   if (addr.startPort !== addr.endPort) {
     throw new Error(`listen: one port per listener, got range ${address}`);
   }
-  if (addr.network.startsWith("udp")) throw new Error(`listen: ${addr.network} is not supported`);
+  if (addr.network.startsWith("udp") && !/^udp[46]?$/.test(addr.network)) {
+    throw new Error(`listen: ${addr.network} is not supported`);
+  }
   return {
     address,
-    port: addr.network.startsWith("unix") || addr.network === "fd" ? undefined : addr.startPort,
+    port: addr.network.startsWith("unix") || inherited ? undefined : addr.startPort,
     setHandler() {},
     release: () => Promise.resolve(),
   };
@@ -89,12 +92,27 @@ export class ConfigContext {
   /** True when this context only validates (binds nothing, starts nothing). */
   readonly validating: boolean;
 
+  readonly #buildLogs?: (raw: unknown) => Promise<LogPipeline>;
+  readonly #logsOnly: boolean;
+
+  /**
+   * `options.validating`: provision only, bind nothing. `options.logs`: builds the log
+   * pipeline from the `logging` section instead of {@linkcode LogPipeline.build} (a worker
+   * process hands its messages to the primary, which writes them). `options.logsOnly`:
+   * provisions the log pipeline alone (the primary process of workers writes their logs).
+   */
   constructor(
     config: JsonObject | null,
     readonly pool: ListenerPool,
-    options: { validating?: boolean } = {},
+    options: {
+      validating?: boolean;
+      logs?: (raw: unknown) => Promise<LogPipeline>;
+      logsOnly?: boolean;
+    } = {},
   ) {
     this.validating = options.validating ?? false;
+    this.#buildLogs = options.logs;
+    this.#logsOnly = options.logsOnly ?? false;
     this.config = config ?? {};
     this.admin = decodeTopLevel(this.config);
   }
@@ -106,10 +124,10 @@ export class ConfigContext {
 
   /** Provisions logging, storage and every app, then runs every module's validate. */
   async provision(): Promise<void> {
-    this.logs = await LogPipeline.build(
-      this.config.logging,
-      (ns, key, raw) => this.load(ns, key, raw),
-    );
+    this.logs = this.#buildLogs
+      ? await this.#buildLogs(this.config.logging)
+      : await LogPipeline.build(this.config.logging, (ns, key, raw) => this.load(ns, key, raw));
+    if (this.#logsOnly) return;
     if (this.config.storage !== undefined && this.config.storage !== null) {
       this.storage = await this.load<Storage & ModuleInstance>(
         "caddy.storage",

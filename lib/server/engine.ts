@@ -23,7 +23,7 @@ import {
   type TreeMethod,
 } from "./config_tree.ts";
 import { AdminError } from "./errors.ts";
-import { ConfigContext } from "./context.ts";
+import { type AdminConfig, ConfigContext } from "./context.ts";
 import { ListenerPool } from "./listeners/pool.ts";
 import { LogPipeline, makeLogger } from "./logging/pipeline.ts";
 import { durationMs } from "./config/duration.ts";
@@ -56,6 +56,47 @@ export interface EngineOptions {
    * limit). The lookup never holds the event loop: other sites and the admin API keep answering.
    */
   resolve?: ResolveOptions;
+  /**
+   * What runs the configs: by default this process (a {@linkcode ConfigContext} per config,
+   * listeners in {@linkcode Engine.pool}); worker processes with `lib/server/workers/`.
+   */
+  runner?: ConfigRunner;
+}
+
+/**
+ * One config as the engine loads it: provisioned (everything that can fail, the old config
+ * still serving), started, and later stopped and cleaned up. A {@linkcode ConfigContext} in
+ * this process, or the same steps on every worker process.
+ */
+export interface LoadingConfig {
+  /** The decoded `admin` section. */
+  readonly admin: AdminConfig;
+  /** The config's log pipeline (where the engine's own messages go once it is swapped in). */
+  readonly logs: LogPipeline;
+  /** The admin routes its modules registered. */
+  readonly adminRoutes: readonly AdminRoute[];
+  /** Provisions and validates; throws on failure (then `cleanup` releases what it took). */
+  provision(): Promise<void>;
+  /** Starts the apps; throws on failure, the apps it started stopped again. */
+  start(): Promise<void>;
+  /** Stops the apps (the config is being replaced or the process stops). */
+  stop(): Promise<void>;
+  /** Releases everything it acquired (idempotent). */
+  cleanup(): Promise<void>;
+}
+
+/** What runs the configs an engine loads. */
+export interface ConfigRunner {
+  /** A config to load; decodes its top level (throws on a bad `admin` section). */
+  context(config: JsonObject | null): LoadingConfig;
+  /**
+   * At shutdown, once the last config stopped: closes what served it, waiting at most
+   * `graceMs` (when given) for requests in flight; resolves to an exit code (3 when some
+   * cleanup failed) or nothing.
+   */
+  close(graceMs?: number): Promise<number | void>;
+  /** An immediate exit (SIGQUIT, a second SIGINT): ends what runs at once, its locks released. */
+  exitNow?(): Promise<void>;
 }
 
 interface AdminState {
@@ -85,7 +126,8 @@ export class Engine implements ConfigAuthority {
   #root: JsonObject = { [CONFIG_KEY]: null };
   #rawJson = "null";
   #ids = new Map<string, string>();
-  #ctx?: ConfigContext;
+  #ctx?: LoadingConfig;
+  readonly #runner: ConfigRunner;
   #admin?: AdminState;
   #logs: LogPipeline = LogPipeline.boot();
   #queue: Promise<unknown> = Promise.resolve();
@@ -101,6 +143,15 @@ export class Engine implements ConfigAuthority {
     this.pool.log = (msg, fields) => this.log.named("http.listeners").warn(msg, fields);
     this.#adminPool.gracePeriodMs = options.gracePeriodMs;
     if (options.resolve) this.pool.resolve = this.#adminPool.resolve = options.resolve;
+    this.#runner = options.runner ?? {
+      context: (config) => new ConfigContext(config, this.pool),
+      close: (graceMs) => this.pool.closeAll(graceMs),
+    };
+  }
+
+  /** What runs the configs (this process, or worker processes). */
+  get runner(): ConfigRunner {
+    return this.#runner;
   }
 
   /** The running config (with `@id` fields), or null. */
@@ -114,7 +165,7 @@ export class Engine implements ConfigAuthority {
   }
 
   /** Admin routes registered by the modules of the running config. */
-  get moduleRoutes(): AdminRoute[] {
+  get moduleRoutes(): readonly AdminRoute[] {
     return this.#ctx?.adminRoutes ?? [];
   }
 
@@ -215,7 +266,7 @@ export class Engine implements ConfigAuthority {
    */
   async #run(config: JsonObject | null, commit: () => void): Promise<void> {
     // decodes the top level and the admin section (throws before anything is acquired)
-    const ctx = new ConfigContext(config ? stripMeta(config) as JsonObject : null, this.pool);
+    const ctx = this.#runner.context(config ? stripMeta(config) as JsonObject : null);
     let newAdmin: AdminState | undefined;
     let admin: AdminState | undefined;
     let adminHandler: ConnHandler | undefined;
@@ -270,7 +321,7 @@ export class Engine implements ConfigAuthority {
     this.log.debug("config swapped in");
   }
 
-  async #retire(ctx: ConfigContext): Promise<void> {
+  async #retire(ctx: LoadingConfig): Promise<void> {
     try {
       await ctx.stop();
     } catch (e) {
@@ -354,7 +405,13 @@ export class Engine implements ConfigAuthority {
           this.log.error("cleanup failed", { error: e as Error });
         }
       }
-      await this.pool.closeAll(graceMs);
+      try {
+        const closed = await this.#runner.close(graceMs);
+        if (typeof closed === "number" && closed !== 0) code = closed;
+      } catch (e) {
+        code = 3;
+        this.log.error("closing listeners failed", { error: e as Error });
+      }
       this.#admin = undefined;
       await this.#adminPool.closeAll(graceMs ?? 2000);
       while (this.#background.size) await Promise.all(this.#background);

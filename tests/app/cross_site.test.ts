@@ -70,7 +70,7 @@ Deno.test("cross-site: every state-changing route refuses a cross-site post and 
       })).status,
       200,
     );
-    const code = (await b.get("/users/outbox")).body.match(/\b(\d{6})\b/)![1];
+    const code = (await b.get("/users/outbox")).body.match(/verification code is (\d{6})/)![1];
     await b.send("/users/api/auth/verify", {
       method: "POST",
       headers: { accept: "application/json" },

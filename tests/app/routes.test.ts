@@ -100,7 +100,7 @@ Deno.test("routes: /api/auth/reset answers 400 JSON {error}; /api/auth/verify is
     });
     assert.equal(signup.status, 200);
     const outbox = await b.get("/users/outbox");
-    const code = outbox.body.match(/\b(\d{6})\b/)![1];
+    const code = outbox.body.match(/verification code is (\d{6})/)![1];
     const verify = await b.send("/users/api/auth/verify", {
       method: "POST",
       headers: json,

@@ -1,6 +1,7 @@
 /**
- * The reference app as a real process (`deno run -A app/main.ts`, what `deno task start` runs)
- * on a free loopback port with a temp database, and its memory as the kernel reports it.
+ * The reference app as a real process (the command `deno task start` runs: `deno run -A
+ * --config app/deno.json app/main.ts`) on a free loopback port with a temp database, and its
+ * memory as the kernel reports it.
  */
 
 export interface AppProcess {
@@ -14,6 +15,10 @@ export interface AppProcess {
 }
 
 const ROOT = new URL("../../", import.meta.url).pathname;
+
+/** The arguments of `deno task start` after `deno` (read from deno.json). */
+export const START: string[] = JSON.parse(Deno.readTextFileSync(`${ROOT}deno.json`)).tasks.start
+  .split(/\s+/).slice(1);
 
 /** What deno itself needs from the environment: PATH, HOME and its cache directory. */
 function inherited(): Record<string, string> {
@@ -34,7 +39,7 @@ export async function startAppProcess(
   options: { umask?: string } = {},
 ): Promise<AppProcess> {
   const dir = await Deno.makeTempDir({ prefix: "gatehouse-proc-" });
-  const app = [Deno.execPath(), "run", "-A", "app/main.ts"];
+  const app = [Deno.execPath(), ...START];
   const [command, ...args] = options.umask === undefined
     ? app
     : ["/bin/sh", "-c", `umask ${options.umask}; exec "$0" "$@"`, ...app];

@@ -124,7 +124,7 @@ Deno.test({
       // Sign out of the multi-user site with its form.
       await page.goto(`${app.origin}/users/`);
       await page.getByRole("button", { name: "Sign out" }).click();
-      await page.waitForURL(/\/users\/login$/);
+      await page.waitForURL(/\/users\/login\?signed_out=1$/);
 
       assert.deepEqual(problems, []);
       await ctx.close();

@@ -1,5 +1,5 @@
 /**
- * The pages inside a real React 18 app, a real React 19 app and a real Preact app
+ * The pages inside a real React 18 app, a real React 19 app and real Preact 10 and 11 apps
  * (`tests/e2e/hydration/`), each server-rendered and hydrated by its own runtime, and the same
  * pages served as whole documents by the React build's `renderAuthDocument` and hydrated by its
  * `hydrateAuthPage` under React 18 and React 19, and a Deno app on React 18 with the React
@@ -29,12 +29,16 @@ interface Site {
 const configs = new URL("../react/", import.meta.url);
 const siteFile = new URL("./hydration/site.tsx", import.meta.url).pathname;
 
-/** Starts `hydration/site.tsx` for a runtime under a React version's import map (or `map`). */
+/**
+ * Starts `hydration/site.tsx` for a runtime under a React version's import map (or `map`); a
+ * Preact site under the React 19 map runs Preact 11, under `preact10.importmap.json` Preact 10.
+ */
 async function startSite(
   name: string,
   runtime: Runtime,
   major: 18 | 19,
   map = new URL(`react${major}.importmap.json`, configs).pathname,
+  preact: 10 | 11 = 11,
 ): Promise<Site> {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
@@ -61,7 +65,7 @@ async function startSite(
     seen += value;
   }
   const [, origin, version] = seen.match(/listening (http:\/\/\S+) (\S+)/) ?? [];
-  const expected = runtime === "preact" ? "preact" : `${major}.`;
+  const expected = runtime === "preact" ? `preact${preact}` : `${major}.`;
   if (!origin || !version.startsWith(expected)) {
     child.kill();
     await child.status;
@@ -106,7 +110,14 @@ async function startSites(): Promise<Site[]> {
   return await Promise.all([
     startSite("React 18", "react", 18),
     startSite("React 19", "react", 19),
-    startSite("Preact", "preact", 19),
+    startSite("Preact 11", "preact", 19),
+    startSite(
+      "Preact 10",
+      "preact",
+      19,
+      new URL("preact10.importmap.json", configs).pathname,
+      10,
+    ),
     startSite("React 18 document", "document", 18),
     startSite("React 19 document", "document", 19),
     startJsrSite(),
@@ -211,7 +222,7 @@ const URLS = [
 Deno.test({
   ignore: !HAVE_CHROMIUM,
   name:
-    "hydration (nojs): every app (React 18, React 19, Preact, React 18 on the JSR package) and React document serves the same DOM; every form posts plainly",
+    "hydration (nojs): every app (React 18, React 19, Preact 10, Preact 11, React 18 on the JSR package) and React document serves the same DOM; every form posts plainly",
   ...opts,
   async fn() {
     const sites = await startSites();
@@ -243,7 +254,7 @@ Deno.test({
 Deno.test({
   ignore: !HAVE_CHROMIUM,
   name:
-    "hydration (js): inline errors and onSuccess in every app (React 18, React 19, Preact, React 18 on the JSR package) and React document",
+    "hydration (js): inline errors and onSuccess in every app (React 18, React 19, Preact 10, Preact 11, React 18 on the JSR package) and React document",
   ...opts,
   async fn() {
     const sites = await startSites();

@@ -27,7 +27,7 @@ Deno.test("sign-out ends a copied cookie on every site of the real app; other se
 
       const out = await laptop.post("/users/logout", {});
       assert.equal(out.status, 303);
-      assert.equal(out.location, `${origin}/users/login`);
+      assert.equal(out.location, `${origin}/users/login?signed_out=1`);
       assert.equal(laptop.cookies.has("__Host-users-session"), false, "cleared here");
       assert.equal(await signedIn(stolen), false, "the copied cookie stopped working");
       assert.equal(await signedIn(phone), true, "the other device is still signed in");

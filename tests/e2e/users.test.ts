@@ -62,7 +62,7 @@ for (const js of [true, false]) {
         await shot(page, `users-account-${mode}`);
 
         await page.getByRole("button", { name: "Sign out" }).click();
-        await page.waitForURL(/\/users\/login$/);
+        await page.waitForURL(/\/users\/login\?signed_out=1$/);
         await page.goto(`${app.origin}/users/`);
         assert.equal(where(page), "/users/login", "signed out");
 

@@ -85,7 +85,10 @@ export class ResponseChecker {
     const path = url.pathname.slice(this.#base.length) || "/";
     const method = request.method === "HEAD" ? "GET" : request.method;
     const type = (headers.get("content-type") ?? "").split(";")[0].trim();
-    const text = await response.text();
+    // a body the server sent gzip-compressed (the OpenAPI document, the renderer) is read decoded
+    const text = headers.get("content-encoding") === "gzip" && response.body
+      ? await new Response(response.body.pipeThrough(new DecompressionStream("gzip"))).text()
+      : await response.text();
     const body = type === "application/json" && text !== "" ? JSON.parse(text) : text;
     const found = this.#routes.filter((r) => r.pattern.test(path));
     const route = found.find((r) => r.method === method);

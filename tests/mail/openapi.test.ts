@@ -44,6 +44,33 @@ Deno.test("openapi: every operation and webhook has a description, and one opera
   );
 });
 
+Deno.test("openapi: a 401 whose body code is 429 says the code is the API's own, not HTTP 429", () => {
+  const doc = openApiDocument("/api/account-docs/v2") as unknown as {
+    paths: Record<string, Record<string, { responses: Record<string, { description: string }> }>>;
+  };
+  const unauthorized = doc.paths["/items"].get.responses["401"].description;
+  assert.match(unauthorized, /- `429`: the API key .* is missing or not correct/);
+  assert.ok(
+    unauthorized.includes(
+      "The `code` of the body is this API's own error code, not an HTTP status: `429` is a " +
+        "missing or wrong API key, answered with HTTP 401 (too many requests are HTTP 429 with " +
+        "code `434`).",
+    ),
+    unauthorized,
+  );
+  // every answer whose body code looks like another HTTP status says so
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      for (const [status, r] of Object.entries(op.responses ?? {})) {
+        const codes = [...(r.description ?? "").matchAll(/^- `(\d+)`/gm)].map((m) => Number(m[1]));
+        if (codes.some((c) => c !== Number(status) && c >= 100 && c <= 599)) {
+          assert.match(r.description, /not an HTTP status/, `${method} ${path} ${status}`);
+        }
+      }
+    }
+  }
+});
+
 Deno.test("openapi: every request, response, parameter and webhook example fits its schema", () => {
   const doc = openApiDocument(BASE);
   const ajv = schemaValidator(doc);

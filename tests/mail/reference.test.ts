@@ -2,7 +2,8 @@
  * The interactive reference in headless Chromium, inside the reference app (its strict CSP
  * applies), with every request beyond loopback blocked: the page loads from our server alone,
  * lists every operation, and "try it" on `GET /items` with the sandbox key `deno task start`
- * prints returns 200 with the sample items. The screenshot is decoded and must not be blank.
+ * prints returns 200 with the sample items; the page and everything it loads take under 1.5 MB
+ * on the wire. The screenshot is decoded and must not be blank.
  */
 import assert from "node:assert/strict";
 import { HAVE_CHROMIUM, launch, shot } from "../e2e/_harness.ts";
@@ -57,10 +58,25 @@ Deno.test({
       });
       const page = await ctx.newPage();
       page.on("pageerror", (err) => problems.push(`page error ${err.message}`));
+      const loads: Promise<{ url: string; bytes: number }>[] = [];
+      page.on("requestfinished", (request) => {
+        loads.push(
+          request.sizes().then((sz) => ({
+            url: request.url(),
+            bytes: sz.responseBodySize + sz.responseHeadersSize,
+          })),
+        );
+      });
 
       await page.goto(`${origin}/api/account-docs/v2/docs`);
       await page.waitForSelector('h1:has-text("Mail-scanning API")');
       await page.getByText("List the account's items", { exact: true }).first().waitFor();
+      // the page on the wire: the renderer goes gzip-compressed, as stored
+      const wire = await Promise.all(loads);
+      const total = wire.reduce((n, l) => n + l.bytes, 0);
+      assert.ok(wire.some((l) => l.url.endsWith("/docs/assets/reference.js")));
+      assert.ok(total < 1_500_000, `${total} bytes: ${JSON.stringify(wire)}`);
+      console.log(`reference page on the wire: ${total} bytes in ${wire.length} responses`);
 
       // every operation and webhook of the document is listed
       const doc = openApiDocument("/api/account-docs/v2") as unknown as {
@@ -75,7 +91,12 @@ Deno.test({
       assert.deepEqual(missing, []);
 
       // try it: the printed sandbox key, GET /items, Send
-      await page.getByPlaceholder("QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT").fill(key);
+      // the key field shows the form of this API's keys, not Scalar's key-like placeholder
+      assert.equal(
+        await page.getByPlaceholder("QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT").count(),
+        0,
+      );
+      await page.getByPlaceholder("gh_test_\u2026").first().fill(key);
       await page.getByText("List the account's items", { exact: true }).first().click();
       await page.locator("button.show-api-client-button[method=get]").first().click();
       const answer = page.waitForResponse((r) =>

@@ -12,7 +12,9 @@ test("npm mirror exports ./d1", async () => {
     await readFile(new URL("../../npm/package.json", import.meta.url), "utf8"),
   );
   assert.ok(pkg.exports["./d1"], "package.json exports ./d1");
-  assert.ok(pkg.dependencies["@libsql/client"], "@libsql/client is a dependency");
+  assert.equal(pkg.dependencies, undefined, "the mirror installs nothing else");
+  assert.equal(pkg.peerDependencies["@libsql/client"], "^0.18.0");
+  assert.deepEqual(pkg.peerDependenciesMeta["@libsql/client"], { optional: true });
   for (const name of ["signup", "verifyOtp", "login", "openLibsql", "applySchema", "migrate"]) {
     assert.equal(typeof d1[name], "function", name);
   }

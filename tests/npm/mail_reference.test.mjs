@@ -1,12 +1,13 @@
 // The mail API's interactive reference from the npm mirror, installed the way a Node app gets
-// it: `npm pack` of the mirror, `npm install` of that tarball in a fresh directory outside the
-// repository (nothing of the repository's node_modules is reachable from there), and the mail
+// it: `npm pack` of the mirror, `npm install` of that tarball with the packages `./mail` needs
+// (`hono`, `@libsql/client`, README "Install") in a fresh directory outside the repository (nothing of the repository's node_modules is reachable from there), and the mail
 // server started from that install by its package name. The page and both of its scripts are
-// served (the renderer is the bundle the mirror carries); without that bundle the script answers
-// 503 with the npm advice. Build first: deno task build:npm. Run: node --test tests/npm/
+// served (the renderer is the gzip-compressed bundle the mirror carries, sent as it is to a
+// client that accepts gzip); without that bundle the script answers 503 saying it is missing. Build first: deno task build:npm. Run: node --test tests/npm/
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
+import { get as httpGet } from "node:http";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +15,7 @@ import { fileURLToPath } from "node:url";
 
 const mirror = fileURLToPath(new URL("../../npm/", import.meta.url));
 const serveHelper = new URL("./_serve.mjs", import.meta.url).href;
+const PEERS = JSON.parse(readFileSync(join(mirror, "package.json"), "utf8")).peerDependencies;
 
 // Runs in the app directory: the mail server of the installed package on a libSQL temp file.
 const SERVER = `
@@ -57,7 +59,7 @@ function startServer(dir) {
   };
 }
 
-test("mail mirror: the packed tarball, installed alone, serves the reference page and its scripts", async () => {
+test("mail mirror: the packed tarball, installed with hono and @libsql/client, serves the reference page and its scripts", async () => {
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-mail-reference-"));
   try {
     execFileSync("npm", ["pack", "--silent", "--pack-destination", dir], {
@@ -76,6 +78,7 @@ test("mail mirror: the packed tarball, installed alone, serves the reference pag
       "--no-package-lock",
       "--ignore-scripts",
       tarball,
+      ...["hono", "@libsql/client"].map((name) => `${name}@${PEERS[name]}`),
     ], { cwd: dir, stdio: "ignore" });
     writeFileSync(join(dir, "server.mjs"), SERVER);
     const installed = join(dir, "node_modules/@gatehouse/gatehouse");
@@ -113,20 +116,34 @@ test("mail mirror: the packed tarball, installed alone, serves the reference pag
       assert.match(bodies["init.js"], /Scalar\.createApiReference\("#app"/);
       const doc = await (await fetch(`${base}/openapi.json`)).json();
       assert.equal(doc.openapi, "3.1.0");
+      // sent compressed as stored, to a client that accepts gzip
+      const raw = await new Promise((resolve, reject) => {
+        server.url.then((origin) => {
+          const req = httpGet(`${origin}/api/account-docs/v2/docs/assets/reference.js`, {
+            headers: { "accept-encoding": "gzip" },
+          }, (res) => {
+            const chunks = [];
+            res.on("data", (c) => chunks.push(c));
+            res.on("end", () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+          });
+          req.on("error", reject);
+        });
+      });
+      assert.equal(raw.headers["content-encoding"], "gzip");
+      assert.deepEqual(raw.body, readFileSync(join(installed, "lib/mail/scalar/standalone.js.gz")));
     } finally {
       await server.stop();
     }
 
-    // without the carried bundle the script answers 503 with the advice for npm users
-    rmSync(join(installed, "lib/mail/scalar/standalone.js"));
+    // without the carried bundle the script answers 503 saying it is missing
+    rmSync(join(installed, "lib/mail/scalar/standalone.js.gz"));
     const bare = startServer(dir);
     try {
       const base = `${await bare.url}/api/account-docs/v2`;
       const r = await fetch(`${base}/docs/assets/reference.js`);
       assert.equal(r.status, 503);
       const text = await r.text();
-      assert.match(text, /npm install @scalar\/api-reference/);
-      assert.doesNotMatch(text, /deno/i);
+      assert.match(text, /The API reference renderer is missing from this installation/);
       assert.match(text, /\/api\/account-docs\/v2\/openapi\.json/);
       assert.equal((await fetch(`${base}/docs/assets/init.js`)).status, 200);
     } finally {

@@ -6,7 +6,12 @@ import assert from "node:assert/strict";
 
 async function npmPackages(entry: string): Promise<string[]> {
   const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", new URL(`../../${entry}`, import.meta.url).pathname],
+    args: [
+      "info",
+      "--json",
+      "--node-modules-dir=none", // npm: specifiers, not the paths of a node_modules
+      new URL(`../../${entry}`, import.meta.url).pathname,
+    ],
     env: { NO_COLOR: "1" },
     stdout: "piped",
     stderr: "piped",

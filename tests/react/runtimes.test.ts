@@ -1,8 +1,10 @@
 /**
- * The same components in React 18, React 19 and Preact: every case of `_cases.ts` is rendered
- * by `react-dom/server` of each React version (in a child process under that version's import map,
- * type-checked against that version's types) and by `preact-render-to-string`, and the HTML
- * must be the same (see `_html.ts` for what "the same" allows).
+ * The same components in React 18, React 19, Preact 10 and Preact 11: every case of `_cases.ts`
+ * is rendered by `react-dom/server` of each React version (in a child process under that
+ * version's import map, type-checked against that version's types) and by
+ * `preact-render-to-string` with Preact 11 (the project's) and Preact 10 (a child process under
+ * `preact10.importmap.json`), and the HTML must be the same (see `_html.ts` for what "the same"
+ * allows).
  */
 import assert from "node:assert/strict";
 import { h } from "preact";
@@ -43,6 +45,36 @@ export async function renderWithReact(major: 18 | 19): Promise<ReactRender> {
   return { ...JSON.parse(new TextDecoder().decode(stdout)), stderr: err };
 }
 
+interface PreactRender {
+  major: number;
+  html: Record<string, string>;
+  document: string;
+  stderr: string;
+}
+
+/** Renders the cases with the Preact build under `tests/react/preact10.importmap.json`. */
+export async function renderWithPreact10(): Promise<PreactRender> {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      "--check",
+      "--allow-env",
+      "--allow-read",
+      "--no-config",
+      "--import-map",
+      new URL("preact10.importmap.json", here).pathname,
+      new URL("_render_preact.ts", here).pathname,
+    ],
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const err = new TextDecoder().decode(stderr);
+  assert.equal(code, 0, `Preact 10 render failed:\n${err}`);
+  return { ...JSON.parse(new TextDecoder().decode(stdout)), stderr: err };
+}
+
 function preactHtml(): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, el] of Object.entries(cases(preactBuild, h as never))) {
@@ -52,6 +84,7 @@ function preactHtml(): Record<string, string> {
 }
 
 const reacts = Promise.all([renderWithReact(18), renderWithReact(19)]);
+const preact10 = renderWithPreact10();
 
 Deno.test("react-dom/server 18 and 19 render every case without a warning", async () => {
   const [r18, r19] = await reacts;
@@ -67,13 +100,24 @@ Deno.test("react-dom/server 18 and 19 render every case without a warning", asyn
   }
 });
 
-Deno.test("React 18, React 19 and Preact render the same HTML for the same props", async () => {
+Deno.test("the project's Preact is 11; Preact 10 renders from its own import map", async () => {
+  assert.equal((h("i", null) as { constructor?: unknown }).constructor, Symbol.for("pv"));
+  assert.equal((await preact10).major, 10);
+});
+
+Deno.test("React 18, React 19, Preact 10 and Preact 11 render the same HTML for the same props", async () => {
   const [r18, r19] = await reacts;
   const p = preactHtml();
   for (const [name, html] of Object.entries(p)) {
     const want = canonical(html);
     assert.deepEqual(canonical(r18.html[name]), want, `React 18 differs from Preact: ${name}`);
     assert.deepEqual(canonical(r19.html[name]), want, `React 19 differs from Preact: ${name}`);
+  }
+  const p10 = await preact10;
+  assert.equal(p10.major, 10);
+  assert.equal(p10.stderr, "");
+  for (const [name, html] of Object.entries(p)) {
+    assert.deepEqual(canonical(p10.html[name]), canonical(html), `Preact 10 differs: ${name}`);
   }
   // The comparison sees real differences: a changed prop changes the canonical form.
   assert.notDeepEqual(canonical(p["login (defaults)"]), canonical(p["login (error in words)"]));
@@ -91,6 +135,7 @@ Deno.test("the React build's renderAuthDocument matches the Preact build's", asy
     sso: { providers: ["github"] },
   };
   const p = preactBuild.renderAuthDocument(data, { scriptSrc: "/client.js" });
+  assert.equal((await preact10).document, p, "Preact 10's renderAuthDocument");
   for (const r of [r18, r19]) {
     assert.deepEqual(
       canonical(r.document.replace(/^<!doctype html>/, "")),

@@ -6,7 +6,7 @@
  * address or range stops the app at start, naming the variable.
  */
 import assert from "node:assert/strict";
-import { startAppProcess } from "../e2e/_process.ts";
+import { START, startAppProcess } from "../e2e/_process.ts";
 import { ResponseChecker } from "../mail/_openapi.ts";
 
 const TOKEN = "trusted-proxies-operator-token-0123456789";
@@ -70,7 +70,7 @@ Deno.test("TRUSTED_PROXIES with an entry that is no address or range: the app do
   try {
     for (const bad of ["proxy.internal", "10.0.0.0/33", "127.0.0.1, 300.1.1.1"]) {
       const child = new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", "app/main.ts"],
+        args: START,
         cwd: new URL("../../", import.meta.url).pathname,
         env: {
           PORT: "0",

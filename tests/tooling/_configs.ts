@@ -28,6 +28,7 @@ export const TEST_ONLY: readonly string[] = [
   "@seriousme/openapi-schema-validator",
   "parse-prometheus-text-format",
   "semver",
+  "@scalar/api-reference",
 ];
 
 /** The parts of a Deno config these tests read. */

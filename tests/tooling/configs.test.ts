@@ -1,6 +1,8 @@
 /**
- * The root config holds the runtime npm imports only; `tests/deno.json` (tests, benchmarks,
- * scripts) holds the same ones, at the same versions, plus the test-only packages.
+ * The root config holds the package's npm imports only (what the published entry points import);
+ * `app/deno.json` (the reference app, `deno task start`) holds the app's, a subset, the same;
+ * `tests/deno.json` (tests, benchmarks, scripts) holds the root's, at the same versions, plus the
+ * test-only packages.
  */
 import assert from "node:assert/strict";
 import {
@@ -14,6 +16,7 @@ import {
 
 const root = await readRootJson<DenoConfig>("deno.json");
 const tests = await readRootJson<DenoConfig>("tests/deno.json");
+const app = await readRootJson<DenoConfig>("app/deno.json");
 const rootImports = root.imports ?? {};
 const testImports = tests.imports ?? {};
 
@@ -47,6 +50,17 @@ Deno.test("tests/deno.json holds every import of the root config, the same", () 
   );
 });
 
+Deno.test("app/deno.json holds some imports of the root config, the same", () => {
+  const appImports = app.imports ?? {};
+  const wrong = Object.entries(appImports).filter(([key, value]) => rootImports[key] !== value);
+  assert.deepEqual(
+    wrong.map(([key, value]) => `${key}: ${value}, deno.json: ${rootImports[key] ?? "none"}`),
+    [],
+    "the app runs the package's versions: each app/deno.json import is deno.json's, unchanged",
+  );
+  assert.ok(Object.keys(appImports).length > 0);
+});
+
 Deno.test("tests/deno.json maps the package's own name to each of the root's exports", () => {
   assert.ok(root.name && root.exports, "deno.json has a name and exports");
   const expected = Object.fromEntries(
@@ -66,10 +80,14 @@ Deno.test("tests/deno.json maps the package's own name to each of the root's exp
   );
 });
 
-Deno.test("both configs install into their own node_modules with the same unstable features", () => {
-  assert.equal(root.nodeModulesDir, "auto");
+Deno.test("the app and tests install into their own node_modules; the root installs on `deno install`", () => {
+  // `deno task` installs the root config's imports before running any task: "manual" keeps
+  // `deno task start` (and every other task) from installing the web server's packages
+  assert.equal(root.nodeModulesDir, "manual");
+  assert.equal(app.nodeModulesDir, "auto");
   assert.equal(tests.nodeModulesDir, "auto");
   assert.deepEqual(tests.unstable ?? [], root.unstable ?? []);
+  assert.deepEqual(app.unstable ?? [], root.unstable ?? []);
 });
 
 Deno.test("deno fmt and deno lint format and lint alike under either config", () => {
@@ -81,14 +99,15 @@ Deno.test("deno fmt and deno lint format and lint alike under either config", ()
   };
   assert.deepEqual(options(tests, "fmt"), options(root, "fmt"));
   assert.deepEqual(options(tests, "lint"), options(root, "lint"));
+  assert.deepEqual(options(app, "fmt"), options(root, "fmt"));
+  assert.deepEqual(options(app, "lint"), options(root, "lint"));
 });
 
-Deno.test("tests, checks, benchmarks and scripts run with tests/deno.json; start does not", () => {
+Deno.test("tests, checks, benchmarks and scripts run with tests/deno.json; the app with app/deno.json", () => {
   const tasks = root.tasks ?? {};
-  assert.ok(
-    tasks.start && !tasks.start.includes("--config"),
-    `start: ${tasks.start}`,
-  );
+  for (const name of ["start", "mail", "mail:listen", "mail:replay"]) {
+    assert.match(tasks[name] ?? "", /^deno run -A --config app\/deno\.json /, `task ${name}`);
+  }
   for (const name of ["test", "bench", "build:npm"]) {
     assert.match(
       tasks[name] ?? "",
@@ -96,17 +115,35 @@ Deno.test("tests, checks, benchmarks and scripts run with tests/deno.json; start
       `task ${name}`,
     );
   }
-  // The root's own files are type checked with the root config alone; the rest with the other.
-  assert.match(tasks.check ?? "", /deno check \*\.ts app\/ &&/);
+  // The root's own files are type checked with the root config alone, the app with its own;
+  // the rest with the tests'. The root's packages are installed first (doc lint and publish
+  // resolve them).
+  assert.match(tasks.check ?? "", /^deno install --quiet && /);
   assert.match(
     tasks.check ?? "",
-    /deno check --config tests\/deno\.json bench\/ scripts\/ /,
+    /deno check --quiet \*\.ts && deno check --quiet --config app\/deno\.json app\/ &&/,
+  );
+  assert.match(
+    tasks.check ?? "",
+    /deno check --quiet --config tests\/deno\.json bench\/ scripts\/ /,
   );
 });
 
-Deno.test("both lock files resolve the root's npm imports to the same versions", async () => {
+Deno.test("the three lock files resolve the root's npm imports to the same versions", async () => {
   const rootLock = await readRootJson<DenoLock>("deno.lock");
   const testLock = await readRootJson<DenoLock>("tests/deno.lock");
+  const appLock = await readRootJson<DenoLock>("app/deno.lock");
+  const appNames = [
+    ...new Set(Object.values(app.imports ?? {}).map(npmName).filter((n) => n !== null)),
+  ];
+  const inApp = lockedVersions(appLock, appNames);
+  const inRoot = lockedVersions(rootLock, appNames);
+  assert.deepEqual(
+    appNames.filter((n) => JSON.stringify(inApp.get(n)) !== JSON.stringify(inRoot.get(n))),
+    [],
+    "app/deno.lock must resolve the app's imports as deno.lock does: copy deno.lock to " +
+      "app/deno.lock and run `deno install --config app/deno.json` (it keeps those versions)",
+  );
   const names = [
     ...new Set(
       Object.values(rootImports).map(npmName).filter((n) => n !== null),

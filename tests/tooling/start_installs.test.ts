@@ -1,9 +1,11 @@
 /**
- * `deno task start` installs the runtime packages and nothing that only tests, benchmarks or
- * scripts need: the program's code (the app, the CLI, the published entry points, the files the
- * root tasks run) resolves every import from the root config alone, every npm import of the
- * root config is used by that code, and a `deno run` with the root config and lock file (what
- * `start` does) puts no test-only package in node_modules.
+ * `deno task start` installs what the reference app runs and nothing else: the package's code
+ * (the published entry points, the CLI among them) resolves every import from the root config
+ * alone and uses every npm import of it; the app's code (the files the tasks run with
+ * `--config app/deno.json`: the app, the mail API's standalone server and webhook tool)
+ * resolves every import from `app/deno.json` alone and uses every npm import of it; and a
+ * `deno run` with the app's config and lock file (what `start` does) installs the app's
+ * packages only: none of the web server's, none only tests need, fewer than 60 in all.
  */
 import assert from "node:assert/strict";
 import {
@@ -21,29 +23,37 @@ import {
  * Root imports that the program loads in a way `deno info` cannot follow, with the reason.
  * Everything else in the root config must be reachable from the entry points.
  */
-const RUNTIME_UNSEEN: Record<string, string> = {
-  "@scalar/api-reference":
-    "lib/mail/reference_page.ts serves its browser bundle, found with import.meta.resolve",
-};
+const RUNTIME_UNSEEN: Record<string, string> = {};
 
 const root = await readRootJson<DenoConfig>("deno.json");
+const app = await readRootJson<DenoConfig>("app/deno.json");
 const dec = new TextDecoder();
 
-/** The files the program starts from: published exports, and what root tasks `deno run`. */
-function entryPoints(): string[] {
-  const files = new Set(
-    Object.values(root.exports ?? {}).map((p) => p.replace(/^\.\//, "")),
-  );
+/**
+ * The files root tasks `deno run` with config `config` (`null`: with the root config, no
+ * `--config`).
+ */
+function taskFiles(config: string | null): string[] {
+  const files = new Set<string>();
   for (const task of Object.values(root.tasks ?? {})) {
     for (const command of task.split(/&&|\|\||;/)) {
       const words = command.trim().split(/\s+/);
-      if (
-        words[0] !== "deno" || words[1] !== "run" || words.includes("--config")
-      ) continue;
+      if (words[0] !== "deno" || words[1] !== "run") continue;
+      const at = words.indexOf("--config");
+      if ((at < 0 ? null : words[at + 1]) !== config) continue;
       const file = words.slice(2).find((w) => !w.startsWith("-") && /\.[jt]sx?$/.test(w));
       if (file) files.add(file);
     }
   }
+  return [...files].sort();
+}
+
+/** The files the package starts from: published exports, and what root tasks `deno run`. */
+function entryPoints(): string[] {
+  const files = new Set(
+    Object.values(root.exports ?? {}).map((p) => p.replace(/^\.\//, "")),
+  );
+  for (const file of taskFiles(null)) files.add(file);
   return [...files].sort();
 }
 
@@ -61,15 +71,18 @@ interface InfoModule {
 }
 
 /**
- * Runs `fn` in a temporary directory holding copies of the root `deno.json` and `deno.lock`
- * (Deno rewrites a lock file it reads, and sets node_modules up beside the config: the
- * project's own stay untouched).
+ * Runs `fn` in a temporary directory holding copies of a config and its lock file (the root's
+ * `deno.json` and `deno.lock` unless told; Deno rewrites a lock file it reads, and sets
+ * node_modules up beside the config: the project's own stay untouched).
  */
-async function withRootCopy<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+async function withRootCopy<T>(
+  fn: (dir: string) => Promise<T>,
+  from = "",
+): Promise<T> {
   const dir = await Deno.makeTempDir({ prefix: "gatehouse-start-" });
   try {
-    await Deno.copyFile(`${ROOT}deno.json`, `${dir}/deno.json`);
-    await Deno.copyFile(`${ROOT}deno.lock`, `${dir}/deno.lock`);
+    await Deno.copyFile(`${ROOT}${from}deno.json`, `${dir}/deno.json`);
+    await Deno.copyFile(`${ROOT}${from}deno.lock`, `${dir}/deno.lock`);
     return await fn(dir);
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -94,10 +107,11 @@ async function deno(dir: string, args: string[]): Promise<string> {
 }
 
 /**
- * `deno info --json` of one module importing every entry point, with the root config (from the
- * global cache: the graph is the same, without setting a node_modules up).
+ * `deno info --json` of one module importing every entry point, with the root config (or the
+ * config in `from`; from the global cache: the graph is the same, without setting a
+ * node_modules up).
  */
-function rootGraph(entries: string[]): Promise<InfoModule[]> {
+function rootGraph(entries: string[], from = ""): Promise<InfoModule[]> {
   return withRootCopy(async (dir) => {
     const probe = `${dir}/probe.ts`;
     await Deno.writeTextFile(
@@ -110,34 +124,57 @@ function rootGraph(entries: string[]): Promise<InfoModule[]> {
       modules: InfoModule[];
     })
       .modules;
-  });
+  }, from);
 }
 
-/** The root config's npm imports, less the test-only ones (which the first test refuses). */
-function runtimeNames(): string[] {
+/** A config's npm imports, less the test-only ones (which the configs test refuses). */
+function runtimeNames(config: DenoConfig = root): string[] {
   return [
     ...new Set(
-      Object.values(root.imports ?? {}).map(npmName)
+      Object.values(config.imports ?? {}).map(npmName)
         .filter((n): n is string => n !== null && !TEST_ONLY.includes(n)),
     ),
   ];
 }
 
 const entries = entryPoints();
+const appEntries = taskFiles("app/deno.json");
 
-Deno.test("the entry points include the app, the CLI and every published export", () => {
-  for (
-    const file of [
-      "app/main.ts",
-      "cli.ts",
-      "mod.ts",
-      "d1.ts",
-      "react.ts",
-      "mail.ts",
-    ]
-  ) {
+Deno.test("the entry points include the CLI and every published export; the app's, the app", () => {
+  for (const file of ["cli.ts", "mod.ts", "d1.ts", "react.ts", "mail.ts", "admin.ts"]) {
     assert.ok(entries.includes(file), `${file} in ${entries.join(", ")}`);
   }
+  assert.deepEqual(appEntries, [
+    "app/main.ts",
+    "lib/mail/standalone.ts",
+    "lib/mail/webhook_cli.ts",
+  ]);
+});
+
+/** The problems of a graph (unresolved imports, npm: specifiers not in the config), its npm names. */
+function graphProblems(modules: InfoModule[]): { problems: string[]; used: Set<string> } {
+  const problems: string[] = [];
+  const used = new Set<string>();
+  for (const m of modules) {
+    if (m.error) problems.push(m.error);
+    if (m.kind === "npm" && m.npmPackage) used.add(lockKeyName(m.npmPackage));
+    for (const d of m.dependencies ?? []) {
+      const error = d.code?.error ?? d.type?.error;
+      if (error) problems.push(error);
+      else if (m.specifier.startsWith("file:") && d.specifier.startsWith("npm:")) {
+        problems.push(`${m.specifier} imports "${d.specifier}": put it in the config's imports`);
+      }
+    }
+  }
+  return { problems, used };
+}
+
+Deno.test("the app's code resolves every import from app/deno.json alone and uses every one", async () => {
+  const { problems, used } = graphProblems(await rootGraph(appEntries, "app/"));
+  assert.deepEqual(problems, [], "with app/deno.json (what `deno task start` runs with)");
+  assert.ok(used.has("hono") && used.has("@libsql/client"), [...used].join(", "));
+  const unused = runtimeNames(app).filter((n) => !used.has(n));
+  assert.deepEqual(unused, [], `nothing ${appEntries.join(", ")} runs imports these`);
 });
 
 Deno.test("the program's code resolves every import from the root config alone", async () => {
@@ -182,7 +219,7 @@ Deno.test("the program's code resolves every import from the root config alone",
   );
 });
 
-Deno.test("a deno run with the root config and lock installs no test-only package", async () => {
+Deno.test("a deno run with the app's config and lock installs the app's packages alone, fewer than 60", async () => {
   const testLock = await readRootJson<DenoLock>("tests/deno.lock");
   const rootLock = await readRootJson<DenoLock>("deno.lock");
   // What only the test-only imports pull in, by name: their closure less the runtime one.
@@ -199,14 +236,13 @@ Deno.test("a deno run with the root config and lock installs no test-only packag
     [...testOnly].join(", "),
   );
 
-  const inLock = Object.keys(rootLock.npm ?? {}).map(lockKeyName).filter((n) => testOnly.has(n));
-  assert.deepEqual(
-    [...new Set(inLock)],
-    [],
-    "deno.lock holds packages only tests need",
-  );
+  const appLock = await readRootJson<DenoLock>("app/deno.lock");
+  for (const [file, lock] of [["deno.lock", rootLock], ["app/deno.lock", appLock]] as const) {
+    const inLock = Object.keys(lock.npm ?? {}).map(lockKeyName).filter((n) => testOnly.has(n));
+    assert.deepEqual([...new Set(inLock)], [], `${file} holds packages only tests need`);
+  }
 
-  const installed = await withRootCopy(async (dir) => {
+  const { installed, count } = await withRootCopy(async (dir) => {
     // With a lock file, Deno sets node_modules up once the program needs any npm package, and
     // then installs every package of the config: one runtime import is enough to see them all.
     await Deno.writeTextFile(
@@ -218,15 +254,22 @@ Deno.test("a deno run with the root config and lock installs no test-only packag
       "started\n",
     );
     const names = new Set<string>();
+    let count = 0;
     for await (const e of Deno.readDir(`${dir}/node_modules/.deno`)) {
       if (/^@?[^@]+@/.test(e.name)) {
         names.add(lockKeyName(e.name).replace("+", "/"));
+        count++;
       }
     }
-    return names;
-  });
-  for (const name of runtimeNames()) {
+    return { installed: names, count };
+  }, "app/");
+  for (const name of runtimeNames(app)) {
     assert.ok(installed.has(name), `${name} installed`);
   }
   assert.deepEqual([...installed].filter((n) => testOnly.has(n)).sort(), []);
+  // the web server's packages are not the app's
+  const server = runtimeNames().filter((n) => !runtimeNames(app).includes(n));
+  assert.ok(server.includes("@peculiar/x509") && server.includes("acme-client"));
+  assert.deepEqual([...installed].filter((n) => server.includes(n)), [], "the server's packages");
+  assert.ok(count < 60, `${count} packages installed`);
 });

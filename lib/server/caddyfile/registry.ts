@@ -45,9 +45,13 @@ export const DEFAULT_DIRECTIVE_ORDER: readonly string[] = [
   "timeouts",
   "redir",
   "method",
+  // cache-handler registers its directive before rewrite (httpcache.go)
+  "cache",
   "rewrite",
   "uri",
   "try_files",
+  // caddy-ratelimit registers its directive before basic_auth (caddyfile.go)
+  "rate_limit",
   "basicauth",
   "basic_auth",
   "forward_auth",
@@ -87,9 +91,12 @@ export interface SyntaxSet {
   modules?: Readonly<Record<string, SyntaxFn>>;
 }
 
-/** An entry of a module table that names the module's Gatehousefile syntax. */
+/**
+ * An entry of a module kind's table as the adapter reads it: the module, and the syntax set
+ * of its Gatehousefile syntax when it has one (several entries may name the same set).
+ */
 export interface SyntaxEntry extends ModuleEntry {
-  /** Loads the syntax set the module's syntax is part of (several entries may share one). */
+  /** Loads the module's Gatehousefile syntax. */
   syntax?(): Promise<SyntaxSet>;
 }
 

@@ -97,6 +97,9 @@ export function parseDuration(s: string): number {
   return goParseDuration(s);
 }
 
+/** A duration as a JSON config holds it: an integer of nanoseconds or a duration string. */
+export type Duration = number | string;
+
 /**
  * A duration in a JSON config, in milliseconds: an integer is nanoseconds, a string is read by
  * {@linkcode parseDuration} (Caddy's `Duration.UnmarshalJSON`). Throws a `ConfigError` that

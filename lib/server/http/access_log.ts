@@ -10,6 +10,7 @@ import { clientLogFields } from "./tls_client.ts";
 import type { LogFields, Logger } from "../module/instance.ts";
 import type { Decoder } from "../config/decode.ts";
 import { type RequestContext, splitHostPort } from "./context.ts";
+import { requestProto } from "../module/listener.ts";
 
 /** Parsed `logs` section of a server. */
 export interface ServerLogConfig {
@@ -115,7 +116,7 @@ export function loggableRequest(c: RequestContext, logCredentials: boolean): Log
     remote_ip: c.remoteHost,
     remote_port: c.remotePort,
     client_ip: c.clientIP,
-    proto: c.info.http2 || c.info.tls?.proto === "h2" ? "HTTP/2.0" : "HTTP/1.1",
+    proto: requestProto(c.info),
     method: c.origMethod,
     host: c.host,
     uri: c.origQuery ? `${c.origRawPath}?${c.origQuery}` : c.origRawPath,

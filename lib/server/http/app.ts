@@ -163,6 +163,7 @@ export class HttpApp implements App {
           );
         }
       }
+      const http3 = http3Refusal(server);
       for (const [i, a] of server.addresses.entries()) {
         const host = a.network !== "tcp"
           ? ""
@@ -173,15 +174,55 @@ export class HttpApp implements App {
             server.clientAuth,
           )
           : undefined;
-        const handle = await ctx.listen({
-          address: a.address,
-          tls: source,
-          engine: server.engine,
-          connection: connectionOptions(server, i),
-        });
-        handles.push({ server, handle });
-        server.listeners.push(handle);
-        if (refusesHttp2(server, i)) server.refuseHttp2(handle.address);
+        const p = server.options.protocols[server.listenIndex[i]];
+        if (a.network === "fdgram" && (!source || !p.h3)) {
+          throw new ConfigError(
+            "invalid_address",
+            `http.servers.${server.name}: listen address ${a.address}: an inherited UDP socket ` +
+              (source
+                ? `serves HTTP/3 only, and its protocols leave out h3`
+                : `serves HTTP/3, which needs TLS (this server has no TLS connection policies)`),
+          );
+        }
+        let port: number | undefined;
+        // TCP: h1/h2 (a TLS listener of h3 alone has none; an fdgram/ address is UDP)
+        if (a.network !== "fdgram" && (p.h1 || !source)) {
+          const handle = await ctx.listen({
+            address: a.address,
+            tls: source,
+            engine: server.engine,
+            connection: connectionOptions(server, i),
+          });
+          handles.push({ server, handle });
+          server.listeners.push(handle);
+          port = handle.port;
+          if (refusesHttp2(server, i)) server.refuseHttp2(handle.address);
+        }
+        // UDP: h3 beside it on the same port (an fd/ address has no UDP socket, as in Caddy)
+        if (source && p.h3 && a.network !== "fd" && a.network !== "unix") {
+          if (http3 !== null) {
+            if (server.options.protocolsGiven) {
+              throw new ConfigError(
+                "unsupported",
+                `http.servers.${server.name}.protocols: "h3" cannot be served here: ${http3}`,
+              );
+            }
+            continue;
+          }
+          const address = a.network === "fdgram"
+            ? a.address
+            : `udp/${a.address.slice(0, a.address.lastIndexOf(":"))}:${
+              port ?? a.address.slice(a.address.lastIndexOf(":") + 1)
+            }`;
+          const handle = await ctx.listen({
+            address,
+            tls: source,
+            names: server.hostNames,
+            connection: connectionOptions(server, i),
+          });
+          handles.push({ server, handle });
+          server.addHttp3(handle);
+        }
       }
     }
     return app;
@@ -266,6 +307,22 @@ function connectionOptions(server: HttpServer, i: number): ConnectionOptions {
     alpn: p.h2 ? ["h2", "http/1.1"] : ["http/1.1"],
     h2c: p.h2c,
   };
+}
+
+/**
+ * Why a TLS server cannot serve HTTP/3 here, or null when it can: Deno's QUIC endpoint needs
+ * `--unstable-net`, and it has no TLS client authentication (HTTP/3 there would let clients
+ * past the connection policies that ask for certificates).
+ */
+function http3Refusal(server: HttpServer): string | null {
+  if (typeof (Deno as { QuicEndpoint?: unknown }).QuicEndpoint !== "function") {
+    return "Deno's QUIC endpoint needs --unstable-net";
+  }
+  if (server.clientAuth) {
+    return "the HTTP/3 listener cannot ask clients for certificates " +
+      "(tls_connection_policies with client_authentication); remove h3 from protocols";
+  }
+  return null;
 }
 
 /** A deno-engine listener whose protocols leave out the HTTP/2 Deno.serve would speak. */

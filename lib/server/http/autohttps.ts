@@ -139,7 +139,9 @@ export async function planAutomaticHttps(
     }
     const listen = Array.isArray(srv.listen) ? srv.listen.filter((l) => typeof l === "string") : [];
     const addrs = listen.flatMap((l) => parseAddr(l as string, o.httpPort));
-    if (!addrs.some((a) => a.port !== o.httpPort)) {
+    // an inherited socket (fd/, fdgram/) has no port here: not the HTTP port, as in Caddy
+    const inherited = listen.some((l) => /^\s*(fd|fdgram)\//.test(l as string));
+    if (!inherited && !addrs.some((a) => a.port !== o.httpPort)) {
       if (addrs.length) {
         o.log.debug("server is listening only on the HTTP port, so no automatic HTTPS", {
           server_name: name,
@@ -150,7 +152,7 @@ export async function planAutomaticHttps(
     }
     const hasPolicies = srv.tls_connection_policies !== undefined &&
       srv.tls_connection_policies !== null;
-    if (!hasPolicies && addrs.every((a) => a.port === o.httpsPort)) {
+    if (!hasPolicies && !inherited && addrs.every((a) => a.port === o.httpsPort)) {
       o.log.info(
         "server is listening only on the HTTPS port but has no TLS connection policies; adding one to enable TLS",
         {

@@ -164,6 +164,11 @@ export class RequestContext {
   userId = "";
   /** False once a handler deleted the `Server` response header. */
   serverHeader = true;
+  /**
+   * The `Alt-Svc` the answer gets (HTTP/3 advertised), null for none; a `headers` handler
+   * deleting `Alt-Svc` clears it.
+   */
+  altSvc: string | null = null;
   /** Set by a handler whose response already carries every header (`Server` included). */
   headersFinal = false;
   /** True to skip the access log for this request. */
@@ -266,13 +271,13 @@ export class RequestContext {
   /** The remote (peer) address host. */
   get remoteHost(): string {
     const a = this.info.remoteAddr;
-    return a.transport === "tcp" ? a.hostname : "";
+    return a.transport !== "unix" ? a.hostname : "";
   }
 
   /** The remote (peer) port as a string. */
   get remotePort(): string {
     const a = this.info.remoteAddr;
-    return a.transport === "tcp" ? String(a.port) : "";
+    return a.transport !== "unix" ? String(a.port) : "";
   }
 
   /** The client IP: the remote host, or the forwarded address from a trusted proxy. */

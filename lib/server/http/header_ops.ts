@@ -1,16 +1,25 @@
 /**
- * Header operations (Caddy's `HeaderOps`): `add`, `set`, `delete` (exact names or `prefix*`,
- * `*suffix`, `*`) and `replace` (`search` substring or `search_regexp`), applied in that
- * order; names and values may hold placeholders. Also the response matcher (`require`) for
- * deferred response operations.
+ * Header operations (Caddy's `HeaderOps`) compiled for use: `add`, `set`, `delete` (exact
+ * names or `prefix*`, `*suffix`, `*`) and `replace` (`search` substring or `search_regexp`),
+ * applied in that order; names and values may hold placeholders. The config and its decoder
+ * are the `headers` handler's ({@linkcode HeaderOpsConfig} in `handlers/headers/config.ts`);
+ * `parseHeaderOps` and `parseResponseMatcher` decode and compile in one step for modules that
+ * embed them.
  *
  * @module
  */
-import { asObject, checkFields, optObject, optStrings, type Raw } from "./config.ts";
+import { Decoder, type Raw } from "../config/decode.ts";
 import type { RequestContext } from "./context.ts";
-import { ConfigError } from "../config/error.ts";
+import { decodeHeaderOps, type HeaderOpsConfig } from "./handlers/headers/config.ts";
 import { goRegExp } from "./regexp.ts";
 import { compileTemplate, type Template } from "./replacer.ts";
+import {
+  compileResponseMatcher,
+  decodeResponseMatcher,
+  type ResponseMatcher,
+} from "./response_matcher.ts";
+
+export { type ResponseMatcher, wildcardValue } from "./response_matcher.ts";
 
 interface Replacement {
   search?: Template;
@@ -28,14 +37,10 @@ export interface HeaderOps {
   readonly size: number;
 }
 
-function stringMap(raw: Raw | undefined, where: string): [Template, Template[]][] {
-  if (!raw) return [];
-  return Object.entries(raw).map(([k, v]) => {
-    if (!Array.isArray(v)) {
-      throw new ConfigError("invalid_config", `${where}.${k}: must be array`);
-    }
-    return [compileTemplate(k), v.map((s) => compileTemplate(String(s)))];
-  });
+function templates(fields: Record<string, string[]> | undefined): [Template, Template[]][] {
+  return Object.entries(fields ?? {}).map((
+    [k, v],
+  ) => [compileTemplate(k), v.map((s) => compileTemplate(s))]);
 }
 
 /** Converts Go replacement syntax (`${1}`, `${name}`) to JS (`$1`, `$<name>`). */
@@ -43,51 +48,43 @@ export function goReplacement(s: string): string {
   return s.replace(/\$\{(\d+)\}/g, "$$$1").replace(/\$\{(\w+)\}/g, "$$<$1>");
 }
 
+function matchDelete(pattern: string, name: string): boolean {
+  if (pattern === "*") return true;
+  if (pattern.startsWith("*") && pattern.endsWith("*")) {
+    return name.includes(pattern.slice(1, -1));
+  }
+  if (pattern.startsWith("*")) return name.endsWith(pattern.slice(1));
+  if (pattern.endsWith("*")) return name.startsWith(pattern.slice(0, -1));
+  return pattern === name;
+}
+
+/** No operations. */
+const NONE: HeaderOps = { apply() {}, deletes: () => false, size: 0 };
+
 /**
- * Parses a `HeaderOps` object.
+ * Compiles decoded header operations (none when `config` is undefined).
  *
  * @example
  * ```ts ignore
- * const ops = parseHeaderOps({ set: { "X-Served-By": ["{system.hostname}"] } }, "headers");
+ * const ops = compileHeaderOps({ set: { "X-Served-By": ["{system.hostname}"] } });
+ * ops.apply(headers, c);
  * ```
  */
-export function parseHeaderOps(raw: Raw | undefined, where: string): HeaderOps {
-  if (!raw) return { apply() {}, deletes: () => false, size: 0 };
-  checkFields(raw, ["add", "set", "delete", "replace"], where);
-  const add = stringMap(optObject(raw, "add", where), `${where}.add`);
-  const set = stringMap(optObject(raw, "set", where), `${where}.set`);
-  const del = (optStrings(raw, "delete", where) ?? []).map((d) => compileTemplate(d.toLowerCase()));
-  const replace: [string, Replacement[]][] = [];
-  for (const [field, list] of Object.entries(optObject(raw, "replace", where) ?? {})) {
-    if (!Array.isArray(list)) {
-      throw new ConfigError("invalid_config", `${where}.replace.${field}: must be array`);
-    }
-    replace.push([
-      field.toLowerCase(),
-      list.map((r) => {
-        const o = asObject(r, `${where}.replace.${field}`);
-        checkFields(o, ["search", "search_regexp", "replace"], `${where}.replace.${field}`);
-        return {
-          search: typeof o.search === "string" && o.search !== ""
-            ? compileTemplate(o.search)
-            : undefined,
-          regexp: typeof o.search_regexp === "string" && o.search_regexp !== ""
-            ? goRegExp(o.search_regexp, "g")
-            : undefined,
-          replace: compileTemplate(goReplacement(String(o.replace ?? ""))),
-        };
-      }),
-    ]);
-  }
-  const matchDelete = (pattern: string, name: string) => {
-    if (pattern === "*") return true;
-    if (pattern.startsWith("*") && pattern.endsWith("*")) {
-      return name.includes(pattern.slice(1, -1));
-    }
-    if (pattern.startsWith("*")) return name.endsWith(pattern.slice(1));
-    if (pattern.endsWith("*")) return name.startsWith(pattern.slice(0, -1));
-    return pattern === name;
-  };
+export function compileHeaderOps(config: HeaderOpsConfig | undefined): HeaderOps {
+  if (!config) return NONE;
+  const add = templates(config.add);
+  const set = templates(config.set);
+  const del = (config.delete ?? []).map((d) => compileTemplate(d.toLowerCase()));
+  const replace: [string, Replacement[]][] = Object.entries(config.replace ?? {}).map((
+    [field, list],
+  ) => [
+    field.toLowerCase(),
+    list.map((r) => ({
+      search: r.search !== undefined ? compileTemplate(r.search) : undefined,
+      regexp: r.search_regexp !== undefined ? goRegExp(r.search_regexp, "g") : undefined,
+      replace: compileTemplate(goReplacement(r.replace ?? "")),
+    })),
+  ]);
   return {
     size: add.length + set.length + del.length + replace.length,
     deletes: (name) => del.some((d) => d.constant !== null && matchDelete(d.constant, name)),
@@ -133,50 +130,21 @@ export function parseHeaderOps(raw: Raw | undefined, where: string): HeaderOps {
   };
 }
 
-/** Caddy's header value pattern test: `*`, `*sub*`, `prefix*`, `*suffix` or exact. */
-export function wildcardValue(pattern: string, actual: string): boolean {
-  if (pattern === "*") return true;
-  if (pattern.length > 1 && pattern.startsWith("*") && pattern.endsWith("*")) {
-    return actual.includes(pattern.slice(1, -1));
-  }
-  if (pattern.startsWith("*")) return actual.endsWith(pattern.slice(1));
-  if (pattern.endsWith("*")) return actual.startsWith(pattern.slice(0, -1));
-  return actual === pattern;
+/**
+ * Decodes and compiles a `HeaderOps` object at `where` (none when `raw` is undefined).
+ *
+ * @example
+ * ```ts ignore
+ * const ops = parseHeaderOps({ set: { "X-Served-By": ["{system.hostname}"] } }, "headers");
+ * ```
+ */
+export function parseHeaderOps(raw: Raw | undefined, where: string): HeaderOps {
+  return raw ? compileHeaderOps(decodeHeaderOps(new Decoder(raw, where))) : NONE;
 }
 
-/** A response matcher (`require`): status codes (a single digit means a class) and headers. */
-export interface ResponseMatcher {
-  /** True when the response matches. */
-  match(status: number, headers: Headers): boolean;
-}
-
-/** Parses a response matcher `{status_code: [...], headers: {...}}`. */
+/** Decodes and compiles a response matcher `{status_code: [...], headers: {...}}` at `where`. */
 export function parseResponseMatcher(raw: Raw, where: string): ResponseMatcher {
-  checkFields(raw, ["status_code", "headers"], where);
-  const codes = (raw.status_code as number[] | undefined) ?? [];
-  const headers = Object.entries(optObject(raw, "headers", where) ?? {}).map((
-    [k, v],
-  ) => [k.toLowerCase(), v as string[] | null] as const);
-  return {
-    match(status, h) {
-      if (codes.length) {
-        const ok = codes.some((code) =>
-          code < 10 ? Math.floor(status / 100) === code : status === code
-        );
-        if (!ok) return false;
-      }
-      for (const [k, vals] of headers) {
-        const actual = h.get(k);
-        if (vals === null) {
-          if (actual !== null) return false;
-          continue;
-        }
-        if (actual === null) return false;
-        if (vals.length && !vals.some((v) => wildcardValue(v, actual))) return false;
-      }
-      return true;
-    },
-  };
+  return compileResponseMatcher(decodeResponseMatcher(new Decoder(raw, where)));
 }
 
 /** Returns a response whose headers can be changed (copies when they are immutable). */

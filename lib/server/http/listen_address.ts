@@ -3,7 +3,8 @@
  * `{env.*}` placeholders replaced. `fd/N` names a listening socket the process inherited
  * (open as descriptor N, e.g. from systemd socket activation): it is served by the node listener
  * engine (`node:net` adopts a descriptor, `Deno.serve` cannot), chosen automatically.
- * `fdgram/N` (an inherited UDP socket, for HTTP/3) is refused: HTTP/3 is not served here.
+ * `fdgram/N` names an inherited UDP socket: it serves HTTP/3 only (the `h3` of its protocols),
+ * on a QUIC endpoint that takes the socket over (see `listeners/h3/inherited.ts`).
  *
  * @module
  */
@@ -11,9 +12,9 @@ import { ConfigError } from "../config/error.ts";
 
 /** One expanded listen address. */
 export interface ListenAddress {
-  /** `tcp`, `unix`, or `fd` (an inherited listening socket). */
-  network: "tcp" | "unix" | "fd";
-  /** Address in the listener pool's form: `host:port`, `unix//path` or `fd/N`. */
+  /** `tcp`, `unix`, `fd` (an inherited listening socket) or `fdgram` (an inherited UDP socket). */
+  network: "tcp" | "unix" | "fd" | "fdgram";
+  /** Address in the listener pool's form: `host:port`, `unix//path`, `fd/N` or `fdgram/N`. */
   address: string;
 }
 
@@ -38,16 +39,9 @@ export function expandListenAddress(input: string, defaultPort: number): ListenA
   if (network === "unix" || network === "unixgram" || network === "unixpacket") {
     return [{ network: "unix", address: `unix/${rest}` }];
   }
-  if (network === "fdgram") {
-    throw new ConfigError(
-      "invalid_address",
-      `listen address ${input}: an inherited datagram (UDP) socket serves HTTP/3, which ` +
-        `Gatehouse does not serve; listen on fd/, a host:port or a unix/ path`,
-    );
-  }
-  if (network === "fd") {
+  if (network === "fd" || network === "fdgram") {
     // the number is checked once every address is expanded (checkListenAddresses)
-    return [{ network: "fd", address: `fd/${/^\d{1,9}$/.test(rest) ? Number(rest) : rest}` }];
+    return [{ network, address: `${network}/${/^\d{1,9}$/.test(rest) ? Number(rest) : rest}` }];
   }
   if (!["tcp", "tcp4", "tcp6"].includes(network)) {
     throw new ConfigError("invalid_address", `unsupported network in listen address: ${input}`);
@@ -75,9 +69,8 @@ export function expandListenAddress(input: string, defaultPort: number): ListenA
 }
 
 /**
- * Checks what expansion leaves for later: an `fd/` address must name a descriptor number.
- * Called once every address of a server is expanded, so that a network that cannot be served
- * at all (`fdgram/`) is named before a placeholder left empty.
+ * Checks what expansion leaves for later: an `fd/` or `fdgram/` address must name a descriptor
+ * number. Called once every address of a server is expanded.
  *
  * @example
  * ```ts
@@ -92,6 +85,13 @@ export function checkListenAddresses(addresses: ListenAddress[], inputs: string[
         "invalid_address",
         `listen address ${inputs[i] ?? a.address}: fd/ takes the number of an inherited ` +
           `listening socket, got ${JSON.stringify(a.address.slice(3))}`,
+      );
+    }
+    if (a.network === "fdgram" && !/^fdgram\/\d{1,9}$/.test(a.address)) {
+      throw new ConfigError(
+        "invalid_address",
+        `listen address ${inputs[i] ?? a.address}: fdgram/ takes the number of an inherited ` +
+          `UDP socket, got ${JSON.stringify(a.address.slice(7))}`,
       );
     }
   }

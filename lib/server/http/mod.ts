@@ -23,6 +23,14 @@ registerTable(HANDLERS);
 registerTable(IP_SOURCES);
 registerTable([
   {
+    id: "cache",
+    load: async () => (await import("./handlers/cache/app.ts")).cacheAppModule,
+  },
+  {
+    id: "admin.api.cache",
+    load: async () => (await import("./handlers/cache/admin.ts")).cacheAdminModule,
+  },
+  {
     id: "admin.api.reverse_proxy",
     load: async () => (await import("./handlers/reverse_proxy/admin.ts")).reverseProxyAdminModule,
   },

@@ -9,6 +9,7 @@ import type { RequestContext } from "./context.ts";
 import { splitHostPort } from "./context.ts";
 import { statusText } from "../net/status.ts";
 import { tlsClientGetter } from "./tls_client.ts";
+import { requestProto } from "../module/listener.ts";
 
 /** Reads one placeholder's value for a request; undefined when it is unknown. */
 export type Getter = (c: RequestContext) => string | undefined;
@@ -73,7 +74,7 @@ const STATIC: Record<string, Getter> = {
       : goDuration(Math.max(0, c.server.shutdownAt - Date.now())),
   "http.request.method": (c) => c.method,
   "http.request.scheme": (c) => c.scheme,
-  "http.request.proto": (c) => c.info.http2 || c.info.tls?.proto === "h2" ? "HTTP/2.0" : "HTTP/1.1",
+  "http.request.proto": (c) => requestProto(c.info),
   "http.request.host": (c) => c.hostname,
   "http.request.port": (c) => splitHostPort(c.host)[1] || (c.scheme === "https" ? "443" : "80"),
   "http.request.hostport": (c) => c.host,

@@ -8,13 +8,23 @@
  * @module
  */
 import type { ProvisionContext } from "../module/mod.ts";
-import { asObject, checkFields, type Raw } from "./config.ts";
+import { Decoder } from "../config/decode.ts";
 import type { RequestContext } from "./context.ts";
 import { HandlerError } from "./errors.ts";
-import { ConfigError } from "../config/error.ts";
 import { parseResponseMatcher, type ResponseMatcher } from "./header_ops.ts";
 import { compileTemplate, type Template } from "./replacer.ts";
-import { provisionRoutes, RouteListCache } from "./routes.ts";
+import { provisionRoutes, type RouteConfig, RouteListCache } from "./routes.ts";
+import type { ResponseMatcherConfig } from "./response_matcher.ts";
+
+/** A response handler (Caddy's `caddyhttp.ResponseHandler`). */
+export type ResponseHandlerConfig = {
+  /** The responses it takes (all when absent). */
+  match?: ResponseMatcherConfig;
+  /** Only replace the status (a number or a placeholder); 0 or "" keeps it. */
+  status_code?: number | string;
+  /** Routes that take over the response. */
+  routes?: RouteConfig[];
+};
 
 /** One provisioned response handler. */
 export interface ResponseHandler {
@@ -27,7 +37,65 @@ export interface ResponseHandler {
 }
 
 /**
- * Provisions a `handle_response` list.
+ * Decodes and checks a `handle_response` list of the handler at `where` (fields, matchers,
+ * status types); the routes are provisioned by {@linkcode buildResponseHandlers}.
+ *
+ * @example
+ * ```ts
+ * import { decodeResponseHandlers } from "./response_handlers.ts";
+ * decodeResponseHandlers([{ match: { status_code: [5] }, status_code: 503 }], "intercept");
+ * ```
+ */
+export function decodeResponseHandlers(
+  raw: unknown,
+  where: string,
+): ResponseHandlerConfig[] | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  if (!Array.isArray(raw)) Decoder.of({}, `${where}.handle_response`).fail("must be an array");
+  return (raw as unknown[]).map((v, i) => {
+    const d = Decoder.of(v, `${where}.handle_response[${i}]`);
+    d.fields(["match", "status_code", "routes"]);
+    const out: ResponseHandlerConfig = {};
+    const match = d.value("match");
+    if (match !== undefined && match !== null) {
+      parseResponseMatcher(Decoder.of(match, d.at("match")).raw, d.at("match"));
+      out.match = match as ResponseMatcherConfig;
+    }
+    const sc = d.value("status_code");
+    if (sc !== undefined && sc !== null) {
+      if (typeof sc !== "number" && typeof sc !== "string") {
+        d.failAt("status_code", "must be a number or string");
+      }
+      out.status_code = sc as number | string;
+    }
+    const routes = d.value("routes");
+    if (routes !== undefined && routes !== null) out.routes = routes as RouteConfig[];
+    return out;
+  });
+}
+
+/** Provisions a decoded `handle_response` list (its routes' modules). */
+export async function buildResponseHandlers(
+  list: readonly ResponseHandlerConfig[] | undefined,
+  ctx: ProvisionContext,
+  where: string,
+): Promise<ResponseHandler[]> {
+  const out: ResponseHandler[] = [];
+  for (const [i, h] of (list ?? []).entries()) {
+    const w = `${where}.handle_response[${i}]`;
+    const match = h.match ? parseResponseMatcher(h.match, `${w}.match`) : null;
+    const sc = h.status_code;
+    const status = sc === undefined || sc === "" || sc === 0 ? null : compileTemplate(String(sc));
+    const routes = h.routes === undefined
+      ? null
+      : new RouteListCache(await provisionRoutes(h.routes, ctx, `${w}.routes`));
+    out.push({ match, status, routes });
+  }
+  return out;
+}
+
+/**
+ * Decodes and provisions a `handle_response` list.
  *
  * @example
  * ```ts ignore
@@ -39,31 +107,7 @@ export async function provisionResponseHandlers(
   ctx: ProvisionContext,
   where: string,
 ): Promise<ResponseHandler[]> {
-  if (raw === undefined || raw === null) return [];
-  if (!Array.isArray(raw)) {
-    throw new ConfigError("invalid_config", `${where}.handle_response: must be an array`);
-  }
-  const out: ResponseHandler[] = [];
-  for (let i = 0; i < raw.length; i++) {
-    const w = `${where}.handle_response[${i}]`;
-    const o = asObject(raw[i], w);
-    checkFields(o, ["match", "status_code", "routes"], w);
-    const match = o.match === undefined || o.match === null
-      ? null
-      : parseResponseMatcher(asObject(o.match, `${w}.match`) as Raw, `${w}.match`);
-    const sc = o.status_code;
-    if (sc !== undefined && sc !== null && typeof sc !== "number" && typeof sc !== "string") {
-      throw new ConfigError("invalid_config", `${w}.status_code: must be a number or string`);
-    }
-    const status = sc === undefined || sc === null || sc === "" || sc === 0
-      ? null
-      : compileTemplate(String(sc));
-    const routes = o.routes === undefined || o.routes === null
-      ? null
-      : new RouteListCache(await provisionRoutes(o.routes, ctx, `${w}.routes`));
-    out.push({ match, status, routes });
-  }
-  return out;
+  return await buildResponseHandlers(decodeResponseHandlers(raw, where), ctx, where);
 }
 
 /** The first handler that accepts a response, or null. */

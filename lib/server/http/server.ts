@@ -357,9 +357,34 @@ export class HttpServer implements ServerFacts {
     this.#noHttp2.add(address);
   }
 
+  /** HTTP/3 listeners of this server: advertised on its other answers (`Alt-Svc`). */
+  #http3: ListenerHandle[] = [];
+
+  /** Adds an HTTP/3 listener of this server. */
+  addHttp3(handle: ListenerHandle): void {
+    this.#http3.push(handle);
+  }
+
+  /**
+   * The `Alt-Svc` of an answer to `host` over HTTP/1.1 or HTTP/2 (Caddy's: every HTTP/3 port
+   * of the server, `ma` 30 days), or null: only the ports whose certificate covers the host.
+   */
+  #altSvc(host: string): string | null {
+    let out: string | null = null;
+    let seen = -1;
+    for (const h of this.#http3) {
+      if (h.port === undefined || h.port === seen || !h.servesHttp3?.(host)) continue;
+      const entry = `h3=":${h.port}"; ma=2592000`;
+      out = out === null ? entry : `${out},${entry}`;
+      seen = h.port;
+    }
+    return out;
+  }
+
   #serve(request: Request, info: ServeInfo): Response | Promise<Response> {
     if (
-      this.#noHttp2.size !== 0 && isHttp2(request, info) && this.#noHttp2.has(info.localAddress)
+      this.#noHttp2.size !== 0 && !info.http3 && isHttp2(request, info) &&
+      this.#noHttp2.has(info.localAddress)
     ) {
       return new Response("505 HTTP Version Not Supported: HTTP/2 is not enabled here\n", {
         status: 505,
@@ -371,6 +396,7 @@ export class HttpServer implements ServerFacts {
     if (!c.settleHost()) {
       return this.#finish(c, new Response("400 Bad Request: invalid host", { status: 400 }), log);
     }
+    if (this.#http3.length !== 0 && !info.http3) c.altSvc = this.#altSvc(c.host);
     if (this.options.strictSniHost && info.tls && !sniMatches(c, info)) {
       return this.#fail(c, misdirected(c, info), log);
     }
@@ -436,6 +462,7 @@ export class HttpServer implements ServerFacts {
     // Reading res.headers materialises the header list (several µs); skip it when the
     // handler says its headers are final.
     if (c.respHeaders !== null || !c.headersFinal) res = applyResponseHeaders(c, res);
+    if (c.altSvc !== null) res = withAltSvc(res, c.altSvc);
     if (log && !c.skipLog) return this.#logged(c, res);
     return res;
   }
@@ -492,6 +519,27 @@ function instrumentRoutes(
     const handler = typeof first === "string" ? first : "";
     r.instrument = (chain) => metrics.instrument(server, handler, chain);
   });
+}
+
+/**
+ * `res` with `Alt-Svc: value` unless a handler set one (Caddy sets it before the handlers run,
+ * so theirs replaces it); a copy when its headers are immutable.
+ */
+function withAltSvc(res: Response, value: string): Response {
+  const h = res.headers;
+  if (h.has("alt-svc")) return res;
+  try {
+    h.set("alt-svc", value);
+    return res;
+  } catch {
+    const copy = new Response(res.body, {
+      status: res.status,
+      statusText: res.statusText,
+      headers: h,
+    });
+    copy.headers.set("alt-svc", value);
+    return copy;
+  }
 }
 
 /**

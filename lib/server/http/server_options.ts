@@ -14,9 +14,13 @@
  *   without HTTP/2 there is nothing to push on, and the handler passes requests through on
  *   either engine, as Caddy's does on HTTP/1.1.
  * - `keepalive_*` set the listening socket's TCP keep-alive (both engines).
- * - `protocols`: `h1` always; `h2` over TLS (offered by ALPN, both engines); `h2c` on plain
- *   listeners (both engines; prior knowledge only on the node engine); `h3` is refused on TLS
- *   servers (no QUIC listener here) and, as in Caddy, has no effect on plain ones.
+ * - `protocols`: `h1`; `h2` over TLS (offered by ALPN, both engines); `h2c` on plain
+ *   listeners (both engines; prior knowledge only on the node engine); `h3` on TLS servers: a
+ *   QUIC listener on the same port (UDP), advertised with `Alt-Svc` (see
+ *   `listeners/h3/listener.ts`); on plain servers it has no effect, as in Caddy. The default is
+ *   Caddy's, h1 h2 h3. A TLS listener may be h3 alone (no TCP listener then); an `fdgram/`
+ *   address serves h3 only, an `fd/` address h1 and h2 only (as Caddy).
+ * - `allow_0rtt`: `false` (the default) is what the HTTP/3 listener does; `true` is refused.
  *
  * @module
  */
@@ -32,6 +36,8 @@ export interface ListenerProtocols {
   h1: boolean;
   h2: boolean;
   h2c: boolean;
+  /** HTTP/3 (TLS servers only). */
+  h3: boolean;
 }
 
 /** A server's decoded connection fields. */
@@ -104,11 +110,7 @@ function keepAlive(d: Decoder): TcpKeepAlive | undefined {
 }
 
 /** The protocols of `list`, the value of the field `key` of `d`. */
-function protocolList(
-  d: Decoder,
-  key: string,
-  list: string[],
-): ListenerProtocols & { h3: boolean } {
+function protocolList(d: Decoder, key: string, list: string[]): ListenerProtocols {
   for (const p of list) {
     if (!KNOWN_PROTOCOLS.includes(p)) {
       d.failAt(key, `unknown protocol ${JSON.stringify(p)} (h1, h2, h2c or h3)`);
@@ -206,14 +208,14 @@ export async function parseServerOptions(
   if (d.bool("allow_0rtt") === true) {
     d.failAt(
       "allow_0rtt",
-      "no listener here accepts 0-RTT early data (it applies to HTTP/3, which does not run here); remove it or set false",
+      "the HTTP/3 listener serves no request before the TLS handshake completed (no 0-RTT early data); remove it or set false",
     );
   }
   // Both engines let a handler read the request body while its response streams.
   d.bool("enable_full_duplex");
 
   const given = d.strings("protocols");
-  const base = protocolList(d, "protocols", given ?? ["h1", "h2"]);
+  const base = protocolList(d, "protocols", given ?? ["h1", "h2", "h3"]);
   const perListen = d.array("listen_protocols");
   if (perListen && perListen.length !== o.listenCount) {
     d.failAt(
@@ -233,19 +235,15 @@ export async function parseServerOptions(
       p = protocolList(d, `listen_protocols[${i}]`, own as string[]);
       anyGiven = true;
     }
-    if (p.h3 && o.tls) {
+    if (!p.h1 && !(p.h3 && o.tls)) {
       d.failAt(
         own ? `listen_protocols[${i}]` : "protocols",
-        `"h3" (HTTP/3 over QUIC) cannot run here: the listeners speak HTTP/1.1 and HTTP/2 over TCP; remove h3`,
+        o.tls
+          ? "no protocol this server can serve (add h1 or h3)"
+          : "no protocol this server can serve over TCP (add h1)",
       );
     }
-    if (!p.h1) {
-      d.failAt(
-        own ? `listen_protocols[${i}]` : "protocols",
-        "no protocol this server can serve over TCP (add h1)",
-      );
-    }
-    protocols.push({ h1: p.h1, h2: p.h2, h2c: p.h2c });
+    protocols.push(p);
   }
   const http2 = protocols.some((p) => o.tls ? p.h2 : p.h2c);
   const pushes = http2 &&

@@ -21,6 +21,38 @@ import { Relay } from "./deno/relay.ts";
 import { DEFAULT_CONNECTION_OPTIONS } from "../module/listener.ts";
 import { applyKeepAlive } from "./keepalive.ts";
 import { headAnswer } from "./head.ts";
+import { listenError } from "./listen_error.ts";
+import type { H3Server } from "./h3/listener.ts";
+
+/**
+ * How a pool shares its listening addresses with other processes (the worker processes of one
+ * server): every TCP socket is bound with SO_REUSEPORT, so the kernel spreads new connections
+ * over the processes listening on an address.
+ */
+export interface SharedListening {
+  /**
+   * The port to bind for each `:0` address, by pool key (see {@linkcode ListenerPool.boundPorts}):
+   * the ports the first worker was given, so that every worker listens on the same ones.
+   */
+  ports: Map<string, number>;
+  /**
+   * True in the one process that serves unix socket addresses and HTTP/3: Linux has no
+   * SO_REUSEPORT for unix sockets, and a second process binding the path would take it from the
+   * first; Deno's QUIC endpoint cannot share its UDP port. In the others such an address is
+   * held without a socket.
+   */
+  unix: boolean;
+}
+
+/** A listen this process does not serve (a unix socket or HTTP/3 another worker serves). */
+class NotServed implements ListenerHandle {
+  constructor(readonly address: string) {}
+  readonly port = undefined;
+  setHandler(): void {}
+  release(): Promise<void> {
+    return Promise.resolve();
+  }
+}
 
 class Handle implements ListenerHandle {
   handler?: ConnHandler;
@@ -31,14 +63,19 @@ class Handle implements ListenerHandle {
     readonly port?: number,
     readonly tls?: TlsCertificateSource,
     readonly connection?: ConnectionOptions,
+    readonly names?: readonly string[],
   ) {}
   setHandler(handler: ConnHandler): void {
     this.handler = handler;
+    this.socket.pool.wake(this.socket);
     if (this.tls) this.socket.pool.certificateSourceChanged(this);
     this.socket.pool.connectionChanged(this);
   }
   closesOnRelease(): boolean {
     return !this.released && this.socket.handles.every((h) => h === this || h.released);
+  }
+  servesHttp3(host: string): boolean {
+    return this.socket.h3?.serves(host) ?? false;
   }
   release(): Promise<void> {
     if (this.released) return Promise.resolve();
@@ -73,6 +110,10 @@ interface Socket {
   bindHost?: string;
   /** The connection options it is opened with (before any handle holds it). */
   opening?: ConnectionOptions;
+  /** HTTP/3 sockets: the QUIC listener. */
+  h3?: H3Server;
+  /** Requests waiting for a handler (the socket's config is not started yet). */
+  waiting?: { promise: Promise<void>; resolve: () => void };
 }
 
 /** What opening a socket needs: its address, parsed, and the listen that opens it. */
@@ -134,6 +175,17 @@ export class ListenerPool {
   resolve: ResolveOptions = {};
   /** Where listener events are logged (TLS listener replacement). */
   log?: (msg: string, fields?: Record<string, unknown>) => void;
+  /** Set in worker processes: the addresses are shared with the other workers. */
+  shared?: SharedListening;
+
+  /** The port of every open `:0` socket, by pool key (what the other workers are to bind). */
+  boundPorts(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [key, s] of this.#sockets) {
+      if (key.includes("#") && s.port !== undefined) out[key] = s.port;
+    }
+    return out;
+  }
 
   /** Number of open sockets. */
   get size(): number {
@@ -146,6 +198,9 @@ export class ListenerPool {
    * one config), so a reload keeps each `:0` listener on its port.
    */
   async listen(options: ListenOptions, occurrence = 0): Promise<ListenerHandle> {
+    if (/^(udp[46]?|fdgram)\//.test(options.address)) {
+      return await this.#listenH3(options, occurrence);
+    }
     // `fd/N`: a listening socket this process inherited
     const fd = /^fd\/(\d+)$/.exec(options.address);
     const addr = fd
@@ -189,22 +244,27 @@ export class ListenerPool {
       );
     }
     if (engine !== "deno") key += `|${engine}`;
+    if (unix && this.shared && !this.shared.unix) return new NotServed(`unix/${addr.host}`);
     let socket = this.#sockets.get(key);
     if (!socket) {
       // a host name is looked up here, off the event loop; the socket binds the address found
       const bind = unix || fd
         ? addr.host
         : await resolveBindHost(addr.host, addr.network, this.resolve);
-      const spec: SocketSpec = {
-        key,
-        host: addr.host,
-        bind,
-        port: addr.startPort,
-        unix,
-        network: addr.network,
-        options,
-      };
-      socket = engine === "node" ? await this.#openNode(spec) : await this.#open(spec);
+      try {
+        const spec: SocketSpec = {
+          key,
+          host: addr.host,
+          bind,
+          port: addr.startPort === 0 ? this.shared?.ports.get(key) ?? 0 : addr.startPort,
+          unix,
+          network: addr.network,
+          options,
+        };
+        socket = engine === "node" ? await this.#openNode(spec) : await this.#open(spec);
+      } catch (e) {
+        throw listenError(e, options.address);
+      }
       // Another listen for the same key may have opened it meanwhile (node binds async).
       const raced = this.#sockets.get(key);
       if (raced) {
@@ -222,6 +282,94 @@ export class ListenerPool {
     socket.handles.push(handle);
     if (socket.handles.length === 1) this.#keepAlive(socket, options.connection);
     return handle;
+  }
+
+  /**
+   * An HTTP/3 listener: `udp/host:port` (a QUIC endpoint bound there) or `fdgram/N` (an
+   * inherited UDP socket), always with TLS. Keyed by address like the TCP sockets.
+   */
+  async #listenH3(options: ListenOptions, occurrence: number): Promise<ListenerHandle> {
+    const tls = options.tls;
+    if (!tls) throw new Error(`listen ${options.address}: HTTP/3 needs TLS`);
+    // Deno's QUIC endpoint has no SO_REUSEPORT: among workers, the one that serves unix
+    // sockets serves HTTP/3 too (the others would fail to bind the UDP port)
+    if (this.shared && !this.shared.unix) return new NotServed(options.address);
+    const fdgram = /^fdgram\/(\d+)$/.exec(options.address);
+    const addr = fdgram
+      ? { network: "fdgram", host: fdgram[1], startPort: 0, endPort: 0 }
+      : parseNetworkAddress(options.address);
+    let key = fdgram
+      ? `fdgram/${addr.host}`
+      : `${addr.network}/${joinHostPort(addr.host, addr.startPort)}`;
+    if (!fdgram && addr.startPort === 0) key += `#${occurrence}`;
+    key += "|h3";
+    // one opening at a time per address: a second UDP bind of it would fail
+    while (this.#openingH3.has(key)) await this.#openingH3.get(key);
+    let socket = this.#sockets.get(key);
+    if (!socket) {
+      const opening = Promise.withResolvers<void>();
+      this.#openingH3.set(key, opening.promise);
+      try {
+        socket = await this.#openH3(key, addr, !!fdgram, options, tls);
+        this.#sockets.set(key, socket);
+      } finally {
+        this.#openingH3.delete(key);
+        opening.resolve();
+      }
+    }
+    const handle = new Handle(
+      socket,
+      socket.address,
+      socket.port,
+      tls,
+      options.connection,
+      options.names,
+    );
+    socket.handles.push(handle);
+    return handle;
+  }
+
+  /** HTTP/3 sockets being opened, by key. */
+  #openingH3 = new Map<string, Promise<void>>();
+
+  async #openH3(
+    key: string,
+    addr: { network: string; host: string; startPort: number },
+    fdgram: boolean,
+    options: ListenOptions,
+    tls: TlsCertificateSource,
+  ): Promise<Socket> {
+    const { serveH3 } = await import("./h3/listener.ts");
+    const opened = { key, pool: this, handles: [] as Handle[] } as unknown as Socket;
+    opened.opening = options.connection;
+    const bind = fdgram
+      ? ""
+      : await resolveBindHost(addr.host, addr.network.replace("udp", "tcp"), this.resolve);
+    const server = serveH3({
+      hostname: bindHost(bind, addr.network === "udp6" ? "tcp6" : "tcp"),
+      port: addr.startPort,
+      inheritedFd: fdgram ? Number(addr.host) : undefined,
+      getter: () => opened.handles.length ? this.#source(opened) : tls,
+      names: () => this.#names(opened) ?? options.names ?? [],
+      handler: (req, si) => this.#dispatch(opened, req, si),
+      localAddress: () => opened.address,
+      maxHeaderBytes: () => this.#connection(opened).maxHeaderBytes,
+      log: (msg, fields) => this.log?.(msg, fields),
+    });
+    opened.server = server;
+    opened.h3 = server;
+    opened.port = server.port;
+    opened.address = fdgram ? `fdgram/${addr.host}` : joinHostPort(addr.host, server.port);
+    return opened;
+  }
+
+  /** The host names of an HTTP/3 socket's newest live handle. */
+  #names(socket: Socket): readonly string[] | undefined {
+    for (let i = socket.handles.length - 1; i >= 0; i--) {
+      const h = socket.handles[i];
+      if (!h.released && h.names) return h.names;
+    }
+    return undefined;
   }
 
   /** The connection options of a socket: its newest live handle's. */
@@ -282,13 +430,29 @@ export class ListenerPool {
     socket.server?.certificatesChanged?.();
   }
 
-  /** Hands a request to the newest live handle of a socket. */
+  /**
+   * Hands a request to the newest live handle of a socket. While the socket's only holders are
+   * configs not started yet (a new address between provision and start; with workers, until
+   * every worker provisioned the config), the request waits for one to start; once none holds
+   * the socket, it is answered 503.
+   */
   #dispatch(socket: Socket, req: Request, si: ServeInfo): Response | Promise<Response> {
     for (let i = socket.handles.length - 1; i >= 0; i--) {
       const h = socket.handles[i];
       if (h.handler && !h.released) return h.handler(req, si);
     }
+    if (socket.handles.some((h) => !h.released)) {
+      socket.waiting ??= Promise.withResolvers<void>();
+      return socket.waiting.promise.then(() => this.#dispatch(socket, req, si));
+    }
     return new Response("no server is configured for this address\n", { status: 503 });
+  }
+
+  /** A handle of `socket` got a handler or was released: waiting requests go on. */
+  wake(socket: { waiting?: { resolve: () => void } }): void {
+    const w = socket.waiting;
+    socket.waiting = undefined;
+    w?.resolve();
   }
 
   async #openNode(spec: SocketSpec): Promise<Socket> {
@@ -330,6 +494,7 @@ export class ListenerPool {
       const server = await serveNode({
         hostname,
         port,
+        reusePort: !!this.shared,
         // the config opening the socket holds no handle on it yet: its source to start with
         tls: tls ? { source: () => socket.handles.length ? this.#source(socket) : tls } : undefined,
         handler,
@@ -401,12 +566,15 @@ export class ListenerPool {
           handler,
           localAddress: () => socket.address,
           log: (msg, fields) => this.log?.(msg, fields),
+          shared: !!this.shared,
         });
         socket.server = server;
         socket.port = server.port;
         socket.address = joinHostPort(host, server.port);
       } else {
-        const listener = Deno.listen({ hostname, port });
+        const listener = Deno.listen(
+          { hostname, port, ...(this.shared ? { reusePort: true } : {}) } as Deno.TcpListenOptions,
+        );
         const bound = listener.addr as Deno.NetAddr;
         socket.port = bound.port;
         socket.address = joinHostPort(host, bound.port);
@@ -421,6 +589,7 @@ export class ListenerPool {
     const handle = released as Handle;
     const socket = handle.socket;
     socket.handles = socket.handles.filter((h) => h !== handle);
+    this.wake(socket);
     if (socket.handles.length > 0 || this.#sockets.get(socket.key) !== socket) {
       if (handle.tls && socket.handles.length > 0) this.certificateSourceChanged(socket.handles[0]);
       return;
@@ -445,6 +614,7 @@ export class ListenerPool {
     const all = [...this.#sockets.values()];
     this.#sockets.clear();
     for (const s of all) for (const h of s.handles) h.released = true;
+    for (const s of all) this.wake(s);
     for (const s of all) s.unsubscribe?.();
     for (const s of all) {
       const drained = s.server.shutdown().then(() => s.server.finished);

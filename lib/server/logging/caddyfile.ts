@@ -5,8 +5,10 @@
  * @module
  */
 import { didYouMean, type Dispenser } from "../caddyfile/dispenser.ts";
+import type { SyntaxSet } from "../caddyfile/registry.ts";
 import { goAtoiStrict, parseSize } from "../caddyfile/values.ts";
 import { parseDuration } from "../config/duration.ts";
+import { ENCODER_KEYS } from "./encoders.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -186,15 +188,7 @@ export function netWriter(d: Dispenser): Obj {
   return w;
 }
 
-const KEYS = [
-  "message_key",
-  "level_key",
-  "time_key",
-  "name_key",
-  "caller_key",
-  "stacktrace_key",
-  "line_ending",
-];
+const KEYS = ENCODER_KEYS;
 
 /** The subdirectives every structured encoder shares (`time_format`, `message_key`, ...). */
 export function encoderConfig(d: Dispenser, into: Obj = {}): Obj {
@@ -228,3 +222,13 @@ export function plainEncoder(d: Dispenser): Obj {
   if (d.nextArg()) throw d.argErr();
   return encoderConfig(d);
 }
+
+/** The Gatehousefile syntax of the file and net writers and the console and json encoders. */
+export const syntax: SyntaxSet = {
+  modules: {
+    "caddy.logging.writers.file": fileWriter,
+    "caddy.logging.writers.net": netWriter,
+    "caddy.logging.encoders.console": plainEncoder,
+    "caddy.logging.encoders.json": plainEncoder,
+  },
+};

@@ -7,7 +7,7 @@
  * @module
  */
 import type { Dispenser } from "../caddyfile/dispenser.ts";
-import { registerSyntax, unmarshalModule } from "../caddyfile/registry.ts";
+import { type SyntaxSet, unmarshalModule } from "../caddyfile/registry.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -133,63 +133,67 @@ function actions(key: "parameter" | "name") {
   };
 }
 
-/** Registers the wrapping encoders and the field filters. */
-export function registerEncoderSyntaxes(): void {
-  registerSyntax("caddy.logging.encoders.filter", filterEncoder);
-  registerSyntax("caddy.logging.encoders.append", appendEncoder);
-  registerSyntax("caddy.logging.encoders.journald", journaldEncoder);
-  registerSyntax("caddy.logging.encoders.filter.delete", () => ({}));
-  registerSyntax("caddy.logging.encoders.filter.hash", () => ({}));
-  registerSyntax("caddy.logging.encoders.filter.replace", (d) => {
-    d.next();
-    return d.nextArg() && d.val() !== "" ? { value: d.val() } : {};
-  });
-  registerSyntax("caddy.logging.encoders.filter.rename", (d) => {
-    d.next();
-    return d.nextArg() && d.val() !== "" ? { name: d.val() } : {};
-  });
-  registerSyntax("caddy.logging.encoders.filter.regexp", (d) => {
-    d.next();
-    const out: Obj = {};
-    if (d.nextArg() && d.val() !== "") out.regexp = d.val();
-    if (d.nextArg() && d.val() !== "") out.value = d.val();
-    return out;
-  });
-  registerSyntax("caddy.logging.encoders.filter.ip_mask", (d) => {
-    d.next();
-    const out: Obj = {};
-    const args = d.remainingArgs();
-    if (args.length > 2) throw d.err("too many arguments");
-    const put = (k: string, v: number) => (v !== 0 ? (out[k] = v) : delete out[k]);
-    if (args.length > 0) put("ipv4_cidr", int(d, args[0]));
-    if (args.length > 1) put("ipv6_cidr", int(d, args[1]));
-    for (const n = d.nesting(); d.nextBlock(n);) {
-      const k = d.val();
-      if (k !== "ipv4" && k !== "ipv6") throw d.unknownSubdirective(["ipv4", "ipv6"]);
-      if (!d.nextArg()) throw d.argErr();
-      put(`${k}_cidr`, int(d, d.val()));
-    }
-    return out;
-  });
-  registerSyntax("caddy.logging.encoders.filter.query", actions("parameter"));
-  registerSyntax("caddy.logging.encoders.filter.cookie", actions("name"));
-  registerSyntax("caddy.logging.encoders.filter.set_cookie", actions("name"));
-  registerSyntax("caddy.logging.encoders.filter.multi_regexp", (d) => {
-    d.next();
-    const operations: Obj[] = [];
-    for (const n = d.nesting(); d.nextBlock(n);) {
-      if (d.val() !== "regexp") throw d.unknownSubdirective(["regexp"]);
-      if (operations.length >= 50) throw d.err("too many regexp operations (maximum 50 allowed)");
-      if (!d.nextArg()) throw d.argErr();
-      const re = d.val();
-      if (re.length > 1000) throw d.err("regexp pattern too long (maximum 1000 characters)");
-      if (re === "") throw d.err("regexp pattern cannot be empty");
-      if (!d.nextArg()) throw d.argErr();
-      operations.push(d.val() !== "" ? { regexp: re, value: d.val() } : { regexp: re });
-    }
-    if (operations.length === 0) {
-      throw d.err("multi_regexp filter requires at least one regexp operation");
-    }
-    return { operations };
-  });
-}
+/** The Gatehousefile syntax of the wrapping encoders and the field filters. */
+export const syntax: SyntaxSet = {
+  modules: {
+    "caddy.logging.encoders.filter": filterEncoder,
+    "caddy.logging.encoders.append": appendEncoder,
+    "caddy.logging.encoders.journald": journaldEncoder,
+    "caddy.logging.encoders.filter.delete": () => ({}),
+    "caddy.logging.encoders.filter.hash": () => ({}),
+    "caddy.logging.encoders.filter.replace": (d) => {
+      d.next();
+      return d.nextArg() && d.val() !== "" ? { value: d.val() } : {};
+    },
+    "caddy.logging.encoders.filter.rename": (d) => {
+      d.next();
+      return d.nextArg() && d.val() !== "" ? { name: d.val() } : {};
+    },
+    "caddy.logging.encoders.filter.regexp": (d) => {
+      d.next();
+      const out: Obj = {};
+      if (d.nextArg() && d.val() !== "") out.regexp = d.val();
+      if (d.nextArg() && d.val() !== "") out.value = d.val();
+      return out;
+    },
+    "caddy.logging.encoders.filter.ip_mask": (d) => {
+      d.next();
+      const out: Obj = {};
+      const args = d.remainingArgs();
+      if (args.length > 2) throw d.err("too many arguments");
+      const put = (k: string, v: number) => (v !== 0 ? (out[k] = v) : delete out[k]);
+      if (args.length > 0) put("ipv4_cidr", int(d, args[0]));
+      if (args.length > 1) put("ipv6_cidr", int(d, args[1]));
+      for (const n = d.nesting(); d.nextBlock(n);) {
+        const k = d.val();
+        if (k !== "ipv4" && k !== "ipv6") throw d.unknownSubdirective(["ipv4", "ipv6"]);
+        if (!d.nextArg()) throw d.argErr();
+        put(`${k}_cidr`, int(d, d.val()));
+      }
+      return out;
+    },
+    "caddy.logging.encoders.filter.query": actions("parameter"),
+    "caddy.logging.encoders.filter.cookie": actions("name"),
+    "caddy.logging.encoders.filter.set_cookie": actions("name"),
+    "caddy.logging.encoders.filter.multi_regexp": (d) => {
+      d.next();
+      const operations: Obj[] = [];
+      for (const n = d.nesting(); d.nextBlock(n);) {
+        if (d.val() !== "regexp") throw d.unknownSubdirective(["regexp"]);
+        if (operations.length >= 50) {
+          throw d.err("too many regexp operations (maximum 50 allowed)");
+        }
+        if (!d.nextArg()) throw d.argErr();
+        const re = d.val();
+        if (re.length > 1000) throw d.err("regexp pattern too long (maximum 1000 characters)");
+        if (re === "") throw d.err("regexp pattern cannot be empty");
+        if (!d.nextArg()) throw d.argErr();
+        operations.push(d.val() !== "" ? { regexp: re, value: d.val() } : { regexp: re });
+      }
+      if (operations.length === 0) {
+        throw d.err("multi_regexp filter requires at least one regexp operation");
+      }
+      return { operations };
+    },
+  },
+};

@@ -5,10 +5,20 @@
  */
 import type { ModuleDefinition } from "../module/mod.ts";
 import { fieldValue, type LogEncoder, type LogEntry } from "./entry.ts";
-import { checkFields, optBool, optString } from "../http/config.ts";
-import { ConfigError } from "../config/error.ts";
+import { Decoder } from "../config/decode.ts";
 
 const enc = new TextEncoder();
+
+/** The encoders' options that name a key or set a text as is (Caddy's field names). */
+export const ENCODER_KEYS: readonly string[] = [
+  "message_key",
+  "level_key",
+  "time_key",
+  "name_key",
+  "caller_key",
+  "stacktrace_key",
+  "line_ending",
+];
 
 /** Options shared by both encoders (Caddy's field names). */
 interface EncoderOptions {
@@ -30,35 +40,27 @@ interface EncoderOptions {
  * `duration_format` other than Caddy's default `seconds`).
  */
 export function parseEncoderOptions(raw: Record<string, unknown>, id: string): EncoderOptions {
-  checkFields(raw, [
+  const d = new Decoder(raw, id).fields([
     "format",
-    "message_key",
-    "level_key",
-    "time_key",
-    "name_key",
-    "caller_key",
-    "stacktrace_key",
-    "line_ending",
+    ...ENCODER_KEYS,
     "time_format",
     "time_local",
     "duration_format",
     "level_format",
-  ], id);
+  ]);
   for (
     const [k, why] of [
       ["caller_key", "log records here carry no caller (file:line)"],
       ["stacktrace_key", "log records here carry no stack trace"],
     ]
   ) {
-    if (optString(raw, k, id)) throw new ConfigError("invalid_config", `${id}.${k}: ${why}`);
+    if (d.string(k)) d.failAt(k, why);
   }
-  const dur = optString(raw, "duration_format", id);
+  const dur = d.string("duration_format");
   if (dur && dur !== "seconds" && dur !== "s") {
-    throw new ConfigError(
-      "invalid_config",
-      `${id}.duration_format: ${
-        JSON.stringify(dur)
-      } is not available: durations are logged in seconds (Caddy's default)`,
+    d.failAt(
+      "duration_format",
+      `${JSON.stringify(dur)} is not available: durations are logged in seconds (Caddy's default)`,
     );
   }
   const o: EncoderOptions = {};
@@ -73,10 +75,10 @@ export function parseEncoderOptions(raw: Record<string, unknown>, id: string): E
       "line_ending",
     ] as const
   ) {
-    const v = optString(raw, k, id);
+    const v = d.string(k);
     if (v !== undefined) o[k] = v;
   }
-  o.time_local = optBool(raw, "time_local", id) ?? false;
+  o.time_local = d.bool("time_local") ?? false;
   return o;
 }
 

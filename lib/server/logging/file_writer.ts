@@ -11,7 +11,8 @@
  */
 import type { ModuleDefinition } from "../module/mod.ts";
 import type { LogWriter } from "./entry.ts";
-import { checkFields } from "../http/config.ts";
+import { Decoder } from "../config/decode.ts";
+import { ConfigError } from "../config/error.ts";
 import { durationMs } from "../config/duration.ts";
 
 /** Options of the file writer (Caddy's field names). */
@@ -64,10 +65,14 @@ const FILE_FIELDS = [
   "dir_mode",
 ];
 
+function invalid(detail: string): ConfigError {
+  return new ConfigError("invalid_config", `file log writer: ${detail}`);
+}
+
 function octal(v: string | undefined, what: string, fallback: number): number {
   if (v === undefined || v === "") return fallback;
   if (!/^0?[0-7]{3,4}$/.test(v)) {
-    throw new Error(`file log writer: ${what} ${JSON.stringify(v)} is not an octal mode`);
+    throw invalid(`${what} ${JSON.stringify(v)} is not an octal mode`);
   }
   return parseInt(v, 8);
 }
@@ -176,17 +181,14 @@ function checkWritable(filename: string): void {
 
 /** Opens a rolling file writer; with `validating`, only checks it could. */
 export function fileWriter(o: FileWriterOptions, validating = false): LogWriter {
-  checkFields(o as unknown as Record<string, unknown>, FILE_FIELDS, "caddy.logging.writers.file");
-  if (!o.filename) throw new Error("file log writer: missing filename");
+  if (!o.filename) throw invalid("missing filename");
   const mode = octal(o.mode, "mode", 0o600);
   const dirMode = o.dir_mode === "from_file"
     ? mode | ((mode & 0o444) >> 2)
     : octal(o.dir_mode, "dir_mode", 0o700);
   const compression = o.roll_compression ?? (o.roll_gzip === false ? "none" : "gzip");
   if (!["gzip", "zstd", "none"].includes(compression)) {
-    throw new Error(
-      `file log writer: roll_compression ${JSON.stringify(compression)} (gzip, zstd or none)`,
-    );
+    throw invalid(`roll_compression ${JSON.stringify(compression)} (gzip, zstd or none)`);
   }
   const local = o.roll_local_time ?? false;
   const timed = {
@@ -196,15 +198,13 @@ export function fileWriter(o: FileWriterOptions, validating = false): LogWriter 
     at: (o.roll_at ?? []).map((t) => {
       const m = /^(\d{1,2}):(\d{2})$/.exec(t);
       if (!m || Number(m[1]) > 23 || Number(m[2]) > 59) {
-        throw new Error(
-          `file log writer: roll_at ${JSON.stringify(t)} is not a time of day (HH:MM)`,
-        );
+        throw invalid(`roll_at ${JSON.stringify(t)} is not a time of day (HH:MM)`);
       }
       return [Number(m[1]), Number(m[2])] as [number, number];
     }),
     minutes: (o.roll_minutes ?? []).map((m) => {
       if (!Number.isInteger(m) || m < 0 || m > 59) {
-        throw new Error(`file log writer: roll_minutes ${m} is not a minute (0-59)`);
+        throw invalid(`roll_minutes ${m} is not a minute (0-59)`);
       }
       return m;
     }),
@@ -311,5 +311,8 @@ export function fileWriter(o: FileWriterOptions, validating = false): LogWriter 
 /** `caddy.logging.writers.file`. */
 export const fileWriterModule: ModuleDefinition<LogWriter> = {
   id: "caddy.logging.writers.file",
-  create: (c, ctx) => fileWriter(c as unknown as FileWriterOptions, ctx.validating),
+  create: (c, ctx) => {
+    new Decoder(c, "caddy.logging.writers.file").fields(FILE_FIELDS);
+    return fileWriter(c as unknown as FileWriterOptions, ctx.validating);
+  },
 };

@@ -12,9 +12,10 @@
 import type { ModuleDefinition } from "../module/mod.ts";
 import type { ModuleInstance } from "../module/instance.ts";
 import { isV4, parseIP } from "../net/ip.ts";
+import { formatIPv6 } from "../caddyfile/netaddr.ts";
 import { goRegExp } from "../http/regexp.ts";
 import { goReplacement } from "../http/header_ops.ts";
-import { checkFields, optNumber, optString } from "../http/config.ts";
+import { Decoder, type Raw } from "../config/decode.ts";
 import { createHash } from "node:crypto";
 
 /** A filter's verdict on one field: its new key and value, or null to drop it. */
@@ -46,24 +47,7 @@ export function formatIP(ip: bigint): string {
   }
   const groups: number[] = [];
   for (let i = 7; i >= 0; i--) groups.push(Number((ip >> BigInt(i * 16)) & 0xffffn));
-  let best = -1;
-  let bestLen = 1;
-  for (let i = 0; i < 8;) {
-    if (groups[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && groups[j] === 0) j++;
-    if (j - i > bestLen) {
-      best = i;
-      bestLen = j - i;
-    }
-    i = j;
-  }
-  const hex = groups.map((g) => g.toString(16));
-  if (best < 0) return hex.join(":");
-  return `${hex.slice(0, best).join(":")}::${hex.slice(best + bestLen).join(":")}`;
+  return formatIPv6(groups);
 }
 
 function splitHostPortStrict(s: string): [string, string] | null {
@@ -77,12 +61,14 @@ function splitHostPortStrict(s: string): [string, string] | null {
 }
 
 function ipMaskFilter(config: Record<string, unknown>): LogFieldFilter {
-  const where = "caddy.logging.encoders.filter.ip_mask";
-  checkFields(config, ["ipv4_cidr", "ipv6_cidr"], where);
-  const v4 = optNumber(config, "ipv4_cidr", where) ?? 0;
-  const v6 = optNumber(config, "ipv6_cidr", where) ?? 0;
+  const d = new Decoder(config, "caddy.logging.encoders.filter.ip_mask").fields([
+    "ipv4_cidr",
+    "ipv6_cidr",
+  ]);
+  const v4 = d.number("ipv4_cidr") ?? 0;
+  const v6 = d.number("ipv6_cidr") ?? 0;
   if (v4 < 0 || v4 > 32 || v6 < 0 || v6 > 128) {
-    throw new Error(`${where}: ipv4_cidr must be 0-32 and ipv6_cidr 0-128`);
+    d.fail("ipv4_cidr must be 0-32 and ipv6_cidr 0-128");
   }
   const maskOf = (bits: number, width: number) =>
     ((1n << BigInt(bits)) - 1n) << BigInt(width - bits);
@@ -110,22 +96,24 @@ function ipMaskFilter(config: Record<string, unknown>): LogFieldFilter {
 
 type Action = { type: "replace" | "hash" | "delete"; name: string; value: string };
 
-function parseActions(config: Record<string, unknown>, where: string, nameKey: string): Action[] {
-  checkFields(config, ["actions"], where);
-  const raw = config.actions ?? [];
-  if (!Array.isArray(raw)) throw new Error(`${where}: "actions" must be an array`);
+function parseActions(config: Raw, where: string, nameKey: string): Action[] {
+  const d: Decoder = new Decoder(config, where).fields(["actions"]);
+  const raw = d.value("actions") ?? [];
+  if (!Array.isArray(raw)) d.fail(`"actions" must be an array`);
   return raw.map((a, i) => {
-    const o = (a ?? {}) as Record<string, unknown>;
-    checkFields(o, ["type", nameKey, "value"], `${where}.actions[${i}]`);
+    const o = (a ?? {}) as Raw;
+    const action: Decoder = new Decoder(o, `${where}.actions[${i}]`).fields([
+      "type",
+      nameKey,
+      "value",
+    ]);
     const type = o.type;
     if (type !== "replace" && type !== "hash" && type !== "delete") {
-      throw new Error(`${where}.actions[${i}]: invalid action type ${JSON.stringify(type)}`);
+      action.fail(`invalid action type ${JSON.stringify(type)}`);
     }
-    return {
-      type,
-      name: optString(o, nameKey, where) ?? "",
-      value: optString(o, "value", where) ?? "",
-    };
+    // a value of the wrong type is reported at the filter
+    const values = new Decoder(o, where);
+    return { type, name: values.string(nameKey) ?? "", value: values.string("value") ?? "" };
   });
 }
 
@@ -169,6 +157,18 @@ function queryFilter(config: Record<string, unknown>): LogFieldFilter {
   return { filter: (key, value) => ({ key, value: onText(value, apply) }) };
 }
 
+/** A filter of header values (a list of strings); any other value passes unchanged. */
+function onHeaderLines(fn: (lines: string[]) => string[]): LogFieldFilter {
+  return {
+    filter(key, value) {
+      if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) {
+        return { key, value };
+      }
+      return { key, value: fn(value as string[]) };
+    },
+  };
+}
+
 /** Go's cookie value quoting: a value with a space or comma goes in double quotes. */
 function cookieValue(v: string): string {
   return /[ ,]/.test(v) ? `"${v}"` : v;
@@ -176,65 +176,55 @@ function cookieValue(v: string): string {
 
 function cookieFilter(config: Record<string, unknown>): LogFieldFilter {
   const actions = parseActions(config, "caddy.logging.encoders.filter.cookie", "name");
-  return {
-    filter(key, value) {
-      if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) {
-        return { key, value };
+  return onHeaderLines((lines) => {
+    const out: string[] = [];
+    for (const line of lines) {
+      for (const part of line.split(";")) {
+        const eq = part.indexOf("=");
+        if (eq < 0) continue;
+        const name = part.slice(0, eq).trim();
+        let v = part.slice(eq + 1).trim();
+        if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(name)) continue;
+        if (v.length > 1 && v.startsWith('"') && v.endsWith('"')) v = v.slice(1, -1);
+        const a = actions.find((x) => x.name === name);
+        if (a?.type === "delete") continue;
+        if (a?.type === "replace") v = a.value;
+        else if (a?.type === "hash") v = logHash(v);
+        out.push(`${name}=${cookieValue(v)}`);
       }
-      const out: string[] = [];
-      for (const line of value as string[]) {
-        for (const part of line.split(";")) {
-          const eq = part.indexOf("=");
-          if (eq < 0) continue;
-          const name = part.slice(0, eq).trim();
-          let v = part.slice(eq + 1).trim();
-          if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(name)) continue;
-          if (v.length > 1 && v.startsWith('"') && v.endsWith('"')) v = v.slice(1, -1);
-          const a = actions.find((x) => x.name === name);
-          if (a?.type === "delete") continue;
-          if (a?.type === "replace") v = a.value;
-          else if (a?.type === "hash") v = logHash(v);
-          out.push(`${name}=${cookieValue(v)}`);
-        }
-      }
-      return { key, value: out.length ? [out.join("; ")] : [] };
-    },
-  };
+    }
+    return out.length ? [out.join("; ")] : [];
+  });
 }
 
 function setCookieFilter(config: Record<string, unknown>): LogFieldFilter {
   const actions = parseActions(config, "caddy.logging.encoders.filter.set_cookie", "name");
-  return {
-    filter(key, value) {
-      if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) {
-        return { key, value };
+  return onHeaderLines((lines) => {
+    const out: string[] = [];
+    for (const line of lines) {
+      const headEnd = line.indexOf(";") < 0 ? line.length : line.indexOf(";");
+      const eq = line.slice(0, headEnd).indexOf("=");
+      const name = eq < 0 ? "" : line.slice(0, eq).trim();
+      const a = actions.find((x) => x.name === name);
+      if (eq < 0 || !a) {
+        out.push(line);
+        continue;
       }
-      const out: string[] = [];
-      for (const line of value as string[]) {
-        const headEnd = line.indexOf(";") < 0 ? line.length : line.indexOf(";");
-        const eq = line.slice(0, headEnd).indexOf("=");
-        const name = eq < 0 ? "" : line.slice(0, eq).trim();
-        const a = actions.find((x) => x.name === name);
-        if (eq < 0 || !a) {
-          out.push(line);
-          continue;
-        }
-        if (a.type === "delete") continue;
-        const raw = line.slice(eq + 1, headEnd);
-        const trimmed = raw.trim();
-        const quoted = trimmed.length >= 2 && trimmed.startsWith('"') && trimmed.endsWith('"');
-        const plain = quoted ? trimmed.slice(1, -1) : trimmed;
-        const next = a.type === "hash" ? logHash(plain) : a.value;
-        const lead = raw.length - raw.trimStart().length;
-        const trail = raw.length - raw.trimEnd().length;
-        out.push(
-          line.slice(0, eq + 1) + raw.slice(0, lead) + (quoted ? `"${next}"` : next) +
-            raw.slice(raw.length - trail) + line.slice(headEnd),
-        );
-      }
-      return { key, value: out };
-    },
-  };
+      if (a.type === "delete") continue;
+      const raw = line.slice(eq + 1, headEnd);
+      const trimmed = raw.trim();
+      const quoted = trimmed.length >= 2 && trimmed.startsWith('"') && trimmed.endsWith('"');
+      const plain = quoted ? trimmed.slice(1, -1) : trimmed;
+      const next = a.type === "hash" ? logHash(plain) : a.value;
+      const lead = raw.length - raw.trimStart().length;
+      const trail = raw.length - raw.trimEnd().length;
+      out.push(
+        line.slice(0, eq + 1) + raw.slice(0, lead) + (quoted ? `"${next}"` : next) +
+          raw.slice(raw.length - trail) + line.slice(headEnd),
+      );
+    }
+    return out;
+  });
 }
 
 function regexpOp(pattern: string, value: string): (s: string) => string {
@@ -243,25 +233,23 @@ function regexpOp(pattern: string, value: string): (s: string) => string {
   return (s) => s.replace(re, to);
 }
 
-const FILTERS: Record<string, (config: Record<string, unknown>) => LogFieldFilter> = {
+const FILTERS: Record<string, (config: Raw) => LogFieldFilter> = {
   delete(config) {
-    checkFields(config, [], "caddy.logging.encoders.filter.delete");
+    new Decoder(config, "caddy.logging.encoders.filter.delete").fields([]);
     return { filter: () => null };
   },
   rename(config) {
-    const where = "caddy.logging.encoders.filter.rename";
-    checkFields(config, ["name"], where);
-    const name = optString(config, "name", where) ?? "";
+    const d = new Decoder(config, "caddy.logging.encoders.filter.rename").fields(["name"]);
+    const name = d.string("name") ?? "";
     return { filter: (_key, value) => ({ key: name, value }) };
   },
   replace(config) {
-    const where = "caddy.logging.encoders.filter.replace";
-    checkFields(config, ["value"], where);
-    const v = optString(config, "value", where) ?? "";
+    const d = new Decoder(config, "caddy.logging.encoders.filter.replace").fields(["value"]);
+    const v = d.string("value") ?? "";
     return { filter: (key) => ({ key, value: v }) };
   },
   hash(config) {
-    checkFields(config, [], "caddy.logging.encoders.filter.hash");
+    new Decoder(config, "caddy.logging.encoders.filter.hash").fields([]);
     return { filter: (key, value) => ({ key, value: onText(value, logHash) }) };
   },
   ip_mask: ipMaskFilter,
@@ -269,30 +257,29 @@ const FILTERS: Record<string, (config: Record<string, unknown>) => LogFieldFilte
   cookie: cookieFilter,
   set_cookie: setCookieFilter,
   regexp(config) {
-    const where = "caddy.logging.encoders.filter.regexp";
-    checkFields(config, ["regexp", "value"], where);
-    const op = regexpOp(
-      optString(config, "regexp", where) ?? "",
-      optString(config, "value", where) ?? "",
-    );
+    const d = new Decoder(config, "caddy.logging.encoders.filter.regexp").fields([
+      "regexp",
+      "value",
+    ]);
+    const op = regexpOp(d.string("regexp") ?? "", d.string("value") ?? "");
     return { filter: (key, value) => ({ key, value: onText(value, op) }) };
   },
   multi_regexp(config) {
-    const where = "caddy.logging.encoders.filter.multi_regexp";
-    checkFields(config, ["operations"], where);
-    const list = config.operations;
+    const d: Decoder = new Decoder(config, "caddy.logging.encoders.filter.multi_regexp").fields([
+      "operations",
+    ]);
+    const list = d.value("operations");
     if (!Array.isArray(list) || list.length === 0 || list.length > 50) {
-      throw new Error(`${where}: "operations" must list 1 to 50 regexp operations`);
+      d.fail(`"operations" must list 1 to 50 regexp operations`);
     }
     const ops = list.map((o, i) => {
-      const op = (o ?? {}) as Record<string, unknown>;
-      const w = `${where}.operations[${i}]`;
-      checkFields(op, ["regexp", "value"], w);
-      const pattern = optString(op, "regexp", w) ?? "";
-      if (pattern === "" || pattern.length > 1000) {
-        throw new Error(`${w}: regexp must be 1 to 1000 characters`);
-      }
-      return regexpOp(pattern, optString(op, "value", w) ?? "");
+      const op = new Decoder((o ?? {}) as Raw, `${d.at("operations")}[${i}]`).fields([
+        "regexp",
+        "value",
+      ]);
+      const pattern = op.string("regexp") ?? "";
+      if (pattern === "" || pattern.length > 1000) op.fail("regexp must be 1 to 1000 characters");
+      return regexpOp(pattern, op.string("value") ?? "");
     });
     const all = (s: string) => ops.reduce((acc, op) => op(acc), s);
     return { filter: (key, value) => ({ key, value: onText(value, all) }) };
@@ -303,6 +290,6 @@ const FILTERS: Record<string, (config: Record<string, unknown>) => LogFieldFilte
 export const FILTER_MODULES: Record<string, ModuleDefinition<LogFieldFilter>> = Object.fromEntries(
   Object.entries(FILTERS).map(([name, make]) => [name, {
     id: `caddy.logging.encoders.filter.${name}`,
-    create: (c: Record<string, unknown>) => make(c),
+    create: (c: Raw) => make(c),
   }]),
 );

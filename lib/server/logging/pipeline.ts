@@ -7,14 +7,7 @@
 import type { LogFields, Logger, LogLevel } from "../module/instance.ts";
 import { levelRank, type LogEncoder, type LogEntry, type LogWriter, parseLevel } from "./entry.ts";
 import { consoleEncoder, jsonEncoder } from "./encoders.ts";
-import {
-  asObject,
-  checkFields,
-  optNumber,
-  optObject,
-  optString,
-  optStrings,
-} from "../http/config.ts";
+import { Decoder } from "../config/decode.ts";
 import { stderrWriter } from "./writers.ts";
 import { durationMs } from "../config/duration.ts";
 
@@ -87,33 +80,34 @@ function checkFilters(log: string, include: unknown, exclude: unknown): void {
  */
 function decodeLog(name: string, raw: unknown): CustomLogConfig {
   if (raw === undefined || raw === null) return {};
-  const where = `logging.logs.${name}`;
-  const cfg = asObject(raw, where);
-  checkFields(cfg, ["writer", "encoder", "level", "sampling", "include", "exclude"], where);
-  optObject(cfg, "writer", where);
-  optObject(cfg, "encoder", where);
-  const level = optString(cfg, "level", where);
+  const d = Decoder.of(raw, `logging.logs.${name}`).fields([
+    "writer",
+    "encoder",
+    "level",
+    "sampling",
+    "include",
+    "exclude",
+  ]);
+  d.rawObject("writer");
+  d.rawObject("encoder");
+  const level = d.string("level");
   try {
     parseLevel(level);
   } catch (e) {
-    throw new Error(`${where}.level: ${(e as Error).message}`);
+    d.failAt("level", (e as Error).message);
   }
-  optStrings(cfg, "include", where);
-  optStrings(cfg, "exclude", where);
-  const sampling = optObject(cfg, "sampling", where);
+  d.strings("include");
+  d.strings("exclude");
+  const sampling = d.object("sampling");
   if (sampling) {
-    checkFields(sampling, ["interval", "first", "thereafter"], `${where}.sampling`);
+    sampling.fields(["interval", "first", "thereafter"]);
     for (const k of ["first", "thereafter"]) {
-      const n = optNumber(sampling, k, `${where}.sampling`);
-      if (n !== undefined && !Number.isSafeInteger(n)) {
-        throw new Error(`${where}.sampling: "${k}" must be an integer`);
-      }
+      const n = sampling.number(k);
+      if (n !== undefined && !Number.isSafeInteger(n)) sampling.fail(`"${k}" must be an integer`);
     }
-    if (sampling.interval !== undefined && sampling.interval !== null) {
-      durationMs(sampling.interval, `${where}.sampling.interval`);
-    }
+    sampling.duration("interval");
   }
-  return cfg as CustomLogConfig;
+  return d.raw as CustomLogConfig;
 }
 
 class Sampler {
@@ -178,14 +172,15 @@ export class LogPipeline {
   static async build(raw: unknown, load: ModuleLoader): Promise<LogPipeline> {
     const built: BuiltLog[] = [];
     try {
-      const section = raw === undefined || raw === null ? {} : asObject(raw, "logging");
-      checkFields(section, ["sink", "logs"], "logging");
-      if (section.sink !== undefined && section.sink !== null) {
-        throw new Error(
-          "logging.sink: there is no standard-library logger here to redirect; every log goes through logging.logs",
+      const section = Decoder.of(raw === undefined || raw === null ? {} : raw, "logging")
+        .fields(["sink", "logs"]);
+      if (section.has("sink")) {
+        section.failAt(
+          "sink",
+          "there is no standard-library logger here to redirect; every log goes through logging.logs",
         );
       }
-      const logsRaw = { ...optObject(section, "logs", "logging") };
+      const logsRaw = { ...section.rawObject("logs") };
       logsRaw[DEFAULT_LOG] ??= {};
       for (const [name, cfg0] of Object.entries(logsRaw)) {
         const cfg = decodeLog(name, cfg0);

@@ -12,7 +12,7 @@ import type { ModuleDefinition, ProvisionContext } from "../module/mod.ts";
 import { fieldValue, type LogEncoder, type LogEntry } from "./entry.ts";
 import { consoleEncoder, jsonEncoder } from "./encoders.ts";
 import type { Filtered, LogFieldFilter } from "./filters.ts";
-import { checkFields } from "../http/config.ts";
+import { Decoder } from "../config/decode.ts";
 import { getterFor } from "../http/replacer.ts";
 import type { RequestContext } from "../http/context.ts";
 
@@ -85,13 +85,12 @@ function applyFilters(fields: Record<string, unknown>, node: FilterNode): Record
 export const filterEncoderModule: ModuleDefinition<LogEncoder> = {
   id: "caddy.logging.encoders.filter",
   async create(config, ctx) {
-    const where = "caddy.logging.encoders.filter";
-    checkFields(config, ["wrap", "fields"], where);
+    const d = new Decoder(config, "caddy.logging.encoders.filter").fields(["wrap", "fields"]);
     const wrapped = await loadWrapped(config.wrap, ctx);
     const root: FilterNode = { children: new Map() };
     const fields = config.fields ?? {};
     if (typeof fields !== "object" || Array.isArray(fields)) {
-      throw new Error(`${where}: "fields" must be an object of field name to filter`);
+      d.fail(`"fields" must be an object of field name to filter`);
     }
     for (const [path, raw] of Object.entries(fields as Record<string, unknown>)) {
       const filter = await ctx.loadModule<LogFieldFilter & { cleanup?: () => void }>(
@@ -120,12 +119,11 @@ export const filterEncoderModule: ModuleDefinition<LogEncoder> = {
 export const appendEncoderModule: ModuleDefinition<LogEncoder> = {
   id: "caddy.logging.encoders.append",
   async create(config, ctx) {
-    const where = "caddy.logging.encoders.append";
-    checkFields(config, ["wrap", "fields"], where);
+    const d = new Decoder(config, "caddy.logging.encoders.append").fields(["wrap", "fields"]);
     const wrapped = await loadWrapped(config.wrap, ctx);
     const raw = config.fields ?? {};
     if (typeof raw !== "object" || Array.isArray(raw)) {
-      throw new Error(`${where}: "fields" must be an object of field name to value`);
+      d.fail(`"fields" must be an object of field name to value`);
     }
     const none = {} as RequestContext;
     const extra = Object.entries(raw as Record<string, unknown>).map(([k, v]) => {
@@ -168,7 +166,7 @@ const PRIORITY: Record<string, string> = {
 export const journaldEncoderModule: ModuleDefinition<LogEncoder> = {
   id: "caddy.logging.encoders.journald",
   async create(config, ctx) {
-    checkFields(config, ["wrap"], "caddy.logging.encoders.journald");
+    new Decoder(config, "caddy.logging.encoders.journald").fields(["wrap"]);
     const wrapped = await loadWrapped(config.wrap, ctx, { noTime: true });
     return {
       configureDefault: (t) => wrapped.configureDefault(t),

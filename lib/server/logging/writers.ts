@@ -5,7 +5,7 @@
  * @module
  */
 import type { ModuleDefinition } from "../module/mod.ts";
-import { checkFields } from "../http/config.ts";
+import { Decoder } from "../config/decode.ts";
 import type { LogWriter } from "./entry.ts";
 import { durationMs } from "../config/duration.ts";
 import { parseNetworkAddress } from "../net/address.ts";
@@ -135,7 +135,7 @@ export const streamWriterModules: ModuleDefinition<LogWriter>[] = ([
 ] as const).map(([name, make]) => ({
   id: `caddy.logging.writers.${name}`,
   create: (c: Record<string, unknown>) => {
-    checkFields(c, ["output"], `caddy.logging.writers.${name}`);
+    new Decoder(c, `caddy.logging.writers.${name}`).fields(["output"]);
     return make();
   },
 }));
@@ -144,11 +144,12 @@ export const streamWriterModules: ModuleDefinition<LogWriter>[] = ([
 export const netWriterModule: ModuleDefinition<LogWriter> = {
   id: "caddy.logging.writers.net",
   create: (c, ctx) => {
-    checkFields(
-      c,
-      ["output", "address", "dial_timeout", "soft_start"],
-      "caddy.logging.writers.net",
-    );
+    new Decoder(c, "caddy.logging.writers.net").fields([
+      "output",
+      "address",
+      "dial_timeout",
+      "soft_start",
+    ]);
     return netWriter(c as unknown as NetWriterOptions, ctx.validating);
   },
 };

@@ -6,10 +6,13 @@
  *
  * @module
  */
-import { asObject, checkFields, optBool } from "../http/config.ts";
+import { Decoder } from "../config/decode.ts";
 import { ConfigError } from "../config/error.ts";
 import type { HttpMetrics } from "./http.ts";
 import type { ProvisionContext } from "../module/mod.ts";
+
+/** The fields of a `metrics` object (the app's and each server's). */
+const METRICS_FIELDS = ["per_host", "observe_catchall_hosts", "otlp"];
 
 function host(h: string): boolean {
   return !h.includes("*") && !h.includes("{");
@@ -52,22 +55,19 @@ export async function provisionMetrics(
   let catchall = false;
   let otlp = false;
   if (on) {
-    const m = asObject(appRaw, "http.metrics");
-    checkFields(m, ["per_host", "observe_catchall_hosts", "otlp"], "http.metrics");
-    perHost = optBool(m, "per_host", "http.metrics") ?? false;
-    catchall = optBool(m, "observe_catchall_hosts", "http.metrics") ?? false;
-    otlp = optBool(m, "otlp", "http.metrics") ?? false;
+    const m = Decoder.of(appRaw, "http.metrics").fields(METRICS_FIELDS);
+    perHost = m.bool("per_host") ?? false;
+    catchall = m.bool("observe_catchall_hosts") ?? false;
+    otlp = m.bool("otlp") ?? false;
   }
   for (const [name, raw] of Object.entries(servers)) {
     const sm = (raw as { metrics?: unknown } | null)?.metrics;
     if (sm === undefined || sm === null) continue;
-    const where = `http.servers.${name}.metrics`;
-    const m = asObject(sm, where);
-    checkFields(m, ["per_host", "observe_catchall_hosts", "otlp"], where);
+    const m = Decoder.of(sm, `http.servers.${name}.metrics`).fields(METRICS_FIELDS);
     on = true;
-    perHost ||= optBool(m, "per_host", where) ?? false;
-    catchall ||= optBool(m, "observe_catchall_hosts", where) ?? false;
-    otlp ||= optBool(m, "otlp", where) ?? false;
+    perHost ||= m.bool("per_host") ?? false;
+    catchall ||= m.bool("observe_catchall_hosts") ?? false;
+    otlp ||= m.bool("otlp") ?? false;
   }
   if (!on) return undefined;
   if (otlp && !ctx.validating) {

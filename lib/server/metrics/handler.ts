@@ -2,16 +2,18 @@
  * The `metrics` handler (`http.handlers.metrics`) and the admin API's `GET /metrics`
  * (`admin.api.metrics`): the process registry in the Prometheus text format, or OpenMetrics
  * when the scraper asks for it (unless `disable_openmetrics`; the admin endpoint always
- * answers in the text format, as Caddy's). Scrapes are counted in
+ * answers in the text format, as Caddy's). In a worker process the handler answers what the
+ * admin endpoint does: every worker's registry summed, in the text format (see `shared.ts`). Scrapes are counted in
  * `promhttp_metric_handler_requests_total` and `promhttp_metric_handler_requests_in_flight`.
  *
  * @module
  */
 import type { AdminRoute, ModuleDefinition } from "../module/mod.ts";
-import { checkFields, optBool } from "../http/config.ts";
+import { Decoder } from "../config/decode.ts";
 import type { HttpHandler } from "../http/handler.ts";
 import { installProcessMetrics } from "./process.ts";
-import { registry, scrapeResponse } from "./registry.ts";
+import { registry, scrapeResponse, TEXT_FORMAT } from "./registry.ts";
+import { sharedScrape } from "./shared.ts";
 
 function scrape(request: Request, openMetrics: boolean): Response {
   installProcessMetrics();
@@ -38,10 +40,19 @@ function scrape(request: Request, openMetrics: boolean): Response {
 export const metricsHandlerModule: ModuleDefinition<HttpHandler> = {
   id: "http.handlers.metrics",
   create(config) {
-    const where = "http.handlers.metrics";
-    checkFields(config, ["handler", "disable_openmetrics"], where);
-    const openMetrics = !(optBool(config, "disable_openmetrics", where) ?? false);
-    return { serveHTTP: (c) => scrape(c.request, openMetrics) };
+    const d = new Decoder(config, "http.handlers.metrics").fields([
+      "handler",
+      "disable_openmetrics",
+    ]);
+    const openMetrics = !(d.bool("disable_openmetrics") ?? false);
+    return {
+      serveHTTP: async (c) => {
+        // a worker process: every worker's registry summed, in the text format
+        const shared = sharedScrape();
+        if (!shared) return scrape(c.request, openMetrics);
+        return new Response(await shared(), { headers: { "content-type": TEXT_FORMAT } });
+      },
+    };
   },
 };
 

@@ -12,12 +12,6 @@
  */
 import { type Attributes, ValueType } from "@opentelemetry/api";
 import {
-  defaultResource,
-  detectResources,
-  envDetector,
-  resourceFromAttributes,
-} from "@opentelemetry/resources";
-import {
   AggregationTemporality,
   DataPointType,
   type MetricData,
@@ -25,16 +19,8 @@ import {
   type ResourceMetrics,
 } from "@opentelemetry/sdk-metrics";
 import { VERSION } from "../../version.ts";
+import { otelEnv as env, otelResource, otlpProtocol } from "../otel.ts";
 import { registry } from "./registry.ts";
-
-function env(name: string): string | undefined {
-  try {
-    const v = Deno.env.get(name);
-    return v === undefined || v === "" ? undefined : v;
-  } catch {
-    return undefined;
-  }
-}
 
 async function exporter(): Promise<PushMetricExporter | null> {
   const kind = (env("OTEL_METRICS_EXPORTER") ?? "otlp").toLowerCase();
@@ -42,19 +28,12 @@ async function exporter(): Promise<PushMetricExporter | null> {
   if (kind !== "otlp") {
     throw new Error(`OTEL_METRICS_EXPORTER=${kind} is not supported (otlp or none)`);
   }
-  const protocol = env("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL") ??
-    env("OTEL_EXPORTER_OTLP_PROTOCOL") ?? "http/protobuf";
-  if (protocol === "http/protobuf") {
+  if (otlpProtocol("metrics") === "http/protobuf") {
     const { OTLPMetricExporter } = await import("@opentelemetry/exporter-metrics-otlp-proto");
     return new OTLPMetricExporter();
   }
-  if (protocol === "http/json") {
-    const { OTLPMetricExporter } = await import("@opentelemetry/exporter-metrics-otlp-http");
-    return new OTLPMetricExporter();
-  }
-  throw new Error(
-    `OTLP protocol ${protocol} is not supported for metrics (use http/protobuf or http/json)`,
-  );
+  const { OTLPMetricExporter } = await import("@opentelemetry/exporter-metrics-otlp-http");
+  return new OTLPMetricExporter();
 }
 
 type HrTime = [number, number];
@@ -131,9 +110,7 @@ const started = Date.now();
 export async function startOtlpPush(): Promise<OtlpPush | null> {
   const exp = await exporter();
   if (!exp) return null;
-  const resource = defaultResource()
-    .merge(detectResources({ detectors: [envDetector] }))
-    .merge(resourceFromAttributes({ "webengine.name": "Gatehouse", "webengine.version": VERSION }));
+  const resource = otelResource();
   const interval = Number(env("OTEL_METRIC_EXPORT_INTERVAL")) || 60_000;
   const push = () =>
     new Promise<void>((resolve) => {

@@ -59,8 +59,8 @@ export type ConnHandler = (request: Request, info: ServeInfo) => Response | Prom
 
 /** What a listener knows about one request's connection. */
 export interface ServeInfo {
-  /** Remote address: `{hostname, port}` for TCP, `{path}` for unix sockets. */
-  remoteAddr: { transport: "tcp"; hostname: string; port: number } | {
+  /** Remote address: `{hostname, port}` for TCP and UDP (HTTP/3), `{path}` for unix sockets. */
+  remoteAddr: { transport: "tcp" | "udp"; hostname: string; port: number } | {
     transport: "unix";
     path: string;
   };
@@ -80,6 +80,8 @@ export interface ServeInfo {
   completed?: Promise<void>;
   /** True for a request that came over HTTP/2 (h2 or h2c), where the listener knows it (node engine). */
   http2?: boolean;
+  /** True for a request that came over HTTP/3 (QUIC); `tls.proto` is then `h3`. */
+  http3?: boolean;
   /**
    * HTTP/2 server push on this request's stream (node engine, HTTP/2, while the client accepts
    * pushes; absent otherwise and on pushed requests): sends a PUSH_PROMISE for a `GET` or
@@ -123,7 +125,10 @@ export interface RawUpgrade {
 
 /** Options for a listener acquired from the engine's listener pool. */
 export interface ListenOptions {
-  /** Network address, Caddy form: `host:port`, `:port`, `unix//path`, `tcp/host:port`. */
+  /**
+   * Network address, Caddy form: `host:port`, `:port`, `unix//path`, `tcp/host:port`,
+   * `fd/N`; `udp/host:port` and `fdgram/N` for HTTP/3 over QUIC (with `tls`).
+   */
   address: string;
   /**
    * When the listener terminates TLS: where each handshake gets its certificate (by server
@@ -141,6 +146,11 @@ export interface ListenOptions {
    * defaults when absent. A socket shared across configs follows its newest handle's.
    */
   connection?: ConnectionOptions;
+  /**
+   * TLS listeners: the host names the server's routes serve. An HTTP/3 listener (`udp/` and
+   * `fdgram/` addresses), which can hold one certificate only, chooses it by them.
+   */
+  names?: readonly string[];
 }
 
 /** A certificate with its key, as a listener needs it. */
@@ -205,6 +215,26 @@ export interface ListenerHandle {
   release(): Promise<void>;
   /** True when no other config holds the socket (it closes on `release`). */
   closesOnRelease?(): boolean;
+  /**
+   * HTTP/3 listeners: true when the certificate the QUIC endpoint holds covers `host` (a host
+   * name or IP, with or without a port), i.e. when HTTP/3 can be advertised for it.
+   */
+  servesHttp3?(host: string): boolean;
+}
+
+/**
+ * The HTTP version of a request as Caddy names it (`{http.request.proto}`, the access log's
+ * `proto`): `HTTP/3.0`, `HTTP/2.0` or `HTTP/1.1`.
+ *
+ * @example
+ * ```ts
+ * import { requestProto } from "./listener.ts";
+ * requestProto({ remoteAddr: { transport: "udp", hostname: "::1", port: 1 }, localAddress: ":443", http3: true }); // "HTTP/3.0"
+ * ```
+ */
+export function requestProto(info: ServeInfo): "HTTP/3.0" | "HTTP/2.0" | "HTTP/1.1" {
+  if (info.http3) return "HTTP/3.0";
+  return info.http2 || info.tls?.proto === "h2" ? "HTTP/2.0" : "HTTP/1.1";
 }
 
 /** Where a connection comes from, as handlers will see it. */

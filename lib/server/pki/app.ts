@@ -13,7 +13,32 @@
 import type { ModuleDefinition, ProvisionContext } from "../module/mod.ts";
 import type { App, Logger } from "../module/instance.ts";
 import type { Storage } from "../module/storage.ts";
+import { Decoder } from "../config/decode.ts";
 import { type CAConfig, CertificateAuthority, decodeCAConfig, DEFAULT_CA_ID } from "./ca.ts";
+
+/** The roots already said to be untrusted, by PEM: once per process. */
+const HINTED = new Set<string>();
+
+/**
+ * Says, once per process and root, that the system does not trust a CA's root yet, and what
+ * to run: certificates of the local CA fail in browsers and curl until it does.
+ */
+async function hintTrust(ca: CertificateAuthority): Promise<void> {
+  if (HINTED.has(ca.rootPem)) return;
+  HINTED.add(ca.rootPem);
+  try {
+    const { systemTrusts } = await import("./truststore.ts");
+    if (await systemTrusts(ca.rootPem) !== false) return;
+  } catch {
+    return; // no telling: nothing to say
+  }
+  ca.log.warn(
+    `the root certificate of CA ${ca.id} is not trusted by this system yet: browsers and ` +
+      "curl refuse the certificates it issues until `gatehouse trust` installs it " +
+      '(or "install_trust": true in the CA\'s config)',
+    { ca: ca.id, certificate: ca.rootLocation },
+  );
+}
 
 /** How often CAs check their intermediate (Caddy: 10 minutes). */
 export const PKI_MAINTENANCE_MS = 10 * 60_000;
@@ -35,12 +60,14 @@ export class PkiApp implements App {
 
   /** Decodes the app and provisions every configured CA (or `local`). */
   static async create(config: Record<string, unknown>, ctx: ProvisionContext): Promise<PkiApp> {
+    const d = new Decoder(config, "pki");
+    // the field audit lists this field itself (the pki app's own decoder)
     for (const k of Object.keys(config)) {
-      if (k !== "certificate_authorities") throw new Error(`pki: unknown field "${k}"`);
+      if (k !== "certificate_authorities") d.fail(`unknown field "${k}"`, "unknown_field");
     }
     const raw = config.certificate_authorities ?? {};
     if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-      throw new Error("pki.certificate_authorities: must be an object");
+      d.failAt("certificate_authorities", "must be an object");
     }
     const log = ctx.logger("pki");
     const cas = new Map<string, CertificateAuthority>();
@@ -91,7 +118,10 @@ export class PkiApp implements App {
   /** Installs roots where asked (`install_trust: true`) and starts intermediate upkeep. */
   async start(): Promise<void> {
     for (const ca of this.cas.values()) {
-      if (!ca.installTrust) continue;
+      if (!ca.installTrust) {
+        await hintTrust(ca);
+        continue;
+      }
       try {
         const { installRoot } = await import("./truststore.ts");
         const done = await installRoot(ca.rootPem, ca.id);

@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { Decoder, type Raw } from "../config/decode.ts";
 import type { Logger } from "../module/instance.ts";
 import { loadText, type Storage, storageKeys, withLock } from "../module/storage.ts";
 import {
@@ -84,40 +85,42 @@ const CA_FIELDS = [
   "storage",
 ];
 
-/** Checks a CA config object; throws with the path of the bad field. */
+const KEY_PAIR_FIELDS = ["certificate", "private_key", "format"];
+
+/** Checks a CA config object; throws a ConfigError with the path of the bad field. */
 export function decodeCAConfig(raw: unknown, where: string): CAConfig {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw new Error(`${where}: must be an object`);
-  }
-  const c = raw as Record<string, unknown>;
-  for (const k of Object.keys(c)) {
-    if (!CA_FIELDS.includes(k)) throw new Error(`${where}: unknown field "${k}"`);
+  const d: Decoder = Decoder.of(raw, where);
+  // the field audit lists these fields itself (the pki app's own decoder)
+  for (const k of Object.keys(d.raw)) {
+    if (!CA_FIELDS.includes(k)) d.fail(`unknown field "${k}"`, "unknown_field");
   }
   for (const k of ["name", "root_common_name", "intermediate_common_name"]) {
-    if (c[k] !== undefined && typeof c[k] !== "string") {
-      throw new Error(`${where}.${k}: must be a string`);
-    }
+    const v = d.value(k);
+    if (v !== undefined && typeof v !== "string") d.failAt(k, "must be a string");
   }
-  if (c.install_trust !== undefined && typeof c.install_trust !== "boolean") {
-    throw new Error(`${where}.install_trust: must be a boolean`);
+  const installTrust = d.value("install_trust");
+  if (installTrust !== undefined && typeof installTrust !== "boolean") {
+    d.failAt("install_trust", "must be a boolean");
   }
   for (const k of ["root", "intermediate"]) {
-    const kp = c[k] as Record<string, unknown> | undefined;
+    const kp = d.value(k);
     if (kp === undefined) continue;
-    if (typeof kp !== "object" || kp === null) throw new Error(`${where}.${k}: must be an object`);
-    for (const f of Object.keys(kp)) {
-      if (!["certificate", "private_key", "format"].includes(f)) {
-        throw new Error(`${where}.${k}: unknown field "${f}"`);
-      }
+    if (typeof kp !== "object" || kp === null) d.failAt(k, "must be an object");
+    const pair: Decoder = new Decoder(kp as Raw, d.at(k));
+    for (const f of Object.keys(pair.raw)) {
+      if (!KEY_PAIR_FIELDS.includes(f)) pair.fail(`unknown field "${f}"`, "unknown_field");
     }
-    if (kp.format !== undefined && kp.format !== "pem_file") {
-      throw new Error(`${where}.${k}.format: only "pem_file" is supported`);
+    const format = pair.value("format");
+    if (format !== undefined && format !== "pem_file") {
+      pair.failAt("format", 'only "pem_file" is supported');
     }
-    if (typeof kp.certificate !== "string" || typeof kp.private_key !== "string") {
-      throw new Error(`${where}.${k}: certificate and private_key file paths are required`);
+    if (
+      typeof pair.value("certificate") !== "string" || typeof pair.value("private_key") !== "string"
+    ) {
+      pair.fail("certificate and private_key file paths are required");
     }
   }
-  return c as CAConfig;
+  return d.raw as CAConfig;
 }
 
 function fill(template: string, name: string): string {

@@ -1,7 +1,7 @@
 /**
  * The few DER and PEM pieces the server reads synchronously, without loading an X.509
- * library on the handshake path: PEM blocks both ways, a DER walker, and the names
- * (subjectAltName DNS and IP entries) a certificate covers. Anything more goes through
+ * library on the handshake path: PEM blocks both ways, a DER walker, byte concatenation, and
+ * the names (subjectAltName DNS and IP entries) a certificate covers. Anything more goes through
  * `@peculiar/x509` (see `x509.ts`).
  *
  * @module
@@ -34,6 +34,25 @@ export function derChildren(der: Uint8Array): DerNode[] {
     }
     out.push({ tag, body: der.subarray(q, q + len) });
     p = q + len;
+  }
+  return out;
+}
+
+/**
+ * The bytes of `parts`, one after the other.
+ *
+ * @example
+ * ```ts
+ * import { concatBytes } from "./der.ts";
+ * concatBytes(new Uint8Array([1]), new Uint8Array([2, 3])); // Uint8Array [1, 2, 3]
+ * ```
+ */
+export function concatBytes(...parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
   }
   return out;
 }

@@ -11,6 +11,7 @@
  */
 import { type KeyPair, pkcs8ToSec1 } from "./x509.ts";
 import { pemEncode } from "./der.ts";
+import { ConfigError } from "../config/error.ts";
 
 /** A key type of a managed certificate. */
 export type KeyType = "p256" | "p384" | "ed25519" | "rsa2048" | "rsa4096";
@@ -52,8 +53,10 @@ export function parseKeyType(raw: unknown, where: string): KeyType {
   if (typeof raw === "string" && (KEY_TYPES as readonly string[]).includes(raw)) {
     return raw as KeyType;
   }
-  throw new Error(
+  throw new ConfigError(
+    "invalid_config",
     `${where}: unknown key type ${JSON.stringify(raw)}; use one of ${KEY_TYPES.join(", ")}`,
+    { path: where },
   );
 }
 

@@ -1,6 +1,6 @@
 /**
- * Registers the `pki` app and its admin endpoints (`admin.api.pki`). The CA code and
- * `@peculiar/x509` load when a config first uses them.
+ * The table of the `pki` app's modules, registered on import: the app and its admin endpoints
+ * (`admin.api.pki`). The CA code and `@peculiar/x509` load when a config first uses them.
  *
  * @example
  * ```ts
@@ -11,21 +11,15 @@
  *
  * @module
  */
-import { getModule, type ModuleDefinition, registerModule } from "../module/mod.ts";
+import { type ModuleDefinition, type ModuleEntry, registerTable } from "../module/mod.ts";
 
-function lazy(id: string, load: () => Promise<ModuleDefinition>): ModuleDefinition {
-  let loading: Promise<ModuleDefinition> | undefined;
-  return {
-    id,
-    async create(config, ctx) {
-      return await (await (loading ??= load())).create(config, ctx);
-    },
-  };
-}
-
-const modules: ModuleDefinition[] = [
-  lazy("pki", async () => (await import("./app.ts")).pkiAppModule as unknown as ModuleDefinition),
-  lazy("admin.api.pki", async () => (await import("./admin.ts")).pkiAdminModule),
+/** Every module of the `pki` app. */
+export const PKI_MODULES: readonly ModuleEntry[] = [
+  {
+    id: "pki",
+    load: async () => (await import("./app.ts")).pkiAppModule as unknown as ModuleDefinition,
+  },
+  { id: "admin.api.pki", load: async () => (await import("./admin.ts")).pkiAdminModule },
 ];
 
-for (const m of modules) if (!getModule(m.id)) registerModule(m);
+registerTable(PKI_MODULES);

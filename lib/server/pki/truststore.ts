@@ -19,6 +19,9 @@ import { pemDecode } from "./der.ts";
 /** Where Debian keeps locally added CA certificates. */
 export const SYSTEM_CA_DIR = "/usr/local/share/ca-certificates";
 
+/** The bundle Debian builds from its CA directories (`update-ca-certificates`). */
+export const SYSTEM_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
+
 /** A trust store operation that could not be done. */
 export class TrustStoreError extends Error {
   /** Stable code: `permission` (needs root), `unsupported` (no known store), `failed`. */
@@ -164,6 +167,31 @@ export async function installRoot(pem: string, _caId = "local"): Promise<string[
     );
   }
   return done;
+}
+
+/**
+ * Whether the system trust store trusts the root certificate `pem` (what curl, OpenSSL and most
+ * tools read): its body is in the system bundle. Undefined when this system has no store
+ * `gatehouse trust` knows (no `update-ca-certificates`).
+ *
+ * @example
+ * ```ts ignore
+ * import { systemTrusts } from "./truststore.ts";
+ * if (await systemTrusts(rootPem) === false) console.log("run `gatehouse trust`");
+ * ```
+ */
+export async function systemTrusts(
+  pem: string,
+  bundle: string = SYSTEM_CA_BUNDLE,
+): Promise<boolean | undefined> {
+  if (!(await systemSupported())) return undefined;
+  const root = await rootOf(pem);
+  const body = root.pem.replace(/-----[A-Z ]+-----|\s/g, "");
+  try {
+    return (await Deno.readTextFile(bundle)).replace(/\s/g, "").includes(body);
+  } catch {
+    return false;
+  }
 }
 
 /**

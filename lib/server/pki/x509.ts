@@ -7,7 +7,7 @@
  * @module
  */
 import type * as X509 from "@peculiar/x509";
-import { derChildren, pemDecode, pemEncode } from "./der.ts";
+import { concatBytes as concat, derChildren, pemDecode, pemEncode } from "./der.ts";
 
 /** ECDSA P-256 with SHA-256: the key type and signature of every certificate made here. */
 export const EC_P256 = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" } as const;
@@ -66,16 +66,6 @@ function tlv(tag: number, body: Uint8Array): Uint8Array {
   const out = new Uint8Array(head.length + len);
   out.set(head);
   out.set(body, head.length);
-  return out;
-}
-
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
   return out;
 }
 

@@ -11,6 +11,7 @@
 import type { ModuleDefinition } from "../module/mod.ts";
 import type { ModuleInstance } from "../module/instance.ts";
 import { dataDir } from "./dirs.ts";
+import { Decoder } from "../config/decode.ts";
 import {
   cleanUpOwnLocks,
   type KeyInfo,
@@ -255,11 +256,13 @@ export function fileStorage(root: string = dataDir()): Storage {
 export const fileSystemStorageModule: ModuleDefinition<Storage & ModuleInstance> = {
   id: "caddy.storage.file_system",
   create: (c) => {
+    const d = new Decoder(c, "file_system storage");
+    // the field audit lists this field itself (a storage decodes its own config)
     for (const k of Object.keys(c)) {
-      if (k !== "root") throw new Error(`file_system storage: unknown field "${k}"`);
+      if (k !== "root") d.fail(`unknown field "${k}"`, "unknown_field");
     }
     if (c.root !== undefined && (typeof c.root !== "string" || c.root === "")) {
-      throw new Error("file_system storage: root must be a non-empty string");
+      d.fail("root must be a non-empty string");
     }
     return new FileStorage(((c.root as string | undefined) || dataDir()).replace(/\/+$/, ""));
   },

@@ -25,6 +25,7 @@
 import type { Client, ResultSet } from "@libsql/client";
 import type { ModuleDefinition } from "../module/mod.ts";
 import type { ModuleInstance } from "../module/instance.ts";
+import { Decoder } from "../config/decode.ts";
 import {
   isNotFound,
   type KeyInfo,
@@ -300,22 +301,22 @@ function fromEnv(value: string, field: string): string {
 export const libsqlStorageModule: ModuleDefinition<Storage & ModuleInstance> = {
   id: "caddy.storage.libsql",
   create: (c) => {
+    const d: Decoder = new Decoder(c, "libsql storage");
+    // the field audit lists these fields itself (a storage decodes its own config)
     for (const k of Object.keys(c)) {
       if (!["url", "auth_token", "table"].includes(k)) {
-        throw new Error(`libsql storage: unknown field "${k}"`);
+        d.fail(`unknown field "${k}"`, "unknown_field");
       }
     }
     if (typeof c.url !== "string" || c.url === "") {
-      throw new Error(
-        'libsql storage: url is required (e.g. "file:/var/lib/gatehouse/storage.db" or "libsql://db.example.com")',
+      d.fail(
+        'url is required (e.g. "file:/var/lib/gatehouse/storage.db" or "libsql://db.example.com")',
       );
     }
     if (c.auth_token !== undefined && typeof c.auth_token !== "string") {
-      throw new Error("libsql storage: auth_token must be a string");
+      d.fail("auth_token must be a string");
     }
-    if (c.table !== undefined && typeof c.table !== "string") {
-      throw new Error("libsql storage: table must be a string");
-    }
+    if (c.table !== undefined && typeof c.table !== "string") d.fail("table must be a string");
     return openLibsqlStorage({
       url: fromEnv(c.url, "url"),
       authToken: c.auth_token === undefined ? undefined : fromEnv(c.auth_token, "auth_token"),

@@ -1,6 +1,7 @@
 /**
- * Registers the storage modules: `caddy.storage.file_system` (the default) and
- * `caddy.storage.libsql`, whose code (and `@libsql/client`) loads only when a config uses it.
+ * The table of the storage modules, registered on import: `caddy.storage.file_system` (the
+ * default) and `caddy.storage.libsql`, whose code (and `@libsql/client`) loads only when a
+ * config uses it; each names its Gatehousefile syntax where it has one.
  *
  * @example
  * ```ts
@@ -11,17 +12,22 @@
  *
  * @module
  */
-import { getModule, type ModuleDefinition, registerModule } from "../module/mod.ts";
-import { fileSystemStorageModule } from "./file_system.ts";
+import { type ModuleDefinition, registerTable } from "../module/mod.ts";
+import type { SyntaxEntry } from "../caddyfile/registry.ts";
 
-const libsqlLazy: ModuleDefinition = {
-  id: "caddy.storage.libsql",
-  async create(config, ctx) {
-    const { libsqlStorageModule } = await import("./libsql.ts");
-    return await libsqlStorageModule.create(config, ctx);
+/** Every storage module. */
+export const STORAGE_MODULES: readonly SyntaxEntry[] = [
+  {
+    id: "caddy.storage.file_system",
+    load: async () =>
+      (await import("./file_system.ts")).fileSystemStorageModule as unknown as ModuleDefinition,
+    syntax: async () => (await import("./caddyfile.ts")).syntax,
   },
-};
+  {
+    id: "caddy.storage.libsql",
+    load: async () =>
+      (await import("./libsql.ts")).libsqlStorageModule as unknown as ModuleDefinition,
+  },
+];
 
-for (const def of [fileSystemStorageModule as unknown as ModuleDefinition, libsqlLazy]) {
-  if (!getModule(def.id)) registerModule(def);
-}
+registerTable(STORAGE_MODULES);

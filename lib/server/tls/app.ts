@@ -36,7 +36,8 @@ import {
 import { type CachedCertificate, CertificateCache } from "./cache.ts";
 import { normalizeName } from "../net/host.ts";
 import type { CertificateGetter } from "../module/listener.ts";
-import { loadCertificates, type LoadedCertificate, tlsCheckFields } from "./certificates.ts";
+import { loadCertificates, type LoadedCertificate } from "./certificates.ts";
+import { Decoder } from "../config/decode.ts";
 import { ConfigError } from "../config/error.ts";
 import type { Issuer } from "./issuer.ts";
 import { CertificateManager } from "./manager.ts";
@@ -76,7 +77,7 @@ export class TlsApp implements App {
 
   /** Decodes the app, loads certificates, provisions automation policies. */
   static async create(config: Record<string, unknown>, ctx: ProvisionContext): Promise<TlsApp> {
-    tlsCheckFields(config, [
+    const d = new Decoder(config, "tls").fields([
       "certificates",
       "automation",
       "session_tickets",
@@ -85,28 +86,28 @@ export class TlsApp implements App {
       "resolvers",
       "disable_storage_check",
       "disable_storage_clean",
-    ], "tls");
-    const tickets = config.session_tickets;
+    ]);
+    const tickets = d.value("session_tickets");
     if (tickets !== undefined && tickets !== null && Object.keys(tickets as object).length) {
-      throw new ConfigError(
-        "unsupported",
-        "tls.session_tickets: session ticket keys are kept and rotated by the TLS library here " +
+      d.failAt(
+        "session_tickets",
+        "session ticket keys are kept and rotated by the TLS library here " +
           "(tickets on); none of their settings can be changed: remove session_tickets",
+        "unsupported",
       );
     }
     for (const k of ["disable_storage_check", "disable_storage_clean"]) {
-      if (config[k] !== undefined && typeof config[k] !== "boolean") {
-        throw new ConfigError("invalid_config", `tls.${k}: must be a boolean`);
-      }
+      const v = d.value(k);
+      if (v !== undefined && typeof v !== "boolean") d.failAt(k, "must be a boolean");
     }
     // The default DNS provider and resolvers, before the issuers that use them load.
     setDnsDefaults(ctx.signal, {
-      provider: config.dns === undefined
+      provider: d.value("dns") === undefined
         ? undefined
-        : await loadDnsProvider(ctx, config.dns, "tls.dns", true),
-      resolvers: parseResolvers(config.resolvers, "tls.resolvers"),
+        : await loadDnsProvider(ctx, d.value("dns"), d.at("dns"), true),
+      resolvers: parseResolvers(d.value("resolvers"), d.at("resolvers")),
     });
-    const certsRaw = config.certificates as Record<string, unknown> | undefined;
+    const certsRaw = d.value("certificates") as Record<string, unknown> | undefined;
     let automate: string[] = [];
     let loaders = certsRaw;
     if (
@@ -115,18 +116,18 @@ export class TlsApp implements App {
     ) {
       const { automate: a, ...rest } = certsRaw;
       if (!Array.isArray(a) || a.some((n) => typeof n !== "string")) {
-        throw new ConfigError(
-          "invalid_config",
-          "tls.certificates.automate: must be an array of strings",
+        new Decoder(certsRaw, d.at("certificates")).failAt(
+          "automate",
+          "must be an array of strings",
         );
       }
       automate = a as string[];
       loaders = rest;
     }
     const loaded = await loadCertificates(loaders);
-    const app = new TlsApp(loaded, await decodeAutomation(config.automation, ctx), ctx);
-    app.#manager.storageCheck = config.disable_storage_check !== true;
-    app.#storageClean = config.disable_storage_clean !== true;
+    const app = new TlsApp(loaded, await decodeAutomation(d.value("automation"), ctx), ctx);
+    app.#manager.storageCheck = d.value("disable_storage_check") !== true;
+    app.#storageClean = d.value("disable_storage_clean") !== true;
     for (const c of loaded) {
       let facts;
       try {

@@ -33,7 +33,7 @@ import type { CertifiedKey } from "../module/listener.ts";
 import type { Storage } from "../module/storage.ts";
 import { durationMs } from "../config/duration.ts";
 import { ConfigError } from "../config/error.ts";
-import { noteAcceptedFields } from "../config/decode.ts";
+import { Decoder, type Raw } from "../config/decode.ts";
 import { isIP } from "../pki/x509.ts";
 import type { Issuer } from "./issuer.ts";
 import { decodeOnDemand, type OnDemandConfig } from "./on_demand.ts";
@@ -69,8 +69,6 @@ export interface AutomationPolicy {
   /** True when `issuers` was given (a policy with managers and no issuers obtains nothing). */
   explicitIssuers?: boolean;
 }
-
-type Raw = Record<string, unknown>;
 
 const REFUSED: Record<string, string> = {
   must_staple: "OCSP Must-Staple is not supported",
@@ -151,15 +149,17 @@ export async function defaultPublicIssuers(ctx: ProvisionContext): Promise<Issue
   return [await ctx.loadModule<Issuer>("tls.issuance", "module", { module: "acme" })];
 }
 
-async function loadIssuers(raw: unknown, where: string, ctx: ProvisionContext): Promise<Issuer[]> {
-  if (!Array.isArray(raw)) throw new ConfigError("invalid_config", `${where}: must be an array`);
+/** The policy's `issuers`, each loaded (an issuer this build does not have is refused). */
+async function loadIssuers(policy: Decoder, ctx: ProvisionContext): Promise<Issuer[]> {
+  const raw = policy.value("issuers");
+  if (!Array.isArray(raw)) policy.failAt("issuers", "must be an array");
   const out: Issuer[] = [];
   for (let i = 0; i < raw.length; i++) {
     const mod = (raw[i] as Raw | null)?.module;
     if (typeof mod === "string" && !getModule(`tls.issuance.${mod}`)) {
       throw new ConfigError(
         "unsupported",
-        `${where}[${i}]: issuer module "${mod}" is not available in this build`,
+        `${policy.at("issuers")}[${i}]: issuer module "${mod}" is not available in this build`,
       );
     }
     out.push(await ctx.loadModule<Issuer>("tls.issuance", "module", raw[i]));
@@ -167,15 +167,16 @@ async function loadIssuers(raw: unknown, where: string, ctx: ProvisionContext): 
   return out;
 }
 
+/** The policy's `get_certificate` managers, each loaded. */
 async function loadManagers(
-  raw: unknown,
-  where: string,
+  policy: Decoder,
   ctx: ProvisionContext,
 ): Promise<CertificateManagerModule[]> {
-  if (!Array.isArray(raw)) throw new ConfigError("invalid_config", `${where}: must be an array`);
+  const raw = policy.value("get_certificate");
+  if (!Array.isArray(raw)) policy.failAt("get_certificate", "must be an array");
   const out: CertificateManagerModule[] = [];
-  for (let i = 0; i < raw.length; i++) {
-    out.push(await ctx.loadModule<CertificateManagerModule>("tls.get_certificate", "via", raw[i]));
+  for (const m of raw) {
+    out.push(await ctx.loadModule<CertificateManagerModule>("tls.get_certificate", "via", m));
   }
   return out;
 }
@@ -186,16 +187,12 @@ export async function decodePolicy(
   where: string,
   ctx: ProvisionContext,
 ): Promise<AutomationPolicy> {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw new ConfigError("invalid_config", `${where}: must be an object`);
-  }
-  const p = raw as Raw;
+  const d: Decoder = Decoder.of(raw, where);
   for (const [k, why] of Object.entries(REFUSED)) {
-    if (p[k] !== undefined && p[k] !== false) {
-      throw new ConfigError("unsupported", `${where}.${k}: ${why}`);
-    }
+    const v = d.value(k);
+    if (v !== undefined && v !== false) d.failAt(k, why, "unsupported");
   }
-  const fields = [
+  d.fields([
     "subjects",
     "issuers",
     "renewal_window_ratio",
@@ -204,50 +201,41 @@ export async function decodePolicy(
     "disable_ocsp_stapling",
     "on_demand",
     "get_certificate",
-  ];
-  noteAcceptedFields(where, [...fields, ...Object.keys(REFUSED)]);
-  for (const k of Object.keys(p)) {
-    if (!fields.includes(k) && !(k in REFUSED)) {
-      throw new ConfigError("unknown_field", `${where}: unknown field "${k}"`);
-    }
-  }
-  const subjects = p.subjects ?? [];
+    ...Object.keys(REFUSED),
+  ]);
+  const subjects = d.value("subjects") ?? [];
   if (!Array.isArray(subjects) || subjects.some((s) => typeof s !== "string")) {
-    throw new ConfigError("invalid_config", `${where}.subjects: must be an array of strings`);
+    d.failAt("subjects", "must be an array of strings");
   }
-  let keyType: KeyType;
-  try {
-    keyType = parseKeyType(p.key_type, `${where}.key_type`);
-  } catch (e) {
-    throw new ConfigError("invalid_config", (e as Error).message);
+  const keyType = parseKeyType(d.value("key_type"), d.at("key_type"));
+  const onDemand = d.value("on_demand");
+  if (onDemand !== undefined && typeof onDemand !== "boolean") {
+    d.failAt("on_demand", "must be a boolean");
   }
-  if (p.on_demand !== undefined && typeof p.on_demand !== "boolean") {
-    throw new ConfigError("invalid_config", `${where}.on_demand: must be a boolean`);
-  }
-  const ratio = p.renewal_window_ratio ?? 0;
+  const ratio = d.value("renewal_window_ratio") ?? 0;
   if (typeof ratio !== "number" || ratio < 0 || ratio >= 1) {
-    throw new ConfigError("invalid_config", `${where}.renewal_window_ratio: must be in [0, 1)`);
+    d.failAt("renewal_window_ratio", "must be in [0, 1)");
   }
-  const storage = p.storage === undefined
+  const storage = d.value("storage") === undefined
     ? ctx.storage
-    : await ctx.loadModule<Storage & ModuleInstance>("caddy.storage", "module", p.storage);
-  const managers = p.get_certificate === undefined
+    : await ctx.loadModule<Storage & ModuleInstance>("caddy.storage", "module", d.value("storage"));
+  const managers = d.value("get_certificate") === undefined
     ? undefined
-    : await loadManagers(p.get_certificate, `${where}.get_certificate`, ctx);
+    : await loadManagers(d, ctx);
   // A policy of managers only gets its certificates from them (nothing is obtained).
-  const issuers = p.issuers === undefined
+  const issuers = d.value("issuers") === undefined
     ? (managers?.length ? [] : await defaultPublicIssuers(ctx))
-    : await loadIssuers(p.issuers, `${where}.issuers`, ctx);
+    : await loadIssuers(d, ctx);
   return {
     subjects: (subjects as string[]).map((s) => s.toLowerCase()),
     issuers,
     renewalWindowRatio: ratio || DEFAULT_RENEWAL_WINDOW_RATIO,
     storage,
     where,
-    onDemand: p.on_demand === true,
+    onDemand: onDemand === true,
     keyType,
     managers,
-    explicitIssuers: p.issuers !== undefined,
+    explicitIssuers: d.value("issuers") !== undefined,
   };
 }
 
@@ -270,30 +258,18 @@ export async function decodeAutomation(raw: unknown, ctx: ProvisionContext): Pro
       storageCleanIntervalMs: DEFAULT_STORAGE_CLEAN_INTERVAL_MS,
     };
   }
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw new ConfigError("invalid_config", "tls.automation: must be an object");
-  }
-  const a = raw as Raw;
-  const fields = [
+  const a: Decoder = Decoder.of(raw, "tls.automation").fields([
     "policies",
     "renew_interval",
     "on_demand",
     "storage_clean_interval",
     "ocsp_interval",
-  ];
-  noteAcceptedFields("tls.automation", fields);
-  for (const k of Object.keys(a)) {
-    if (!fields.includes(k)) {
-      throw new ConfigError("unknown_field", `tls.automation: unknown field "${k}"`);
-    }
-  }
-  const list = a.policies ?? [];
-  if (!Array.isArray(list)) {
-    throw new ConfigError("invalid_config", "tls.automation.policies: must be an array");
-  }
+  ]);
+  const list = a.value("policies") ?? [];
+  if (!Array.isArray(list)) a.failAt("policies", "must be an array");
   const policies: AutomationPolicy[] = [];
   for (let i = 0; i < list.length; i++) {
-    policies.push(await decodePolicy(list[i], `tls.automation.policies[${i}]`, ctx));
+    policies.push(await decodePolicy(list[i], `${a.at("policies")}[${i}]`, ctx));
   }
   // Caddy's Validate: one catch-all at most, one policy per subject.
   const seen = new Map<string, number>();
@@ -318,11 +294,12 @@ export async function decodeAutomation(raw: unknown, ctx: ProvisionContext): Pro
       seen.set(s, i);
     }
   });
-  if (a.ocsp_interval !== undefined) {
-    throw new ConfigError(
-      "unsupported",
-      "tls.automation.ocsp_interval: OCSP is not used by Gatehouse (responses are neither " +
+  if (a.value("ocsp_interval") !== undefined) {
+    a.failAt(
+      "ocsp_interval",
+      "OCSP is not used by Gatehouse (responses are neither " +
         "stapled nor fetched), so there is no OCSP check to schedule; remove the field",
+      "unsupported",
     );
   }
   const interval = positiveDuration(a, "renew_interval", DEFAULT_RENEW_INTERVAL_MS);
@@ -331,9 +308,9 @@ export async function decodeAutomation(raw: unknown, ctx: ProvisionContext): Pro
     "storage_clean_interval",
     DEFAULT_STORAGE_CLEAN_INTERVAL_MS,
   );
-  const onDemand = a.on_demand === undefined
+  const onDemand = a.value("on_demand") === undefined
     ? undefined
-    : decodeOnDemand(a.on_demand, "tls.automation.on_demand");
+    : decodeOnDemand(a.value("on_demand"), a.at("on_demand"));
   return {
     policies,
     renewIntervalMs: interval,
@@ -342,12 +319,10 @@ export async function decodeAutomation(raw: unknown, ctx: ProvisionContext): Pro
   };
 }
 
-function positiveDuration(a: Raw, key: string, fallback: number): number {
-  if (a[key] === undefined) return fallback;
-  const ms = durationMs(a[key], `tls.automation.${key}`);
-  if (!(ms > 0)) {
-    throw new ConfigError("invalid_config", `tls.automation.${key}: must be positive`);
-  }
+function positiveDuration(a: Decoder, key: string, fallback: number): number {
+  if (a.value(key) === undefined) return fallback;
+  const ms = durationMs(a.value(key), a.at(key));
+  if (!(ms > 0)) a.failAt(key, "must be positive");
   return ms;
 }
 

@@ -25,12 +25,12 @@
  */
 import { didYouMean } from "../caddyfile/dispenser.ts";
 import type { Helper } from "../caddyfile/helper.ts";
-import { unmarshalModule } from "../caddyfile/registry.ts";
+import { type SyntaxSet, unmarshalModule } from "../caddyfile/registry.ts";
 import type { IssuerJSON } from "./issuers_caddyfile.ts";
 import type { ConfigValue } from "../caddyfile/types.ts";
 import { goParseFloat } from "../config/go_values.ts";
 import { parseDuration } from "../config/duration.ts";
-import { parseClientAuth } from "./client_auth_caddyfile.ts";
+import { parseClientAuth, syntax as clientAuthSyntax } from "./client_auth_caddyfile.ts";
 import { implicitACMEIssuers } from "./issuers_caddyfile.ts";
 
 /** TLS versions a policy may name. */
@@ -340,3 +340,12 @@ export function parseTLS(h: Helper): ConfigValue[] {
   vals.push({ class: "tls.connection_policy", value: cp });
   return vals;
 }
+
+/**
+ * The Gatehousefile syntax of the `tls` app: the `tls` site directive, and the client
+ * authentication modules its `client_auth` block reads.
+ */
+export const syntax: SyntaxSet = {
+  directives: { tls: parseTLS },
+  modules: clientAuthSyntax.modules,
+};

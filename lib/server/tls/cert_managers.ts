@@ -22,8 +22,7 @@ import type { ModuleDefinition } from "../module/mod.ts";
 import type { ModuleInstance } from "../module/instance.ts";
 import { certificateFacts } from "../pki/x509.ts";
 import type { CertifiedKey } from "../module/listener.ts";
-import { tlsCheckFields } from "./certificates.ts";
-import { ConfigError } from "../config/error.ts";
+import { Decoder } from "../config/decode.ts";
 
 /** What a manager learns of a handshake. */
 export interface HandshakeInfo {
@@ -95,18 +94,16 @@ export class HttpCertGetter implements CertificateManagerModule {
 export const httpCertGetterModule: ModuleDefinition<HttpCertGetter> = {
   id: "tls.get_certificate.http",
   create(config) {
-    const where = "tls.get_certificate.http";
-    tlsCheckFields(config, ["url"], where);
+    const d: Decoder = new Decoder(config, "tls.get_certificate.http").fields(["url"]);
+    const raw = d.value("url");
     let url: URL | undefined;
     try {
-      url = typeof config.url === "string" ? new URL(config.url) : undefined;
+      url = typeof raw === "string" ? new URL(raw) : undefined;
     } catch { /* refused below */ }
     if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
-      throw new ConfigError(
-        "invalid_config",
-        `${where}.url: required, an http(s) URL answering certificates (got ${
-          JSON.stringify(config.url)
-        })`,
+      d.failAt(
+        "url",
+        `required, an http(s) URL answering certificates (got ${JSON.stringify(raw)})`,
       );
     }
     return new HttpCertGetter(url);

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { noteAcceptedFields } from "../config/decode.ts";
+import { Decoder } from "../config/decode.ts";
 import { ConfigError } from "../config/error.ts";
 import { certificateNames, pemDecode } from "../pki/der.ts";
 
@@ -21,22 +21,6 @@ export interface LoadedCertificate {
   names: string[];
   /** Where it came from, for messages (`load_files[0]`, `load_pem[1]`). */
   source: string;
-}
-
-type Raw = Record<string, unknown>;
-
-function isObject(v: unknown): v is Raw {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-/** Checks that `raw` has only `allowed` keys. */
-export function tlsCheckFields(raw: Raw, allowed: readonly string[], where: string): void {
-  noteAcceptedFields(where, allowed);
-  for (const k of Object.keys(raw)) {
-    if (!allowed.includes(k)) {
-      throw new ConfigError("unknown_field", `${where}: unknown field ${JSON.stringify(k)}`);
-    }
-  }
 }
 
 /**
@@ -82,60 +66,52 @@ export function parseCertificate(
   return { cert, key, tags, names, source };
 }
 
-function tagsOf(entry: Raw, where: string): string[] {
-  const t = entry.tags;
+function tagsOf(d: Decoder): string[] {
+  const t = d.value("tags");
   if (t === undefined) return [];
   if (!Array.isArray(t) || t.some((x) => typeof x !== "string")) {
-    throw new ConfigError("invalid_config", `${where}.tags: must be an array of strings`);
+    d.failAt("tags", "must be an array of strings");
   }
   return t as string[];
 }
 
 function pair(entry: unknown, where: string): { cert: string; key: string; tags: string[] } {
-  if (!isObject(entry)) throw new ConfigError("invalid_config", `${where}: must be an object`);
-  tlsCheckFields(entry, ["certificate", "key", "format", "tags"], where);
-  if (entry.format !== undefined && entry.format !== "pem") {
-    throw new ConfigError("unsupported", `${where}.format: only "pem" is supported`);
+  const d = Decoder.of(entry, where).fields(["certificate", "key", "format", "tags"]);
+  const format = d.value("format");
+  if (format !== undefined && format !== "pem") {
+    d.failAt("format", 'only "pem" is supported', "unsupported");
   }
   for (const k of ["certificate", "key"]) {
-    if (typeof entry[k] !== "string" || entry[k] === "") {
-      throw new ConfigError("invalid_config", `${where}.${k}: must be a non-empty string`);
-    }
+    const v = d.value(k);
+    if (typeof v !== "string" || v === "") d.failAt(k, "must be a non-empty string");
   }
   return {
-    cert: entry.certificate as string,
-    key: entry.key as string,
-    tags: tagsOf(entry, where),
+    cert: d.value("certificate") as string,
+    key: d.value("key") as string,
+    tags: tagsOf(d),
   };
 }
 
-function entries(raw: Raw, field: string): unknown[] {
-  const v = raw[field];
+function entries(d: Decoder, field: string): unknown[] {
+  const v = d.value(field);
   if (v === undefined) return [];
-  if (!Array.isArray(v)) {
-    throw new ConfigError("invalid_config", `tls.certificates.${field}: must be an array`);
-  }
+  if (!Array.isArray(v)) d.failAt(field, "must be an array");
   return v;
 }
 
 /** Loads `apps.tls.certificates` (`load_files`, `load_pem`). Throws a ConfigError. */
 export async function loadCertificates(raw: unknown): Promise<LoadedCertificate[]> {
   if (raw === undefined) return [];
-  if (!isObject(raw)) {
-    throw new ConfigError("invalid_config", "tls.certificates: must be an object");
-  }
-  for (const k of Object.keys(raw)) {
+  const d = Decoder.of(raw, "tls.certificates");
+  for (const k of Object.keys(d.raw)) {
     if (k !== "load_files" && k !== "load_pem") {
-      throw new ConfigError(
-        "unsupported",
-        `tls.certificates.${k}: not supported (only load_files and load_pem)`,
-      );
+      d.failAt(k, "not supported (only load_files and load_pem)", "unsupported");
     }
   }
   const out: LoadedCertificate[] = [];
-  const files = entries(raw, "load_files");
+  const files = entries(d, "load_files");
   for (let i = 0; i < files.length; i++) {
-    const where = `tls.certificates.load_files[${i}]`;
+    const where = `${d.at("load_files")}[${i}]`;
     const p = pair(files[i], where);
     const read = async (path: string, what: string) => {
       try {
@@ -149,9 +125,9 @@ export async function loadCertificates(raw: unknown): Promise<LoadedCertificate[
     const key = await read(p.key, "key");
     out.push(parseCertificate(cert, key, p.tags, where));
   }
-  const pems = entries(raw, "load_pem");
+  const pems = entries(d, "load_pem");
   for (let i = 0; i < pems.length; i++) {
-    const where = `tls.certificates.load_pem[${i}]`;
+    const where = `${d.at("load_pem")}[${i}]`;
     const p = pair(pems[i], where);
     out.push(parseCertificate(p.cert, p.key, p.tags, where));
   }

@@ -8,10 +8,14 @@
  */
 import type { ModuleDefinition, ProvisionContext } from "../module/mod.ts";
 import { durationMs } from "../config/duration.ts";
+import { Decoder } from "../config/decode.ts";
 import type { PkiApp } from "../pki/app.ts";
 import type { CertificateAuthority } from "../pki/ca.ts";
 import { LIFETIMES, makeLeaf } from "../pki/x509.ts";
 import type { IssuedCertificate, Issuer, IssueRequest } from "./issuer.ts";
+
+/** The fields of the config (the field audit lists them itself: `OWN_DECODERS`). */
+const FIELDS = ["ca", "lifetime", "sign_with_root"];
 
 /** The internal issuer. */
 export class InternalIssuer implements Issuer {
@@ -31,25 +35,26 @@ export class InternalIssuer implements Issuer {
     config: Record<string, unknown>,
     ctx: ProvisionContext,
   ): Promise<InternalIssuer> {
+    const d: Decoder = new Decoder(config, "internal issuer");
     for (const k of Object.keys(config)) {
-      if (!["ca", "lifetime", "sign_with_root"].includes(k)) {
-        throw new Error(`internal issuer: unknown field "${k}"`);
-      }
+      if (!FIELDS.includes(k)) d.fail(`unknown field "${k}"`, "unknown_field");
     }
-    if (config.ca !== undefined && (typeof config.ca !== "string" || config.ca === "")) {
-      throw new Error("internal issuer: ca must be a CA id");
+    const caId = d.value("ca");
+    if (caId !== undefined && (typeof caId !== "string" || caId === "")) {
+      d.fail("ca must be a CA id");
     }
-    if (config.sign_with_root !== undefined && typeof config.sign_with_root !== "boolean") {
-      throw new Error("internal issuer: sign_with_root must be a boolean");
+    const signWithRoot = d.value("sign_with_root");
+    if (signWithRoot !== undefined && typeof signWithRoot !== "boolean") {
+      d.fail("sign_with_root must be a boolean");
     }
-    const lifetime = config.lifetime === undefined
+    const lifetime = d.value("lifetime") === undefined
       ? LIFETIMES.leaf
-      : durationMs(config.lifetime, "internal issuer: lifetime");
-    if (!(lifetime > 0)) throw new Error("internal issuer: lifetime must be positive");
+      : durationMs(d.value("lifetime"), "internal issuer: lifetime");
+    if (!(lifetime > 0)) d.fail("lifetime must be positive");
     const pki = await ctx.app<PkiApp>("pki");
     if (!pki) throw new Error("internal issuer: the pki app could not be provisioned");
-    const ca = await pki.getCA((config.ca as string | undefined) ?? "local");
-    return new InternalIssuer(ca, lifetime, config.sign_with_root === true);
+    const ca = await pki.getCA((caId as string | undefined) ?? "local");
+    return new InternalIssuer(ca, lifetime, signWithRoot === true);
   }
 
   /** Names any internal issuer can certify: everything that qualifies for a certificate. */

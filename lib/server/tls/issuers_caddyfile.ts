@@ -7,7 +7,7 @@
  */
 import type { Dispenser } from "../caddyfile/dispenser.ts";
 import type { Helper } from "../caddyfile/helper.ts";
-import { registerSyntax, unmarshalModule } from "../caddyfile/registry.ts";
+import { type SyntaxSet, unmarshalModule } from "../caddyfile/registry.ts";
 import { cloneJSON } from "../caddyfile/types.ts";
 import { goAtoiStrict } from "../caddyfile/values.ts";
 import { parseDuration } from "../config/duration.ts";
@@ -343,28 +343,30 @@ export function implicitACMEIssuers(h: Helper, overrides: IssuerJSON): IssuerJSO
   return defaults.map((b) => mergeInto(b, overrides) as IssuerJSON);
 }
 
-/** Registers the issuer, permission and certificate-manager syntaxes. */
-export function registerIssuerSyntaxes(): void {
-  registerSyntax("tls.issuance.acme", acmeIssuer);
-  registerSyntax("tls.issuance.internal", internalIssuer);
-  registerSyntax("tls.issuance.zerossl", zerosslIssuer);
-  registerSyntax("tls.permission.http", (d) => {
-    if (!d.next()) return {};
-    const a = d.allArgs(1);
-    if (!a) throw d.argErr();
-    return { endpoint: a[0] };
-  });
-  registerSyntax("tls.get_certificate.tailscale", (d) => {
-    d.next();
-    if (d.nextArg()) throw d.argErr();
-    return {};
-  });
-  registerSyntax("tls.get_certificate.http", (d) => {
-    d.next();
-    if (!d.nextArg()) throw d.argErr();
-    const url = d.val();
-    if (d.nextArg()) throw d.argErr();
-    if (d.nextBlock(0)) throw d.err("block not allowed here");
-    return { url };
-  });
-}
+/** The Gatehousefile syntax of the issuers, the permission module and the certificate managers. */
+export const syntax: SyntaxSet = {
+  modules: {
+    "tls.issuance.acme": acmeIssuer,
+    "tls.issuance.internal": internalIssuer,
+    "tls.issuance.zerossl": zerosslIssuer,
+    "tls.permission.http": (d) => {
+      if (!d.next()) return {};
+      const a = d.allArgs(1);
+      if (!a) throw d.argErr();
+      return { endpoint: a[0] };
+    },
+    "tls.get_certificate.tailscale": (d) => {
+      d.next();
+      if (d.nextArg()) throw d.argErr();
+      return {};
+    },
+    "tls.get_certificate.http": (d) => {
+      d.next();
+      if (!d.nextArg()) throw d.argErr();
+      const url = d.val();
+      if (d.nextArg()) throw d.argErr();
+      if (d.nextBlock(0)) throw d.err("block not allowed here");
+      return { url };
+    },
+  },
+};

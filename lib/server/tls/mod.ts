@@ -1,9 +1,10 @@
 /**
- * Registers the `tls` app (certificates for HTTPS listeners, their automation), the
- * `internal`, `acme` and `zerossl` issuers (`tls.issuance.internal`, `tls.issuance.acme`,
- * `tls.issuance.zerossl`) and the revoke endpoint (`admin.api.tls_revoke`). Importing this
- * file is enough to make `apps.tls` configs work; an issuer's code loads when a config first
- * uses it.
+ * The table of the `tls` app's modules, registered on import: the app (certificates for HTTPS
+ * listeners, their automation), the `internal`, `acme` and `zerossl` issuers
+ * (`tls.issuance.*`), the `http` certificate manager (`tls.get_certificate.http`), the revoke
+ * endpoint (`admin.api.tls_revoke`) and the DNS providers (`dns/mod.ts`). Each entry names its
+ * Gatehousefile syntax where it has one. Importing this file is enough to make `apps.tls`
+ * configs work; a module's code loads when a config first uses it.
  *
  * @example
  * ```ts
@@ -14,63 +15,49 @@
  *
  * @module
  */
-import { getModule, type ModuleDefinition, registerModule } from "../module/mod.ts";
-import { tlsAppModule } from "./app.ts";
-import "./dns/mod.ts";
+import { type ModuleDefinition, registerTable } from "../module/mod.ts";
+import type { SyntaxEntry } from "../caddyfile/registry.ts";
+import { DNS_PROVIDERS } from "./dns/mod.ts";
 
-const internalIssuer: ModuleDefinition = {
-  id: "tls.issuance.internal",
-  async create(config, ctx) {
-    const { internalIssuerModule } = await import("./internal_issuer.ts");
-    return await internalIssuerModule.create(config, ctx);
+const issuerSyntax = async () => (await import("./issuers_caddyfile.ts")).syntax;
+
+/** Every module of the `tls` app. */
+export const TLS_MODULES: readonly SyntaxEntry[] = [
+  {
+    id: "tls",
+    load: async () => (await import("./app.ts")).tlsAppModule as unknown as ModuleDefinition,
+    syntax: async () => (await import("./caddyfile.ts")).syntax,
   },
-};
-
-const acmeIssuer: ModuleDefinition = {
-  id: "tls.issuance.acme",
-  async create(config, ctx) {
-    const { acmeIssuerModule } = await import("./issuers/acme.ts");
-    return await acmeIssuerModule.create(config, ctx);
+  {
+    id: "tls.issuance.internal",
+    load: async () => (await import("./internal_issuer.ts")).internalIssuerModule,
+    syntax: issuerSyntax,
   },
-};
-
-const zerosslIssuer: ModuleDefinition = {
-  id: "tls.issuance.zerossl",
-  async create(config, ctx) {
-    const { zerosslIssuerModule } = await import("./issuers/zerossl.ts");
-    return await zerosslIssuerModule.create(config, ctx);
+  {
+    id: "tls.issuance.acme",
+    load: async () => (await import("./issuers/acme.ts")).acmeIssuerModule,
+    syntax: issuerSyntax,
   },
-};
-
-const httpCertGetter: ModuleDefinition = {
-  id: "tls.get_certificate.http",
-  async create(config, ctx) {
-    const { httpCertGetterModule } = await import("./cert_managers.ts");
-    return await httpCertGetterModule.create(config, ctx);
+  {
+    id: "tls.issuance.zerossl",
+    load: async () => (await import("./issuers/zerossl.ts")).zerosslIssuerModule,
+    syntax: issuerSyntax,
   },
-};
-
-const revokeAdmin: ModuleDefinition = {
-  id: "admin.api.tls_revoke",
-  async create(config, ctx) {
-    const { tlsRevokeAdminModule } = await import("./revoke_admin.ts");
-    return await tlsRevokeAdminModule.create(config, ctx);
+  {
+    id: "tls.get_certificate.http",
+    load: async () => (await import("./cert_managers.ts")).httpCertGetterModule,
+    syntax: issuerSyntax,
   },
-};
+  {
+    id: "admin.api.tls_revoke",
+    load: async () => (await import("./revoke_admin.ts")).tlsRevokeAdminModule,
+  },
+];
 
-for (
-  const m of [
-    tlsAppModule as unknown as ModuleDefinition,
-    internalIssuer,
-    acmeIssuer,
-    zerosslIssuer,
-    httpCertGetter,
-    revokeAdmin,
-  ]
-) {
-  if (!getModule(m.id)) registerModule(m);
-}
+registerTable(TLS_MODULES);
+registerTable(DNS_PROVIDERS);
 
+export { DNS_PROVIDERS };
 export { loadCertificates, type LoadedCertificate, parseCertificate } from "./certificates.ts";
 export { type ConnectionPolicy, parseConnectionPolicies } from "./policies.ts";
 export type { CertifiedKey } from "../module/listener.ts";

@@ -18,8 +18,7 @@
  */
 import { durationMs } from "../config/duration.ts";
 import type { Logger } from "../module/instance.ts";
-import { tlsCheckFields } from "./certificates.ts";
-import { ConfigError } from "../config/error.ts";
+import { Decoder } from "../config/decode.ts";
 
 /** The decoded `on_demand` section. */
 export interface OnDemandConfig {
@@ -29,20 +28,17 @@ export interface OnDemandConfig {
   rateLimit?: { intervalMs: number; burst: number };
 }
 
-type Raw = Record<string, unknown>;
-
-function checkUrl(v: unknown, where: string): string {
-  if (typeof v !== "string" || !v) {
-    throw new ConfigError("invalid_config", `${where}: must be a URL`);
-  }
+function checkUrl(d: Decoder, key: string): string {
+  const v = d.value(key);
+  if (typeof v !== "string" || !v) d.failAt(key, "must be a URL");
   let u: URL;
   try {
     u = new URL(v);
   } catch {
-    throw new ConfigError("invalid_config", `${where}: not a URL: ${JSON.stringify(v)}`);
+    d.failAt(key, `not a URL: ${JSON.stringify(v)}`);
   }
   if (u.protocol !== "http:" && u.protocol !== "https:") {
-    throw new ConfigError("invalid_config", `${where}: must be an http or https URL`);
+    d.failAt(key, "must be an http or https URL");
   }
   return v;
 }
@@ -57,46 +53,34 @@ function checkUrl(v: unknown, where: string): string {
  * ```
  */
 export function decodeOnDemand(raw: unknown, where: string): OnDemandConfig {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw new ConfigError("invalid_config", `${where}: must be an object`);
-  }
-  const r = raw as Raw;
-  tlsCheckFields(r, ["ask", "permission", "rate_limit"], where);
+  const r: Decoder = Decoder.of(raw, where).fields(["ask", "permission", "rate_limit"]);
   const out: OnDemandConfig = {};
-  if (r.ask !== undefined && r.permission !== undefined) {
-    throw new ConfigError(
-      "invalid_config",
-      `${where}: ask and permission are two ways to say the same; give one`,
-    );
+  if (r.value("ask") !== undefined && r.value("permission") !== undefined) {
+    r.fail("ask and permission are two ways to say the same; give one");
   }
-  if (r.ask !== undefined) out.endpoint = checkUrl(r.ask, `${where}.ask`);
-  if (r.permission !== undefined) {
-    const p = r.permission as Raw;
-    if (typeof p !== "object" || p === null || Array.isArray(p)) {
-      throw new ConfigError("invalid_config", `${where}.permission: must be an object`);
-    }
-    if (p.module !== "http") {
-      throw new ConfigError(
+  if (r.value("ask") !== undefined) out.endpoint = checkUrl(r, "ask");
+  if (r.value("permission") !== undefined) {
+    const p: Decoder = Decoder.of(r.value("permission"), r.at("permission"));
+    if (p.value("module") !== "http") {
+      p.failAt(
+        "module",
+        `only "http" is available, got ${JSON.stringify(p.value("module"))}`,
         "unsupported",
-        `${where}.permission.module: only "http" is available, got ${JSON.stringify(p.module)}`,
       );
     }
-    tlsCheckFields(p, ["module", "endpoint"], `${where}.permission`);
-    out.endpoint = checkUrl(p.endpoint, `${where}.permission.endpoint`);
+    p.fields(["module", "endpoint"]);
+    out.endpoint = checkUrl(p, "endpoint");
   }
-  if (r.rate_limit !== undefined) {
-    const rl = r.rate_limit as Raw;
-    if (typeof rl !== "object" || rl === null || Array.isArray(rl)) {
-      throw new ConfigError("invalid_config", `${where}.rate_limit: must be an object`);
-    }
-    tlsCheckFields(rl, ["interval", "burst"], `${where}.rate_limit`);
-    const intervalMs = durationMs(rl.interval, `${where}.rate_limit.interval`);
-    const burst = rl.burst;
+  if (r.value("rate_limit") !== undefined) {
+    const rl: Decoder = Decoder.of(r.value("rate_limit"), r.at("rate_limit")).fields([
+      "interval",
+      "burst",
+    ]);
+    const intervalMs = durationMs(rl.value("interval"), rl.at("interval"));
+    const burst = rl.value("burst");
     if (!(intervalMs > 0) || typeof burst !== "number" || !Number.isInteger(burst) || burst < 1) {
-      throw new ConfigError(
-        "invalid_config",
-        `${where}.rate_limit: interval (a positive duration) and burst (a positive integer) ` +
-          `are both required`,
+      rl.fail(
+        "interval (a positive duration) and burst (a positive integer) are both required",
       );
     }
     out.rateLimit = { intervalMs, burst };

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { tlsCheckFields } from "./certificates.ts";
+import { Decoder, type Raw } from "../config/decode.ts";
 import { ConfigError } from "../config/error.ts";
 
 /** One decoded connection policy. */
@@ -26,8 +26,6 @@ export interface ConnectionPolicy {
   clientAuth?: Raw;
 }
 
-type Raw = Record<string, unknown>;
-
 const UNSUPPORTED: Record<string, string> = {
   cipher_suites: "Deno.serve does not let the cipher suites be chosen",
   curves: "Deno.serve does not let the key exchange curves be chosen",
@@ -35,54 +33,47 @@ const UNSUPPORTED: Record<string, string> = {
   drop: "Deno.serve cannot drop handshakes by policy",
 };
 
-function strings(raw: Raw, key: string, where: string): string[] {
-  const v = raw[key];
+function strings(d: Decoder, key: string): string[] {
+  const v = d.value(key);
   if (v === undefined) return [];
   if (!Array.isArray(v) || v.some((x) => typeof x !== "string")) {
-    throw new ConfigError("invalid_config", `${where}.${key}: must be an array of strings`);
+    d.failAt(key, "must be an array of strings");
   }
   return v as string[];
 }
 
-function object(raw: Raw, key: string, where: string): Raw | undefined {
-  const v = raw[key];
+function object(d: Decoder, key: string): Decoder | undefined {
+  const v = d.value(key);
   if (v === undefined) return undefined;
-  if (typeof v !== "object" || v === null || Array.isArray(v)) {
-    throw new ConfigError("invalid_config", `${where}.${key}: must be an object`);
-  }
-  return v as Raw;
+  if (typeof v !== "object" || v === null || Array.isArray(v)) d.failAt(key, "must be an object");
+  return new Decoder(v as Raw, d.at(key));
 }
 
-function checkVersion(raw: Raw, key: string, where: string, deno: string): void {
-  const v = raw[key];
+function checkVersion(d: Decoder, key: string, deno: string): void {
+  const v = d.value(key);
   if (v === undefined) return;
-  if (v !== "tls1.2" && v !== "tls1.3") {
-    throw new ConfigError("invalid_config", `${where}.${key}: must be "tls1.2" or "tls1.3"`);
-  }
+  if (v !== "tls1.2" && v !== "tls1.3") d.failAt(key, 'must be "tls1.2" or "tls1.3"');
   if (v !== deno) {
-    throw new ConfigError(
-      "unsupported",
-      `${where}.${key}: ${v} cannot be enforced: Deno.serve always negotiates TLS 1.2 or 1.3 ` +
+    d.failAt(
+      key,
+      `${v} cannot be enforced: Deno.serve always negotiates TLS 1.2 or 1.3 ` +
         `(only ${key}: "${deno}" is accepted)`,
+      "unsupported",
     );
   }
 }
 
 /** Decodes `tls_connection_policies`; throws a ConfigError for what Deno cannot do. */
 export function parseConnectionPolicies(raw: unknown, where: string): ConnectionPolicy[] {
-  if (!Array.isArray(raw)) throw new ConfigError("invalid_config", `${where}: must be an array`);
+  if (!Array.isArray(raw)) {
+    throw new ConfigError("invalid_config", `${where}: must be an array`, { path: where });
+  }
   return raw.map((p, i) => {
-    const w = `${where}[${i}]`;
-    if (typeof p !== "object" || p === null || Array.isArray(p)) {
-      throw new ConfigError("invalid_config", `${w}: must be an object`);
-    }
-    const policy = p as Raw;
+    const policy = Decoder.of(p, `${where}[${i}]`);
     for (const [k, why] of Object.entries(UNSUPPORTED)) {
-      if (policy[k] !== undefined) {
-        throw new ConfigError("unsupported", `${w}.${k}: not supported (${why})`);
-      }
+      if (policy.value(k) !== undefined) policy.failAt(k, `not supported (${why})`, "unsupported");
     }
-    tlsCheckFields(policy, [
+    policy.fields([
       "match",
       "certificate_selection",
       "alpn",
@@ -91,51 +82,49 @@ export function parseConnectionPolicies(raw: unknown, where: string): Connection
       "default_sni",
       "fallback_sni",
       "client_authentication",
-    ], w);
-    const match = object(policy, "match", w) ?? {};
-    for (const k of Object.keys(match)) {
+    ]);
+    const match = object(policy, "match") ?? new Decoder({}, policy.at("match"));
+    for (const k of Object.keys(match.raw)) {
       if (k !== "sni") {
-        throw new ConfigError(
+        match.failAt(
+          k,
+          "not supported (Deno.serve chooses no policy per connection; " +
+            "only match.sni is accepted, to choose the certificate)",
           "unsupported",
-          `${w}.match.${k}: not supported (Deno.serve chooses no policy per connection; ` +
-            `only match.sni is accepted, to choose the certificate)`,
         );
       }
     }
-    const sel = object(policy, "certificate_selection", w) ?? {};
-    for (const k of Object.keys(sel)) {
+    const sel = object(policy, "certificate_selection") ??
+      new Decoder({}, policy.at("certificate_selection"));
+    for (const k of Object.keys(sel.raw)) {
       if (k !== "any_tag" && k !== "all_tags") {
-        throw new ConfigError(
-          "unsupported",
-          `${w}.certificate_selection.${k}: not supported (only any_tag and all_tags)`,
-        );
+        sel.failAt(k, "not supported (only any_tag and all_tags)", "unsupported");
       }
     }
-    const alpn = strings(policy, "alpn", w);
+    const alpn = strings(policy, "alpn");
     if (alpn.length) {
       const set = new Set(alpn);
       if (set.size !== 2 || !set.has("h2") || !set.has("http/1.1")) {
-        throw new ConfigError(
+        policy.failAt(
+          "alpn",
+          `Deno.serve always offers exactly "h2" and "http/1.1"; got ${JSON.stringify(alpn)}`,
           "unsupported",
-          `${w}.alpn: Deno.serve always offers exactly "h2" and "http/1.1"; ` +
-            `got ${JSON.stringify(alpn)}`,
         );
       }
     }
-    checkVersion(policy, "protocol_min", w, "tls1.2");
-    checkVersion(policy, "protocol_max", w, "tls1.3");
+    checkVersion(policy, "protocol_min", "tls1.2");
+    checkVersion(policy, "protocol_max", "tls1.3");
     for (const k of ["default_sni", "fallback_sni"]) {
-      if (policy[k] !== undefined && typeof policy[k] !== "string") {
-        throw new ConfigError("invalid_config", `${w}.${k}: must be a string`);
-      }
+      const v = policy.value(k);
+      if (v !== undefined && typeof v !== "string") policy.failAt(k, "must be a string");
     }
     return {
-      sni: strings(match, "sni", `${w}.match`).map((s) => s.toLowerCase()),
-      anyTag: strings(sel, "any_tag", `${w}.certificate_selection`),
-      allTags: strings(sel, "all_tags", `${w}.certificate_selection`),
-      defaultSni: (policy.default_sni as string | undefined)?.toLowerCase(),
-      fallbackSni: (policy.fallback_sni as string | undefined)?.toLowerCase(),
-      clientAuth: object(policy, "client_authentication", w),
+      sni: strings(match, "sni").map((s) => s.toLowerCase()),
+      anyTag: strings(sel, "any_tag"),
+      allTags: strings(sel, "all_tags"),
+      defaultSni: (policy.value("default_sni") as string | undefined)?.toLowerCase(),
+      fallbackSni: (policy.value("fallback_sni") as string | undefined)?.toLowerCase(),
+      clientAuth: object(policy, "client_authentication")?.raw,
     };
   });
 }

@@ -21,13 +21,13 @@ import {
   trace,
 } from "@opentelemetry/api";
 import type { ModuleDefinition } from "../module/mod.ts";
-import { checkFields, optObject, optString } from "../http/config.ts";
+import { Decoder } from "../config/decode.ts";
 import type { RequestContext } from "../http/context.ts";
 import { responseError } from "../http/errors.ts";
-import { ConfigError } from "../config/error.ts";
 import type { HttpHandler } from "../http/handler.ts";
 import { compileTemplate, type Template } from "../http/replacer.ts";
 import { acquireTracing, releaseTracing } from "./provider.ts";
+import { requestProto } from "../module/listener.ts";
 
 const getter = {
   get: (h: Headers, key: string) => h.get(key) ?? undefined,
@@ -42,7 +42,9 @@ function requestAttributes(c: RequestContext): Attributes {
     "url.scheme": c.scheme,
     "url.path": c.path,
     "server.address": host,
-    "network.protocol.version": c.info.http2 || c.info.tls?.proto === "h2" ? "2" : "1.1",
+    "network.protocol.version": ({ "HTTP/3.0": "3", "HTTP/2.0": "2", "HTTP/1.1": "1.1" })[
+      requestProto(c.info)
+    ],
     "client.address": c.clientIP,
   };
   if (port) a["server.port"] = Number(port);
@@ -60,17 +62,17 @@ function requestAttributes(c: RequestContext): Attributes {
 export const tracingModule: ModuleDefinition<HttpHandler> = {
   id: "http.handlers.tracing",
   async create(config, ctx) {
-    const where = "http.handlers.tracing";
-    checkFields(config, ["handler", "span", "span_attributes"], where);
-    const spanName = compileTemplate(optString(config, "span", where) || "handler");
+    const d = new Decoder(config, "http.handlers.tracing").fields([
+      "handler",
+      "span",
+      "span_attributes",
+    ]);
+    const spanName = compileTemplate(d.string("span") || "handler");
     const attrs: [string, Template][] = [];
-    for (const [k, v] of Object.entries(optObject(config, "span_attributes", where) ?? {})) {
-      if (typeof v !== "string") {
-        throw new ConfigError(
-          "invalid_config",
-          `${where}.span_attributes.${k}: must be a string`,
-        );
-      }
+    const spanAttributes: Decoder = d.object("span_attributes") ??
+      new Decoder({}, d.at("span_attributes"));
+    for (const [k, v] of Object.entries(spanAttributes.raw)) {
+      if (typeof v !== "string") spanAttributes.failAt(k, "must be a string");
       attrs.push([k, compileTemplate(v)]);
     }
     if (ctx.validating) return { serveHTTP: (c, next) => next(c) };

@@ -19,12 +19,6 @@ import {
   W3CTraceContextPropagator,
 } from "@opentelemetry/core";
 import {
-  defaultResource,
-  detectResources,
-  envDetector,
-  resourceFromAttributes,
-} from "@opentelemetry/resources";
-import {
   BatchSpanProcessor,
   ConsoleSpanExporter,
   type SpanExporter,
@@ -32,15 +26,7 @@ import {
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
 import { VERSION } from "../../version.ts";
-
-function env(name: string): string | undefined {
-  try {
-    const v = Deno.env.get(name);
-    return v === undefined || v === "" ? undefined : v;
-  } catch {
-    return undefined;
-  }
-}
+import { otelEnv as env, otelResource, otlpProtocol } from "../otel.ts";
 
 async function exporter(): Promise<SpanExporter | null> {
   const kind = (env("OTEL_TRACES_EXPORTER") ?? "otlp").toLowerCase();
@@ -49,20 +35,12 @@ async function exporter(): Promise<SpanExporter | null> {
   if (kind !== "otlp") {
     throw new Error(`OTEL_TRACES_EXPORTER=${kind} is not supported (otlp, console or none)`);
   }
-  const protocol = env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") ??
-    env("OTEL_EXPORTER_OTLP_PROTOCOL") ??
-    "http/protobuf";
-  if (protocol === "http/protobuf") {
+  if (otlpProtocol("traces") === "http/protobuf") {
     const { OTLPTraceExporter } = await import("@opentelemetry/exporter-trace-otlp-proto");
     return new OTLPTraceExporter();
   }
-  if (protocol === "http/json") {
-    const { OTLPTraceExporter } = await import("@opentelemetry/exporter-trace-otlp-http");
-    return new OTLPTraceExporter();
-  }
-  throw new Error(
-    `OTLP protocol ${protocol} is not supported for traces (use http/protobuf or http/json)`,
-  );
+  const { OTLPTraceExporter } = await import("@opentelemetry/exporter-trace-otlp-http");
+  return new OTLPTraceExporter();
 }
 
 function propagator(): TextMapPropagator {
@@ -100,11 +78,7 @@ export async function acquireTracing(): Promise<Tracing> {
   try {
     const exp = await exporter();
     const prop = propagator();
-    const resource = defaultResource()
-      .merge(detectResources({ detectors: [envDetector] }))
-      .merge(
-        resourceFromAttributes({ "webengine.name": "Gatehouse", "webengine.version": VERSION }),
-      );
+    const resource = otelResource();
     const num = (name: string) => {
       const v = Number(env(name));
       return Number.isFinite(v) && v > 0 ? v : undefined;

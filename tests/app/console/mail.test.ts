@@ -5,6 +5,7 @@
  * requests on items; every change in the audit log, never a key or a secret.
  */
 import assert from "node:assert/strict";
+import { changesInWords } from "../../../app/console/mail_items.ts";
 import { MailClient, MailroomClient } from "../../../mail.ts";
 import { listAudit } from "../../../d1.ts";
 import { OWNER, post, signIn, startConsoleApp, textOf } from "./_harness.ts";
@@ -132,6 +133,11 @@ Deno.test("console mail: accounts, a key shown once then revoked (401), a rule, 
     await c2.shred(addressId, a, { delete_digital_copy: true });
     const items = await b.get(`/admin/mail/items?account=${account}`);
     assert.match(textOf(items.body), /Shred requested/);
+    // each item's history counts its changes in words: one change, 2 changes
+    const counts = [...textOf(items.body).matchAll(/(\d+) (changes?)\b/g)];
+    assert.ok(counts.length > 0, textOf(items.body));
+    for (const [, n, word] of counts) assert.equal(word, n === "1" ? "change" : "changes");
+    assert.deepEqual([0, 1, 2].map(changesInWords), ["0 changes", "1 change", "2 changes"]);
     assert.match(textOf(items.body), /Open requested/);
     const doneShred = await b.send(`/admin/mail/items/${a}/complete`, {
       method: "POST",

@@ -121,6 +121,9 @@ Deno.test("console server: browse, edit with If-Match, a concurrent edit gets 41
     });
     assert.equal(preview.status, 200);
     assert.match(textOf(preview.body), /Nothing is loaded until you say so/);
+    // one name for the format and its adapter: Gatehousefile
+    assert.match(load.body, /<option value="gatehousefile"[^>]*>Gatehousefile<\/option>/);
+    assert.match(textOf(load.body), /written in the Caddyfile syntax/);
     assert.match(preview.body, /static_response/);
     assert.equal(
       await (await fetch(`http://127.0.0.1:${gh.proxyPort}/`)).text(),
@@ -181,6 +184,12 @@ Deno.test("console server: upstream health and the local CA; an unreachable endp
     assert.match(
       textOf(page.body),
       /Could not reach the server's admin endpoint at http:\/\/127\.0\.0\.1:1: nothing answered there/,
+    );
+    // the page does not also say it is connected
+    assert.doesNotMatch(textOf(page.body), /Connected to the admin endpoint/);
+    assert.match(
+      textOf(page.body),
+      /The admin endpoint: http:\/\/127\.0\.0\.1:1 \(GATEHOUSE_ADMIN\)/,
     );
   } finally {
     await down.close();

@@ -1,12 +1,12 @@
 /**
- * Start-up as a newcomer meets it, with the real process (`deno run -A app/main.ts`, what
- * `deno task start` runs): the banner names each site's address, the console with the
+ * Start-up as a newcomer meets it, with the real process (what `deno task start`
+ * runs): the banner names each site's address, the console with the
  * development owner's login, the mail sandbox key and the operator token; `MODE=production`
  * names every missing or too short variable in one pass and exits 1 without a stack trace;
  * `.env.example` lists every variable production needs.
  */
 import assert from "node:assert/strict";
-import { startAppProcess } from "../../e2e/_process.ts";
+import { START, startAppProcess } from "../../e2e/_process.ts";
 import { REQUIRED_VARIABLES } from "../../../app/required_env.ts";
 import { sites } from "../../../app/sites.ts";
 import { productionVars } from "../_prod.ts";
@@ -15,7 +15,7 @@ const ROOT = new URL("../../../", import.meta.url).pathname;
 
 async function runProduction(vars: Record<string, string>): Promise<{ code: number; out: string }> {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "app/main.ts"],
+    args: START,
     cwd: ROOT,
     env: {
       PATH: Deno.env.get("PATH") ?? "",

@@ -1,11 +1,13 @@
 /**
- * The React build as JSR serves it, and a Deno app on React 18 that imports it.
+ * The package as JSR serves it (the React build, the Preact build, or any entry points), and a
+ * Deno app on React 18 that imports it.
  *
  * `deno publish` uploads the source with every bare specifier replaced by its `deno.json`
  * import (`"react"` → `"npm:react@^19.0.0"`, `@ts-types="@types/react"` →
  * `"npm:@types/react@^19.0.0"`), so a Deno app gets the React build with React 19 pinned,
- * whatever React the app uses. {@linkcode buildJsrForm} writes that form of `react.ts` and the
- * modules it loads (read from `deno info`) to a directory, and checks that it needs no import
+ * whatever React the app uses (and the Preact build with `npm:preact@^11.2.0`).
+ * {@linkcode buildJsrForm} writes that form of entry points (`react.ts` unless told) and the
+ * modules they load (read from `deno info`) to a directory, and checks that it needs no import
  * map any more (`deno info --no-config` resolves it). {@linkcode denoReact18Map} writes the
  * import map of a Deno app on React 18 (`tests/react/react18.importmap.json`) that imports it.
  */
@@ -39,6 +41,12 @@ async function denoInfo(args: string[]): Promise<Info> {
 
 const bare = (s: string) => !/^(\.|\/|[a-z][a-z0-9+.-]*:)/i.test(s);
 
+/** Whether the import map has an entry for `specifier`. */
+function mapped(specifier: string): boolean {
+  return Object.hasOwn(PUBLISHED_IMPORTS, specifier) ||
+    Object.keys(PUBLISHED_IMPORTS).some((k) => k.endsWith("/") && specifier.startsWith(k));
+}
+
 /** A bare specifier as `deno publish` writes it: its import, or its prefix import + the rest. */
 function unfurl(specifier: string): string {
   const exact = PUBLISHED_IMPORTS[specifier];
@@ -50,41 +58,69 @@ function unfurl(specifier: string): string {
   return PUBLISHED_IMPORTS[prefix] + specifier.slice(prefix.length);
 }
 
+/** The files `deno publish` uploads (its dry run's list), relative to the project root. */
+async function publishedFiles(): Promise<string[]> {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["publish", "--dry-run", "--allow-dirty", "--no-check"],
+    cwd: ROOT.pathname,
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(stdout) + new TextDecoder().decode(stderr);
+  if (code !== 0) throw new Error(`deno publish --dry-run failed: ${text}`);
+  const files = [...text.matchAll(/^\s+(file:\/\/\S+) \(/gm)].map((m) => m[1]);
+  if (files.length === 0) throw new Error(`no file list in deno publish --dry-run:\n${text}`);
+  // The lock file and a worktree's .git file are uploaded too, but no module reads them.
+  return files.map((f) => f.slice(ROOT.href.length)).filter((f) => f !== ".git");
+}
+
+/** A module's text with every bare specifier as `deno publish` writes it; comments untouched. */
+function unfurlModule(text: string): string {
+  return text.split("\n").map((line) =>
+    /^\s*(\*|\/\*\*|\/\/(?! @ts-types=))/.test(line) ? line : line.replace(
+      /(\bfrom |^import |@ts-types=|\bimport\()"([^"]+)"/g,
+      // a bare string the import map lacks is no import (deno publish refuses those): code
+      // that writes code, e.g.
+      (all, before: string, s: string) => bare(s) && mapped(s) ? `${before}"${unfurl(s)}"` : all,
+    )
+  ).join("\n");
+}
+
 /**
- * Writes the JSR form of `react.ts` and its local modules under `dir`; returns the path of its
- * `react.ts` and the npm packages it imports (e.g. `npm:react@^19.0.0`).
+ * Writes the package as JSR serves it under `dir`: every file `deno publish` uploads, each
+ * module with its bare specifiers (static and dynamic imports, exports, `@ts-types`) replaced by
+ * their `deno.json` imports. Checks that `entries` (files at the project root, `react.ts` unless
+ * told) resolve with no config; returns the path of its `react.ts` and the npm packages
+ * `entries` import (e.g. `npm:react@^19.0.0`). Entry `e` is at `${dir}/${e}`.
  */
-export async function buildJsrForm(dir: string): Promise<{ react: string; npm: string[] }> {
-  const info = await denoInfo(["--config", new URL("deno.json", ROOT).pathname, "react.ts"]);
-  const root = ROOT.href;
-  const files = info.modules.filter((m) => m.specifier.startsWith(root));
-  for (const m of files) {
-    const rel = m.specifier.slice(root.length);
-    let text = await Deno.readTextFile(new URL(rel, ROOT));
-    // the specifiers of import and export declarations and of @ts-types; never doc comments
-    text = text.split("\n").map((line) =>
-      /^\s*(import\b|export\b|\}|\/\/ @ts-types=)/.test(line)
-        ? line.replace(
-          /(\bfrom |^import |@ts-types=)"([^"]+)"/g,
-          (all, before: string, s: string) => bare(s) ? `${before}"${unfurl(s)}"` : all,
-        )
-        : line
-    ).join("\n");
+export async function buildJsrForm(
+  dir: string,
+  entries: string[] = ["react.ts"],
+): Promise<{ react: string; npm: string[] }> {
+  for (const rel of await publishedFiles()) {
     const out = `${dir}/${rel}`;
     await Deno.mkdir(out.slice(0, out.lastIndexOf("/")), { recursive: true });
-    await Deno.writeTextFile(out, text);
-  }
-  const react = `${dir}/react.ts`;
-  const copy = await denoInfo(["--no-config", react]);
-  const errors = copy.modules.filter((m) => m.error).map((m) => `${m.specifier}: ${m.error}`);
-  if (errors.length) throw new Error(`the JSR form does not resolve:\n${errors.join("\n")}`);
-  const npm = new Set<string>();
-  for (const m of copy.modules) {
-    for (const d of m.dependencies ?? []) {
-      for (const s of [d.code?.specifier, d.type?.specifier]) if (s?.startsWith("npm:")) npm.add(s);
+    if (/\.[mc]?[jt]sx?$/.test(rel)) {
+      await Deno.writeTextFile(out, unfurlModule(await Deno.readTextFile(new URL(rel, ROOT))));
+    } else {
+      await Deno.copyFile(new URL(rel, ROOT), out);
     }
   }
-  return { react, npm: [...npm].sort() };
+  const npm = new Set<string>();
+  for (const entry of entries) {
+    const copy = await denoInfo(["--no-config", `${dir}/${entry}`]);
+    const errors = copy.modules.filter((m) => m.error).map((m) => `${m.specifier}: ${m.error}`);
+    if (errors.length) throw new Error(`the JSR form does not resolve:\n${errors.join("\n")}`);
+    for (const m of copy.modules) {
+      for (const d of m.dependencies ?? []) {
+        for (const s of [d.code?.specifier, d.type?.specifier]) {
+          if (s?.startsWith("npm:")) npm.add(s);
+        }
+      }
+    }
+  }
+  return { react: `${dir}/react.ts`, npm: [...npm].sort() };
 }
 
 /**

@@ -9,7 +9,8 @@
  * `renderAuthDocument` (hydrated by `hydrateAuthPage`, `client_document.tsx`); serves the
  * client bundled by `deno bundle` under the same import map, and answers the forms the way
  * docs/react.md says a site does: 303 redirects for a plain form post, JSON for `fetch`.
- * Prints `listening <origin>` when ready, with the React version (or `preact`).
+ * Prints `listening <origin>` when ready, with the React version (or `preact10`/`preact11`,
+ * the major of the Preact its elements are made by).
  */
 import { createElement, version as reactVersion } from "react";
 import { renderToString as renderReact } from "react-dom/server";
@@ -84,6 +85,11 @@ function page(props: AppProps): Response {
   );
 }
 
+/** 10 or 11: Preact 10 marks its elements with `constructor: undefined`, 11 with a symbol. */
+function preactMajor(): number {
+  return (h("i", null) as { constructor?: unknown }).constructor === undefined ? 10 : 11;
+}
+
 const pages = new Set(["login", "signup", "forgot", "reset", "verify"]);
 
 /** The outcome of a form: an error code, or where to go and who signed in. */
@@ -155,6 +161,6 @@ const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }
 });
 console.log(
   `listening http://127.0.0.1:${server.addr.port} ${
-    runtime === "preact" ? "preact" : reactVersion
+    runtime === "preact" ? `preact${preactMajor()}` : reactVersion
   }`,
 );

@@ -14,6 +14,80 @@ export interface Decoder {
   refused?: string[];
 }
 
+const CACHE_OPTIONS: Decoder = {
+  test: "http/cache.test.ts",
+  fields: [
+    "allowed_http_verbs",
+    "allowed_additional_status_codes",
+    "cache_name",
+    "default_cache_control",
+    "headers",
+    "key",
+    "cache_keys",
+    "max_cacheable_body_bytes",
+    "mode",
+    "regex",
+    "stale",
+    "ttl",
+    "otter",
+    "simplefs",
+    "storers",
+    "disable_coalescing",
+    "badger",
+    "etcd",
+    "nats",
+    "nuts",
+    "olric",
+    "redis",
+    "cdn",
+    "api",
+    "timeout",
+    "log_level",
+    "distributed",
+    "Configuration",
+  ],
+  other: {
+    otter: "http/cache_storage.test.ts",
+    simplefs: "http/cache_storage.test.ts",
+    disable_coalescing: "http/cache_load.test.ts",
+  },
+  refused: [
+    "badger",
+    "etcd",
+    "nats",
+    "nuts",
+    "olric",
+    "redis",
+    "cdn",
+    "api",
+    "timeout",
+    "log_level",
+    "distributed",
+    "Configuration",
+  ],
+};
+const CACHE_KEY: Decoder = {
+  test: "http/cache.test.ts",
+  fields: [
+    "disable_body",
+    "disable_host",
+    "disable_method",
+    "disable_query",
+    "disable_scheme",
+    "disable_vary",
+    "sort_query",
+    "hash",
+    "hide",
+    "template",
+    "headers",
+  ],
+};
+const CACHE_PROVIDER: Decoder = {
+  test: "http/cache_storage.test.ts",
+  fields: ["path", "url", "configuration"],
+  other: { url: "http/cache.test.ts" },
+  refused: ["url"],
+};
 const HEADER_OPS: Decoder = {
   test: "http/handlers.test.ts",
   fields: ["add", "set", "delete", "replace"],
@@ -340,6 +414,53 @@ export const DECODERS: Record<string, Decoder> = {
     },
   },
   "http.handlers.headers": { test: "http/handlers.test.ts", fields: ["request", "response"] },
+  "http.handlers.cache": CACHE_OPTIONS,
+  "http.handlers.cache.key": CACHE_KEY,
+  "http.handlers.cache.cache_keys.a": CACHE_KEY,
+  "http.handlers.cache.regex": { test: "http/cache.test.ts", fields: ["exclude"] },
+  "http.handlers.cache.otter": CACHE_PROVIDER,
+  "http.handlers.cache.otter.configuration": {
+    test: "http/cache_storage.test.ts",
+    fields: ["size", "max_bytes"],
+  },
+  "http.handlers.cache.simplefs": CACHE_PROVIDER,
+  "http.handlers.cache.simplefs.configuration": {
+    test: "http/cache_storage.test.ts",
+    fields: ["size", "directory_size", "path"],
+  },
+  cache: CACHE_OPTIONS,
+  "cache.key": CACHE_KEY,
+  "cache.regex": { test: "http/cache.test.ts", fields: ["exclude"] },
+  "cache.otter": CACHE_PROVIDER,
+  "cache.otter.configuration": {
+    test: "http/cache_storage.test.ts",
+    fields: ["size", "max_bytes"],
+  },
+  "http.handlers.rate_limit": {
+    test: "http/rate_limit.test.ts",
+    fields: [
+      "rate_limits",
+      "jitter",
+      "sweep_interval",
+      "distributed",
+      "storage",
+      "log_key",
+      "disable_metrics",
+    ],
+    other: {
+      distributed: "http/rate_limit_distributed.test.ts",
+      storage: "http/rate_limit_distributed.test.ts",
+      disable_metrics: "gatehousefile/rate_limit.test.ts",
+    },
+  },
+  "http.handlers.rate_limit.rate_limits.z": {
+    test: "http/rate_limit.test.ts",
+    fields: ["match", "key", "max_events", "window", "ipv4_prefix", "ipv6_prefix"],
+  },
+  "http.handlers.rate_limit.distributed": {
+    test: "http/rate_limit_distributed.test.ts",
+    fields: ["write_interval", "read_interval", "purge_age"],
+  },
   "http.handlers.headers.request": HEADER_OPS,
   "http.handlers.headers.request.replace.*": {
     test: "http/handlers.test.ts",
@@ -870,6 +991,7 @@ export const DECODED_AT: Record<string, string> = {
 /** Modules whose config is not an object of fields, or that have no config. */
 export const WITHOUT_FIELDS: Record<string, string> = {
   "admin.api.metrics": "an admin endpoint; no config",
+  "admin.api.cache": "an admin endpoint; no config",
   "admin.api.pki": "an admin endpoint; no config",
   "admin.api.reverse_proxy": "an admin endpoint; no config",
   "admin.api.tls_revoke": "an admin endpoint; no config",

@@ -45,6 +45,20 @@ export const HANDLERS: Record<string, unknown>[] = [
     match: { headers: { "Content-Type": ["text/*"] } },
   }),
   h("file_server", { root: "/tmp", browse: {} }),
+  h("cache", {
+    key: { disable_query: true },
+    cache_keys: { a: {} },
+    regex: { exclude: "^/x" },
+    otter: { configuration: { size: 10 } },
+  }),
+  h("cache", {
+    simplefs: { path: "/tmp/gatehouse-audit-reach/cache", configuration: { size: 10 } },
+  }),
+  h("rate_limit", {
+    rate_limits: { z: { window: "1s", max_events: 1 } },
+    distributed: {},
+    storage: { module: "file_system", root: "/tmp" },
+  }),
   h("reverse_proxy", {
     upstreams: [{ dial: "127.0.0.1:9" }],
     load_balancing: { selection_policy: { policy: "random" }, retry_match: [{ method: ["GET"] }] },
@@ -152,6 +166,7 @@ export function reachConfig(): Record<string, unknown> {
       },
     },
     apps: {
+      cache: { key: {}, regex: {}, otter: { configuration: { size: 10 } } },
       http: {
         grace_period: "1s",
         metrics: {},

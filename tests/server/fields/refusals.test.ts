@@ -75,13 +75,12 @@ Deno.test("fields: listener_engine deno with a field it cannot serve is refused 
 });
 
 Deno.test("fields: protocols the listeners cannot speak are refused", async () => {
-  await refused(
-    { protocols: ["h1", "h2", "h3"] },
-    /protocols: "h3" \(HTTP\/3 over QUIC\) cannot run here: the listeners speak HTTP\/1\.1 and HTTP\/2 over TCP; remove h3/,
-    true,
-  );
+  // HTTP/3 runs beside TLS listeners (the default set), or alone
+  await validateConfig(config({ protocols: ["h1", "h2", "h3"] }, true));
+  await validateConfig(config({ protocols: ["h3"] }, true));
   // Caddy serves HTTP/3 only with TLS: on a plain server h3 does nothing there either
   await validateConfig(config({ protocols: ["h1", "h2", "h3"] }));
+  await refused({ protocols: ["h3"] }, /no protocol this server can serve over TCP \(add h1\)/);
   await refused({ protocols: ["h2"] }, /cannot enable HTTP\/2 or H2C without enabling HTTP\/1\.1/);
   await refused({ protocols: ["h1", "h4"] }, /unknown protocol "h4" \(h1, h2, h2c or h3\)/);
   // the node engine speaks HTTP/2 (h2 over TLS, h2c): node-only fields combine with both
@@ -96,13 +95,17 @@ Deno.test("fields: protocols the listeners cannot speak are refused", async () =
   await validateConfig(config({ protocols: ["h1", "h2"], idle_timeout: "1m" }));
 });
 
-Deno.test("fields: inherited datagram sockets, 0-RTT and pre-2.6 fields are refused", async () => {
-  // fd/ (an inherited listening socket) is served on the node engine: parity/fd_listener.test.ts
+Deno.test("fields: bad inherited datagram sockets, 0-RTT and pre-2.6 fields are refused", async () => {
+  // fd/ (an inherited listening socket) is served on the node engine: parity/fd_listener.test.ts;
+  // fdgram/ (an inherited UDP socket) by the HTTP/3 listener: listeners/h3/server.test.ts
   await refused(
     { listen: ["fdgram/{env.CADDY_HTTP3_FD}"] },
-    /an inherited datagram \(UDP\) socket serves HTTP\/3, which Gatehouse does not serve/,
+    /fdgram\/ takes the number of an inherited UDP socket, got ""/,
   );
-  await refused({ allow_0rtt: true }, /allow_0rtt: no listener here accepts 0-RTT early data/);
+  await refused(
+    { allow_0rtt: true },
+    /allow_0rtt: the HTTP\/3 listener serves no request before the TLS handshake completed/,
+  );
   await validateConfig(config({ allow_0rtt: false }));
   await refused({ experimental_http3: true }, /experimental_http3: a field of Caddy before 2\.6/);
   await refused({ allow_h2c: true }, /allow_h2c: a field of Caddy before 2\.6/);

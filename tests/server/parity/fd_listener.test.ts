@@ -5,7 +5,8 @@
  * parent here is a real one: a Python process binds and listens on a loopback port, then
  * executes `gatehouse run` with the socket open as a descriptor whose number only the config's
  * `{env.*}` placeholder knows. A reload that keeps the address keeps the socket. `fdgram/`
- * (UDP, for HTTP/3) and `listener_engine: "deno"` with wrappers on `fd/` are refused by name.
+ * (UDP, HTTP/3) on a server without TLS and `listener_engine: "deno"` with wrappers on `fd/`
+ * are refused by name.
  */
 import assert from "node:assert/strict";
 import { CLI, DENO_JSON, freePort, tempEnv, until } from "../fixtures/helpers.ts";
@@ -117,25 +118,25 @@ Deno.test("fd/ listener: an inherited socket is served, and kept across a reload
   }
 });
 
-Deno.test("fd/ listener: fdgram/, a bad descriptor and wrappers on the deno engine are refused by name", async () => {
+Deno.test("fd/ listener: fdgram/ without TLS, a bad descriptor and wrappers on the deno engine are refused by name", async () => {
   const cfg = (listen: string, extra: Record<string, unknown> = {}) => ({
     admin: { disabled: true },
     apps: { http: { servers: { s: { listen: [listen], routes: [], ...extra } } } },
   });
   await validateConfig(cfg("fd/3"));
   await validateConfig(cfg("fd/3", { listener_engine: "node" }));
+  // an inherited UDP socket serves HTTP/3, which needs TLS (listeners/h3/server.test.ts)
   await assert.rejects(
     validateConfig(cfg("fdgram/4")),
-    /listen address fdgram\/4: an inherited datagram \(UDP\) socket serves HTTP\/3, which Gatehouse does not serve/,
+    /listen address fdgram\/4: an inherited UDP socket serves HTTP\/3, which needs TLS/,
   );
   await assert.rejects(
     validateConfig(cfg("fd/three")),
     /listen address fd\/three: fd\/ takes the number of an inherited listening socket, got "three"/,
   );
-  // the datagram socket is named first, whatever the other addresses are
   await assert.rejects(
     validateConfig(cfg("fd/{env.GATEHOUSE_UNSET_FD}", { listen: ["fd/", "fdgram/5"] })),
-    /listen address fdgram\/5: an inherited datagram/,
+    /listen address fd\/: fd\/ takes the number of an inherited listening socket, got ""/,
   );
   // the deno engine serves an inherited socket, but not with wrappers (nor TLS) on it
   await validateConfig(cfg("fd/3", { listener_engine: "deno" }));

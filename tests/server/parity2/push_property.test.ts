@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { parseLinkHeader, pushPath } from "../../../lib/server/http/handlers/push_link.ts";
+import { parseLinkHeader, pushPath } from "../../../lib/server/http/handlers/push/link.ts";
 import { runServer } from "../fields/_server.ts";
 import { makePki } from "../http/pki.ts";
 import { nodeH2Client, nodeVersion } from "./_push.ts";

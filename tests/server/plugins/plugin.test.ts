@@ -10,7 +10,12 @@ import { adapterOrigin, loadPlugin, PluginError } from "../../../lib/server/plug
 import { startServer } from "../../../lib/server/embed.ts";
 import { packageId, parsePackageRequest } from "../../../lib/cli/package_spec.ts";
 import { packageArguments } from "../../../lib/cli/add_package.ts";
-import { entrySource, generationConfig, launcherSource } from "../../../lib/cli/installation.ts";
+import {
+  entrySource,
+  generationConfig,
+  launcherSource,
+  serverPackages,
+} from "../../../lib/cli/installation.ts";
 import { UsageError } from "../../../lib/cli/usage_error.ts";
 import { DENO_JSON, freePort, ROOT } from "../fixtures/helpers.ts";
 import { runIn } from "./_registry_world.ts";
@@ -251,6 +256,24 @@ Deno.test("generated files: the launcher quotes its paths, the entry imports eve
   );
   assert.ok(entry.includes('import { main } from "npm:@gatehouse/gatehouse@0.2.0/cli";'));
   assert.ok(entry.includes('load: () => import("npm:gatehouse-plugin-greet@^1")'));
+  // the npm package's optional peers the server loads are named, so that Deno locks them
+  assert.deepEqual(
+    serverPackages().filter((p) => !entry.includes(`import(${JSON.stringify(p)})`)),
+    [],
+  );
+  assert.ok(
+    serverPackages().includes(
+      `npm:@peculiar/x509@${
+        JSON.parse(await Deno.readTextFile(DENO_JSON)).imports["@peculiar/x509"].split("@").pop()
+      }`,
+    ),
+  );
+  assert.ok(!serverPackages().some((p) => /preact|react/.test(p)));
+  const fromJsr = entrySource(
+    { registry: "jsr", name: "@gatehouse/gatehouse", range: "0.2.0" },
+    [],
+  );
+  assert.ok(!fromJsr.includes("serverPackages"), "JSR's package imports its npm packages itself");
   assert.deepEqual(JSON.parse(generationConfig()), {
     nodeModulesDir: "none",
     lock: { path: "./deno.lock", frozen: true },

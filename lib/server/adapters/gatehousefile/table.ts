@@ -1,148 +1,57 @@
 /**
  * Every directive, global option and module syntax the Gatehousefile knows: the syntax sets
- * the module tables name (loaded here, when the adapter loads), and one line each for the
- * syntax not yet named by a table and for the assembler's own (global options, site
- * directives). A module's syntax lives beside the module.
+ * the module tables name (loaded here, when the adapter loads), and the assembler's own (global
+ * options, site directives). A module's syntax lives beside the module.
  *
  * @module
  */
-import { registerClientAuthSyntaxes } from "../../tls/client_auth_caddyfile.ts";
-import { registerIssuerSyntaxes } from "../../tls/issuers_caddyfile.ts";
-import { parseTLS } from "../../tls/caddyfile.ts";
-import { fileWriter, netWriter, plainEncoder } from "../../logging/caddyfile.ts";
-import { parseError } from "../../http/handlers/error_caddyfile.ts";
-import {
-  parseHandle,
-  parseHandleErrors,
-  parseInvoke,
-  parseRoute,
-} from "../../http/handlers/subroute_caddyfile.ts";
-import {
-  parseFilesystem,
-  parseLogName,
-  parseLogSkip,
-  parseRoot,
-  parseVars,
-} from "../../http/handlers/vars_caddyfile.ts";
-import { parseHeader, parseRequestHeader } from "../../http/handlers/headers_caddyfile.ts";
-import {
-  parseHandlePath,
-  parseMethod,
-  parseRewrite,
-  parseURI,
-} from "../../http/handlers/rewrite_caddyfile.ts";
-import { parseMap } from "../../http/handlers/map_caddyfile.ts";
-import { gzipEncoding, parseEncode, zstdEncoding } from "../../http/handlers/encode_caddyfile.ts";
-import { parseReverseProxy } from "../../http/handlers/reverse_proxy/caddyfile.ts";
-import {
-  parseCopyResponse,
-  parseCopyResponseHeaders,
-} from "../../http/handlers/reverse_proxy/caddyfile_response.ts";
-import { registerProxySyntaxes } from "../../http/handlers/reverse_proxy/caddyfile_transport.ts";
-import { registerEncoderSyntaxes } from "../../logging/caddyfile_encoders.ts";
-import { parseIntercept } from "../../http/handlers/intercept_caddyfile.ts";
-import { parseLogAppend } from "../../http/handlers/log_append_caddyfile.ts";
-import { parsePush } from "../../http/handlers/push_caddyfile.ts";
-import { parseForwardAuth } from "../../http/handlers/reverse_proxy/caddyfile_forward_auth.ts";
-import {
-  fastcgiTransport,
-  parsePHPFastCGI,
-} from "../../http/handlers/reverse_proxy/caddyfile_fastcgi.ts";
-import { parseACMEServer } from "../../http/handlers/acme_server_caddyfile.ts";
-import { parseMetrics, parseTracing } from "../../http/handlers/observability_caddyfile.ts";
-import { parseBasicAuth } from "../../http/handlers/authentication_caddyfile.ts";
-import {
-  parseRequestBody,
-  parseTemplates,
-  parseTimeouts,
-} from "../../http/handlers/templates_caddyfile.ts";
 import { parseLog } from "./logs.ts";
 import { registerGeneralOptions } from "./options.ts";
 import { registerTLSOptions } from "./options_tls.ts";
 import {
   registerDirective,
-  registerHandlerDirective,
-  registerSyntax,
   registerSyntaxSet,
+  type SyntaxEntry,
   type SyntaxSet,
 } from "../../caddyfile/registry.ts";
-import { HANDLERS } from "../../http/handlers/mod.ts";
+import { HANDLERS, SYNTAX_ONLY } from "../../http/handlers/mod.ts";
 import { MATCHERS } from "../../http/matchers/mod.ts";
 import { IP_SOURCES } from "../../http/ip_sources.ts";
 import { LISTENER_WRAPPERS } from "../../listeners/mod.ts";
-import { fileSystemStorage, mockDNSProvider, parseBind } from "./site_directives.ts";
-import { challtestsrvSyntax } from "../../tls/dns/caddyfile.ts";
+import { DNS_PROVIDERS, TLS_MODULES } from "../../tls/mod.ts";
+import { LOGGING_MODULES } from "../../logging/mod.ts";
+import { STORAGE_MODULES } from "../../storage/register.ts";
+import { syntax as metricsSyntax } from "../../metrics/caddyfile.ts";
+import { syntax as tracingSyntax } from "../../tracing/caddyfile.ts";
+import { parseBind } from "./site_directives.ts";
 
-// the syntax the tables name (each set once: several entries may share a file)
+// `bind`, then the tls app's syntax (with the `tls` directive), before the handlers': a
+// misspelt directive as close to two names is taken for the one registered first (`ls` for
+// `tls`, not `fs`)
+registerDirective("bind", parseBind);
+
+// the syntax the module tables name (each set once: several entries may share a file)
 const sets = new Set<SyntaxSet>();
-for (const e of [...HANDLERS, ...MATCHERS, ...IP_SOURCES, ...LISTENER_WRAPPERS]) {
-  if (e.syntax) sets.add(await e.syntax());
-}
+const tables: readonly (readonly Pick<SyntaxEntry, "syntax">[])[] = [
+  TLS_MODULES,
+  DNS_PROVIDERS,
+  HANDLERS,
+  SYNTAX_ONLY,
+  MATCHERS,
+  IP_SOURCES,
+  LISTENER_WRAPPERS,
+  LOGGING_MODULES,
+  STORAGE_MODULES,
+];
+for (const table of tables) for (const e of table) if (e.syntax) sets.add(await e.syntax());
 for (const set of sets) registerSyntaxSet(set);
+// the handlers of the metrics and tracing apps, which register their own modules
+registerSyntaxSet(metricsSyntax);
+registerSyntaxSet(tracingSyntax);
 
 // global options
 registerGeneralOptions();
 registerTLSOptions();
 
-// directives
-registerDirective("bind", parseBind);
-registerDirective("tls", parseTLS);
-registerHandlerDirective("fs", parseFilesystem);
-registerDirective("root", parseRoot);
-registerHandlerDirective("vars", parseVars);
-registerHandlerDirective("error", parseError);
-registerHandlerDirective("route", parseRoute);
-registerHandlerDirective("handle", parseHandle);
-registerDirective("handle_errors", parseHandleErrors);
-registerHandlerDirective("invoke", parseInvoke);
+// the assembler's own directives
 registerDirective("log", (h) => parseLog(h));
-registerHandlerDirective("skip_log", parseLogSkip);
-registerHandlerDirective("log_skip", parseLogSkip);
-registerHandlerDirective("log_name", parseLogName);
-registerDirective("header", parseHeader);
-registerDirective("request_header", parseRequestHeader);
-registerDirective("rewrite", parseRewrite);
-registerHandlerDirective("method", parseMethod);
-registerHandlerDirective("uri", parseURI);
-registerDirective("handle_path", parseHandlePath);
-registerHandlerDirective("map", parseMap);
-registerHandlerDirective("encode", parseEncode);
-registerHandlerDirective("reverse_proxy", parseReverseProxy);
-registerHandlerDirective("copy_response", parseCopyResponse);
-registerHandlerDirective("copy_response_headers", parseCopyResponseHeaders);
-registerHandlerDirective("intercept", parseIntercept);
-registerHandlerDirective("log_append", parseLogAppend);
-registerHandlerDirective("push", parsePush);
-registerDirective("forward_auth", parseForwardAuth);
-registerDirective("php_fastcgi", parsePHPFastCGI);
-registerDirective("acme_server", parseACMEServer);
-registerHandlerDirective("metrics", parseMetrics);
-registerHandlerDirective("tracing", parseTracing);
-registerHandlerDirective("basicauth", parseBasicAuth);
-registerHandlerDirective("basic_auth", parseBasicAuth);
-registerHandlerDirective("templates", parseTemplates);
-registerHandlerDirective("request_body", parseRequestBody);
-registerHandlerDirective("timeouts", parseTimeouts);
-
-// handler parts
-registerSyntax("http.encoders.gzip", gzipEncoding);
-registerSyntax("http.encoders.zstd", zstdEncoding);
-registerProxySyntaxes();
-registerSyntax("http.reverse_proxy.transport.fastcgi", fastcgiTransport);
-
-// logging
-registerSyntax("caddy.logging.writers.file", fileWriter);
-registerSyntax("caddy.logging.writers.net", netWriter);
-registerSyntax("caddy.logging.encoders.console", plainEncoder);
-registerSyntax("caddy.logging.encoders.json", plainEncoder);
-registerEncoderSyntaxes();
-
-// tls
-registerIssuerSyntaxes();
-registerClientAuthSyntaxes();
-
-// storage, dns
-registerSyntax("caddy.storage.file_system", fileSystemStorage);
-registerSyntax("dns.providers.mock", mockDNSProvider);
-registerSyntax("dns.providers.challtestsrv", challtestsrvSyntax);
-registerSyntax("tls.client_auth.verifier.dummy", () => ({}));

@@ -73,4 +73,9 @@ export interface Ctx {
   handler(h: unknown, path: string): Directive[] | null;
   /** Writes a route list (recursion for subroutes), skipping its first `skip` routes. */
   routes(routes: unknown, path: string, sorted: boolean, skip?: number): Line[];
+  /**
+   * The directive a subroute's routes are the expansion of (`php_fastcgi` under a matcher),
+   * or null.
+   */
+  expansion(routes: unknown[], path: string): Directive | null;
 }

@@ -151,10 +151,13 @@ export class Fields<T extends Record<string, any> = Record<string, unknown>> {
     return this.typed<Record<string, unknown>>(key, "an object", isObject);
   }
 
-  /** A reader over an object field. */
-  fields(key: keyof T & string): Fields | undefined {
+  /** A reader over an object field (`U`: the field's config type, when the writer knows it). */
+  // deno-lint-ignore no-explicit-any
+  fields<U extends Record<string, any> = Record<string, unknown>>(
+    key: keyof T & string,
+  ): Fields<U> | undefined {
     const o = this.obj(key);
-    return o ? new Fields(o, this.at(key), this.problems) : undefined;
+    return o ? new Fields<U>(o, this.at(key), this.problems) : undefined;
   }
 
   /**

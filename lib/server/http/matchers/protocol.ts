@@ -1,7 +1,7 @@
 /**
- * `protocol` matcher: `http`, `https`, `grpc`, `http/1.1`, `http/2`, `http/2+` ... Deno does
- * not expose the HTTP version of plain-text requests; they count as HTTP/1.1, TLS requests
- * with ALPN `h2` as HTTP/2.
+ * `protocol` matcher: `http`, `https`, `grpc`, `http/1.1`, `http/2`, `http/2+`, `http/3` ...
+ * Deno does not expose the HTTP version of plain-text requests; they count as HTTP/1.1, TLS
+ * requests with ALPN `h2` as HTTP/2, requests of the HTTP/3 listener as HTTP/3.
  *
  * @module
  */
@@ -31,6 +31,7 @@ export function decodeProtocolMatcher(raw: unknown): ProtocolMatcherConfig {
 }
 
 function version(c: RequestContext): number {
+  if (c.info.http3) return 3;
   return c.info.http2 || c.info.tls?.proto === "h2" ? 2 : 1.1;
 }
 
@@ -44,8 +45,8 @@ const TESTS: Readonly<Record<string, (c: RequestContext) => boolean>> = {
   "http/1.1+": () => true,
   "http/2": (c) => version(c) === 2,
   "http/2+": (c) => version(c) >= 2,
-  "http/3": () => false,
-  "http/3+": () => false,
+  "http/3": (c) => version(c) === 3,
+  "http/3+": (c) => version(c) === 3,
 };
 
 /** Builds a protocol matcher from its decoded config. */

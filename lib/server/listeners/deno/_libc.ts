@@ -1,6 +1,7 @@
 /**
- * The C library functions the listener handover calls through FFI (Linux only), opened once
- * per process on first use and kept open.
+ * The C library functions the listener handover (and the plain-HTTP peek of the deno engine's
+ * TLS listeners) call through FFI (Linux only), opened once per process on first use and kept
+ * open.
  *
  * @module
  */
@@ -11,6 +12,8 @@ export const SYMBOLS = {
   bind: { parameters: ["i32", "buffer", "u32"], result: "i32" },
   connect: { parameters: ["i32", "buffer", "u32"], result: "i32" },
   getsockname: { parameters: ["i32", "buffer", "buffer"], result: "i32" },
+  getpeername: { parameters: ["i32", "buffer", "buffer"], result: "i32" },
+  shutdown: { parameters: ["i32", "i32"], result: "i32" },
   send: { parameters: ["i32", "buffer", "usize", "i32"], result: "isize" },
   recv: { parameters: ["i32", "buffer", "usize", "i32"], result: "isize" },
   close: { parameters: ["i32"], result: "i32" },

@@ -208,9 +208,6 @@ export function headLength(req: Request): number {
   return n + 2;
 }
 
-const SKIP_UPGRADE = !!Deno.env.get("SKIP_UPGRADE");
-const SKIP_NOW = !!Deno.env.get("SKIP_NOW");
-const SKIP_COMPLETED = !!Deno.env.get("SKIP_COMPLETED");
 const TOO_LARGE = "431 Request Header Fields Too Large";
 
 /** The answer to a head over `max_header_bytes` (as Go's). */
@@ -237,7 +234,7 @@ export function watchedHandler(
 ): (req: Request, info: { completed?: Promise<void> }) => Response | Promise<Response> {
   const l = w.limits;
   return (req, info) => {
-    const now = SKIP_NOW ? 0 : performance.now();
+    const now = performance.now();
     const first = w.served === 0;
     w.served++;
     w.inflight++;
@@ -251,9 +248,9 @@ export function watchedHandler(
     const done = () => {
       w.inflight--;
       if (entry) w.requests!.delete(entry);
-      if (w.inflight === 0) w.since = SKIP_NOW ? 0 : performance.now();
+      if (w.inflight === 0) w.since = performance.now();
     };
-    if (completed && !SKIP_COMPLETED) completed.then(done, done);
+    if (completed) completed.then(done, done);
     if (l.maxHeaderBytes && headLength(req) > l.maxHeaderBytes) {
       w.closing = true;
       // the connection ends after this answer: a graceful close waits for it
@@ -274,7 +271,6 @@ export function watchedHandler(
       req = new Request(req, { body, duplex: "half" } as RequestInit);
     }
     const res = handler(req, completed);
-    if (SKIP_UPGRADE) return res;
     // an upgrade that is accepted (101) takes the connection out of every limit
     if (req.headers.get("upgrade") === null) return res;
     const mark = (r: Response) => {

@@ -39,6 +39,8 @@
  *
  * @module
  */
+import { type Libc, libc } from "./_libc.ts";
+import { answeredPlainHttp, deferAccept } from "./plain_http_peek.ts";
 import type { CertifiedKey } from "../../module/listener.ts";
 import { normalizeName } from "../../net/host.ts";
 import {
@@ -148,7 +150,8 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
   let again = false;
   /** The handover in progress: the next replacement waits for it. */
   let handingOver: Promise<void> | undefined;
-  const kernel: LinuxSockets | Unavailable = linuxSockets();
+  // workers share the address: a handover would steer every worker's connections
+  const kernel: LinuxSockets | Unavailable | "shared" = o.shared ? "shared" : linuxSockets();
   let bound: BoundAddress | undefined;
   /** This server's listening sockets the kernel still listed at the last open: inode → fd. */
   const ours = new Map<number, number>();
@@ -186,28 +189,34 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
     port = addr.port;
     bound ??= { family: addr.hostname.includes(":") ? 6 : 4, address: addr.hostname, port };
     generations++;
+    /** The C library once the socket defers accepting: connections are peeked at. */
+    let peek: Libc | undefined;
     const gen: Generation = {
       mode: fixed ? "fixed" : "resolver",
       fixed: fixed?.cert,
       alpn: alpn.join(","),
       answers,
       snis,
-      loop: acceptLoop(
-        listener,
-        (conn) =>
-          connections.serve(i.serveHttpOnConnection, conn, {
-            handler: o.handler,
-            peer: peerOfConn(conn),
-            localAddress: o.localAddress,
-            tls: true,
-            connection: o.connection?.(),
-          }),
-      ),
+      loop: acceptLoop(listener, (conn) => {
+        // plain HTTP to this HTTPS port gets Go's 400 (see plain_http_peek.ts)
+        if (peek && answeredPlainHttp(peek, conn)) return;
+        connections.serve(i.serveHttpOnConnection, conn, {
+          handler: o.handler,
+          peer: peerOfConn(conn),
+          localAddress: o.localAddress,
+          tls: true,
+          connection: o.connection?.(),
+        });
+      }),
     };
     if (typeof kernel !== "string") {
       const socket = newListener(kernel, bound, ours, expected);
       if (typeof socket === "string") gen.unknown = socket;
-      else gen.socket = socket;
+      else {
+        gen.socket = socket;
+        const c = libc();
+        if (typeof c !== "string" && deferAccept(c, socket.fd)) peek = c;
+      }
     }
     o.onListener?.();
     return gen;
@@ -263,17 +272,25 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
   const rotate = (fixed: CertifiedKey | null, why: string, name?: string) => {
     const old = current;
     // before the new socket listens, new connections are pinned to the old one
-    let pinned: string | undefined = typeof kernel === "string"
+    let pinned: string | undefined = kernel === "shared"
+      ? "worker processes share the address"
+      : typeof kernel === "string"
       ? unavailableWhy(kernel)
       : !old.socket || !bound
       ? (old.unknown ?? "the listening socket was not identified")
       : pin(kernel, old.socket);
+    const first = generations === 1;
     current = open(fixed);
-    o.log?.(`certificates changed: replacing the TLS listener (${why})`, {
-      port,
-      mode: current.mode,
-      ...(name === undefined ? {} : { name }),
-    });
+    // The first listener replaced before it answered any handshake with a certificate (the
+    // certificates obtained once the server started) is nothing to report: that is every start.
+    const served = old.mode === "fixed" || [...old.answers.values()].some((c) => c !== null);
+    if (!first || served) {
+      o.log?.(`certificates changed: replacing the TLS listener (${why})`, {
+        port,
+        mode: current.mode,
+        ...(name === undefined ? {} : { name }),
+      });
+    }
     if (pinned === undefined && typeof kernel !== "string" && bound && old.socket) {
       return handOver(kernel, bound, { ...old, socket: old.socket });
     }

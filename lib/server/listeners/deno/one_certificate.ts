@@ -30,6 +30,7 @@ export async function serveOneCertificate(o: DenoTlsOptions): Promise<DenoTlsSer
     cert: one.cert,
     key: one.key,
     onListen() {},
+    ...(o.shared ? { reusePort: true } : {}),
   }, (req, info) =>
     o.handler(req, {
       remoteAddr: {

@@ -14,7 +14,13 @@
  */
 import type { ConnectionOptions, ConnHandler, PeerAddress } from "../../module/listener.ts";
 import { runWrappers } from "../wrappers/mod.ts";
-import { type AcceptLoop, acceptLoop, ConnectionSet, peerOfConn, serveOnConnection } from "./accept.ts";
+import {
+  type AcceptLoop,
+  acceptLoop,
+  ConnectionSet,
+  peerOfConn,
+  serveOnConnection,
+} from "./accept.ts";
 import { DenoPendingConnection } from "./pending.ts";
 import type { Relay } from "./relay.ts";
 
@@ -46,7 +52,6 @@ export function plainAvailable(): boolean {
 }
 
 function server(
-  o: DenoPlainOptions,
   loop: () => AcceptLoop,
   connections: ConnectionSet,
   closing: { value: boolean },
@@ -113,7 +118,7 @@ export function serveDenoPlain(listener: Deno.Listener, o: DenoPlainOptions): De
   const closing = { value: false };
   const accept = accepting(o, connections, closing);
   const loop = acceptLoop(listener, (conn) => accept(conn));
-  return server(o, () => loop, connections, closing);
+  return server(() => loop, connections, closing);
 }
 
 /** A Deno connection object over a socket resource taken from a Node handle. */
@@ -198,12 +203,19 @@ export async function serveDenoFd(
     });
   });
   const address = front.address();
+  // Node's "close" waits for the connections it counted, which left it for Deno's server: the
+  // listening socket is closed once close() returns
+  const closed = Promise.withResolvers<void>();
   const loop: AcceptLoop = {
-    closed: new Promise<void>((r) => front.once("close", () => r())),
-    close: () => new Promise<void>((r) => front.close(() => r())),
+    closed: closed.promise,
+    close: () => {
+      front.close();
+      closed.resolve();
+      return closed.promise;
+    },
   };
   return {
-    ...server(o, () => loop, connections, closing),
+    ...server(() => loop, connections, closing),
     get connections() {
       return connections.size;
     },

@@ -28,6 +28,11 @@ export interface DenoTlsOptions {
   alpn?(): string[];
   /** Called when a listener generation (a new listening socket) opened. */
   onListener?(): void;
+  /**
+   * Other processes listen on the address too (worker processes, SO_REUSEPORT): a replaced
+   * listener is not handed over (the handover steers the whole group of sockets).
+   */
+  shared?: boolean;
 }
 
 /** A running Deno-engine TLS listener. */

@@ -37,6 +37,7 @@ import { nodeH2, startsWithPreface } from "./h2.ts";
 import { statusText } from "../../net/status.ts";
 import { headAnswer } from "../head.ts";
 import { tunnelOf, view } from "./streams.ts";
+import { FIRST_BYTES_WAIT_MS, firstBytes, PLAIN_HTTP_PREFIX, triage } from "../plain_http.ts";
 
 export { tlsFacts };
 
@@ -46,6 +47,8 @@ export interface NodeListenOptions {
   hostname?: string;
   /** TCP port; 0 picks a free one. */
   port?: number;
+  /** Binds with SO_REUSEPORT (worker processes sharing the address). */
+  reusePort?: boolean;
   /** Unix socket path. */
   path?: string;
   /** An inherited listening socket (descriptor number), adopted instead of binding one. */
@@ -318,8 +321,13 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     if (o.tls) raw.allowHalfOpen = false;
     if (!c.wrappers.length) {
       if (secure) {
-        secure.offer(c.alpn);
-        secure.server.emit("connection", raw);
+        // plain HTTP to the HTTPS port gets Go's 400 (its first bytes are read and put back)
+        firstBytes(raw, PLAIN_HTTP_PREFIX, FIRST_BYTES_WAIT_MS).then((first) => {
+          if (closing) return void raw.destroy();
+          if (triage(raw, first) !== "tls") return;
+          secure.offer(c.alpn);
+          secure.server.emit("connection", raw);
+        });
       } else if (c.h2c) cleartext(raw, c);
       else h1.emit("connection", raw);
       return;
@@ -353,7 +361,10 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
     };
     if (o.fd !== undefined) front.listen({ fd: o.fd }, ready);
     else if (o.path !== undefined) front.listen(o.path, ready);
-    else front.listen(o.port ?? 0, o.hostname || undefined, ready);
+    else {front.listen(
+        { port: o.port ?? 0, host: o.hostname || undefined, reusePort: o.reusePort },
+        ready,
+      );}
   });
   applyServerTimeouts(h1, conn());
   h1.emit("listening"); // starts the server's timeout checks

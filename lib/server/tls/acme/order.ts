@@ -179,25 +179,41 @@ async function solveAuthorization(
   );
 }
 
+/** One order: what it certifies and how its challenges are solved. */
+export interface OrderRequest {
+  /** The names (DNS names and IP addresses) to certify. */
+  names: string[];
+  /** The certificate signing request, PEM. */
+  csrPem: string;
+  /** How the challenges are solved. */
+  solvers: SolverOptions;
+  /** Challenges that failed before (`name|type`); a challenge that fails is added. */
+  failed: Set<string>;
+  /** Where the order logs. */
+  logger: Logger;
+  /** `preferred_chains`: which of the CA's chains to keep. */
+  preferredChains?: PreferredChains;
+  /** Aborted when the config that asked is stopped. */
+  signal?: AbortSignal;
+}
+
 /**
- * Runs one order for `names` with `csrPem` and returns the certificate chain. Throws an
- * AcmeOrderError; a failed challenge is added to `failed` (`name|type`).
+ * Runs one order and returns the certificate chain. Throws an AcmeOrderError; a failed
+ * challenge is added to `failed` (`name|type`).
  *
  * @example
  * ```ts ignore
- * const { chain } = await runOrder(client, ["example.com"], csr, solvers, new Set(), logger);
+ * const { chain } = await runOrder(client, {
+ *   names: ["example.com"],
+ *   csrPem,
+ *   solvers,
+ *   failed: new Set(),
+ *   logger,
+ * });
  * ```
  */
-export async function runOrder(
-  client: Client,
-  names: string[],
-  csrPem: string,
-  solvers: SolverOptions,
-  failed: Set<string>,
-  logger: Logger,
-  preferredChains?: PreferredChains,
-  signal?: AbortSignal,
-): Promise<OrderResult> {
+export async function runOrder(client: Client, request: OrderRequest): Promise<OrderResult> {
+  const { names, csrPem, solvers, failed, logger, preferredChains, signal } = request;
   signal?.throwIfAborted();
   let order: Order;
   try {

@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { concatBytes as concat } from "../../pki/der.ts";
 import type { ClientHello } from "./client_hello.ts";
 
 const TLS13 = 0x0304;
@@ -38,16 +39,6 @@ export class HandshakeRefused extends Error {
   }
 }
 
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
-
 function u16(n: number): Uint8Array {
   return new Uint8Array([n >> 8, n & 0xff]);
 }
@@ -68,7 +59,8 @@ function handshake(type: number, body: Uint8Array): Uint8Array {
   return concat(new Uint8Array([type]), u24(body.length), body);
 }
 
-async function hmac(key: Uint8Array, data: Uint8Array): Promise<Uint8Array> {
+/** HMAC-SHA256 of `data` under `key` (HKDF-Extract with `key` as the salt). */
+export async function hmac(key: Uint8Array, data: Uint8Array): Promise<Uint8Array> {
   const k = await crypto.subtle.importKey(
     "raw",
     key as Uint8Array<ArrayBuffer>,
@@ -79,12 +71,13 @@ async function hmac(key: Uint8Array, data: Uint8Array): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.sign("HMAC", k, data as Uint8Array<ArrayBuffer>));
 }
 
-async function sha256(data: Uint8Array): Promise<Uint8Array> {
+/** SHA-256 of `data`. */
+export async function sha256(data: Uint8Array): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", data as Uint8Array<ArrayBuffer>));
 }
 
 /** HKDF-Expand-Label (RFC 8446 §7.1) for lengths up to 32 (one HMAC block). */
-async function expandLabel(
+export async function expandLabel(
   secret: Uint8Array,
   label: string,
   context: Uint8Array,

@@ -9,20 +9,9 @@
  */
 import type * as X509 from "@peculiar/x509";
 import type { ProvisionContext } from "../../module/mod.ts";
-import { tlsCheckFields } from "../certificates.ts";
+import { Decoder } from "../../config/decode.ts";
 import { ConfigError } from "../../config/error.ts";
-import { fromPem, fromPemFiles } from "./trust_pool.ts";
-
-type Raw = Record<string, unknown>;
-
-function strings(raw: Raw, key: string, where: string): string[] {
-  const v = raw[key];
-  if (v === undefined || v === null) return [];
-  if (!Array.isArray(v) || v.some((x) => typeof x !== "string")) {
-    throw new ConfigError("invalid_config", `${where}.${key}: must be an array of strings`);
-  }
-  return v as string[];
-}
+import { fromPem, fromPemFiles, fromStorageKeys, stringList } from "./trust_pool.ts";
 
 async function pemFilesBelow(dir: string, where: string): Promise<string[]> {
   const out: string[] = [];
@@ -43,50 +32,32 @@ async function pemFilesBelow(dir: string, where: string): Promise<string[]> {
   return out;
 }
 
-async function loadLeaves(
-  raw: Raw,
-  where: string,
-  ctx: ProvisionContext,
-): Promise<X509.X509Certificate[]> {
-  switch (raw.loader) {
+async function loadLeaves(d: Decoder, ctx: ProvisionContext): Promise<X509.X509Certificate[]> {
+  const where = d.path;
+  switch (d.value("loader")) {
     case "file":
-      tlsCheckFields(raw, ["loader", "files"], where);
-      return await fromPemFiles(strings(raw, "files", where), where);
+      d.fields(["loader", "files"]);
+      return await fromPemFiles(stringList(d, "files"), where);
     case "folder": {
-      tlsCheckFields(raw, ["loader", "folders"], where);
+      d.fields(["loader", "folders"]);
       const out: X509.X509Certificate[] = [];
-      for (const f of strings(raw, "folders", where)) {
+      for (const f of stringList(d, "folders")) {
         out.push(...await fromPemFiles(await pemFilesBelow(f, where), where));
       }
       return out;
     }
     case "pem": {
-      tlsCheckFields(raw, ["loader", "certificates"], where);
+      d.fields(["loader", "certificates"]);
       const out: X509.X509Certificate[] = [];
-      for (const pem of strings(raw, "certificates", where)) out.push(...await fromPem(pem, where));
+      for (const pem of stringList(d, "certificates")) out.push(...await fromPem(pem, where));
       return out;
     }
-    case "storage": {
-      tlsCheckFields(raw, ["loader", "certificates", "storage"], where);
-      if (raw.storage !== undefined) {
-        throw new ConfigError(
-          "unsupported",
-          `${where}.storage: a storage of its own is not supported; the configured storage is used`,
-        );
-      }
-      const out: X509.X509Certificate[] = [];
-      for (const key of strings(raw, "certificates", where)) {
-        const bytes = await ctx.storage.load(key).catch((e: Error) => {
-          throw new ConfigError("invalid_config", `${where}: loading ${key}: ${e.message}`);
-        });
-        out.push(...await fromPem(new TextDecoder().decode(bytes), `storage key ${key}`));
-      }
-      return out;
-    }
+    case "storage":
+      d.fields(["loader", "certificates", "storage"]);
+      return await fromStorageKeys(d, "certificates", ctx);
     default:
-      throw new ConfigError(
-        "invalid_config",
-        `${where}: unknown leaf certificate loader ${JSON.stringify(raw.loader ?? "")} ` +
+      throw d.error(
+        `unknown leaf certificate loader ${JSON.stringify(d.value("loader") ?? "")} ` +
           `(file, folder, pem or storage)`,
       );
   }
@@ -94,32 +65,24 @@ async function loadLeaves(
 
 /** Decodes a verifier; returns the trusted leaf certificates it checks against. */
 export async function loadVerifier(
-  raw: Raw,
-  where: string,
+  d: Decoder,
   ctx: ProvisionContext,
 ): Promise<X509.X509Certificate[]> {
-  if (raw.verifier !== "leaf") {
-    throw new ConfigError(
+  const verifier = d.value("verifier");
+  if (verifier !== "leaf") {
+    d.fail(
+      `client certificate verifier ${JSON.stringify(verifier ?? "")} ` +
+        `(tls.client_auth.verifier.${verifier}) is not available; only "leaf"`,
       "unsupported",
-      `${where}: client certificate verifier ${JSON.stringify(raw.verifier ?? "")} ` +
-        `(tls.client_auth.verifier.${raw.verifier}) is not available; only "leaf"`,
     );
   }
-  tlsCheckFields(raw, ["verifier", "leaf_certs_loaders"], where);
-  const loaders = raw.leaf_certs_loaders ?? [];
-  if (!Array.isArray(loaders)) {
-    throw new ConfigError("invalid_config", `${where}.leaf_certs_loaders: must be an array`);
-  }
+  d.fields(["verifier", "leaf_certs_loaders"]);
+  const loaders = d.value("leaf_certs_loaders") ?? [];
+  if (!Array.isArray(loaders)) d.failAt("leaf_certs_loaders", "must be an array");
   const out: X509.X509Certificate[] = [];
   for (let i = 0; i < loaders.length; i++) {
-    const l = loaders[i];
-    if (typeof l !== "object" || l === null || Array.isArray(l)) {
-      throw new ConfigError(
-        "invalid_config",
-        `${where}.leaf_certs_loaders[${i}]: must be an object`,
-      );
-    }
-    out.push(...await loadLeaves(l as Raw, `${where}.leaf_certs_loaders[${i}]`, ctx));
+    const l = Decoder.of(loaders[i], `${d.at("leaf_certs_loaders")}[${i}]`);
+    out.push(...await loadLeaves(l, ctx));
   }
   return out;
 }

@@ -14,8 +14,7 @@
  */
 import type * as X509 from "@peculiar/x509";
 import type { ProvisionContext } from "../../module/mod.ts";
-import { tlsCheckFields } from "../certificates.ts";
-import { ConfigError } from "../../config/error.ts";
+import { Decoder } from "../../config/decode.ts";
 import { x509 } from "../../pki/x509.ts";
 import { isTrustedLeaf, loadVerifier } from "./leaf.ts";
 import { fromBase64, fromPemFiles, loadTrustPool, systemRoots } from "./trust_pool.ts";
@@ -63,20 +62,19 @@ export async function provisionClientAuth(
   where: string,
   ctx: ProvisionContext,
 ): Promise<ClientAuth> {
-  tlsCheckFields(raw, [
+  const d: Decoder = new Decoder(raw, where).fields([
     "ca",
     "trusted_ca_certs",
     "trusted_ca_certs_pem_files",
     "trusted_leaf_certs",
     "verifiers",
     "mode",
-  ], where);
+  ]);
   const legacyCA = raw.trusted_ca_certs !== undefined ||
     raw.trusted_ca_certs_pem_files !== undefined;
   if (raw.ca !== undefined && raw.ca !== null && legacyCA) {
-    throw new ConfigError(
-      "invalid_config",
-      `${where}: conflicting config for client authentication trust CA (give "ca" or the ` +
+    d.fail(
+      `conflicting config for client authentication trust CA (give "ca" or the ` +
         `deprecated trusted_ca_certs fields, not both)`,
     );
   }
@@ -86,46 +84,32 @@ export async function provisionClientAuth(
   if (legacyCA) {
     const b64 = raw.trusted_ca_certs ?? [];
     const files = raw.trusted_ca_certs_pem_files ?? [];
-    if (!Array.isArray(b64) || !Array.isArray(files)) {
-      throw new ConfigError("invalid_config", `${where}: trusted CA fields must be arrays`);
-    }
+    if (!Array.isArray(b64) || !Array.isArray(files)) d.fail("trusted CA fields must be arrays");
     pool = [
-      ...await fromBase64(b64 as string[], `${where}.trusted_ca_certs`),
-      ...await fromPemFiles(files as string[], `${where}.trusted_ca_certs_pem_files`),
+      ...await fromBase64(b64 as string[], d.at("trusted_ca_certs")),
+      ...await fromPemFiles(files as string[], d.at("trusted_ca_certs_pem_files")),
     ];
   } else if (raw.ca !== undefined && raw.ca !== null) {
-    if (typeof raw.ca !== "object" || Array.isArray(raw.ca)) {
-      throw new ConfigError("invalid_config", `${where}.ca: must be an object`);
-    }
-    pool = await loadTrustPool(raw.ca as Raw, `${where}.ca`, ctx);
+    pool = await loadTrustPool(Decoder.of(raw.ca, d.at("ca")), ctx);
   }
   const leafLists: X509.X509Certificate[][] = [];
   if (raw.trusted_leaf_certs !== undefined) {
-    if (!Array.isArray(raw.trusted_leaf_certs)) {
-      throw new ConfigError("invalid_config", `${where}.trusted_leaf_certs: must be an array`);
-    }
+    if (!Array.isArray(raw.trusted_leaf_certs)) d.failAt("trusted_leaf_certs", "must be an array");
     leafLists.push(
-      await fromBase64(raw.trusted_leaf_certs as string[], `${where}.trusted_leaf_certs`),
+      await fromBase64(raw.trusted_leaf_certs as string[], d.at("trusted_leaf_certs")),
     );
   }
   const verifiers = raw.verifiers ?? [];
-  if (!Array.isArray(verifiers)) {
-    throw new ConfigError("invalid_config", `${where}.verifiers: must be an array`);
-  }
+  if (!Array.isArray(verifiers)) d.failAt("verifiers", "must be an array");
   for (let i = 0; i < verifiers.length; i++) {
-    const v = verifiers[i];
-    if (typeof v !== "object" || v === null || Array.isArray(v)) {
-      throw new ConfigError("invalid_config", `${where}.verifiers[${i}]: must be an object`);
-    }
-    leafLists.push(await loadVerifier(v as Raw, `${where}.verifiers[${i}]`, ctx));
+    leafLists.push(await loadVerifier(Decoder.of(verifiers[i], `${d.at("verifiers")}[${i}]`), ctx));
   }
   let mode: ClientAuthMode;
   if (raw.mode !== undefined && raw.mode !== "") {
     if (!MODES.includes(raw.mode as ClientAuthMode)) {
-      throw new ConfigError(
-        "invalid_config",
-        `${where}.mode: client auth mode not recognized: ${JSON.stringify(raw.mode)} ` +
-          `(${MODES.join(", ")})`,
+      d.failAt(
+        "mode",
+        `client auth mode not recognized: ${JSON.stringify(raw.mode)} (${MODES.join(", ")})`,
       );
     }
     mode = raw.mode as ClientAuthMode;

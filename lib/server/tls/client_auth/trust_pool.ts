@@ -12,10 +12,8 @@ import type { ProvisionContext } from "../../module/mod.ts";
 import type { PkiApp } from "../../pki/app.ts";
 import { x509 } from "../../pki/x509.ts";
 import { pemDecode } from "../../pki/der.ts";
-import { tlsCheckFields } from "../certificates.ts";
+import { Decoder } from "../../config/decode.ts";
 import { ConfigError } from "../../config/error.ts";
-
-type Raw = Record<string, unknown>;
 
 /** Where the operating system keeps its trusted roots (Debian/Ubuntu, Fedora/RHEL, Alpine...). */
 export const SYSTEM_BUNDLES = [
@@ -25,13 +23,40 @@ export const SYSTEM_BUNDLES = [
   "/etc/ssl/ca-bundle.pem",
 ];
 
-function strings(raw: Raw, key: string, where: string): string[] {
-  const v = raw[key];
+/** The strings of `key` (absent or null: none). */
+export function stringList(d: Decoder, key: string): string[] {
+  const v = d.value(key);
   if (v === undefined || v === null) return [];
   if (!Array.isArray(v) || v.some((x) => typeof x !== "string")) {
-    throw new ConfigError("invalid_config", `${where}.${key}: must be an array of strings`);
+    d.failAt(key, "must be an array of strings");
   }
   return v as string[];
+}
+
+/**
+ * The certificates of the PEM values under the storage keys listed in `field` (a `storage`
+ * of the loader's own is refused: the configured storage is used).
+ */
+export async function fromStorageKeys(
+  d: Decoder,
+  field: string,
+  ctx: ProvisionContext,
+): Promise<X509.X509Certificate[]> {
+  if (d.value("storage") !== undefined) {
+    d.failAt(
+      "storage",
+      "a storage of its own is not supported; the configured storage is used",
+      "unsupported",
+    );
+  }
+  const out: X509.X509Certificate[] = [];
+  for (const key of stringList(d, field)) {
+    const bytes = await ctx.storage.load(key).catch((e: Error) => {
+      throw d.error(`loading ${key}: ${e.message}`);
+    });
+    out.push(...await fromPem(new TextDecoder().decode(bytes), `storage key ${key}`));
+  }
+  return out;
 }
 
 /** Parses base64 DER certificates. */
@@ -113,18 +138,15 @@ export async function systemRoots(where: string): Promise<X509.X509Certificate[]
 }
 
 async function pkiCerts(
-  raw: Raw,
-  where: string,
+  d: Decoder,
   ctx: ProvisionContext,
   which: "root" | "intermediate",
 ): Promise<X509.X509Certificate[]> {
-  tlsCheckFields(raw, ["provider", "authority"], where);
-  const ids = strings(raw, "authority", where);
-  if (!ids.length) throw new ConfigError("invalid_config", `${where}: no authorities specified`);
+  d.fields(["provider", "authority"]);
+  const ids = stringList(d, "authority");
+  if (!ids.length) d.fail("no authorities specified");
   const pki = await ctx.app<PkiApp>("pki");
-  if (!pki) {
-    throw new ConfigError("invalid_config", `${where}: the pki app is not available`);
-  }
+  if (!pki) d.fail("the pki app is not available");
   const out: X509.X509Certificate[] = [];
   for (const id of ids) {
     const ca = await pki.getCA(id);
@@ -135,72 +157,48 @@ async function pkiCerts(
 
 /** Decodes and loads a trust pool (`ca` with its `provider`). */
 export async function loadTrustPool(
-  raw: Raw,
-  where: string,
+  d: Decoder,
   ctx: ProvisionContext,
 ): Promise<X509.X509Certificate[]> {
-  const provider = raw.provider;
+  const provider = d.value("provider");
   switch (provider) {
     case "inline":
-      tlsCheckFields(raw, ["provider", "trusted_ca_certs", "trusted_ca_certs_pem_files"], where);
+      d.fields(["provider", "trusted_ca_certs", "trusted_ca_certs_pem_files"]);
       return [
-        ...await fromBase64(strings(raw, "trusted_ca_certs", where), `${where}.trusted_ca_certs`),
-        ...await fromPemFiles(strings(raw, "trusted_ca_certs_pem_files", where), where),
+        ...await fromBase64(stringList(d, "trusted_ca_certs"), d.at("trusted_ca_certs")),
+        ...await fromPemFiles(stringList(d, "trusted_ca_certs_pem_files"), d.path),
       ];
     case "file":
-      tlsCheckFields(raw, ["provider", "pem_files"], where);
-      return await fromPemFiles(strings(raw, "pem_files", where), where);
+      d.fields(["provider", "pem_files"]);
+      return await fromPemFiles(stringList(d, "pem_files"), d.path);
     case "pki_root":
-      return await pkiCerts(raw, where, ctx, "root");
+      return await pkiCerts(d, ctx, "root");
     case "pki_intermediate":
-      return await pkiCerts(raw, where, ctx, "intermediate");
+      return await pkiCerts(d, ctx, "intermediate");
     case "system":
-      tlsCheckFields(raw, ["provider"], where);
-      return await systemRoots(where);
-    case "storage": {
-      tlsCheckFields(raw, ["provider", "pem_keys", "storage"], where);
-      if (raw.storage !== undefined) {
-        throw new ConfigError(
-          "unsupported",
-          `${where}.storage: a storage of its own is not supported; the configured storage is used`,
-        );
-      }
-      const out: X509.X509Certificate[] = [];
-      for (const key of strings(raw, "pem_keys", where)) {
-        const bytes = await ctx.storage.load(key).catch((e: Error) => {
-          throw new ConfigError("invalid_config", `${where}: loading ${key}: ${e.message}`);
-        });
-        out.push(...await fromPem(new TextDecoder().decode(bytes), `storage key ${key}`));
-      }
-      return out;
-    }
+      d.fields(["provider"]);
+      return await systemRoots(d.path);
+    case "storage":
+      d.fields(["provider", "pem_keys", "storage"]);
+      return await fromStorageKeys(d, "pem_keys", ctx);
     case "combined": {
-      tlsCheckFields(raw, ["provider", "sources"], where);
-      const sources = raw.sources;
-      if (!Array.isArray(sources)) {
-        throw new ConfigError("invalid_config", `${where}.sources: must be an array`);
-      }
+      d.fields(["provider", "sources"]);
+      const sources = d.value("sources");
+      if (!Array.isArray(sources)) d.failAt("sources", "must be an array");
       const out: X509.X509Certificate[] = [];
       for (let i = 0; i < sources.length; i++) {
-        const s = sources[i];
-        if (typeof s !== "object" || s === null || Array.isArray(s)) {
-          throw new ConfigError("invalid_config", `${where}.sources[${i}]: must be an object`);
-        }
-        out.push(...await loadTrustPool(s as Raw, `${where}.sources[${i}]`, ctx));
+        out.push(...await loadTrustPool(Decoder.of(sources[i], `${d.at("sources")}[${i}]`), ctx));
       }
       return out;
     }
     case "http":
     case "lazy":
-      throw new ConfigError(
-        "unsupported",
-        `${where}: trust pool provider ${provider} (tls.ca_pool.source.${provider}) is not available; ` +
+      throw d.error(
+        `trust pool provider ${provider} (tls.ca_pool.source.${provider}) is not available; ` +
           `use inline, file, pki_root, pki_intermediate, system, storage or combined`,
+        "unsupported",
       );
     default:
-      throw new ConfigError(
-        "invalid_config",
-        `${where}: unknown trust pool provider ${JSON.stringify(provider ?? "")}`,
-      );
+      throw d.error(`unknown trust pool provider ${JSON.stringify(provider ?? "")}`);
   }
 }

@@ -3,6 +3,7 @@
  * the global `dns` and `acme_dns` options, `tls { dns ... }`):
  *
  * ```
+ * dns mock [<argument>]
  * dns challtestsrv [<management url>]
  * dns challtestsrv {
  *     url <management url>
@@ -12,13 +13,23 @@
  * @module
  */
 import type { Dispenser } from "../../caddyfile/dispenser.ts";
+import type { SyntaxSet } from "../../caddyfile/registry.ts";
+
+/** `mock [<argument>]`. */
+export function mockDNSProvider(d: Dispenser): Record<string, unknown> {
+  d.next();
+  const out: Record<string, unknown> = {};
+  if (d.nextArg()) out.argument = d.val();
+  if (d.nextArg()) throw d.err(`unexpected argument '${d.val()}'`);
+  return out;
+}
 
 /**
  * `challtestsrv [<url>]` or a block with `url`.
  *
  * @example
  * ```ts ignore
- * registerSyntax("dns.providers.challtestsrv", challtestsrvSyntax);
+ * unmarshalModule(d, "dns.providers.challtestsrv"); // { url: "http://127.0.0.1:8055" }
  * ```
  */
 export function challtestsrvSyntax(d: Dispenser): Record<string, unknown> {
@@ -37,3 +48,11 @@ export function challtestsrvSyntax(d: Dispenser): Record<string, unknown> {
   }
   return out;
 }
+
+/** The Gatehousefile syntax of the DNS providers. */
+export const syntax: SyntaxSet = {
+  modules: {
+    "dns.providers.mock": mockDNSProvider,
+    "dns.providers.challtestsrv": challtestsrvSyntax,
+  },
+};

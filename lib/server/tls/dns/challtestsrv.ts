@@ -16,8 +16,7 @@
  * @module
  */
 import type { ModuleDefinition } from "../../module/mod.ts";
-import { tlsCheckFields } from "../certificates.ts";
-import { ConfigError } from "../../config/error.ts";
+import { Decoder } from "../../config/decode.ts";
 import { absoluteName, type DnsProvider, type DnsRecord, relativeName } from "./provider.ts";
 
 /** challtestsrv's default management address. */
@@ -175,17 +174,16 @@ export class ChalltestsrvDnsProvider implements DnsProvider {
 export const challtestsrvDnsProviderModule: ModuleDefinition<ChalltestsrvDnsProvider> = {
   id: "dns.providers.challtestsrv",
   create(config) {
-    const where = "dns.providers.challtestsrv";
-    tlsCheckFields(config, ["url"], where);
-    const url = config.url ?? CHALLTESTSRV_DEFAULT_URL;
+    const d = new Decoder(config, "dns.providers.challtestsrv").fields(["url"]);
+    const url = d.value("url") ?? CHALLTESTSRV_DEFAULT_URL;
     let u: URL | undefined;
     try {
       u = typeof url === "string" ? new URL(url) : undefined;
     } catch { /* refused below */ }
     if (!u || (u.protocol !== "http:" && u.protocol !== "https:")) {
-      throw new ConfigError(
-        "invalid_config",
-        `${where}.url: must be the http(s) URL of pebble-challtestsrv's management API, got ${
+      d.failAt(
+        "url",
+        `must be the http(s) URL of pebble-challtestsrv's management API, got ${
           JSON.stringify(url)
         }`,
       );

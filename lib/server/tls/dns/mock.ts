@@ -8,8 +8,7 @@
  * @module
  */
 import type { ModuleDefinition } from "../../module/mod.ts";
-import { tlsCheckFields } from "../certificates.ts";
-import { ConfigError } from "../../config/error.ts";
+import { Decoder } from "../../config/decode.ts";
 import { absoluteFqdn, type DnsProvider, type DnsRecord } from "./provider.ts";
 
 const same = (a: DnsRecord, b: DnsRecord) =>
@@ -83,10 +82,11 @@ export class MockDnsProvider implements DnsProvider {
 export const mockDnsProviderModule: ModuleDefinition<MockDnsProvider> = {
   id: "dns.providers.mock",
   create(config) {
-    tlsCheckFields(config, ["argument"], "dns.providers.mock");
-    if (config.argument !== undefined && typeof config.argument !== "string") {
-      throw new ConfigError("invalid_config", "dns.providers.mock.argument: must be a string");
+    const d = new Decoder(config, "dns.providers.mock").fields(["argument"]);
+    const argument = d.value("argument");
+    if (argument !== undefined && typeof argument !== "string") {
+      d.failAt("argument", "must be a string");
     }
-    return new MockDnsProvider(config.argument as string | undefined);
+    return new MockDnsProvider(argument as string | undefined);
   },
 };

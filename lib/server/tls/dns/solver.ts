@@ -9,6 +9,7 @@
  * @module
  */
 import type { Logger } from "../../module/instance.ts";
+import { sleep } from "../../module/storage.ts";
 import { absoluteFqdn, type DnsProvider, type DnsRecord, relativeName } from "./provider.ts";
 import { findZone, type Resolver, txtPropagated } from "./resolvers.ts";
 
@@ -49,19 +50,59 @@ export function challengeRecordName(identifier: string, overrideDomain?: string)
   return absoluteFqdn(`_acme-challenge.${identifier.replace(/^\*\./, "")}`);
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const t = setTimeout(() => {
-      signal?.removeEventListener("abort", stop);
-      resolve();
-    }, ms);
-    const stop = () => {
-      clearTimeout(t);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener("abort", stop, { once: true });
+/** A record to add for a challenge: its type, absolute name and value. */
+export interface RecordToPresent {
+  /** `TXT` (DNS-01) or `CNAME` (ZeroSSL's CNAME validation). */
+  type: "TXT" | "CNAME";
+  /** Its absolute name. */
+  fqdn: string;
+  /** Its value. */
+  data: string;
+}
+
+/**
+ * Adds one record through the provider, in the zone of its name (the provider's, else the
+ * one the resolvers find).
+ *
+ * @example
+ * ```ts ignore
+ * const rec = await presentRecord(options, { type: "TXT", fqdn, data: digest }, logger);
+ * ```
+ */
+export async function presentRecord(
+  options: Pick<DnsChallengeOptions, "provider" | "resolvers" | "ttlMs">,
+  { type, fqdn, data }: RecordToPresent,
+  logger: Logger,
+  signal?: AbortSignal,
+): Promise<PresentedRecord> {
+  let zone = options.provider.zoneOf?.(fqdn);
+  if (!zone) {
+    try {
+      zone = await findZone(fqdn, options.resolvers, signal);
+    } catch (e) {
+      throw new Error(`could not determine the zone of ${fqdn}: ${(e as Error).message}`);
+    }
+  }
+  const rr: DnsRecord = { type, name: relativeName(fqdn, zone), data, ttlMs: options.ttlMs };
+  logger.debug("creating DNS record", {
+    dns_name: fqdn,
+    zone,
+    record_name: rr.name,
+    record_type: type,
+    ...(type === "TXT" ? { record_ttl_ms: rr.ttlMs } : { record_data: rr.data }),
   });
+  let added: DnsRecord[];
+  try {
+    added = await options.provider.appendRecords(zone, [rr], signal);
+  } catch (e) {
+    throw new Error(`adding the ${type} record ${fqdn} in zone ${zone}: ${(e as Error).message}`);
+  }
+  if (added.length !== 1) {
+    throw new Error(
+      `adding the ${type} record ${fqdn}: the provider added ${added.length} records`,
+    );
+  }
+  return { zone, record: added[0], fqdn };
 }
 
 /**
@@ -84,37 +125,51 @@ export async function presentDnsRecord(
   signal?: AbortSignal,
 ): Promise<PresentedRecord> {
   const fqdn = challengeRecordName(identifier, options.overrideDomain);
-  let zone = options.provider.zoneOf?.(fqdn);
-  if (!zone) {
+  return await presentRecord(options, { type: "TXT", fqdn, data: value }, logger, signal);
+}
+
+/** Why a record did not show: the timeout that passed and the last check's answer. */
+export interface NotPropagated {
+  /** The timeout, ms. */
+  timeoutMs: number;
+  /** What the last check found. */
+  last: string;
+}
+
+/**
+ * Waits `propagation_delay`, then asks `visible` every {@linkcode PROPAGATION_INTERVAL_MS}
+ * (calling `checking` before each) until it answers true or `propagation_timeout` passes
+ * (-1: no check). Resolves with why the record did not show, undefined when it did.
+ *
+ * @example
+ * ```ts ignore
+ * const why = await pollPropagation(options, () => txtPropagated(...), () => {}, signal);
+ * ```
+ */
+export async function pollPropagation(
+  options: Pick<DnsChallengeOptions, "propagationDelayMs" | "propagationTimeoutMs">,
+  visible: () => Promise<boolean>,
+  checking: () => void,
+  signal?: AbortSignal,
+): Promise<NotPropagated | undefined> {
+  if (options.propagationDelayMs > 0) await sleep(options.propagationDelayMs, signal);
+  if (options.propagationTimeoutMs < 0) return undefined;
+  const timeout = options.propagationTimeoutMs || DEFAULT_PROPAGATION_TIMEOUT_MS;
+  const end = Date.now() + timeout;
+  let last = "";
+  for (;;) {
+    checking();
     try {
-      zone = await findZone(fqdn, options.resolvers, signal);
+      if (await visible()) return undefined;
+      last = "record not visible yet";
     } catch (e) {
-      throw new Error(`could not determine the zone of ${fqdn}: ${(e as Error).message}`);
+      signal?.throwIfAborted();
+      last = (e as Error).message;
     }
+    if (Date.now() + PROPAGATION_INTERVAL_MS > end) break;
+    await sleep(PROPAGATION_INTERVAL_MS, signal);
   }
-  const rr: DnsRecord = {
-    type: "TXT",
-    name: relativeName(fqdn, zone),
-    data: value,
-    ttlMs: options.ttlMs,
-  };
-  logger.debug("creating DNS record", {
-    dns_name: fqdn,
-    zone,
-    record_name: rr.name,
-    record_type: "TXT",
-    record_ttl_ms: rr.ttlMs,
-  });
-  let added: DnsRecord[];
-  try {
-    added = await options.provider.appendRecords(zone, [rr], signal);
-  } catch (e) {
-    throw new Error(`adding the TXT record ${fqdn} in zone ${zone}: ${(e as Error).message}`);
-  }
-  if (added.length !== 1) {
-    throw new Error(`adding the TXT record ${fqdn}: the provider added ${added.length} records`);
-  }
-  return { zone, record: added[0], fqdn };
+  return { timeoutMs: timeout, last };
 }
 
 /** Waits `propagation_delay`, then until the record is visible (unless the check is off). */
@@ -124,37 +179,27 @@ export async function waitForPropagation(
   logger: Logger,
   signal?: AbortSignal,
 ): Promise<void> {
-  if (options.propagationDelayMs > 0) await sleep(options.propagationDelayMs, signal);
-  if (options.propagationTimeoutMs < 0) return;
-  const timeout = options.propagationTimeoutMs || DEFAULT_PROPAGATION_TIMEOUT_MS;
-  const end = Date.now() + timeout;
-  let last = "";
-  for (;;) {
-    logger.debug("checking DNS propagation", {
-      fqdn: presented.fqdn,
-      resolvers: options.resolvers.map((r) => `${r.ipAddr}:${r.port}`),
-    });
-    try {
-      if (
-        await txtPropagated(
-          presented.fqdn,
-          presented.record.data,
-          presented.zone,
-          options.resolvers,
-          signal,
-        )
-      ) return;
-      last = "record not visible yet";
-    } catch (e) {
-      signal?.throwIfAborted();
-      last = (e as Error).message;
-    }
-    if (Date.now() + PROPAGATION_INTERVAL_MS > end) break;
-    await sleep(PROPAGATION_INTERVAL_MS, signal);
-  }
+  const missing = await pollPropagation(
+    options,
+    () =>
+      txtPropagated(
+        presented.fqdn,
+        presented.record.data,
+        presented.zone,
+        options.resolvers,
+        signal,
+      ),
+    () =>
+      logger.debug("checking DNS propagation", {
+        fqdn: presented.fqdn,
+        resolvers: options.resolvers.map((r) => `${r.ipAddr}:${r.port}`),
+      }),
+    signal,
+  );
+  if (!missing) return;
   throw new Error(
-    `timed out after ${timeout} ms waiting for the TXT record ${presented.fqdn} to propagate ` +
-      `(${last}); check the DNS provider's config, or the resolvers asked`,
+    `timed out after ${missing.timeoutMs} ms waiting for the TXT record ${presented.fqdn} to ` +
+      `propagate (${missing.last}); check the DNS provider's config, or the resolvers asked`,
   );
 }
 

@@ -135,16 +135,15 @@ export class AcmeIssuer implements Issuer, ModuleInstance {
         shared: { storage: this.#storage, prefix: this.storagePrefix },
         dns: this.dns,
       };
-      return runOrder(
-        client,
+      return runOrder(client, {
         names,
         csrPem,
         solvers,
-        this.#failed,
-        this.#logger,
-        this.config.preferredChains,
+        failed: this.#failed,
+        logger: this.#logger,
+        preferredChains: this.config.preferredChains,
         signal,
-      );
+      });
     };
     try {
       return await run().catch((e) => {

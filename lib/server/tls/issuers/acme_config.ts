@@ -6,8 +6,7 @@
  * @module
  */
 import { durationMs } from "../../config/duration.ts";
-import { tlsCheckFields } from "../certificates.ts";
-import { ConfigError } from "../../config/error.ts";
+import { Decoder, type Raw } from "../../config/decode.ts";
 import { parseResolvers, type Resolver } from "../dns/resolvers.ts";
 
 /** A challenge type the ACME client can answer. */
@@ -74,55 +73,57 @@ export interface DnsChallengeConfig {
   overrideDomain?: string;
 }
 
-type Raw = Record<string, unknown>;
-
-function isObject(v: unknown): v is Raw {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-function obj(raw: Raw, key: string, where: string): Raw | undefined {
-  const v = raw[key];
+function obj(d: Decoder, key: string): Decoder | undefined {
+  const v = d.value(key);
   if (v === undefined || v === null) return undefined;
-  if (!isObject(v)) {
-    throw new ConfigError("invalid_config", `${where}.${key}: must be an object`);
-  }
-  return v;
+  return Decoder.of(v, d.at(key));
 }
 
-function str(raw: Raw, key: string, where: string): string | undefined {
-  const v = raw[key];
+function str(d: Decoder, key: string): string | undefined {
+  const v = d.value(key);
   if (v === undefined || v === null || v === "") return undefined;
-  if (typeof v !== "string") {
-    throw new ConfigError("invalid_config", `${where}.${key}: must be a string`);
-  }
+  if (typeof v !== "string") d.failAt(key, "must be a string");
   return v;
 }
 
-function port(raw: Raw, key: string, where: string): number | undefined {
-  const v = raw[key];
+function port(d: Decoder, key: string): number | undefined {
+  const v = d.value(key);
   if (v === undefined || v === null || v === 0) return undefined;
   if (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > 65535) {
-    throw new ConfigError("invalid_config", `${where}.${key}: must be a port number (1-65535)`);
+    d.failAt(key, "must be a port number (1-65535)");
   }
   return v;
 }
 
-function checkDirectoryUrl(url: string, where: string): string {
+function checkDirectoryUrl(d: Decoder, key: string, url: string): string {
   let u: URL;
   try {
     u = new URL(url);
   } catch {
-    throw new ConfigError("invalid_config", `${where}: not a URL: ${JSON.stringify(url)}`);
+    d.failAt(key, `not a URL: ${JSON.stringify(url)}`);
   }
   const loopback = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/.test(u.hostname);
   if (u.protocol !== "https:" && !(u.protocol === "http:" && loopback)) {
-    throw new ConfigError(
-      "invalid_config",
-      `${where}: an ACME directory must use https (http is allowed for loopback only): ${url}`,
+    d.failAt(
+      key,
+      `an ACME directory must use https (http is allowed for loopback only): ${url}`,
     );
   }
   return url;
 }
+
+/** The fields of an `acme` issuer's config but `module` (the `zerossl` ACME form's too). */
+export const ACME_ISSUER_FIELDS = [
+  "ca",
+  "test_ca",
+  "email",
+  "account_key",
+  "external_account",
+  "acme_timeout",
+  "challenges",
+  "trusted_roots_pem_files",
+  "preferred_chains",
+] as const;
 
 /**
  * Decodes an `acme` issuer's config; `readFile` reads `trusted_roots_pem_files`.
@@ -139,101 +140,77 @@ export function parseAcmeIssuerConfig(
   where: string,
   readFile: (path: string) => string = Deno.readTextFileSync,
 ): AcmeIssuerConfig {
-  tlsCheckFields(raw, [
-    "module",
-    "ca",
-    "test_ca",
-    "email",
-    "account_key",
-    "external_account",
-    "acme_timeout",
-    "challenges",
-    "trusted_roots_pem_files",
-    "preferred_chains",
-  ], where);
-  const ca = checkDirectoryUrl(str(raw, "ca", where) ?? LETS_ENCRYPT_PRODUCTION, `${where}.ca`);
-  const testCaRaw = str(raw, "test_ca", where);
-  const testCa = testCaRaw ? checkDirectoryUrl(testCaRaw, `${where}.test_ca`) : undefined;
-  const email = str(raw, "email", where);
-  const accountKey = str(raw, "account_key", where);
+  const d: Decoder = new Decoder(raw, where).fields(["module", ...ACME_ISSUER_FIELDS]);
+  const ca = checkDirectoryUrl(d, "ca", str(d, "ca") ?? LETS_ENCRYPT_PRODUCTION);
+  const testCaRaw = str(d, "test_ca");
+  const testCa = testCaRaw ? checkDirectoryUrl(d, "test_ca", testCaRaw) : undefined;
+  const email = str(d, "email");
+  const accountKey = str(d, "account_key");
   if (accountKey && !/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(accountKey)) {
-    throw new ConfigError("invalid_config", `${where}.account_key: must be a PEM private key`);
+    d.failAt("account_key", "must be a PEM private key");
   }
   let externalAccount: AcmeIssuerConfig["externalAccount"];
-  const eab = obj(raw, "external_account", where);
+  const eab: Decoder | undefined = obj(d, "external_account");
   if (eab) {
-    tlsCheckFields(eab, ["key_id", "mac_key"], `${where}.external_account`);
-    const keyId = str(eab, "key_id", `${where}.external_account`);
-    const macKey = str(eab, "mac_key", `${where}.external_account`);
-    if (!keyId || !macKey) {
-      throw new ConfigError(
-        "invalid_config",
-        `${where}.external_account: key_id and mac_key are both required`,
-      );
-    }
+    eab.fields(["key_id", "mac_key"]);
+    const keyId = str(eab, "key_id");
+    const macKey = str(eab, "mac_key");
+    if (!keyId || !macKey) throw eab.error("key_id and mac_key are both required");
     externalAccount = { keyId, macKey };
   }
   let timeoutMs: number | undefined;
-  if (raw.acme_timeout !== undefined) {
-    timeoutMs = durationMs(raw.acme_timeout, `${where}.acme_timeout`);
+  if (d.value("acme_timeout") !== undefined) {
+    timeoutMs = durationMs(d.value("acme_timeout"), d.at("acme_timeout"));
   }
-  const ch = obj(raw, "challenges", where) ?? {};
-  const w = `${where}.challenges`;
-  tlsCheckFields(ch, ["http", "tls-alpn", "dns", "bind_host"], w);
-  const dns = ch.dns === undefined || ch.dns === null ? undefined : decodeDns(ch, w);
-  const http = obj(ch, "http", w) ?? {};
-  const alpn = obj(ch, "tls-alpn", w) ?? {};
-  tlsCheckFields(http, ["disabled", "alternate_port"], `${w}.http`);
-  tlsCheckFields(alpn, ["disabled", "alternate_port"], `${w}.tls-alpn`);
-  for (const [o, n] of [[http, "http"], [alpn, "tls-alpn"]] as const) {
-    if (o.disabled !== undefined && typeof o.disabled !== "boolean") {
-      throw new ConfigError("invalid_config", `${w}.${n}.disabled: must be a boolean`);
+  const ch = obj(d, "challenges") ?? new Decoder({}, d.at("challenges"));
+  ch.fields(["http", "tls-alpn", "dns", "bind_host"]);
+  const dns = ch.has("dns")
+    ? decodeDnsChallengeConfig(obj(ch, "dns")!.raw, ch.at("dns"))
+    : undefined;
+  const http = obj(ch, "http") ?? new Decoder({}, ch.at("http"));
+  const alpn = obj(ch, "tls-alpn") ?? new Decoder({}, ch.at("tls-alpn"));
+  http.fields(["disabled", "alternate_port"]);
+  alpn.fields(["disabled", "alternate_port"]);
+  for (const o of [http, alpn]) {
+    const disabled = o.value("disabled");
+    if (disabled !== undefined && typeof disabled !== "boolean") {
+      o.failAt("disabled", "must be a boolean");
     }
   }
   const challengeTypes: ChallengeType[] = [];
   if (dns) challengeTypes.push("dns-01");
   else {
-    if (http.disabled !== true) challengeTypes.push("http-01");
-    if (alpn.disabled !== true) challengeTypes.push("tls-alpn-01");
+    if (http.value("disabled") !== true) challengeTypes.push("http-01");
+    if (alpn.value("disabled") !== true) challengeTypes.push("tls-alpn-01");
   }
   if (!challengeTypes.length) {
-    throw new ConfigError(
-      "invalid_config",
-      `${w}: every challenge type is disabled; enable http or tls-alpn, or configure dns`,
-    );
+    ch.fail("every challenge type is disabled; enable http or tls-alpn, or configure dns");
   }
   const roots: string[] = [];
-  const files = raw.trusted_roots_pem_files;
+  const files = d.value("trusted_roots_pem_files");
   if (files !== undefined) {
     if (!Array.isArray(files) || files.some((f) => typeof f !== "string")) {
-      throw new ConfigError(
-        "invalid_config",
-        `${where}.trusted_roots_pem_files: must be an array of file paths`,
-      );
+      d.failAt("trusted_roots_pem_files", "must be an array of file paths");
     }
     for (const f of files as string[]) {
       let text: string;
       try {
         text = readFile(f);
       } catch (e) {
-        throw new ConfigError(
+        d.failAt(
+          "trusted_roots_pem_files",
+          `cannot read ${f}: ${(e as Error).message}`,
           "certificate_load",
-          `${where}.trusted_roots_pem_files: cannot read ${f}: ${(e as Error).message}`,
         );
       }
       if (!text.includes("-----BEGIN CERTIFICATE-----")) {
-        throw new ConfigError(
-          "certificate_load",
-          `${where}.trusted_roots_pem_files: ${f} holds no PEM certificate`,
-        );
+        d.failAt("trusted_roots_pem_files", `${f} holds no PEM certificate`, "certificate_load");
       }
       roots.push(text);
     }
   }
-  const pref = obj(raw, "preferred_chains", where);
-  const preferredChains = pref
-    ? decodePreferredChains(pref, `${where}.preferred_chains`)
-    : undefined;
+  const pref = obj(d, "preferred_chains");
+  const preferredChains = pref ? decodePreferredChains(pref) : undefined;
   return {
     ca,
     testCa,
@@ -242,45 +219,42 @@ export function parseAcmeIssuerConfig(
     externalAccount,
     timeoutMs,
     challengeTypes,
-    httpPort: port(http, "alternate_port", `${w}.http`),
-    tlsAlpnPort: port(alpn, "alternate_port", `${w}.tls-alpn`),
-    bindHost: str(ch, "bind_host", w) ?? "",
+    httpPort: port(http, "alternate_port"),
+    tlsAlpnPort: port(alpn, "alternate_port"),
+    bindHost: str(ch, "bind_host") ?? "",
     trustedRoots: roots,
     preferredChains,
     dns,
   };
 }
 
-function names(raw: Raw, key: string, where: string): string[] {
-  const v = raw[key];
+function names(d: Decoder, key: string): string[] {
+  const v = d.value(key);
   if (v === undefined || v === null) return [];
   if (!Array.isArray(v) || v.some((n) => typeof n !== "string" || n === "")) {
-    throw new ConfigError("invalid_config", `${where}.${key}: must be an array of common names`);
+    d.failAt(key, "must be an array of common names");
   }
   return v as string[];
 }
 
-function decodePreferredChains(pref: Raw, where: string): PreferredChains {
-  tlsCheckFields(pref, ["smallest", "root_common_name", "any_common_name"], where);
-  if (pref.smallest !== undefined && typeof pref.smallest !== "boolean") {
-    throw new ConfigError("invalid_config", `${where}.smallest: must be a boolean`);
+function decodePreferredChains(pref: Decoder): PreferredChains {
+  pref.fields(["smallest", "root_common_name", "any_common_name"]);
+  const smallest = pref.value("smallest");
+  if (smallest !== undefined && typeof smallest !== "boolean") {
+    pref.failAt("smallest", "must be a boolean");
   }
   return {
-    smallest: pref.smallest as boolean | undefined,
-    rootCommonName: names(pref, "root_common_name", where),
-    anyCommonName: names(pref, "any_common_name", where),
+    smallest: smallest as boolean | undefined,
+    rootCommonName: names(pref, "root_common_name"),
+    anyCommonName: names(pref, "any_common_name"),
   };
 }
 
-function optionalDuration(raw: Raw, key: string, where: string): number {
-  const v = raw[key];
+function optionalDuration(d: Decoder, key: string): number {
+  const v = d.value(key);
   if (v === undefined || v === null || v === 0 || v === "") return 0;
-  const ms = durationMs(v, `${where}.${key}`);
+  const ms = durationMs(v, d.at(key));
   return ms < 0 ? -1 : ms;
-}
-
-function decodeDns(ch: Raw, w: string): DnsChallengeConfig {
-  return decodeDnsChallengeConfig(obj(ch, "dns", w) ?? {}, `${w}.dns`);
 }
 
 /**
@@ -294,29 +268,26 @@ function decodeDns(ch: Raw, w: string): DnsChallengeConfig {
  * ```
  */
 export function decodeDnsChallengeConfig(dns: Raw, dw: string): DnsChallengeConfig {
-  tlsCheckFields(dns, [
+  const d = new Decoder(dns, dw).fields([
     "provider",
     "ttl",
     "propagation_delay",
     "propagation_timeout",
     "resolvers",
     "override_domain",
-  ], dw);
-  const providerRaw = obj(dns, "provider", dw);
-  const ttlMs = optionalDuration(dns, "ttl", dw);
-  const propagationDelayMs = optionalDuration(dns, "propagation_delay", dw);
+  ]);
+  const providerRaw = obj(d, "provider")?.raw;
+  const ttlMs = optionalDuration(d, "ttl");
+  const propagationDelayMs = optionalDuration(d, "propagation_delay");
   if (ttlMs < 0 || propagationDelayMs < 0) {
-    throw new ConfigError(
-      "invalid_config",
-      `${dw}: ttl and propagation_delay cannot be negative`,
-    );
+    d.fail("ttl and propagation_delay cannot be negative");
   }
   return {
     providerRaw,
     ttlMs,
     propagationDelayMs,
-    propagationTimeoutMs: optionalDuration(dns, "propagation_timeout", dw),
-    resolvers: parseResolvers(dns.resolvers, `${dw}.resolvers`),
-    overrideDomain: str(dns, "override_domain", dw),
+    propagationTimeoutMs: optionalDuration(d, "propagation_timeout"),
+    resolvers: parseResolvers(d.value("resolvers"), d.at("resolvers")),
+    overrideDomain: str(d, "override_domain"),
   };
 }

@@ -11,7 +11,7 @@
  * @module
  */
 import type { Logger, ModuleInstance } from "../../module/instance.ts";
-import type { Storage } from "../../module/storage.ts";
+import { sleep, type Storage } from "../../module/storage.ts";
 import { x509 } from "../../pki/x509.ts";
 import { createCsr } from "../acme/crypto.ts";
 import { challengePorts } from "../acme/ports.ts";
@@ -34,21 +34,6 @@ export const ISSUE_TIMEOUT_MS = 15 * 60_000;
 export const CANCEL_TIMEOUT_MS = 10_000;
 /** Delays between polls of a certificate being issued (the last one repeats). */
 export const POLL_DELAYS_MS: readonly number[] = [1_000, 2_000, 4_000, 5_000];
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const t = setTimeout(() => {
-      signal?.removeEventListener("abort", stop);
-      resolve();
-    }, ms);
-    const stop = () => {
-      clearTimeout(t);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener("abort", stop, { once: true });
-  });
-}
 
 function toHex(b: ArrayBuffer | Uint8Array): string {
   return Array.from(new Uint8Array(b), (x) => x.toString(16).padStart(2, "0")).join("");

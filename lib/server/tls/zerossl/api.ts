@@ -16,6 +16,7 @@
  * @module
  */
 import { parseApiResponse, ZeroSslApiError } from "./response.ts";
+import { sleep } from "../../module/storage.ts";
 
 export { ZeroSslApiError };
 
@@ -98,21 +99,6 @@ export interface ZeroSslApiOptions {
   accessKey?: string;
   /** Time between retried attempts (tests shorten it). */
   retryDelayMs?: number;
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const t = setTimeout(() => {
-      signal?.removeEventListener("abort", stop);
-      resolve();
-    }, ms);
-    const stop = () => {
-      clearTimeout(t);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener("abort", stop, { once: true });
-  });
 }
 
 async function readLimited(res: Response): Promise<Uint8Array> {

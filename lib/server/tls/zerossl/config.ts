@@ -20,9 +20,9 @@
  *
  * @module
  */
-import { tlsCheckFields } from "../certificates.ts";
-import { ConfigError } from "../../config/error.ts";
+import { Decoder, type Raw } from "../../config/decode.ts";
 import {
+  ACME_ISSUER_FIELDS,
   type AcmeIssuerConfig,
   decodeDnsChallengeConfig,
   type DnsChallengeConfig,
@@ -38,17 +38,7 @@ export const API_FIELDS = [
   "cname_validation",
 ] as const;
 /** Fields only the ACME form has (the `acme` issuer's). */
-export const ACME_FIELDS = [
-  "ca",
-  "test_ca",
-  "email",
-  "account_key",
-  "external_account",
-  "acme_timeout",
-  "challenges",
-  "trusted_roots_pem_files",
-  "preferred_chains",
-] as const;
+export const ACME_FIELDS = ACME_ISSUER_FIELDS;
 
 /** The REST API form. */
 export interface ZeroSslApiConfig {
@@ -83,42 +73,38 @@ export interface ZeroSslAcmeConfig {
 /** A decoded `zerossl` issuer config. */
 export type ZeroSslIssuerConfig = ZeroSslApiConfig | ZeroSslAcmeConfig;
 
-type Raw = Record<string, unknown>;
-
-function invalid(message: string): ConfigError {
-  return new ConfigError("invalid_config", message);
-}
-
 /** Replaces `{env.NAME}` placeholders (an unset variable is empty). */
 function replaceEnv(text: string, env: (name: string) => string | undefined): string {
   return text.replace(/\{env\.([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, n: string) => env(n) ?? "");
 }
 
-function checkApiUrl(raw: unknown, where: string): string {
+function checkApiUrl(d: Decoder, key: string): string {
+  const raw = d.value(key);
   if (raw === undefined || raw === null || raw === "") return ZEROSSL_API;
   let u: URL;
   try {
     u = new URL(String(raw));
   } catch {
-    throw invalid(`${where}: not a URL: ${JSON.stringify(raw)}`);
+    d.failAt(key, `not a URL: ${JSON.stringify(raw)}`);
   }
   const loopback = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/.test(u.hostname);
   if (
     typeof raw !== "string" || !(u.protocol === "https:" || (u.protocol === "http:" && loopback))
   ) {
-    throw invalid(`${where}: the ZeroSSL API must use https (http on loopback only): ${raw}`);
+    d.failAt(key, `the ZeroSSL API must use https (http on loopback only): ${raw}`);
   }
   return raw.replace(/\/+$/, "");
 }
 
-function apiKeyOf(raw: Raw, where: string, env: (n: string) => string | undefined) {
-  const v = raw.api_key;
+function apiKeyOf(d: Decoder, env: (n: string) => string | undefined) {
+  const v = d.value("api_key");
   if (v === undefined || v === null || v === "") return undefined;
-  if (typeof v !== "string") throw invalid(`${where}.api_key: must be a string`);
+  if (typeof v !== "string") d.failAt("api_key", "must be a string");
   const key = replaceEnv(v, env).trim();
   if (!key) {
-    throw invalid(
-      `${where}.api_key: ${JSON.stringify(v)} is empty once placeholders are replaced ` +
+    d.failAt(
+      "api_key",
+      `${JSON.stringify(v)} is empty once placeholders are replaced ` +
         `(is the environment variable set?)`,
     );
   }
@@ -142,59 +128,63 @@ export function parseZeroSslIssuerConfig(
   readFile: (path: string) => string = Deno.readTextFileSync,
   env: (name: string) => string | undefined = (n) => Deno.env.get(n),
 ): ZeroSslIssuerConfig {
-  tlsCheckFields(raw, ["module", "api_key", "api_url", ...API_FIELDS, ...ACME_FIELDS], where);
-  const set = (k: string) => raw[k] !== undefined && raw[k] !== null;
+  const d: Decoder = new Decoder(raw, where).fields([
+    "module",
+    "api_key",
+    "api_url",
+    ...API_FIELDS,
+    ...ACME_FIELDS,
+  ]);
+  const set = (k: string) => d.has(k);
   const apiOnly = API_FIELDS.filter(set);
   const acmeOnly = ACME_FIELDS.filter(set);
   if (apiOnly.length && acmeOnly.length) {
-    throw invalid(
-      `${where}: ${apiOnly.join(", ")} (ZeroSSL's REST API) and ${acmeOnly.join(", ")} ` +
+    d.fail(
+      `${apiOnly.join(", ")} (ZeroSSL's REST API) and ${acmeOnly.join(", ")} ` +
         `(ZeroSSL's ACME endpoint) cannot be mixed; keep the fields of one of them`,
     );
   }
-  const apiKey = apiKeyOf(raw, where, env);
-  const apiUrl = checkApiUrl(raw.api_url, `${where}.api_url`);
+  const apiKey = apiKeyOf(d, env);
+  const apiUrl = checkApiUrl(d, "api_url");
   if (apiOnly.length || (apiKey && !acmeOnly.length)) {
     if (!apiKey) {
-      throw invalid(`${where}.api_key: required for ZeroSSL's REST API (${apiOnly.join(", ")})`);
+      d.failAt("api_key", `required for ZeroSSL's REST API (${apiOnly.join(", ")})`);
     }
-    return { form: "api", apiKey, apiUrl, ...apiFields(raw, where) };
+    return { form: "api", apiKey, apiUrl, ...apiFields(d) };
   }
   const acmeRaw: Raw = { module: "acme" };
   for (const k of ACME_FIELDS) if (set(k)) acmeRaw[k] = raw[k];
   acmeRaw.ca ??= ZEROSSL_ACME_DIRECTORY;
   const acme = parseAcmeIssuerConfig(acmeRaw, where, readFile);
   if (!apiKey && !acme.email && !acme.externalAccount) {
-    throw invalid(
-      `${where}: set api_key (ZeroSSL's REST API, or EAB credentials for its ACME endpoint), ` +
+    d.fail(
+      `set api_key (ZeroSSL's REST API, or EAB credentials for its ACME endpoint), ` +
         `email (EAB credentials for that address) or external_account`,
     );
   }
   return { form: "acme", apiKey, apiUrl, acme };
 }
 
-function apiFields(raw: Raw, where: string): Omit<ZeroSslApiConfig, "form" | "apiKey" | "apiUrl"> {
-  const days = raw.validity_days ?? 0;
+function apiFields(d: Decoder): Omit<ZeroSslApiConfig, "form" | "apiKey" | "apiUrl"> {
+  const days = d.value("validity_days") ?? 0;
   if (typeof days !== "number" || !Number.isInteger(days) || days < 0 || days > 3650) {
-    throw invalid(`${where}.validity_days: must be a whole number of days (ZeroSSL: 90 or 365)`);
+    d.failAt("validity_days", "must be a whole number of days (ZeroSSL: 90 or 365)");
   }
-  const host = raw.listen_host ?? "";
-  if (typeof host !== "string") throw invalid(`${where}.listen_host: must be a string`);
-  const port = raw.alternate_http_port ?? 0;
+  const host = d.value("listen_host") ?? "";
+  if (typeof host !== "string") d.failAt("listen_host", "must be a string");
+  const port = d.value("alternate_http_port") ?? 0;
   if (typeof port !== "number" || !Number.isInteger(port) || port < 0 || port > 65535) {
-    throw invalid(`${where}.alternate_http_port: must be a port number (1-65535)`);
+    d.failAt("alternate_http_port", "must be a port number (1-65535)");
   }
   let cname: DnsChallengeConfig | undefined;
-  const c = raw.cname_validation;
-  if (c !== undefined && c !== null) {
-    if (typeof c !== "object" || Array.isArray(c)) {
-      throw invalid(`${where}.cname_validation: must be an object`);
-    }
-    cname = decodeDnsChallengeConfig(c as Raw, `${where}.cname_validation`);
+  if (d.has("cname_validation")) {
+    const c = Decoder.of(d.value("cname_validation"), d.at("cname_validation"));
+    cname = decodeDnsChallengeConfig(c.raw, c.path);
     if (cname.overrideDomain) {
-      throw invalid(
-        `${where}.cname_validation.override_domain: ZeroSSL names the CNAME record ` +
-          `(_<hash>.<name>), so it cannot be put elsewhere; remove the field`,
+      c.failAt(
+        "override_domain",
+        "ZeroSSL names the CNAME record (_<hash>.<name>), so it cannot be put elsewhere; " +
+          "remove the field",
       );
     }
   }

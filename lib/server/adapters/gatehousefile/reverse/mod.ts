@@ -17,6 +17,7 @@ import {
 import { positions, solveOrder, writingOrder } from "../../../caddyfile/writer/order.ts";
 import { Problems, type ReverseProblem } from "../../../caddyfile/writer/problems.ts";
 import { reverseHandler, reverseRoutes } from "./routes.ts";
+import { phpFastcgiSubroute } from "../../../http/handlers/reverse_proxy/writer_php_fastcgi.ts";
 import { type Block, gline, type Line, line, render } from "../../../caddyfile/writer/tokens.ts";
 import { reverseGlobal } from "./global.ts";
 import { diffJson } from "./diff.ts";
@@ -71,6 +72,7 @@ export function reverseConfig(config: unknown): Omit<ReverseResult, "verified"> 
     routeHandlers: 0,
     routes: (routes, path, sorted, skip) => reverseRoutes(routes, path, ctx, sorted, skip),
     handler: (h, path) => reverseHandler(h, path, ctx),
+    expansion: (routes, path) => phpFastcgiSubroute(routes, path, ctx),
   };
   const { global, blocks } = reverseGlobal(config, ctx);
   const order = keepOrder(ctx);

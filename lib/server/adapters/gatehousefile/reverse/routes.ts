@@ -9,7 +9,10 @@
  */
 import type { Ctx, Directive } from "../../../caddyfile/writer/context.ts";
 import { HANDLERS } from "./handlers/mod.ts";
-import { phpFastcgi, phpFastcgiSpan } from "./handlers/php_fastcgi.ts";
+import {
+  phpFastcgi,
+  phpFastcgiSpan,
+} from "../../../http/handlers/reverse_proxy/writer_php_fastcgi.ts";
 import { WordError } from "../../../caddyfile/writer/placeholders.ts";
 import { childPath, Fields, isObject, kindOf } from "../../../caddyfile/writer/problems.ts";
 import { bare, type Line, word } from "../../../caddyfile/writer/tokens.ts";

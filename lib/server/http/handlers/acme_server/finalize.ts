@@ -8,7 +8,7 @@
  * @module
  */
 import { makeLeaf, x509 } from "../../../pki/x509.ts";
-import type { Ctx } from "./mod.ts";
+import type { Ctx } from "./context.ts";
 import { ACMEProblem } from "./problem.ts";
 import { type Account, newId, type Order } from "./store.ts";
 

@@ -9,12 +9,19 @@
  * @module
  */
 import type { JWK } from "jose";
-import type { ModuleDefinition } from "../../../module/mod.ts";
+import type { ModuleDefinition, ProvisionContext } from "../../../module/mod.ts";
 import type { PkiApp } from "../../../pki/app.ts";
+import type { Logger } from "../../../module/instance.ts";
 import type { RequestContext } from "../../context.ts";
 import { ConfigError } from "../../../config/error.ts";
-import type { HttpHandler } from "../../handler.ts";
-import { type ACMEServerConfig, parseACMEServerConfig } from "./config.ts";
+import type { HttpHandler, Next } from "../../handler.ts";
+import {
+  type ACMEServerConfig,
+  type ACMEServerSettings,
+  acmeServerSettings,
+  decodeACMEServer,
+} from "./config.ts";
+import type { Ctx } from "./context.ts";
 import { finalizeOrder } from "./finalize.ts";
 import { Nonces, type Verified, verifyRequest } from "./jws.ts";
 import { ACMEProblem } from "./problem.ts";
@@ -23,16 +30,6 @@ import { type Account, ACMEStore, type Authorization, newId } from "./store.ts";
 import { validateChallenge, ValidationError } from "./validate.ts";
 
 const MAX_BODY = 64 * 1024;
-
-/** Everything an endpoint works with. */
-export interface Ctx {
-  cfg: ACMEServerConfig;
-  store: ACMEStore;
-  pki: PkiApp;
-  /** `https://host/acme/<ca>` (no trailing slash). */
-  base: string;
-  log: (msg: string, fields: Record<string, unknown>) => void;
-}
 
 function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {
@@ -247,12 +244,31 @@ async function route(c: RequestContext, x: Ctx, rest: string, nonces: Nonces): P
   throw new ACMEProblem("notFound", `no ACME resource ${rest}`);
 }
 
-/** Registry entry. */
-export const acmeServerModule: ModuleDefinition<HttpHandler> = {
-  id: "http.handlers.acme_server",
-  async create(config, ctx) {
+/** An ACME server handler over a provisioned CA. */
+export class ACMEServer implements HttpHandler {
+  #cfg: ACMEServerSettings;
+  #store: ACMEStore;
+  #pki: PkiApp;
+  #logger: Logger;
+  #nonces = new Nonces();
+  /** `<path_prefix><ca>/`. */
+  #prefix: string;
+
+  private constructor(cfg: ACMEServerSettings, pki: PkiApp, ctx: ProvisionContext) {
+    this.#cfg = cfg;
+    this.#pki = pki;
+    this.#logger = ctx.logger("http.handlers.acme_server");
+    this.#store = new ACMEStore(ctx.storage, cfg.ca);
+    this.#prefix = `${cfg.pathPrefix}${cfg.ca}/`;
+  }
+
+  /**
+   * Provisions the handler: the `pki` app's CA, whose signing certificate must outlive the
+   * certificates it issues.
+   */
+  static async provision(config: ACMEServerConfig, ctx: ProvisionContext): Promise<ACMEServer> {
     const where = "http.handlers.acme_server";
-    const cfg = parseACMEServerConfig(config, where);
+    const cfg = acmeServerSettings(config);
     const pki = await ctx.app<PkiApp>("pki");
     if (!pki) throw new ConfigError("invalid_config", `${where}: the pki app is not available`);
     const ca = await pki.getCA(cfg.ca);
@@ -266,52 +282,59 @@ export const acmeServerModule: ModuleDefinition<HttpHandler> = {
           `${cfg.signWithRoot ? "root" : "intermediate"} certificate's lifetime`,
       );
     }
-    const logger = ctx.logger("http.handlers.acme_server");
+    const server = new ACMEServer(cfg, pki, ctx);
     if (cfg.policy.allowsAll) {
-      logger.warn(
+      server.#logger.warn(
         "acme_server policy has no allow/deny rules; order identifiers are unrestricted (allow-all)",
         { ca: cfg.ca },
       );
     }
-    const store = new ACMEStore(ctx.storage, cfg.ca);
-    const nonces = new Nonces();
-    const prefix = `${cfg.pathPrefix}${cfg.ca}/`;
-    return {
-      async serveHTTP(c, next) {
-        if (!c.path.startsWith(cfg.pathPrefix)) return next(c);
-        const x: Ctx = {
-          cfg,
-          store,
-          pki,
-          base: `${c.scheme}://${cfg.host || c.host}${prefix.slice(0, -1)}`,
-          log: (msg, fields) => logger.info(msg, fields),
-        };
-        const headers = {
-          "replay-nonce": nonces.issue(),
-          link: `<${x.base}/directory>;rel="index"`,
-          "cache-control": "no-store",
-        };
-        let res: Response;
-        try {
-          if (!c.path.startsWith(prefix)) {
-            throw new ACMEProblem("notFound", `no CA here: ACME is served under ${prefix}`);
-          }
-          res = await route(c, x, c.path.slice(prefix.length), nonces);
-        } catch (e) {
-          const p = e instanceof ACMEProblem
-            ? e
-            : new ACMEProblem("serverInternal", (e as Error)?.message ?? String(e));
-          if (p.status >= 500) logger.error("acme request failed", { error: p.message });
-          res = new Response(JSON.stringify(p.toJSON()), {
-            status: p.status,
-            headers: { "content-type": "application/problem+json" },
-          });
-        }
-        for (const [k, v] of Object.entries(headers)) {
-          if (!res.headers.has(k)) res.headers.set(k, v);
-        }
-        return res;
-      },
+    return server;
+  }
+
+  async serveHTTP(c: RequestContext, next: Next): Promise<Response> {
+    if (!c.path.startsWith(this.#cfg.pathPrefix)) return next(c);
+    const x: Ctx = {
+      cfg: this.#cfg,
+      store: this.#store,
+      pki: this.#pki,
+      base: `${c.scheme}://${this.#cfg.host || c.host}${this.#prefix.slice(0, -1)}`,
+      log: (msg, fields) => this.#logger.info(msg, fields),
     };
-  },
+    const headers = {
+      "replay-nonce": this.#nonces.issue(),
+      link: `<${x.base}/directory>;rel="index"`,
+      "cache-control": "no-store",
+    };
+    const res = await this.#answer(c, x);
+    for (const [k, v] of Object.entries(headers)) {
+      if (!res.headers.has(k)) res.headers.set(k, v);
+    }
+    return res;
+  }
+
+  /** The endpoint's answer, or the problem document of its failure. */
+  async #answer(c: RequestContext, x: Ctx): Promise<Response> {
+    try {
+      if (!c.path.startsWith(this.#prefix)) {
+        throw new ACMEProblem("notFound", `no CA here: ACME is served under ${this.#prefix}`);
+      }
+      return await route(c, x, c.path.slice(this.#prefix.length), this.#nonces);
+    } catch (e) {
+      const p = e instanceof ACMEProblem
+        ? e
+        : new ACMEProblem("serverInternal", (e as Error)?.message ?? String(e));
+      if (p.status >= 500) this.#logger.error("acme request failed", { error: p.message });
+      return new Response(JSON.stringify(p.toJSON()), {
+        status: p.status,
+        headers: { "content-type": "application/problem+json" },
+      });
+    }
+  }
+}
+
+/** Registry entry. */
+export const acmeServerModule: ModuleDefinition<HttpHandler> = {
+  id: "http.handlers.acme_server",
+  create: (config, ctx) => ACMEServer.provision(decodeACMEServer(config), ctx),
 };

@@ -8,7 +8,7 @@
  * @module
  */
 import { parseIP } from "../../../net/ip.ts";
-import type { Ctx } from "./mod.ts";
+import type { Ctx } from "./context.ts";
 import { ACMEProblem } from "./problem.ts";
 import {
   type Account,

@@ -11,6 +11,9 @@
  * @module
  */
 
+import { concatBytes as concat } from "../../../pki/der.ts";
+import { expandLabel, hmac, sha256 } from "../../../tls/acme/tls13.ts";
+
 /** A failed probe, in words. */
 export class TlsProbeError extends Error {
   /** Stable code. */
@@ -41,43 +44,6 @@ function vec16(b: number[] | Uint8Array): number[] {
 function ext(type: number, body: number[]): number[] {
   return [...u16(type), ...vec16(body)];
 }
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
-
-async function hmac(key: Uint8Array, data: Uint8Array): Promise<Uint8Array> {
-  const k = await crypto.subtle.importKey(
-    "raw",
-    (key.length ? key : new Uint8Array(32)) as BufferSource,
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
-  return new Uint8Array(await crypto.subtle.sign("HMAC", k, data as BufferSource));
-}
-
-async function expandLabel(
-  secret: Uint8Array,
-  label: string,
-  context: Uint8Array,
-  length: number,
-): Promise<Uint8Array> {
-  const full = enc.encode("tls13 " + label);
-  const info = new Uint8Array([...u16(length), ...vec8(full), ...vec8(context)]);
-  // HKDF-Expand with one block (length <= 32)
-  return (await hmac(secret, concat(info, new Uint8Array([1])))).slice(0, length);
-}
-
-async function sha256(b: Uint8Array): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.digest("SHA-256", b as BufferSource));
-}
-
 /** Reads TLS records from a connection. */
 class Records {
   #buf: Uint8Array = new Uint8Array(0);

@@ -5,8 +5,6 @@
  *
  * @module
  */
-import { optBool, optNumber, type Raw } from "../../config.ts";
-
 /** A body read up to a limit: the bytes, and the rest of the stream if it did not end. */
 export interface Buffered {
   bytes: Uint8Array;
@@ -103,24 +101,4 @@ export function bufferLimit(
   if (size !== undefined && size !== 0) return size < 0 ? -1 : size;
   if (older) return maxSize && maxSize > 0 ? maxSize : -1;
   return 0;
-}
-
-/** The request and response buffer limits of a handler config. */
-export function parseBufferLimits(
-  config: Raw,
-  where: string,
-): { requestBuffers: number; responseBuffers: number } {
-  const max = optNumber(config, "max_buffer_size", where);
-  return {
-    requestBuffers: bufferLimit(
-      optNumber(config, "request_buffers", where),
-      optBool(config, "buffer_requests", where),
-      max,
-    ),
-    responseBuffers: bufferLimit(
-      optNumber(config, "response_buffers", where),
-      optBool(config, "buffer_responses", where),
-      max,
-    ),
-  };
 }

@@ -3,6 +3,16 @@
  * plus the rewrites a PHP site needs: directory index redirect, `try_files`) and of the
  * `fastcgi` transport itself.
  *
+ * ```
+ * php_fastcgi [<matcher>] <php-fpm addresses...> {
+ *     root <path>   split <ext...>   env <key> <value>   index <filename>|off
+ *     try_files <files...>   resolve_root_symlink   capture_stderr
+ *     dial_timeout|read_timeout|write_timeout <duration>
+ *     <any reverse_proxy subdirective>
+ * }
+ * transport fastcgi { root; split; env; resolve_root_symlink; capture_stderr; *_timeout }
+ * ```
+ *
  * @module
  */
 import { Dispenser } from "../../../caddyfile/dispenser.ts";
@@ -13,24 +23,28 @@ import {
   RouteList,
   subrouteHandler,
 } from "../../../caddyfile/types.ts";
-import { parseProxySegment } from "./caddyfile.ts";
+import type { SyntaxSet } from "../../../caddyfile/registry.ts";
+import { parseProxySegment } from "./caddyfile_proxy.ts";
 import { finishHandleResponse } from "./caddyfile_response.ts";
+import type { FastCGITransportConfig } from "./fastcgi/config.ts";
 
-type Obj = Record<string, unknown>;
+/** The `fastcgi` transport's fields, without its module name. */
+type FastCGIFields = Omit<FastCGITransportConfig, "protocol">;
 
 function timeout(d: Dispenser): number {
   return d.duration((text, reason) => `bad timeout value ${text}: ${reason}`);
 }
 
-function put(o: Obj, k: string, v: unknown): void {
+/** Sets `o[k]`, or removes it for a zero value (Go's `omitempty`). */
+function put<K extends keyof FastCGIFields>(o: FastCGIFields, k: K, v: FastCGIFields[K]): void {
   if (v === 0 || v === "" || v === undefined) delete o[k];
   else o[k] = v;
 }
 
 /** The `fastcgi` transport: `root`, `split`, `env`, `resolve_root_symlink`, timeouts, `capture_stderr`. */
-export function fastcgiTransport(d: Dispenser): Obj {
+export function fastcgiTransport(d: Dispenser): FastCGIFields {
   d.next();
-  const t: Obj = {};
+  const t: FastCGIFields = {};
   for (const n = d.nesting(); d.nextBlock(n);) {
     const k = d.val();
     switch (k) {
@@ -47,7 +61,7 @@ export function fastcgiTransport(d: Dispenser): Obj {
       case "env": {
         const a = d.remainingArgs();
         if (a.length !== 2) throw d.argErr();
-        (t.env ??= {} as Obj) && ((t.env as Obj)[a[0]] = a[1]);
+        (t.env ??= {})[a[0]] = a[1];
         break;
       }
       case "resolve_root_symlink":
@@ -80,7 +94,7 @@ export function fastcgiTransport(d: Dispenser): Obj {
 /** `php_fastcgi [<matcher>] <php-fpm addresses...> { root, split, env, index, try_files, ... }`. */
 export function parsePHPFastCGI(h: Helper): ConfigValue[] {
   if (!h.next()) throw h.argErr();
-  const transport: Obj = {};
+  const transport: FastCGIFields = {};
   let extensions = [".php"];
   let index = "index.php";
   let tryFiles: string[] = [];
@@ -105,7 +119,7 @@ export function parsePHPFastCGI(h: Helper): ConfigValue[] {
           const a = d.remainingArgs();
           d.deleteN(a.length + 1);
           if (a.length !== 2) throw d.argErr();
-          ((transport.env ??= {}) as Obj)[a[0]] = a[1];
+          (transport.env ??= {})[a[0]] = a[1];
           break;
         }
         case "index": {
@@ -166,7 +180,7 @@ export function parsePHPFastCGI(h: Helper): ConfigValue[] {
         }],
       });
     }
-    const file: Obj = { try_files: tryFiles };
+    const file: Record<string, unknown> = { try_files: tryFiles };
     if (policy) file.try_policy = policy;
     file.split_path = extensions;
     routes.push({
@@ -186,3 +200,9 @@ export function parsePHPFastCGI(h: Helper): ConfigValue[] {
   }
   return [{ class: "route", value: new RouteList(routes) }];
 }
+
+/** The Gatehousefile syntax of `php_fastcgi` and of the `fastcgi` transport. */
+export const syntax: SyntaxSet = {
+  directives: { php_fastcgi: parsePHPFastCGI },
+  modules: { "http.reverse_proxy.transport.fastcgi": fastcgiTransport },
+};

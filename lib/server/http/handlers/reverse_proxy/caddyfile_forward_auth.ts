@@ -3,13 +3,22 @@
  * service first (`GET <uri>` with `X-Forwarded-Method`/`-Uri`), lets the request through on
  * a 2xx answer, copying the listed response headers (`copy_headers A B>C`) into the request.
  *
+ * ```
+ * forward_auth [<matcher>] [<upstreams...>] {
+ *     uri <to>   copy_headers <fields...>   <any reverse_proxy subdirective>
+ * }
+ * ```
+ *
  * @module
  */
 import type { Helper } from "../../../caddyfile/helper.ts";
 import type { ConfigValue, Route } from "../../../caddyfile/types.ts";
 import { canonicalHeaderKey } from "../../../caddyfile/values.ts";
 import { Dispenser } from "../../../caddyfile/dispenser.ts";
-import { parseProxySegment } from "./caddyfile.ts";
+import type { SyntaxSet } from "../../../caddyfile/registry.ts";
+import type { RouteConfig } from "../../routes.ts";
+import type { ResponseHandlerConfig } from "../../response_handlers.ts";
+import { parseProxySegment } from "./caddyfile_proxy.ts";
 import { finishHandleResponse } from "./caddyfile_response.ts";
 
 /** `forward_auth [<matcher>] [<upstreams...>] { uri <to>; copy_headers <fields...>; ... }`. */
@@ -59,9 +68,9 @@ export function parseForwardAuth(h: Helper): ConfigValue[] {
       handle: [{ handler: "headers", request: { set: { [to]: [`{${placeholder}}`] } } }],
     });
   }
-  const good = {
+  const good: ResponseHandlerConfig = {
     match: { status_code: [2] },
-    routes: [{ handle: [{ handler: "vars" }] }, ...copyRoutes],
+    routes: [{ handle: [{ handler: "vars" }] }, ...copyRoutes] as RouteConfig[],
   };
   d.next();
   const p = parseProxySegment(d, {
@@ -82,3 +91,6 @@ export function parseForwardAuth(h: Helper): ConfigValue[] {
   if (matcher) route.match = [matcher];
   return [{ class: "route", value: route }];
 }
+
+/** The Gatehousefile syntax of `forward_auth`. */
+export const syntax: SyntaxSet = { directives: { forward_auth: parseForwardAuth } };

@@ -3,25 +3,44 @@
  * `handle_response` blocks (of `reverse_proxy` and `intercept`), and the `copy_response` and
  * `copy_response_headers` handlers used inside them.
  *
+ * ```
+ * copy_response [<matcher>] [<status>] { status <status> }
+ * copy_response_headers [<matcher>] { include <fields...>; exclude <fields...> }
+ * ```
+ *
  * @module
  */
 import type { Dispenser } from "../../../caddyfile/dispenser.ts";
 import type { Helper } from "../../../caddyfile/helper.ts";
+import type { SyntaxSet } from "../../../caddyfile/registry.ts";
 import { parseSegmentAsSubroute } from "../../../caddyfile/routes.ts";
 import type { Handler } from "../../../caddyfile/types.ts";
 import { weakString } from "../../../caddyfile/values.ts";
 import type { ResponseMatcher } from "../../matchers/caddyfile.ts";
-import type { ProxyParse } from "./caddyfile.ts";
+import type { RouteConfig } from "../../routes.ts";
+import type { ResponseHandlerConfig } from "../../response_handlers.ts";
+import type { CopyResponseConfig, CopyResponseHeadersConfig } from "./copy_response.ts";
 
-type Obj = Record<string, unknown>;
+/** State of one handler with response handlers being read (its matchers and pending blocks). */
+export interface ProxyParse<H extends { handler: string } = Handler> {
+  /** The handler JSON so far. */
+  handler: H;
+  /** Named response matchers. */
+  matchers: Map<string, ResponseMatcher>;
+  /** `handle_response` blocks, parsed once the whole directive is read. */
+  handleResponse: Dispenser[];
+}
 
 /** `replace_status [@matcher] <status>`: one response handler that only changes the status. */
-export function replaceStatus(d: Dispenser, p: ProxyParse): Obj {
+export function replaceStatus(
+  d: Dispenser,
+  p: ProxyParse<{ handler: string }>,
+): ResponseHandlerConfig {
   const args = d.remainingArgs();
   if (args.length !== 1 && args.length !== 2) {
     throw d.err("must have one or two arguments: an optional response matcher, and a status code");
   }
-  const rh: Obj = {};
+  const rh: ResponseHandlerConfig = {};
   const code = args[args.length - 1];
   if (args.length === 2) {
     if (!args[0].startsWith("@")) {
@@ -31,7 +50,7 @@ export function replaceStatus(d: Dispenser, p: ProxyParse): Obj {
     if (!m) throw d.err(`no named response matcher defined with name '${args[0].slice(1)}'`);
     rh.match = m;
   }
-  if (code !== "") rh.status_code = weakString(code);
+  if (code !== "") rh.status_code = weakString(code) as number | string;
   if (d.nextBlock(d.nesting())) {
     throw d.err("cannot define routes for 'replace_status', use 'handle_response' instead.");
   }
@@ -39,9 +58,12 @@ export function replaceStatus(d: Dispenser, p: ProxyParse): Obj {
 }
 
 /** Parses the pending `handle_response` blocks and orders handlers with matchers first. */
-export function finishHandleResponse(h: Helper, p: ProxyParse): void {
-  const handler = p.handler;
-  const list = [...((handler.handle_response as Obj[]) ?? [])];
+export function finishHandleResponse(
+  h: Helper,
+  p: ProxyParse<{ handler: string }>,
+): void {
+  const handler = p.handler as { handle_response?: ResponseHandlerConfig[] };
+  const list = [...(handler.handle_response ?? [])];
   for (const d of p.handleResponse) {
     d.next();
     const args = d.remainingArgs();
@@ -61,9 +83,9 @@ export function finishHandleResponse(h: Helper, p: ProxyParse): void {
       if (!match) throw d.err(`no named response matcher defined with name '${args[0].slice(1)}'`);
     }
     const routes = parseSegmentAsSubroute(h.withDispenser(d.newFromNextSegment()));
-    const rh: Obj = {};
+    const rh: ResponseHandlerConfig = {};
     if (match) rh.match = match;
-    if (routes.length > 0) rh.routes = routes;
+    if (routes.length > 0) rh.routes = routes as unknown as RouteConfig[];
     list.push(rh);
   }
   const ordered = [...list.filter((r) => r.match), ...list.filter((r) => !r.match)];
@@ -71,12 +93,12 @@ export function finishHandleResponse(h: Helper, p: ProxyParse): void {
 }
 
 /** `copy_response [<matcher>] [<status>] { status <status> }` (inside `handle_response`). */
-export function parseCopyResponse(d: Dispenser): Handler {
+export function parseCopyResponse(d: Dispenser): CopyResponseConfig {
   d.next();
-  const out: Handler = { handler: "copy_response" };
+  const out: CopyResponseConfig = { handler: "copy_response" };
   const args = d.remainingArgs();
   if (args.length === 1 && /^[+-]?\d+$/.test(args[0]) && Number(args[0]) > 0) {
-    out.status_code = weakString(args[0]);
+    out.status_code = weakString(args[0]) as number | string;
     return out;
   }
   for (const n = d.nesting(); d.nextBlock(n);) {
@@ -84,15 +106,15 @@ export function parseCopyResponse(d: Dispenser): Handler {
       throw d.unknownSubdirective(["status"], "unrecognized subdirective '%s'");
     }
     if (!d.nextArg()) throw d.argErr();
-    out.status_code = weakString(d.val());
+    out.status_code = weakString(d.val()) as number | string;
   }
   return out;
 }
 
 /** `copy_response_headers { include <fields...>; exclude <fields...> }`. */
-export function parseCopyResponseHeaders(d: Dispenser): Handler {
+export function parseCopyResponseHeaders(d: Dispenser): CopyResponseHeadersConfig {
   d.next();
-  const out: Handler = { handler: "copy_response_headers" };
+  const out: CopyResponseHeadersConfig = { handler: "copy_response_headers" };
   if (d.remainingArgs().length > 0) throw d.argErr();
   for (const n = d.nesting(); d.nextBlock(n);) {
     const k = d.val();
@@ -100,7 +122,15 @@ export function parseCopyResponseHeaders(d: Dispenser): Handler {
       throw d.unknownSubdirective(["include", "exclude"], "unrecognized subdirective '%s'");
     }
     const vals = d.remainingArgs();
-    if (vals.length > 0) out[k] = [...((out[k] as string[]) ?? []), ...vals];
+    if (vals.length > 0) out[k] = [...(out[k] ?? []), ...vals];
   }
   return out;
 }
+
+/** The Gatehousefile syntax of `copy_response` and `copy_response_headers`. */
+export const syntax: SyntaxSet = {
+  handlerDirectives: {
+    copy_response: parseCopyResponse,
+    copy_response_headers: parseCopyResponseHeaders,
+  },
+};

@@ -5,12 +5,28 @@
  * @module
  */
 import { didYouMean, type Dispenser } from "../../../caddyfile/dispenser.ts";
-import { registerSyntax, unmarshalModule } from "../../../caddyfile/registry.ts";
+import { type SyntaxSet, unmarshalModule } from "../../../caddyfile/registry.ts";
 import { goAtoiStrict, parseSize } from "../../../caddyfile/values.ts";
 import { parseDuration } from "../../../config/duration.ts";
+import type { SelectionPolicyConfig } from "./config.ts";
+import type {
+  HttpTransportConfig,
+  KeepAliveConfig,
+  NetworkProxyConfig,
+  TransportTLSConfig,
+  TrustPoolConfig,
+} from "./transport_config.ts";
+import type {
+  ASourceConfig,
+  LookupFields,
+  MultiSourceConfig,
+  SRVSourceConfig,
+  UpstreamSourceConfig,
+} from "./upstream_sources/config.ts";
 
 type Obj = Record<string, unknown>;
-const sub = (o: Obj, k: string): Obj => (o[k] ??= {}) as Obj;
+/** A module's fields without its inline key (`policy`, `source`, `protocol`). */
+type ModuleFields<T, K extends keyof T> = Omit<T, K>;
 
 /** Subdirectives of the `http` transport. */
 const HTTP_TRANSPORT_OPTIONS = [
@@ -67,24 +83,29 @@ function size(d: Dispenser, what: string): number {
   }
 }
 
-function put(o: Obj, k: string, v: unknown): void {
+/** Sets `o[k]`, or removes it for a zero value (Go's `omitempty`). */
+function put<T extends object, K extends keyof T>(o: T, k: K, v: T[K]): void {
   if (v === 0 || v === "" || v === undefined) delete o[k];
   else o[k] = v;
 }
 
 /** The `http` transport. */
-export function httpTransport(d: Dispenser): Obj {
+export function httpTransport(d: Dispenser): ModuleFields<HttpTransportConfig, "protocol"> {
   d.next();
-  const t: Obj = {};
-  const tls = () => sub(t, "tls");
-  const keep = () => sub(t, "keep_alive");
+  const t: ModuleFields<HttpTransportConfig, "protocol"> = {};
+  const tls = (): TransportTLSConfig => (t.tls ??= {});
+  const keep = (): KeepAliveConfig => (t.keep_alive ??= {});
   for (const n = d.nesting(); d.nextBlock(n);) {
     const k = d.val();
     switch (k) {
       case "read_buffer":
       case "write_buffer":
         if (!d.nextArg()) throw d.argErr();
-        put(t, `${k}_size`, size(d, k.replace("_", " ")));
+        put(
+          t,
+          k === "read_buffer" ? "read_buffer_size" : "write_buffer_size",
+          size(d, k.replace("_", " ")),
+        );
         break;
       case "max_response_header":
         if (!d.nextArg()) throw d.argErr();
@@ -110,7 +131,7 @@ export function httpTransport(d: Dispenser): Obj {
         if (!d.nextArg()) throw d.argErr();
         const name = d.val();
         const np = unmarshalModule(d, `caddy.network_proxy.${name}`) as Obj;
-        t.network_proxy = { ...np, from: name };
+        t.network_proxy = { ...np, from: name } as NetworkProxyConfig;
         break;
       }
       case "dial_timeout":
@@ -182,11 +203,11 @@ export function httpTransport(d: Dispenser): Obj {
         if (!d.nextArg()) throw d.argErr();
         const name = d.val();
         const ca = unmarshalModule(d, `tls.ca_pool.source.${name}`) as Obj;
-        if ((tls().root_ca_pem_files as string[] | undefined)?.length) {
+        if (tls().root_ca_pem_files?.length) {
           throw d.err("cannot specify both 'tls_trust_pool' and 'tls_trusted_ca_certs'");
         }
         if (tls().ca) throw d.err('cannot specify "tls_trust_pool" twice in caddyfile');
-        tls().ca = { ...ca, provider: name };
+        tls().ca = { ...ca, provider: name } as TrustPoolConfig;
         break;
       }
       case "keepalive":
@@ -231,13 +252,13 @@ export function httpTransport(d: Dispenser): Obj {
   return t;
 }
 
-function noArgs(d: Dispenser): Obj {
+function noArgs(d: Dispenser): Record<string, never> {
   d.next();
   if (d.nextArg()) throw d.argErr();
   return {};
 }
 
-function fallback(d: Dispenser, into: Obj): void {
+function fallback(d: Dispenser, into: { fallback?: SelectionPolicyConfig }): void {
   for (const n = d.nesting(); d.nextBlock(n);) {
     if (d.val() !== "fallback") {
       throw d.unknownSubdirective(["fallback"], "unrecognized option '%s'");
@@ -246,15 +267,15 @@ function fallback(d: Dispenser, into: Obj): void {
     if (into.fallback) throw d.err("fallback selection policy already specified");
     const name = d.val();
     const sel = unmarshalModule(d, `http.reverse_proxy.selection_policies.${name}`) as Obj;
-    into.fallback = { ...sel, policy: name };
+    into.fallback = { ...sel, policy: name } as SelectionPolicyConfig;
   }
 }
 
-function keyed(field: string) {
-  return (d: Dispenser): Obj => {
+function keyed(field: "key" | "field") {
+  return (d: Dispenser): { key?: string; field?: string; fallback?: SelectionPolicyConfig } => {
     d.next();
     if (!d.nextArg()) throw d.argErr();
-    const out: Obj = {};
+    const out: { key?: string; field?: string; fallback?: SelectionPolicyConfig } = {};
     put(out, field, d.val());
     fallback(d, out);
     return out;
@@ -263,7 +284,11 @@ function keyed(field: string) {
 
 const RESOLVER_OPTIONS = ["refresh", "resolvers", "dial_timeout", "dial_fallback_delay"];
 
-function resolverAndDialing(d: Dispenser, u: Obj, k: string): boolean {
+function resolverAndDialing(
+  d: Dispenser,
+  u: LookupFields & { refresh?: number | string },
+  k: string,
+): boolean {
   switch (k) {
     case "refresh":
       if (!d.nextArg()) throw d.argErr();
@@ -291,152 +316,179 @@ function resolverAndDialing(d: Dispenser, u: Obj, k: string): boolean {
   return false;
 }
 
-/** Registers the transport, selection policy and upstream source syntaxes. */
-export function registerProxySyntaxes(): void {
-  registerSyntax("http.reverse_proxy.transport.http", httpTransport);
-  for (
-    const p of [
-      "random",
-      "least_conn",
-      "round_robin",
-      "first",
-      "ip_hash",
-      "client_ip_hash",
-      "uri_hash",
-    ]
-  ) {
-    registerSyntax(`http.reverse_proxy.selection_policies.${p}`, noArgs);
-  }
-  registerSyntax("http.reverse_proxy.selection_policies.weighted_round_robin", (d) => {
-    d.next();
-    const args = d.remainingArgs();
-    if (args.length === 0) throw d.argErr();
-    const weights = args.map((w) => {
-      if (!/^[+-]?\d+$/.test(w)) {
-        throw d.err(
-          `invalid weight value '${w}': strconv.Atoi: parsing ${JSON.stringify(w)}: invalid syntax`,
-        );
-      }
-      const n = Number(w);
-      if (n < 0) throw d.err(`invalid weight value '${w}': weight should be non-negative`);
-      return n;
-    });
-    return { weights };
-  });
-  registerSyntax("http.reverse_proxy.selection_policies.random_choose", (d) => {
-    d.next();
-    if (!d.nextArg()) throw d.argErr();
-    const out: Obj = {};
-    put(out, "choose", int(d, "invalid choice value"));
-    return out;
-  });
-  registerSyntax("http.reverse_proxy.selection_policies.query", keyed("key"));
-  registerSyntax("http.reverse_proxy.selection_policies.header", keyed("field"));
-  registerSyntax("http.reverse_proxy.selection_policies.cookie", (d) => {
-    const args = d.remainingArgs();
-    const out: Obj = {};
-    if (args.length < 1 || args.length > 3) throw d.argErr();
-    if (args.length >= 2) put(out, "name", args[1]);
-    if (args.length === 3) put(out, "secret", args[2]);
-    for (const n = d.nesting(); d.nextBlock(n);) {
-      const k = d.val();
-      if (k === "fallback") {
-        if (!d.nextArg()) throw d.argErr();
-        if (out.fallback) throw d.err("fallback selection policy already specified");
-        const name = d.val();
-        const sel = unmarshalModule(d, `http.reverse_proxy.selection_policies.${name}`) as Obj;
-        out.fallback = { ...sel, policy: name };
-      } else if (k === "max_age") {
-        if (!d.nextArg()) throw d.argErr();
-        if (out.max_age) throw d.err("cookie max_age already specified");
-        let v: number;
-        try {
-          v = parseDuration(d.val());
-        } catch {
-          throw d.err(`invalid duration: ${d.val()}`);
-        }
-        if (v <= 0) {
-          throw d.err(`invalid duration: ${d.val()}, max_age should be non-zero and positive`);
-        }
-        if (d.nextArg()) throw d.argErr();
-        out.max_age = v;
-      } else throw d.unknownSubdirective(["fallback", "max_age"], "unrecognized option '%s'");
+const NO_ARGS_POLICIES = [
+  "random",
+  "least_conn",
+  "round_robin",
+  "first",
+  "ip_hash",
+  "client_ip_hash",
+  "uri_hash",
+];
+
+/** `lb_policy weighted_round_robin <weights...>`. */
+function weightedRoundRobin(d: Dispenser): { weights: number[] } {
+  d.next();
+  const args = d.remainingArgs();
+  if (args.length === 0) throw d.argErr();
+  const weights = args.map((w) => {
+    if (!/^[+-]?\d+$/.test(w)) {
+      throw d.err(
+        `invalid weight value '${w}': strconv.Atoi: parsing ${JSON.stringify(w)}: invalid syntax`,
+      );
     }
-    return out;
+    const n = Number(w);
+    if (n < 0) throw d.err(`invalid weight value '${w}': weight should be non-negative`);
+    return n;
   });
-  registerSyntax("http.reverse_proxy.upstreams.srv", (d) => {
-    d.next();
-    const args = d.remainingArgs();
-    if (args.length > 1) throw d.argErr();
-    const u: Obj = {};
-    if (args.length > 0) put(u, "name", args[0]);
-    for (const n = d.nesting(); d.nextBlock(n);) {
-      const k = d.val();
-      if (resolverAndDialing(d, u, k)) continue;
-      if (k === "service" || k === "proto" || k === "name") {
-        if (!d.nextArg()) throw d.argErr();
-        if (u[k]) throw d.err(`srv ${k} has already been specified`);
-        put(u, k, d.val());
-      } else if (k === "grace_period") {
-        if (!d.nextArg()) throw d.argErr();
-        put(u, k, dur(d, "bad grace period value"));
-      } else {
-        throw d.unknownSubdirective(
-          [...RESOLVER_OPTIONS, "service", "proto", "name", "grace_period"],
-          "unrecognized srv option '%s'",
-        );
-      }
-    }
-    return u;
-  });
-  registerSyntax("http.reverse_proxy.upstreams.a", (d) => {
-    d.next();
-    const args = d.remainingArgs();
-    if (args.length > 2) throw d.argErr();
-    const u: Obj = {};
-    if (args.length > 0) put(u, "name", args[0]);
-    if (args.length === 2) put(u, "port", args[1]);
-    for (const n = d.nesting(); d.nextBlock(n);) {
-      const k = d.val();
-      if (resolverAndDialing(d, u, k)) continue;
-      if (k === "name" || k === "port") {
-        if (!d.nextArg()) throw d.argErr();
-        if (u[k]) throw d.err(`a ${k} has already been specified`);
-        put(u, k, d.val());
-      } else if (k === "versions") {
-        const a = d.remainingArgs();
-        if (a.length === 0) throw d.err("must specify at least one version");
-        const v = sub(u, "versions");
-        for (const x of a) {
-          if (x !== "ipv4" && x !== "ipv6") {
-            throw d.err(`unsupported version: '${x}'${didYouMean(x, ["ipv4", "ipv6"])}`);
-          }
-          v[x] = true;
-        }
-      } else {
-        throw d.unknownSubdirective(
-          [...RESOLVER_OPTIONS, "name", "port", "versions"],
-          "unrecognized a option '%s'",
-        );
-      }
-    }
-    return u;
-  });
-  registerSyntax("http.reverse_proxy.upstreams.multi", (d) => {
-    d.next();
-    if (d.nextArg()) throw d.argErr();
-    const sources: Obj[] = [];
-    for (const n = d.nesting(); d.nextBlock(n);) {
-      const name = d.val();
-      const src = unmarshalModule(d, `http.reverse_proxy.upstreams.${name}`) as Obj;
-      sources.push({ ...src, source: name });
-    }
-    return sources.length ? { sources } : {};
-  });
-  registerSyntax("caddy.network_proxy.url", (d) => {
-    d.next();
-    d.next();
-    return { url: d.val() };
-  });
-  registerSyntax("caddy.network_proxy.none", () => ({}));
+  return { weights };
 }
+
+/** `lb_policy random_choose <n>`. */
+function randomChoose(d: Dispenser): { choose?: number } {
+  d.next();
+  if (!d.nextArg()) throw d.argErr();
+  const out: { choose?: number } = {};
+  put(out, "choose", int(d, "invalid choice value"));
+  return out;
+}
+
+/** `lb_policy cookie [<name> [<secret>]] { fallback <policy>; max_age <duration> }`. */
+function cookiePolicy(
+  d: Dispenser,
+): { name?: string; secret?: string; max_age?: number; fallback?: SelectionPolicyConfig } {
+  const args = d.remainingArgs();
+  const out: {
+    name?: string;
+    secret?: string;
+    max_age?: number;
+    fallback?: SelectionPolicyConfig;
+  } = {};
+  if (args.length < 1 || args.length > 3) throw d.argErr();
+  if (args.length >= 2) put(out, "name", args[1]);
+  if (args.length === 3) put(out, "secret", args[2]);
+  for (const n = d.nesting(); d.nextBlock(n);) {
+    const k = d.val();
+    if (k === "fallback") {
+      if (!d.nextArg()) throw d.argErr();
+      if (out.fallback) throw d.err("fallback selection policy already specified");
+      const name = d.val();
+      const sel = unmarshalModule(d, `http.reverse_proxy.selection_policies.${name}`) as Obj;
+      out.fallback = { ...sel, policy: name } as SelectionPolicyConfig;
+    } else if (k === "max_age") {
+      if (!d.nextArg()) throw d.argErr();
+      if (out.max_age) throw d.err("cookie max_age already specified");
+      let v: number;
+      try {
+        v = parseDuration(d.val());
+      } catch {
+        throw d.err(`invalid duration: ${d.val()}`);
+      }
+      if (v <= 0) {
+        throw d.err(`invalid duration: ${d.val()}, max_age should be non-zero and positive`);
+      }
+      if (d.nextArg()) throw d.argErr();
+      out.max_age = v;
+    } else throw d.unknownSubdirective(["fallback", "max_age"], "unrecognized option '%s'");
+  }
+  return out;
+}
+
+/** `dynamic srv [<name>] { service; proto; name; grace_period; refresh; resolvers; ... }`. */
+function srvSource(d: Dispenser): ModuleFields<SRVSourceConfig, "source"> {
+  d.next();
+  const args = d.remainingArgs();
+  if (args.length > 1) throw d.argErr();
+  const u: ModuleFields<SRVSourceConfig, "source"> = {};
+  if (args.length > 0) put(u, "name", args[0]);
+  for (const n = d.nesting(); d.nextBlock(n);) {
+    const k = d.val();
+    if (resolverAndDialing(d, u, k)) continue;
+    if (k === "service" || k === "proto" || k === "name") {
+      if (!d.nextArg()) throw d.argErr();
+      if (u[k]) throw d.err(`srv ${k} has already been specified`);
+      put(u, k, d.val());
+    } else if (k === "grace_period") {
+      if (!d.nextArg()) throw d.argErr();
+      put(u, k, dur(d, "bad grace period value"));
+    } else {
+      throw d.unknownSubdirective(
+        [...RESOLVER_OPTIONS, "service", "proto", "name", "grace_period"],
+        "unrecognized srv option '%s'",
+      );
+    }
+  }
+  return u;
+}
+
+/** `dynamic a [<name> [<port>]] { name; port; versions ipv4|ipv6; refresh; resolvers; ... }`. */
+function aSource(d: Dispenser): ModuleFields<ASourceConfig, "source"> {
+  d.next();
+  const args = d.remainingArgs();
+  if (args.length > 2) throw d.argErr();
+  const u: ModuleFields<ASourceConfig, "source"> = {};
+  if (args.length > 0) put(u, "name", args[0]);
+  if (args.length === 2) put(u, "port", args[1]);
+  for (const n = d.nesting(); d.nextBlock(n);) {
+    const k = d.val();
+    if (resolverAndDialing(d, u, k)) continue;
+    if (k === "name" || k === "port") {
+      if (!d.nextArg()) throw d.argErr();
+      if (u[k]) throw d.err(`a ${k} has already been specified`);
+      put(u, k, d.val());
+    } else if (k === "versions") {
+      const a = d.remainingArgs();
+      if (a.length === 0) throw d.err("must specify at least one version");
+      const v = u.versions ??= {};
+      for (const x of a) {
+        if (x !== "ipv4" && x !== "ipv6") {
+          throw d.err(`unsupported version: '${x}'${didYouMean(x, ["ipv4", "ipv6"])}`);
+        }
+        v[x] = true;
+      }
+    } else {
+      throw d.unknownSubdirective(
+        [...RESOLVER_OPTIONS, "name", "port", "versions"],
+        "unrecognized a option '%s'",
+      );
+    }
+  }
+  return u;
+}
+
+/** `dynamic multi { <source> ...; ... }`. */
+function multiSource(d: Dispenser): ModuleFields<MultiSourceConfig, "source"> {
+  d.next();
+  if (d.nextArg()) throw d.argErr();
+  const sources: UpstreamSourceConfig[] = [];
+  for (const n = d.nesting(); d.nextBlock(n);) {
+    const name = d.val();
+    const src = unmarshalModule(d, `http.reverse_proxy.upstreams.${name}`) as Obj;
+    sources.push({ ...src, source: name } as UpstreamSourceConfig);
+  }
+  return sources.length ? { sources } : {};
+}
+
+/** The transport, selection policy, upstream source and network proxy module syntaxes. */
+export const syntax: SyntaxSet = {
+  modules: {
+    "http.reverse_proxy.transport.http": httpTransport,
+    ...Object.fromEntries(
+      NO_ARGS_POLICIES.map((p) => [`http.reverse_proxy.selection_policies.${p}`, noArgs]),
+    ),
+    "http.reverse_proxy.selection_policies.weighted_round_robin": weightedRoundRobin,
+    "http.reverse_proxy.selection_policies.random_choose": randomChoose,
+    "http.reverse_proxy.selection_policies.query": keyed("key"),
+    "http.reverse_proxy.selection_policies.header": keyed("field"),
+    "http.reverse_proxy.selection_policies.cookie": cookiePolicy,
+    "http.reverse_proxy.upstreams.srv": srvSource,
+    "http.reverse_proxy.upstreams.a": aSource,
+    "http.reverse_proxy.upstreams.multi": multiSource,
+    "caddy.network_proxy.url": (d) => {
+      d.next();
+      d.next();
+      return { url: d.val() };
+    },
+    "caddy.network_proxy.none": () => ({}),
+  },
+};

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { asObject, checkFields, optObject } from "../../config.ts";
+import type { Raw } from "../../../config/decode.ts";
 import type { RequestContext } from "../../context.ts";
 import type { HttpHandler } from "../../handler.ts";
 import {
@@ -17,6 +17,7 @@ import {
   type ResponseMatcher,
 } from "../../header_ops.ts";
 import { ipInRanges, type IPRange, parseIP } from "../../../net/ip.ts";
+import type { ProxyHeadersConfig } from "./config.ts";
 import { connectionNames, endToEnd, forwardedValue } from "./transport.ts";
 
 /** A forwarded request's header fields and whether they carry a Content-Length. */
@@ -107,40 +108,50 @@ export function responseFields(c: RequestContext, raw: [string, string][]): [str
   return out;
 }
 
-/** Decodes `headers` (`request`, `response` with `require`; `deferred` is implied). */
-export function parseProxyHeaders(
-  raw: unknown,
+/** The header operations of decoded `headers` (`where` is its path, for template errors). */
+export function proxyHeaderOps(
+  c: ProxyHeadersConfig | undefined,
   where: string,
 ): { reqOps: HeaderOps; resOps: HeaderOps; resRequire: ResponseMatcher | null } {
-  const cfg = raw === undefined || raw === null ? {} : asObject(raw, where);
-  checkFields(cfg, ["request", "response"], where);
-  const reqOps = parseHeaderOps(optObject(cfg, "request", where), `${where}.request`);
-  const resRaw = optObject(cfg, "response", where);
+  const reqOps = parseHeaderOps(c?.request, `${where}.request`);
   let resOps = parseHeaderOps(undefined, "");
   let resRequire: ResponseMatcher | null = null;
-  if (resRaw) {
-    const { require, deferred: _d, ...ops } = resRaw;
+  if (c?.response) {
+    const { require, deferred: _d, ...ops } = c.response;
     resOps = parseHeaderOps(ops, `${where}.response`);
-    if (require) {
-      resRequire = parseResponseMatcher(asObject(require, where), `${where}.response.require`);
-    }
+    if (require) resRequire = parseResponseMatcher(require as Raw, `${where}.response.require`);
   }
   return { reqOps, resOps, resRequire };
 }
 
-/** The method and URI of the upstream request (after `rewrite`; the request keeps its own). */
-export interface UpstreamTarget {
+/**
+ * What goes upstream of one request: the method and URI (after `rewrite`; the request keeps
+ * its own) and the protocol switch asked for. One per request, shared by its attempts.
+ */
+export interface Outgoing {
+  /** The upstream request's method. */
   method: string;
+  /** The upstream request's URI (path and query). */
   uri: string;
+  /** A WebSocket the `deno` listener engine relays message by message. */
+  ws: boolean;
+  /** The protocols of `Upgrade` asked for upstream (the connection can be taken over), or null. */
+  upgrade: string | null;
 }
 
-/** The upstream request's method and URI: the request's, or what `rewrite` makes them. */
-export function upstreamTarget(c: RequestContext, rewrite: HttpHandler | null): UpstreamTarget {
-  if (!rewrite) return { method: c.method, uri: c.uri };
+/** What goes upstream: the request's method and URI, or what `rewrite` makes them. */
+export function outgoing(
+  c: RequestContext,
+  rewrite: HttpHandler | null,
+  ws: boolean,
+  upgrade: string | null,
+): Outgoing {
+  const out: Outgoing = { method: c.method, uri: c.uri, ws, upgrade };
+  if (!rewrite) return out;
   const saved = [c.method, c.rawPath, c.query] as const;
-  let out: UpstreamTarget = { method: c.method, uri: c.uri };
   rewrite.serveHTTP(c, (r) => {
-    out = { method: r.method, uri: r.uri };
+    out.method = r.method;
+    out.uri = r.uri;
     return new Response(null);
   });
   [c.method, c.rawPath, c.query] = saved;

@@ -10,21 +10,19 @@
  *
  * @module
  */
-import {
-  checkFields,
-  optDuration,
-  optNumber,
-  optObject,
-  optString,
-  type Raw,
-} from "../../config.ts";
+import { type Duration, durationMs } from "../../../config/duration.ts";
 import { goRegExp } from "../../regexp.ts";
-import { ConfigError } from "../../../config/error.ts";
+import type { ActiveHealthChecksConfig, PassiveHealthChecksConfig } from "./config.ts";
 import type { Upstream } from "./upstreams.ts";
 import { loadNodeHttp } from "./transport.ts";
 
-/** Parsed passive health check settings. */
-export interface PassiveConfig {
+/** Milliseconds of a decoded duration (0 when absent). */
+function ms(v: Duration | undefined): number {
+  return v === undefined ? 0 : durationMs(v);
+}
+
+/** Passive health check settings, as the handler runs them. */
+export interface PassiveSettings {
   /** How long a failure is remembered (ms); 0 disables passive checks. */
   failDuration: number;
   /** Failures that make a host unavailable. */
@@ -37,31 +35,15 @@ export interface PassiveConfig {
   unhealthyLatency: number;
 }
 
-/** Parses `health_checks.passive`. */
-export function parsePassive(raw: Raw | undefined, where: string): PassiveConfig {
-  if (!raw) {
-    return {
-      failDuration: 0,
-      maxFails: 0,
-      unhealthyRequestCount: 0,
-      unhealthyStatus: [],
-      unhealthyLatency: 0,
-    };
-  }
-  checkFields(raw, [
-    "fail_duration",
-    "max_fails",
-    "unhealthy_request_count",
-    "unhealthy_status",
-    "unhealthy_latency",
-  ], where);
-  const failDuration = optDuration(raw, "fail_duration", where) ?? 0;
+/** The settings of decoded `health_checks.passive` (all off when absent). */
+export function passiveSettings(c: PassiveHealthChecksConfig | undefined): PassiveSettings {
+  const failDuration = ms(c?.fail_duration);
   return {
     failDuration,
-    maxFails: optNumber(raw, "max_fails", where) ?? (failDuration > 0 ? 1 : 0),
-    unhealthyRequestCount: optNumber(raw, "unhealthy_request_count", where) ?? 0,
-    unhealthyStatus: (raw.unhealthy_status as number[] | undefined) ?? [],
-    unhealthyLatency: optDuration(raw, "unhealthy_latency", where) ?? 0,
+    maxFails: c?.max_fails ?? (failDuration > 0 ? 1 : 0),
+    unhealthyRequestCount: c?.unhealthy_request_count ?? 0,
+    unhealthyStatus: c?.unhealthy_status ?? [],
+    unhealthyLatency: ms(c?.unhealthy_latency),
   };
 }
 
@@ -80,8 +62,6 @@ export interface ActiveChecker {
 
 /** How active health checks run. */
 export interface ActiveOptions {
-  /** Config path for error messages. */
-  where: string;
   /** Whether the upstreams speak TLS. */
   tls: boolean;
   /** Called when an upstream changes state. */
@@ -92,45 +72,26 @@ export interface ActiveOptions {
 
 /** Starts active health checks for the upstreams; null when not configured. */
 export function startActive(
-  raw: Raw | undefined,
+  c: ActiveHealthChecksConfig | undefined,
   upstreams: Upstream[],
   options: ActiveOptions,
 ): ActiveChecker | null {
-  if (!raw) return null;
-  const { where, tls, onChange } = options;
-  checkFields(raw, [
-    "uri",
-    "path",
-    "port",
-    "headers",
-    "method",
-    "body",
-    "interval",
-    "timeout",
-    "max_size",
-    "expect_status",
-    "expect_body",
-    "passes",
-    "fails",
-  ], where);
-  const uri = optString(raw, "uri", where) || optString(raw, "path", where) || "";
+  if (!c) return null;
+  const { tls, onChange } = options;
+  const uri = c.uri || c.path || "";
   if (!uri) return null;
-  const port = optNumber(raw, "port", where) ?? 0;
-  const headers = (optObject(raw, "headers", where) ?? {}) as Record<string, string[]>;
-  const interval = optDuration(raw, "interval", where) || 30_000;
-  const timeout = optDuration(raw, "timeout", where) || 5_000;
-  const expectStatus = optNumber(raw, "expect_status", where) ?? 0;
-  const bodyRaw = optString(raw, "expect_body", where);
-  const expectBody = bodyRaw ? goRegExp(bodyRaw) : null;
-  const maxSize = optNumber(raw, "max_size", where) ?? 0;
-  const method = (optString(raw, "method", where) || "GET").toUpperCase();
-  if (!/^[A-Z0-9!#$%&'*+.^_`|~-]+$/.test(method)) {
-    throw new ConfigError("invalid_config", `${where}.method: not a method: ${method}`);
-  }
-  const reqBody = optString(raw, "body", where) ?? "";
+  const port = c.port ?? 0;
+  const headers = c.headers ?? {};
+  const interval = ms(c.interval) || 30_000;
+  const timeout = ms(c.timeout) || 5_000;
+  const expectStatus = c.expect_status ?? 0;
+  const expectBody = c.expect_body ? goRegExp(c.expect_body) : null;
+  const maxSize = c.max_size ?? 0;
+  const method = (c.method || "GET").toUpperCase();
+  const reqBody = c.body ?? "";
   // consecutive results needed to change a host's state (Caddy's default: 1 each)
-  const passes = Math.max(1, optNumber(raw, "passes", where) ?? 1);
-  const fails = Math.max(1, optNumber(raw, "fails", where) ?? 1);
+  const passes = Math.max(1, c.passes ?? 1);
+  const fails = Math.max(1, c.fails ?? 1);
   const streaks = new Map<Upstream, number>(); // > 0: passes in a row, < 0: failures in a row
   if (options.validating) return { stop() {}, runOnce: () => Promise.resolve() };
   const aborts = new Set<AbortController>();

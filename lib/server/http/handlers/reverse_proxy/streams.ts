@@ -10,9 +10,7 @@
  * @module
  */
 import type { Tunnel } from "../../../module/listener.ts";
-import { optDuration, optNumber, type Raw } from "../../config.ts";
 import { HandlerError } from "../../errors.ts";
-import { ConfigError } from "../../../config/error.ts";
 import type { RequestContext } from "../../context.ts";
 import { endToEnd } from "./transport.ts";
 
@@ -99,19 +97,6 @@ export class Streams {
       Deno.unrefTimer(t);
     }
   }
-}
-
-/** Decodes `stream_timeout`, `stream_close_delay` and `stream_buffer_size`. */
-export function parseStreamOptions(config: Raw, where: string): StreamOptions {
-  const size = optNumber(config, "stream_buffer_size", where) ?? 0;
-  if (size < 0 || !Number.isInteger(size)) {
-    throw new ConfigError("invalid_config", `${where}.stream_buffer_size: must be >= 0`);
-  }
-  return {
-    timeoutMs: optDuration(config, "stream_timeout", where) ?? 0,
-    closeDelayMs: optDuration(config, "stream_close_delay", where) ?? 0,
-    bufferSize: size || DEFAULT_STREAM_BUFFER,
-  };
 }
 
 /** True when every protocol a 101 names is one the request asked for (case-insensitive). */

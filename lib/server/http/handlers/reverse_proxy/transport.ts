@@ -1,16 +1,13 @@
 /**
- * Transport pieces of `reverse_proxy` around the HTTP/1.1 client (h1client.ts): the
- * `transport` settings, the errors that decide retries and 504s, the hop-by-hop header rules,
- * the WebSocket relay of the `deno` listener engine, and `node:http` loading for active
- * health checks over TLS.
+ * Transport pieces of `reverse_proxy` around the HTTP/1.1 client (h1client.ts): the errors
+ * that decide retries and 504s, the hop-by-hop header rules, the WebSocket relay of the `deno`
+ * listener engine, and `node:http` loading for active health checks over TLS. The transport's
+ * settings are `transport_config.ts`.
  *
  * @module
  */
 import type http from "node:http";
 import type httpsType from "node:https";
-import type { DialOptions } from "./h1conn.ts";
-import type { PoolLimits } from "./h1client.ts";
-import type { Renegotiation } from "./openssl_conn.ts";
 
 let nodeHttp: typeof http;
 let nodeHttps: typeof httpsType;
@@ -48,46 +45,6 @@ export function clientGone(request: Request, completed?: Promise<void>): Promise
     signal.addEventListener("abort", () => r(), { once: true })
   );
   return completed ? Promise.race([completed, aborted]) : aborted;
-}
-
-/** Transport settings (`transport` with `protocol: "http"`). */
-export interface TransportOptions {
-  /** Use TLS to the upstream. */
-  tls: boolean;
-  /** Skip certificate verification. */
-  insecure: boolean;
-  /** SNI / verification name. */
-  serverName?: string;
-  /** Trusted CA certificates (PEM) replacing the system's (`tls.ca`, `root_ca_*`). */
-  ca?: string[];
-  /**
-   * A forward HTTP proxy (`network_proxy` from `url`): requests go to it in absolute form,
-   * with `Proxy-Authorization` when the URL has credentials.
-   */
-  proxy?: { dial: string; authorization?: string };
-  /** The local IP address upstream connections are dialed from (`local_address`). */
-  localAddress?: string;
-  /** `versions` has `2`: HTTP/2 (by ALPN) to TLS upstreams. */
-  h2?: boolean;
-  /** `versions` has `h2c`: HTTP/2 with prior knowledge to plain upstreams. */
-  h2c?: boolean;
-  /** `tls.renegotiation` (default `never`). */
-  renegotiation?: Renegotiation;
-  /** `expect_continue_timeout` (ms, 0: bodies go at once). */
-  expectContinueMs?: number;
-  /** `write_buffer_size` (bytes, 0: HTTP/1.1 writes go out as they come). */
-  writeBufferSize?: number;
-  /**
-   * How names are resolved and dialed (`resolver`, `dial_fallback_delay`, `tls.except_ports`,
-   * `read_buffer_size`, `keep_alive.probe_interval`), beside `localAddress`.
-   */
-  dial?: Omit<DialOptions, "localAddress">;
-  /** Connection reuse and limits (`keep_alive`, `max_conns_per_host`, `max_response_header_size`). */
-  pool?: PoolLimits;
-  /** Connect timeout (ms). */
-  dialTimeout: number;
-  /** Time to wait for response headers (ms, 0 = none). */
-  responseHeaderTimeout: number;
 }
 
 /**

@@ -2,8 +2,8 @@
  * The upstream client of one `reverse_proxy` `http` transport: each request goes to the
  * HTTP/1.1 client or to an HTTP/2 one, chosen per upstream as Caddy's transport chooses: over
  * TLS (the transport has `tls` and the port is not in `tls.except_ports`), HTTP/2 when
- * `versions` has `2`; in plain text, HTTP/2 with prior knowledge when `versions` has `h2c`;
- * else HTTP/1.1. The clients share the transport's dialing and TLS settings (one OpenSSL
+ * `versions` has `2`, HTTP/3 when it is `3`; in plain text, HTTP/2 with prior knowledge when
+ * `versions` has `h2c`; else HTTP/1.1. The clients share the transport's dialing and TLS settings (one OpenSSL
  * context with `renegotiation`), and its connection fields apply to each as Go applies them.
  *
  * @module
@@ -11,7 +11,8 @@
 import { H1Pool, type H1Response, type RoundTrip } from "./h1client.ts";
 import type { UpstreamTls } from "./h1conn.ts";
 import { H2Pool } from "./h2client.ts";
-import type { TransportOptions } from "./transport.ts";
+import { H3Upstreams } from "./h3client.ts";
+import type { TransportOptions } from "./transport_config.ts";
 import { dialsTls } from "./upstream_dial.ts";
 import { H1_LIMITS } from "./h1parse.ts";
 
@@ -20,6 +21,7 @@ export class UpstreamClient {
   #h1: H1Pool;
   #h2: H2Pool | null = null;
   #h2c: H2Pool | null = null;
+  #h3: H3Upstreams | null = null;
   #tls: UpstreamTls | null;
 
   /** Clients for the decoded transport `t`. */
@@ -49,11 +51,21 @@ export class UpstreamClient {
     };
     if (this.#tls && t.h2) this.#h2 = new H2Pool(this.#tls, dial, h2);
     if (t.h2c) this.#h2c = new H2Pool(null, dial, h2);
+    if (t.h3) {
+      this.#h3 = new H3Upstreams({
+        ca: t.ca,
+        serverName: t.serverName,
+        maxHeaderBytes: h2.maxHeaderBytes,
+        localAddress: t.localAddress,
+      });
+    }
   }
 
   /** One exchange with the upstream `o.dial`, on the client its protocol needs. */
   roundTrip(o: RoundTrip): Promise<H1Response> {
-    const h2 = dialsTls(o.dial, this.#tls !== null, this.t.dial) ? this.#h2 : this.#h2c;
+    const tls = dialsTls(o.dial, this.#tls !== null, this.t.dial);
+    if (tls && this.#h3) return this.#h3.roundTrip(o);
+    const h2 = tls ? this.#h2 : this.#h2c;
     return (h2 ?? this.#h1).roundTrip(o);
   }
 
@@ -62,6 +74,7 @@ export class UpstreamClient {
     this.#h1.close();
     this.#h2?.close();
     this.#h2c?.close();
+    this.#h3?.close();
     this.#tls?.openssl?.close();
   }
 }

@@ -216,13 +216,24 @@ export function dialsTls(dial: string, tls: boolean, options: DialOptions = {}):
   return !options.exceptPorts?.has(port);
 }
 
+/** One dial: where to, how long it may take, TLS, the dialer's fields and the shape wanted. */
+interface DialRequest {
+  /** `host:port` or `unix//path`. */
+  address: string;
+  /** ms; 0 = no limit. */
+  timeout: number;
+  /** TLS to the upstream, or null for plain text. */
+  tls: UpstreamTls | null;
+  /** The transport's dialer fields. */
+  options: DialOptions;
+  /** A node socket or the fastest byte connection. */
+  shape: Shape;
+  /** The protocols offered by ALPN. */
+  alpn: string[];
+}
+
 async function dial(
-  address: string,
-  timeout: number,
-  tlsOptions: UpstreamTls | null,
-  options: DialOptions,
-  shape: Shape,
-  alpn: string[],
+  { address, timeout, tls: tlsOptions, options, shape, alpn }: DialRequest,
 ): Promise<Dialed> {
   let connecting: Promise<Dialed>;
   if (address.startsWith("unix/")) {
@@ -312,7 +323,7 @@ export async function dialUpstream(
   tls: UpstreamTls | null,
   options: DialOptions = {},
 ): Promise<ByteConn> {
-  const d = await dial(address, timeout, tls, options, "bytes", ["http/1.1"]);
+  const d = await dial({ address, timeout, tls, options, shape: "bytes", alpn: ["http/1.1"] });
   return d.conn ?? new NodeSocketConn(d.socket!);
 }
 
@@ -331,7 +342,7 @@ export async function dialStream(
   tls: UpstreamTls | null,
   options: DialOptions = {},
 ): Promise<{ stream: Duplex; alpn: string; close(): void }> {
-  const d = await dial(address, timeout, tls, options, "node", ["h2"]);
+  const d = await dial({ address, timeout, tls, options, shape: "node", alpn: ["h2"] });
   if (d.socket) return { stream: d.socket, alpn: d.alpn, close: () => d.socket.destroy() };
   return { stream: byteConnStream(d.conn!), alpn: d.alpn, close: () => d.conn!.close() };
 }

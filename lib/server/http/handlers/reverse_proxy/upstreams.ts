@@ -7,9 +7,7 @@
  * @module
  */
 import type { AdminRoute } from "../../../module/mod.ts";
-import { asObject, checkFields, optNumber, optString } from "../../config.ts";
 import type { RequestContext } from "../../context.ts";
-import { ConfigError } from "../../../config/error.ts";
 import { compileTemplate, type Template } from "../../replacer.ts";
 
 /**
@@ -110,6 +108,17 @@ export function dialIsDynamic(dial: string): boolean {
   return false;
 }
 
+/** One static upstream. */
+export type UpstreamConfig = {
+  /**
+   * The network address dialed (`host:port`, `unix//path`); placeholders allowed: `env.` and
+   * `system.` ones are resolved at load, others per request.
+   */
+  dial?: string;
+  /** Requests at once to this upstream (overrides `unhealthy_request_count`; 0: no limit). */
+  max_requests?: number;
+};
+
 /** One handler's upstream. */
 export class Upstream {
   /**
@@ -154,29 +163,17 @@ export class Upstream {
 }
 
 /**
- * Decodes `upstreams`: each `dial` with `env.`/`system.` placeholders resolved now, others
- * (request placeholders) kept as templates rendered per request. None is an error unless
- * `dynamic` (the handler has `dynamic_upstreams`).
+ * The upstreams of decoded `upstreams`: each `dial` with `env.`/`system.` placeholders
+ * resolved now, others (request placeholders) kept as templates rendered per request.
  */
-export function parseUpstreams(
-  raw: unknown,
-  where: string,
-  dynamic = false,
+export function provisionUpstreams(
+  list: readonly UpstreamConfig[] | undefined,
 ): { upstreams: Upstream[]; dialTemplates: Map<Upstream, Template> } {
   const upstreams: Upstream[] = [];
-  if (raw !== undefined && raw !== null && !Array.isArray(raw)) {
-    throw new ConfigError("invalid_config", `${where}: "upstreams" must be an array`);
-  }
-  for (const u of (raw ?? []) as unknown[]) {
-    const o = asObject(u, `${where}.upstreams`);
-    checkFields(o, ["dial", "max_requests"], `${where}.upstreams`);
-    let dial = optString(o, "dial", where) ?? "";
+  for (const u of list ?? []) {
+    let dial = u.dial ?? "";
     if (!dialIsDynamic(dial)) dial = compileTemplate(dial).render({} as RequestContext);
-    if (!dial) throw new ConfigError("invalid_config", `${where}: upstream needs "dial"`);
-    upstreams.push(new Upstream(dial, optNumber(o, "max_requests", where) ?? 0));
-  }
-  if (upstreams.length === 0 && !dynamic) {
-    throw new ConfigError("invalid_config", `${where}: no upstreams`);
+    upstreams.push(new Upstream(dial, u.max_requests ?? 0));
   }
   const dialTemplates = new Map(
     upstreams.filter((x) => x.dynamic).map((x) => [x, compileTemplate(x.dial)] as const),

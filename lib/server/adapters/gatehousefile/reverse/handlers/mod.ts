@@ -5,26 +5,12 @@
  * @module
  */
 import type { HandlerReverser } from "../../../../caddyfile/writer/context.ts";
-import { HANDLERS as HANDLER_TABLE } from "../../../../http/handlers/mod.ts";
-import { encode } from "./encode.ts";
-import { error } from "./error.ts";
-import { headers } from "./headers.ts";
-import { acmeServer, intercept, logAppend, map, metrics, push, tracing } from "./more.ts";
-import { reverseProxy } from "./reverse_proxy.ts";
-import { rewrite } from "./rewrite.ts";
-import {
-  authentication,
-  copyResponse,
-  copyResponseHeaders,
-  invoke,
-  requestBody,
-  templates,
-} from "./small.ts";
-import { subroute } from "./subroute.ts";
-import { vars } from "./vars.ts";
+import { HANDLERS as HANDLER_TABLE, SYNTAX_ONLY } from "../../../../http/handlers/mod.ts";
+import { writer as metrics } from "../../../../metrics/writer.ts";
+import { writer as tracing } from "../../../../tracing/writer.ts";
 
 const FROM_TABLE: [string, HandlerReverser][] = await Promise.all(
-  HANDLER_TABLE.filter((e) => e.writer).map(async (e) =>
+  [...HANDLER_TABLE, ...SYNTAX_ONLY].filter((e) => e.writer).map(async (e) =>
     [e.id.slice("http.handlers.".length), await e.writer!()] as [string, HandlerReverser]
   ),
 );
@@ -32,24 +18,6 @@ const FROM_TABLE: [string, HandlerReverser][] = await Promise.all(
 /** Handler module name → reverser: the writers the handlers' table names, and the rest. */
 export const HANDLERS: Record<string, HandlerReverser> = {
   ...Object.fromEntries(FROM_TABLE),
-  acme_server: acmeServer,
-  authentication,
-  copy_response: copyResponse,
-  copy_response_headers: copyResponseHeaders,
-  encode,
-  error,
-  headers,
-  intercept,
-  invoke,
-  log_append: logAppend,
-  map,
   metrics,
-  push,
-  request_body: requestBody,
-  reverse_proxy: reverseProxy,
-  rewrite,
-  subroute,
-  templates,
   tracing,
-  vars,
 };

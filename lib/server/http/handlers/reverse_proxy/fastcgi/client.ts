@@ -21,7 +21,7 @@ import { writeAll } from "../byte_conn.ts";
 import { dialUpstream } from "../upstream_dial.ts";
 import type { ByteConn } from "../byte_conn.ts";
 import { UpstreamTimeout } from "../transport.ts";
-import type { FastCGIConfig } from "./config.ts";
+import type { FastCGIOptions } from "./config.ts";
 import { EnvBuilder } from "./env.ts";
 import {
   beginRequest,
@@ -83,11 +83,11 @@ async function writeStdin(
  * @example
  * ```ts
  * import { fastCGITransport } from "./client.ts";
- * import { parseFastCGIConfig } from "./config.ts";
- * const t = fastCGITransport(parseFastCGIConfig({ protocol: "fastcgi" }, "t"), console as never);
+ * import { fastcgiOptions } from "./config.ts";
+ * const t = fastCGITransport(fastcgiOptions({ protocol: "fastcgi" }), console as never);
  * ```
  */
-export function fastCGITransport(cfg: FastCGIConfig, logger: Logger): FastCGITransport {
+export function fastCGITransport(cfg: FastCGIOptions, logger: Logger): FastCGITransport {
   const builder = new EnvBuilder(cfg);
   return {
     async roundTrip(c, o) {

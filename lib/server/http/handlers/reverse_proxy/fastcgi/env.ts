@@ -16,7 +16,8 @@ import { decodePath, type RequestContext, splitHostPort } from "../../../context
 import { HandlerError } from "../../../errors.ts";
 import { compileTemplate, type Template } from "../../../replacer.ts";
 import { sanitizedPathJoin } from "../../file_server/sanitize.ts";
-import type { FastCGIConfig } from "./config.ts";
+import type { FastCGIOptions } from "./config.ts";
+import { requestProto } from "../../../../module/listener.ts";
 
 /** `SERVER_SOFTWARE`. */
 export const SERVER_SOFTWARE = `Gatehouse/${VERSION}`;
@@ -83,10 +84,10 @@ export interface EnvInput {
 export class EnvBuilder {
   #root: Template;
   #env: [string, Template][];
-  #cfg: FastCGIConfig;
+  #cfg: FastCGIOptions;
 
   /** Compiles the config's templates. */
-  constructor(cfg: FastCGIConfig) {
+  constructor(cfg: FastCGIOptions) {
     this.#cfg = cfg;
     this.#root = compileTemplate(cfg.root);
     this.#env = Object.entries(cfg.env).map(([k, v]) => [k, compileTemplate(v)]);
@@ -155,7 +156,7 @@ export class EnvBuilder {
       ["REQUEST_METHOD", input.method],
       ["REQUEST_SCHEME", scheme],
       ["SERVER_NAME", reqHost],
-      ["SERVER_PROTOCOL", c.info.http2 || tls?.proto === "h2" ? "HTTP/2.0" : "HTTP/1.1"],
+      ["SERVER_PROTOCOL", requestProto(c.info)],
       ["SERVER_SOFTWARE", SERVER_SOFTWARE],
       ["DOCUMENT_ROOT", root],
       ["DOCUMENT_URI", docURI],

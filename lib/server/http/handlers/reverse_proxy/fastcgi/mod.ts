@@ -1,32 +1,31 @@
 /**
  * The `fastcgi` transport of `reverse_proxy` (Caddy's `http.reverse_proxy.transport.fastcgi`,
- * what `php_fastcgi` expands to): the seam the proxy handler calls while provisioning. It
- * returns null for any other transport, which the handler then decodes itself.
+ * what `php_fastcgi` expands to): its config is {@linkcode FastCGITransportConfig}
+ * (`config.ts`), the client `client.ts`.
  *
  * @module
  */
 import type { ProvisionContext } from "../../../../module/mod.ts";
-import type { Raw } from "../../../config.ts";
 import { type FastCGITransport, fastCGITransport } from "./client.ts";
-import { parseFastCGIConfig } from "./config.ts";
+import { fastcgiOptions, type FastCGITransportConfig } from "./config.ts";
 
 export type { FastCGITransport } from "./client.ts";
+export type { FastCGITransportConfig } from "./config.ts";
 
 /**
- * The FastCGI transport when `raw` is one (`protocol: "fastcgi"`), else null.
+ * The FastCGI transport of a decoded config.
  *
  * @example
- * ```ts
- * import { provisionFastCGI } from "./mod.ts";
- * // in a handler's create(): const fcgi = provisionFastCGI(config.transport, ctx, where);
+ * ```ts ignore
+ * const fcgi = provisionFastCGI({ protocol: "fastcgi", split_path: [".php"] }, ctx);
  * ```
  */
 export function provisionFastCGI(
-  raw: Raw | undefined,
+  config: FastCGITransportConfig,
   ctx: ProvisionContext,
-  where: string,
-): FastCGITransport | null {
-  if (!raw || raw.protocol !== "fastcgi") return null;
-  const cfg = parseFastCGIConfig(raw, where);
-  return fastCGITransport(cfg, ctx.logger("http.reverse_proxy.transport.fastcgi"));
+): FastCGITransport {
+  return fastCGITransport(
+    fastcgiOptions(config),
+    ctx.logger("http.reverse_proxy.transport.fastcgi"),
+  );
 }

@@ -6,45 +6,25 @@
  *
  * @module
  */
-import {
-  checkFields,
-  optBool,
-  optDuration,
-  optObject,
-  optString,
-  type Raw,
-} from "../../../config.ts";
-import { ConfigError } from "../../../../config/error.ts";
+import { durationMs } from "../../../../config/duration.ts";
 import { compileTemplate } from "../../../replacer.ts";
 import type { Logger } from "../../../../module/instance.ts";
-import { lookupIP, parseLookupOptions } from "./resolver.ts";
+import type { ASourceConfig } from "./config.ts";
+import { lookupIP, lookupOptions as lookupOptionsOf } from "./resolver.ts";
 import { AnswerCache, joinHostPort, type UpstreamSource } from "./source.ts";
 
-/** Decodes and provisions an `a` source. */
-export function aSource(raw: Raw, where: string, log: Logger): UpstreamSource {
-  checkFields(raw, [
-    "source",
-    "name",
-    "port",
-    "refresh",
-    "resolver",
-    "dial_timeout",
-    "dial_fallback_delay",
-    "versions",
-  ], where);
-  const nameRaw = optString(raw, "name", where) ?? "";
-  if (!nameRaw) throw new ConfigError("invalid_config", `${where}: "name" is required`);
-  const name = compileTemplate(nameRaw);
-  const port = compileTemplate(optString(raw, "port", where) || "80");
-  const refresh = optDuration(raw, "refresh", where) || 60_000;
-  const lookupOptions = parseLookupOptions(raw, where);
-  const versions = optObject(raw, "versions", where);
+/** Provisions a decoded `a` source. */
+export function aSource(config: ASourceConfig, log: Logger): UpstreamSource {
+  const name = compileTemplate(config.name ?? "");
+  const port = compileTemplate(config.port || "80");
+  const refresh = (config.refresh === undefined ? 0 : durationMs(config.refresh)) || 60_000;
+  const lookupOptions = lookupOptionsOf(config);
   let v4 = true;
   let v6 = true;
+  const versions = config.versions;
   if (versions) {
-    checkFields(versions, ["ipv4", "ipv6"], `${where}.versions`);
-    const a = optBool(versions, "ipv4", where);
-    const b = optBool(versions, "ipv6", where);
+    const a = versions.ipv4;
+    const b = versions.ipv6;
     if (a !== undefined || b !== undefined) {
       v4 = a === true;
       v6 = b === true;

@@ -11,36 +11,29 @@
  */
 import type { ProvisionContext } from "../../../../module/mod.ts";
 import type { Logger } from "../../../../module/instance.ts";
-import { asObject, optString, type Raw } from "../../../config.ts";
 import type { RequestContext } from "../../../context.ts";
-import { ConfigError } from "../../../../config/error.ts";
 import { releaseHost, Upstream } from "../upstreams.ts";
 import { aSource } from "./a.ts";
+import type { UpstreamSourceConfig } from "./config.ts";
 import { multiSource } from "./multi.ts";
 import type { UpstreamSource } from "./source.ts";
 import { srvSource } from "./srv.ts";
 
 export type { UpstreamSource } from "./source.ts";
+export type { UpstreamSourceConfig } from "./config.ts";
 
 /** Most upstreams a handler keeps from lookups before it forgets those not seen lately. */
 const MAX_KEPT = 1000;
 
-function makeSource(raw: Raw, where: string, ctx: ProvisionContext): UpstreamSource {
-  const kind = optString(raw, "source", where);
+function makeSource(c: UpstreamSourceConfig, ctx: ProvisionContext): UpstreamSource {
   const log = (k: string): Logger => ctx.logger(`http.reverse_proxy.upstreams.${k}`);
-  switch (kind) {
+  switch (c.source) {
     case "a":
-      return aSource(raw, where, log("a"));
+      return aSource(c, log("a"));
     case "srv":
-      return srvSource(raw, where, log("srv"));
+      return srvSource(c, log("srv"));
     case "multi":
-      return multiSource(raw, where, log("multi"), (r, w) => makeSource(r, w, ctx));
-    default:
-      throw new ConfigError(
-        "invalid_config",
-        `${where}: unknown upstream source ${JSON.stringify(kind ?? "")} ` +
-          `(module http.reverse_proxy.upstreams.<a|srv|multi>)`,
-      );
+      return multiSource(c, log("multi"), (s) => makeSource(s, ctx));
   }
 }
 
@@ -56,21 +49,18 @@ export interface DynamicUpstreams {
 }
 
 /**
- * The dynamic upstreams of a handler config, or null when it has none.
+ * The dynamic upstreams of a decoded source.
  *
  * @example
- * ```ts
- * import { provisionDynamicUpstreams } from "./mod.ts";
- * // in a handler's create(): const dyn = provisionDynamicUpstreams(config.dynamic_upstreams, ctx, where);
+ * ```ts ignore
+ * const dyn = provisionDynamicUpstreams({ source: "a", name: "app.internal" }, ctx);
  * ```
  */
 export function provisionDynamicUpstreams(
-  raw: unknown,
+  config: UpstreamSourceConfig,
   ctx: ProvisionContext,
-  where: string,
-): DynamicUpstreams | null {
-  if (raw === undefined || raw === null) return null;
-  const source = makeSource(asObject(raw, where), where, ctx);
+): DynamicUpstreams {
+  const source = makeSource(config, ctx);
   const log = ctx.logger("http.handlers.reverse_proxy");
   const kept = new Map<string, Upstream>();
   return {

@@ -4,21 +4,17 @@
  *
  * @module
  */
-import { asObject, checkFields, optArray, type Raw } from "../../../config.ts";
 import type { Logger } from "../../../../module/instance.ts";
+import type { MultiSourceConfig, UpstreamSourceConfig } from "./config.ts";
 import type { UpstreamSource } from "./source.ts";
 
-/** Decodes and provisions a `multi` source; `make` provisions each inner source. */
+/** Provisions a decoded `multi` source; `make` provisions each inner source. */
 export function multiSource(
-  raw: Raw,
-  where: string,
+  c: MultiSourceConfig,
   log: Logger,
-  make: (raw: Raw, where: string) => UpstreamSource,
+  make: (c: UpstreamSourceConfig) => UpstreamSource,
 ): UpstreamSource {
-  checkFields(raw, ["source", "sources"], where);
-  const sources = (optArray(raw, "sources", where) ?? []).map((s, i) =>
-    make(asObject(s, `${where}.sources[${i}]`), `${where}.sources[${i}]`)
-  );
+  const sources = (c.sources ?? []).map(make);
   return {
     resetCache(c) {
       for (const s of sources) s.resetCache?.(c);

@@ -6,8 +6,18 @@
  *
  * @module
  */
-import { optDuration, optObject, optStrings, type Raw } from "../../../config.ts";
-import { ConfigError } from "../../../../config/error.ts";
+import { Decoder } from "../../../../config/decode.ts";
+import { type Duration, durationMs } from "../../../../config/duration.ts";
+
+/** What the `a` and `srv` sources share: how names are looked up. */
+export type LookupFields = {
+  /** DNS servers asked (`[udp/]host[:port]`, one at random per lookup); the system's when absent. */
+  resolver?: { addresses?: string[] };
+  /** The longest wait for one lookup (default: the resolver's own timeouts). */
+  dial_timeout?: Duration;
+  /** Checked, without effect: lookups are UDP datagrams, which do not race. */
+  dial_fallback_delay?: Duration;
+};
 
 /** One DNS server: IP and port. */
 export interface NameServer {
@@ -27,7 +37,40 @@ export interface LookupOptions {
 
 /**
  * A resolver address (`8.8.8.8`, `udp/[::1]:5353`, `dns.example:53`): default network udp
- * and port 53, as Caddy's `ParseNetworkAddressWithDefaults(addr, "udp", 53)`.
+ * and port 53, as Caddy's `ParseNetworkAddressWithDefaults(addr, "udp", 53)`; or why it is
+ * not one.
+ *
+ * @example
+ * ```ts
+ * import { resolverAddress } from "./resolver.ts";
+ * resolverAddress("127.0.0.1:5353"); // { host: "127.0.0.1", port: 5353 }
+ * ```
+ */
+export function resolverAddress(input: string): NameServer | string {
+  let rest = input.trim();
+  const slash = rest.indexOf("/");
+  if (slash >= 0) {
+    const network = rest.slice(0, slash);
+    if (network !== "udp" && network !== "udp4" && network !== "udp6") {
+      return `resolver ${JSON.stringify(input)}: network ${network} is not supported ` +
+        `(lookups go over UDP, with TCP only for truncated answers)`;
+    }
+    rest = rest.slice(slash + 1);
+  }
+  const m = /^(?:\[([^\]]+)\]|([^:\[\]]+)|([0-9a-fA-F:]+))(?::(\d+))?$/.exec(rest);
+  const ipv6Bare = m?.[3] !== undefined;
+  if (!m || (ipv6Bare && m[4] !== undefined)) {
+    return `invalid resolver address ${JSON.stringify(input)}`;
+  }
+  const host = m[1] ?? m[2] ?? m[3];
+  const port = m[4] ? Number(m[4]) : 53;
+  if (!host || port < 1 || port > 65535) return `invalid resolver address ${JSON.stringify(input)}`;
+  return { host, port };
+}
+
+/**
+ * A resolver address as {@linkcode resolverAddress} reads it; throws naming `where` when it
+ * is not one.
  *
  * @example
  * ```ts
@@ -36,62 +79,48 @@ export interface LookupOptions {
  * ```
  */
 export function parseNameServer(input: string, where: string): NameServer {
-  let rest = input.trim();
-  const slash = rest.indexOf("/");
-  if (slash >= 0) {
-    const network = rest.slice(0, slash);
-    if (network !== "udp" && network !== "udp4" && network !== "udp6") {
-      throw new ConfigError(
-        "invalid_config",
-        `${where}: resolver ${JSON.stringify(input)}: network ${network} is not supported ` +
-          `(lookups go over UDP, with TCP only for truncated answers)`,
-      );
-    }
-    rest = rest.slice(slash + 1);
-  }
-  const m = /^(?:\[([^\]]+)\]|([^:\[\]]+)|([0-9a-fA-F:]+))(?::(\d+))?$/.exec(rest);
-  const ipv6Bare = m?.[3] !== undefined;
-  if (!m || (ipv6Bare && m[4] !== undefined)) {
-    throw new ConfigError(
-      "invalid_config",
-      `${where}: invalid resolver address ${JSON.stringify(input)}`,
-    );
-  }
-  const host = m[1] ?? m[2] ?? m[3];
-  const port = m[4] ? Number(m[4]) : 53;
-  if (!host || port < 1 || port > 65535) {
-    throw new ConfigError(
-      "invalid_config",
-      `${where}: invalid resolver address ${JSON.stringify(input)}`,
-    );
-  }
-  return { host, port };
+  const ns = resolverAddress(input);
+  if (typeof ns === "string") new Decoder({}, where).fail(ns);
+  return ns as NameServer;
 }
 
 /**
- * The `resolver`, `dial_timeout` and `dial_fallback_delay` fields of a source. The fallback
- * delay (happy eyeballs between IPv6 and IPv4 when connecting to a resolver named by host
- * name) is checked and has no effect: lookups are UDP datagrams, which do not race.
+ * Checks the `resolver`, `dial_timeout` and `dial_fallback_delay` fields of a source (`d` at
+ * the source) and returns them. The fallback delay (happy eyeballs between IPv6 and IPv4 when
+ * connecting to a resolver named by host name) is checked and has no effect: lookups are UDP
+ * datagrams, which do not race.
  */
-export function parseLookupOptions(raw: Raw, where: string): LookupOptions {
-  const resolver = optObject(raw, "resolver", where);
-  const servers: NameServer[] = [];
+export function checkLookupFields(d: Decoder): LookupFields {
+  const out: LookupFields = {};
+  const resolver = d.object("resolver");
   if (resolver) {
-    for (const k of Object.keys(resolver)) {
-      if (k !== "addresses") {
-        throw new ConfigError("unknown_field", `${where}.resolver: unknown field "${k}"`);
-      }
+    for (const k of Object.keys(resolver.raw)) {
+      if (k !== "addresses") resolver.fail(`unknown field "${k}"`, "unknown_field");
     }
-    for (const a of optStrings(resolver, "addresses", `${where}.resolver`) ?? []) {
-      servers.push(parseNameServer(a, `${where}.resolver.addresses`));
+    const list = resolver.strings("addresses");
+    for (const a of list ?? []) {
+      const ns = resolverAddress(a);
+      if (typeof ns === "string") resolver.failAt("addresses", ns);
     }
+    out.resolver = list ? { addresses: list } : {};
   }
-  const timeoutMs = optDuration(raw, "dial_timeout", where) ?? 0;
-  if (timeoutMs < 0) {
-    throw new ConfigError("invalid_config", `${where}.dial_timeout: must not be negative`);
+  const timeoutMs = d.duration("dial_timeout");
+  if (timeoutMs !== undefined) {
+    if (timeoutMs < 0) d.failAt("dial_timeout", "must not be negative");
+    out.dial_timeout = d.value("dial_timeout") as Duration;
   }
-  optDuration(raw, "dial_fallback_delay", where);
-  return { servers, timeoutMs };
+  if (d.duration("dial_fallback_delay") !== undefined) {
+    out.dial_fallback_delay = d.value("dial_fallback_delay") as Duration;
+  }
+  return out;
+}
+
+/** The lookup settings of a decoded source. */
+export function lookupOptions(c: LookupFields): LookupOptions {
+  return {
+    servers: (c.resolver?.addresses ?? []).map((a) => resolverAddress(a) as NameServer),
+    timeoutMs: c.dial_timeout === undefined ? 0 : durationMs(c.dial_timeout),
+  };
 }
 
 function isIP(host: string): boolean {

@@ -8,12 +8,12 @@
  *
  * @module
  */
-import { checkFields, optDuration, optString, type Raw } from "../../../config.ts";
-import { ConfigError } from "../../../../config/error.ts";
+import { durationMs } from "../../../../config/duration.ts";
 import { compileTemplate } from "../../../replacer.ts";
 import type { RequestContext } from "../../../context.ts";
 import type { Logger } from "../../../../module/instance.ts";
-import { lookup, parseLookupOptions } from "./resolver.ts";
+import type { SRVSourceConfig } from "./config.ts";
+import { lookup, lookupOptions as lookupOptionsOf } from "./resolver.ts";
 import { AnswerCache, joinHostPort, type UpstreamSource } from "./source.ts";
 
 /** SRV records in RFC 2782 order: by priority, then weighted random within a priority. */
@@ -41,37 +41,15 @@ export function orderSrv(records: Deno.SrvRecord[]): Deno.SrvRecord[] {
   return out;
 }
 
-/** Decodes and provisions an `srv` source. */
-export function srvSource(raw: Raw, where: string, log: Logger): UpstreamSource {
-  checkFields(raw, [
-    "source",
-    "service",
-    "proto",
-    "name",
-    "refresh",
-    "grace_period",
-    "resolver",
-    "dial_timeout",
-    "dial_fallback_delay",
-    "dial_network",
-  ], where);
-  const service = compileTemplate(optString(raw, "service", where) ?? "");
-  const proto = compileTemplate(optString(raw, "proto", where) ?? "");
-  const plain = !optString(raw, "service", where) && !optString(raw, "proto", where);
-  const nameRaw = optString(raw, "name", where) ?? "";
-  if (!nameRaw) throw new ConfigError("invalid_config", `${where}: "name" is required`);
-  const name = compileTemplate(nameRaw);
-  const network = optString(raw, "dial_network", where) ?? "";
-  if (network !== "" && network !== "tcp") {
-    throw new ConfigError(
-      "invalid_config",
-      `${where}.dial_network: ${JSON.stringify(network)} is not supported (upstreams from SRV ` +
-        `records are dialed over tcp)`,
-    );
-  }
-  const refresh = optDuration(raw, "refresh", where) || 60_000;
-  const grace = optDuration(raw, "grace_period", where) ?? 0;
-  const lookupOptions = parseLookupOptions(raw, where);
+/** Provisions a decoded `srv` source. */
+export function srvSource(config: SRVSourceConfig, log: Logger): UpstreamSource {
+  const service = compileTemplate(config.service ?? "");
+  const proto = compileTemplate(config.proto ?? "");
+  const plain = !config.service && !config.proto;
+  const name = compileTemplate(config.name ?? "");
+  const refresh = (config.refresh === undefined ? 0 : durationMs(config.refresh)) || 60_000;
+  const grace = config.grace_period === undefined ? 0 : durationMs(config.grace_period);
+  const lookupOptions = lookupOptionsOf(config);
   const cache = new AnswerCache(refresh);
   const pending = new Map<string, Promise<string[]>>();
   const addr = (c: RequestContext) => {
