@@ -196,7 +196,9 @@ export async function parseServerOptions(
   if (maxHeader !== undefined) {
     if (!Number.isInteger(maxHeader)) d.failAt("max_header_bytes", "must be an integer");
     // Deno's HTTP/1.1 parser refuses longer heads itself
-    if (maxHeader > DENO_MAX_HEAD_BYTES) needsNode.push(`max_header_bytes above ${DENO_MAX_HEAD_BYTES}`);
+    if (maxHeader > DENO_MAX_HEAD_BYTES) {
+      needsNode.push(`max_header_bytes above ${DENO_MAX_HEAD_BYTES}`);
+    }
   }
   const wrapperList = await wrappers(d, ctx, o.tls);
   if (wrapperList.length && o.tls) needsNode.push("listener_wrappers on a TLS server");

@@ -72,9 +72,11 @@ function onError(): Response {
 /** The peer of an accepted Deno connection, as handlers see it. */
 export function peerOfConn(conn: Deno.Conn): PeerAddress {
   const ra = conn.remoteAddr as Deno.NetAddr | Deno.UnixAddr;
-  return ra.transport === "unix"
-    ? { transport: "unix", path: (ra as Deno.UnixAddr).path ?? "" }
-    : { transport: "tcp", hostname: (ra as Deno.NetAddr).hostname, port: (ra as Deno.NetAddr).port };
+  return ra.transport === "unix" ? { transport: "unix", path: (ra as Deno.UnixAddr).path ?? "" } : {
+    transport: "tcp",
+    hostname: (ra as Deno.NetAddr).hostname,
+    port: (ra as Deno.NetAddr).port,
+  };
 }
 
 /**
