@@ -102,18 +102,18 @@ export class ConnectionSet {
       if (tls) si.tls = { proto: undefined };
       return handler(req, si);
     };
-    let server: ConnectionServer;
+    let server: ConnectionServer | undefined;
     let watched: Watched | undefined;
     try {
       if (limits) {
         // a signal of its own: the abort cuts this connection only
         const ac = new AbortController();
-        let s: ConnectionServer | undefined;
         watched = this.#watch.add(limits, o.since, {
-          close: () => void s?.shutdown().catch(() => {}),
+          // the sweep runs later, once `server` is set
+          close: () => void server?.shutdown().catch(() => {}),
           abort: () => ac.abort(),
         });
-        s = server = serveOn(conn, ac.signal, watchedHandler(watched, dispatch), onError, () => {});
+        server = serveOn(conn, ac.signal, watchedHandler(watched, dispatch), onError, () => {});
       } else {
         // no abort signal: Deno adds a listener to it per connection and never removes it
         server = serveOn(

@@ -130,7 +130,8 @@ export class Relay {
 
   #open(): Promise<void> {
     if (this.#listener) return Promise.resolve();
-    this.#opening ??= (async () => {
+    // a failed bind rejects the promise (a throw inside then)
+    this.#opening ??= Promise.resolve().then(() => {
       const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
       this.#port = listener.addr.port;
       this.#listener = listener;
@@ -153,7 +154,7 @@ export class Relay {
           }, () => conn.close());
         }
       })();
-    })();
+    });
     return this.#opening;
   }
 
