@@ -87,7 +87,7 @@ export {
   makeEtag,
   type TreeMethod,
 } from "./lib/server/config_tree.ts";
-export { ListenerPool } from "./lib/server/listeners/pool.ts";
+export { ListenerPool, type SharedListening } from "./lib/server/listeners/pool.ts";
 export {
   adapterOrigin,
   type GatehousePlugin,

@@ -12,6 +12,11 @@
  *
  * @module
  */
+import { MailDb, type SqlClient as MailSqlClient } from "./lib/mail/db.ts";
+import type { BlobStore as MailBlobStore } from "./lib/mail/blobs.ts";
+import { prepareSandbox, type SandboxKey as Sandbox } from "./lib/mail/sandbox_setup.ts";
+import { parseAllowTargets } from "./lib/mail/webhook_targets.ts";
+
 export {
   type DestroyOptions,
   type ListQuery,
@@ -91,3 +96,42 @@ export type {
   SqlTransaction,
   SqlValue,
 } from "./lib/mail/db.ts";
+export { type SandboxKey, sandboxLines } from "./lib/mail/sandbox_setup.ts";
+
+/**
+ * Development: creates the mail tables if missing, then finds or makes the sandbox account
+ * (with sample items on its address), revokes the keys an earlier call with the same `label`
+ * made and returns a new sandbox key (`gh_test_…`) labelled `label`. Keys with other labels are
+ * left alone. Never call it in production: the key is meant to be printed.
+ *
+ * @example
+ * ```ts ignore
+ * import { MemoryBlobStore, prepareSandboxKey, sandboxLines } from "@gatehouse/gatehouse/mail";
+ * const key = await prepareSandboxKey(client, new MemoryBlobStore(), "dev server");
+ * console.log(sandboxLines("http://localhost:8000/api/account-docs/v2", key).join("\n"));
+ * ```
+ */
+export async function prepareSandboxKey(
+  client: MailSqlClient,
+  blobs: MailBlobStore,
+  label: string,
+): Promise<Sandbox> {
+  const db = new MailDb(client);
+  await db.migrate();
+  return await prepareSandbox(db, blobs, label);
+}
+
+/**
+ * Checks a webhook allow list (`MailServerOptions.webhooks.allowTargets`) the way the server
+ * reads it; throws an Error naming the first entry that is neither an address, a range nor a
+ * host name (with an optional port).
+ *
+ * @example
+ * ```ts
+ * import { checkWebhookAllowTargets } from "@gatehouse/gatehouse/mail";
+ * checkWebhookAllowTargets(["127.0.0.1:9000", "10.20.0.0/16", "hooks.internal"]);
+ * ```
+ */
+export function checkWebhookAllowTargets(list: readonly string[]): void {
+  parseAllowTargets(list);
+}

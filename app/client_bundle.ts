@@ -35,7 +35,7 @@ export function clientBundle(): Promise<string | null> {
 }
 
 async function bundle(entry: URL): Promise<string> {
-  const config = new URL("../deno.json", import.meta.url);
+  const config = new URL("./deno.json", import.meta.url); // the app's own: one copy of Preact
   // deno-lint-ignore no-explicit-any
   const api = (Deno as any).bundle;
   if (typeof api === "function") {

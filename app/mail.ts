@@ -18,19 +18,19 @@
  */
 import { Hono } from "hono";
 import {
+  checkWebhookAllowTargets,
   createMailServer,
   LocalBlobStore,
   type MailRequestInfo,
   type MailServer,
+  prepareSandboxKey,
+  sandboxLines,
 } from "../mail.ts";
-import { MailDb } from "../lib/mail/db.ts";
-import { prepareSandbox, type SandboxKey, sandboxLines } from "../lib/mail/sandbox_setup.ts";
 import type { AppEnv } from "./env.ts";
 import { siteSecret } from "./dev_secret.ts";
 import { openAppDatabase } from "./relay_registry.ts";
 import { publicOrigin } from "./public_url.ts";
 import { clientAddress } from "./client_address.ts";
-import { parseAllowTargets } from "../lib/mail/webhook_targets.ts";
 
 const servers = new WeakMap<AppEnv, Promise<MailServer>>();
 
@@ -50,7 +50,7 @@ export function webhookAllow(env: AppEnv): string[] {
   const list = (env.vars.MAIL_WEBHOOK_ALLOW ?? "").split(",").map((s) => s.trim())
     .filter(Boolean);
   try {
-    parseAllowTargets(list);
+    checkWebhookAllowTargets(list);
   } catch (err) {
     throw new Error(`MAIL_WEBHOOK_ALLOW: ${(err as Error).message}`);
   }
@@ -96,9 +96,7 @@ export async function createMailSite(env: AppEnv): Promise<Hono> {
  */
 export async function mailSandboxLines(env: AppEnv, origin: string): Promise<string[]> {
   if (env.MODE !== "development") return [];
-  const db = new MailDb(await openAppDatabase(env));
-  await db.migrate();
   const blobs = new LocalBlobStore(env.vars.MAIL_BLOB_DIR ?? ".data/mail-blobs");
-  const sandbox: SandboxKey = await prepareSandbox(db, blobs, "deno task start");
+  const sandbox = await prepareSandboxKey(await openAppDatabase(env), blobs, "deno task start");
   return ["Mail-scanning API:", ...sandboxLines(`${origin}/api/account-docs/v2`, sandbox)];
 }

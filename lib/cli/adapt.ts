@@ -3,15 +3,14 @@
  *
  * @module
  */
-import type { Command } from "./command.ts";
-import { ExitCode } from "./command.ts";
+import { type Command, defineCommand, ExitCode } from "./command.ts";
 import { findDefaultConfig, printWarnings, readConfigFile } from "./config_file.ts";
 import { UsageError } from "./usage_error.ts";
 import { validateConfig } from "./validate.ts";
 import { reverseCommandRun } from "./adapt_reverse.ts";
 
 /** `adapt`. */
-export const adaptCommand: Command = {
+export const adaptCommand: Command = defineCommand({
   name: "adapt",
   usage:
     "[--config <path>] [--adapter <name>] [--pretty] [--validate] | --reverse [--config <file.json>] [--address <interface>]",
@@ -53,13 +52,13 @@ export const adaptCommand: Command = {
   ],
   async run({ flags }) {
     if (flags.reverse || flags.address) return await reverseCommandRun(flags);
-    const path = (flags.config as string | undefined) || await findDefaultConfig();
+    const path = flags.config || await findDefaultConfig();
     if (!path) {
       throw new UsageError(
         "adapt: no Gatehousefile or Caddyfile in the current directory; give one with --config",
       );
     }
-    const loaded = await readConfigFile(path, flags.adapter as string);
+    const loaded = await readConfigFile(path, flags.adapter);
     printWarnings(loaded.warnings);
     console.log(
       flags.pretty ? JSON.stringify(loaded.config, null, "\t") : JSON.stringify(loaded.config),
@@ -74,4 +73,4 @@ export const adaptCommand: Command = {
     }
     return ExitCode.Success;
   },
-};
+});

@@ -5,19 +5,32 @@
  *
  * @module
  */
-import type { Flags } from "./command.ts";
 import { ExitCode } from "./command.ts";
 import { adminRequest } from "./admin_client.ts";
 import { UsageError } from "./usage_error.ts";
 import { jsonErrorMessage } from "../server/errors.ts";
 import { gatehousefileFromJson } from "../server/adapters/gatehousefile/reverse/mod.ts";
 
-async function readJson(flags: Flags): Promise<unknown> {
+/** The flags of `adapt` that `--reverse` reads. */
+export interface ReverseFlags {
+  /** The admin endpoint to read the live config from. */
+  address?: string;
+  /** A native JSON file (`-`: standard input). */
+  config?: string;
+  /** Only `gatehousefile` (the default) or `json`. */
+  adapter?: string;
+  /** `--reverse` given (`--address` alone is refused without it). */
+  reverse?: boolean;
+  /** `--validate` given (refused: it does not apply to `--reverse`). */
+  validate?: boolean;
+}
+
+async function readJson(flags: ReverseFlags): Promise<unknown> {
   if (flags.address) {
-    const res = await adminRequest(flags.address as string, "GET", "/config/");
+    const res = await adminRequest(flags.address, "GET", "/config/");
     return await res.json();
   }
-  const path = flags.config as string | undefined;
+  const path = flags.config;
   if (!path) {
     throw new UsageError(
       "adapt --reverse reads native JSON: give --config <file.json> (- for stdin), or --address <interface> for the live config of a running server",
@@ -48,7 +61,7 @@ async function writeStdout(text: string): Promise<void> {
 }
 
 /** Runs `adapt --reverse`. */
-export async function reverseCommandRun(flags: Flags): Promise<number> {
+export async function reverseCommandRun(flags: ReverseFlags): Promise<number> {
   if (!flags.reverse) throw new UsageError("adapt: --address is only used with --reverse");
   if (flags.validate) throw new UsageError("adapt: --validate does not apply to --reverse");
   const config = await readJson(flags);

@@ -51,6 +51,55 @@ export function commandFlags(command: Command): FlagSpec[] {
 /** Parsed flags: strings, booleans, or arrays for repeatable flags. */
 export type Flags = Record<string, string | boolean | string[] | undefined>;
 
+/**
+ * The value a flag's declaration gives it after parsing: `boolean` flags are true or absent,
+ * repeatable ones collect an array, a string flag with a default always has a value.
+ */
+export type FlagValue<F extends FlagSpec> = F extends { type: "boolean" } ? boolean | undefined
+  : F extends { multiple: true } ? string[] | undefined
+  : F extends { default: string } ? string
+  : string | undefined;
+
+/** The parsed flags of a list of flag declarations, by long name, typed from each one. */
+export type FlagsOf<Fs extends readonly FlagSpec[]> = {
+  [F in Fs[number] as F["name"]]: FlagValue<F>;
+};
+
+/** A command whose run function sees its flags typed from their declarations. */
+export interface TypedCommand<Fs extends readonly FlagSpec[]>
+  extends Omit<Command, "flags" | "run"> {
+  /** Declared flags (write them in place, or spread shared ones declared `as const`). */
+  flags: Fs;
+  /** Runs the command with its flags typed from `flags`. */
+  run(input: { flags: FlagsOf<Fs>; args: string[] }): Promise<number>;
+}
+
+/**
+ * Declares a command whose `run` sees `flags.<name>` typed from the flag declarations (a
+ * string, a boolean, or an array for repeatable flags), so that no flag is cast.
+ *
+ * @example
+ * ```ts
+ * import { defineCommand } from "./command.ts";
+ * const hello = defineCommand({
+ *   name: "hello",
+ *   usage: "[--name <who>]",
+ *   short: "Says hello",
+ *   flags: [{ name: "name", type: "string", help: "Who", default: "world" }],
+ *   run({ flags }) {
+ *     console.log(`hello ${flags.name.toUpperCase()}`); // flags.name: string
+ *     return Promise.resolve(0);
+ *   },
+ * });
+ * hello.name; // "hello"
+ * ```
+ */
+export function defineCommand<const Fs extends readonly FlagSpec[]>(
+  command: TypedCommand<Fs>,
+): Command {
+  return command as unknown as Command;
+}
+
 /** What a command's run function receives. */
 export interface CommandInput {
   /** Parsed flags by long name. */

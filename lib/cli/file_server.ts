@@ -6,8 +6,7 @@
  *
  * @module
  */
-import type { Command } from "./command.ts";
-import { ExitCode } from "./command.ts";
+import { type Command, defineCommand, ExitCode } from "./command.ts";
 import { DEFAULT_BROWSE_TEMPLATE } from "../server/http/handlers/file_server/browse_template.ts";
 import { debugLogging, NO_ADMIN, runQuickServer } from "./quick_server.ts";
 import { UsageError } from "./usage_error.ts";
@@ -48,7 +47,7 @@ export function fileServerConfig(o: FileServerOptions): Record<string, unknown> 
 }
 
 /** `file-server`. */
-export const fileServerCommand: Command = {
+export const fileServerCommand: Command = defineCommand({
   name: "file-server",
   usage:
     "[--domain <example.com>] [--root <path>] [--listen <addr>] [--browse] [--reveal-symlinks] [--access-log] [--precompressed <encoding>] [--no-compress] [--workers <n>]",
@@ -113,7 +112,7 @@ export const fileServerCommand: Command = {
       console.error("file-server: --templates is not supported by gatehouse");
       return ExitCode.Failure;
     }
-    const precompressed = (flags.precompressed as string[] | undefined) ?? [];
+    const precompressed = flags.precompressed ?? [];
     for (const p of precompressed) {
       if (!["gzip", "br", "zstd"].includes(p)) {
         throw new UsageError(`file-server: unknown precompressed encoding ${p}`);
@@ -141,7 +140,7 @@ export const fileServerCommand: Command = {
       "file-server",
     );
   },
-};
+});
 
 /** `file-server export-template`. */
 export const fileServerExportTemplateCommand: Command = {

@@ -4,8 +4,7 @@
  *
  * @module
  */
-import type { Command } from "./command.ts";
-import { commandFlags, ExitCode } from "./command.ts";
+import { type Command, commandFlags, defineCommand, ExitCode } from "./command.ts";
 import { UsageError } from "./usage_error.ts";
 import { VERSION } from "../version.ts";
 
@@ -59,7 +58,7 @@ export function renderManpage(command: Command | undefined, commands: Command[])
 }
 
 /** `manpage`. */
-export const manpageCommand: Command = {
+export const manpageCommand: Command = defineCommand({
   name: "manpage",
   usage: "--directory <path>",
   short: "Generates the manual pages",
@@ -73,7 +72,7 @@ export const manpageCommand: Command = {
     help: "Directory to write the pages to (required)",
   }],
   async run({ flags }) {
-    const dir = flags.directory as string | undefined;
+    const dir = flags.directory;
     if (!dir) throw new UsageError("manpage: --directory is required");
     const { commands } = await import("./registry.ts");
     await Deno.mkdir(dir, { recursive: true });
@@ -87,4 +86,4 @@ export const manpageCommand: Command = {
     console.error(`gatehouse manpage: wrote ${commands.length + 1} pages to ${dir}`);
     return ExitCode.Success;
   },
-};
+});

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import type { Engine } from "../server/engine.ts";
+import { type Engine, runnerOf } from "../server/engine.ts";
 import { cleanUpOwnLocks } from "../server/module/storage.ts";
 import { durationMs } from "../server/config/duration.ts";
 import { ExitCode } from "./command.ts";
@@ -58,7 +58,7 @@ export class ProcessLife {
     this.engine.log.error("exiting immediately", { reason, exit_code: ExitCode.Forced });
     let timer: ReturnType<typeof setTimeout> | undefined;
     const bound = new Promise<void>((r) => (timer = setTimeout(r, 2000)));
-    const workers = this.engine.runner.exitNow?.() ?? Promise.resolve();
+    const workers = runnerOf(this.engine).exitNow?.() ?? Promise.resolve();
     Promise.race([Promise.all([cleanUpOwnLocks(), workers]), bound]).finally(() => {
       clearTimeout(timer);
       this.#removePidfile();

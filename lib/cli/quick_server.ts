@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { Engine } from "../server/engine.ts";
+import { Engine, type RunnerEngineOptions } from "../server/engine.ts";
 import "../server/standard.ts";
 import { runningHttpApps } from "../server/http/app.ts";
 import { ExitCode, type Flags } from "./command.ts";
@@ -38,7 +38,12 @@ export async function runQuickServer(
   command = "serve",
 ): Promise<number> {
   const plan = workerPlan(flags, command);
-  const engine = new Engine({ defaultAdmin: false, autosavePath: false, runner: plan.workers });
+  const options: RunnerEngineOptions = {
+    defaultAdmin: false,
+    autosavePath: false,
+    runner: plan.workers,
+  };
+  const engine = new Engine(options);
   connectWorkers(plan.workers, engine);
   const life = new ProcessLife(engine);
   life.installSignals();

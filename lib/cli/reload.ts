@@ -3,15 +3,14 @@
  *
  * @module
  */
-import type { Command } from "./command.ts";
-import { ExitCode } from "./command.ts";
+import { type Command, defineCommand, ExitCode } from "./command.ts";
 import { adminAddressFrom, adminRequest } from "./admin_client.ts";
 import { findDefaultConfig, printWarnings, readConfigFile } from "./config_file.ts";
 import { UsageError } from "./usage_error.ts";
 import { ADAPTER_FLAG, CONFIG_FLAG } from "./common_flags.ts";
 
 /** `reload`. */
-export const reloadCommand: Command = {
+export const reloadCommand: Command = defineCommand({
   name: "reload",
   usage: "--config <path> [--adapter <name>] [--address <interface>] [--force]",
   short: "Changes the config of the running server",
@@ -38,13 +37,13 @@ export const reloadCommand: Command = {
     },
   ],
   async run({ flags }) {
-    const path = (flags.config as string | undefined) || await findDefaultConfig();
+    const path = flags.config || await findDefaultConfig();
     if (!path) {
       throw new UsageError("no config file to load: use --config or add a Gatehousefile here");
     }
-    const loaded = await readConfigFile(path, flags.adapter as string | undefined);
+    const loaded = await readConfigFile(path, flags.adapter);
     printWarnings(loaded.warnings);
-    const address = adminAddressFrom(flags.address as string | undefined, loaded.config);
+    const address = adminAddressFrom(flags.address, loaded.config);
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (flags.force) headers["cache-control"] = "must-revalidate";
     const res = await adminRequest(address, "POST", "/load", {
@@ -55,4 +54,4 @@ export const reloadCommand: Command = {
     console.error(`gatehouse reload: config loaded into ${address}`);
     return ExitCode.Success;
   },
-};
+});

@@ -6,8 +6,7 @@
  *
  * @module
  */
-import type { Command } from "./command.ts";
-import { ExitCode } from "./command.ts";
+import { type Command, defineCommand, ExitCode } from "./command.ts";
 import { expandListenAddress } from "../server/http/listen_address.ts";
 import { debugLogging, NO_ADMIN, parseHeaderFlags, runQuickServer } from "./quick_server.ts";
 import { UsageError } from "./usage_error.ts";
@@ -66,7 +65,7 @@ async function readPipedStdin(): Promise<string> {
 }
 
 /** `respond`. */
-export const respondCommand: Command = {
+export const respondCommand: Command = defineCommand({
   name: "respond",
   usage:
     '[--status <code>] [--body <content>] [--listen <addr>] [--access-log] [--header "Field: value"] [--debug] [--workers <n>] <body|status>',
@@ -132,7 +131,7 @@ export const respondCommand: Command = {
     if (!Number.isInteger(status) || status < 100 || status > 999) {
       throw new UsageError(`respond: invalid status code ${flags.status}`);
     }
-    const headers = parseHeaderFlags((flags.header as string[] | undefined) ?? [], "header");
+    const headers = parseHeaderFlags(flags.header ?? [], "header");
     const config = respondConfig({
       listen: String(flags.listen ?? "localhost:0"),
       status,
@@ -157,4 +156,4 @@ export const respondCommand: Command = {
       "respond",
     ) ?? ExitCode.Success;
   },
-};
+});

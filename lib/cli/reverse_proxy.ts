@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Command } from "./command.ts";
+import { type Command, defineCommand } from "./command.ts";
 import { debugLogging, NO_ADMIN, parseHeaderFlags, runQuickServer } from "./quick_server.ts";
 import { UsageError } from "./usage_error.ts";
 import type {
@@ -145,7 +145,7 @@ export function proxyBanner(o: ReverseProxyOptions): string {
 }
 
 /** `reverse-proxy`. */
-export const reverseProxyCommand: Command = {
+export const reverseProxyCommand: Command = defineCommand({
   name: "reverse-proxy",
   usage:
     '[--from <addr>] [--to <addr>] [--change-host-header] [--insecure] [--internal-certs] [--disable-redirects] [--header-up "Field: value"] [--header-down "Field: value"] [--access-log] [--debug] [--workers <n>]',
@@ -222,10 +222,10 @@ export const reverseProxyCommand: Command = {
     if (args.length) throw new UsageError(`reverse-proxy: unexpected argument "${args[0]}"`);
     const options: ReverseProxyOptions = {
       from: String(flags.from ?? "localhost"),
-      to: (flags.to as string[] | undefined) ?? [],
-      headerUp: parseHeaderFlags((flags["header-up"] as string[] | undefined) ?? [], "header-up"),
+      to: flags.to ?? [],
+      headerUp: parseHeaderFlags(flags["header-up"] ?? [], "header-up"),
       headerDown: parseHeaderFlags(
-        (flags["header-down"] as string[] | undefined) ?? [],
+        flags["header-down"] ?? [],
         "header-down",
       ),
       changeHostHeader: !!flags["change-host-header"],
@@ -243,4 +243,4 @@ export const reverseProxyCommand: Command = {
       "reverse-proxy",
     );
   },
-};
+});

@@ -5,7 +5,7 @@
  */
 import type { Command, Flags } from "./command.ts";
 import { ExitCode } from "./command.ts";
-import { Engine } from "../server/engine.ts";
+import { Engine, type RunnerEngineOptions } from "../server/engine.ts";
 import { autosavePath } from "../server/storage/dirs.ts";
 import { defaultConfigFiles, readConfigFile } from "./config_file.ts";
 import { defaultAdminAddress } from "./admin_client.ts";
@@ -148,12 +148,13 @@ export async function runServer(flags: Flags): Promise<number> {
   if (flags.environ) printEnviron();
   const plan = workerPlan(flags, "run");
   const holder: { life?: ProcessLife } = {};
-  const engine = new Engine({
+  const options: RunnerEngineOptions = {
     defaultAdmin: defaultAdminAddress(),
     autosavePath: autosavePath(),
     onStopRequest: () => holder.life?.exitGracefully("POST /stop"),
     runner: plan.workers,
-  });
+  };
+  const engine = new Engine(options);
   connectWorkers(plan.workers, engine);
   if (plan.single) engine.log.info("serving on one process", { reason: plan.single });
   const life = holder.life = new ProcessLife(engine, str(flags.pidfile));

@@ -5,8 +5,7 @@
  *
  * @module
  */
-import type { Command } from "./command.ts";
-import { ExitCode } from "./command.ts";
+import { type Command, defineCommand, ExitCode } from "./command.ts";
 import { UsageError } from "./usage_error.ts";
 import { ADAPTER_FLAG } from "./common_flags.ts";
 import { installedEntry } from "./plugins.ts";
@@ -42,7 +41,7 @@ function cliInvocation(): string[] {
 }
 
 /** `start`. */
-export const startCommand: Command = {
+export const startCommand: Command = defineCommand({
   name: "start",
   usage:
     "[--config <path> [--adapter <name>]] [--envfile <path>] [--watch] [--pidfile <file>] [--workers <n>]",
@@ -82,11 +81,10 @@ export const startCommand: Command = {
     const nonce = crypto.getRandomValues(new Uint8Array(32));
     const args = [...cliInvocation(), "run", "--pingback", `127.0.0.1:${listener.addr.port}`];
     for (const name of ["config", "adapter", "pidfile", "workers"] as const) {
-      if (typeof flags[name] === "string" && flags[name]) {
-        args.push(`--${name}`, flags[name] as string);
-      }
+      const value = flags[name];
+      if (value) args.push(`--${name}`, value);
     }
-    for (const f of (flags.envfile as string[] | undefined) ?? []) args.push("--envfile", f);
+    for (const f of flags.envfile ?? []) args.push("--envfile", f);
     if (flags.watch) args.push("--watch");
     const child = new Deno.Command(Deno.execPath(), {
       args,
@@ -120,4 +118,4 @@ export const startCommand: Command = {
     console.error(`gatehouse start: the background process exited with status ${result.code}`);
     return ExitCode.Failure;
   },
-};
+});

@@ -3,14 +3,13 @@
  *
  * @module
  */
-import type { Command } from "./command.ts";
-import { ExitCode } from "./command.ts";
+import { type Command, defineCommand, ExitCode } from "./command.ts";
 import { adminAddressFrom, adminRequest } from "./admin_client.ts";
 import { readConfigFile } from "./config_file.ts";
 import { ADAPTER_FLAG } from "./common_flags.ts";
 
 /** `stop`. */
-export const stopCommand: Command = {
+export const stopCommand: Command = defineCommand({
   name: "stop",
   usage: "[--address <interface>] [--config <path> [--adapter <name>]]",
   short: "Gracefully stops a started server",
@@ -32,11 +31,11 @@ export const stopCommand: Command = {
   ],
   async run({ flags }) {
     const config = typeof flags.config === "string" && flags.config
-      ? (await readConfigFile(flags.config, flags.adapter as string | undefined)).config
+      ? (await readConfigFile(flags.config, flags.adapter)).config
       : null;
-    const address = adminAddressFrom(flags.address as string | undefined, config);
+    const address = adminAddressFrom(flags.address, config);
     await adminRequest(address, "POST", "/stop");
     console.error(`gatehouse stop: stopped the server at ${address}`);
     return ExitCode.Success;
   },
-};
+});

@@ -7,15 +7,14 @@
  *
  * @module
  */
-import type { Command, Flags, FlagSpec } from "./command.ts";
-import { ExitCode } from "./command.ts";
+import { type Command, defineCommand, ExitCode, type FlagsOf, type FlagSpec } from "./command.ts";
 import { adminAddressFrom, adminRequest } from "./admin_client.ts";
 import { readConfigFile } from "./config_file.ts";
 import { ADAPTER_FLAG } from "./common_flags.ts";
 import { UsageError } from "./usage_error.ts";
 
 /** Flags `trust` and `untrust` share. */
-export const TRUST_FLAGS: FlagSpec[] = [
+export const TRUST_FLAGS = [
   { name: "ca", type: "string", value: "<id>", help: "The ID of the CA", default: "local" },
   {
     name: "address",
@@ -31,20 +30,20 @@ export const TRUST_FLAGS: FlagSpec[] = [
     help: "Configuration file (if --address is not used)",
   },
   ADAPTER_FLAG,
-];
+] as const satisfies readonly FlagSpec[];
 
 /** The root certificate (last PEM block of the chain) of CA `--ca` from the admin API. */
 export async function fetchRoot(
-  flags: Flags,
+  flags: FlagsOf<typeof TRUST_FLAGS>,
 ): Promise<{ pem: string; ca: string; address: string }> {
   const ca = typeof flags.ca === "string" && flags.ca ? flags.ca : "local";
   if (flags.address && flags.config) {
     throw new UsageError("use --address or --config, not both");
   }
   const config = typeof flags.config === "string" && flags.config
-    ? (await readConfigFile(flags.config, flags.adapter as string | undefined)).config
+    ? (await readConfigFile(flags.config, flags.adapter)).config
     : null;
-  const address = adminAddressFrom(flags.address as string | undefined, config);
+  const address = adminAddressFrom(flags.address, config);
   const res = await adminRequest(address, "GET", `/pki/ca/${encodeURIComponent(ca)}/certificates`);
   const chain = await res.text();
   const start = chain.lastIndexOf("-----BEGIN CERTIFICATE-----");
@@ -55,7 +54,7 @@ export async function fetchRoot(
 }
 
 /** `trust`. */
-export const trustCommand: Command = {
+export const trustCommand: Command = defineCommand({
   name: "trust",
   usage: "[--ca <id>] [--address <listen>] [--config <path> [--adapter <name>]]",
   short: "Installs a CA certificate into local trust stores",
@@ -83,4 +82,4 @@ export const trustCommand: Command = {
     }
     return ExitCode.Success;
   },
-};
+});

@@ -5,13 +5,12 @@
  *
  * @module
  */
-import type { Command } from "./command.ts";
-import { ExitCode } from "./command.ts";
+import { type Command, defineCommand, ExitCode } from "./command.ts";
 import { fetchRoot, TRUST_FLAGS } from "./trust.ts";
 import { UsageError } from "./usage_error.ts";
 
 /** `untrust`. */
-export const untrustCommand: Command = {
+export const untrustCommand: Command = defineCommand({
   name: "untrust",
   usage:
     "[--cert <path>] | [[--ca <id>] [--address <listen>] [--config <path> [--adapter <name>]]]",
@@ -65,4 +64,4 @@ export const untrustCommand: Command = {
     }
     return ExitCode.Success;
   },
-};
+});

@@ -3,8 +3,7 @@
  *
  * @module
  */
-import type { Command } from "./command.ts";
-import { ExitCode } from "./command.ts";
+import { type Command, defineCommand, ExitCode } from "./command.ts";
 import { Engine } from "../server/engine.ts";
 import { findDefaultConfig, printWarnings, readConfigFile } from "./config_file.ts";
 import { applyEnvFiles } from "./environ.ts";
@@ -22,7 +21,7 @@ export async function validateConfig(config: unknown): Promise<void> {
 }
 
 /** `validate`. */
-export const validateCommand: Command = {
+export const validateCommand: Command = defineCommand({
   name: "validate",
   usage: "--config <path> [--adapter <name>] [--envfile <path>]",
   short: "Tests whether a config is valid",
@@ -41,9 +40,9 @@ export const validateCommand: Command = {
   ],
   async run({ flags }) {
     await applyEnvFiles(flags.envfile);
-    const path = (flags.config as string | undefined) || await findDefaultConfig();
+    const path = flags.config || await findDefaultConfig();
     if (!path) throw new UsageError("no config file to validate: use --config");
-    const loaded = await readConfigFile(path, flags.adapter as string | undefined);
+    const loaded = await readConfigFile(path, flags.adapter);
     printWarnings(loaded.warnings);
     try {
       await validateConfig(loaded.config);
@@ -54,4 +53,4 @@ export const validateCommand: Command = {
     console.log("Valid configuration");
     return ExitCode.Success;
   },
-};
+});

@@ -17,13 +17,13 @@ import { Workers } from "../server/workers/primary.ts";
 import type { Engine } from "../server/engine.ts";
 
 /** `--workers <n>`. */
-export const WORKERS_FLAG: FlagSpec = {
+export const WORKERS_FLAG = {
   name: "workers",
   type: "string",
   value: "<n|auto>",
   help:
     `Worker processes serving HTTP (default: ${WORKERS_ENV}, else auto: one per CPU core this process may use; 1: one process)`,
-};
+} as const satisfies FlagSpec;
 
 /** How many processes serve, and why when fewer than asked. */
 export interface WorkerPlan {

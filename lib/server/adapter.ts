@@ -30,8 +30,15 @@ export interface AdaptResult {
 export interface ConfigAdapter {
   /** Name as used in `Content-Type` subtypes and `--adapter`, e.g. `json5`. */
   name: string;
-  /** Converts `body` to native JSON; throws on errors. `options.filename` names the source. */
-  adapt(body: string, options?: { filename?: string }): AdaptResult | Promise<AdaptResult>;
+  /**
+   * Converts `body` to native JSON; throws on errors. `options.filename` names the source;
+   * `options.as` is the name the adapter was asked by (one of its aliases, e.g. the subtype of
+   * `text/caddyfile`), for a source without a file name.
+   */
+  adapt(
+    body: string,
+    options?: { filename?: string; as?: string },
+  ): AdaptResult | Promise<AdaptResult>;
 }
 
 const adapters = new Map<string, ConfigAdapter>();
@@ -106,7 +113,7 @@ export async function adaptByContentType(
   const adapter = adapters.get(name);
   if (!adapter) throw new AdminError("bad_request", `unrecognized config adapter '${name}'`);
   try {
-    return await adapter.adapt(body);
+    return await adapter.adapt(body, { as: name });
   } catch (e) {
     throw new AdminError(
       "bad_request",

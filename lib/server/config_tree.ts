@@ -374,7 +374,8 @@ export function accessTree(
 
 /**
  * Maps every `@id` in `config` to its path (`/config/apps/...`). Ids must be strings or
- * numbers; duplicates are an error.
+ * numbers; duplicates are an error (`indexing config: duplicate ID 'x' found at <path> and
+ * <path>`, as current Caddy says).
  *
  * @example
  * ```ts
@@ -393,12 +394,17 @@ export function indexIds(config: Json): Map<string, string> {
           if (typeof item !== "string" && typeof item !== "number") {
             throw new AdminError(
               "bad_request",
-              `${at}: ${ID_KEY} field must be a string or number`,
+              `indexing config: ${at}: ${ID_KEY} field must be a string or number`,
             );
           }
           const id = String(item);
-          if (index.has(id)) {
-            throw new AdminError("bad_request", `${at}: duplicate ${ID_KEY} '${id}'`);
+          const first = index.get(id);
+          if (first !== undefined) {
+            // current Caddy's words (caddy.go, indexConfigObjects)
+            throw new AdminError(
+              "bad_request",
+              `indexing config: duplicate ID '${id}' found at ${first} and ${at}`,
+            );
           }
           index.set(id, at);
           continue;

@@ -56,11 +56,24 @@ export interface EngineOptions {
    * limit). The lookup never holds the event loop: other sites and the admin API keep answering.
    */
   resolve?: ResolveOptions;
-  /**
-   * What runs the configs: by default this process (a {@linkcode ConfigContext} per config,
-   * listeners in {@linkcode Engine.pool}); worker processes with `lib/server/workers/`.
-   */
+}
+
+/**
+ * The engine's options with the runner seam the command line uses (not part of the embedding
+ * API): what runs the configs, by default this process (a {@linkcode ConfigContext} per
+ * config, listeners in {@linkcode Engine.pool}); worker processes with `lib/server/workers/`.
+ * Pass it as a variable of this type (`new Engine(options)`).
+ */
+export interface RunnerEngineOptions extends EngineOptions {
+  /** What runs the configs. */
   runner?: ConfigRunner;
+}
+
+const RUNNERS = new WeakMap<Engine, ConfigRunner>();
+
+/** What runs an engine's configs (this process, or worker processes). */
+export function runnerOf(engine: Engine): ConfigRunner {
+  return RUNNERS.get(engine)!;
 }
 
 /**
@@ -143,15 +156,11 @@ export class Engine implements ConfigAuthority {
     this.pool.log = (msg, fields) => this.log.named("http.listeners").warn(msg, fields);
     this.#adminPool.gracePeriodMs = options.gracePeriodMs;
     if (options.resolve) this.pool.resolve = this.#adminPool.resolve = options.resolve;
-    this.#runner = options.runner ?? {
+    this.#runner = (options as RunnerEngineOptions).runner ?? {
       context: (config) => new ConfigContext(config, this.pool),
       close: (graceMs) => this.pool.closeAll(graceMs),
     };
-  }
-
-  /** What runs the configs (this process, or worker processes). */
-  get runner(): ConfigRunner {
-    return this.#runner;
+    RUNNERS.set(this, this.#runner);
   }
 
   /** The running config (with `@id` fields), or null. */

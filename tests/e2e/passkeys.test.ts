@@ -31,7 +31,8 @@ async function signUp(page: Page, origin: string, direct: string, email: string)
 
 async function signOut(page: Page): Promise<void> {
   await page.getByRole("button", { name: "Sign out" }).click();
-  await page.waitForURL(/\/users\/login$/);
+  await page.waitForURL(/\/users\/login\?signed_out=1$/);
+  await page.getByText("You are signed out.").waitFor();
 }
 
 for (const backend of ["libsql", "d1"] as Backend[]) {
@@ -99,7 +100,7 @@ for (const backend of ["libsql", "d1"] as Backend[]) {
         await signOut(page);
         await page.getByRole("button", { name: "Use a passkey" }).click();
         await page.getByRole("alert").getByText("That passkey could not be checked").waitFor();
-        assert.equal(where(page), "/users/login");
+        assert.equal(where(page), "/users/login?signed_out=1"); // no sign-in happened
 
         // A passkey-only account: its last passkey stays.
         await page.getByLabel("E-mail").fill(email);

@@ -37,7 +37,8 @@ async function signIn(page: Page, origin: string, email: string): Promise<void> 
 
 async function signOut(page: Page): Promise<void> {
   await page.getByRole("button", { name: "Sign out" }).click();
-  await page.waitForURL(/\/users\/login$/);
+  await page.waitForURL(/\/users\/login\?signed_out=1$/);
+  await page.getByText("You are signed out.").waitFor();
 }
 
 for (const backend of ["libsql", "d1"] as Backend[]) {

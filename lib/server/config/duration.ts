@@ -159,3 +159,34 @@ export function durationText(v: unknown): string | undefined {
   for (const [u, n] of TEXT_UNITS) if (v % n === 0) return `${v / n}${u}`;
   return `${v}ns`;
 }
+
+/** `whole.frac` as Go prints a fraction (`digits` places, trailing zeros dropped). */
+function goFraction(whole: bigint, frac: bigint, digits: number): string {
+  const f = frac.toString().padStart(digits, "0").replace(/0+$/, "");
+  return f ? `${whole}.${f}` : `${whole}`;
+}
+
+/**
+ * Go's `time.Duration.String` of `ms` milliseconds (what Caddy's messages print):
+ * `168h0m0s`, `1.5s`, `250ms`, `0s`.
+ *
+ * @example
+ * ```ts
+ * import { goDurationString } from "./duration.ts";
+ * goDurationString(7 * 24 * 3_600_000); // "168h0m0s"
+ * goDurationString(1500); // "1.5s"
+ * ```
+ */
+export function goDurationString(ms: number): string {
+  let ns = BigInt(Math.trunc(ms)) * 1_000_000n + BigInt(Math.round((ms % 1) * 1e6));
+  const sign = ns < 0n ? "-" : "";
+  if (ns < 0n) ns = -ns;
+  if (ns === 0n) return "0s";
+  if (ns < 1000n) return `${sign}${ns}ns`;
+  if (ns < 1_000_000n) return `${sign}${goFraction(ns / 1000n, ns % 1000n, 3)}µs`;
+  if (ns < 1_000_000_000n) return `${sign}${goFraction(ns / 1_000_000n, ns % 1_000_000n, 6)}ms`;
+  const h = ns / 3_600_000_000_000n;
+  const m = (ns / 60_000_000_000n) % 60n;
+  const s = goFraction((ns / 1_000_000_000n) % 60n, ns % 1_000_000_000n, 9);
+  return `${sign}${h > 0n ? `${h}h${m}m` : m > 0n ? `${m}m` : ""}${s}s`;
+}

@@ -168,7 +168,10 @@ export class HttpApp implements App {
         const host = a.network !== "tcp"
           ? ""
           : a.address.slice(0, a.address.lastIndexOf(":")).replace(/^\[|\]$/g, "");
-        const source = app && server.tlsPolicies
+        // as Caddy: a listener on the HTTP port speaks plain HTTP, even on a TLS server
+        const onHttpPort = a.network === "tcp" &&
+          Number(a.address.slice(a.address.lastIndexOf(":") + 1)) === httpPort;
+        const source = app && server.tlsPolicies && !onHttpPort
           ? withClientAuth(
             app.getter(server.tlsPolicies, host, server.hostNames),
             server.clientAuth,
@@ -185,8 +188,16 @@ export class HttpApp implements App {
           );
         }
         let port: number | undefined;
-        // TCP: h1/h2 (a TLS listener of h3 alone has none; an fdgram/ address is UDP)
-        if (a.network !== "fdgram" && (p.h1 || !source)) {
+        // TCP: h1/h2/h2c (a TLS listener of h3 alone has none; an fdgram/ address is UDP); h2
+        // alone on a plain listener has nothing to serve there, as in Caddy
+        const tcp = p.h1 || p.h2c || (!!source && p.h2);
+        if (a.network !== "fdgram" && !tcp && !source) {
+          ctx.logger("http").warn("HTTP/2 skipped because it requires TLS", {
+            network: a.network,
+            addr: a.address,
+          });
+        }
+        if (a.network !== "fdgram" && tcp) {
           const handle = await ctx.listen({
             address: a.address,
             tls: source,
@@ -196,7 +207,7 @@ export class HttpApp implements App {
           handles.push({ server, handle });
           server.listeners.push(handle);
           port = handle.port;
-          if (refusesHttp2(server, i)) server.refuseHttp2(handle.address);
+          if (refusesHttp2(server, i, !!source)) server.refuseHttp2(handle.address);
         }
         // UDP: h3 beside it on the same port (an fd/ address has no UDP socket, as in Caddy)
         if (source && p.h3 && a.network !== "fd" && a.network !== "unix") {
@@ -304,8 +315,9 @@ function connectionOptions(server: HttpServer, i: number): ConnectionOptions {
     maxHeaderBytes: o.maxHeaderBytes,
     wrappers: o.wrappers,
     keepalive: o.keepalive,
-    alpn: p.h2 ? ["h2", "http/1.1"] : ["http/1.1"],
+    alpn: [...(p.h2 ? ["h2"] : []), ...(p.h1 ? ["http/1.1"] : [])],
     h2c: p.h2c,
+    ...(p.h1 ? {} : { h1: false }),
   };
 }
 
@@ -325,11 +337,11 @@ function http3Refusal(server: HttpServer): string | null {
   return null;
 }
 
-/** A deno-engine listener whose protocols leave out the HTTP/2 Deno.serve would speak. */
-function refusesHttp2(server: HttpServer, i: number): boolean {
+/** A deno-engine listener (TLS or not) whose protocols leave out the HTTP/2 Deno.serve speaks. */
+function refusesHttp2(server: HttpServer, i: number, tls: boolean): boolean {
   if (server.engine !== "deno") return false; // node: speaks HTTP/2 only where listed
   const p = server.options.protocols[server.listenIndex[i]];
-  return server.tlsPolicies ? !p.h2 : !p.h2c;
+  return tls ? !p.h2 : !p.h2c;
 }
 
 /** Registry entry of the `http` app. */

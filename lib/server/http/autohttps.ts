@@ -10,7 +10,8 @@
  *   already covers it (unless `ignore_loaded_certificates`);
  * - unless `disable_redirects`, plain HTTP requests on `http_port` of the same interfaces are
  *   redirected (308) to HTTPS: routes added to a server already listening there, else a server
- *   named `remaining_auto_https_redirects`.
+ *   named `remaining_auto_https_redirects`; exact names before wildcards (current Caddy's
+ *   order, see `bySpecificity`).
  *
  * @module
  */
@@ -106,6 +107,29 @@ function redirectRoute(toPort: number, httpPort: number, httpsPort: number, host
       close: true,
     }],
   };
+}
+
+/** The first name of a redirect route's host matcher, "" for a catch-all. */
+function firstHost(route: Raw): string {
+  const host = ((route.match as Raw[] | undefined)?.[0]?.host as string[] | undefined)?.[0];
+  return host ?? "";
+}
+
+/**
+ * Current Caddy's order of the redirect routes of one address (`autohttps.go`, since v2.11.2):
+ * by the first host of each, exact names before wildcards, longer before shorter, then
+ * alphabetically, the catch-all last; so a host that an exact name and a wildcard both match is
+ * redirected to the exact name's port.
+ */
+function bySpecificity(a: Raw, b: Raw): number {
+  const ha = firstHost(a);
+  const hb = firstHost(b);
+  if ((ha === "") !== (hb === "")) return ha === "" ? 1 : -1;
+  const wa = ha.includes("*");
+  const wb = hb.includes("*");
+  if (wa !== wb) return wa ? 1 : -1;
+  if (ha.length !== hb.length) return hb.length - ha.length;
+  return ha < hb ? -1 : ha > hb ? 1 : 0;
 }
 
 function hasHostMatcher(route: unknown): boolean {
@@ -224,6 +248,7 @@ export async function planAutomaticHttps(
       redirectRoute(addr.port, o.httpPort, o.httpsPort, hosts),
     ]);
   }
+  for (const routes of redirServers.values()) routes.sort(bySpecificity);
   const catchAll = () => redirectRoute(o.httpsPort, o.httpPort, o.httpsPort, []);
   const remaining: { listen: string[]; routes: Raw[] } = { listen: [], routes: [] };
   for (const [at, routes] of redirServers) {

@@ -7,8 +7,14 @@
  * @module
  */
 import type { ServeInfo } from "../module/listener.ts";
-import type { HandlerError } from "./errors.ts";
+import { HandlerError } from "./errors.ts";
 import { canonicalHost, receivedURL, validHost } from "../net/host.ts";
+
+/**
+ * The most request body bytes `{http.request.body}` and `{http.request.body_base64}` hold
+ * (1 MiB): a longer body fails the request with 413 before the handler that names them runs.
+ */
+export const BODY_PLACEHOLDER_LIMIT = 1 << 20;
 
 /** The rest of a handler chain (what a handler calls to continue). */
 export type Next = (c: RequestContext) => Response | Promise<Response>;
@@ -179,6 +185,8 @@ export class RequestContext {
   invokeDepth = 0;
   /** Fields `log_append` adds to this request's access log record, in order. */
   logFields: [string, unknown][] | null = null;
+  /** The request body as read for `{http.request.body}` (`readBody()`), null before. */
+  bodyBytes: Uint8Array | null = null;
   #path: string | null = null;
   #pathFor: string | null = null;
   #clientIP: string | null = null;
@@ -327,6 +335,58 @@ export class RequestContext {
   setRequestBody(body: ReadableStream<Uint8Array> | null): void {
     this.#bodyFromRequest = false;
     this.body = body;
+  }
+
+  /**
+   * Reads the whole request body into `bodyBytes` (once) for `{http.request.body}`, and puts
+   * the same bytes back as the body later handlers read. A body longer than
+   * {@linkcode BODY_PLACEHOLDER_LIMIT} (declared or sent) fails with 413; so does one over a
+   * `request_body` limit met earlier in the chain (its error passes through). A body the
+   * client cuts short holds what arrived, as Caddy keeps what it read.
+   */
+  async readBody(): Promise<void> {
+    if (this.bodyBytes !== null) return;
+    const limit = BODY_PLACEHOLDER_LIMIT;
+    const tooLarge = () =>
+      new HandlerError(
+        413,
+        `request body over ${limit} bytes, the most {http.request.body} holds`,
+        "placeholder",
+      );
+    const declared = Number(this.headers.get("content-length") ?? "NaN");
+    if (declared > limit) throw tooLarge();
+    const stream = this.requestBody();
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    if (stream !== null) {
+      try {
+        // a body a handler already consumed (an upstream got it) reads as what is left
+        const reader = stream.getReader();
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          size += value.byteLength;
+          if (size > limit) {
+            reader.cancel().catch(() => {});
+            throw tooLarge();
+          }
+          chunks.push(value);
+        }
+      } catch (e) {
+        if (e instanceof HandlerError) throw e;
+        // the client went away, or the body was read before: what arrived is the body
+      }
+    }
+    const bytes = chunks.length === 1 ? chunks[0] : new Uint8Array(size);
+    if (chunks.length !== 1) {
+      let at = 0;
+      for (const ch of chunks) {
+        bytes.set(ch, at);
+        at += ch.byteLength;
+      }
+    }
+    this.bodyBytes = bytes;
+    if (stream !== null) this.setRequestBody(new Blob([bytes as BlobPart]).stream());
   }
 
   /** Sets a run-time placeholder (regexp captures and the like). */

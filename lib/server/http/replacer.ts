@@ -10,6 +10,7 @@ import { splitHostPort } from "./context.ts";
 import { statusText } from "../net/status.ts";
 import { tlsClientGetter } from "./tls_client.ts";
 import { requestProto } from "../module/listener.ts";
+import { ipPrefix, parseIP } from "../net/ip.ts";
 
 /** Reads one placeholder's value for a request; undefined when it is unknown. */
 export type Getter = (c: RequestContext) => string | undefined;
@@ -20,6 +21,15 @@ export interface Template {
   readonly constant: string | null;
   /** Renders the template for a request. */
   render(c: RequestContext): string;
+}
+
+/** Standard base64 of bytes (`{http.request.body_base64}`). */
+export function encodeBase64(bytes: Uint8Array): string {
+  let bin = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(bin);
 }
 
 function stringify(v: unknown): string | undefined {
@@ -61,6 +71,41 @@ function env(name: string): string {
   }
 }
 
+/**
+ * The port of a listener's address (`127.0.0.1:8080`, `[::1]:443`, `:80`); "" for a socket
+ * path or an inherited descriptor.
+ */
+function localPort(address: string): string {
+  if (/^(unix|unixgram|unixpacket|fd|fdgram)\//.test(address)) return "";
+  return splitHostPort(address)[1];
+}
+
+/** Go's `strconv.Atoi` on a bit count: the number, or NaN. */
+function atoi(s: string): number {
+  return /^[+-]?\d+$/.test(s) ? Number(s) : NaN;
+}
+
+/**
+ * `{http.request.remote.host/<v4>[,<v6>]}` (Caddy's remote IP prefix): the peer's network
+ * keeping that many bits (`127.0.0.0/24`); the second count is for IPv6 peers. A peer that
+ * is not an IP (a unix socket) reads as its remote host, a count out of range as "".
+ */
+function remotePrefix(spec: string): Getter {
+  const comma = spec.indexOf(",");
+  const v4 = atoi(comma < 0 ? spec : spec.slice(0, comma));
+  const v6 = comma < 0 ? v4 : atoi(spec.slice(comma + 1));
+  return (c) => {
+    const host = c.remoteHost;
+    if (parseIP(host) === null) return host;
+    return ipPrefix(host, host.includes(":") ? v6 : v4) ?? "";
+  };
+}
+
+/** The request body read for the placeholders (see `readBody`); "" before it was read. */
+function bodyText(c: RequestContext): string {
+  return c.bodyBytes === null ? "" : new TextDecoder().decode(c.bodyBytes);
+}
+
 function pathFile(p: string): string {
   return p.slice(p.lastIndexOf("/") + 1);
 }
@@ -78,6 +123,7 @@ const STATIC: Record<string, Getter> = {
   "http.request.host": (c) => c.hostname,
   "http.request.port": (c) => splitHostPort(c.host)[1] || (c.scheme === "https" ? "443" : "80"),
   "http.request.hostport": (c) => c.host,
+  "http.request.local.port": (c) => localPort(c.info.localAddress),
   "http.request.remote": (c) => {
     const h = c.remoteHost;
     return h.includes(":") ? `[${h}]:${c.remotePort}` : `${h}:${c.remotePort}`;
@@ -100,6 +146,8 @@ const STATIC: Record<string, Getter> = {
     return dot < 0 ? "" : f.slice(dot);
   },
   "http.request.uri.query": (c) => c.query,
+  "http.request.body": bodyText,
+  "http.request.body_base64": (c) => c.bodyBytes === null ? "" : encodeBase64(c.bodyBytes),
   "http.request.orig_method": (c) => c.origMethod,
   "http.request.orig_uri": (c) => c.origQuery ? `${c.origRawPath}?${c.origQuery}` : c.origRawPath,
   "http.request.orig_uri.path": (c) => c.origRawPath,
@@ -200,6 +248,7 @@ function queryParam(c: RequestContext, name: string): string {
  */
 export function getterFor(key: string): Getter {
   if (key.startsWith("http.request.duration")) durationUsed = true;
+  if (key === "http.request.body" || key === "http.request.body_base64") bodyGetters++;
   const fixed = STATIC[key];
   if (fixed) return fixed;
   const after = (p: string) => key.slice(p.length);
@@ -221,6 +270,9 @@ export function getterFor(key: string): Getter {
     if (Number.isInteger(n) && n >= 0) {
       return (c) => c.path.split("/").filter((s) => s !== "")[n] ?? "";
     }
+  }
+  if (key.startsWith("http.request.remote.host/")) {
+    return remotePrefix(after("http.request.remote.host/"));
   }
   if (key.startsWith("http.request.host.labels.")) {
     const n = Number(after("http.request.host.labels."));
@@ -262,6 +314,29 @@ export function getterFor(key: string): Getter {
 type Part = string | Getter;
 
 let durationUsed = false;
+
+let bodyGetters = 0;
+
+/**
+ * Marks the templates compiled so far, for {@linkcode readsBodySince}: the routes ask it
+ * around provisioning each handler and matcher set.
+ */
+export function bodyPlaceholderMark(): number {
+  return bodyGetters;
+}
+
+/**
+ * True when a template compiled since `mark` reads `{http.request.body}` or
+ * `{http.request.body_base64}`; forgets those, so a handler holding routes (a subroute) does
+ * not count the ones its own routes already answer for. Their placeholders read the body a
+ * route's handler or matcher read first (`RequestContext.readBody`): templates render
+ * synchronously, a body arrives in pieces.
+ */
+export function readsBodySince(mark: number): boolean {
+  const used = bodyGetters > mark;
+  bodyGetters = mark;
+  return used;
+}
 
 /** True once any template uses `{http.request.duration*}` (request start times are then kept). */
 export function durationPlaceholderUsed(): boolean {

@@ -1,10 +1,11 @@
 /**
  * Checks a server makes before routing, for its connection fields: an HTTP/2 request on a
- * listener whose `protocols` leave HTTP/2 out (deno engine), and `strict_sni_host`.
+ * listener whose `protocols` leave HTTP/2 out (deno engine: its stream is reset unanswered), and
+ * `strict_sni_host`.
  *
  * @module
  */
-import type { ServeInfo } from "../module/listener.ts";
+import { type ServeInfo, StreamRefused } from "../module/listener.ts";
 import type { RequestContext } from "./context.ts";
 import { HandlerError } from "./errors.ts";
 
@@ -19,6 +20,23 @@ export function isHttp2(request: Request, info: ServeInfo): boolean {
   const url = request.url;
   const start = url.indexOf("://") + 3;
   return !url.startsWith(`localhost:${port}/`, start);
+}
+
+/**
+ * The answer to an HTTP/2 request on a `deno` engine listener that must not speak HTTP/2: a
+ * body that fails before anything is sent, so the request's stream is reset (RST_STREAM) with no
+ * answer. Caddy closes such a connection (its listener sees the HTTP/2 preface); `Deno.serve`
+ * gives no way to, and an answer sent over HTTP/2 would be one.
+ */
+export function refusedStream(): Response {
+  return new Response(
+    new ReadableStream({
+      start(c) {
+        c.error(new StreamRefused("HTTP/2 is not enabled on this listener"));
+      },
+    }),
+    { status: 505 },
+  );
 }
 
 /** Caddy's strict SNI check: the Host names the server name the TLS handshake asked for. */

@@ -11,6 +11,7 @@ import { Decoder, type Raw } from "../config/decode.ts";
 import type { RequestContext } from "./context.ts";
 import { ConfigError } from "../config/error.ts";
 import type { HttpHandler, Next, RequestMatcher } from "./handler.ts";
+import { bodyPlaceholderMark, readsBodySince } from "./replacer.ts";
 
 /**
  * A matcher set (Caddy's `MatcherSet` as JSON, a `caddy.ModuleMap`): matcher names
@@ -50,6 +51,8 @@ export interface Route {
   terminal: boolean;
   /** Wraps the route's compiled chain (metrics measure each route as one unit). */
   instrument?: (chain: Next) => Next;
+  /** True when a matcher reads `{http.request.body}`: the body is read before matching. */
+  matchReadsBody?: boolean;
 }
 
 /** Caddy's empty handler: 200 with no body, or the error status while handling an error. */
@@ -123,16 +126,31 @@ export async function provisionRoutes(
     const d = Decoder.of(raw[i], `${where}[${i}]`).fields(ROUTE_FIELDS);
     const handlers: HttpHandler[] = [];
     for (const h of d.array("handle") ?? []) {
-      handlers.push(await ctx.loadModule<HttpHandler>("http.handlers", "handler", h));
+      const mark = bodyPlaceholderMark();
+      const handler = await ctx.loadModule<HttpHandler>("http.handlers", "handler", h);
+      handlers.push(readsBodySince(mark) ? readingBody(handler) : handler);
     }
+    const mark = bodyPlaceholderMark();
+    const matchers = await provisionMatcherSets(d.value("match"), ctx, d.at("match"));
     routes.push({
       group: d.string("group") || undefined,
-      matchers: await provisionMatcherSets(d.value("match"), ctx, d.at("match")),
+      matchers,
       handlers,
       terminal: d.bool("terminal") ?? false,
+      matchReadsBody: readsBodySince(mark),
     });
   }
   return routes;
+}
+
+/** A handler whose templates read the request body: the body is read first. */
+function readingBody(h: HttpHandler): HttpHandler {
+  return {
+    async serveHTTP(c, next) {
+      await c.readBody();
+      return await h.serveHTTP(c, next);
+    },
+  };
 }
 
 /** Compiles matcher sets to one predicate; null when the route matches everything. */
@@ -170,6 +188,15 @@ export function chainHandlers(handlers: HttpHandler[], tail: Next): Next {
 }
 
 function wrapRoute(route: Route, next: Next): Next {
+  const routed = matchRoute(route, next);
+  if (!route.matchReadsBody) return routed;
+  return async (c) => {
+    await c.readBody();
+    return await routed(c);
+  };
+}
+
+function matchRoute(route: Route, next: Next): Next {
   let inner = chainHandlers(route.handlers, route.terminal ? emptyHandler : next);
   if (route.instrument) inner = route.instrument(inner);
   const match = compileMatcherSets(route.matchers);

@@ -22,7 +22,7 @@ import { Decoder, type Raw } from "../config/decode.ts";
 import { decodePath, RequestContext, type ServerFacts } from "./context.ts";
 import { responseError, toHandlerError } from "./errors.ts";
 import { chooseEngine, parseServerOptions, type ServerOptions } from "./server_options.ts";
-import { isHttp2, misdirected, sniMatches } from "./request_checks.ts";
+import { isHttp2, misdirected, refusedStream, sniMatches } from "./request_checks.ts";
 import { HeaderAliasFilter } from "./header_aliases.ts";
 import { checkListenAddresses, expandListenAddress, type ListenAddress } from "./listen_address.ts";
 import type { Next } from "./handler.ts";
@@ -352,7 +352,10 @@ export class HttpServer implements ServerFacts {
     return remote;
   }
 
-  /** The listener at `address` must refuse HTTP/2 requests (its protocols lack h2 / h2c). */
+  /**
+   * The listener at `address` must not answer HTTP/2 requests (its protocols lack h2 / h2c;
+   * `Deno.serve` speaks both): each such request's stream is reset unanswered.
+   */
   refuseHttp2(address: string): void {
     this.#noHttp2.add(address);
   }
@@ -382,14 +385,12 @@ export class HttpServer implements ServerFacts {
   }
 
   #serve(request: Request, info: ServeInfo): Response | Promise<Response> {
+    // Deno.serve does not say which version a cleartext request came over (h2c has no Host)
+    if (this.engine === "deno" && !info.tls && !info.http3) info.http2 = isHttp2(request, info);
     if (
-      this.#noHttp2.size !== 0 && !info.http3 && isHttp2(request, info) &&
-      this.#noHttp2.has(info.localAddress)
-    ) {
-      return new Response("505 HTTP Version Not Supported: HTTP/2 is not enabled here\n", {
-        status: 505,
-      });
-    }
+      this.#noHttp2.size !== 0 && !info.http3 && this.#noHttp2.has(info.localAddress) &&
+      (info.http2 || isHttp2(request, info))
+    ) return refusedStream();
     if (info.tls) fillTlsState(request, info);
     const c = new RequestContext(request, info, this);
     const log = this.#logs !== null && shouldLog(this.#logs, c);

@@ -15,7 +15,10 @@
  *   either engine, as Caddy's does on HTTP/1.1.
  * - `keepalive_*` set the listening socket's TCP keep-alive (both engines).
  * - `protocols`: `h1`; `h2` over TLS (offered by ALPN, both engines); `h2c` on plain
- *   listeners (both engines; prior knowledge only on the node engine); `h3` on TLS servers: a
+ *   listeners (prior knowledge, both engines); `h2` or `h2c` without `h1` (as Caddy since
+ *   v2.10.1: ALPN offers `h2` alone, a connection that does not start HTTP/2 is closed; on the
+ *   node engine, chosen automatically; `h2` alone on a plain listener serves nothing there, as
+ *   in Caddy: the listener is left out with a warning); `h3` on TLS servers: a
  *   QUIC listener on the same port (UDP), advertised with `Alt-Svc` (see
  *   `listeners/h3/listener.ts`); on plain servers it has no effect, as in Caddy. The default is
  *   Caddy's, h1 h2 h3. A TLS listener may be h3 alone (no TCP listener then); an `fdgram/`
@@ -117,12 +120,7 @@ function protocolList(d: Decoder, key: string, list: string[]): ListenerProtocol
     }
   }
   const has = (p: string) => list.includes(p);
-  if (!has("h1") && (has("h2") || has("h2c"))) {
-    d.failAt(
-      key,
-      "cannot enable HTTP/2 or H2C without enabling HTTP/1.1; add h1 or remove h2/h2c",
-    );
-  }
+  // h2 or h2c without h1: served since Caddy v2.10.1 (caddyserver/caddy#6961; 2.6.2 refused it)
   return { h1: has("h1"), h2: has("h2"), h2c: has("h2c"), h3: has("h3") };
 }
 
@@ -237,15 +235,20 @@ export async function parseServerOptions(
       p = protocolList(d, `listen_protocols[${i}]`, own as string[]);
       anyGiven = true;
     }
-    if (!p.h1 && !(p.h3 && o.tls)) {
+    if (!p.h1 && !p.h2c && !p.h2 && !(p.h3 && o.tls)) {
       d.failAt(
         own ? `listen_protocols[${i}]` : "protocols",
         o.tls
-          ? "no protocol this server can serve (add h1 or h3)"
-          : "no protocol this server can serve over TCP (add h1)",
+          ? "no protocol this server can serve (add h1, h2 or h3)"
+          : "no protocol this server can serve over TCP (add h1 or h2c)",
       );
     }
     protocols.push(p);
+  }
+  // without h1, connections that do not start HTTP/2 are closed: the node engine's listener
+  // sees the connection, Deno.serve does not
+  if (protocols.some((p) => !p.h1 && (p.h2c || (o.tls && p.h2)))) {
+    needsNode.push("protocols without h1");
   }
   const http2 = protocols.some((p) => o.tls ? p.h2 : p.h2c);
   const pushes = http2 &&

@@ -37,9 +37,9 @@ export interface SharedListening {
   ports: Map<string, number>;
   /**
    * True in the one process that serves unix socket addresses and HTTP/3: Linux has no
-   * SO_REUSEPORT for unix sockets, and a second process binding the path would take it from the
-   * first; Deno's QUIC endpoint cannot share its UDP port. In the others such an address is
-   * held without a socket.
+   * SO_REUSEPORT for unix sockets, and a second process binding the path would take it from
+   * the first; Deno's QUIC endpoint binds its UDP socket without it. In the others a unix or
+   * HTTP/3 address is held without a socket.
    */
   unix: boolean;
 }
@@ -291,9 +291,9 @@ export class ListenerPool {
   async #listenH3(options: ListenOptions, occurrence: number): Promise<ListenerHandle> {
     const tls = options.tls;
     if (!tls) throw new Error(`listen ${options.address}: HTTP/3 needs TLS`);
-    // Deno's QUIC endpoint has no SO_REUSEPORT: among workers, the one that serves unix
-    // sockets serves HTTP/3 too (the others would fail to bind the UDP port)
-    if (this.shared && !this.shared.unix) return new NotServed(options.address);
+    // Worker processes: Deno's QUIC endpoint binds its UDP socket without SO_REUSEPORT, so
+    // one process (the one that serves unix sockets) serves HTTP/3; the others serve TCP.
+    if (this.shared && !this.shared.unix) return new NotServed(`udp/${options.address}`);
     const fdgram = /^fdgram\/(\d+)$/.exec(options.address);
     const addr = fdgram
       ? { network: "fdgram", host: fdgram[1], startPort: 0, endPort: 0 }

@@ -41,6 +41,11 @@ export interface ConnectionOptions {
   alpn: string[];
   /** Cleartext: answer HTTP/2 with prior knowledge (`h2c`; the node engine reads it). */
   h2c?: boolean;
+  /**
+   * False: HTTP/1.1 is not served (`protocols` without `h1`): a connection that does not start
+   * HTTP/2 is closed (the node engine reads it). Undefined: served.
+   */
+  h1?: boolean;
 }
 
 /** Caddy 2.6.2's defaults (Go's `MaxHeaderBytes`, Caddy's 5 minute idle timeout). */
@@ -168,6 +173,12 @@ export interface CertificateGetter {
    * null when there is none (the handshake then fails).
    */
   getCertificate(serverName: string): Promise<CertifiedKey | null>;
+  /**
+   * The certificate `getCertificate` would give from what is held now, never obtaining one
+   * (no on-demand permission check or issuance, no external certificate manager): for
+   * listeners that choose a certificate ahead of any handshake (HTTP/3).
+   */
+  heldCertificate?(serverName: string): Promise<CertifiedKey | null>;
   /** Calls `fn` whenever a certificate was added, replaced or removed; returns an unsubscribe. */
   subscribe(fn: () => void): () => void;
   /**
@@ -235,6 +246,16 @@ export interface ListenerHandle {
 export function requestProto(info: ServeInfo): "HTTP/3.0" | "HTTP/2.0" | "HTTP/1.1" {
   if (info.http3) return "HTTP/3.0";
   return info.http2 || info.tls?.proto === "h2" ? "HTTP/2.0" : "HTTP/1.1";
+}
+
+/**
+ * The error a handler's answer body fails with to reset the request's stream (HTTP/2:
+ * RST_STREAM) before any of the answer is sent: how the `deno` engine leaves a request it must
+ * not answer unanswered (`Deno.serve` cannot close a connection from a request). Listeners do not
+ * log it.
+ */
+export class StreamRefused extends Error {
+  override name = "StreamRefused";
 }
 
 /** Where a connection comes from, as handlers will see it. */

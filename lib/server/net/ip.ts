@@ -132,3 +132,54 @@ export function parseRanges(list: readonly string[]): IPRange[] {
   }
   return out;
 }
+
+/** An address as Go's `netip.Addr.String` writes it (RFC 5952 for IPv6, dotted IPv4 tail when mapped). */
+function formatIP(ip: bigint, v4: boolean): string {
+  if (v4) {
+    return [24n, 16n, 8n, 0n].map((s) => String((ip >> s) & 0xffn)).join(".");
+  }
+  if (isV4(ip)) return `::ffff:${formatIP(ip, true)}`;
+  const groups: number[] = [];
+  for (let s = 112n; s >= 0n; s -= 16n) groups.push(Number((ip >> s) & 0xffffn));
+  // the longest run of two or more zero groups (the first of equal ones) becomes "::"
+  let best = -1, bestLen = 1;
+  for (let i = 0; i < 8;) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLen) {
+      best = i;
+      bestLen = j - i;
+    }
+    i = j;
+  }
+  const hex = (list: number[]) => list.map((g) => g.toString(16)).join(":");
+  if (best < 0) return hex(groups);
+  return `${hex(groups.slice(0, best))}::${hex(groups.slice(best + bestLen))}`;
+}
+
+/**
+ * The network of `address` that keeps its top `bits` bits, written as Go's
+ * `netip.Addr.Prefix(bits).String()` does (`1.2.3.0/24`, `2001:db8::/32`); an IPv4 address
+ * counts 32 bits, an IPv6 one (an IPv4-mapped one too) 128. Null when `address` is not an IP
+ * or `bits` is out of range.
+ *
+ * @example
+ * ```ts
+ * import { ipPrefix } from "./ip.ts";
+ * ipPrefix("192.168.7.9", 16); // "192.168.0.0/16"
+ * ```
+ */
+export function ipPrefix(address: string, bits: number): string | null {
+  const ip = parseIP(address);
+  if (ip === null) return null;
+  const v4 = !address.includes(":");
+  const width = v4 ? 32 : 128;
+  if (!Number.isInteger(bits) || bits < 0 || bits > width) return null;
+  const keep = v4 ? 96 + bits : bits;
+  const mask = keep === 0 ? 0n : (ALL << BigInt(128 - keep)) & ALL;
+  return `${formatIP(v4 ? ip & mask & 0xffffffffn : ip & mask, v4)}/${bits}`;
+}

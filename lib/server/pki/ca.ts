@@ -8,12 +8,15 @@
  *
  * Config (`apps.pki.certificate_authorities.<id>`, Caddy's fields): `name`,
  * `root_common_name`, `intermediate_common_name` (both may use `{pki.ca.name}` and
- * `{time.now.year}`), `install_trust`, `root` / `intermediate` (`{certificate, private_key,
- * format: "pem_file"}`: files used instead of generated ones), `storage`.
+ * `{time.now.year}`), `intermediate_lifetime` (of generated intermediates, 7 days by default;
+ * shorter than what is left of the root's, as Caddy checks), `install_trust`, `root` /
+ * `intermediate` (`{certificate, private_key, format: "pem_file"}`: files used instead of
+ * generated ones), `storage`.
  *
  * @module
  */
 import { Decoder, type Raw } from "../config/decode.ts";
+import { goDurationString } from "../config/duration.ts";
 import type { Logger } from "../module/instance.ts";
 import { loadText, type Storage, storageKeys, withLock } from "../module/storage.ts";
 import {
@@ -53,6 +56,8 @@ export interface CAConfig {
   name?: string;
   root_common_name?: string;
   intermediate_common_name?: string;
+  /** Lifetime of generated intermediates (a duration; 0 or unset: 7 days). */
+  intermediate_lifetime?: number | string;
   install_trust?: boolean;
   root?: KeyPairFiles;
   intermediate?: KeyPairFiles;
@@ -79,6 +84,7 @@ const CA_FIELDS = [
   "name",
   "root_common_name",
   "intermediate_common_name",
+  "intermediate_lifetime",
   "install_trust",
   "root",
   "intermediate",
@@ -97,6 +103,10 @@ export function decodeCAConfig(raw: unknown, where: string): CAConfig {
   for (const k of ["name", "root_common_name", "intermediate_common_name"]) {
     const v = d.value(k);
     if (v !== undefined && typeof v !== "string") d.failAt(k, "must be a string");
+  }
+  const lifetime = d.duration("intermediate_lifetime");
+  if (lifetime !== undefined && lifetime < 0) {
+    d.failAt("intermediate_lifetime", "must not be negative");
   }
   const installTrust = d.value("install_trust");
   if (installTrust !== undefined && typeof installTrust !== "boolean") {
@@ -156,6 +166,8 @@ export class CertificateAuthority {
   readonly name: string;
   /** Whether the `pki` app installs the root into the trust stores at start. */
   readonly installTrust: boolean;
+  /** Lifetime of the intermediates this CA generates (ms). */
+  readonly intermediateLifetimeMs: number;
   readonly #rootCNTemplate: string;
   readonly #interCNTemplate: string;
   #root!: Signer;
@@ -171,6 +183,8 @@ export class CertificateAuthority {
     this.id = id;
     this.name = config.name || DEFAULT_CA_NAME;
     this.installTrust = config.install_trust ?? false;
+    this.intermediateLifetimeMs = Decoder.of(config, "").duration("intermediate_lifetime") ||
+      LIFETIMES.intermediate;
     this.#rootCNTemplate = config.root_common_name || DEFAULT_ROOT_CN;
     this.#interCNTemplate = config.intermediate_common_name || DEFAULT_INTERMEDIATE_CN;
   }
@@ -245,6 +259,7 @@ export class CertificateAuthority {
       this.#inter = await readPair(this.config.intermediate, `CA ${this.id} intermediate`);
     }
     if (this.#root && this.#inter) return;
+    if (this.#root) this.#checkIntermediateLifetime();
     // Generated parts are created once for everyone sharing the storage.
     const k = storageKeys;
     const stored = async () => ({
@@ -271,6 +286,7 @@ export class CertificateAuthority {
         }
         if (!this.#inter && !(s.inter && s.interKey)) {
           await this.#loadRoot(s.root!, s.rootKey!);
+          this.#checkIntermediateLifetime();
           const gen = await this.#generateIntermediate();
           s.inter = gen.pem;
           s.interKey = gen.key.pem;
@@ -279,8 +295,24 @@ export class CertificateAuthority {
     }
     if (!this.#root) await this.#loadRoot(s.root!, s.rootKey!);
     if (!this.#inter) {
+      this.#checkIntermediateLifetime();
       const facts = await certificateFacts(s.inter!);
       this.#inter = { pem: s.inter!, key: await importKey(s.interKey!), ...facts };
+    }
+  }
+
+  /**
+   * Caddy's check before it loads or generates an intermediate: the intermediate's lifetime is
+   * shorter than what is left of the root's (`modules/caddypki/ca.go`, `Provision`).
+   */
+  #checkIntermediateLifetime(): void {
+    if (this.config.intermediate) return;
+    const left = this.#root.notAfter.getTime() - Date.now();
+    if (this.intermediateLifetimeMs >= left) {
+      throw new Error(
+        "intermediate certificate lifetime must be less than actual root certificate " +
+          `lifetime (${goDurationString(left)})`,
+      );
     }
   }
 
@@ -300,7 +332,7 @@ export class CertificateAuthority {
       key,
       this.#root.pem,
       this.#rootKey,
-      LIFETIMES.intermediate,
+      this.intermediateLifetimeMs,
     );
     const k = storageKeys;
     await this.storage.store(k.caIntermediateCert(this.id), new TextEncoder().encode(cert.pem));

@@ -367,46 +367,47 @@ export class TlsApp implements App {
     const filterOf = (policy: (typeof list)[number]) => (c: CachedCertificate) =>
       (!policy.anyTag.length || policy.anyTag.some((t) => c.tags.includes(t))) &&
       policy.allTags.every((t) => c.tags.includes(t));
+    const lookup = async (serverName: string, obtain: boolean) => {
+      let name = normalizeName(serverName);
+      if (!name) name = ip || (list.find((p) => p.defaultSni)?.defaultSni ?? "");
+      const policy = list.find((p) => !p.sni.length || p.sni.some((s) => matchWildcard(name, s))) ??
+        list[0];
+      const filter = filterOf(policy);
+      if (name && managed.has(name) && !app.#started) {
+        let t: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([started, new Promise((r) => (t = setTimeout(r, 30_000)))]);
+        clearTimeout(t);
+      }
+      if (name) await cache.settle(name);
+      let found = name ? cache.matching(name, filter)[0] : undefined;
+      // no SNI and no certificate for the listener's IP: the policies' default_sni (certmagic
+      // tries the local IP first, then the default server name)
+      const defaultSni = list.find((p) => p.defaultSni)?.defaultSni;
+      if (!found && !normalizeName(serverName) && ip && defaultSni) {
+        found = cache.matching(defaultSni, filter)[0];
+      }
+      if (!found && name && obtain) {
+        const external = await askManagers(
+          app.#automation.policies,
+          name,
+          ip,
+          app.#ctx.logger("tls.get_certificate"),
+        );
+        if (external) return external;
+      }
+      if (!found && name && !managed.has(name) && obtain) {
+        found = (await app.#obtainOnDemand(name)) ? cache.matching(name, filter)[0] : undefined;
+      }
+      if (!found && policy.fallbackSni) found = cache.matching(policy.fallbackSni, filter)[0];
+      if (!found && !normalizeName(serverName)) {
+        const all = cache.all().filter(filter);
+        if (all.length === 1) found = all[0];
+      }
+      return found ? { cert: found.cert, key: found.key } : null;
+    };
     return {
-      async getCertificate(serverName: string) {
-        let name = normalizeName(serverName);
-        if (!name) name = ip || (list.find((p) => p.defaultSni)?.defaultSni ?? "");
-        const policy =
-          list.find((p) => !p.sni.length || p.sni.some((s) => matchWildcard(name, s))) ??
-            list[0];
-        const filter = filterOf(policy);
-        if (name && managed.has(name) && !app.#started) {
-          let t: ReturnType<typeof setTimeout> | undefined;
-          await Promise.race([started, new Promise((r) => (t = setTimeout(r, 30_000)))]);
-          clearTimeout(t);
-        }
-        if (name) await cache.settle(name);
-        let found = name ? cache.matching(name, filter)[0] : undefined;
-        // no SNI and no certificate for the listener's IP: the policies' default_sni (certmagic
-        // tries the local IP first, then the default server name)
-        const defaultSni = list.find((p) => p.defaultSni)?.defaultSni;
-        if (!found && !normalizeName(serverName) && ip && defaultSni) {
-          found = cache.matching(defaultSni, filter)[0];
-        }
-        if (!found && name) {
-          const external = await askManagers(
-            app.#automation.policies,
-            name,
-            ip,
-            app.#ctx.logger("tls.get_certificate"),
-          );
-          if (external) return external;
-        }
-        if (!found && name && !managed.has(name)) {
-          found = (await app.#obtainOnDemand(name)) ? cache.matching(name, filter)[0] : undefined;
-        }
-        if (!found && policy.fallbackSni) found = cache.matching(policy.fallbackSni, filter)[0];
-        if (!found && !normalizeName(serverName)) {
-          const all = cache.all().filter(filter);
-          if (all.length === 1) found = all[0];
-        }
-        return found ? { cert: found.cert, key: found.key } : null;
-      },
+      getCertificate: (serverName: string) => lookup(serverName, true),
+      heldCertificate: (serverName: string) => lookup(serverName, false),
       fixedCertificate() {
         // a name could get a certificate of its own: on demand, or once it is obtained
         if (app.hasOnDemand || (managed.size && !app.#started)) return Promise.resolve(null);

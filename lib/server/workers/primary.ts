@@ -101,8 +101,33 @@ export interface WorkerInfo {
 
 const text = (a: WireResponse) => new TextDecoder().decode(a.body ? fromBase64(a.body) : undefined);
 
+/** A JSON array of every worker's answer, concatenated (each answer an array). */
+const concatArrays = (answers: WireResponse[]) =>
+  new Response(JSON.stringify(answers.flatMap((a) => JSON.parse(text(a)) as unknown[])), {
+    headers: { "content-type": "application/json" },
+  });
+
+/**
+ * Admin routes whose changes go to every worker (a cache purge empties every worker's cache),
+ * with how the answers become one.
+ */
+const BROADCAST: Record<string, (answers: WireResponse[]) => Response> = {
+  "/cache/": (answers) =>
+    new Response(
+      JSON.stringify({
+        purged: answers.reduce(
+          (n, a) => n + Number((JSON.parse(text(a)) as { purged?: number }).purged ?? 0),
+          0,
+        ),
+      }),
+      { headers: { "content-type": "application/json" } },
+    ),
+};
+
 /** Admin routes answered by every worker and summed up. */
 const AGGREGATED: Record<string, (answers: WireResponse[]) => Response> = {
+  // the cache's stores and entries: every worker's
+  "/cache/": concatArrays,
   "/metrics": (answers) =>
     new Response(sumPrometheusText(answers.map(text)), {
       headers: {
@@ -140,7 +165,8 @@ const MAX_BACKOFF_MS = 10_000;
  * @example
  * ```ts ignore
  * const workers = new Workers({ count: 2, command: workerCommand() as string[] });
- * const engine = new Engine({ runner: workers });
+ * const options: RunnerEngineOptions = { runner: workers };
+ * const engine = new Engine(options);
  * workers.log = engine.log.named("workers");
  * await workers.start();
  * await engine.load(config);
@@ -499,8 +525,9 @@ export class Workers implements ConfigRunner {
     const request = await wireRequest(req);
     const members = this.joined();
     if (!members.length) throw new AdminError("internal", "no worker process is running");
-    const merge = AGGREGATED[pattern];
-    if (!merge || (req.method !== "GET" && req.method !== "HEAD")) {
+    const reads = req.method === "GET" || req.method === "HEAD";
+    const merge = reads ? AGGREGATED[pattern] : BROADCAST[pattern];
+    if (!merge) {
       const answer = await this.call(members[0], "admin", { request });
       if (pattern === "/tls/revoke" && answer.status === 200 && this.reload) {
         try {

@@ -47,7 +47,8 @@ export async function runServer(
     }),
   );
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--config", DENO_JSON, CLI, "run", "-c", file],
+    // one process: these tests are about the fields (workers/ tests the worker processes)
+    args: ["run", "-A", "--config", DENO_JSON, CLI, "run", "-c", file, "--workers", "1"],
     env: { HOME: dir, XDG_DATA_HOME: `${dir}/data`, XDG_CONFIG_HOME: `${dir}/config` },
     stdout: "piped",
     stderr: "piped",

@@ -80,8 +80,17 @@ Deno.test("fields: protocols the listeners cannot speak are refused", async () =
   await validateConfig(config({ protocols: ["h3"] }, true));
   // Caddy serves HTTP/3 only with TLS: on a plain server h3 does nothing there either
   await validateConfig(config({ protocols: ["h1", "h2", "h3"] }));
-  await refused({ protocols: ["h3"] }, /no protocol this server can serve over TCP \(add h1\)/);
-  await refused({ protocols: ["h2"] }, /cannot enable HTTP\/2 or H2C without enabling HTTP\/1\.1/);
+  await refused(
+    { protocols: ["h3"] },
+    /no protocol this server can serve over TCP \(add h1 or h2c\)/,
+  );
+  // h2 or h2c alone: served since Caddy v2.10.1 (fields/protocols.test.ts), on the node engine
+  await validateConfig(config({ protocols: ["h2"] }, true));
+  await validateConfig(config({ protocols: ["h2c"] }));
+  await refused(
+    { protocols: ["h2c"], listener_engine: "deno" },
+    /"deno" \(Deno's HTTP server\) cannot serve protocols without h1; leave listener_engine unset/,
+  );
   await refused({ protocols: ["h1", "h4"] }, /unknown protocol "h4" \(h1, h2, h2c or h3\)/);
   // the node engine speaks HTTP/2 (h2 over TLS, h2c): node-only fields combine with both
   await validateConfig(config({ protocols: ["h1", "h2"], idle_timeout: "1m" }, true));

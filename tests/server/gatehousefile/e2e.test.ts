@@ -110,7 +110,8 @@ Deno.test("POST /load and /adapt take text/caddyfile and text/gatehousefile; a f
       "content-type": "text/caddyfile",
     });
     assert.equal(bad.status, 400);
-    assert.match(bad.body, /Gatehousefile:2/);
+    // named as Caddy names a text/caddyfile body
+    assert.match(bad.body, /Caddyfile:2/);
     assert.equal(await get(site), "loaded");
   } finally {
     await call(base, "POST", "/stop").catch(() => {});

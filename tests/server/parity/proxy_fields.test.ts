@@ -252,7 +252,11 @@ Deno.test("reverse_proxy: transport fields the client cannot honour are refused 
   await validateConfig(proxy({ compression: false, versions: ["1.1"], dial_timeout: "2s" }));
   for (
     const [t, re] of [
-      [{ versions: ["3"] }, /transport\.versions: not supported .*version "3"/],
+      [
+        { versions: ["3"] },
+        /transport\.versions: not supported .*HTTP\/3 runs over QUIC, which is always TLS: add tls/,
+      ],
+      [{ versions: ["4"] }, /transport\.versions: not supported .*version "4"/],
       [{ write_buffer_size: -1 }, /transport\.write_buffer_size: must be a whole number/],
       [{ tls: { renegotiation: "sometimes" } }, /tls\.renegotiation: unknown value "sometimes"/],
       [{ read_timeout: "1s" }, /transport\.read_timeout: not supported/],

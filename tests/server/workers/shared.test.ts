@@ -170,3 +170,52 @@ Deno.test("workers: the local CA and a site's certificate are made once and serv
     assert.equal(await finish(s.p, s.dir), 0, s.p.output());
   }
 });
+
+Deno.test("workers: the cache's admin API lists every worker's entries and a purge empties every worker's cache", async () => {
+  const port = freePort();
+  const s = await serve({
+    logging: { logs: { default: { writer: { output: "discard" } } } },
+    apps: {
+      http: {
+        servers: {
+          s: {
+            listen: [`127.0.0.1:${port}`],
+            automatic_https: { disable: true },
+            routes: [{
+              handle: [
+                {
+                  handler: "headers",
+                  response: { set: { "X-Worker": ["{env.GATEHOUSE_WORKER}"] } },
+                },
+                { handler: "cache", ttl: "10m" },
+                {
+                  handler: "static_response",
+                  headers: { "Cache-Control": ["max-age=600"] },
+                  body: "from worker {env.GATEHOUSE_WORKER}",
+                },
+              ],
+            }],
+          },
+        },
+      },
+    },
+  }, ["--workers", "2"]);
+  try {
+    await up(s.base);
+    // new connections until both workers answered: each stored the answer in its own cache
+    const seen = await answersByWorker(port, 2, "/page");
+    assert.deepEqual([...seen.keys()].sort(), ["1", "2"]);
+    const entries = JSON.parse((await call(s.base, "GET", "/cache/entries")).body) as {
+      url: string;
+    }[];
+    assert.equal(entries.length, 2, JSON.stringify(entries));
+    assert.ok(entries.every((e) => e.url.endsWith("/page")), JSON.stringify(entries));
+    const purge = await call(s.base, "POST", "/cache/purge", { all: true });
+    assert.equal(purge.status, 200, purge.body);
+    assert.deepEqual(JSON.parse(purge.body), { purged: 2 });
+    assert.deepEqual(JSON.parse((await call(s.base, "GET", "/cache/entries")).body), []);
+  } finally {
+    await call(s.base, "POST", "/stop").catch(() => {});
+    assert.equal(await finish(s.p, s.dir), 0, s.p.output());
+  }
+});

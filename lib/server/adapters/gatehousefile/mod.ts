@@ -64,7 +64,12 @@ export function adaptGatehousefile(body: string, options: AdaptOptions = {}): Ad
 registerAdapter(
   {
     name: "gatehousefile",
-    adapt: (body, o) => adaptGatehousefile(body, { filename: o?.filename }),
+    // text without a file name is named for the adapter it was asked for, as Caddy names a
+    // text/caddyfile body "Caddyfile" in its errors
+    adapt: (body, o) =>
+      adaptGatehousefile(body, {
+        filename: o?.filename || (o?.as === "caddyfile" ? "Caddyfile" : undefined),
+      }),
   },
   "caddyfile",
 );

@@ -14,11 +14,12 @@
  *
  * @module
  */
-import type {
-  ConnectionOptions,
-  ConnHandler,
-  PeerAddress,
-  ServeInfo,
+import {
+  type ConnectionOptions,
+  type ConnHandler,
+  type PeerAddress,
+  type ServeInfo,
+  StreamRefused,
 } from "../../module/listener.ts";
 import { ConnectionWatch, limitsOf, type Watched, watchedHandler } from "./limits.ts";
 
@@ -65,8 +66,10 @@ export interface ServeConnection {
   since?: number;
 }
 
-function onError(): Response {
-  return new Response("500 Internal Server Error", { status: 500 });
+/** Deno's own answer to a failed handler, without logging a refused stream. */
+function onError(e: unknown): Response {
+  if (!(e instanceof StreamRefused)) console.error(e);
+  return new Response("Internal Server Error", { status: 500 });
 }
 
 /** The peer of an accepted Deno connection, as handlers see it. */
@@ -98,6 +101,8 @@ export class ConnectionSet {
     const tls = o.tls === true;
     const limits = o.connection ? limitsOf(o.connection) : null;
     const dispatch = (req: Request, completed: Promise<void> | undefined) => {
+      // rejects when an HTTP/2 answer fails before it is sent (a reset stream): not a crash
+      completed?.catch(() => {});
       const si: ServeInfo = { remoteAddr: peer, localAddress: localAddress(), completed };
       if (tls) si.tls = { proto: undefined };
       return handler(req, si);

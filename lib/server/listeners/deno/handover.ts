@@ -37,6 +37,7 @@
 import type { BoundAddress, LinuxSockets, Unavailable } from "./linux_sockets.ts";
 import { warmResolver } from "./resolver_warmup.ts";
 import { toIndex } from "./reuseport_bpf.ts";
+import { sleep } from "../../module/storage.ts";
 
 /** Longest wait for the handshakes an old listener had under way (ms). */
 export const HANDOVER_LIMIT_MS = 5000;
@@ -71,8 +72,6 @@ export interface Handover {
    */
   finish(stillOpen: () => boolean): Promise<void>;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * This process's socket that just started listening on `at`: the one listening there that is

@@ -18,6 +18,7 @@ import { errno, type Libc, libc } from "./_libc.ts";
 import { clientHello } from "./client_hello.ts";
 import type { BoundAddress, LinuxSockets } from "./linux_sockets.ts";
 import { bySourcePort } from "./reuseport_bpf.ts";
+import { sleep } from "../../module/storage.ts";
 
 /** Probes open at once. */
 const BATCH = 32;
@@ -40,8 +41,6 @@ export interface WarmUp {
   /** Names whose probe failed or got no answer in time. */
   unanswered: number;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Probes the listener at index 1 of the group of socket `fd` (bound to `at`) once per name in

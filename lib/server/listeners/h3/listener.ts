@@ -122,13 +122,16 @@ export async function chooseCertificate(
 ): Promise<CertifiedKey | null> {
   const fixed = await getter.fixedCertificate?.().catch(() => null);
   if (fixed) return fixed;
+  // chosen ahead of any handshake: never a certificate obtained (or asked for) on demand
+  const held = (name: string) =>
+    (getter.heldCertificate ?? getter.getCertificate).call(getter, name).catch(() => null);
   const counts = new Map<string, { key: CertifiedKey; n: number; first: number }>();
   let asked = 0;
   for (const raw of names) {
     const name = normalizeName(raw);
     if (!name || name.includes("*") || asked >= MAX_NAMES_ASKED) continue;
     asked++;
-    const got = await getter.getCertificate(name).catch(() => null);
+    const got = await held(name);
     if (!got) continue;
     const seen = counts.get(got.cert);
     if (seen) seen.n++;
@@ -139,7 +142,7 @@ export async function chooseCertificate(
     if (!best || c.n > best.n || (c.n === best.n && c.first < best.first)) best = c;
   }
   if (best) return best.key;
-  return await getter.getCertificate("").catch(() => null);
+  return await held("");
 }
 
 /**

@@ -289,6 +289,8 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
   h1.on("connection", (s: net.Socket) => opened(s, false));
   /** A connection ready for HTTP: its TLS handshake (if any) is done. */
   const speak = (s: net.Socket | Duplex, http2: boolean) => {
+    // protocols without h1: what does not start HTTP/2 is closed, as Caddy's listener does
+    if (!http2 && conn().h1 === false) return void s.destroy();
     if (http2) {
       opened(s as net.Socket, true);
       h2.attach(s);

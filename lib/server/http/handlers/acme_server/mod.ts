@@ -14,6 +14,7 @@ import type { PkiApp } from "../../../pki/app.ts";
 import type { Logger } from "../../../module/instance.ts";
 import type { RequestContext } from "../../context.ts";
 import { ConfigError } from "../../../config/error.ts";
+import { goDurationString } from "../../../config/duration.ts";
 import type { HttpHandler, Next } from "../../handler.ts";
 import {
   type ACMEServerConfig,
@@ -115,13 +116,18 @@ async function route(c: RequestContext, x: Ctx, rest: string, nonces: Nonces): P
   const url = `${x.base}/${rest}`;
   if (rest === "directory") {
     if (c.method !== "GET") throw new ACMEProblem("malformed", "GET the directory");
-    return json({
+    // Caddy's document byte for byte (step-ca's, written by Go's JSON encoder: a final newline):
+    // the five URLs and no `meta`, as current Caddy answers (caddytest/integration/
+    // acmeserver_test.go, TestACMEServerDirectory); Caddy 2.6.2 added an empty `"meta":{}`.
+    const directory = {
       newNonce: `${x.base}/new-nonce`,
       newAccount: `${x.base}/new-account`,
       newOrder: `${x.base}/new-order`,
       revokeCert: `${x.base}/revoke-cert`,
       keyChange: `${x.base}/key-change`,
-      meta: { externalAccountRequired: false },
+    };
+    return new Response(JSON.stringify(directory) + "\n", {
+      headers: { "content-type": "application/json" },
     });
   }
   if (rest === "new-nonce") {
@@ -272,6 +278,17 @@ export class ACMEServer implements HttpHandler {
     const pki = await ctx.app<PkiApp>("pki");
     if (!pki) throw new ConfigError("invalid_config", `${where}: the pki app is not available`);
     const ca = await pki.getCA(cfg.ca);
+    // Caddy's check (modules/caddypki/acmeserver/acmeserver.go, Provision): against the
+    // configured lifetime of intermediates the CA generates
+    if (!ca.config.intermediate && cfg.lifetimeMs >= ca.intermediateLifetimeMs) {
+      throw new ConfigError(
+        "invalid_config",
+        `${where}.lifetime: certificate lifetime (${goDurationString(cfg.lifetimeMs)}) should ` +
+          `be less than intermediate certificate lifetime (${
+            goDurationString(ca.intermediateLifetimeMs)
+          })`,
+      );
+    }
     const signer = ca.signer(cfg.signWithRoot);
     const { x509 } = await import("../../../pki/x509.ts");
     const issuer = new (await x509()).X509Certificate(signer.pem);

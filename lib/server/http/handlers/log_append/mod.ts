@@ -15,21 +15,13 @@ import type { ModuleDefinition } from "../../../module/mod.ts";
 import type { RequestContext } from "../../context.ts";
 import { responseError } from "../../errors.ts";
 import type { HttpHandler } from "../../handler.ts";
-import { getterFor } from "../../replacer.ts";
+import { encodeBase64, getterFor } from "../../replacer.ts";
 import { decodeLogAppend, type LogAppendConfig } from "./config.ts";
 
 const REQUEST_BODY = "{http.request.body}";
 const REQUEST_BODY_B64 = "{http.request.body_base64}";
 const RESPONSE_BODY = "{http.response.body}";
 const RESPONSE_BODY_B64 = "{http.response.body_base64}";
-
-function encodeBase64(bytes: Uint8Array): string {
-  let bin = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(bin);
-}
 
 async function readAll(stream: ReadableStream<Uint8Array> | null): Promise<Uint8Array> {
   if (stream === null) return new Uint8Array(0);

@@ -12,11 +12,15 @@ import { goRegExp } from "../../regexp.ts";
 export type MappingConfig = {
   /** The input value to match exactly (distinct from the other mappings'). */
   input?: string;
-  /** A regular expression the input matches instead (Go syntax; `${1}`, `$name` in outputs). */
+  /**
+   * A regular expression the input matches instead (Go syntax; `$1`, `${1}`, `$name` in the
+   * outputs are its groups, and the outputs' placeholders are not replaced, as in Caddy).
+   */
   input_regexp?: string;
   /**
-   * The outputs, one per destination in order (written as text; placeholders allowed); a
-   * null output leaves its destination unset.
+   * The outputs, one per destination in order (written as text; placeholders allowed in an
+   * exact row's). A null or missing output leaves its destination to the later rows, then to
+   * its default.
    */
   outputs?: unknown[];
 };
@@ -31,7 +35,10 @@ export type MapConfig = {
   destinations?: string[];
   /** The mappings; the first whose input matches applies. */
   mappings?: MappingConfig[];
-  /** The outputs when no mapping matches, one per destination (null: unset). */
+  /**
+   * Each destination's value when no row gives it one, in order (placeholders allowed; null:
+   * unset; none: "").
+   */
   defaults?: (string | null)[];
 };
 

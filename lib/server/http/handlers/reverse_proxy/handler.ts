@@ -66,12 +66,9 @@ import {
   splitDial,
   type Upstream,
 } from "./upstreams.ts";
+import { sleep } from "../../../module/storage.ts";
 
 const WHERE = "http.handlers.reverse_proxy";
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
 
 function ms(v: Duration | undefined): number | undefined {
   return v === undefined ? undefined : durationMs(v);

@@ -9,13 +9,13 @@
 import { Decoder, type Raw } from "../../../config/decode.ts";
 import { goRegExp } from "../../regexp.ts";
 
-/** A substring replacement in the URI path. */
+/** A substring replacement in the URI path and query. */
 export type SubstringReplacement = {
   /** The substring to find (placeholders allowed). */
   find?: string;
   /** The substring to replace it with (placeholders allowed). */
   replace?: string;
-  /** Most replacements per path; 0 or less for no limit (the default). */
+  /** Most replacements in the path, and in the query; 0 or less for no limit (the default). */
   limit?: number;
 };
 
@@ -29,21 +29,21 @@ export type RegexpReplacement = {
 
 /** One key and value of a query operation. */
 export type QueryArgument = {
-  /** A key of the query (keys may appear more than once). */
+  /** A key of the query (keys may appear more than once; placeholders allowed). */
   key?: string;
-  /** For `add` and `set` the value (placeholders allowed); for `rename` the new key. */
+  /** For `add` and `set` the value; for `rename` the new key (placeholders allowed). */
   val?: string;
 };
 
 /** A replacement in the values of a query key. */
 export type QueryReplacement = {
-  /** The key whose values change; `*` (the default) for every key. */
+  /** The key whose values change (placeholders allowed); `*` (the default) for every key. */
   key?: string;
-  /** The substring to search for. */
+  /** The substring to search for (placeholders allowed, unknown ones kept). */
   search?: string;
   /** The regular expression to search with (Go syntax). */
   search_regexp?: string;
-  /** The string with which to replace matches. */
+  /** The string with which to replace matches (placeholders allowed, unknown ones kept). */
   replace?: string;
 };
 
@@ -57,7 +57,7 @@ export type QueryOpsConfig = {
   add?: QueryArgument[];
   /** Replaces in the values of a key. */
   replace?: QueryReplacement[];
-  /** Deletes keys. */
+  /** Deletes keys (placeholders allowed). */
   delete?: string[];
 };
 
@@ -70,14 +70,15 @@ export type RewriteConfig = {
   /**
    * Changes the request's URI: only the parts given change (`/foo` the path, `?a=b` the
    * query, `/foo?a=b` both; `?` clears the query); placeholders allowed, their values
-   * escaped in the query.
+   * escaped in the query. A query a placeholder's value brings into the path replaces the
+   * query only after an empty `?` (`/x{v}?`), its braces escaped (never expanded).
    */
   uri?: string;
   /** Strips this prefix from the path (placeholders allowed; compared without case). */
   strip_path_prefix?: string;
   /** Strips this suffix from the path (placeholders allowed; compared without case). */
   strip_path_suffix?: string;
-  /** Substring replacements in the (escaped) path. */
+  /** Substring replacements in the (escaped) path and the raw query. */
   uri_substring?: SubstringReplacement[];
   /** Regular expression replacements in the path. */
   path_regexp?: RegexpReplacement[];

@@ -1,8 +1,9 @@
 /**
  * `http.handlers.rewrite`: changes the request's method and URI internally: `method`, `uri`
  * (placeholders; a query in it replaces the query), `strip_path_prefix`, `strip_path_suffix`,
- * `uri_substring` (`{find, replace, limit}` on the escaped path), `path_regexp`
- * (`{find, replace}`), and `query` operations (`rename`, `set`, `add`, `replace`, `delete`).
+ * `uri_substring` (`{find, replace, limit}` on the escaped path and the raw query), `path_regexp`
+ * (`{find, replace}`), and `query` operations (`rename`, `set`, `add`, `replace`, `delete`:
+ * `query.ts`).
  * The config is {@linkcode RewriteConfig} (`config.ts`); the Gatehousefile syntax (`rewrite`,
  * `uri`, `method`, `handle_path`) is `caddyfile.ts` and the writer `writer.ts`.
  *
@@ -11,7 +12,8 @@
 import type { ModuleDefinition } from "../../../module/mod.ts";
 import { decodePath, type RequestContext } from "../../context.ts";
 import type { HttpHandler, Next } from "../../handler.ts";
-import { decodeRewrite, type QueryOpsConfig, type RewriteConfig } from "./config.ts";
+import { decodeRewrite, type RewriteConfig } from "./config.ts";
+import { compileQueryOps, queryEscape, type QueryOps } from "./query.ts";
 import { goReplacement } from "../../header_ops.ts";
 import { cleanPath } from "../../pathutil.ts";
 import { goRegExp } from "../../regexp.ts";
@@ -46,12 +48,8 @@ function trimPrefixCI(escaped: string, prefix: string): string {
 
 const reverse = (s: string) => [...s].reverse().join("");
 
-function queryEscape(s: string): string {
-  return encodeURIComponent(s).replace(/%20/g, "+");
-}
-
 /** Builds the query of a rewritten URI, escaping placeholder values (Caddy's rules). */
-function buildQuery(tmpl: string, c: RequestContext): string {
+function buildQuery(tmpl: string, c: RequestContext, values: Map<string, Template>): string {
   let out = "";
   let qs = tmpl;
   let wroteVal = true;
@@ -63,7 +61,7 @@ function buildQuery(tmpl: string, c: RequestContext): string {
     if (ampNext) end = amp;
     else if (eq >= 0 && (eq < amp || amp < 0)) end = eq;
     const comp = qs.slice(0, end).replace(/\{([^}]+)\}/g, (_m, key: string) => {
-      const v = compileTemplate(`{${key}}`).render(c);
+      const v = values.get(key)?.render(c) ?? "";
       return key === "http.request.uri.query" && wroteVal ? v : queryEscape(v);
     });
     qs = qs.slice(end < qs.length ? end + 1 : end);
@@ -74,59 +72,6 @@ function buildQuery(tmpl: string, c: RequestContext): string {
     wroteVal = ampNext;
   }
   return out;
-}
-
-interface QueryOps {
-  rename: [string, string][];
-  set: [string, Template][];
-  add: [string, Template][];
-  replace: { key: string; search?: string; re?: RegExp; replace: string }[];
-  delete: string[];
-}
-
-function compileQueryOps(q: QueryOpsConfig): QueryOps {
-  return {
-    rename: (q.rename ?? []).map((o) => [String(o.key), String(o.val)]),
-    set: (q.set ?? []).map((o) => [String(o.key), compileTemplate(o.val ?? "")]),
-    add: (q.add ?? []).map((o) => [String(o.key), compileTemplate(o.val ?? "")]),
-    replace: (q.replace ?? []).map((o) => ({
-      key: o.key ?? "*",
-      search: o.search,
-      re: o.search_regexp !== undefined ? goRegExp(o.search_regexp, "g") : undefined,
-      replace: goReplacement(o.replace ?? ""),
-    })),
-    delete: q.delete ?? [],
-  };
-}
-
-function applyQueryOps(ops: QueryOps, c: RequestContext): void {
-  const q = new URLSearchParams(c.query);
-  for (const [from, to] of ops.rename) {
-    const vals = q.getAll(from);
-    if (!vals.length) continue;
-    q.delete(from);
-    for (const v of vals) q.append(to, v);
-  }
-  for (const [k, v] of ops.set) q.set(k, v.render(c));
-  for (const [k, v] of ops.add) q.append(k, v.render(c));
-  for (const r of ops.replace) {
-    const keys = r.key === "*" ? [...new Set(q.keys())] : [r.key];
-    for (const k of keys) {
-      const vals = q.getAll(k).map((v) =>
-        r.re
-          ? v.replace(r.re, r.replace)
-          : r.search !== undefined
-          ? v.replaceAll(r.search, r.replace)
-          : v
-      );
-      if (!vals.length) continue;
-      q.delete(k);
-      for (const v of vals) q.append(k, v);
-    }
-  }
-  for (const k of ops.delete) q.delete(k);
-  q.sort(); // Go encodes url.Values sorted by key
-  c.query = q.toString();
 }
 
 interface Substring {
@@ -142,6 +87,8 @@ export class Rewrite implements HttpHandler {
   #method: Template | null;
   #path: Template | null = null;
   #query: string | null = null;
+  /** The placeholders of `#query`, compiled once. */
+  #queryValues = new Map<string, Template>();
   #prefix: Template | null;
   #suffix: Template | null;
   #substrings: Substring[];
@@ -171,7 +118,12 @@ export class Rewrite implements HttpHandler {
       const hi = uri.indexOf("#");
       const pathEnd = qi >= 0 ? qi : hi >= 0 ? hi : uri.length;
       if (pathEnd > 0) this.#path = compileTemplate(uri.slice(0, pathEnd));
-      if (qi >= 0) this.#query = uri.slice(qi + 1, hi > qi ? hi : uri.length);
+      if (qi >= 0) {
+        this.#query = uri.slice(qi + 1, hi > qi ? hi : uri.length);
+        for (const [, key] of this.#query.matchAll(/\{([^}]+)\}/g)) {
+          this.#queryValues.set(key, compileTemplate(`{${key}}`));
+        }
+      }
     }
   }
 
@@ -184,7 +136,7 @@ export class Rewrite implements HttpHandler {
     for (const r of this.#regexps) {
       changePath(c, (p) => cleanPath(p, true).replace(r.re, r.replace));
     }
-    if (this.#queryOps) applyQueryOps(this.#queryOps, c);
+    if (this.#queryOps) this.#queryOps.apply(c);
     return next(c);
   }
 
@@ -196,11 +148,21 @@ export class Rewrite implements HttpHandler {
       path = this.#path.render(c);
       const q = path.indexOf("?");
       if (q >= 0) {
-        if (query === null || query === "") query = path.slice(q + 1);
+        // a query that came out of the path's placeholder values is taken when the uri has
+        // an empty one (`/x{v}?`; without a `?` the query stays, as Caddy's), and is data:
+        // its braces are escaped so that no client-sent `{env.SECRET}` is expanded (current
+        // Caddy, 176b043b0, GHSA-j8px-rmrx-76h9)
+        if (query === "") {
+          query = path.slice(q + 1).replace(/\{/g, "%7B").replace(/\}/g, "%7D");
+        }
         path = path.slice(0, q);
       }
     }
-    const built = query === null ? null : query === "" ? "" : buildQuery(query, c);
+    const built = query === null
+      ? null
+      : query === ""
+      ? ""
+      : buildQuery(query, c, this.#queryValues);
     if (path !== null) c.setPath(path);
     if (built !== null) c.query = built;
   }
@@ -220,17 +182,27 @@ export class Rewrite implements HttpHandler {
   }
 }
 
+/** Go's `strings.Replace`: the first `n` occurrences (all when `n` is 0 or less), literally. */
+function replaceN(s: string, find: string, to: string, n: number): string {
+  if (n <= 0) return s.replaceAll(find, () => to);
+  let out = "";
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    const j = s.indexOf(find, at);
+    if (j < 0) break;
+    out += s.slice(at, j) + to;
+    at = j + find.length;
+  }
+  return out + s.slice(at);
+}
+
+/** `uri_substring`: in the (cleaned, escaped) path and in the raw query, as Caddy's. */
 function replaceSubstring(c: RequestContext, s: Substring): void {
   const find = s.find.render(c);
+  if (find === "") return;
   const rep = s.replace.render(c);
-  changePath(c, (p) => {
-    let out = cleanPath(p, s.merge);
-    if (s.limit > 0) {
-      for (let i = 0; i < s.limit && out.includes(find); i++) out = out.replace(find, rep);
-      return out;
-    }
-    return out.replaceAll(find, rep);
-  });
+  changePath(c, (p) => replaceN(cleanPath(p, s.merge), find, rep, s.limit));
+  c.query = replaceN(c.query, find, rep, s.limit);
 }
 
 /** Registry entry. */

@@ -1,6 +1,7 @@
 /**
  * `static_response`: a fixed response: `status_code` (number or placeholder string),
- * `headers`, `body` (placeholders allowed, unknown ones kept), `close` (close the connection
+ * `headers`, `body` (placeholders allowed, unknown ones kept; `application/json` when the body
+ * sent is a JSON object or array, else `text/plain`), `close` (close the connection
  * after responding) and `abort` (drop the response). The response is precomputed when nothing
  * in it depends on the request.
  *
@@ -54,7 +55,9 @@ export function staticResponse(config: StaticResponseConfig): HttpHandler {
   ) => [compileTemplate(k), vs.map((v) => compileTemplate(v))]);
   const hasContentType = Object.keys(headers).some((k) => k.toLowerCase() === "content-type");
   const bodyT = compileTemplate(bodySrc, { keepUnknown: true });
-  const defaultType = isJSON(bodySrc) ? "application/json" : "text/plain; charset=utf-8";
+  const defaultType = isJSON(bodyT.constant ?? bodySrc)
+    ? "application/json"
+    : "text/plain; charset=utf-8";
   const constHeaders = headerTs.every(([k, vs]) =>
     k.constant !== null && vs.every((v) => v.constant !== null)
   );
@@ -129,7 +132,9 @@ export function staticResponse(config: StaticResponseConfig): HttpHandler {
       }
       const body = bodyT.render(c);
       if (body !== "" && !h.has("content-type") && !c.respHeaders?.has("content-type")) {
-        h.set("content-type", defaultType);
+        // the type comes from the body as sent (Caddy since 2.8.0; 2.6.2 looked at the
+        // configured text, so `respond {http.request.body}` was text/plain there)
+        h.set("content-type", isJSON(body) ? "application/json" : "text/plain; charset=utf-8");
       }
       if (close) h.set("connection", "close");
       const code = status(c);
