@@ -9,8 +9,15 @@
  * nginx's `limit_req`), whose CPU time per request less respond's is the limit's cost; a bare
  * `Deno.serve` answers `respond` and the two file scenarios (from memory) as the floor. Caddy
  * 2.6.2 has neither the cache nor the rate limit (they are plugins there) and skips those.
+ * The hardened variants run on servers of their own in the same processes: `respond with
+ * timeouts` and `proxy with timeouts` (`read_header_timeout` 1m and `idle_timeout` 5m, Caddy's
+ * own defaults written out; nginx has its timeouts always), `HTTPS respond` (TLS 1.3, ECDSA
+ * P-256) and `mTLS respond` (the same with `client_authentication` mode `request`; nginx
+ * `ssl_verify_client optional_no_ca`; the bare floor is Deno's TLS server, which cannot ask
+ * for client certificates).
  * Reports requests/s, p99 latency, server CPU time per request, the resident set after each
- * scenario and the peak resident set of the whole run.
+ * scenario and the peak resident set of the whole run, then per scenario the ratio of each
+ * server's CPU time per request to Caddy's, nginx's and the bare floor's of the same run.
  *
  *   deno run -A bench/http/run.ts            # ROUNDS=2 DURATION=5 CONNECTIONS=32 SERVER_CORE=1
  *
@@ -43,12 +50,17 @@ function has(cmd: string): boolean {
   }
 }
 
+/** Which listener of each server a scenario loads. */
+type Variant = "plain" | "timeouts" | "https" | "mtls";
+
 interface Scenario {
   name: string;
   path: string;
   headers?: Record<string, string>;
   /** The servers that run it (name prefixes); all when absent. */
   only?: string[];
+  /** The listener (default `plain`). */
+  variant?: Variant;
 }
 
 const ONLY = Deno.env.get("ONLY");
@@ -66,14 +78,32 @@ const ALL_SCENARIOS: Scenario[] = [
   { name: "cached proxy (disk)", path: "/cached-disk/x", only: ["gatehouse"] },
   // respond behind a rate limit per client address that never refuses
   { name: "rate_limit respond", path: "/limited", only: ["gatehouse", "nginx"] },
+  // the hardened configs: Caddy's default timeouts written out, TLS, TLS client authentication
+  { name: "respond with timeouts", path: "/respond", variant: "timeouts" },
+  { name: "proxy with timeouts", path: "/proxy/x", variant: "timeouts" },
+  { name: "HTTPS respond", path: "/respond", variant: "https" },
+  { name: "mTLS respond", path: "/respond", variant: "mtls" },
 ];
 const runs = (s: Scenario, server: string) => !s.only || s.only.some((p) => server.startsWith(p));
 /** Scenarios the bare `Deno.serve` floor answers. */
-const BARE = ["respond 13 B", "file 1 KiB", "file 1 MiB"];
-const SCENARIOS = ONLY ? ALL_SCENARIOS.filter((s) => s.name.includes(ONLY)) : ALL_SCENARIOS;
+const BARE = [
+  "respond 13 B",
+  "file 1 KiB",
+  "file 1 MiB",
+  "respond with timeouts",
+  "HTTPS respond",
+  "mTLS respond",
+];
+/** `ONLY`: scenarios whose name contains one of its comma-separated parts. */
+const SCENARIOS = ONLY
+  ? ALL_SCENARIOS.filter((s) => ONLY.split(",").some((part) => s.name.includes(part)))
+  : ALL_SCENARIOS;
+
+/** The ports of one server's listeners, by variant. */
+type Ports = Record<Variant, number>;
 
 function httpConfig(
-  listen: string,
+  ports: Ports,
   root: string,
   upstream: string,
   engine = "deno",
@@ -113,67 +143,93 @@ function httpConfig(
       },
     ]
     : [];
+  const routes = [
+    ...ours,
+    {
+      match: [{ path: ["/respond"] }],
+      handle: [{ handler: "static_response", body: "Hello, World!" }],
+      terminal: true,
+    },
+    {
+      match: [{ path: ["/proxy/*"] }],
+      handle: [{ handler: "reverse_proxy", upstreams: [{ dial: upstream }] }],
+      terminal: true,
+    },
+    {
+      // what `try_files {path} {path}/ /index.html` and `file_server` become
+      match: [{ path: ["/spa/*"] }],
+      handle: [
+        { handler: "rewrite", strip_path_prefix: "/spa" },
+        {
+          handler: "subroute",
+          routes: [
+            {
+              match: [{
+                file: {
+                  root: `${root}/spa`,
+                  try_files: [
+                    "{http.request.uri.path}",
+                    "{http.request.uri.path}/",
+                    "/index.html",
+                  ],
+                },
+              }],
+              handle: [{ handler: "rewrite", uri: "{http.matchers.file.relative}" }],
+            },
+            { handle: [{ handler: "file_server", root: `${root}/spa` }] },
+          ],
+        },
+      ],
+      terminal: true,
+    },
+    {
+      match: [{ path: ["/f/*"] }],
+      handle: [
+        { handler: "rewrite", strip_path_prefix: "/f" },
+        { handler: "encode", encodings: { gzip: {} } },
+        { handler: "file_server", root },
+      ],
+      terminal: true,
+    },
+  ];
+  const server = (port: number, extra: Record<string, unknown> = {}) => ({
+    listen: [`127.0.0.1:${port}`],
+    ...(engine === "deno" ? {} : { listener_engine: engine }),
+    automatic_https: { disable: true },
+    routes,
+    ...extra,
+  });
+  // the certificate is chosen by server name; wrk sends none for 127.0.0.1
+  const tls = { default_sni: "localhost" };
   return {
     servers: {
-      bench: {
-        listen: [listen],
-        ...(engine === "deno" ? {} : { listener_engine: engine }),
-        automatic_https: { disable: true },
-        routes: [
-          ...ours,
-          {
-            match: [{ path: ["/respond"] }],
-            handle: [{ handler: "static_response", body: "Hello, World!" }],
-            terminal: true,
-          },
-          {
-            match: [{ path: ["/proxy/*"] }],
-            handle: [{ handler: "reverse_proxy", upstreams: [{ dial: upstream }] }],
-            terminal: true,
-          },
-          {
-            // what `try_files {path} {path}/ /index.html` and `file_server` become
-            match: [{ path: ["/spa/*"] }],
-            handle: [
-              { handler: "rewrite", strip_path_prefix: "/spa" },
-              {
-                handler: "subroute",
-                routes: [
-                  {
-                    match: [{
-                      file: {
-                        root: `${root}/spa`,
-                        try_files: [
-                          "{http.request.uri.path}",
-                          "{http.request.uri.path}/",
-                          "/index.html",
-                        ],
-                      },
-                    }],
-                    handle: [{ handler: "rewrite", uri: "{http.matchers.file.relative}" }],
-                  },
-                  { handle: [{ handler: "file_server", root: `${root}/spa` }] },
-                ],
-              },
-            ],
-            terminal: true,
-          },
-          {
-            match: [{ path: ["/f/*"] }],
-            handle: [
-              { handler: "rewrite", strip_path_prefix: "/f" },
-              { handler: "encode", encodings: { gzip: {} } },
-              { handler: "file_server", root },
-            ],
-            terminal: true,
-          },
-        ],
-      },
+      bench: server(ports.plain),
+      timeouts: server(ports.timeouts, { read_header_timeout: "1m", idle_timeout: "5m" }),
+      https: server(ports.https, { tls_connection_policies: [tls] }),
+      mtls: server(ports.mtls, {
+        tls_connection_policies: [{ ...tls, client_authentication: { mode: "request" } }],
+        // client authentication turns it on; clients of 127.0.0.1 send no server name
+        strict_sni_host: false,
+      }),
     },
   };
 }
 
-function nginxConfig(dir: string, port: number, root: string, upstream: string): string {
+/** The TLS app of Gatehouse and Caddy: the bench certificate. */
+function tlsApp() {
+  return { certificates: { load_files: [{ certificate: CERT, key: KEY }] } };
+}
+
+function nginxConfig(dir: string, ports: Ports, root: string, upstream: string): string {
+  // nginx always has its timeouts: they are set to Caddy's defaults, on every server
+  const locations = `
+    location /cached/ { proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_cache bench; proxy_cache_valid 200 120s; }
+    location = /limited { limit_req zone=rl burst=1000000 nodelay; default_type text/plain; return 200 "Hello, World!"; }
+    location = /respond { default_type text/plain; return 200 "Hello, World!"; }
+    location /proxy/ { proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection ""; }
+    location /f/ { alias ${root}/; }
+    location /spa/ { root ${root}; try_files $uri $uri/ /spa/index.html; }`;
+  const tls = `ssl_certificate ${CERT}; ssl_certificate_key ${KEY}; ssl_protocols TLSv1.3;`;
   return `worker_processes 1;
 daemon off;
 pid ${dir}/nginx.pid;
@@ -187,14 +243,16 @@ http {
   upstream up { server ${upstream}; keepalive 32; }
   proxy_cache_path ${dir}/nginx-cache keys_zone=bench:10m max_size=100m inactive=10m use_temp_path=off;
   limit_req_zone $binary_remote_addr zone=rl:10m rate=10000000r/s;
+  keepalive_requests 1000000; keepalive_timeout 300s; client_header_timeout 60s;
   server {
-    listen 127.0.0.1:${port};
-    location /cached/ { proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_cache bench; proxy_cache_valid 200 120s; }
-    location = /limited { limit_req zone=rl burst=1000000 nodelay; default_type text/plain; return 200 "Hello, World!"; }
-    location = /respond { default_type text/plain; return 200 "Hello, World!"; }
-    location /proxy/ { proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection ""; }
-    location /f/ { alias ${root}/; }
-    location /spa/ { root ${root}; try_files $uri $uri/ /spa/index.html; }
+    listen 127.0.0.1:${ports.plain};${locations}
+  }
+  server {
+    listen 127.0.0.1:${ports.https} ssl; ${tls}${locations}
+  }
+  server {
+    listen 127.0.0.1:${ports.mtls} ssl; ${tls}
+    ssl_verify_client optional_no_ca;${locations}
   }
 }
 `;
@@ -202,7 +260,9 @@ http {
 
 interface Server {
   name: string;
+  /** The port of the plain listener (what `waitUp` waits for). */
   port: number;
+  ports: Ports;
   child: Deno.ChildProcess;
   pids(): number[];
 }
@@ -261,7 +321,7 @@ async function waitUp(port: number): Promise<void> {
 function start(
   name: string,
   cmd: string[],
-  port: number,
+  ports: Ports,
   env: Record<string, string> = {},
 ): Server {
   const child = new Deno.Command("taskset", {
@@ -272,7 +332,8 @@ function start(
   }).spawn();
   return {
     name,
-    port,
+    port: ports.plain,
+    ports,
     child,
     pids: () => [child.pid, ...children(child.pid)],
   };
@@ -314,10 +375,17 @@ function parseLatency(s: string): number {
   return m[2] === "us" ? v / 1000 : m[2] === "s" ? v * 1000 : v;
 }
 
+/** The URL of a scenario on a server. */
+function url(server: Server, s: Scenario): string {
+  const v = s.variant ?? "plain";
+  const scheme = v === "https" || v === "mtls" ? "https" : "http";
+  return `${scheme}://127.0.0.1:${server.ports[v]}${s.path}`;
+}
+
 async function wrk(server: Server, s: Scenario, seconds = DURATION): Promise<Result> {
   const args = ["-c", LOAD_CORE, "wrk", "-t1", `-c${CONNECTIONS}`, `-d${seconds}s`, "--latency"];
   for (const [k, v] of Object.entries(s.headers ?? {})) args.push("-H", `${k}: ${v}`);
-  args.push(`http://127.0.0.1:${server.port}${s.path}`);
+  args.push(url(server, s));
   const before = server.pids().reduce((n, p) => n + cpuTicks(p), 0);
   const out = new TextDecoder().decode(
     (await new Deno.Command("taskset", { args, stdout: "piped" }).output()).stdout,
@@ -341,6 +409,31 @@ async function wrk(server: Server, s: Scenario, seconds = DURATION): Promise<Res
 }
 
 const dir = await Deno.makeTempDir({ prefix: "gatehouse-bench-" });
+// a CA and an ECDSA P-256 certificate it signed for localhost and 127.0.0.1 (the TLS scenarios)
+const CA = `${dir}/ca.pem`;
+const CERT = `${dir}/cert.pem`;
+const KEY = `${dir}/cert.key`;
+{
+  const openssl = (args: string[]) => {
+    const out = new Deno.Command("openssl", { args, stdout: "null", stderr: "piped" })
+      .outputSync();
+    if (!out.success) throw new Error(`openssl: ${new TextDecoder().decode(out.stderr)}`);
+  };
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+  openssl(["req", "-x509", ...ec, "-keyout", `${dir}/ca.key`, "-out", CA, "-days", "2"]
+    .concat(["-subj", "/CN=Bench CA"]));
+  await Deno.writeTextFile(`${dir}/cert.ext`, "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
+  openssl(["req", ...ec, "-keyout", KEY, "-out", `${dir}/cert.csr`, "-subj", "/CN=localhost"]);
+  openssl(["x509", "-req", "-in", `${dir}/cert.csr`, "-CA", CA, "-CAkey", `${dir}/ca.key`]
+    .concat(["-CAcreateserial", "-days", "2", "-out", CERT, "-extfile", `${dir}/cert.ext`]));
+}
+/** Free ports for one server's listeners. */
+const freePorts = (): Ports => ({
+  plain: freePort(),
+  timeouts: freePort(),
+  https: freePort(),
+  mtls: freePort(),
+});
 const root = `${dir}/site`;
 await Deno.mkdir(root);
 await Deno.writeFile(`${root}/1k.txt`, new Uint8Array(1024).fill(97));
@@ -374,14 +467,17 @@ await waitUp(backendPort);
 const upstream = `127.0.0.1:${backendPort}`;
 
 const servers: Server[] = [];
+/** A Gatehouse or Caddy JSON config of the bench servers. */
+const benchConfig = (ports: Ports, engine: string, cacheDir = "") =>
+  JSON.stringify({
+    admin: { disabled: true },
+    apps: { tls: tlsApp(), http: httpConfig(ports, root, upstream, engine, cacheDir) },
+  });
 {
-  const port = freePort();
+  const ports = freePorts();
   await Deno.writeTextFile(
     `${dir}/gatehouse.json`,
-    JSON.stringify({
-      admin: { disabled: true },
-      apps: { http: httpConfig(`127.0.0.1:${port}`, root, upstream, "deno", `${dir}/gh-cache-1`) },
-    }),
+    benchConfig(ports, "deno", `${dir}/gh-cache-1`),
   );
   // The servers use the runner's Deno cache, which the warm-up below fills: a server started on
   // an empty cache transpiles its TypeScript first and stays ~15 MiB larger until restarted,
@@ -399,27 +495,22 @@ const servers: Server[] = [];
   const denoArgs = v8 ? ["run", `--v8-flags=${v8}`, "-A"] : ["run", "-A"];
   await warmUp(
     [Deno.execPath(), "run", "-A", CLI, "run", "--config", `${dir}/gatehouse.json`],
-    port,
+    ports.plain,
     env,
   );
   servers.push(
     start(
       "gatehouse",
       [Deno.execPath(), ...denoArgs, CLI, "run", "--config", `${dir}/gatehouse.json`],
-      port,
+      ports,
       env,
     ),
   );
   // The same server with the V8 flags `gatehouse start` gives its background process.
-  const port2 = freePort();
+  const ports2 = freePorts();
   await Deno.writeTextFile(
     `${dir}/gatehouse-start.json`,
-    JSON.stringify({
-      admin: { disabled: true },
-      apps: {
-        http: httpConfig(`127.0.0.1:${port2}`, root, upstream, "deno", `${dir}/gh-cache-2`),
-      },
-    }),
+    benchConfig(ports2, "deno", `${dir}/gh-cache-2`),
   );
   servers.push(
     start(
@@ -434,48 +525,37 @@ const servers: Server[] = [];
         "--config",
         `${dir}/gatehouse-start.json`,
       ],
-      port2,
+      ports2,
       env,
     ),
   );
   // The node listener engine (raw upgrades, TLS details), V8 defaults; skipped with NO_NODE=1.
   if (!Deno.env.get("NO_NODE")) {
-    const port3 = freePort();
+    const ports3 = freePorts();
     await Deno.writeTextFile(
       `${dir}/gatehouse-node.json`,
-      JSON.stringify({
-        admin: { disabled: true },
-        apps: {
-          http: httpConfig(`127.0.0.1:${port3}`, root, upstream, "node", `${dir}/gh-cache-3`),
-        },
-      }),
+      benchConfig(ports3, "node", `${dir}/gh-cache-3`),
     );
     await warmUp(
       [Deno.execPath(), "run", "-A", CLI, "run", "--config", `${dir}/gatehouse-node.json`],
-      port3,
+      ports3.plain,
       env,
     );
     servers.push(
       start(
         "gatehouse (node engine)",
         [Deno.execPath(), ...denoArgs, CLI, "run", "--config", `${dir}/gatehouse-node.json`],
-        port3,
+        ports3,
         env,
       ),
     );
   }
 }
 if (has("caddy")) {
-  const port = freePort();
-  await Deno.writeTextFile(
-    `${dir}/caddy.json`,
-    JSON.stringify({
-      admin: { disabled: true },
-      apps: { http: httpConfig(`127.0.0.1:${port}`, root, upstream) },
-    }),
-  );
+  const ports = freePorts();
+  await Deno.writeTextFile(`${dir}/caddy.json`, benchConfig(ports, "deno"));
   servers.push(
-    start("caddy 2.6.2", ["caddy", "run", "--config", `${dir}/caddy.json`], port, {
+    start("caddy 2.6.2", ["caddy", "run", "--config", `${dir}/caddy.json`], ports, {
       HOME: dir,
       XDG_DATA_HOME: `${dir}/c-data`,
       XDG_CONFIG_HOME: `${dir}/c-config`,
@@ -484,36 +564,45 @@ if (has("caddy")) {
   );
 }
 if (has("nginx")) {
-  const port = freePort();
-  await Deno.writeTextFile(`${dir}/nginx.conf`, nginxConfig(dir, port, root, upstream));
-  servers.push(start("nginx", ["nginx", "-c", `${dir}/nginx.conf`, "-p", dir], port));
+  const ports = freePorts();
+  // nginx's timeouts are always on: the timeouts scenarios load its one plain server
+  ports.timeouts = ports.plain;
+  await Deno.writeTextFile(`${dir}/nginx.conf`, nginxConfig(dir, ports, root, upstream));
+  servers.push(start("nginx", ["nginx", "-c", `${dir}/nginx.conf`, "-p", dir], ports));
 }
 {
-  const port = freePort();
+  const ports = freePorts();
+  ports.timeouts = ports.plain; // Deno.serve has no timeouts to set: the floor
+  ports.mtls = ports.https; // nor client certificates
   await Deno.writeTextFile(
     `${dir}/bare.ts`,
     // The floor for the file scenarios too: contents already in memory, no file-system call.
     `const small = Deno.readFileSync(${JSON.stringify(`${root}/1k.txt`)});
 const big = Deno.readFileSync(${JSON.stringify(`${root}/1m.bin`)});
-Deno.serve({ hostname: "127.0.0.1", port: ${port}, onListen() {} }, (req) => {
+const handler = (req) => {
   const p = new URL(req.url).pathname;
   if (p === "/f/1k.txt") return new Response(small);
   if (p === "/f/1m.bin") {
     return new Response(new ReadableStream({ start(c) { c.enqueue(big); c.close(); } }));
   }
   return new Response("Hello, World!");
-});`,
+};
+Deno.serve({ hostname: "127.0.0.1", port: ${ports.plain}, onListen() {} }, handler);
+Deno.serve({ hostname: "127.0.0.1", port: ${ports.https}, onListen() {},
+  cert: Deno.readTextFileSync(${JSON.stringify(CERT)}),
+  key: Deno.readTextFileSync(${JSON.stringify(KEY)}) }, handler);`,
   );
-  servers.push(start("bare Deno.serve", [Deno.execPath(), "run", "-A", `${dir}/bare.ts`], port));
+  servers.push(start("bare Deno.serve", [Deno.execPath(), "run", "-A", `${dir}/bare.ts`], ports));
 }
 for (const s of servers) await waitUp(s.port);
 // Every server must give the same answer before it is timed (status and body length).
+const client = Deno.createHttpClient({ caCerts: [Deno.readTextFileSync(CA)] });
 for (const sc of SCENARIOS) {
   const seen: string[] = [];
   for (const srv of servers) {
     if (srv.name === "bare Deno.serve" && !BARE.includes(sc.name)) continue;
     if (!runs(sc, srv.name)) continue;
-    const res = await fetch(`http://127.0.0.1:${srv.port}${sc.path}`, { headers: sc.headers });
+    const res = await fetch(url(srv, sc), { headers: sc.headers, client });
     const body = new Uint8Array(await res.arrayBuffer());
     seen.push(`${srv.name}: ${res.status} ${body.length} B`);
   }
@@ -565,6 +654,33 @@ try {
           median(rs.map((r) => r.p99ms)).toFixed(2)
         } | ${median(rs.map((r) => r.cpuUsPerReq)).toFixed(1)} | ${
           (Math.max(...rs.map((r) => r.rssKiB)) / 1024).toFixed(1)
+        } |`,
+      );
+    }
+  }
+  // each server's CPU per request against the references of the same scenario and run
+  const cpu = (sc: Scenario, name: string) => {
+    const rs = results.get(`${sc.name}|${name}`);
+    return rs ? median(rs.map((r) => r.cpuUsPerReq)) : NaN;
+  };
+  const ratio = (a: number, b: number) => Number.isFinite(a / b) ? `${(a / b).toFixed(2)}x` : "–";
+  lines.push(
+    "",
+    "CPU time per request as a ratio to Caddy's, nginx's and the bare floor's (same run):",
+    "",
+    "| scenario | server | CPU µs/req | / caddy | / nginx | / bare Deno |",
+    "|---|---|---:|---:|---:|---:|",
+  );
+  for (const sc of SCENARIOS) {
+    const caddy = cpu(sc, "caddy 2.6.2");
+    const nginx = cpu(sc, "nginx");
+    const bare = cpu(sc, "bare Deno.serve");
+    for (const srv of servers) {
+      const c = cpu(sc, srv.name);
+      if (!Number.isFinite(c)) continue;
+      lines.push(
+        `| ${sc.name} | ${srv.name} | ${c.toFixed(1)} | ${ratio(c, caddy)} | ${ratio(c, nginx)} | ${
+          ratio(c, bare)
         } |`,
       );
     }

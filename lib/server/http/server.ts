@@ -306,10 +306,11 @@ export class HttpServer implements ServerFacts {
     });
     server.options = options;
     server.listenIndex = listenIndex;
-    // client authentication and inherited sockets run on the node engine, chosen automatically
+    // client authentication, TLS details and push run on the node engine, chosen automatically
     server.engine = chooseEngine(d, options, {
       clientAuth: clientAuth !== null,
       inheritedFd: addresses.some((a) => a.network === "fd"),
+      tls,
     });
     server.clientAuth = clientAuth;
     server.trustedUnix = d.bool("trusted_proxies_unix") ?? false;
