@@ -137,7 +137,9 @@ const AGGREGATED: Record<string, (answers: WireResponse[]) => Response> = {
     }),
   "/reverse_proxy/upstreams": (answers) =>
     new Response(
-      JSON.stringify(mergeUpstreams(answers.map((a) => JSON.parse(text(a)) as UpstreamRecord[]))),
+      // one line, as one process (and Caddy's JSON encoder) writes it
+      JSON.stringify(mergeUpstreams(answers.map((a) => JSON.parse(text(a)) as UpstreamRecord[]))) +
+        "\n",
       { headers: { "content-type": "application/json" } },
     ),
 };
