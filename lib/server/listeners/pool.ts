@@ -452,6 +452,17 @@ export class ListenerPool {
     w?.resolve();
   }
 
+  /**
+   * Whether TCP sockets bind with SO_REUSEPORT: with worker processes, and on Linux always (as
+   * Caddy's `listen_linux.go`; the deno engine's TLS sockets always do), so that a reload that
+   * changes an address's kind (plain HTTP and TLS, or the engine: another pool key) binds the
+   * new socket beside the old one, which closes once the new config started: the port is never
+   * unbound, nothing is refused, and the old socket's requests drain.
+   */
+  #reusePort(): boolean {
+    return !!this.shared || reusePortAvailable();
+  }
+
   async #openNode(spec: SocketSpec): Promise<Socket> {
     const { key, host, bind, port, unix, network, options } = spec;
     const tls = options.tls;
@@ -491,7 +502,7 @@ export class ListenerPool {
       const server = await serveNode({
         hostname,
         port,
-        reusePort: !!this.shared,
+        reusePort: this.#reusePort(),
         // the config opening the socket holds no handle on it yet: its source to start with
         tls: tls ? { source: () => socket.handles.length ? this.#source(socket) : tls } : undefined,
         handler,
@@ -575,7 +586,7 @@ export class ListenerPool {
           handler,
           onError: onServeError,
           onListen() {},
-          ...(this.shared ? { reusePort: true } : {}),
+          ...(this.#reusePort() ? { reusePort: true } : {}),
         });
         socket.server = server;
         const bound = server.addr as Deno.NetAddr;
