@@ -163,7 +163,7 @@ export class HttpApp implements App {
           );
         }
       }
-      const http3 = http3Refusal(server);
+      const http3 = http3Refusal(server, app?.certificates.find((c) => c.version === 1)?.source);
       for (const [i, a] of server.addresses.entries()) {
         const host = a.network !== "tcp"
           ? ""
@@ -323,16 +323,21 @@ function connectionOptions(server: HttpServer, i: number): ConnectionOptions {
 
 /**
  * Why a TLS server cannot serve HTTP/3 here, or null when it can: Deno's QUIC endpoint needs
- * `--unstable-net`, and it has no TLS client authentication (HTTP/3 there would let clients
- * past the connection policies that ask for certificates).
+ * `--unstable-net`, it has no TLS client authentication (HTTP/3 there would let clients
+ * past the connection policies that ask for certificates), and rustls refuses X.509 v1
+ * certificates (`v1`: where the tls app loaded one, see `HttpServer.create`).
  */
-function http3Refusal(server: HttpServer): string | null {
+function http3Refusal(server: HttpServer, v1: string | undefined): string | null {
   if (typeof (Deno as { QuicEndpoint?: unknown }).QuicEndpoint !== "function") {
     return "Deno's QUIC endpoint needs --unstable-net";
   }
   if (server.clientAuth) {
     return "the HTTP/3 listener cannot ask clients for certificates " +
       "(tls_connection_policies with client_authentication); remove h3 from protocols";
+  }
+  if (v1) {
+    return `Deno's QUIC endpoint (rustls) refuses X.509 v1 certificates (UnsupportedCertVersion), ` +
+      `which ${v1} is; remove h3 from protocols or load a v3 certificate`;
   }
   return null;
 }

@@ -38,6 +38,7 @@ import type { HttpInstrumentation } from "./instrumentation.ts";
 import { durationPlaceholderUsed } from "./replacer.ts";
 import { type ConnectionPolicy, parseConnectionPolicies, routeHostNames } from "../tls/policies.ts";
 import { fillTlsState } from "../tls/connection.ts";
+import type { TlsApp } from "../tls/app.ts";
 import { answerHttpChallenge, HTTP_CHALLENGE_PREFIX } from "../tls/acme/challenges.ts";
 import { PKI_VALIDATION_PREFIX } from "../tls/zerossl/validation.ts";
 import { type PolicyClientAuth, provisionPolicyClientAuth } from "../tls/client_auth/policies.ts";
@@ -154,6 +155,15 @@ export const SERVER_FIELDS: readonly (keyof HttpServerConfig)[] = [
 ];
 
 /** `trusted_proxies_strict`: Caddy's integer (greater than zero enables), or a boolean. */
+/**
+ * Where the tls app loaded an X.509 v1 certificate (`tls.certificates.load_pem[0]`), if it
+ * did: a TLS server that may serve it needs the node engine (see `chooseEngine`).
+ */
+async function v1Certificate(ctx: ProvisionContext): Promise<string | undefined> {
+  const app = await ctx.app<TlsApp>("tls");
+  return app?.certificates.find((c) => c.version === 1)?.source;
+}
+
 function strictProxies(d: Decoder): boolean {
   const v = d.value("trusted_proxies_strict");
   if (v === undefined || v === null) return false;
@@ -306,11 +316,13 @@ export class HttpServer implements ServerFacts {
     });
     server.options = options;
     server.listenIndex = listenIndex;
-    // client authentication, TLS details and push run on the node engine, chosen automatically
+    // client authentication, TLS details, push and X.509 v1 certificates run on the node
+    // engine, chosen automatically
     server.engine = chooseEngine(d, options, {
       clientAuth: clientAuth !== null,
       inheritedFd: addresses.some((a) => a.network === "fd"),
       tls,
+      v1Certificate: tls ? await v1Certificate(ctx) : undefined,
     });
     server.clientAuth = clientAuth;
     server.trustedUnix = d.bool("trusted_proxies_unix") ?? false;

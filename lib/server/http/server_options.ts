@@ -282,12 +282,19 @@ export interface EngineNeeds {
   inheritedFd: boolean;
   /** The server terminates TLS. */
   tls?: boolean;
+  /**
+   * Where a loaded certificate the server may serve is X.509 v1 (`tls.certificates.load_files[0]`):
+   * rustls, under `Deno.serve`, refuses v1 certificates (`UnsupportedCertVersion`); node:tls
+   * (OpenSSL) serves them, as Go's crypto/tls does for Caddy.
+   */
+  v1Certificate?: string;
 }
 
 /**
  * The listener engine of a server (decoder `d`): `listener_engine` when given, else `node`
  * when a field (`o.needsNode`), TLS client authentication, an `fd/` listen address with TLS
- * or wrappers, or HTTP/2 server push needs it; refuses `deno` with any of them.
+ * or wrappers, HTTP/2 server push or an X.509 v1 certificate needs it; refuses `deno` with
+ * any of them.
  *
  * @example
  * ```ts ignore
@@ -296,7 +303,7 @@ export interface EngineNeeds {
  */
 export function chooseEngine(d: Decoder, o: ServerOptions, needs: EngineNeeds): "deno" | "node" {
   const explicit = d.string("listener_engine");
-  const { clientAuth } = needs;
+  const { clientAuth, v1Certificate } = needs;
   const inheritedFd = needs.inheritedFd && (needs.tls === true || o.wrappers.length > 0);
   if (explicit !== undefined && explicit !== "deno" && explicit !== "node") {
     d.failAt("listener_engine", `must be "deno" or "node", got ${JSON.stringify(explicit)}`);
@@ -330,6 +337,15 @@ export function chooseEngine(d: Decoder, o: ServerOptions, needs: EngineNeeds): 
         `routes does); leave listener_engine unset or set "node"`,
     );
   }
-  const needed = clientAuth || inheritedFd || o.pushes || o.needsNode.length > 0;
+  if (explicit === "deno" && v1Certificate) {
+    d.failAt(
+      "listener_engine",
+      `"deno" (Deno.serve, rustls) cannot serve X.509 v1 certificates (UnsupportedCertVersion), ` +
+        `which ${v1Certificate} is; leave listener_engine unset or set "node", or load a v3 ` +
+        `certificate`,
+    );
+  }
+  const needed = clientAuth || inheritedFd || o.pushes || o.needsNode.length > 0 ||
+    v1Certificate !== undefined;
   return (explicit ?? (needed ? "node" : "deno")) as "deno" | "node";
 }

@@ -452,6 +452,17 @@ export class ListenerPool {
     w?.resolve();
   }
 
+  /**
+   * Whether TCP sockets bind with SO_REUSEPORT: with worker processes, and on Linux always (as
+   * Caddy's `listen_linux.go`; the deno engine's TLS sockets always do), so that a reload that
+   * changes an address's kind (plain HTTP and TLS, or the engine: another pool key) binds the
+   * new socket beside the old one, which closes once the new config started: the port is never
+   * unbound, nothing is refused, and the old socket's requests drain.
+   */
+  #reusePort(): boolean {
+    return !!this.shared || reusePortAvailable();
+  }
+
   async #openNode(spec: SocketSpec): Promise<Socket> {
     const { key, host, bind, port, unix, network, options } = spec;
     const tls = options.tls;
@@ -491,7 +502,7 @@ export class ListenerPool {
       const server = await serveNode({
         hostname,
         port,
-        reusePort: !!this.shared,
+        reusePort: this.#reusePort(),
         // the config opening the socket holds no handle on it yet: its source to start with
         tls: tls ? { source: () => socket.handles.length ? this.#source(socket) : tls } : undefined,
         handler,
@@ -570,7 +581,11 @@ export class ListenerPool {
         socket.address = joinHostPort(host, server.port);
       } else {
         const listener = Deno.listen(
-          { hostname, port, ...(this.shared ? { reusePort: true } : {}) } as Deno.TcpListenOptions,
+          {
+            hostname,
+            port,
+            ...(this.#reusePort() ? { reusePort: true } : {}),
+          } as Deno.TcpListenOptions,
         );
         const bound = listener.addr as Deno.NetAddr;
         socket.port = bound.port;

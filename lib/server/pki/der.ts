@@ -1,7 +1,8 @@
 /**
  * The few DER and PEM pieces the server reads synchronously, without loading an X.509
  * library on the handshake path: PEM blocks both ways, a DER walker, byte concatenation, and
- * the names (subjectAltName DNS and IP entries) a certificate covers. Anything more goes through
+ * the names (subjectAltName DNS and IP entries) a certificate covers, its subject's common name
+ * and its X.509 version. Anything more goes through
  * `@peculiar/x509` (see `x509.ts`).
  *
  * @module
@@ -113,6 +114,62 @@ function ipText(b: Uint8Array): string {
   const groups: string[] = [];
   for (let i = 0; i < b.length; i += 2) groups.push(((b[i] << 8) | b[i + 1]).toString(16));
   return groups.join(":").replace(/(^|:)0(:0)+(:|$)/, "::");
+}
+
+/**
+ * The X.509 version of a DER certificate (1, 2 or 3): its TBSCertificate's `[0]` version field,
+ * which a v1 certificate leaves out. Throws on bad DER.
+ *
+ * @example
+ * ```ts ignore
+ * import { certificateVersion, pemDecode } from "./der.ts";
+ * certificateVersion(pemDecode(pem)[0].der); // 3
+ * ```
+ */
+export function certificateVersion(der: Uint8Array): number {
+  const [cert] = derChildren(der);
+  if (!cert) throw new Error("truncated DER");
+  const [tbs] = derChildren(cert.body);
+  if (!tbs) throw new Error("truncated DER");
+  const [first] = derChildren(tbs.body);
+  if (first?.tag !== 0xa0) return 1;
+  const [version] = derChildren(first.body);
+  if (version?.tag !== 0x02 || version.body.length !== 1) throw new Error("bad X.509 version");
+  return version.body[0] + 1;
+}
+
+const CN_OID = "550403"; // 2.5.4.3
+
+/**
+ * The subject's common name of a DER certificate (the last CN attribute, as Go reads it), or
+ * undefined without one. Throws on bad DER.
+ *
+ * @example
+ * ```ts ignore
+ * import { certificateCommonName, pemDecode } from "./der.ts";
+ * certificateCommonName(pemDecode(pem)[0].der); // "localhost"
+ * ```
+ */
+export function certificateCommonName(der: Uint8Array): string | undefined {
+  const [cert] = derChildren(der);
+  if (!cert) throw new Error("truncated DER");
+  const [tbs] = derChildren(cert.body);
+  if (!tbs) throw new Error("truncated DER");
+  const fields = derChildren(tbs.body);
+  // [version], serial, signature, issuer, validity, subject
+  const subject = fields[fields[0]?.tag === 0xa0 ? 5 : 4];
+  if (subject?.tag !== 0x30) throw new Error("no subject");
+  let cn: string | undefined;
+  for (const rdn of derChildren(subject.body)) {
+    for (const attr of derChildren(rdn.body)) {
+      const [oid, value] = derChildren(attr.body);
+      if (!oid || !value || hex(oid.body) !== CN_OID) continue;
+      cn = value.tag === 0x1e // BMPString: UTF-16 big-endian
+        ? new TextDecoder("utf-16be").decode(value.body)
+        : new TextDecoder().decode(value.body);
+    }
+  }
+  return cn;
 }
 
 /**

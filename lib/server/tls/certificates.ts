@@ -7,7 +7,12 @@
  */
 import { Decoder } from "../config/decode.ts";
 import { ConfigError } from "../config/error.ts";
-import { certificateNames, pemDecode } from "../pki/der.ts";
+import {
+  certificateCommonName,
+  certificateNames,
+  certificateVersion,
+  pemDecode,
+} from "../pki/der.ts";
 
 /** One loaded certificate with its private key. */
 export interface LoadedCertificate {
@@ -17,10 +22,19 @@ export interface LoadedCertificate {
   key: string;
   /** Tags from the config (`certificate_selection.any_tag` / `all_tags`). */
   tags: string[];
-  /** DNS names and IP addresses from the leaf's subjectAltName, lower case. */
+  /**
+   * The names the leaf covers, lower case: its subject's common name (as Caddy's certificate
+   * cache counts it), then the DNS names and IP addresses of its subjectAltName.
+   */
   names: string[];
   /** Where it came from, for messages (`load_files[0]`, `load_pem[1]`). */
   source: string;
+  /**
+   * The leaf's X.509 version (1, 2 or 3). A v1 certificate (no extensions: self-signed ones
+   * made by `openssl x509 -req` without `-extfile`) is refused by rustls, so the servers that
+   * may serve it run on the node engine (see `http/server_options.ts`, `chooseEngine`).
+   */
+  version: number;
 }
 
 /**
@@ -51,8 +65,14 @@ export function parseCertificate(
     );
   }
   let names: string[];
+  let version: number;
   try {
     names = certificateNames(certs[0].der);
+    version = certificateVersion(certs[0].der);
+    // as Caddy's certificate cache (certmagic's fillCertFromLeaf): the subject's common name
+    // first, then the subjectAltName entries (a v1 certificate has only the common name)
+    const cn = certificateCommonName(certs[0].der)?.toLowerCase();
+    if (cn) names = [cn, ...names.filter((n) => n !== cn)];
   } catch (e) {
     throw new ConfigError(
       "certificate_load",
@@ -63,7 +83,7 @@ export function parseCertificate(
   if (!keys.length) {
     throw new ConfigError("certificate_load", `${source}: key: no PEM PRIVATE KEY block`);
   }
-  return { cert, key, tags, names, source };
+  return { cert, key, tags, names, source, version };
 }
 
 function tagsOf(d: Decoder): string[] {
