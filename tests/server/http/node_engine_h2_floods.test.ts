@@ -50,6 +50,7 @@ async function start() {
           tls: {
             listen: [`127.0.0.1:${tlsPort}`],
             listener_wrappers: [pp, { wrapper: "tls" }],
+            listener_engine: "node",
             tls_connection_policies: [{}],
             automatic_https: { disable_redirects: true },
             routes,
@@ -57,6 +58,8 @@ async function start() {
           h2c: {
             listen: [`127.0.0.1:${h2cPort}`],
             listener_wrappers: [pp],
+            // the deno engine serves cleartext wrappers too; this test is the node engine's
+            listener_engine: "node",
             protocols: ["h1", "h2c"],
             routes,
           },

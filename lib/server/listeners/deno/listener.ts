@@ -43,13 +43,7 @@ import { type Libc, libc } from "./_libc.ts";
 import { answeredPlainHttp, deferAccept } from "./plain_http_peek.ts";
 import type { CertifiedKey } from "../../module/listener.ts";
 import { normalizeName } from "../../net/host.ts";
-import {
-  type AcceptLoop,
-  acceptLoop,
-  ConnectionSet,
-  peerOfConn,
-  type ServeOnConnection,
-} from "./accept.ts";
+import { type AcceptLoop, acceptLoop, ConnectionSet, type ServeOnConnection } from "./accept.ts";
 import { certificateNames, pemDecode } from "../../pki/der.ts";
 import {
   beginHandover,
@@ -129,6 +123,10 @@ function warmNames(old: Generation, next: Generation): string[] {
   return [...names];
 }
 
+function onError(): Response {
+  return new Response("500 Internal Server Error", { status: 500 });
+}
+
 /**
  * Opens a Deno-engine TLS listener.
  *
@@ -200,13 +198,7 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
       loop: acceptLoop(listener, (conn) => {
         // plain HTTP to this HTTPS port gets Go's 400 (see plain_http_peek.ts)
         if (peek && answeredPlainHttp(peek, conn)) return;
-        connections.serve(i.serveHttpOnConnection, conn, {
-          handler: o.handler,
-          peer: peerOfConn(conn),
-          localAddress: o.localAddress,
-          tls: true,
-          connection: o.connection?.(),
-        });
+        connections.serve(i.serveHttpOnConnection, conn, o.handler, onError);
       }),
     };
     if (typeof kernel !== "string") {

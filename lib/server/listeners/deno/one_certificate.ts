@@ -1,8 +1,7 @@
 /**
  * The `deno` engine's HTTPS listener where SNI and live certificates are impossible (a Deno
  * without its internal certificate resolver, or without `--unstable-net`): `Deno.serve` with
- * the certificate for clients that send no server name, said in the log. Connection limits
- * (timeouts, head limit) need the per-connection server, so they do not apply here.
+ * the certificate for clients that send no server name, said in the log.
  *
  * @module
  */
@@ -31,17 +30,7 @@ export async function serveOneCertificate(o: DenoTlsOptions): Promise<DenoTlsSer
     key: one.key,
     onListen() {},
     ...(o.shared ? { reusePort: true } : {}),
-  }, (req, info) =>
-    o.handler(req, {
-      remoteAddr: {
-        transport: "tcp",
-        hostname: info.remoteAddr.hostname,
-        port: info.remoteAddr.port,
-      },
-      localAddress: o.localAddress(),
-      completed: info.completed,
-      tls: { proto: undefined },
-    }));
+  }, o.handler);
   return {
     port: (server.addr as Deno.NetAddr).port,
     generations: 1,
