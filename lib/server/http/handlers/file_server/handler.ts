@@ -34,6 +34,7 @@ import {
   etagFromSidecar,
   fastHeaders,
   fileStream,
+  fileTail,
   plainRequest,
   readExact,
   SMALL_FILE,
@@ -366,12 +367,11 @@ export class FileServer implements HttpHandler {
     return {
       size,
       mtime: info.mtime,
-      // A whole file goes out as the file's own readable stream, which Deno's server copies
-      // natively; ranges use a JS stream that stops at the range end.
-      read: (s, l) =>
-        s === 0 && l === size
-          ? Deno.openSync(path, { read: true }).readable
-          : fileStream(path, s, l),
+      // A whole file, and a single range to its end, go out as the file's own readable stream
+      // (seeked to the range's start), which Deno's server reads and writes natively; other
+      // ranges and multipart parts use a JS stream that stops at the range end.
+      read: (s, l) => fileStream(path, s, l),
+      tail: (s) => fileTail(path, s),
     };
   }
 

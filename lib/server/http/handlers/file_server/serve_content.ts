@@ -19,6 +19,11 @@ export interface Content {
   lastModified?: string;
   /** Reads `length` bytes from `start` as a stream. */
   read(start: number, length: number): ReadableStream<Uint8Array> | Uint8Array;
+  /**
+   * Reads from `start` to the end, for a whole answer or a single range that ends where the
+   * content does (`bytes=N-`, what players and resumed downloads ask); `read` when absent.
+   */
+  tail?(start: number): ReadableStream<Uint8Array>;
 }
 
 type Cond = "none" | "true" | "false";
@@ -156,7 +161,8 @@ export function serveContent(
   const noLength = h.has("content-encoding");
   if (plan.kind === "full") {
     if (!noLength) h.set("content-length", String(size));
-    return new Response(method === "HEAD" ? null : content.read(0, size) as BodyInit, {
+    const body = method === "HEAD" ? null : content.tail ? content.tail(0) : content.read(0, size);
+    return new Response(body as BodyInit, {
       status: st(200),
       headers: h,
     });
@@ -166,7 +172,12 @@ export function serveContent(
     const r = ranges[0];
     h.set("content-range", `bytes ${r.start}-${r.start + r.length - 1}/${size}`);
     if (!noLength) h.set("content-length", String(r.length));
-    return new Response(method === "HEAD" ? null : content.read(r.start, r.length) as BodyInit, {
+    const body = method === "HEAD"
+      ? null
+      : content.tail && r.start + r.length === size
+      ? content.tail(r.start)
+      : content.read(r.start, r.length);
+    return new Response(body as BodyInit, {
       status: st(206),
       headers: h,
     });
