@@ -31,7 +31,8 @@ const EXPECTED_FAILURES: Record<string, RegExp> = {
   global_options_skip_install_trust: /reading \/path\/to\/cert\.pem/,
   tls_internal_options: /no certificate authority configured with id: foo/,
   // the leaf lifetime equals the intermediate's (7 days): Caddy's acme_server refuses it too
-  acme_server_lifetime: /certificate lifetime \(\S+\) should be less than intermediate certificate lifetime/,
+  acme_server_lifetime:
+    /certificate lifetime \(\S+\) should be less than intermediate certificate lifetime/,
   // `dummy` is a verifier of Caddy's test build only; a Caddy binary refuses it too
   "tls_client_auth_cert_file-legacy-with-verifier": /verifier "dummy"/,
   tls_explicit_issuer_dns_ttl: /DNS challenge enabled, but no DNS provider configured/,
