@@ -197,3 +197,26 @@ Deno.test("tls-alpn-01 probe: whatever a server answers, a TlsProbeError, never 
     listener.close();
   }
 });
+
+Deno.test("client authentication: an ECDSA signature in a laxer encoding than DER is refused, as Go's ecdsa.VerifyASN1 refuses it", async () => {
+  const pki = await makeClientPki();
+  const verify = await provisionClientAuth(
+    {
+      ca: { provider: "inline", trusted_ca_certs: [pki.trustedCaDerB64] },
+      mode: "require_and_verify",
+    },
+    "client_authentication",
+    {} as ProvisionContext,
+  );
+  assert.equal(await verify.check([pki.good.der]), null);
+  // the signature value is the certificate's last element: BIT STRING, no unused bits, then
+  // the ECDSA SEQUENCE; the same r and s under another tag still converted to a valid signature
+  const d = pki.good.der.slice();
+  let at = -1;
+  for (let i = d.length - 80; i < d.length - 3; i++) {
+    if (d[i] === 0x03 && d[i + 2] === 0x00 && d[i + 3] === 0x30) at = i + 3;
+  }
+  assert.ok(at > 0, "the signature's SEQUENCE");
+  d[at] ^= 0x80;
+  assert.equal(typeof await verify.check([d]), "string");
+});

@@ -9,6 +9,7 @@
  */
 import type * as X509 from "@peculiar/x509";
 import { x509 } from "../../pki/x509.ts";
+import { derChildren } from "../../pki/der.ts";
 
 const CLIENT_AUTH = "1.3.6.1.5.5.7.3.2";
 const ANY_USAGE = "2.5.29.37.0";
@@ -40,8 +41,72 @@ async function isCA(c: X509.X509Certificate): Promise<boolean> {
   return bc ? bc.ca : true;
 }
 
+/** A minimal DER INTEGER's contents: no needless leading zero, not negative, not empty. */
+function minimalPositive(b: Uint8Array): boolean {
+  if (b.length === 0 || b[0] & 0x80) return false;
+  return !(b.length > 1 && b[0] === 0 && !(b[1] & 0x80));
+}
+
+/**
+ * True when an ECDSA signature value is the DER `SEQUENCE { r INTEGER, s INTEGER }` Go's
+ * `ecdsa.VerifyASN1` insists on: the library converts laxer encodings (another tag, extra
+ * bytes) to the same r and s, and would accept them.
+ */
+function strictEcdsaSignature(sig: Uint8Array): boolean {
+  try {
+    const [seq, ...rest] = derChildren(sig);
+    if (!seq || rest.length || seq.tag !== 0x30) return false;
+    const parts = derChildren(seq.body);
+    return parts.length === 2 &&
+      parts.every((n) => n.tag === 0x02 && minimalPositive(n.body));
+  } catch {
+    return false;
+  }
+}
+
+/** Walks DER elements to the end, each nested constructed one too; throws on any bad length. */
+function wellFormed(der: Uint8Array, depth = 0): void {
+  if (depth > 32) throw new Error("nested too deep");
+  for (const n of derChildren(der)) {
+    // constructed (0x20): SEQUENCE, SET and context-tagged structures hold elements
+    if (n.tag & 0x20) wellFormed(n.body, depth + 1);
+  }
+}
+
+/**
+ * Why a certificate's DER is not the strict shape Go's `x509.ParseCertificate` reads (one
+ * `SEQUENCE { tbsCertificate, signatureAlgorithm, signatureValue }` spanning every byte,
+ * every length consistent, the outer signature algorithm the same as the signed one), or null.
+ * The library reads laxer encodings (a shorter outer length, a bad algorithm length) and would
+ * check the signature of what it made of them.
+ */
+export function strictCertificateShape(der: Uint8Array): string | null {
+  try {
+    const [cert, ...rest] = derChildren(der);
+    if (!cert || rest.length || cert.tag !== 0x30) return "not one DER SEQUENCE";
+    const parts = derChildren(cert.body);
+    if (parts.length !== 3) return "not tbsCertificate, signatureAlgorithm, signatureValue";
+    const [tbs, alg, sig] = parts;
+    if (tbs.tag !== 0x30 || alg.tag !== 0x30 || sig.tag !== 0x03) return "bad element tags";
+    wellFormed(tbs.body);
+    wellFormed(alg.body);
+    const fields = derChildren(tbs.body);
+    const inner = fields[fields[0]?.tag === 0xa0 ? 2 : 1];
+    if (
+      !inner || inner.body.length !== alg.body.length ||
+      inner.body.some((b, i) => b !== alg.body[i])
+    ) return "inner and outer signature algorithm identifiers don't match";
+    return null;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
 async function signedBy(c: X509.X509Certificate, issuer: X509.X509Certificate): Promise<boolean> {
   if (!sameName(c, issuer)) return false;
+  if (
+    c.signatureAlgorithm.name === "ECDSA" && !strictEcdsaSignature(new Uint8Array(c.signature))
+  ) return false;
   try {
     return await c.verify({ publicKey: issuer.publicKey, signatureOnly: true });
   } catch {
@@ -82,6 +147,10 @@ async function verifyChain(
   now: Date,
 ): Promise<string | null> {
   const lib = await x509();
+  for (const d of chain) {
+    const why = strictCertificateShape(d);
+    if (why) return `the client certificate cannot be parsed: ${why}`;
+  }
   let certs: X509.X509Certificate[];
   try {
     certs = chain.map((d) => new lib.X509Certificate(d as BufferSource));
