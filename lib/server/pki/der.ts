@@ -168,17 +168,19 @@ export function certificateCommonName(der: Uint8Array): string | undefined {
   // [version], serial, signature, issuer, validity, subject
   const subject = fields[fields[0]?.tag === 0xa0 ? 5 : 4];
   if (subject?.tag !== 0x30) throw new Error("no subject");
-  let cn: string | undefined;
+  return subjectCommonNames(subject).at(-1);
+}
+
+/** The CN attributes of a subject `Name`, in order. */
+function subjectCommonNames(subject: DerNode): string[] {
+  const out: string[] = [];
   for (const rdn of derChildren(subject.body)) {
-    for (const attr of derChildren(rdn.body)) {
-      const [oid, value] = derChildren(attr.body);
-      if (!oid || !value || hex(oid.body) !== CN_OID) continue;
-      cn = value.tag === 0x1e // BMPString: UTF-16 big-endian
-        ? new TextDecoder("utf-16be").decode(value.body)
-        : new TextDecoder().decode(value.body);
+    for (const atv of derChildren(rdn.body)) {
+      const [type, value] = derChildren(atv.body);
+      if (type && value && hex(type.body) === CN_OID) out.push(derString(value));
     }
   }
-  return cn;
+  return out;
 }
 
 /**
@@ -283,13 +285,7 @@ export function certificateFactsOf(der: Uint8Array): DerCertificateFacts {
   }
   const [notBefore, notAfter] = derChildren(validity.body);
   if (!notBefore || !notAfter) throw new Error("bad certificate validity");
-  let commonName = "";
-  for (const rdn of derChildren(subject.body)) {
-    for (const atv of derChildren(rdn.body)) {
-      const [type, value] = derChildren(atv.body);
-      if (!commonName && type && value && hex(type.body) === CN_OID) commonName = derString(value);
-    }
-  }
+  const commonName = subjectCommonNames(subject)[0] ?? "";
   return {
     notBefore: derTime(notBefore),
     notAfter: derTime(notAfter),
