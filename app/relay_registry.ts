@@ -90,7 +90,8 @@ export async function openAppDatabase(env: AppEnv): Promise<Client> {
   let client = clients.get(url);
   if (!client) {
     await preparePrivateLibsqlFile(url); // 0600 (and its -wal, -shm), new directories 0700
-    client = createClient({ url, authToken: env.vars.DATABASE_AUTH_TOKEN });
+    // `timeout`: how long a file: database waits for another process's write lock
+    client = createClient({ url, authToken: env.vars.DATABASE_AUTH_TOKEN, timeout: 5_000 });
     clients.set(url, client);
   }
   await ensureRelayTables(client);

@@ -17,6 +17,12 @@ export interface LibsqlOptions {
   url: string;
   /** Auth token for a remote server (never logged). */
   authToken?: string;
+  /**
+   * How long a statement on a `file:` database waits for another process's write lock
+   * before failing with `SQLITE_BUSY`, in milliseconds (every connection of the client's pool
+   * gets it). Default 5000.
+   */
+  busyTimeoutMs?: number;
 }
 
 /** A D1-shaped database backed by libSQL, with `close()` to release it. */
@@ -106,7 +112,12 @@ export function openLibsql(options: LibsqlOptions | string): LibsqlDatabase {
   const client: ClientOf = () => {
     if (closed) return Promise.reject(new Error("the libSQL database was closed"));
     created ??= import("@libsql/client").then(({ createClient }) =>
-      createClient({ url, authToken: opts.authToken, intMode: "number" })
+      createClient({
+        url,
+        authToken: opts.authToken,
+        intMode: "number",
+        timeout: opts.busyTimeoutMs ?? 5_000,
+      })
     );
     return created;
   };

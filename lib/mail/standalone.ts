@@ -33,7 +33,7 @@ try {
   console.error(`MAIL_WEBHOOK_ALLOW: ${(err as Error).message}`);
   Deno.exit(2);
 }
-const client = createClient({ url: dbUrl });
+const client = createClient({ url: dbUrl, timeout: 5_000 }); // busy timeout of file: databases
 const operatorToken = env.MAIL_OPERATOR_TOKEN ?? randomToken(24);
 const server = await createMailServer({
   client,

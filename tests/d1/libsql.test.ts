@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { applySchema, login, openLibsql, signup, verifyOtp } from "../../d1.ts";
 import { ITER, PASSWORD, SECRET } from "./_helpers.ts";
 import { startHranaServer } from "./_hrana_server.ts";
+import { holdSqliteWriteLock } from "../server/fixtures/sqlite_lock.ts";
 
 Deno.test("libSQL adapter: :memory:, rows as objects, change counts, batch rolls back", async () => {
   const db = openLibsql(":memory:");
@@ -44,6 +45,27 @@ Deno.test("libSQL adapter: :memory:, rows as objects, change counts, batch rolls
     assert.equal(s.ok, true);
   } finally {
     db.close();
+  }
+});
+
+Deno.test("libSQL adapter: a file: database waits for another process's write lock (every pooled connection), busyTimeoutMs bounds it", async () => {
+  const dir = await Deno.makeTempDir();
+  const db = openLibsql(`file:${dir}/site.db`);
+  const impatient = openLibsql({ url: `file:${dir}/site.db`, busyTimeoutMs: 100 });
+  try {
+    await db.prepare("CREATE TABLE t (a INTEGER)").run();
+    // concurrent reads open more pooled connections; the next statements take the last opened
+    await Promise.all(Array.from({ length: 6 }, () => db.prepare("SELECT 1").all()));
+    await impatient.prepare("SELECT 1").all();
+    const { released } = await holdSqliteWriteLock(`${dir}/site.db`, 2);
+    await assert.rejects(impatient.prepare("INSERT INTO t VALUES (0)").run(), /SQLITE_BUSY/);
+    for (let i = 0; i < 3; i++) await db.prepare("INSERT INTO t VALUES (?)").bind(i).run();
+    await released;
+    assert.deepEqual(await db.prepare("SELECT count(*) AS n FROM t").first(), { n: 3 });
+  } finally {
+    db.close();
+    impatient.close();
+    await Deno.remove(dir, { recursive: true });
   }
 });
 

@@ -19,6 +19,7 @@ import {
 import { autosavePath, configDir, dataDir } from "../../lib/server/storage/dirs.ts";
 import type { ModuleInstance } from "../../lib/server/module/instance.ts";
 import { startHranaServer } from "../d1/_hrana_server.ts";
+import { holdSqliteWriteLock } from "./fixtures/sqlite_lock.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -339,6 +340,27 @@ Deno.test("atomic writes replace whole files; directories follow XDG variables",
       if (v === undefined) Deno.env.delete(k);
       else Deno.env.set(k, v);
     }
+  }
+});
+
+Deno.test("libsql storage (file): concurrent calls wait for another process's write lock instead of failing with SQLITE_BUSY", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "gatehouse-storage-" });
+  const s = await openLibsqlStorage({ url: `file:${dir}/busy.db` });
+  try {
+    await s.store("before", enc("x"));
+    // Concurrent calls: the client's pool opens more connections than its first, and the
+    // next calls take the last one opened.
+    await Promise.all(Array.from({ length: 8 }, () => s.load("before")));
+    // Another process takes the write lock and keeps it for two seconds.
+    const { released } = await holdSqliteWriteLock(`${dir}/busy.db`, 2);
+    for (let i = 0; i < 8; i++) await s.store(`k/${i}`, enc(String(i)));
+    await released;
+    assert.deepEqual(await s.list("k", false), Array.from({ length: 8 }, (_, i) => `k/${i}`));
+    assert.equal(await s.tryLock("after"), true);
+    await s.unlock("after");
+  } finally {
+    await (s as unknown as ModuleInstance).cleanup?.();
+    await Deno.remove(dir, { recursive: true });
   }
 });
 

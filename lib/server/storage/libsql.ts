@@ -52,6 +52,8 @@ export interface LibsqlStorageOptions {
 }
 
 /** The database clock in milliseconds, as SQL. */
+/** How long a statement on a `file:` database waits for another process's write lock. */
+const BUSY_TIMEOUT_MS = 10_000;
 const NOW_MS = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
 
 function describe(url: string): string {
@@ -77,7 +79,6 @@ class LibsqlStorage implements Storage, ModuleInstance {
 
   async init(local: boolean): Promise<void> {
     if (local) {
-      await this.client.execute("PRAGMA busy_timeout = 10000");
       await this.client.execute("PRAGMA journal_mode = WAL").catch(() => {});
     }
     await this.client.batch([
@@ -262,7 +263,15 @@ export async function openLibsqlStorage(
   }
   let client: Client;
   try {
-    client = createClient({ url: o.url, authToken: o.authToken, intMode: "number" });
+    // The busy timeout is a client option: the client pools connections, and a PRAGMA
+    // reaches only the one connection it ran on (the others failed at once with SQLITE_BUSY
+    // while another process held the write lock).
+    client = createClient({
+      url: o.url,
+      authToken: o.authToken,
+      intMode: "number",
+      timeout: BUSY_TIMEOUT_MS,
+    });
   } catch (e) {
     throw new Error(`libsql storage: opening ${describe(o.url)}: ${(e as Error).message}`);
   }

@@ -31,28 +31,30 @@ async function shared(remote: boolean) {
     hrana = startHranaServer(dir, "shared-token");
     storage = { module: "libsql", url: hrana.url("shared"), auth_token: "shared-token" };
   }
-  const gatehouse = (https: number, log: string, body: string) =>
-    config(pebble, storage, https, log, body);
+  const gatehouse = (
+    https: number,
+    log: string,
+    body: string,
+    challenges?: Record<string, unknown>,
+  ) => config(pebble, storage, https, log, body, challenges);
   const procs: Awaited<ReturnType<typeof serve>>[] = [];
   try {
-    // Pebble's HTTP-01 validations go to a port that accepts and never answers: the first
-    // process gets the lock, starts its order and stays in the middle of it.
-    const blackHole = Deno.listen({ hostname: "127.0.0.1", port: pebble.httpPort });
-    const held: Deno.Conn[] = [];
-    const holding = (async () => {
-      for await (const c of blackHole) held.push(c);
-    })().catch(() => {});
+    // The holder solves with dns-01 and asks a resolver that never answers: it stays in the
+    // middle of its order (waiting for the record to propagate) until it is killed, however
+    // slowly the machine starts the others. They solve with http-01.
+    const silent = Deno.listenDatagram({ transport: "udp", hostname: "127.0.0.1", port: 0 });
+    const silentPort = (silent.addr as Deno.NetAddr).port;
     const holderLog = `${dir}/holder.log`;
-    const holder = await serve(gatehouse(freePort(), holderLog, "holder"));
+    const holder = await serve(gatehouse(freePort(), holderLog, "holder", {
+      dns: {
+        provider: { name: "challtestsrv", url: pebble.dnsManagement },
+        resolvers: [`127.0.0.1:${silentPort}`],
+        propagation_timeout: "10m",
+      },
+    }));
     procs.push(holder);
-    await waitFor(
-      async () =>
-        (await logEntries(holderLog)).some((e) =>
-          e.msg === "trying to solve challenge" && e.identifier === NAME
-        ),
-      30_000,
-      "the holder in the middle of its order",
-    );
+    // Its order is placed with the lock held; it then waits on the record's propagation.
+    await waitFor(() => Promise.resolve(pebble.orderCount() === 1), 30_000, "the holder's order");
     assert.equal(pebble.orderCount(), 1);
 
     const ports = [freePort(), freePort()];
@@ -72,6 +74,10 @@ async function shared(remote: boolean) {
     }
     await new Promise((r) => setTimeout(r, 1000));
     assert.equal(pebble.orderCount(), 1, "only the holder's order so far");
+    assert.ok(
+      !(await logEntries(holderLog)).some((e) => e.msg === "could not get certificate"),
+      "the holder is still in the middle of its order",
+    );
     for (const log of logs) {
       assert.ok(!(await logEntries(log)).some((e) => e.msg === "lock acquired"));
     }
@@ -80,9 +86,7 @@ async function shared(remote: boolean) {
     // free again for whoever takes over.
     holder.p.child.kill("SIGKILL");
     await holder.p.status;
-    blackHole.close();
-    for (const c of held) c.close();
-    await holding;
+    silent.close();
     const served = await Promise.all(ports.map((port) =>
       waitFor(
         async () => {
@@ -124,6 +128,11 @@ function config(
   https: number,
   log: string,
   body: string,
+  challenges: Record<string, unknown> = {
+    http: { alternate_port: pebble.httpPort },
+    "tls-alpn": { disabled: true },
+    bind_host: "127.0.0.1",
+  },
 ): Record<string, unknown> {
   return {
     logging: fileLogging(log),
@@ -148,11 +157,7 @@ function config(
           policies: [{
             subjects: [NAME],
             issuers: [
-              pebbleIssuer(pebble, {
-                http: { alternate_port: pebble.httpPort },
-                "tls-alpn": { disabled: true },
-                bind_host: "127.0.0.1",
-              }),
+              pebbleIssuer(pebble, challenges),
             ],
           }],
         },
