@@ -57,10 +57,11 @@ const skipInstall = Deno.args.includes("--no-install");
 const verbose = Deno.args.includes("--verbose");
 
 /**
- * The Node versions the mirror supports: 20.6 is the oldest the OpenTelemetry JS 2.x packages
- * (the server's tracing and OTLP metrics) run on. Every installed dependency must allow it.
+ * The Node versions the mirror supports: 20.19 is the oldest markdown-it 15's `entities` 8
+ * (the templates' `markdown`) runs on; the OpenTelemetry JS 2.x packages (tracing, OTLP
+ * metrics) need 20.6. Every installed dependency must allow it.
  */
-const NODE_ENGINES = ">=20.6.0";
+const NODE_ENGINES = ">=20.19.0";
 
 interface DenoJson {
   name: string;

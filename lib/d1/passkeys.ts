@@ -15,12 +15,6 @@
  *
  * @module
  */
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-} from "@simplewebauthn/server";
 import { b64urlDecode, b64urlEncode, utf8 } from "../auth/_encoding.ts";
 import type { ClockOptions, HashingOptions } from "./input.ts";
 import { nowOf, params, stringOf } from "./input.ts";
@@ -31,6 +25,14 @@ import type { D1Database } from "./types.ts";
 import { newStamp, reauthError, type ReauthOptions, userById } from "./users.ts";
 import { all, first, run } from "./query.ts";
 import { openCeremony, takeCeremony } from "./passkey_ceremony.ts";
+
+/**
+ * `@simplewebauthn/server`, loaded by the first passkey ceremony (the npm mirror's packages
+ * are optional peers: the other flows run without it). Loaded outside a flow's `guard`, so a
+ * missing package is thrown with its name rather than returned as `internal_error`.
+ */
+let webauthn: Promise<typeof import("@simplewebauthn/server")> | undefined;
+const simpleWebAuthn = () => webauthn ??= import("@simplewebauthn/server");
 
 /** COSE algorithms accepted: EdDSA (-8), ES256 (-7), RS256 (-257), in order of preference. */
 export const PASSKEY_ALGORITHMS: readonly number[] = Object.freeze([-8, -7, -257]);
@@ -148,10 +150,11 @@ export type PasskeyRegistrationOptionsResult = FlowResult<
  * if (r.ok) console.log(JSON.stringify(r.options));
  * ```
  */
-export function passkeyRegistrationOptions(
+export async function passkeyRegistrationOptions(
   db: D1Database,
   p: PasskeyRegistrationOptionsParams,
 ): Promise<PasskeyRegistrationOptionsResult> {
+  const { generateRegistrationOptions } = await simpleWebAuthn();
   return guard(async () => {
     const o = params(p);
     const userId = stringOf(o.userId, 200);
@@ -255,6 +258,7 @@ export async function verifyPasskeyRegistration(
   db: D1Database,
   p: VerifyPasskeyRegistrationParams,
 ): Promise<VerifyPasskeyRegistrationResult> {
+  const { verifyRegistrationResponse } = await simpleWebAuthn();
   const seen: Seen = { detail: { factor: "passkey" } };
   const result = await guard(async () => {
     const o = params(p);
@@ -386,10 +390,11 @@ export type PasskeySignInOptionsResult = FlowResult<
  * if (r.ok) console.log(r.options.challenge);
  * ```
  */
-export function passkeySignInOptions(
+export async function passkeySignInOptions(
   db: D1Database,
   p: PasskeySignInOptionsParams,
 ): Promise<PasskeySignInOptionsResult> {
+  const { generateAuthenticationOptions } = await simpleWebAuthn();
   return guard(async () => {
     const o = params(p);
     const rp = rpOf(o.rp);
@@ -446,6 +451,7 @@ export async function verifyPasskeySignIn(
   db: D1Database,
   p: VerifyPasskeySignInParams,
 ): Promise<VerifyPasskeySignInResult> {
+  const { verifyAuthenticationResponse } = await simpleWebAuthn();
   const seen: Seen = { detail: { method: "passkey" } };
   const result = await guard(async () => {
     const o = params(p);

@@ -2,10 +2,17 @@
  * QR codes of `otpauth://` URIs for TOTP enrolment, drawn by `lean-qr` (no dependencies, pure
  * JavaScript: the same on Deno, Node and Workers) as an SVG document a page can inline.
  *
+ * `lean-qr` is loaded when this module is, but a missing one (the npm mirror's packages are
+ * optional peers) fails only `totpQrSvg`, with an error naming the package: the D1 flows run
+ * without it.
+ *
  * @module
  */
-import { correction, generate } from "lean-qr";
-import { toSvgSource } from "lean-qr/extras/svg";
+type LeanQr = [typeof import("lean-qr"), typeof import("lean-qr/extras/svg")];
+const leanQr: LeanQr | Error = await Promise.all([
+  import("lean-qr"),
+  import("lean-qr/extras/svg"),
+]).catch((e: unknown) => e instanceof Error ? e : new Error(String(e)));
 
 /** Options of {@linkcode totpQrSvg}. */
 export interface QrSvgOptions {
@@ -38,6 +45,8 @@ export function totpQrSvg(text: string, options: QrSvgOptions = {}): string {
     throw new RangeError("size must be 64 to 1024 pixels");
   }
   const title = escape(options.title ?? "QR code");
+  if (leanQr instanceof Error) throw leanQr;
+  const [{ correction, generate }, { toSvgSource }] = leanQr;
   const code = generate(text, { minCorrectionLevel: correction.M });
   const svg = toSvgSource(code, { on: "#000", off: "#fff", pad: 4, xmlDeclaration: false });
   return svg

@@ -130,6 +130,33 @@ await db.prepare("select 1").first();`,
     ),
     libsql,
   );
+  // ./d1 runs without lean-qr; only its QR codes need it
+  const qr = nodeFails(
+    dir,
+    `import { totpQrSvg } from "@gatehouse/gatehouse/d1";
+totpQrSvg("otpauth://totp/x?secret=JBSWY3DPEHPK3PXP");`,
+  );
+  assert.ok(
+    qr.includes(
+      "@gatehouse/gatehouse: this feature needs the npm package lean-qr, an optional peer " +
+        `dependency that is not installed. Install it beside @gatehouse/gatehouse: npm install lean-qr@"${
+          PEERS["lean-qr"]
+        }"`,
+    ),
+    qr,
+  );
+  // and its passkeys need @simplewebauthn/server, named when the first ceremony loads it
+  const passkeys = nodeFails(
+    dir,
+    `import { passkeyRegistrationOptions } from "@gatehouse/gatehouse/d1";
+await passkeyRegistrationOptions({}, { userId: "u" });`,
+  );
+  assert.ok(
+    passkeys.includes(
+      "this feature needs the npm package @simplewebauthn/server, an optional peer dependency",
+    ),
+    passkeys,
+  );
   // a static import: Node's own error names the package
   const mail = nodeFails(dir, `import "@gatehouse/gatehouse/mail";`);
   assert.match(mail, /Cannot find package 'hono'/);
@@ -145,6 +172,21 @@ test("each part's packages come with it only when added beside the mirror", () =
         `import { openLibsql } from "@gatehouse/gatehouse/d1";
 const db = openLibsql(":memory:");
 console.log(JSON.stringify(await db.prepare("select 1 as one").first()));`,
+      ],
+      [
+        "./d1 QR codes",
+        ["lean-qr"],
+        `import { totpQrSvg } from "@gatehouse/gatehouse/d1";
+console.log(totpQrSvg("otpauth://totp/x?secret=JBSWY3DPEHPK3PXP").startsWith("<svg"));`,
+      ],
+      [
+        "./d1 passkeys",
+        ["@simplewebauthn/server"],
+        `import { passkeySignInOptions } from "@gatehouse/gatehouse/d1";
+const db = { prepare() { throw new Error("no database here"); } };
+const rp = { id: "example.com", name: "Example", origin: "https://example.com" };
+const r = await passkeySignInOptions(db, { rp });
+console.log(typeof r.ok === "boolean");`,
       ],
       [
         "./mail",
