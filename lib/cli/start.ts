@@ -25,7 +25,15 @@ function cliInvocation(): string[] {
   // (SO_REUSEPORT) when certificates change, and worker processes share listening addresses.
   // --unstable-lazy-dynamic-imports: the modules of commands `run` never imports are not
   // loaded (Deno loads every statically named dynamic import first otherwise: ~5 MiB more).
-  const args = ["run", "-A", "--unstable-net", "--unstable-lazy-dynamic-imports"];
+  // --unstable-no-legacy-abort: a request's signal aborts when its client leaves, not also
+  // after every answer (the reverse proxy watches it; Deno warns about the legacy behaviour).
+  const args = [
+    "run",
+    "-A",
+    "--unstable-net",
+    "--unstable-lazy-dynamic-imports",
+    "--unstable-no-legacy-abort",
+  ];
   if (!Deno.env.get("DENO_V8_FLAGS")) args.push(`--v8-flags=${SERVER_V8_FLAGS}`);
   const installed = installedEntry(); // an installed gatehouse: its entry loads its plugins
   if (installed) args.push("--config", installed.config, installed.entry);

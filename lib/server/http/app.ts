@@ -318,6 +318,7 @@ function connectionOptions(server: HttpServer, i: number): ConnectionOptions {
     alpn: [...(p.h2 ? ["h2"] : []), ...(p.h1 ? ["http/1.1"] : [])],
     h2c: p.h2c,
     ...(p.h1 ? {} : { h1: false }),
+    ...(o.upgrades ? { upgrades: true } : {}),
   };
 }
 

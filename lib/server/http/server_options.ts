@@ -58,18 +58,25 @@ export interface ServerOptions {
   needsNode: string[];
   /** The routes use the `push` handler on a server that can speak HTTP/2. */
   pushes: boolean;
+  /**
+   * The routes may take a connection over (a `reverse_proxy` handler relays WebSockets and
+   * other upgrades): its deno-engine TLS listeners serve with Deno's listener-wide server.
+   */
+  upgrades: boolean;
 }
 
 const KNOWN_PROTOCOLS = ["h1", "h2", "h2c", "h3"];
 
-/** True when a `push` handler appears anywhere in `v` (routes, subroutes, named routes). */
-function usesPush(v: unknown, depth = 0): boolean {
+/** True when a `name` handler appears anywhere in `v` (routes, subroutes, named routes). */
+function usesHandler(v: unknown, name: string, depth = 0): boolean {
   if (depth > 64 || v === null || typeof v !== "object") return false;
-  if (Array.isArray(v)) return v.some((x) => usesPush(x, depth + 1));
+  if (Array.isArray(v)) return v.some((x) => usesHandler(x, name, depth + 1));
   const o = v as Raw;
-  if (o.handler === "push") return true;
-  return Object.values(o).some((x) => usesPush(x, depth + 1));
+  if (o.handler === name) return true;
+  return Object.values(o).some((x) => usesHandler(x, name, depth + 1));
 }
+
+const ROUTE_FIELDS = ["routes", "errors", "named_routes"];
 
 /** A timeout field in ms: undefined when unset or 0 (Caddy's default), 0 for "none" (negative). */
 function timeout(d: Decoder, key: string, needsNode: string[]): number | undefined {
@@ -244,8 +251,8 @@ export async function parseServerOptions(
     needsNode.push("protocols without h1");
   }
   const http2 = protocols.some((p) => o.tls ? p.h2 : p.h2c);
-  const pushes = http2 &&
-    ["routes", "errors", "named_routes"].some((k) => usesPush(d.value(k)));
+  const pushes = http2 && ROUTE_FIELDS.some((k) => usesHandler(d.value(k), "push"));
+  const upgrades = ROUTE_FIELDS.some((k) => usesHandler(d.value(k), "reverse_proxy"));
   return {
     readTimeoutMs: read,
     readHeaderTimeoutMs: readHeader,
@@ -261,6 +268,7 @@ export async function parseServerOptions(
     strictSniHost: strict,
     needsNode,
     pushes,
+    upgrades,
   };
 }
 

@@ -563,6 +563,7 @@ export class ListenerPool {
           // the config opening the socket holds no handle on it yet: its source to start with
           getter: () => socket.handles.length ? this.#source(socket) : tls,
           alpn: () => this.#connection(socket).alpn,
+          upgrades: () => this.#connection(socket).upgrades === true,
           // each new listener generation gets the keep-alive its predecessors had
           onListener: () => {
             const ka = socket.keepalive;

@@ -46,6 +46,12 @@ export interface ConnectionOptions {
    * HTTP/2 is closed (the node engine reads it). Undefined: served.
    */
   h1?: boolean;
+  /**
+   * The routes may take a connection over (WebSocket and other upgrades through
+   * `reverse_proxy`). Deno's per-connection server cannot hand a connection over, so a
+   * deno-engine TLS listener then serves with Deno's listener-wide server.
+   */
+  upgrades?: boolean;
 }
 
 /** Caddy 2.6.2's defaults (Go's `MaxHeaderBytes`, Caddy's 5 minute idle timeout). */

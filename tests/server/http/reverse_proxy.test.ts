@@ -565,6 +565,64 @@ Deno.test("reverse_proxy: WebSocket proxying", async () => {
   }
 });
 
+Deno.test("reverse_proxy: a WebSocket client that closes with 1001 or drops the connection leaves the server serving, the upstream closed", async () => {
+  const closes: number[] = [];
+  const up = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    if (req.headers.get("upgrade") !== "websocket") return new Response("plain");
+    const { socket, response } = Deno.upgradeWebSocket(req);
+    socket.onmessage = (e) => socket.send(`echo:${e.data}`);
+    socket.onclose = (e) => closes.push(e.code);
+    return response;
+  });
+  const srv = await serve([{
+    handle: [{ handler: "reverse_proxy", upstreams: [{ dial: `127.0.0.1:${up.addr.port}` }] }],
+  }]);
+  const enc = new TextEncoder();
+  const port = Number(new URL(srv.url()).port);
+  /** A raw WebSocket client: handshake, one echoed message, then `end`. */
+  const session = async (end: (c: Deno.Conn) => Promise<void>) => {
+    const c = await Deno.connect({ hostname: "127.0.0.1", port });
+    await c.write(enc.encode(
+      "GET /s HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+    ));
+    let text = "";
+    const buf = new Uint8Array(4096);
+    while (!text.includes("echo:hi")) {
+      if (text.includes("\r\n\r\n") && !text.includes("sent")) {
+        const mask = [1, 2, 3, 4];
+        const payload = [..."hi"].map((ch, i) => ch.charCodeAt(0) ^ mask[i]);
+        await c.write(new Uint8Array([0x81, 0x82, ...mask, ...payload]));
+        text += "sent";
+      }
+      const n = await c.read(buf);
+      if (n === null) throw new Error(`closed early: ${text}`);
+      text += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    await end(c);
+  };
+  try {
+    // a close frame with 1001 (what a browser sends leaving a page), masked
+    await session(async (c) => {
+      const mask = [9, 8, 7, 6];
+      const body = [0x03, 0xe9].map((b, i) => b ^ mask[i]);
+      await c.write(new Uint8Array([0x88, 0x82, ...mask, ...body]));
+      const buf = new Uint8Array(64);
+      while ((await c.read(buf)) !== null) { /* the server's close frame, then EOF */ }
+      c.close();
+    });
+    // the connection dropped without a close frame
+    await session((c) => Promise.resolve(c.close()));
+    for (let i = 0; i < 100 && closes.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(closes.length, 2, "the upstream side of both was closed");
+    const r = await fetch(srv.url() + "/after");
+    assert.equal(await r.text(), "plain", "the server still answers");
+  } finally {
+    await srv.stop();
+    await up.shutdown();
+  }
+});
+
 Deno.test("reverse_proxy: upstream pool survives a reload without dropping", async () => {
   const a = backend("a");
   const srv = await startHttp({

@@ -25,6 +25,8 @@
  * project's deno.json sets it, `gatehouse start` passes it). Connections are accepted here and
  * each is served on its own (see `deno_accept.ts`), so the old listener closes without touching
  * what it accepted: keep-alive connections go on with the certificate they were made with.
+ * When the routes may upgrade connections (WebSocket), HTTP/1.1 connections are relayed to a
+ * loopback server instead, which can hand them over (see `upgrade_relay.ts`).
  * What the kernel still holds for the old socket when it closes (connections it completed,
  * handshakes under way) would be reset, so the port is handed over first: new connections are
  * steered to the new socket and the old one closes once nothing can reach it any more (see
@@ -61,6 +63,7 @@ import {
   type Unavailable,
 } from "./linux_sockets.ts";
 import { serveOneCertificate } from "./one_certificate.ts";
+import { UpgradeRelay } from "./upgrade_relay.ts";
 import type { DenoTlsOptions, DenoTlsServer } from "./tls_server.ts";
 
 interface Internals {
@@ -142,6 +145,23 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
   let generations = 0;
   let stopping = false;
   const connections = new ConnectionSet();
+  /** HTTP/1.1 connections of listeners whose routes may upgrade them (see upgrade_relay.ts). */
+  let relay: UpgradeRelay | undefined;
+  const serve = (conn: Deno.TlsConn) => {
+    if (!o.upgrades?.()) return connections.serve(i.serveHttpOnConnection, conn, o.handler, onError);
+    conn.handshake().then((h) => {
+      if (h.alpnProtocol === "h2") {
+        connections.serve(i.serveHttpOnConnection, conn, o.handler, onError);
+      } else {
+        relay ??= new UpgradeRelay(o.handler, onError);
+        return relay.relay(conn);
+      }
+    }).catch(() => {
+      try {
+        conn.close();
+      } catch { /* closed */ }
+    });
+  };
   const retiring = new Set<Promise<void>>();
   let current: Generation;
   let checking: Promise<void> | undefined;
@@ -198,7 +218,7 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
       loop: acceptLoop(listener, (conn) => {
         // plain HTTP to this HTTPS port gets Go's 400 (see plain_http_peek.ts)
         if (peek && answeredPlainHttp(peek, conn)) return;
-        connections.serve(i.serveHttpOnConnection, conn, o.handler, onError);
+        serve(conn);
       }),
     };
     if (typeof kernel !== "string") {
@@ -347,7 +367,7 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
       return current.mode;
     },
     get connections() {
-      return connections.size;
+      return connections.size + (relay?.size ?? 0);
     },
     async shutdown() {
       if (stopping) return;
@@ -356,7 +376,7 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
       // stop accepting at once (the address is free again), then let the connections drain
       retire(current, false);
       await Promise.all([...retiring]);
-      void connections.shutdown().then(() => finishAll());
+      void Promise.all([connections.shutdown(), relay?.shutdown()]).then(() => finishAll());
     },
     finished,
     certificatesChanged: schedule,

@@ -25,6 +25,12 @@ export interface DenoTlsOptions {
   log?(msg: string, fields?: Record<string, unknown>): void;
   /** The ALPN protocols to offer (default `h2`, `http/1.1`); a change replaces the listener. */
   alpn?(): string[];
+  /**
+   * Whether the routes may take connections over (WebSocket): such a listener is served by
+   * Deno's listener-wide server (`serveHttpOnListener`), whose connections can be upgraded; a
+   * change replaces the listener.
+   */
+  upgrades?(): boolean;
   /** Called when a listener generation (a new listening socket) opened. */
   onListener?(): void;
   /**

@@ -184,11 +184,7 @@ export async function relayWebSocket(
   });
   socket.binaryType = "arraybuffer";
   const done = track?.(() => {
-    for (const ws of [socket, upstream]) {
-      try {
-        if (ws.readyState <= WebSocket.OPEN) ws.close(1001, "going away");
-      } catch { /* already closing */ }
-    }
+    for (const ws of [socket, upstream]) closeSafely(ws, 1000, "going away");
   });
   const pending: (string | ArrayBuffer)[] = [];
   socket.onopen = () => {
@@ -202,20 +198,34 @@ export async function relayWebSocket(
   socket.onmessage = (e) => {
     if (upstream.readyState === WebSocket.OPEN) upstream.send(e.data);
   };
-  const closeCode = (code: number) => (code === 1005 || code === 1006 ? 1000 : code);
   upstream.onclose = (e) => {
     done?.();
-    if (socket.readyState <= WebSocket.OPEN) socket.close(closeCode(e.code), e.reason);
+    closeSafely(socket, e.code, e.reason);
   };
   socket.onclose = (e) => {
     done?.();
-    if (upstream.readyState <= WebSocket.OPEN) upstream.close(closeCode(e.code), e.reason);
+    closeSafely(upstream, e.code, e.reason);
   };
-  upstream.onerror = () => {
-    if (socket.readyState <= WebSocket.OPEN) socket.close(1011, "upstream error");
-  };
-  socket.onerror = () => {
-    if (upstream.readyState <= WebSocket.OPEN) upstream.close(1011, "client error");
-  };
+  upstream.onerror = () => closeSafely(socket, 1000, "upstream error");
+  socket.onerror = () => closeSafely(upstream, 1000, "client error");
   return response;
+}
+
+/**
+ * Closes `ws` with the other side's close code and reason where the WebSocket API allows them
+ * (1000 and 3000–4999, a reason of at most 123 bytes), else with 1000: `close` throws for any
+ * other code (1001 going away, 1011...), and a throw from these event handlers would end the
+ * process.
+ */
+function closeSafely(ws: WebSocket, code: number, reason: string): void {
+  if (ws.readyState > WebSocket.OPEN) return;
+  const allowed = code === 1000 || (code >= 3000 && code <= 4999);
+  const short = new TextEncoder().encode(reason).length <= 123 ? reason : "";
+  try {
+    ws.close(allowed ? code : 1000, short);
+  } catch {
+    try {
+      ws.close();
+    } catch { /* closing already */ }
+  }
 }
