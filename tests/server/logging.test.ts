@@ -139,16 +139,17 @@ Deno.test("file writer rolls by size, keeps roll_keep backups, gzips them", asyn
       l.info("x".repeat(100), { i });
       if (i % 20 === 19) await new Promise((r) => setTimeout(r, 5));
     }
-    // compression runs in the background: wait until only .gz backups remain
+    // compression, then pruning, run in the background after each roll: wait until only .gz
+    // backups remain, roll_keep of them at most (each is gzipped before the prune after it)
     await until(
       () => {
         const b = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) =>
           n.startsWith("roll-")
         );
-        return b.length > 0 && b.every((n) => n.endsWith(".gz"));
+        return b.length > 0 && b.length <= 2 && b.every((n) => n.endsWith(".gz"));
       },
       5000,
-      "gzipped backups",
+      "gzipped backups, pruned",
     );
     const names = [...Deno.readDirSync(dir)].map((e) => e.name).sort();
     const backups = names.filter((n) => n.startsWith("roll-"));
