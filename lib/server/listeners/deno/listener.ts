@@ -148,7 +148,9 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
   /** HTTP/1.1 connections of listeners whose routes may upgrade them (see upgrade_relay.ts). */
   let relay: UpgradeRelay | undefined;
   const serve = (conn: Deno.TlsConn) => {
-    if (!o.upgrades?.()) return connections.serve(i.serveHttpOnConnection, conn, o.handler, onError);
+    if (!o.upgrades?.()) {
+      return connections.serve(i.serveHttpOnConnection, conn, o.handler, onError);
+    }
     conn.handshake().then((h) => {
       if (h.alpnProtocol === "h2") {
         connections.serve(i.serveHttpOnConnection, conn, o.handler, onError);
