@@ -158,3 +158,75 @@ export async function gone(s: Server): Promise<string | null> {
     tail,
   ].join("\n");
 }
+
+/** One measurement of a server in a scenario. */
+export interface Result {
+  rps: number;
+  p99ms: number;
+  cpuUs: number;
+  errors: number;
+}
+
+/** A scenario of a bench: what runs against one server for `seconds`. */
+export interface Scenario {
+  name: string;
+  run(s: Server, seconds: number): Promise<Result>;
+  /** Servers the scenario leaves out. */
+  skips?(s: Server): boolean;
+}
+
+/** The system's load average now (1, 5 and 15 minutes). */
+export function loadAverage(): string {
+  return Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
+}
+
+/**
+ * Runs every scenario `rounds` times on every server, the servers' order alternating by round,
+ * after a discarded 2 s warm-up in the first; records each result under `scenario|server` in
+ * `results` and the load average after each scenario in `loads`, prints each round, and throws
+ * when a server ended during the run.
+ */
+export async function runRounds(
+  scenarios: Scenario[],
+  servers: Server[],
+  o: { rounds: number; duration: number; results: Map<string, Result[]>; loads: string[] },
+): Promise<void> {
+  for (const sc of scenarios) {
+    for (let round = 0; round < o.rounds; round++) {
+      for (const s of round % 2 ? [...servers].reverse() : servers) {
+        if (sc.skips?.(s)) continue;
+        if (round === 0) await sc.run(s, 2); // warm-up, discarded
+        const r = await sc.run(s, o.duration);
+        const ended = await gone(s);
+        if (ended) throw new Error(`${s.name} ended during the run:\n${ended}`);
+        const k = `${sc.name}|${s.name}`;
+        (o.results.get(k) ?? o.results.set(k, []).get(k)!).push(r);
+        console.error(
+          `${sc.name} ${s.name} round ${round + 1}: ${r.rps.toFixed(0)}/s p99 ${
+            r.p99ms.toFixed(2)
+          } ms cpu ${r.cpuUs.toFixed(1)} µs errors ${r.errors}`,
+        );
+      }
+    }
+    o.loads.push(`after ${sc.name} ${loadAverage()}`);
+  }
+}
+
+/** Stops every server (SIGTERM) and returns each one's peak RSS in KiB (VmHWM of its processes). */
+export async function stopServers(servers: Server[]): Promise<Map<string, number>> {
+  const peak = new Map(
+    servers.map((s) => [s.name, s.pids().reduce((n, p) => n + statusKiB(p, "VmHWM"), 0)]),
+  );
+  for (const s of servers) {
+    try {
+      s.child.kill("SIGTERM");
+    } catch { /* gone */ }
+    await s.child.status;
+  }
+  return peak;
+}
+
+/** The median of `xs` (the upper one of an even count). */
+export function median(xs: number[]): number {
+  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+}

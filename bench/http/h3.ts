@@ -20,7 +20,19 @@
  *
  * @module
  */
-import { cpuSeconds, gone, has, type Server, start, statusKiB, waitUp } from "./_proc.ts";
+import {
+  cpuSeconds,
+  has,
+  loadAverage,
+  median,
+  type Result,
+  runRounds,
+  type Scenario,
+  type Server,
+  start,
+  stopServers,
+  waitUp,
+} from "./_proc.ts";
 
 const ROUNDS = Number(Deno.env.get("ROUNDS") ?? 3);
 const DURATION = Number(Deno.env.get("DURATION") ?? 5);
@@ -201,13 +213,6 @@ for await (const inc of l) {
 for (const s of servers) await waitUp(s.port);
 await new Promise((r) => setTimeout(r, 1000)); // the QUIC listeners take their certificate
 
-interface Result {
-  rps: number;
-  p99ms: number;
-  cpuUs: number;
-  errors: number;
-}
-
 const cpu = (s: Server) => s.pids().reduce((n, p) => n + cpuSeconds(p), 0);
 
 async function h3(s: Server, path: string, seconds: number): Promise<Result> {
@@ -284,46 +289,18 @@ async function h2load(s: Server, seconds: number): Promise<Result> {
   };
 }
 
-const floor = (s: Server) => s.name.startsWith("bare");
-const scenarios = [
-  { name: "h3 respond", run: (s: Server, t: number) => h3(s, "/", t), floor: true },
-  { name: "h3 1 MiB file", run: (s: Server, t: number) => h3(s, "/1m.bin", t), floor: false },
-  { name: "h2 respond", run: h2load, floor: false },
+const isFloor = (s: Server) => s.name.startsWith("bare");
+const scenarios: Scenario[] = [
+  { name: "h3 respond", run: (s: Server, t: number) => h3(s, "/", t) },
+  { name: "h3 1 MiB file", run: (s: Server, t: number) => h3(s, "/1m.bin", t), skips: isFloor },
+  { name: "h2 respond", run: h2load, skips: isFloor },
 ].filter((sc) => !ONLY || sc.name.includes(ONLY));
 const results = new Map<string, Result[]>();
-const load = () => Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
-const loads = [`start ${load()}`];
+const loads = [`start ${loadAverage()}`];
 try {
-  for (const sc of scenarios) {
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const s of round % 2 ? [...servers].reverse() : servers) {
-        if (floor(s) && !sc.floor) continue;
-        if (round === 0) await sc.run(s, 2); // warm-up, discarded
-        const r = await sc.run(s, DURATION);
-        const ended = await gone(s);
-        if (ended) throw new Error(`${s.name} ended during the run:\n${ended}`);
-        const k = `${sc.name}|${s.name}`;
-        (results.get(k) ?? results.set(k, []).get(k)!).push(r);
-        console.error(
-          `${sc.name} ${s.name} round ${round + 1}: ${r.rps.toFixed(0)}/s p99 ${
-            r.p99ms.toFixed(2)
-          } ms cpu ${r.cpuUs.toFixed(1)} µs errors ${r.errors}`,
-        );
-      }
-    }
-    loads.push(`after ${sc.name} ${load()}`);
-  }
+  await runRounds(scenarios, servers, { rounds: ROUNDS, duration: DURATION, results, loads });
 } finally {
-  const peak = new Map(
-    servers.map((s) => [s.name, s.pids().reduce((n, p) => n + statusKiB(p, "VmHWM"), 0)]),
-  );
-  for (const s of servers) {
-    try {
-      s.child.kill("SIGTERM");
-    } catch { /* gone */ }
-    await s.child.status;
-  }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const peak = await stopServers(servers);
   const fixed = (x: number, d: number) => Number.isNaN(x) ? "–" : x.toFixed(d);
   const lines = [
     `TLS 1.3, ECDSA P-256. Load on core ${LOAD_CORE} (HTTP/3: bench/http/h3_load.ts, ${CONNECTIONS} connections × ${STREAMS} streams; HTTP/2: h2load -c${CONNECTIONS} -m${STREAMS}), servers on core ${SERVER_CORE}; ${ROUNDS} rounds × ${DURATION} s, alternating, medians. Load average: ${

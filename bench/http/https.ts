@@ -23,7 +23,20 @@
  *
  * @module
  */
-import { cpuSeconds, freePort, gone, has, type Server, start, statusKiB, waitUp } from "./_proc.ts";
+import {
+  cpuSeconds,
+  freePort,
+  has,
+  loadAverage,
+  median,
+  type Result,
+  runRounds,
+  type Scenario,
+  type Server,
+  start,
+  stopServers,
+  waitUp,
+} from "./_proc.ts";
 
 const ROUNDS = Number(Deno.env.get("ROUNDS") ?? 2);
 const DURATION = Number(Deno.env.get("DURATION") ?? 5);
@@ -207,13 +220,6 @@ async function resumes(s: Server): Promise<boolean> {
 const resumption = new Map<string, boolean>();
 for (const s of servers) resumption.set(s.name, await resumes(s));
 
-interface Result {
-  rps: number;
-  p99ms: number;
-  cpuUs: number;
-  errors: number;
-}
-
 function latency(s: string): number {
   const m = /([\d.]+)(us|ms|s)/.exec(s);
   if (!m) return NaN;
@@ -278,44 +284,17 @@ async function sTime(s: Server, seconds: number): Promise<Result> {
   };
 }
 
-const scenarios = [
+const scenarios: Scenario[] = [
   { name: "new connections", run: (s: Server, t: number) => wrk(s, true, t) },
   { name: "full handshakes", run: sTime },
   { name: "keep-alive respond", run: (s: Server, t: number) => wrk(s, false, t) },
 ].filter((sc) => !ONLY || sc.name.includes(ONLY));
 const results = new Map<string, Result[]>();
-const load = () => Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
-const loads = [`start ${load()}`];
+const loads = [`start ${loadAverage()}`];
 try {
-  for (const sc of scenarios) {
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const s of round % 2 ? [...servers].reverse() : servers) {
-        if (round === 0) await sc.run(s, 2); // warm-up, discarded
-        const r = await sc.run(s, DURATION);
-        const ended = await gone(s);
-        if (ended) throw new Error(`${s.name} ended during the run:\n${ended}`);
-        const k = `${sc.name}|${s.name}`;
-        (results.get(k) ?? results.set(k, []).get(k)!).push(r);
-        console.error(
-          `${sc.name} ${s.name} round ${round + 1}: ${r.rps.toFixed(0)}/s p99 ${
-            r.p99ms.toFixed(2)
-          } ms cpu ${r.cpuUs.toFixed(1)} µs errors ${r.errors}`,
-        );
-      }
-    }
-    loads.push(`after ${sc.name} ${load()}`);
-  }
+  await runRounds(scenarios, servers, { rounds: ROUNDS, duration: DURATION, results, loads });
 } finally {
-  const peak = new Map(
-    servers.map((s) => [s.name, s.pids().reduce((n, p) => n + statusKiB(p, "VmHWM"), 0)]),
-  );
-  for (const s of servers) {
-    try {
-      s.child.kill("SIGTERM");
-    } catch { /* gone */ }
-    await s.child.status;
-  }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const peak = await stopServers(servers);
   const fixed2 = (x: number) => Number.isNaN(x) ? "–" : x.toFixed(2);
   const lines = [
     `HTTPS, TLS 1.3, ECDSA P-256. Load on core ${LOAD_CORE} (wrk -t1 -c${CONNECTIONS}, or ${

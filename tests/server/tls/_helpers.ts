@@ -4,6 +4,7 @@
  * handshake for a given server name gets (openssl s_client).
  */
 import { startServer } from "../../../lib/server/embed.ts";
+import { generateKey, makeLeaf } from "../../../lib/server/pki/x509.ts";
 import { freePort } from "../fixtures/helpers.ts";
 
 export { freePort };
@@ -130,4 +131,14 @@ export function sites(
       },
     },
   };
+}
+
+/** A leaf certificate for `names` signed by `ca`, with its key, as `load_pem` takes them. */
+export async function leaf(
+  ca: { pem: string },
+  caKey: Awaited<ReturnType<typeof generateKey>>,
+  names: string[],
+): Promise<{ certificate: string; key: string }> {
+  const k = await generateKey();
+  return { certificate: (await makeLeaf(names, k.keys.publicKey, ca.pem, caKey)).pem, key: k.pem };
 }

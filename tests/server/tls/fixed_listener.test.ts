@@ -8,19 +8,10 @@
  * listener from one kind to the other on the same port.
  */
 import assert from "node:assert/strict";
-import { generateKey, makeLeaf, makeRoot } from "../../../lib/server/pki/x509.ts";
-import { freePort, tlsServer } from "./_helpers.ts";
+import { generateKey, makeRoot } from "../../../lib/server/pki/x509.ts";
+import { freePort, leaf, tlsServer } from "./_helpers.ts";
 
 const dec = new TextDecoder();
-
-async function leaf(
-  ca: { pem: string },
-  caKey: Awaited<ReturnType<typeof generateKey>>,
-  names: string[],
-) {
-  const k = await generateKey();
-  return { certificate: (await makeLeaf(names, k.keys.publicKey, ca.pem, caKey)).pem, key: k.pem };
-}
 
 /** One handshake with openssl (optionally saving or offering a session): what it got. */
 async function handshake(

@@ -5,20 +5,11 @@
  * speaks the WebSocket protocol itself over a TLS connection that trusts the test's own root.
  */
 import assert from "node:assert/strict";
-import { generateKey, makeLeaf, makeRoot } from "../../../lib/server/pki/x509.ts";
-import { freePort, tlsServer } from "./_helpers.ts";
+import { generateKey, makeRoot } from "../../../lib/server/pki/x509.ts";
+import { freePort, leaf, tlsServer } from "./_helpers.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
-
-async function leaf(
-  ca: { pem: string },
-  caKey: Awaited<ReturnType<typeof generateKey>>,
-  names: string[],
-) {
-  const k = await generateKey();
-  return { certificate: (await makeLeaf(names, k.keys.publicKey, ca.pem, caKey)).pem, key: k.pem };
-}
 
 /** A WebSocket echo upstream on loopback. */
 function echoUpstream(): Deno.HttpServer<Deno.NetAddr> {
