@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { posix } from "node:path";
+import { goBase, goClean, goDir, goJoin } from "../net/path.ts";
 
 /** What the parser needs from a file system. All paths are absolute. */
 export interface FileSource {
@@ -67,7 +67,7 @@ export const noFiles: FileSource = {
 
 /** Absolute form of `path` (Caddy's `FastAbs`: clean, joined to the current directory). */
 export function absPath(path: string, files: FileSource): string {
-  return posix.isAbsolute(path) ? posix.normalize(path) : posix.join(files.cwd(), path);
+  return path.startsWith("/") ? goClean(path) : goJoin(files.cwd(), path);
 }
 
 /** True when a pattern has glob syntax (`*`, `?`, `[` or `\`), as Go's `filepath.Glob`. */
@@ -132,15 +132,15 @@ function escapeRe(c: string): string {
  */
 export function glob(pattern: string, files: FileSource): string[] {
   if (!hasGlobMeta(pattern)) return files.stat(pattern) !== undefined ? [pattern] : [];
-  const dir = posix.dirname(pattern);
-  const base = posix.basename(pattern);
+  const dir = goDir(pattern);
+  const base = goBase(pattern);
   compileElement(base); // validate before touching the disk
   const dirs = hasGlobMeta(dir) && dir !== pattern ? glob(dir, files) : [dir];
   const out: string[] = [];
   for (const d of dirs) {
     if (files.stat(d) !== "dir") continue;
     const names = (files.readDir(d) ?? []).sort();
-    for (const n of names) if (matchGlobElement(base, n)) out.push(posix.join(d, n));
+    for (const n of names) if (matchGlobElement(base, n)) out.push(goJoin(d, n));
   }
   return out;
 }

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { posix } from "node:path";
+import { goBase, goDir, goJoin } from "../net/path.ts";
 import { Dispenser } from "./dispenser.ts";
 import { absPath, glob, GlobPatternError } from "./files.ts";
 import { replaceArgs, variadicRange } from "./import_args.ts";
@@ -98,9 +98,7 @@ export function doImport(p: Parser, nesting: number): void {
     if (imported.length > 0) nodes = [`${imported[0].file}:${imported[0].snippetName}`];
   } else {
     const absFile = absPath(p.file(), p.files);
-    const globPattern = posix.isAbsolute(pattern)
-      ? pattern
-      : posix.join(posix.dirname(absFile), pattern);
+    const globPattern = pattern.startsWith("/") ? pattern : goJoin(goDir(absFile), pattern);
     if (
       count(globPattern, "*") > 1 || count(globPattern, "?") > 1 ||
       (globPattern.includes("[") && globPattern.includes("]"))
@@ -126,8 +124,8 @@ export function doImport(p: Parser, nesting: number): void {
           line: p.line(),
         });
       } else throw p.err(`File to import not found: ${pattern}`);
-    } else if (posix.basename(globPattern).startsWith("*")) {
-      matches = matches.filter((m) => !posix.basename(m).startsWith("."));
+    } else if (goBase(globPattern).startsWith("*")) {
+      matches = matches.filter((m) => !goBase(m).startsWith("."));
     }
     for (const f of matches) imported.push(...singleImport(p, f));
     nodes = matches;

@@ -5,38 +5,9 @@
  *
  * @module
  */
+import { goClean } from "../net/path.ts";
 
-/**
- * Go's `path.Clean`: resolves `.` and `..`, merges slashes; rooted paths never go above `/`.
- *
- * @example
- * ```ts
- * import { goClean } from "./pathutil.ts";
- * goClean("/a/../../b//c/"); // "/b/c"
- * ```
- */
-export function goClean(p: string): string {
-  if (p === "") return ".";
-  // Fast path: an absolute path with no empty, "." or ".." segments and no trailing slash.
-  if (
-    p.charCodeAt(0) === 47 && p.indexOf("//") < 0 && p.indexOf("/.") < 0 &&
-    (p.length === 1 || p.charCodeAt(p.length - 1) !== 47)
-  ) return p;
-  const rooted = p[0] === "/";
-  const out: string[] = [];
-  for (const seg of p.split("/")) {
-    if (seg === "" || seg === ".") continue;
-    if (seg === "..") {
-      if (out.length && out[out.length - 1] !== "..") out.pop();
-      else if (!rooted) out.push("..");
-      continue;
-    }
-    out.push(seg);
-  }
-  const joined = out.join("/");
-  if (rooted) return "/" + joined;
-  return joined === "" ? "." : joined;
-}
+export { goClean };
 
 /** Caddy's `cleanPath`: `path.Clean` but a trailing slash survives. */
 function caddyClean(p: string): string {

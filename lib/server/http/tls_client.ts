@@ -9,10 +9,10 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import type * as X509 from "@peculiar/x509";
 import type { RequestContext } from "./context.ts";
 import { x509IfLoaded } from "../pki/x509.ts";
+import { sha256Hex } from "../pki/sha256.ts";
 
 const SHORT: Record<string, string> = {
   "2.5.4.3": "CN",
@@ -76,9 +76,9 @@ function readFacts(lib: typeof X509, der: Uint8Array): Facts {
     san ? san.names.items.filter((n) => n.type === type).map((n) => n.value) : [];
   const b64 = btoa(String.fromCharCode(...der));
   return {
-    fingerprint: createHash("sha256").update(der).digest("hex"),
+    fingerprint: sha256Hex(der),
     public_key: hex(spki),
-    public_key_sha256: createHash("sha256").update(spki).digest("hex"),
+    public_key_sha256: sha256Hex(spki),
     issuer: goName(cert.issuerName),
     common_name: (cert.subjectName.getField("CN")[0] as string | undefined) ?? "",
     subject: goName(cert.subjectName),

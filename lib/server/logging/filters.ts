@@ -10,13 +10,13 @@
  * @module
  */
 import type { ModuleDefinition } from "../module/mod.ts";
+import { sha256Hex } from "../pki/sha256.ts";
 import type { ModuleInstance } from "../module/instance.ts";
 import { isV4, parseIP } from "../net/ip.ts";
 import { formatIPv6 } from "../caddyfile/netaddr.ts";
 import { goRegExp } from "../http/regexp.ts";
 import { goReplacement } from "../http/header_ops.ts";
 import { Decoder, type Raw } from "../config/decode.ts";
-import { createHash } from "node:crypto";
 
 /** A filter's verdict on one field: its new key and value, or null to drop it. */
 export type Filtered = { key: string; value: unknown } | null;
@@ -36,7 +36,7 @@ function onText(value: unknown, fn: (s: string) => string): unknown {
 
 /** Caddy's hash: the first 4 bytes of the SHA-256 of the value, in hex. */
 export function logHash(s: string): string {
-  return createHash("sha256").update(s).digest("hex").slice(0, 8);
+  return sha256Hex(new TextEncoder().encode(s)).slice(0, 8);
 }
 
 /** Go's IP string form: dotted IPv4, RFC 5952 IPv6 (longest zero run of 2+ compressed). */

@@ -1,6 +1,7 @@
 /**
  * The `gatehousefile` config adapter (also `caddyfile`): the Caddyfile syntax to native JSON.
- * Registers itself with the adapter registry; `adaptGatehousefile` is the direct entry.
+ * `adaptGatehousefile` is the direct entry; `register.ts` puts it in the adapter registry,
+ * loading this module on first use.
  *
  * @example
  * ```ts
@@ -11,7 +12,7 @@
  *
  * @module
  */
-import { type AdapterWarning, type AdaptResult, registerAdapter } from "../../adapter.ts";
+import type { AdapterWarning, AdaptResult } from "../../adapter.ts";
 import type { EnvLookup } from "../../caddyfile/lexer.ts";
 import type { FileSource } from "../../caddyfile/files.ts";
 import { firstUnformattedLine } from "../../caddyfile/formatter.ts";
@@ -60,16 +61,3 @@ export function adaptGatehousefile(body: string, options: AdaptOptions = {}): Ad
   }
   return { result: config, warnings };
 }
-
-registerAdapter(
-  {
-    name: "gatehousefile",
-    // text without a file name is named for the adapter it was asked for, as Caddy names a
-    // text/caddyfile body "Caddyfile" in its errors
-    adapt: (body, o) =>
-      adaptGatehousefile(body, {
-        filename: o?.filename || (o?.as === "caddyfile" ? "Caddyfile" : undefined),
-      }),
-  },
-  "caddyfile",
-);

@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { posix } from "node:path";
+import { goClean } from "../../pathutil.ts";
 import { didYouMean } from "../../../caddyfile/dispenser.ts";
 import { absPath, localFiles, matchGlobElement } from "../../../caddyfile/files.ts";
 import type { Helper } from "../../../caddyfile/helper.ts";
@@ -128,7 +128,7 @@ export function parseFileServer(h: Helper): FileServerConfig {
   }
   // never serve the config files themselves
   for (let file of h.caddyfiles()) {
-    file = posix.normalize(file);
+    file = goClean(file);
     const hide = fs.hide ?? [];
     if (!fileHidden(file, hide)) {
       if (!file.includes("/")) file = "./" + file;
