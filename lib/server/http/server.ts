@@ -316,11 +316,12 @@ export class HttpServer implements ServerFacts {
     });
     server.options = options;
     server.listenIndex = listenIndex;
-    // client authentication, inherited sockets and X.509 v1 certificates run on the node
+    // client authentication, TLS details, push and X.509 v1 certificates run on the node
     // engine, chosen automatically
     server.engine = chooseEngine(d, options, {
       clientAuth: clientAuth !== null,
       inheritedFd: addresses.some((a) => a.network === "fd"),
+      tls,
       v1Certificate: tls ? await v1Certificate(ctx) : undefined,
     });
     server.clientAuth = clientAuth;

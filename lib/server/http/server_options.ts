@@ -3,12 +3,16 @@
  * `protocols` / `listen_protocols`, `listener_wrappers`, `strict_sni_host`, `allow_0rtt`,
  * `enable_full_duplex`. Each is honoured or refused here, never accepted and ignored:
  *
- * - Timeouts, `max_header_bytes`, listener wrappers and (on TLS servers) `strict_sni_host`
- *   need the socket, which `Deno.serve` does not give: a server that sets one runs on the
- *   `node` listener engine, chosen automatically; `listener_engine: "deno"` with one of them is
- *   refused by name. So does a server whose routes use the `push` handler and that can speak
- *   HTTP/2 (`Deno.serve` cannot push); without HTTP/2 there is nothing to push on, and the
- *   handler passes requests through on either engine, as Caddy's does on HTTP/1.1.
+ * - Timeouts, `max_header_bytes` up to 64 KiB and listener wrappers on cleartext listeners run
+ *   on the `deno` engine, which accepts each connection itself and holds it to them (see
+ *   `listeners/deno/limits.ts` and `listeners/deno/plain.ts`). What it cannot see needs the
+ *   `node` listener engine, chosen automatically (`listener_engine: "deno"` with one of them
+ *   is refused by name): `max_header_bytes` above 64 KiB (Deno's parser refuses longer heads),
+ *   listener wrappers and `strict_sni_host` on TLS servers (they need the bytes before the
+ *   handshake and the client's SNI, which Deno's TLS server keeps to itself), and a server
+ *   whose routes use the `push` handler and that can speak HTTP/2 (`Deno.serve` cannot push);
+ *   without HTTP/2 there is nothing to push on, and the handler passes requests through on
+ *   either engine, as Caddy's does on HTTP/1.1.
  * - `keepalive_*` set the listening socket's TCP keep-alive (both engines).
  * - `protocols`: `h1`; `h2` over TLS (offered by ALPN, both engines); `h2c` on plain
  *   listeners (prior knowledge, both engines); `h2` or `h2c` without `h1` (as Caddy since
@@ -27,6 +31,7 @@ import type { ProvisionContext } from "../module/mod.ts";
 import { DEFAULT_CONNECTION_OPTIONS, type TcpKeepAlive } from "../module/listener.ts";
 import type { ListenerWrapper } from "../module/listener.ts";
 import { keepAliveUnavailable } from "../listeners/keepalive.ts";
+import { DENO_MAX_HEAD_BYTES } from "../listeners/deno/limits.ts";
 import type { Decoder, Raw } from "../config/decode.ts";
 
 /** The HTTP versions one listener speaks. */
@@ -54,7 +59,7 @@ export interface ServerOptions {
   protocolsGiven: boolean;
   /** `strict_sni_host` (applies to TLS connections). */
   strictSniHost: boolean;
-  /** Fields that need the node listener engine, by name. */
+  /** What needs the node listener engine, by field name (and why). */
   needsNode: string[];
   /** The routes use the `push` handler on a server that can speak HTTP/2. */
   pushes: boolean;
@@ -79,10 +84,9 @@ function usesHandler(v: unknown, name: string, depth = 0): boolean {
 const ROUTE_FIELDS = ["routes", "errors", "named_routes"];
 
 /** A timeout field in ms: undefined when unset or 0 (Caddy's default), 0 for "none" (negative). */
-function timeout(d: Decoder, key: string, needsNode: string[]): number | undefined {
+function timeout(d: Decoder, key: string): number | undefined {
   const ms = d.duration(key);
   if (ms === undefined || ms === 0) return undefined;
-  needsNode.push(key);
   return ms < 0 ? 0 : ms;
 }
 
@@ -175,7 +179,7 @@ async function wrappers(
  * ```ts ignore
  * const d = new Decoder(raw, "http.servers.srv0");
  * const o = await parseServerOptions(d, ctx, { listenCount: 1, tls: false });
- * o.needsNode; // ["idle_timeout"] when idle_timeout is set
+ * o.needsNode; // ["max_header_bytes above 65536"] when max_header_bytes is 1 MiB
  * ```
  */
 export async function parseServerOptions(
@@ -189,22 +193,25 @@ export async function parseServerOptions(
       d.failAt(old, "a field of Caddy before 2.6; list the versions in protocols");
     }
   }
-  const read = timeout(d, "read_timeout", needsNode) ?? 0;
-  const readHeader = timeout(d, "read_header_timeout", needsNode) ?? 0;
-  const write = timeout(d, "write_timeout", needsNode) ?? 0;
-  const idleRaw = timeout(d, "idle_timeout", needsNode);
+  const read = timeout(d, "read_timeout") ?? 0;
+  const readHeader = timeout(d, "read_header_timeout") ?? 0;
+  const write = timeout(d, "write_timeout") ?? 0;
+  const idleRaw = timeout(d, "idle_timeout");
   const maxHeader = d.number("max_header_bytes");
   if (maxHeader !== undefined) {
     if (!Number.isInteger(maxHeader)) d.failAt("max_header_bytes", "must be an integer");
-    if (maxHeader > 0) needsNode.push("max_header_bytes");
+    // Deno's HTTP/1.1 parser refuses longer heads itself
+    if (maxHeader > DENO_MAX_HEAD_BYTES) {
+      needsNode.push(`max_header_bytes above ${DENO_MAX_HEAD_BYTES}`);
+    }
   }
   const wrapperList = await wrappers(d, ctx, o.tls);
-  if (wrapperList.length) needsNode.push("listener_wrappers");
+  if (wrapperList.length && o.tls) needsNode.push("listener_wrappers on a TLS server");
   // As Caddy: TLS client authentication turns strict_sni_host on unless the config sets it
   // (a client could otherwise pass a benign SNI and then name a protected host).
   const strictGiven = d.bool("strict_sni_host");
   const strict = strictGiven ?? (o.clientAuth === true);
-  if (strictGiven === true && o.tls) needsNode.push("strict_sni_host");
+  if (strictGiven === true && o.tls) needsNode.push("strict_sni_host on a TLS server");
   if (d.bool("allow_0rtt") === true) {
     d.failAt(
       "allow_0rtt",
@@ -276,8 +283,13 @@ export async function parseServerOptions(
 export interface EngineNeeds {
   /** A TLS connection policy authenticates clients. */
   clientAuth: boolean;
-  /** A listen address is an inherited socket (`fd/N`). */
+  /**
+   * A listen address is an inherited socket (`fd/N`): the deno engine serves it unless the
+   * server terminates TLS there or has listener wrappers.
+   */
   inheritedFd: boolean;
+  /** The server terminates TLS. */
+  tls?: boolean;
   /**
    * Where a loaded certificate the server may serve is X.509 v1 (`tls.certificates.load_files[0]`):
    * rustls, under `Deno.serve`, refuses v1 certificates (`UnsupportedCertVersion`); node:tls
@@ -288,8 +300,9 @@ export interface EngineNeeds {
 
 /**
  * The listener engine of a server (decoder `d`): `listener_engine` when given, else `node`
- * when a field (`o.needsNode`), TLS client authentication, an `fd/` listen address, HTTP/2
- * server push or an X.509 v1 certificate needs it; refuses `deno` with any of them.
+ * when a field (`o.needsNode`), TLS client authentication, an `fd/` listen address with TLS
+ * or wrappers, HTTP/2 server push or an X.509 v1 certificate needs it; refuses `deno` with
+ * any of them.
  *
  * @example
  * ```ts ignore
@@ -298,7 +311,8 @@ export interface EngineNeeds {
  */
 export function chooseEngine(d: Decoder, o: ServerOptions, needs: EngineNeeds): "deno" | "node" {
   const explicit = d.string("listener_engine");
-  const { clientAuth, inheritedFd, v1Certificate } = needs;
+  const { clientAuth, v1Certificate } = needs;
+  const inheritedFd = needs.inheritedFd && (needs.tls === true || o.wrappers.length > 0);
   if (explicit !== undefined && explicit !== "deno" && explicit !== "node") {
     d.failAt("listener_engine", `must be "deno" or "node", got ${JSON.stringify(explicit)}`);
   }
@@ -313,15 +327,15 @@ export function chooseEngine(d: Decoder, o: ServerOptions, needs: EngineNeeds): 
   if (explicit === "deno" && o.needsNode.length) {
     d.failAt(
       "listener_engine",
-      `"deno" (Deno.serve) gives no access to the connection, which ${o.needsNode.join(", ")} ` +
-        `need; leave listener_engine unset or set "node"`,
+      `"deno" (Deno's HTTP server) cannot serve ${o.needsNode.join(", ")}; leave ` +
+        `listener_engine unset or set "node"`,
     );
   }
   if (explicit === "deno" && inheritedFd) {
     d.failAt(
       "listener_engine",
-      `"deno" (Deno.serve) cannot listen on an inherited socket (fd/ listen addresses); ` +
-        `leave listener_engine unset or set "node"`,
+      `"deno" cannot run TLS or listener wrappers on an inherited socket (fd/ listen ` +
+        `addresses); leave listener_engine unset or set "node"`,
     );
   }
   if (explicit === "deno" && o.pushes) {

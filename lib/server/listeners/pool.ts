@@ -16,7 +16,9 @@ import type {
 import { joinHostPort, parseNetworkAddress } from "../net/address.ts";
 import { resolveBindHost, type ResolveOptions } from "../net/resolve_host.ts";
 import { reusePortAvailable } from "./deno/listener.ts";
-import { DEFAULT_CONNECTION_OPTIONS, StreamRefused } from "../module/listener.ts";
+import { plainAvailable, serveDenoFd, serveDenoPlain } from "./deno/plain.ts";
+import { Relay } from "./deno/relay.ts";
+import { DEFAULT_CONNECTION_OPTIONS } from "../module/listener.ts";
 import { applyKeepAlive } from "./keepalive.ts";
 import { headAnswer } from "./head.ts";
 import { listenError } from "./listen_error.ts";
@@ -41,7 +43,7 @@ export interface SharedListening {
   unix: boolean;
 }
 
-/** A listen this process does not serve (a unix socket another worker serves). */
+/** A listen this process does not serve (a unix socket or HTTP/3 another worker serves). */
 class NotServed implements ListenerHandle {
   constructor(readonly address: string) {}
   readonly port = undefined;
@@ -143,12 +145,6 @@ function removeStaleSocket(path: string): void {
   } catch { /* absent */ }
 }
 
-/** `Deno.serve`'s own answer to a failed handler, without logging a refused stream. */
-function onServeError(e: unknown): Response {
-  if (!(e instanceof StreamRefused)) console.error(e);
-  return new Response("Internal Server Error", { status: 500 });
-}
-
 /** The source of a TLS socket no config holds any more: no certificates. */
 const NO_CERTIFICATES: TlsCertificateSource = {
   getCertificate: () => Promise.resolve(null),
@@ -170,6 +166,8 @@ const NO_CERTIFICATES: TlsCertificateSource = {
 export class ListenerPool {
   #sockets = new Map<string, Socket>();
   #warnedEngine = false;
+  /** Serves deno-engine connections whose first bytes a listener wrapper read. */
+  #relay = new Relay();
   /** Longest wait for in-flight requests when a socket closes (ms); undefined = no limit. */
   gracePeriodMs?: number;
   /** How listen host names are resolved (asynchronously, with a time limit) before binding. */
@@ -202,7 +200,7 @@ export class ListenerPool {
     if (/^(udp[46]?|fdgram)\//.test(options.address)) {
       return await this.#listenH3(options, occurrence);
     }
-    // `fd/N`: a listening socket this process inherited (served by the node engine only)
+    // `fd/N`: a listening socket this process inherited
     const fd = /^fd\/(\d+)$/.exec(options.address);
     const addr = fd
       ? { network: "fd", host: fd[1], startPort: 0, endPort: 0 }
@@ -233,10 +231,15 @@ export class ListenerPool {
       }
       engine = "node";
     }
-    if (fd && engine !== "node") {
+    if (engine === "deno" && !plainAvailable()) {
+      // this Deno cannot serve connections one by one: connection limits, wrappers and
+      // inherited sockets then need the node engine
+      engine = "node";
+    }
+    if (fd && engine !== "node" && (options.tls || options.connection?.wrappers.length)) {
       throw new Error(
-        `listen ${options.address}: the deno listener engine (Deno.serve) cannot listen on an ` +
-          `inherited socket; the node engine can`,
+        `listen ${options.address}: the deno listener engine cannot run TLS or listener ` +
+          `wrappers on an inherited socket; the node engine can`,
       );
     }
     if (engine !== "deno") key += `|${engine}`;
@@ -523,23 +526,7 @@ export class ListenerPool {
     const tls = options.tls;
     const socket = { key, pool: this, handles: [] as Handle[] } as unknown as Socket;
     socket.opening = options.connection;
-    const handler = (req: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr | Deno.UnixAddr>) => {
-      const ra = info.remoteAddr as Deno.NetAddr | Deno.UnixAddr;
-      // rejects when an HTTP/2 answer fails before it is sent (a reset stream): not a crash
-      const completed = info.completed;
-      completed.catch(() => {});
-      const si: ServeInfo = {
-        remoteAddr: ra.transport === "unix"
-          ? { transport: "unix", path: (ra as Deno.UnixAddr).path }
-          : {
-            transport: "tcp",
-            hostname: (ra as Deno.NetAddr).hostname,
-            port: (ra as Deno.NetAddr).port,
-          },
-        localAddress: socket.address,
-        completed,
-      };
-      if (tls) si.tls = { proto: undefined };
+    const handler = (req: Request, si: ServeInfo) => {
       // HTTP/2 (no Host field): Deno.serve sends a HEAD answer's body as DATA frames, which
       // clients reset as a protocol error; the answer goes without it (see headAnswer).
       if (req.method === "HEAD" && !req.headers.has("host")) {
@@ -547,11 +534,25 @@ export class ListenerPool {
       }
       return this.#dispatch(socket, req, si);
     };
-    if (unix) {
+    const plain = {
+      handler,
+      localAddress: () => socket.address,
+      connection: () => this.#connection(socket),
+      relay: this.#relay,
+    };
+    if (network === "fd") {
+      socket.address = `fd/${host}`;
+      const server = await serveDenoFd(Number(host), plain);
+      socket.server = server;
+      if (server.port) {
+        socket.port = server.port;
+        socket.bindHost = server.host;
+      }
+    } else if (unix) {
       removeStaleSocket(host);
-      socket.server = Deno.serve({ path: host, handler, onError: onServeError, onListen() {} });
       socket.address = `unix/${host}`;
       socket.unixPath = host;
+      socket.server = serveDenoPlain(Deno.listen({ transport: "unix", path: host }), plain);
     } else {
       const hostname = bindHost(bind, network);
       socket.bindHost = hostname;
@@ -564,13 +565,15 @@ export class ListenerPool {
           getter: () => socket.handles.length ? this.#source(socket) : tls,
           alpn: () => this.#connection(socket).alpn,
           upgrades: () => this.#connection(socket).upgrades === true,
+          connection: () => this.#connection(socket),
           // each new listener generation gets the keep-alive its predecessors had
           onListener: () => {
             const ka = socket.keepalive;
             socket.keepalive = undefined;
             if (ka) this.#keepAlive(socket, this.#connection(socket));
           },
-          handler: handler as (r: Request, i: Deno.ServeHandlerInfo<Deno.NetAddr>) => Response,
+          handler,
+          localAddress: () => socket.address,
           log: (msg, fields) => this.log?.(msg, fields),
           shared: !!this.shared,
         });
@@ -578,18 +581,17 @@ export class ListenerPool {
         socket.port = server.port;
         socket.address = joinHostPort(host, server.port);
       } else {
-        const server = Deno.serve({
-          hostname,
-          port,
-          handler,
-          onError: onServeError,
-          onListen() {},
-          ...(this.#reusePort() ? { reusePort: true } : {}),
-        });
-        socket.server = server;
-        const bound = server.addr as Deno.NetAddr;
+        const listener = Deno.listen(
+          {
+            hostname,
+            port,
+            ...(this.#reusePort() ? { reusePort: true } : {}),
+          } as Deno.TcpListenOptions,
+        );
+        const bound = listener.addr as Deno.NetAddr;
         socket.port = bound.port;
         socket.address = joinHostPort(host, bound.port);
+        socket.server = serveDenoPlain(listener, plain);
       }
     }
     return socket;
@@ -634,6 +636,7 @@ export class ListenerPool {
       if (s.unixPath) await Deno.remove(s.unixPath).catch(() => {});
     }
     await this.drained(graceMs);
+    await this.#relay.close();
   }
 
   /** Waits until every closed socket drained its requests, at most `graceMs` when given. */

@@ -278,8 +278,10 @@ export interface PendingConnection {
   /**
    * Waits for more bytes: `data` when some arrived, `eof` when the peer finished sending (or
    * the connection closed), `timeout` when `deadline` (a `performance.now()` time) passed.
+   * `atMost` bounds how many bytes this read takes from the socket (a wrapper that must not
+   * read past its header says how much of it can still follow); the listener may read fewer.
    */
-  fill(deadline?: number): Promise<"data" | "eof" | "timeout">;
+  fill(deadline?: number, atMost?: number): Promise<"data" | "eof" | "timeout">;
   /** Drops the first `n` buffered bytes (a header a wrapper consumed). */
   consume(n: number): void;
   /** Writes `bytes` and closes the connection (a wrapper answering it itself). */

@@ -1,11 +1,12 @@
 /**
  * `fd/N` listen addresses: a listening socket the process inherited (systemd socket
- * activation, a supervisor) is served on the node listener engine, chosen automatically. The
+ * activation, a supervisor) is served on the deno listener engine (node:net adopts it, Deno's
+ * HTTP server serves each connection it accepts), the node engine when asked. The
  * parent here is a real one: a Python process binds and listens on a loopback port, then
  * executes `gatehouse run` with the socket open as a descriptor whose number only the config's
  * `{env.*}` placeholder knows. A reload that keeps the address keeps the socket. `fdgram/`
- * (UDP, HTTP/3) on a server without TLS and `listener_engine: "deno"` with `fd/` are refused by
- * name.
+ * (UDP, HTTP/3) on a server without TLS and `listener_engine: "deno"` with wrappers on `fd/`
+ * are refused by name.
  */
 import assert from "node:assert/strict";
 import { CLI, DENO_JSON, freePort, tempEnv, until } from "../fixtures/helpers.ts";
@@ -42,7 +43,7 @@ const site = (adminPort: number, body: string) => ({
   },
 });
 
-Deno.test("fd/ listener: an inherited socket is served on the node engine, and kept across a reload", async () => {
+Deno.test("fd/ listener: an inherited socket is served, and kept across a reload", async () => {
   const t = await tempEnv();
   const adminPort = freePort();
   const file = `${t.dir}/config.json`;
@@ -117,7 +118,7 @@ Deno.test("fd/ listener: an inherited socket is served on the node engine, and k
   }
 });
 
-Deno.test("fd/ listener: fdgram/ without TLS, a bad descriptor and the deno engine are refused by name", async () => {
+Deno.test("fd/ listener: fdgram/ without TLS, a bad descriptor and wrappers on the deno engine are refused by name", async () => {
   const cfg = (listen: string, extra: Record<string, unknown> = {}) => ({
     admin: { disabled: true },
     apps: { http: { servers: { s: { listen: [listen], routes: [], ...extra } } } },
@@ -137,10 +138,14 @@ Deno.test("fd/ listener: fdgram/ without TLS, a bad descriptor and the deno engi
     validateConfig(cfg("fd/{env.GATEHOUSE_UNSET_FD}", { listen: ["fd/", "fdgram/5"] })),
     /listen address fd\/: fd\/ takes the number of an inherited listening socket, got ""/,
   );
+  // the deno engine serves an inherited socket, but not with wrappers (nor TLS) on it
+  await validateConfig(cfg("fd/3", { listener_engine: "deno" }));
   await assert.rejects(
-    validateConfig(cfg("fd/3", { listener_engine: "deno" })),
-    /listener_engine: "deno" \(Deno\.serve\) cannot listen on an inherited socket/,
+    validateConfig(
+      cfg("fd/3", { listener_engine: "deno", listener_wrappers: [{ wrapper: "proxy_protocol" }] }),
+    ),
+    /listener_engine: "deno" cannot run TLS or listener wrappers on an inherited socket/,
   );
-  // the node engine, which fd/ needs, serves h2c too
+  // h2c too
   await validateConfig(cfg("fd/3", { listen_protocols: [["h1", "h2c"]] }));
 });

@@ -1,16 +1,28 @@
 /**
- * Accepting TLS connections on the `deno` engine one by one, each served by its own instance
- * of Deno's HTTP server (`serveHttpOnConnection`: HTTP/1.1 and HTTP/2, the handshake in Rust).
+ * Accepting connections on the `deno` engine one by one (TCP, unix sockets, TLS), each served
+ * by its own instance of Deno's HTTP server (`serveHttpOnConnection`: HTTP/1.1 and HTTP/2, the
+ * TLS handshake in Rust).
  *
  * Deno's listener-wide server (`serveHttpOnListener`, what `Deno.serve` runs) owns its
  * listener: the only way to stop it accepting is its shutdown, which also closes every
  * connection it accepted that has no request in flight yet, mid-handshake ones included (a
  * client that just sent its request gets a reset). Serving each connection on its own lets a
  * listener close while the connections it accepted live on, each until its client is done: a
- * listener replaced for new certificates (see `deno_listener.ts`) drops nothing it accepted.
+ * listener replaced for new certificates (see `listener.ts`) drops nothing it accepted. And
+ * each connection's requests come through a handler of its own, which is what the connection
+ * limits (`limits.ts`) and the peer a PROXY header names (`plain.ts`) need.
  *
  * @module
  */
+import {
+  type ConnectionOptions,
+  type ConnHandler,
+  type PeerAddress,
+  type ServeInfo,
+  StreamRefused,
+} from "../../module/listener.ts";
+import { ConnectionWatch, limitsOf, type Watched, watchedHandler } from "./limits.ts";
+import { type Relayed, UpgradeRelay } from "./upgrade_relay.ts";
 
 /** What Deno's per-connection HTTP server returns. */
 interface ConnectionServer {
@@ -20,7 +32,7 @@ interface ConnectionServer {
 
 /** `Deno[Deno.internal].serveHttpOnConnection`. */
 export type ServeOnConnection = (
-  conn: Deno.TlsConn,
+  conn: Deno.Conn,
   signal: AbortSignal | undefined,
   handler: (
     request: Request,
@@ -30,27 +42,134 @@ export type ServeOnConnection = (
   onListen: () => void,
 ) => ConnectionServer;
 
-/** The connections being served, whichever listener accepted them. */
+/** `Deno[Deno.internal].serveHttpOnConnection`, when this Deno has it. */
+export function serveOnConnection(): ServeOnConnection | undefined {
+  const d = Deno as unknown as Record<symbol | string, unknown>;
+  const i = d[d.internal as symbol] as { serveHttpOnConnection?: unknown } | undefined;
+  return typeof i?.serveHttpOnConnection === "function"
+    ? i.serveHttpOnConnection as ServeOnConnection
+    : undefined;
+}
+
+/** How one connection is served. */
+export interface ServeConnection {
+  /** Answers one request. */
+  handler: ConnHandler;
+  /** The peer handlers see (the socket's, or what a PROXY header named). */
+  peer: PeerAddress;
+  /** The listen address reported to handlers. */
+  localAddress: () => string;
+  /** A TLS connection (handlers get `info.tls`). */
+  tls?: boolean;
+  /** The connection options in force when it was accepted (timeouts, head limit). */
+  connection?: ConnectionOptions;
+  /** When it was accepted (`performance.now()`; default now): the first head counts from it. */
+  since?: number;
+  /**
+   * Its requests may upgrade it (WebSocket): it is relayed to the set's loopback server,
+   * which can hand a connection over (see `upgrade_relay.ts`), under the same limits.
+   */
+  relay?: boolean;
+}
+
+/** Deno's own answer to a failed handler, without logging a refused stream. */
+function onError(e: unknown): Response {
+  if (!(e instanceof StreamRefused)) console.error(e);
+  return new Response("Internal Server Error", { status: 500 });
+}
+
+/** The peer of an accepted Deno connection, as handlers see it. */
+export function peerOfConn(conn: Deno.Conn): PeerAddress {
+  const ra = conn.remoteAddr as Deno.NetAddr | Deno.UnixAddr;
+  return ra.transport === "unix" ? { transport: "unix", path: (ra as Deno.UnixAddr).path ?? "" } : {
+    transport: "tcp",
+    hostname: (ra as Deno.NetAddr).hostname,
+    port: (ra as Deno.NetAddr).port,
+  };
+}
+
+/**
+ * The connections being served, whichever listener accepted them, each by its own instance of
+ * Deno's HTTP server, under the limits of its connection options (see `limits.ts`).
+ */
 export class ConnectionSet {
   #servers = new Set<ConnectionServer>();
+  #watch = new ConnectionWatch();
+  #relay?: UpgradeRelay;
+  #relayed = new Set<Promise<void>>();
 
   /** Connections open right now. */
   get size(): number {
-    return this.#servers.size;
+    return this.#servers.size + this.#relayed.size;
+  }
+
+  /** Relays `conn` to the loopback server (see `upgrade_relay.ts`), under its limits. */
+  #relayConn(
+    conn: Deno.Conn,
+    o: ServeConnection,
+    dispatch: (req: Request, completed: Promise<void> | undefined) => Response | Promise<Response>,
+  ): void {
+    const relay = this.#relay ??= new UpgradeRelay(onError);
+    const limits = o.connection ? limitsOf(o.connection) : null;
+    let entry: Relayed | null = null;
+    let closeOnArrival = false;
+    const watched = limits
+      ? this.#watch.add(limits, o.since, {
+        close: () => entry ? entry.closeIdle() : (closeOnArrival = true),
+        abort: () => entry ? entry.close() : (closeOnArrival = true),
+      })
+      : undefined;
+    const handle = watched
+      ? watchedHandler(watched, dispatch)
+      : (req: Request, info: { completed?: Promise<void> }) => dispatch(req, info.completed);
+    const tracked: Promise<void> = relay.relay(conn, handle).then(async (e) => {
+      entry = e;
+      if (e && closeOnArrival) e.close();
+      await e?.done;
+    }).catch(() => {}).finally(() => {
+      if (watched) this.#watch.remove(watched);
+      this.#relayed.delete(tracked);
+    });
+    this.#relayed.add(tracked);
   }
 
   /** Serves `conn` until it closes. */
-  serve(
-    serveOn: ServeOnConnection,
-    conn: Deno.TlsConn,
-    handler: Parameters<ServeOnConnection>[2],
-    onError: (e: unknown) => Response,
-  ): void {
-    let server: ConnectionServer;
+  serve(serveOn: ServeOnConnection, conn: Deno.Conn, o: ServeConnection): void {
+    const { handler, peer, localAddress } = o;
+    const tls = o.tls === true;
+    const limits = o.connection ? limitsOf(o.connection) : null;
+    const dispatch = (req: Request, completed: Promise<void> | undefined) => {
+      // rejects when an HTTP/2 answer fails before it is sent (a reset stream): not a crash
+      completed?.catch(() => {});
+      const si: ServeInfo = { remoteAddr: peer, localAddress: localAddress(), completed };
+      if (tls) si.tls = { proto: undefined };
+      return handler(req, si);
+    };
+    if (o.relay) return this.#relayConn(conn, o, dispatch);
+    let server: ConnectionServer | undefined;
+    let watched: Watched | undefined;
     try {
-      // no abort signal: Deno adds a listener to it per connection and never removes it
-      server = serveOn(conn, undefined, handler, onError, () => {});
+      if (limits) {
+        // a signal of its own: the abort cuts this connection only
+        const ac = new AbortController();
+        watched = this.#watch.add(limits, o.since, {
+          // the sweep runs later, once `server` is set
+          close: () => void server?.shutdown().catch(() => {}),
+          abort: () => ac.abort(),
+        });
+        server = serveOn(conn, ac.signal, watchedHandler(watched, dispatch), onError, () => {});
+      } else {
+        // no abort signal: Deno adds a listener to it per connection and never removes it
+        server = serveOn(
+          conn,
+          undefined,
+          (req, info) => dispatch(req, info.completed),
+          onError,
+          () => {},
+        );
+      }
     } catch {
+      if (watched) this.#watch.remove(watched);
       try {
         conn.close();
       } catch { /* closed */ }
@@ -58,7 +177,10 @@ export class ConnectionSet {
     }
     this.#servers.add(server);
     // a connection that ends badly (reset, failed handshake) is the client's business
-    server.finished.catch(() => {}).finally(() => this.#servers.delete(server));
+    server.finished.catch(() => {}).finally(() => {
+      this.#servers.delete(server);
+      if (watched) this.#watch.remove(watched);
+    });
   }
 
   /**
@@ -67,8 +189,11 @@ export class ConnectionSet {
    */
   async shutdown(): Promise<void> {
     const all = [...this.#servers];
-    await Promise.all(all.map((s) => s.shutdown().catch(() => {})));
-    await Promise.all(all.map((s) => s.finished.catch(() => {})));
+    await Promise.all([
+      ...all.map((s) => s.shutdown().catch(() => {})),
+      this.#relay?.shutdown(),
+    ]);
+    await Promise.all([...all.map((s) => s.finished.catch(() => {})), ...this.#relayed]);
   }
 }
 
@@ -100,7 +225,7 @@ function settledNow(p: Promise<unknown>): Promise<boolean> {
 }
 
 /**
- * Accepts connections on `listener` and hands each to `onConnection`.
+ * Accepts connections on `listener` (TCP, unix or TLS) and hands each to `onConnection`.
  *
  * @example
  * ```ts ignore
@@ -108,9 +233,9 @@ function settledNow(p: Promise<unknown>): Promise<boolean> {
  * await loop.close(true);
  * ```
  */
-export function acceptLoop(
-  listener: Deno.TlsListener,
-  onConnection: (conn: Deno.TlsConn) => void,
+export function acceptLoop<C extends Deno.Conn>(
+  listener: Deno.Listener<C>,
+  onConnection: (conn: C) => void,
 ): AcceptLoop {
   let quiet = false;
   let shut = false;
@@ -129,7 +254,7 @@ export function acceptLoop(
       const next = listener.accept();
       // closing: an accept that has to wait finds the queue empty, the moment to close
       if (quiet && !(await settledNow(next))) shutNow();
-      let conn: Deno.TlsConn;
+      let conn: C;
       try {
         conn = await next;
       } catch (e) {

@@ -45,7 +45,13 @@ import { type Libc, libc } from "./_libc.ts";
 import { answeredPlainHttp, deferAccept } from "./plain_http_peek.ts";
 import type { CertifiedKey } from "../../module/listener.ts";
 import { normalizeName } from "../../net/host.ts";
-import { type AcceptLoop, acceptLoop, ConnectionSet, type ServeOnConnection } from "./accept.ts";
+import {
+  type AcceptLoop,
+  acceptLoop,
+  ConnectionSet,
+  peerOfConn,
+  type ServeOnConnection,
+} from "./accept.ts";
 import { certificateNames, pemDecode } from "../../pki/der.ts";
 import {
   beginHandover,
@@ -63,7 +69,6 @@ import {
   type Unavailable,
 } from "./linux_sockets.ts";
 import { serveOneCertificate } from "./one_certificate.ts";
-import { UpgradeRelay } from "./upgrade_relay.ts";
 import type { DenoTlsOptions, DenoTlsServer } from "./tls_server.ts";
 
 interface Internals {
@@ -126,10 +131,6 @@ function warmNames(old: Generation, next: Generation): string[] {
   return [...names];
 }
 
-function onError(): Response {
-  return new Response("500 Internal Server Error", { status: 500 });
-}
-
 /**
  * Opens a Deno-engine TLS listener.
  *
@@ -145,19 +146,22 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
   let generations = 0;
   let stopping = false;
   const connections = new ConnectionSet();
-  /** HTTP/1.1 connections of listeners whose routes may upgrade them (see upgrade_relay.ts). */
-  let relay: UpgradeRelay | undefined;
   const serve = (conn: Deno.TlsConn) => {
-    if (!o.upgrades?.()) {
-      return connections.serve(i.serveHttpOnConnection, conn, o.handler, onError);
-    }
+    const since = performance.now();
+    const options = (relay: boolean) => ({
+      handler: o.handler,
+      peer: peerOfConn(conn),
+      localAddress: o.localAddress,
+      tls: true,
+      connection: o.connection?.(),
+      since,
+      relay,
+    });
+    if (!o.upgrades?.()) return connections.serve(i.serveHttpOnConnection, conn, options(false));
+    // routes that may upgrade: HTTP/1.1 connections (every WebSocket: HTTP/2 has no upgrade)
+    // are relayed to a server that can hand them over (see upgrade_relay.ts)
     conn.handshake().then((h) => {
-      if (h.alpnProtocol === "h2") {
-        connections.serve(i.serveHttpOnConnection, conn, o.handler, onError);
-      } else {
-        relay ??= new UpgradeRelay(o.handler, onError);
-        return relay.relay(conn);
-      }
+      connections.serve(i.serveHttpOnConnection, conn, options(h.alpnProtocol !== "h2"));
     }).catch(() => {
       try {
         conn.close();
@@ -369,7 +373,7 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
       return current.mode;
     },
     get connections() {
-      return connections.size + (relay?.size ?? 0);
+      return connections.size;
     },
     async shutdown() {
       if (stopping) return;
@@ -378,7 +382,7 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
       // stop accepting at once (the address is free again), then let the connections drain
       retire(current, false);
       await Promise.all([...retiring]);
-      void Promise.all([connections.shutdown(), relay?.shutdown()]).then(() => finishAll());
+      void connections.shutdown().then(() => finishAll());
     },
     finished,
     certificatesChanged: schedule,

@@ -1,7 +1,8 @@
 /**
  * The `deno` engine's HTTPS listener where SNI and live certificates are impossible (a Deno
  * without its internal certificate resolver, or without `--unstable-net`): `Deno.serve` with
- * the certificate for clients that send no server name, said in the log.
+ * the certificate for clients that send no server name, said in the log. Connection limits
+ * (timeouts, head limit) need the per-connection server, so they do not apply here.
  *
  * @module
  */
@@ -30,7 +31,17 @@ export async function serveOneCertificate(o: DenoTlsOptions): Promise<DenoTlsSer
     key: one.key,
     onListen() {},
     ...(o.shared ? { reusePort: true } : {}),
-  }, o.handler);
+  }, (req, info) =>
+    o.handler(req, {
+      remoteAddr: {
+        transport: "tcp",
+        hostname: info.remoteAddr.hostname,
+        port: info.remoteAddr.port,
+      },
+      localAddress: o.localAddress(),
+      completed: info.completed,
+      tls: { proto: undefined },
+    }));
   return {
     port: (server.addr as Deno.NetAddr).port,
     generations: 1,

@@ -150,3 +150,47 @@ export function answeredPlainHttp(c: Libc, conn: Deno.TlsConn): boolean {
   } catch { /* closed */ }
   return true;
 }
+
+/** How many bytes of a cleartext connection's first request are looked at for an upgrade. */
+export const UPGRADE_PEEK_BYTES = 4096;
+
+/**
+ * Whether a just-accepted cleartext connection may ask for a protocol switch (WebSocket): its
+ * first bytes are looked at in the kernel (`MSG_PEEK`, which leaves them for Deno's server).
+ * False only when a whole first request head is there without an `Upgrade` field, or the
+ * connection starts HTTP/2 (which has no upgrade); true when the bytes cannot be seen or the
+ * head is not all there yet (the caller then takes the way that can upgrade).
+ */
+export function mayUpgrade(c: Libc, conn: Deno.Conn): boolean {
+  const remote = conn.remoteAddr as Deno.NetAddr;
+  const local = conn.localAddr as Deno.NetAddr;
+  if (remote.transport !== "tcp") return true;
+  const fd = descriptorOf(c, remote, local);
+  if (fd < 0) return true;
+  const first = new Uint8Array(UPGRADE_PEEK_BYTES);
+  let n: number;
+  do {
+    n = Number(c.recv(fd, first, BigInt(first.length), MSG_PEEK | MSG_DONTWAIT));
+  } while (n < 0 && errno(c) === EINTR);
+  if (n <= 0) return true;
+  return headMayUpgrade(first.subarray(0, n));
+}
+
+/**
+ * Whether the first bytes of a cleartext connection may lead to an upgrade (see
+ * {@linkcode mayUpgrade}).
+ *
+ * @example
+ * ```ts
+ * import { headMayUpgrade } from "./plain_http_peek.ts";
+ * headMayUpgrade(new TextEncoder().encode("GET / HTTP/1.1\r\nHost: a\r\n\r\n")); // false
+ * ```
+ */
+export function headMayUpgrade(bytes: Uint8Array): boolean {
+  let text = "";
+  for (let i = 0; i < bytes.length; i++) text += String.fromCharCode(bytes[i]);
+  if (text.startsWith("PRI * HTTP/2.0\r\n")) return false;
+  const end = text.indexOf("\r\n\r\n");
+  if (end < 0) return true;
+  return /\r\nupgrade[ \t]*:/i.test(text.slice(0, end + 2));
+}

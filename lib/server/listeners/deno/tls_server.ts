@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { CertificateGetter } from "../../module/listener.ts";
+import type { CertificateGetter, ConnectionOptions, ConnHandler } from "../../module/listener.ts";
 
 /** Options of a Deno-engine TLS listener. */
 export interface DenoTlsOptions {
@@ -17,10 +17,11 @@ export interface DenoTlsOptions {
   /** The getter to ask now (the newest config's). */
   getter(): CertificateGetter;
   /** Answers one request. */
-  handler(
-    request: Request,
-    info: Deno.ServeHandlerInfo<Deno.NetAddr>,
-  ): Response | Promise<Response>;
+  handler: ConnHandler;
+  /** The listen address reported to handlers. */
+  localAddress: () => string;
+  /** The connection options in force (timeouts, head limit), read at each new connection. */
+  connection?: () => ConnectionOptions;
   /** Logs what happened (replacement, fallback). */
   log?(msg: string, fields?: Record<string, unknown>): void;
   /** The ALPN protocols to offer (default `h2`, `http/1.1`); a change replaces the listener. */

@@ -252,6 +252,54 @@ export function parseProxyHeader(buf: Uint8Array): ProxyVerdict {
   return { kind: "none" };
 }
 
+/** The shortest header: `PROXY UNKNOWN\r\n`. */
+const SHORTEST = 15;
+/** Fewest characters of each v1 field after the protocol: src, dst, sport, dport. */
+const V1_FIELD_MIN: Record<string, number[]> = { TCP4: [7, 7, 1, 1], TCP6: [2, 2, 1, 1] };
+
+/**
+ * The fewest bytes that can still follow `buf` in a whole PROXY header that starts with it; 0
+ * when `buf` holds a whole header or none can start there. A listener that reads no more than
+ * this at a time never reads past the header into the bytes of the protocol after it.
+ *
+ * @example
+ * ```ts
+ * import { proxyHeaderNeeds } from "./proxy_header.ts";
+ * proxyHeaderNeeds(new Uint8Array(0)); // 15, as in "PROXY UNKNOWN\r\n"
+ * proxyHeaderNeeds(new TextEncoder().encode("PROXY TCP4 ")); // 20
+ * ```
+ */
+export function proxyHeaderNeeds(buf: Uint8Array): number {
+  if (buf.length === 0) return SHORTEST;
+  if (parseProxyHeader(buf).kind !== "more") return 0;
+  if (startsWith(buf, V2_SIGNATURE) !== "no") {
+    if (buf.length < 16) return 16 - buf.length;
+    return Math.max(1, 16 + ((buf[14] << 8) | buf[15]) - buf.length);
+  }
+  if (buf.length < V1_PREFIX.length) return SHORTEST - buf.length;
+  if (buf[buf.length - 1] === 0x0d) return 1;
+  const parts = String.fromCharCode(...buf.subarray(V1_PREFIX.length, V1_MAX)).split(" ");
+  const proto = parts[0];
+  if (parts.length === 1) {
+    // the protocol is still arriving: the shortest header it can begin
+    let best = "UNKNOWN".startsWith(proto) ? 7 - proto.length + 2 : Infinity;
+    for (const [p, mins] of Object.entries(V1_FIELD_MIN)) {
+      if (!p.startsWith(proto)) continue;
+      best = Math.min(best, p.length - proto.length + mins.reduce((a, m) => a + 1 + m, 0) + 2);
+    }
+    return best === Infinity ? 1 : best;
+  }
+  const mins = V1_FIELD_MIN[proto];
+  if (!mins) return 2; // UNKNOWN (anything up to CRLF), or invalid once CRLF comes
+  const fields = parts.slice(1);
+  let need = 2;
+  for (let k = 0; k < mins.length; k++) {
+    if (k >= fields.length) need += 1 + mins[k];
+    else if (k === fields.length - 1) need += Math.max(0, mins[k] - fields[k].length);
+  }
+  return need;
+}
+
 /** Writes a v1 header (tests, and anything that sends the PROXY protocol). */
 export function encodeProxyV1(
   source: { hostname: string; port: number },

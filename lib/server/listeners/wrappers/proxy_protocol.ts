@@ -17,7 +17,7 @@
 import type { ModuleDefinition } from "../../module/mod.ts";
 import { Decoder, type Raw } from "../../config/decode.ts";
 import { ipInRanges, type IPRange, parseIP } from "../../net/ip.ts";
-import { parseProxyHeader } from "./proxy_header.ts";
+import { parseProxyHeader, proxyHeaderNeeds } from "./proxy_header.ts";
 import type { ListenerWrapper, PendingConnection } from "../../module/listener.ts";
 
 /** What happens to one peer's connections. */
@@ -108,7 +108,8 @@ export async function acceptProxyHeader(
       }
       return true;
     }
-    const got = await conn.fill(deadline);
+    // never more than the header can still hold: what follows it stays unread
+    const got = await conn.fill(deadline, proxyHeaderNeeds(conn.buffered));
     if (got === "eof") return false;
     if (got === "timeout") return conn.buffered.length === 0 && policy !== "REQUIRE";
   }
