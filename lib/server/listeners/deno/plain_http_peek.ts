@@ -125,21 +125,37 @@ function descriptorOf(c: Libc, remote: Deno.NetAddr, local: Deno.NetAddr): numbe
 }
 
 /**
- * Answers plain HTTP on a just-accepted TLS connection and closes it; false (the connection
- * untouched) when its first bytes are not plain HTTP or cannot be seen.
+ * The first bytes (up to `max`) a just-accepted TCP connection has sent, left in the socket
+ * (`MSG_PEEK`), with its descriptor; null when its descriptor is not found or nothing came yet.
  */
-export function answeredPlainHttp(c: Libc, conn: Deno.TlsConn): boolean {
+function peekFirst(
+  c: Libc,
+  conn: Deno.Conn,
+  max: number,
+): { fd: number; bytes: Uint8Array } | null {
   const remote = conn.remoteAddr as Deno.NetAddr;
   const local = conn.localAddr as Deno.NetAddr;
-  if (remote.transport !== "tcp") return false;
+  if (remote.transport !== "tcp") return null;
   const fd = descriptorOf(c, remote, local);
-  if (fd < 0) return false;
-  const first = new Uint8Array(PLAIN_HTTP_PREFIX);
+  if (fd < 0) return null;
+  const first = new Uint8Array(max);
   let n: number;
   do {
     n = Number(c.recv(fd, first, BigInt(first.length), MSG_PEEK | MSG_DONTWAIT));
   } while (n < 0 && errno(c) === EINTR);
-  if (n !== first.length || !looksLikeHttp(first)) return false;
+  return n > 0 ? { fd, bytes: first.subarray(0, n) } : null;
+}
+
+/**
+ * Answers plain HTTP on a just-accepted TLS connection and closes it; false (the connection
+ * untouched) when its first bytes are not plain HTTP or cannot be seen.
+ */
+export function answeredPlainHttp(c: Libc, conn: Deno.TlsConn): boolean {
+  const seen = peekFirst(c, conn, PLAIN_HTTP_PREFIX);
+  if (!seen || seen.bytes.length !== PLAIN_HTTP_PREFIX || !looksLikeHttp(seen.bytes)) {
+    return false;
+  }
+  const fd = seen.fd;
   const answer = PLAIN_HTTP_ANSWER as Uint8Array<ArrayBuffer>;
   c.send(fd, answer, BigInt(answer.length), MSG_DONTWAIT | MSG_NOSIGNAL);
   const rest = new Uint8Array(64 * 1024);
@@ -162,18 +178,8 @@ export const UPGRADE_PEEK_BYTES = 4096;
  * head is not all there yet (the caller then takes the way that can upgrade).
  */
 export function mayUpgrade(c: Libc, conn: Deno.Conn): boolean {
-  const remote = conn.remoteAddr as Deno.NetAddr;
-  const local = conn.localAddr as Deno.NetAddr;
-  if (remote.transport !== "tcp") return true;
-  const fd = descriptorOf(c, remote, local);
-  if (fd < 0) return true;
-  const first = new Uint8Array(UPGRADE_PEEK_BYTES);
-  let n: number;
-  do {
-    n = Number(c.recv(fd, first, BigInt(first.length), MSG_PEEK | MSG_DONTWAIT));
-  } while (n < 0 && errno(c) === EINTR);
-  if (n <= 0) return true;
-  return headMayUpgrade(first.subarray(0, n));
+  const seen = peekFirst(c, conn, UPGRADE_PEEK_BYTES);
+  return seen ? headMayUpgrade(seen.bytes) : true;
 }
 
 /**

@@ -22,8 +22,8 @@ function hex(b: Uint8Array): string {
   return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 }
 
-/** Copies `from` to `to` until `from` ends, then half-closes `to`. */
-async function pump(from: Deno.Conn, to: Deno.Conn): Promise<void> {
+/** Copies `from` to `to` until `from` ends, then half-closes `to` (either failing: both close). */
+export async function pump(from: Deno.Conn, to: Deno.Conn): Promise<void> {
   const buf = new Uint8Array(16 * 1024);
   try {
     for (let n; (n = await from.read(buf)) !== null;) {

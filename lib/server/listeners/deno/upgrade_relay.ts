@@ -22,6 +22,7 @@
  *
  * @module
  */
+import { pump } from "./relay.ts";
 
 /** Answers one request of a relayed connection (Deno's handler shape). */
 export type RelayHandler = (
@@ -124,7 +125,7 @@ export class UpgradeRelay {
         if (entry.inflight === 0) close();
         else entry.closeWhenIdle = true;
       },
-      done: Promise.allSettled([copy(conn, inner), copy(inner, conn)]).then(() => {
+      done: Promise.allSettled([pump(conn, inner), pump(inner, conn)]).then(() => {
         close();
         this.#entries.delete(key);
       }),
@@ -156,26 +157,6 @@ export class UpgradeRelay {
     ]);
     clearTimeout(timer);
     await Promise.all(left.map((r) => r.done));
-  }
-}
-
-/**
- * Copies `from` to `to` until `from` ends, then ends `to`'s sending side: plain reads and
- * writes into one buffer (cheaper per request than a pipe of the connections' streams).
- */
-async function copy(from: Deno.Conn, to: Deno.Conn): Promise<void> {
-  const buf = new Uint8Array(64 * 1024);
-  try {
-    for (;;) {
-      const n = await from.read(buf);
-      if (n === null) break;
-      let off = 0;
-      while (off < n) off += await to.write(buf.subarray(off, n));
-    }
-    await to.closeWrite();
-  } catch {
-    closeQuietly(from);
-    closeQuietly(to);
   }
 }
 
