@@ -107,10 +107,10 @@ export class ConnectionSet {
   #relayConn(
     conn: Deno.Conn,
     o: ServeConnection,
+    limits: ReturnType<typeof limitsOf>,
     dispatch: (req: Request, completed: Promise<void> | undefined) => Response | Promise<Response>,
   ): void {
     const relay = this.#relay ??= new UpgradeRelay(onError);
-    const limits = o.connection ? limitsOf(o.connection) : null;
     let entry: Relayed | null = null;
     let closeOnArrival = false;
     const watched = limits
@@ -145,7 +145,7 @@ export class ConnectionSet {
       if (tls) si.tls = { proto: undefined };
       return handler(req, si);
     };
-    if (o.relay) return this.#relayConn(conn, o, dispatch);
+    if (o.relay) return this.#relayConn(conn, o, limits, dispatch);
     let server: ConnectionServer | undefined;
     let watched: Watched | undefined;
     try {

@@ -81,9 +81,11 @@ function server(
  * request is all there without `Upgrade` (looked at in the kernel, Linux with `ffi`).
  */
 function relayFirst(conn: Deno.Conn): boolean {
-  const c = libc();
-  return typeof c === "string" ? true : mayUpgrade(c, conn);
+  peekLibc ??= libc();
+  return typeof peekLibc === "string" ? true : mayUpgrade(peekLibc, conn);
 }
+/** The C library for the look, found once (not per connection). */
+let peekLibc: ReturnType<typeof libc> | undefined;
 
 /** What a new connection goes through: its wrappers, then Deno's HTTP server. */
 function accepting(o: DenoPlainOptions, connections: ConnectionSet, closing: { value: boolean }) {

@@ -167,6 +167,8 @@ export function answeredPlainHttp(c: Libc, conn: Deno.TlsConn): boolean {
   return true;
 }
 
+const LATIN1 = new TextDecoder("latin1");
+
 /** How many bytes of a cleartext connection's first request are looked at for an upgrade. */
 export const UPGRADE_PEEK_BYTES = 4096;
 
@@ -193,8 +195,7 @@ export function mayUpgrade(c: Libc, conn: Deno.Conn): boolean {
  * ```
  */
 export function headMayUpgrade(bytes: Uint8Array): boolean {
-  let text = "";
-  for (let i = 0; i < bytes.length; i++) text += String.fromCharCode(bytes[i]);
+  const text = LATIN1.decode(bytes);
   if (text.startsWith("PRI * HTTP/2.0\r\n")) return false;
   const end = text.indexOf("\r\n\r\n");
   if (end < 0) return true;

@@ -8,24 +8,10 @@
  */
 import { FuncError, GoFunc, GoInt, GoObject, NO_FIELD } from "./gotemplate/mod.ts";
 import { GoTime } from "./time.ts";
+import { goClean } from "../../../net/path.ts";
 
 /** Go's `path.Clean`. */
-export function cleanPath(p: string): string {
-  if (p === "") return ".";
-  const rooted = p.startsWith("/");
-  const out: string[] = [];
-  for (const seg of p.split("/")) {
-    if (seg === "" || seg === ".") continue;
-    if (seg === "..") {
-      if (out.length > 0 && out[out.length - 1] !== "..") out.pop();
-      else if (!rooted) out.push("..");
-      continue;
-    }
-    out.push(seg);
-  }
-  const s = (rooted ? "/" : "") + out.join("/");
-  return s === "" ? "." : s;
-}
+export const cleanPath: (p: string) => string = goClean;
 
 /** The path a name opens under `root`. */
 export function resolve(root: string, name: string): string {

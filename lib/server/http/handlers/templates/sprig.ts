@@ -16,6 +16,7 @@ import {
   sprintValue,
 } from "./gotemplate/fmt.ts";
 import { cleanPath } from "./files.ts";
+import { goBase, goDir } from "../../../net/path.ts";
 import { formatTime, parseTime } from "./time.ts";
 import { humanTime } from "./humanize.ts";
 import { toGo } from "./frontmatter.ts";
@@ -285,13 +286,8 @@ function seq(...p: unknown[]): string {
   return out.join(" ");
 }
 
-const pathBase = (p: string) => {
-  if (p === "") return ".";
-  p = p.replace(/\/+$/, "");
-  if (p === "") return "/";
-  return p.slice(p.lastIndexOf("/") + 1);
-};
-const pathDir = (p: string) => cleanPath(p.slice(0, p.lastIndexOf("/") + 1));
+const pathBase = goBase;
+const pathDir = goDir;
 const pathExt = (p: string) => {
   for (let i = p.length - 1; i >= 0 && p[i] !== "/"; i--) if (p[i] === ".") return p.slice(i);
   return "";
