@@ -21,8 +21,8 @@
  */
 import type { Secrets } from "../auth/token.ts";
 import { b64urlDecode, b64urlEncode } from "../auth/_encoding.ts";
-import type { D1Database } from "./types.ts";
-import { first, run } from "./query.ts";
+import type { D1Database, D1PreparedStatement } from "./types.ts";
+import { first, run, stmt } from "./query.ts";
 import { signingSecret } from "./input.ts";
 import { codeMac, generateCode, OTP_RESEND_SECONDS, OTP_TTL_MINUTES } from "./otp.ts";
 
@@ -86,22 +86,24 @@ export async function attemptMatches(
 }
 
 /**
- * Records a signup: its hash becomes the pending password in every case; a fresh code bound to
- * it is stored (tries reset) unless a code was sent less than `OTP_RESEND_SECONDS` ago. One
- * atomic upsert. Resolves to the code to e-mail, or null when throttled. @internal
+ * The statement that records a signup of an address whose account is still unverified (none
+ * when it is verified: then it writes nothing): its hash becomes the pending password in every
+ * case; the code whose HMAC (bound to the hash) is `mac` is stored (tries reset) unless a code
+ * was sent less than `OTP_RESEND_SECONDS` ago. One atomic upsert, returning the stored
+ * `code_hash`: `mac` when the code is to be e-mailed. Run in the batch that creates the user,
+ * after its INSERT. @internal
  */
-export async function startSignupAttempt(
+export function signupAttemptStatement(
   db: D1Database,
-  o: { email: string; pendingHash: string; secrets: Secrets; now: number },
-): Promise<string | null> {
-  const code = generateCode();
-  const mac = await codeMac(signingSecret(o.secrets), SIGNUP, o.email, code, o.pendingHash);
+  o: { email: string; pendingHash: string; mac: string; now: number },
+): D1PreparedStatement {
   const due = o.now - OTP_RESEND_SECONDS * 1000;
   // Every SET expression reads the row as it was before the statement.
-  const row = await first<{ code_hash: string }>(
+  return stmt(
     db,
     `INSERT INTO otp_codes (email, purpose, code_hash, password_hash, attempts, sent_at, expires_at)
-     VALUES (?, '${SIGNUP}', ?, ?, 0, ?, ?)
+     SELECT ?, '${SIGNUP}', ?, ?, 0, ?, ?
+     WHERE EXISTS (SELECT 1 FROM users WHERE email = ? AND email_verified = 0)
      ON CONFLICT (email, purpose) DO UPDATE SET
        password_hash = excluded.password_hash,
        code_hash = CASE WHEN otp_codes.sent_at <= ? THEN excluded.code_hash ELSE otp_codes.code_hash END,
@@ -110,16 +112,16 @@ export async function startSignupAttempt(
        sent_at = CASE WHEN otp_codes.sent_at <= ? THEN excluded.sent_at ELSE otp_codes.sent_at END
      RETURNING code_hash`,
     o.email,
-    mac,
+    o.mac,
     o.pendingHash,
     o.now,
     o.now + OTP_TTL_MINUTES * 60_000,
+    o.email,
     due,
     due,
     due,
     due,
   );
-  return row?.code_hash === mac ? code : null;
 }
 
 /**

@@ -53,6 +53,18 @@ export async function run(
   }
 }
 
+/** Runs statements in one transaction (one round trip); returns each statement's result. */
+export async function batchResults(
+  db: D1Database,
+  statements: D1PreparedStatement[],
+): Promise<D1Result[]> {
+  try {
+    return await db.batch(statements);
+  } catch {
+    throw new FlowStop("db_error");
+  }
+}
+
 /** Runs statements in one transaction; returns each statement's changed-row count. */
 export async function batch(
   db: D1Database,

@@ -23,26 +23,34 @@ import {
   passwordOf,
   secretOf,
   senderOf,
+  signingSecret,
   stringOf,
 } from "./input.ts";
 import type { CommonError, FlowResult, PasswordError } from "./errors.ts";
 import { fail, guard } from "./errors.ts";
-import type { D1Database } from "./types.ts";
+import type { D1Database, D1PreparedStatement, D1Result } from "./types.ts";
 import type { DeliveryOptions, EmailSender, Handoff, Renderer } from "./email.ts";
 import { deliver, sendAfter } from "./email.ts";
 import { accountExistsEmail, otpEmail } from "./templates.ts";
 import { checkPassword, normalizePassword } from "./policy.ts";
-import { consumeCode, issueCode, OTP_TTL_MINUTES, releaseCode } from "./otp.ts";
+import {
+  codeMac,
+  consumeCode,
+  generateCode,
+  OTP_RESEND_SECONDS,
+  OTP_TTL_MINUTES,
+  releaseCode,
+} from "./otp.ts";
 import {
   attemptFor,
   attemptMatches,
   decoyAttempt,
   renewSignupCode,
   SIGNUP,
-  startSignupAttempt,
+  signupAttemptStatement,
 } from "./attempt.ts";
 import { newStamp, newUserId, userByEmail } from "./users.ts";
-import { run } from "./query.ts";
+import { batchResults, run, stmt } from "./query.ts";
 import { clearTries, takeTry, THROTTLE } from "./throttle.ts";
 import type { Secrets } from "../auth/token.ts";
 
@@ -114,29 +122,89 @@ export function signup(db: D1Database, p: SignupParams): Promise<SignupResult> {
     if (weak) fail(weak);
     // Hash first in every case: new and existing addresses cost the same.
     const hash = await hashPassword(password, { iterations });
-    // The unique index decides who creates the user: concurrent signups create one. The
-    // password stays pending (in otp_codes) until a verification confirms it.
-    await run(
-      db,
-      `INSERT INTO users (id, email, password_hash, email_verified, stamp, created_at, updated_at)
-       VALUES (?, ?, NULL, 0, ?, ?, ?) ON CONFLICT DO NOTHING`,
-      [newUserId(), email, newStamp(), now, now],
-    );
-    const user = await userByEmail(db, email);
+    // Both codes' HMACs in every case; one is stored, the other never leaves this function.
+    const code = generateCode();
+    const signingKey = signingSecret(secrets);
+    const codeHash = await codeMac(signingKey, SIGNUP, email, code, hash);
+    const noticeHash = await codeMac(signingKey, NOTICE, email, code);
+    // One transaction (one round trip) of the same statements for every address, which writes
+    // a row and commits once: the user when the address is new (the unique index decides who
+    // creates it, so concurrent signups create one), then the pending password of an
+    // unverified account (a new one included) or the notice's slot of a verified one; both
+    // are written inside the resend throttle too. Then which it was.
+    const [, pending, notice, found] = await batchResults(db, [
+      stmt(
+        db,
+        `INSERT INTO users (id, email, password_hash, email_verified, stamp, created_at, updated_at)
+         VALUES (?, ?, NULL, 0, ?, ?, ?) ON CONFLICT DO NOTHING`,
+        newUserId(),
+        email,
+        newStamp(),
+        now,
+        now,
+      ),
+      signupAttemptStatement(db, { email, pendingHash: hash, mac: codeHash, now }),
+      noticeStatement(db, { email, mac: noticeHash, now }),
+      stmt(db, `SELECT email_verified FROM users WHERE email = ?`, email),
+    ]);
+    const user = found?.results?.[0] as { email_verified?: unknown } | undefined;
     if (!user) fail("db_error");
     if (Number(user.email_verified) === 1) {
       const attempt = await decoyAttempt(secrets, email);
-      if (await issueCode(db, { email, purpose: NOTICE, secrets, now })) {
-        const notice = deliver(send, email, accountExistsEmail, o.renderAccountExists, { appName });
-        sendAfter(handoff, "signup", notice, () => releaseCode(db, email, NOTICE));
+      if (storedHash(notice) === noticeHash) {
+        const mail = deliver(send, email, accountExistsEmail, o.renderAccountExists, { appName });
+        sendAfter(handoff, "signup", mail, () => releaseCode(db, email, NOTICE));
       }
       return { ok: true as const, attempt };
     }
     const attempt = await attemptFor(secrets, email, hash);
-    const code = await startSignupAttempt(db, { email, pendingHash: hash, secrets, now });
-    if (code) sendCode(db, handoff, "signup", { send, email, code, render: o.renderOtp, appName });
+    if (storedHash(pending) === codeHash) {
+      sendCode(db, handoff, "signup", { send, email, code, render: o.renderOtp, appName });
+    }
     return { ok: true as const, attempt };
   });
+}
+
+/** The `code_hash` a statement's RETURNING gave, or null when it wrote no row. */
+function storedHash(r: D1Result | undefined): string | null {
+  const row = r?.results?.[0] as { code_hash?: unknown } | undefined;
+  return typeof row?.code_hash === "string" ? row.code_hash : null;
+}
+
+/**
+ * The statement that records an "account exists" notice for a verified account's address (and
+ * writes nothing for another): its row is written in every case, as the signup of an
+ * unverified address writes its pending password; its slot (a code HMAC that is never sent,
+ * its time) is renewed unless a notice went out less than `OTP_RESEND_SECONDS` ago. Returns
+ * the stored `code_hash`: `mac` when the notice is to be e-mailed.
+ */
+function noticeStatement(
+  db: D1Database,
+  o: { email: string; mac: string; now: number },
+): D1PreparedStatement {
+  const due = o.now - OTP_RESEND_SECONDS * 1000;
+  return stmt(
+    db,
+    `INSERT INTO otp_codes (email, purpose, code_hash, password_hash, attempts, sent_at, expires_at)
+     SELECT ?, '${NOTICE}', ?, NULL, 0, ?, ?
+     WHERE EXISTS (SELECT 1 FROM users WHERE email = ? AND email_verified = 1)
+     ON CONFLICT (email, purpose) DO UPDATE SET
+       password_hash = NULL,
+       code_hash = CASE WHEN otp_codes.sent_at <= ? THEN excluded.code_hash ELSE otp_codes.code_hash END,
+       attempts = CASE WHEN otp_codes.sent_at <= ? THEN 0 ELSE otp_codes.attempts END,
+       expires_at = CASE WHEN otp_codes.sent_at <= ? THEN excluded.expires_at ELSE otp_codes.expires_at END,
+       sent_at = CASE WHEN otp_codes.sent_at <= ? THEN excluded.sent_at ELSE otp_codes.sent_at END
+     RETURNING code_hash`,
+    o.email,
+    o.mac,
+    o.now,
+    o.now + OTP_TTL_MINUTES * 60_000,
+    o.email,
+    due,
+    due,
+    due,
+    due,
+  );
 }
 
 /** E-mails a signup code after the answer; a failed send lifts the code's resend throttle. */

@@ -1,5 +1,5 @@
 /** Shared helpers of the d1 tests: a capturing e-mail sender, unique addresses, constants. */
-import type { EmailMessage } from "../../d1.ts";
+import type { D1Database, D1PreparedStatement, EmailMessage } from "../../d1.ts";
 
 /** The TOKEN_SECRET of the tests. */
 export const SECRET = "test token secret, long and random enough";
@@ -59,3 +59,71 @@ export const brokenDb = {
     return Promise.reject(new Error("connection lost"));
   },
 };
+
+/**
+ * The real binding, logging every database call that runs: each statement's SQL (not its
+ * values), a batch as one entry with its statements' SQL in order; `changes` gets the rows each
+ * write changed (for a statement with RETURNING, the rows it returned: local libSQL reports no
+ * changes for those).
+ */
+export function counting(db: D1Database): { db: D1Database; log: string[]; changes: number[] } {
+  const log: string[] = [];
+  const changes: number[] = [];
+  const inner = new WeakMap<D1PreparedStatement, { sql: string; s: D1PreparedStatement }>();
+  const changed = <R extends { meta?: { changes?: number }; results?: unknown[] }>(
+    sql: string,
+    r: R,
+  ): R => {
+    const returned = /\bRETURNING\b/i.test(sql) ? r.results?.length ?? 0 : 0;
+    changes.push(Math.max(Number(r.meta?.changes ?? 0), returned));
+    return r;
+  };
+  const wrap = (sql: string, s: D1PreparedStatement): D1PreparedStatement => {
+    const w: D1PreparedStatement = {
+      bind: (...values) => wrap(sql, s.bind(...values)),
+      first: <T>() => (log.push(`first ${sql}`), s.first<T>()),
+      all: <T>() => (log.push(`all ${sql}`), s.all<T>()),
+      run: <T>() => (log.push(`run ${sql}`), s.run<T>().then((r) => changed(sql, r))),
+    };
+    inner.set(w, { sql, s });
+    return w;
+  };
+  return {
+    log,
+    changes,
+    db: {
+      prepare: (sql) => wrap(sql.replace(/\s+/g, " "), db.prepare(sql)),
+      batch: async <T>(statements: D1PreparedStatement[]) => {
+        const seen = statements.map((s) => inner.get(s));
+        log.push(`batch ${statements.length}: ${seen.map((x) => x?.sql ?? "?").join(" ; ")}`);
+        const results = await db.batch<T>(statements.map((s, i) => seen[i]?.s ?? s));
+        results.forEach((r, i) => changed(seen[i]?.sql ?? "", r));
+        return results;
+      },
+    },
+  };
+}
+
+/** Counts the Web Crypto calls made while `fn` runs. */
+export async function cryptoCalls(fn: () => Promise<unknown>): Promise<Record<string, number>> {
+  const subtle = crypto.subtle as unknown as Record<string, (...a: unknown[]) => unknown>;
+  const names = ["sign", "verify", "importKey", "digest", "deriveBits", "deriveKey"];
+  const counts: Record<string, number> = {};
+  const saved = names.map((n) => [n, subtle[n], Object.hasOwn(subtle, n)] as const);
+  for (const [n, original] of saved) {
+    counts[n] = 0;
+    subtle[n] = function (this: unknown, ...args: unknown[]) {
+      counts[n]++;
+      return original.apply(this, args);
+    };
+  }
+  try {
+    await fn();
+  } finally {
+    for (const [n, original, own] of saved) {
+      if (own) subtle[n] = original;
+      else delete subtle[n];
+    }
+  }
+  return counts;
+}

@@ -1,9 +1,10 @@
 /**
  * Keys and secrets on disk are the process user's alone whatever the umask: a real
- * `gatehouse run` on a `libsql` storage file, started under umask 022, issues a certificate
- * from its local CA; the reference app, under umask 022, writes its database and a mail blob.
- * Every file found is then 0600 (the database, its `-wal` and `-shm`, the blobs) and every
- * directory the process made 0700.
+ * `gatehouse run` on a `libsql` storage file in a directory that does not exist yet, started
+ * under umask 022, issues a certificate from its local CA; the reference app, under umask 022,
+ * writes its database and a mail blob. Every file found is then 0600 (the database, its `-wal`
+ * and `-shm`, the blobs) and every directory the process made 0700. An operator's directory
+ * that others may read is left as it is, and the libsql storage warns about it.
  */
 import assert from "node:assert/strict";
 import { MailroomClient } from "../../mail.ts";
@@ -40,21 +41,64 @@ function expected(found: Record<string, string>): Record<string, string> {
   );
 }
 
+/** The message the libsql storage warns with about a directory others may read or write. */
+const SHARED_DIR_WARNING =
+  "the storage database's directory may be read or written by group or others";
+
+/**
+ * A `gatehouse run` of `config` started under umask 022 (its log at WARN and above on stderr):
+ * `fn` runs while it serves, then it is stopped and its stderr returned.
+ */
+async function runUnderUmask022(
+  t: { dir: string; env: Record<string, string> },
+  config: Record<string, unknown>,
+  fn: () => Promise<void>,
+): Promise<string> {
+  await Deno.writeTextFile(`${t.dir}/config.json`, JSON.stringify(config));
+  const child = new Deno.Command("/bin/sh", {
+    args: [
+      "-c",
+      'umask 022; exec "$0" "$@"',
+      Deno.execPath(),
+      "run",
+      "-A",
+      "--config",
+      DENO_JSON,
+      CLI,
+      "run",
+      "-c",
+      `${t.dir}/config.json`,
+    ],
+    env: { ...t.env, GATEHOUSE_WORKERS: "1" }, // one process: one provision
+    cwd: t.dir,
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const stderr = new Response(child.stderr).text();
+  try {
+    await fn();
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+  }
+  return await stderr;
+}
+
 Deno.test({
   name:
-    "libsql storage under umask 022: storage.db, -wal, -shm 0600 and its directories 0700 once a certificate is issued",
+    "libsql storage under umask 022: the directories it makes are 0700 and storage.db, -wal, -shm 0600 once a certificate is issued",
   ...opts,
   async fn() {
     const t = await tempEnv();
     const admin = freePort();
     const https = freePort();
-    // the directory an operator gives it (private already); what the server makes inside is checked
-    const store = `${t.dir}/store`;
-    await Deno.mkdir(store, { mode: 0o700 });
+    // two levels that do not exist yet: the server makes them
+    const state = `${t.dir}/state`;
+    const store = `${state}/store`;
     const config = {
       admin: { listen: `127.0.0.1:${admin}` },
       storage: { module: "libsql", url: `file:${store}/storage.db` },
-      logging: { logs: { default: { level: "ERROR" } } },
+      logging: { logs: { default: { level: "WARN" } } },
       apps: {
         ...sites(https, ["private.localhost"], { automatic_https: { disable_redirects: true } }),
         tls: {
@@ -64,44 +108,66 @@ Deno.test({
         },
       },
     };
-    await Deno.writeTextFile(`${t.dir}/config.json`, JSON.stringify(config));
-    const child = new Deno.Command("/bin/sh", {
-      args: [
-        "-c",
-        'umask 022; exec "$0" "$@"',
-        Deno.execPath(),
-        "run",
-        "-A",
-        "--config",
-        DENO_JSON,
-        CLI,
-        "run",
-        "-c",
-        `${t.dir}/config.json`,
-      ],
-      env: t.env,
-      cwd: t.dir,
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
     try {
-      await up(`http://127.0.0.1:${admin}`);
-      // the handshake gets a certificate of the local CA: its key and the CA's are stored
-      await until(
-        async () =>
-          (await servedCert(https, "private.localhost"))?.names[0] === "private.localhost",
-        30_000,
-        "a certificate for private.localhost",
-      );
-      const found = await modes(store);
-      for (const f of ["/storage.db", "/storage.db-wal", "/storage.db-shm"]) {
+      let found: Record<string, string> = {};
+      const stderr = await runUnderUmask022(t, config, async () => {
+        await up(`http://127.0.0.1:${admin}`);
+        // the handshake gets a certificate of the local CA: its key and the CA's are stored
+        await until(
+          async () =>
+            (await servedCert(https, "private.localhost"))?.names[0] === "private.localhost",
+          30_000,
+          "a certificate for private.localhost",
+        );
+        found = await modes(state);
+      });
+      for (const f of ["/store/storage.db", "/store/storage.db-wal", "/store/storage.db-shm"]) {
         assert.ok(found[f], `${f} exists: ${JSON.stringify(found)}`);
       }
+      assert.equal(found["/"], "dir 0700");
+      assert.equal(found["/store"], "dir 0700");
       assert.deepEqual(found, expected(found));
+      // a directory it made is private: nothing to warn about
+      assert.ok(!stderr.includes(SHARED_DIR_WARNING), stderr);
     } finally {
-      child.kill("SIGTERM");
-      await child.status;
-      await child.stderr.cancel().catch(() => {});
+      await Deno.remove(t.dir, { recursive: true }).catch(() => {});
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "libsql storage under umask 022: an existing 0755 directory keeps its mode and is warned about once at provision, with its path and mode",
+  ...opts,
+  async fn() {
+    const t = await tempEnv();
+    const admin = freePort();
+    // the operator's directory, readable by everyone
+    const shared = `${t.dir}/shared`;
+    await Deno.mkdir(shared);
+    await Deno.chmod(shared, 0o755);
+    const config = {
+      admin: { listen: `127.0.0.1:${admin}` },
+      storage: { module: "libsql", url: `file:${shared}/storage.db` },
+      logging: { logs: { default: { level: "WARN" } } },
+    };
+    try {
+      let found: Record<string, string> = {};
+      const stderr = await runUnderUmask022(t, config, async () => {
+        await up(`http://127.0.0.1:${admin}`);
+        found = await modes(shared);
+      });
+      const warnings = stderr.split("\n").filter((l) => l.includes(SHARED_DIR_WARNING));
+      assert.equal(warnings.length, 1, stderr);
+      const entry = JSON.parse(warnings[0]);
+      assert.equal(entry.level, "warn");
+      assert.equal(entry.logger, "caddy.storage.libsql");
+      assert.equal(entry.path, shared);
+      assert.equal(entry.mode, "0755");
+      // not chmod'ed: the directory is the operator's; the database in it is private all the same
+      assert.equal(found["/"], "dir 0755");
+      assert.equal(found["/storage.db"], "file 0600");
+    } finally {
       await Deno.remove(t.dir, { recursive: true }).catch(() => {});
     }
   },

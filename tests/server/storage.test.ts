@@ -376,7 +376,8 @@ Deno.test("libsql storage: config errors are clear; the auth token never appears
     /GATEHOUSE_TEST_UNSET_TOKEN is not set/,
   );
   await assert.rejects(
-    create({ url: "file:/nonexistent-dir-gatehouse/x.db", auth_token: "s3cret-token" }),
+    // a directory that cannot be made (a file is in the way)
+    create({ url: "file:/dev/null/nonexistent-dir-gatehouse/x.db", auth_token: "s3cret-token" }),
     (e: Error) => {
       assert.match(
         e.message,

@@ -13,8 +13,10 @@
  *   `<table>_locks`. Both are created when missing.
  *
  * A `file:` database is private to the server's user whatever the umask: the file and the
- * `-wal`/`-shm` files SQLite makes beside it are 0600 (see `private_files.ts`); its directory
- * must exist and is left as it is (make it 0700).
+ * `-wal`/`-shm` files SQLite makes beside it are 0600 (see `private_files.ts`); a missing
+ * directory is made 0700 (each level), as `file_system` makes its own. A directory that was
+ * there keeps its mode (it is the operator's); when group or others may read or write it, the
+ * storage warns once as it is provisioned, naming the directory and its mode.
  *
  * Locks are leases: the holder refreshes its row every 5 s; a row not refreshed for 10 s
  * (database clock) is stale and the next `lock`/`tryLock` takes it over, so a holder killed
@@ -49,6 +51,11 @@ export interface LibsqlStorageOptions {
   authToken?: string;
   /** Key/value table name (default `gatehouse_storage`). */
   table?: string;
+  /**
+   * Told of a `file:` database's directory that was already there and that group or others
+   * may read or write (its mode is left as it is).
+   */
+  onSharedDir?: (dir: string, mode: number) => void;
 }
 
 /** The database clock in milliseconds, as SQL. */
@@ -255,9 +262,9 @@ export async function openLibsqlStorage(
   }
   const { createClient } = await import("@libsql/client");
   try {
-    // the local CA's root key and every certificate key live here: 0600 in 0700
-    // (its directory is the operator's: a missing one is an error, as before)
-    await preparePrivateLibsqlFile(o.url, { makeDirs: false });
+    // the local CA's root key and every certificate key live here: 0600 in 0700 (a directory
+    // made here; one that was there is the operator's and keeps its mode)
+    await preparePrivateLibsqlFile(o.url, { onSharedDir: o.onSharedDir });
   } catch (e) {
     throw new Error(`libsql storage: preparing ${describe(o.url)}: ${(e as Error).message}`);
   }
@@ -309,7 +316,7 @@ function fromEnv(value: string, field: string): string {
  */
 export const libsqlStorageModule: ModuleDefinition<Storage & ModuleInstance> = {
   id: "caddy.storage.libsql",
-  create: (c) => {
+  create: (c, ctx) => {
     const d: Decoder = new Decoder(c, "libsql storage");
     // the field audit lists these fields itself (a storage decodes its own config)
     for (const k of Object.keys(c)) {
@@ -330,6 +337,13 @@ export const libsqlStorageModule: ModuleDefinition<Storage & ModuleInstance> = {
       url: fromEnv(c.url, "url"),
       authToken: c.auth_token === undefined ? undefined : fromEnv(c.auth_token, "auth_token"),
       table: c.table as string | undefined,
+      onSharedDir: (dir, mode) => {
+        const octal = mode.toString(8).padStart(4, "0");
+        ctx.logger("caddy.storage.libsql").warn(
+          "the storage database's directory may be read or written by group or others (chmod 700 it)",
+          { path: dir, mode: octal },
+        );
+      },
     });
   },
 };

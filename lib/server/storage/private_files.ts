@@ -3,10 +3,11 @@
  * for what keeps keys and secrets on disk outside the `file_system` storage — the `libsql`
  * storage's database file, the reference app's database and the mail blob store.
  *
- * A directory made here gets 0700 (each level it had to create); a directory that was already
- * there keeps its mode, since it may be shared (`/tmp`, the working directory). A file gets
- * 0600 when made and is set back to 0600 when found with other bits. (The `libsql` storage
- * makes no directory: its database's directory is the operator's, as before.)
+ * A directory made here gets 0700 (each level it had to create, as Caddy's `file_system`
+ * storage makes its directories 0700); a directory that was already there keeps its mode,
+ * since it may be shared (`/tmp`, the working directory) — a caller may ask to hear of one that
+ * group or others can read or write (the `libsql` storage warns). A file gets 0600 when made
+ * and is set back to 0600 when found with other bits.
  *
  * A libSQL (SQLite) database on a file is more than that file: SQLite makes `-wal` and `-shm`
  * beside it when it first writes in WAL mode (and `-journal` in rollback mode), long after the
@@ -22,12 +23,15 @@
  * @module
  */
 import { chmod, mkdir, open, stat } from "node:fs/promises";
-import { dirname } from "node:path";
+import { dirname, resolve } from "node:path";
 
 /** The mode of a private directory. */
 export const PRIVATE_DIR_MODE = 0o700;
 /** The mode of a private file. */
 export const PRIVATE_FILE_MODE = 0o600;
+
+/** The bits of a directory's mode that let group or others read or write it. */
+export const SHARED_DIR_BITS = 0o066;
 
 /** The side files SQLite keeps beside a database file. */
 export const SQLITE_SIDE_FILES: readonly string[] = ["-wal", "-shm", "-journal"];
@@ -38,7 +42,7 @@ function missing(err: unknown): boolean {
 
 /**
  * Makes `dir` and its missing parents, each 0700 whatever the umask; an existing directory
- * keeps its mode.
+ * keeps its mode. True when `dir` was made here, false when it was there.
  *
  * @example
  * ```ts
@@ -47,7 +51,7 @@ function missing(err: unknown): boolean {
  * await makePrivateDir(`${base}/a/b`); // a and b are 0700
  * ```
  */
-export async function makePrivateDir(dir: string): Promise<void> {
+export async function makePrivateDir(dir: string): Promise<boolean> {
   const made: string[] = [];
   for (let d = dir; d !== dirname(d); d = dirname(d)) {
     try {
@@ -58,10 +62,11 @@ export async function makePrivateDir(dir: string): Promise<void> {
       made.push(d);
     }
   }
-  if (made.length === 0) return;
+  if (made.length === 0) return false;
   await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   // mkdir's mode is masked by the umask: set it on each level made here
   for (const d of made) await chmod(d, PRIVATE_DIR_MODE);
+  return true;
 }
 
 /** Sets `path` to 0600 when it exists with another mode; false when there is no such file. */
@@ -79,15 +84,16 @@ async function tighten(path: string): Promise<boolean> {
 /** How a private file is prepared. */
 export interface PrepareOptions {
   /**
-   * Make its missing directories, 0700 (default true); false leaves a missing directory an
-   * error (ENOENT), as the `libsql` storage wants it.
+   * Called when the file's directory was already there and group or others may read or write
+   * it (a mode with {@linkcode SHARED_DIR_BITS}), with its absolute path and permission bits;
+   * the directory keeps its mode.
    */
-  makeDirs?: boolean;
+  onSharedDir?: (dir: string, mode: number) => void;
 }
 
 /**
- * Makes `path` an empty 0600 file when it does not exist (its directory with
- * {@linkcode makePrivateDir}), or sets an existing one to 0600.
+ * Makes `path` an empty 0600 file when it does not exist, or sets an existing one to 0600; its
+ * missing directories are made 0700 ({@linkcode makePrivateDir}).
  *
  * @example
  * ```ts
@@ -100,8 +106,12 @@ export async function ensurePrivateFile(
   path: string,
   options: PrepareOptions = {},
 ): Promise<void> {
+  const dir = dirname(path);
+  if (!(await makePrivateDir(dir)) && options.onSharedDir) {
+    const mode = (await stat(dir)).mode & 0o777;
+    if (mode & SHARED_DIR_BITS) options.onSharedDir(resolve(dir), mode);
+  }
   if (await tighten(path)) return;
-  if (options.makeDirs ?? true) await makePrivateDir(dirname(path));
   try {
     const f = await open(path, "wx", PRIVATE_FILE_MODE);
     await f.close();
@@ -157,7 +167,7 @@ export function libsqlFilePath(url: string): string | null {
 
 /**
  * Before a libSQL client opens a `file:` URL: the database file made 0600 (its missing
- * directories 0700 unless `makeDirs` is false), or set to 0600 when it exists, and its side
+ * directories 0700), or set to 0600 when it exists, and its side
  * files (`-wal`, `-shm`, `-journal`) that exist set to 0600. SQLite gives the side files it
  * makes later the database file's mode. Other URLs are left alone.
  *

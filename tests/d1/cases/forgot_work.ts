@@ -4,60 +4,10 @@
  * timed. Sending the e-mail is handed to `waitUntil`.
  */
 import assert from "node:assert/strict";
-import { type D1Database, type D1PreparedStatement, requestPasswordReset } from "../../../d1.ts";
+import { requestPasswordReset } from "../../../d1.ts";
 import type { Case } from "../_backend.ts";
-import { newEmail, outbox, SECRET } from "../_helpers.ts";
+import { counting, cryptoCalls, newEmail, outbox, SECRET } from "../_helpers.ts";
 import { pendingUser, verifiedUser } from "./_user.ts";
-
-/** The real binding, logging every statement that runs (its SQL, not its values). */
-function counting(db: D1Database): { db: D1Database; log: string[] } {
-  const log: string[] = [];
-  const inner = new WeakMap<D1PreparedStatement, D1PreparedStatement>();
-  const wrap = (sql: string, s: D1PreparedStatement): D1PreparedStatement => {
-    const w: D1PreparedStatement = {
-      bind: (...values) => wrap(sql, s.bind(...values)),
-      first: <T>() => (log.push(`first ${sql}`), s.first<T>()),
-      all: <T>() => (log.push(`all ${sql}`), s.all<T>()),
-      run: <T>() => (log.push(`run ${sql}`), s.run<T>()),
-    };
-    inner.set(w, s);
-    return w;
-  };
-  return {
-    log,
-    db: {
-      prepare: (sql) => wrap(sql.replace(/\s+/g, " "), db.prepare(sql)),
-      batch: (statements) => {
-        log.push(`batch ${statements.length}`);
-        return db.batch(statements.map((s) => inner.get(s) ?? s));
-      },
-    },
-  };
-}
-
-/** Counts the Web Crypto calls made while `fn` runs. */
-async function cryptoCalls(fn: () => Promise<unknown>): Promise<Record<string, number>> {
-  const subtle = crypto.subtle as unknown as Record<string, (...a: unknown[]) => unknown>;
-  const names = ["sign", "verify", "importKey", "digest", "deriveBits", "deriveKey"];
-  const counts: Record<string, number> = {};
-  const saved = names.map((n) => [n, subtle[n], Object.hasOwn(subtle, n)] as const);
-  for (const [n, original] of saved) {
-    counts[n] = 0;
-    subtle[n] = function (this: unknown, ...args: unknown[]) {
-      counts[n]++;
-      return original.apply(this, args);
-    };
-  }
-  try {
-    await fn();
-  } finally {
-    for (const [n, original, own] of saved) {
-      if (own) subtle[n] = original;
-      else delete subtle[n];
-    }
-  }
-  return counts;
-}
 
 export const forgotWorkCases: Case[] = [
   {

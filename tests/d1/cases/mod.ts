@@ -2,6 +2,7 @@
 import type { Case } from "../_backend.ts";
 import { signupCases } from "./signup.ts";
 import { signupAgainCases } from "./signup_again.ts";
+import { signupWorkCases } from "./signup_work.ts";
 import { takeoverCases } from "./takeover.ts";
 import { emailFormCases } from "./email_form.ts";
 import { loginCases } from "./login.ts";
@@ -28,6 +29,7 @@ import { fuzzFactorCases } from "./fuzz_factors.ts";
 export const allCases: Case[] = [
   ...signupCases,
   ...signupAgainCases,
+  ...signupWorkCases,
   ...takeoverCases,
   ...emailFormCases,
   ...loginCases,
