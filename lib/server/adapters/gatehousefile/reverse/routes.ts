@@ -185,7 +185,7 @@ export function reverseRoutes(
  * Directives that the adapter expands into routes of their own, without a subroute
  * (`php_fastcgi` without a matcher): how many routes from `routes[i]` they span and the
  * directives (none after a problem was reported). With a matcher, `php_fastcgi` is a
- * subroute handler (see `handlers/subroute.ts`).
+ * subroute handler (see `http/handlers/subroute/mod.ts`).
  */
 function expandedDirectives(
   routes: unknown[],
