@@ -1,9 +1,12 @@
 /**
- * The web server's shape (docs/architecture.md), checked from the code's own imports: the
- * contracts at the bottom import nothing above them, listeners never import http or tls, no
- * module imports the Gatehousefile assembler, nothing of the server imports the CLI, the
- * import circles stay few and inside one folder; and there is one config error type and one
- * duration parser.
+ * The web server's shape (docs/architecture.md), checked from the code's own imports: no
+ * import runs back up a floor of the doc's table, the contracts at the bottom import nothing
+ * above them, listeners never import http or tls, no module imports the Gatehousefile
+ * assembler, nothing of the server imports the CLI, the import circles stay few and inside
+ * one folder; there is one config error type, which every decoder throws, and one duration
+ * parser; no function of the server takes more than five positional parameters; the version
+ * and the inspector-signal guard live outside the CLI; the app imports the package's public
+ * entry points only; and the CLI reads its flags typed, without casts.
  */
 import assert from "node:assert/strict";
 
@@ -176,4 +179,45 @@ Deno.test("architecture: one duration parser (config/duration.ts), for JSON and 
     "config/duration.ts: goParseDuration",
     "config/duration.ts: parseDuration",
   ]);
+});
+
+/**
+ * The floor table of docs/architecture.md: a folder (ending in "/") or a file, as a repository
+ * path, and its floor. Names in the table are relative to `lib/server/` unless they start with
+ * `lib/`.
+ */
+async function floorTable(): Promise<Map<string, number>> {
+  const doc = await Deno.readTextFile(ROOT + "docs/architecture.md");
+  const floors = new Map<string, number>();
+  for (const row of doc.matchAll(/^\|\s*(\d+)\s*\|([^|]*)\|/gm)) {
+    for (const name of row[2].matchAll(/`([^`]+)`/g)) {
+      floors.set(name[1].startsWith("lib/") ? name[1] : SERVER + name[1], Number(row[1]));
+    }
+  }
+  return floors;
+}
+
+Deno.test("architecture: no import in lib/server runs back up a floor of docs/architecture.md", async () => {
+  const floors = await floorTable();
+  assert.ok(floors.size > 20, "the floor table is read from docs/architecture.md");
+  const floorOf = (f: string) => {
+    for (const [name, floor] of floors) {
+      if (name.endsWith("/") ? f.startsWith(name) : f === name) return floor;
+    }
+    return undefined;
+  };
+  const unplaced = new Set<string>();
+  const up: string[] = [];
+  for (const [f, deps] of graph) {
+    if (!f.startsWith(SERVER)) continue;
+    const from = floorOf(f);
+    if (from === undefined) unplaced.add(f);
+    for (const d of deps) {
+      const to = floorOf(d);
+      if (to === undefined) unplaced.add(d);
+      else if (from !== undefined && to > from) up.push(`${f} (${from}) → ${d} (${to})`);
+    }
+  }
+  assert.deepEqual([...unplaced], [], "every file of the server and what it imports has a floor");
+  assert.deepEqual(up, []);
 });
