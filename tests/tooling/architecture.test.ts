@@ -221,3 +221,46 @@ Deno.test("architecture: no import in lib/server runs back up a floor of docs/ar
   assert.deepEqual([...unplaced], [], "every file of the server and what it imports has a floor");
   assert.deepEqual(up, []);
 });
+
+/**
+ * The decoding code of `text`: all of it in a file named config.ts or under config/, else each
+ * top-level `function decode…` and each module definition (`const x: ModuleDefinition…`).
+ * Returns `[first line, text]` pieces.
+ */
+function decodingCode(file: string, text: string): [number, string][] {
+  if (/\/config\.ts$/.test(file) || file.startsWith(SERVER + "config/")) return [[1, text]];
+  const starts = [
+    ...text.matchAll(
+      /^(?:export )?(?:default )?(?:async )?(?:function\*?|const|let|class|abstract class) (\w+)/gm,
+    ),
+  ];
+  const out: [number, string][] = [];
+  starts.forEach((m, i) => {
+    const piece = text.slice(m.index, starts[i + 1]?.index ?? text.length);
+    const decoder = /^(?:export )?(?:async )?function decode/.test(piece) ||
+      /^(?:export )?const \w+\s*:\s*ModuleDefinition\b/.test(piece);
+    if (decoder) out.push([text.slice(0, m.index).split("\n").length, piece]);
+  });
+  return out;
+}
+
+/** The source without comments, lines kept (so that line numbers stay). */
+function codeLines(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, "")).replace(
+    /^\s*\/\/.*$/gm,
+    "",
+  );
+}
+
+Deno.test("architecture: every config refusal of a decoder is a ConfigError, never a bare Error", async () => {
+  const bare: string[] = [];
+  for (const f of await files(SERVER)) {
+    const text = codeLines(await Deno.readTextFile(ROOT + f));
+    for (const [line, piece] of decodingCode(f, text)) {
+      piece.split("\n").forEach((row, i) => {
+        if (/\bnew Error\(/.test(row)) bare.push(`${f}:${line + i}: ${row.trim()}`);
+      });
+    }
+  }
+  assert.deepEqual(bare, []);
+});
