@@ -264,3 +264,51 @@ Deno.test("architecture: every config refusal of a decoder is a ConfigError, nev
   }
   assert.deepEqual(bare, []);
 });
+
+/**
+ * The number of parameters of the list whose "(" is at `open` in `text` (commas at its own
+ * depth, outside strings; destructured parameters count once).
+ */
+function parameterCount(text: string, open: number): number {
+  let depth = 0, commas = 0, any = false, quote = "", i = open;
+  for (; i < text.length; i++) {
+    const ch = text[i];
+    if (quote) {
+      if (ch === "\\") i++;
+      else if (ch === quote) quote = "";
+      continue;
+    }
+    if (ch === '"' || ch === "'" || ch === "`") {
+      quote = ch;
+      any = true;
+    } else if ("([{<".includes(ch)) {
+      if (ch === "<" && text[i - 1] === " " && text[i + 1] === " ") continue; // a comparison
+      if (++depth > 1) any = true;
+    } else if (")]}>".includes(ch)) {
+      if (ch === ">" && text[i - 1] === "=") continue; // an arrow inside a type
+      if (--depth === 0) break;
+    } else if (depth === 1 && ch === ",") commas++;
+    else if (depth === 1 && !/\s/.test(ch)) any = true;
+  }
+  if (!any) return 0;
+  return text.slice(open + 1, i).trim().endsWith(",") ? commas : commas + 1;
+}
+
+/** Function declarations, methods and constructors (with a body), and arrow functions. */
+const SIGNATURE =
+  /\bfunction\s*\*?\s*(\w*)\s*(?:<[^(]*>)?\s*\(|^\s*(?:(?:public|private|protected|static|async|readonly|override|get|set)\s+)*(?!(?:if|for|while|switch|catch|with|return|await|typeof|new)\b)(#?\w+)\s*(?:<[^(]*>)?\s*\((?=[^;]*\)\s*(?::[^{;]+)?\{)|(?:=|:|\(|,|return)\s*(?:async\s*)?(\()(?=[^;]*?\)\s*(?::\s*[^=;]+)?=>)/gm;
+
+Deno.test("architecture: no function, method or constructor of the server takes more than five positional parameters", async () => {
+  const long: string[] = [];
+  for (const f of await files(SERVER)) {
+    const text = codeLines(await Deno.readTextFile(ROOT + f));
+    for (const m of text.matchAll(SIGNATURE)) {
+      const n = parameterCount(text, m.index + m[0].length - 1);
+      if (n > 5) {
+        const line = text.slice(0, m.index + m[0].search(/\S/)).split("\n").length;
+        long.push(`${f}:${line}: ${m[1] || m[2] || "(arrow)"} takes ${n}`);
+      }
+    }
+  }
+  assert.deepEqual(long, []);
+});
