@@ -312,3 +312,53 @@ Deno.test("architecture: no function, method or constructor of the server takes 
   }
   assert.deepEqual(long, []);
 });
+
+Deno.test("architecture: VERSION and the inspector-signal guard are leaves outside the CLI", async () => {
+  const defined: string[] = [];
+  for (const f of await files("lib/")) {
+    const text = code(await Deno.readTextFile(ROOT + f));
+    if (/export const VERSION\b/.test(text)) defined.push(`${f}: VERSION`);
+    for (const m of text.matchAll(/export (?:async )?function (\w*InspectorSignal)\b/g)) {
+      defined.push(`${f}: ${m[1]}`);
+    }
+  }
+  assert.deepEqual(defined, [
+    "lib/inspector_signal.ts: ignoreInspectorSignal",
+    "lib/inspector_signal.ts: guardInspectorSignal",
+    "lib/version.ts: VERSION",
+  ]);
+  // leaves: they import nothing of the package
+  for (const leaf of ["lib/version.ts", "lib/inspector_signal.ts"]) {
+    assert.deepEqual([...graph.get(leaf)!].filter((d) => d.endsWith(".ts")), [], leaf);
+  }
+  // the server (metrics, tracing, FastCGI) reads the version from the leaf
+  const users = importsOf(SERVER).filter(([, d]) => d === "lib/version.ts").map(([f]) => f);
+  for (const f of ["metrics/otlp.ts", "tracing/provider.ts"]) {
+    assert.ok(users.includes(SERVER + f), f);
+  }
+  assert.ok(users.some((f) => f.includes("/fastcgi/")), "FastCGI's SERVER_SOFTWARE");
+});
+
+Deno.test("architecture: the app imports the package's public entry points only", async () => {
+  const PUBLIC = ["mod.ts", "d1.ts", "react.ts", "preact.ts", "mail.ts", "admin.ts"];
+  const outside: string[] = [];
+  for (const f of await files("app/")) {
+    const text = code(await Deno.readTextFile(ROOT + f));
+    for (const m of text.matchAll(IMPORT)) {
+      const d = normalize(`${f.slice(0, f.lastIndexOf("/") + 1)}${m[1] ?? m[2] ?? m[3]}`);
+      if (!d.startsWith("app/") && !PUBLIC.includes(d)) outside.push(`${f} → ${d}`);
+    }
+  }
+  assert.deepEqual(outside, []);
+});
+
+Deno.test("architecture: the CLI reads its flags typed from their declarations, without casts", async () => {
+  const casts: string[] = [];
+  for (const f of await files("lib/cli/")) {
+    const text = code(await Deno.readTextFile(ROOT + f));
+    for (const m of text.matchAll(/\bflags(?:\.\w+|\[[^\]]+\])\s+as\s+[\w[\]|" ]+/g)) {
+      casts.push(`${f}: ${m[0]}`);
+    }
+  }
+  assert.deepEqual(casts, []);
+});
