@@ -97,6 +97,15 @@ export type {
   SqlValue,
 } from "./lib/mail/db.ts";
 export { type SandboxKey, sandboxLines } from "./lib/mail/sandbox_setup.ts";
+// What a program serving the API needs around it, as `deno task mail` uses them: the database
+// file made private before the client opens it, address ranges for a `clientAddress` behind
+// trusted proxies (the ranges `webhooks.allowTargets` reads), and the SIGUSR1 guard.
+export {
+  type PrepareOptions,
+  preparePrivateLibsqlFile,
+} from "./lib/server/storage/private_files.ts";
+export { ipInRanges, type IPRange, parseIP, parseRange } from "./lib/server/net/ip.ts";
+export { guardInspectorSignal, type SignalGuard } from "./lib/inspector_signal.ts";
 
 /**
  * Development: creates the mail tables if missing, then finds or makes the sandbox account

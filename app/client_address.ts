@@ -7,7 +7,7 @@
  * @module
  */
 import type { AppEnv } from "./env.ts";
-import { ipInRanges, type IPRange, parseIP, parseRange } from "../lib/server/net/ip.ts";
+import { ipInRanges, type IPRange, parseIP, parseRange } from "../mail.ts";
 
 /** What `Deno.serve` passes a handler about the connection. */
 export interface ConnectionInfo {

@@ -8,7 +8,7 @@
  */
 import { type D1Database, migrate, openLibsql } from "../d1.ts";
 import type { AppEnv } from "./env.ts";
-import { preparePrivateLibsqlFile } from "../lib/server/storage/private_files.ts";
+import { preparePrivateLibsqlFile } from "../mail.ts";
 
 /**
  * Opens the app's database and creates the toolkit's tables if missing.

@@ -17,7 +17,7 @@ import { checkProductionEnv } from "./required_env.ts";
 import { serveFavicon } from "./favicon.ts";
 import { sitePage } from "./site_page.ts";
 import { h } from "preact";
-import { guardInspectorSignal } from "../lib/inspector_signal.ts";
+import { guardInspectorSignal } from "../mail.ts";
 
 /** Builds the whole reference app from its environment. */
 export async function createApp(env = loadAppEnv()): Promise<Hono> {

@@ -17,7 +17,7 @@
  */
 import { type Client, createClient } from "@libsql/client";
 import type { AppEnv } from "./env.ts";
-import { preparePrivateLibsqlFile } from "../lib/server/storage/private_files.ts";
+import { preparePrivateLibsqlFile } from "../mail.ts";
 
 /** A site registered with the broker. */
 export interface RelaySite {

@@ -5,7 +5,7 @@
  * `lib/mail/reference_page.ts` serves that file as it is to browsers that accept gzip, so the
  * program installs nothing for the reference page: the package (about 280 MB with Vue,
  * CodeMirror, tailwind, ...) is imported by `tests/deno.json` alone, at the version this script
- * copies. Run it after changing that version; `tests/mail/reference_bundle.test.ts` checks that
+ * copies. Run it after changing that version; `tests/mail/reference_runtime.test.ts` checks that
  * the file is the locked version's bundle, unchanged.
  *
  * ```sh

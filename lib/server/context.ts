@@ -25,7 +25,7 @@ export const TOP_LEVEL_KEYS: readonly string[] = ["admin", "logging", "storage",
 
 /**
  * Decodes the top level of a config strictly (as Caddy's `Config`): only the known keys,
- * `admin` fully (see `admin/config.ts`), `logging` and `storage` as objects, `apps` as an
+ * `admin` fully (see `config/admin.ts`), `logging` and `storage` as objects, `apps` as an
  * object of objects. Module configs inside are decoded by their modules when provisioned.
  */
 export function decodeTopLevel(config: JsonObject): AdminConfig {

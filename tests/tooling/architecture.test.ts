@@ -1,9 +1,12 @@
 /**
- * The web server's shape (docs/architecture.md), checked from the code's own imports: the
- * contracts at the bottom import nothing above them, listeners never import http or tls, no
- * module imports the Gatehousefile assembler, nothing of the server imports the CLI, the
- * import circles stay few and inside one folder; and there is one config error type and one
- * duration parser.
+ * The web server's shape (docs/architecture.md), checked from the code's own imports: no
+ * import runs back up a floor of the doc's table, the contracts at the bottom import nothing
+ * above them, listeners never import http or tls, no module imports the Gatehousefile
+ * assembler, nothing of the server imports the CLI, the import circles stay few and inside
+ * one folder; there is one config error type, which every decoder throws, and one duration
+ * parser; no function of the server takes more than five positional parameters; the version
+ * and the inspector-signal guard live outside the CLI; the app imports the package's public
+ * entry points only; and the CLI reads its flags typed, without casts.
  */
 import assert from "node:assert/strict";
 
@@ -176,4 +179,186 @@ Deno.test("architecture: one duration parser (config/duration.ts), for JSON and 
     "config/duration.ts: goParseDuration",
     "config/duration.ts: parseDuration",
   ]);
+});
+
+/**
+ * The floor table of docs/architecture.md: a folder (ending in "/") or a file, as a repository
+ * path, and its floor. Names in the table are relative to `lib/server/` unless they start with
+ * `lib/`.
+ */
+async function floorTable(): Promise<Map<string, number>> {
+  const doc = await Deno.readTextFile(ROOT + "docs/architecture.md");
+  const floors = new Map<string, number>();
+  for (const row of doc.matchAll(/^\|\s*(\d+)\s*\|([^|]*)\|/gm)) {
+    for (const name of row[2].matchAll(/`([^`]+)`/g)) {
+      floors.set(name[1].startsWith("lib/") ? name[1] : SERVER + name[1], Number(row[1]));
+    }
+  }
+  return floors;
+}
+
+Deno.test("architecture: no import in lib/server runs back up a floor of docs/architecture.md", async () => {
+  const floors = await floorTable();
+  assert.ok(floors.size > 20, "the floor table is read from docs/architecture.md");
+  const floorOf = (f: string) => {
+    for (const [name, floor] of floors) {
+      if (name.endsWith("/") ? f.startsWith(name) : f === name) return floor;
+    }
+    return undefined;
+  };
+  const unplaced = new Set<string>();
+  const up: string[] = [];
+  for (const [f, deps] of graph) {
+    if (!f.startsWith(SERVER)) continue;
+    const from = floorOf(f);
+    if (from === undefined) unplaced.add(f);
+    for (const d of deps) {
+      const to = floorOf(d);
+      if (to === undefined) unplaced.add(d);
+      else if (from !== undefined && to > from) up.push(`${f} (${from}) → ${d} (${to})`);
+    }
+  }
+  assert.deepEqual([...unplaced], [], "every file of the server and what it imports has a floor");
+  assert.deepEqual(up, []);
+});
+
+/**
+ * The decoding code of `text`: all of it in a file named config.ts or under config/, else each
+ * top-level `function decode…` and each module definition (`const x: ModuleDefinition…`).
+ * Returns `[first line, text]` pieces.
+ */
+function decodingCode(file: string, text: string): [number, string][] {
+  if (/\/config\.ts$/.test(file) || file.startsWith(SERVER + "config/")) return [[1, text]];
+  const starts = [
+    ...text.matchAll(
+      /^(?:export )?(?:default )?(?:async )?(?:function\*?|const|let|class|abstract class) (\w+)/gm,
+    ),
+  ];
+  const out: [number, string][] = [];
+  starts.forEach((m, i) => {
+    const piece = text.slice(m.index, starts[i + 1]?.index ?? text.length);
+    const decoder = /^(?:export )?(?:async )?function decode/.test(piece) ||
+      /^(?:export )?const \w+\s*:\s*ModuleDefinition\b/.test(piece);
+    if (decoder) out.push([text.slice(0, m.index).split("\n").length, piece]);
+  });
+  return out;
+}
+
+/** The source without comments, lines kept (so that line numbers stay). */
+function codeLines(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, "")).replace(
+    /^\s*\/\/.*$/gm,
+    "",
+  );
+}
+
+Deno.test("architecture: every config refusal of a decoder is a ConfigError, never a bare Error", async () => {
+  const bare: string[] = [];
+  for (const f of await files(SERVER)) {
+    const text = codeLines(await Deno.readTextFile(ROOT + f));
+    for (const [line, piece] of decodingCode(f, text)) {
+      piece.split("\n").forEach((row, i) => {
+        if (/\bnew Error\(/.test(row)) bare.push(`${f}:${line + i}: ${row.trim()}`);
+      });
+    }
+  }
+  assert.deepEqual(bare, []);
+});
+
+/**
+ * The number of parameters of the list whose "(" is at `open` in `text` (commas at its own
+ * depth, outside strings; destructured parameters count once).
+ */
+function parameterCount(text: string, open: number): number {
+  let depth = 0, commas = 0, any = false, quote = "", i = open;
+  for (; i < text.length; i++) {
+    const ch = text[i];
+    if (quote) {
+      if (ch === "\\") i++;
+      else if (ch === quote) quote = "";
+      continue;
+    }
+    if (ch === '"' || ch === "'" || ch === "`") {
+      quote = ch;
+      any = true;
+    } else if ("([{<".includes(ch)) {
+      if (ch === "<" && text[i - 1] === " " && text[i + 1] === " ") continue; // a comparison
+      if (++depth > 1) any = true;
+    } else if (")]}>".includes(ch)) {
+      if (ch === ">" && text[i - 1] === "=") continue; // an arrow inside a type
+      if (--depth === 0) break;
+    } else if (depth === 1 && ch === ",") commas++;
+    else if (depth === 1 && !/\s/.test(ch)) any = true;
+  }
+  if (!any) return 0;
+  return text.slice(open + 1, i).trim().endsWith(",") ? commas : commas + 1;
+}
+
+/** Function declarations, methods and constructors (with a body), and arrow functions. */
+const SIGNATURE =
+  /\bfunction\s*\*?\s*(\w*)\s*(?:<[^(]*>)?\s*\(|^\s*(?:(?:public|private|protected|static|async|readonly|override|get|set)\s+)*(?!(?:if|for|while|switch|catch|with|return|await|typeof|new)\b)(#?\w+)\s*(?:<[^(]*>)?\s*\((?=[^;]*\)\s*(?::[^{;]+)?\{)|(?:=|:|\(|,|return)\s*(?:async\s*)?(\()(?=[^;]*?\)\s*(?::\s*[^=;]+)?=>)/gm;
+
+Deno.test("architecture: no function, method or constructor of the server takes more than five positional parameters", async () => {
+  const long: string[] = [];
+  for (const f of await files(SERVER)) {
+    const text = codeLines(await Deno.readTextFile(ROOT + f));
+    for (const m of text.matchAll(SIGNATURE)) {
+      const n = parameterCount(text, m.index + m[0].length - 1);
+      if (n > 5) {
+        const line = text.slice(0, m.index + m[0].search(/\S/)).split("\n").length;
+        long.push(`${f}:${line}: ${m[1] || m[2] || "(arrow)"} takes ${n}`);
+      }
+    }
+  }
+  assert.deepEqual(long, []);
+});
+
+Deno.test("architecture: VERSION and the inspector-signal guard are leaves outside the CLI", async () => {
+  const defined: string[] = [];
+  for (const f of await files("lib/")) {
+    const text = code(await Deno.readTextFile(ROOT + f));
+    if (/export const VERSION\b/.test(text)) defined.push(`${f}: VERSION`);
+    for (const m of text.matchAll(/export (?:async )?function (\w*InspectorSignal)\b/g)) {
+      defined.push(`${f}: ${m[1]}`);
+    }
+  }
+  assert.deepEqual(defined, [
+    "lib/inspector_signal.ts: ignoreInspectorSignal",
+    "lib/inspector_signal.ts: guardInspectorSignal",
+    "lib/version.ts: VERSION",
+  ]);
+  // leaves: they import nothing of the package
+  for (const leaf of ["lib/version.ts", "lib/inspector_signal.ts"]) {
+    assert.deepEqual([...graph.get(leaf)!].filter((d) => d.endsWith(".ts")), [], leaf);
+  }
+  // the server (metrics, tracing, FastCGI) reads the version from the leaf
+  const users = importsOf(SERVER).filter(([, d]) => d === "lib/version.ts").map(([f]) => f);
+  for (const f of ["metrics/otlp.ts", "tracing/provider.ts"]) {
+    assert.ok(users.includes(SERVER + f), f);
+  }
+  assert.ok(users.some((f) => f.includes("/fastcgi/")), "FastCGI's SERVER_SOFTWARE");
+});
+
+Deno.test("architecture: the app imports the package's public entry points only", async () => {
+  const PUBLIC = ["mod.ts", "d1.ts", "react.ts", "preact.ts", "mail.ts", "admin.ts"];
+  const outside: string[] = [];
+  for (const f of await files("app/")) {
+    const text = code(await Deno.readTextFile(ROOT + f));
+    for (const m of text.matchAll(IMPORT)) {
+      const d = normalize(`${f.slice(0, f.lastIndexOf("/") + 1)}${m[1] ?? m[2] ?? m[3]}`);
+      if (!d.startsWith("app/") && !PUBLIC.includes(d)) outside.push(`${f} → ${d}`);
+    }
+  }
+  assert.deepEqual(outside, []);
+});
+
+Deno.test("architecture: the CLI reads its flags typed from their declarations, without casts", async () => {
+  const casts: string[] = [];
+  for (const f of await files("lib/cli/")) {
+    const text = code(await Deno.readTextFile(ROOT + f));
+    for (const m of text.matchAll(/\bflags(?:\.\w+|\[[^\]]+\])\s+as\s+[\w[\]|" ]+/g)) {
+      casts.push(`${f}: ${m[0]}`);
+    }
+  }
+  assert.deepEqual(casts, []);
 });

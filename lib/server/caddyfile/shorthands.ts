@@ -46,21 +46,33 @@ export const PLACEHOLDER_SHORTHANDS: readonly (readonly [string, string])[] = [
   ["{client_ip}", "{http.vars.client_ip}"],
 ];
 
-/** Shorthands with a parameter: `[pattern, replacement]`. */
-const PARAMETERIZED: readonly [RegExp, string][] = [
-  [/\{header\.([\w-]*)\}/g, "{http.request.header.$1}"],
-  [/\{cookie\.([\w-]*)\}/g, "{http.request.cookie.$1}"],
-  [/\{labels\.([\w-]*)\}/g, "{http.request.host.labels.$1}"],
-  [/\{path\.([\w-]*)\}/g, "{http.request.uri.path.$1}"],
-  [/\{file\.([\w-]*)\}/g, "{http.request.uri.path.file.$1}"],
-  [/\{query\.([\w-]*)\}/g, "{http.request.uri.query.$1}"],
-  [/\{re\.([\w\-.]*)\}/g, "{http.regexp.$1}"],
-  [/\{vars\.([\w-]*)\}/g, "{http.vars.$1}"],
-  [/\{rp\.([\w\-.]*)\}/g, "{http.reverse_proxy.$1}"],
-  [/\{resp\.([\w\-.]*)\}/g, "{http.intercept.$1}"],
-  [/\{err\.([\w\-.]*)\}/g, "{http.error.$1}"],
-  [/\{file_match\.([\w-]*)\}/g, "{http.matchers.file.$1}"],
+/**
+ * The shorthands with a parameter, `{prefix.NAME}` → `{long.NAME}`: `[short prefix, long
+ * prefix, the characters NAME may have (a regular expression)]`, in the order they apply.
+ */
+export const PARAMETERIZED_SHORTHANDS: readonly (readonly [string, string, string])[] = [
+  ["header.", "http.request.header.", "[\\w-]*"],
+  ["cookie.", "http.request.cookie.", "[\\w-]*"],
+  ["labels.", "http.request.host.labels.", "[\\w-]*"],
+  ["path.", "http.request.uri.path.", "[\\w-]*"],
+  ["file.", "http.request.uri.path.file.", "[\\w-]*"],
+  ["query.", "http.request.uri.query.", "[\\w-]*"],
+  ["re.", "http.regexp.", "[\\w\\-.]*"],
+  ["vars.", "http.vars.", "[\\w-]*"],
+  ["rp.", "http.reverse_proxy.", "[\\w\\-.]*"],
+  ["resp.", "http.intercept.", "[\\w\\-.]*"],
+  ["err.", "http.error.", "[\\w\\-.]*"],
+  ["file_match.", "http.matchers.file.", "[\\w-]*"],
 ];
+
+/**
+ * The parameterized shorthands as `[pattern, replacement]`, e.g. `/\{header\.([\w-]*)\}/g`
+ * → `{http.request.header.$1}`.
+ */
+export const PARAMETERIZED_PATTERNS: readonly (readonly [RegExp, string])[] =
+  PARAMETERIZED_SHORTHANDS.map(([short, long, chars]) =>
+    [new RegExp(`\\{${short.replaceAll(".", "\\.")}(${chars})\\}`, "g"), `{${long}$1}`] as const
+  );
 
 const SIMPLE = new Map(PLACEHOLDER_SHORTHANDS.map(([a, b]) => [a, b]));
 const SIMPLE_RE = new RegExp(
@@ -82,7 +94,7 @@ const SIMPLE_RE = new RegExp(
 export function expandShorthands(text: string): string {
   if (!text.includes("{")) return text;
   let out = text.replace(SIMPLE_RE, (m) => SIMPLE.get(m)!);
-  for (const [re, rep] of PARAMETERIZED) out = out.replace(re, rep);
+  for (const [re, rep] of PARAMETERIZED_PATTERNS) out = out.replace(re, rep);
   return out;
 }
 

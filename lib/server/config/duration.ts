@@ -22,7 +22,7 @@ const UNIT_NS: Record<string, bigint> = {
 };
 
 /**
- * Go's `time.ParseDuration`, in nanoseconds; throws with Go's message.
+ * Go's `time.ParseDuration`, in nanoseconds; throws a `ConfigError` with Go's message.
  *
  * @example
  * ```ts
@@ -31,7 +31,7 @@ const UNIT_NS: Record<string, bigint> = {
  * ```
  */
 export function goParseDuration(orig: string): number {
-  const bad = () => new Error(`time: invalid duration ${goQuote(orig)}`);
+  const bad = () => new ConfigError("invalid_config", `time: invalid duration ${goQuote(orig)}`);
   let s = orig;
   let neg = false;
   if (s !== "" && (s[0] === "-" || s[0] === "+")) {
@@ -47,10 +47,15 @@ export function goParseDuration(orig: string): number {
     if (intPart === "" && (frac === undefined || frac === "")) throw bad();
     s = s.slice(m[0].length);
     const u = /^[^\d.]*/.exec(s)![0];
-    if (u === "") throw new Error(`time: missing unit in duration ${goQuote(orig)}`);
+    if (u === "") {
+      throw new ConfigError("invalid_config", `time: missing unit in duration ${goQuote(orig)}`);
+    }
     const unit = UNIT_NS[u];
     if (unit === undefined) {
-      throw new Error(`time: unknown unit ${goQuote(u)} in duration ${goQuote(orig)}`);
+      throw new ConfigError(
+        "invalid_config",
+        `time: unknown unit ${goQuote(u)} in duration ${goQuote(orig)}`,
+      );
     }
     s = s.slice(u.length);
     let v = BigInt(intPart || "0") * unit;
@@ -68,8 +73,8 @@ function formatFloat(f: number): string {
 }
 
 /**
- * Caddy's `ParseDuration`: Go durations plus days (`1d12h`), in nanoseconds; throws with
- * Caddy's and Go's messages.
+ * Caddy's `ParseDuration`: Go durations plus days (`1d12h`), in nanoseconds; throws a
+ * `ConfigError` with Caddy's and Go's messages.
  *
  * @example
  * ```ts
@@ -79,7 +84,9 @@ function formatFloat(f: number): string {
  * ```
  */
 export function parseDuration(s: string): number {
-  if (s.length > 1024) throw new Error("parsing duration: input string too long");
+  if (s.length > 1024) {
+    throw new ConfigError("invalid_config", "parsing duration: input string too long");
+  }
   let inNumber = false;
   let numStart = 0;
   for (let i = 0; i < s.length; i++) {

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { ConfigError } from "./error.ts";
 
 /**
  * Go's `%q` of a plain string.
@@ -20,7 +21,7 @@ export function goQuote(s: string): string {
 }
 
 /**
- * Go's `strconv.ParseFloat(s, 64)`; throws with Go's message.
+ * Go's `strconv.ParseFloat(s, 64)`; throws a `ConfigError` with Go's message.
  *
  * @example
  * ```ts
@@ -33,5 +34,8 @@ export function goParseFloat(s: string): number {
   if (/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(t) && !s.startsWith("_")) return Number(t);
   if (/^[+-]?(inf|infinity)$/i.test(s)) return s.startsWith("-") ? -Infinity : Infinity;
   if (/^nan$/i.test(s)) return NaN;
-  throw new Error(`strconv.ParseFloat: parsing ${goQuote(s)}: invalid syntax`);
+  throw new ConfigError(
+    "invalid_config",
+    `strconv.ParseFloat: parsing ${goQuote(s)}: invalid syntax`,
+  );
 }

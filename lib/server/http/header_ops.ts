@@ -11,7 +11,7 @@
 import { Decoder, type Raw } from "../config/decode.ts";
 import type { RequestContext } from "./context.ts";
 import { decodeHeaderOps, type HeaderOpsConfig } from "./handlers/headers/config.ts";
-import { goRegExp } from "./regexp.ts";
+import { goRegExp, goReplacement } from "../config/regexp.ts";
 import { compileTemplate, type Template } from "./replacer.ts";
 import {
   compileResponseMatcher,
@@ -47,11 +47,6 @@ function known(s: string): Template {
 
 function templates(fields: Record<string, string[]> | undefined): [Template, Template[]][] {
   return Object.entries(fields ?? {}).map(([k, v]) => [known(k), v.map(known)]);
-}
-
-/** Converts Go replacement syntax (`${1}`, `${name}`) to JS (`$1`, `$<name>`). */
-export function goReplacement(s: string): string {
-  return s.replace(/\$\{(\d+)\}/g, "$$$1").replace(/\$\{(\w+)\}/g, "$$<$1>");
 }
 
 function matchDelete(pattern: string, name: string): boolean {

@@ -1,40 +1,11 @@
 /**
- * Go (RE2) regular expressions as Caddy configs write them, translated to JS `RegExp`:
- * `(?P<name>...)` becomes `(?<name>...)`, leading inline flags `(?i)`, `(?s)`, `(?m)` become
- * RegExp flags. Matches set `{http.regexp.<name>.<index|group>}` placeholders.
+ * Named regexp matchers: a Go regular expression (`config/regexp.ts`) whose matches set
+ * `{http.regexp.<name>.<index|group>}` placeholders.
  *
  * @module
  */
 import type { RequestContext } from "./context.ts";
-import { ConfigError } from "../config/error.ts";
-
-/**
- * Compiles a Go regular expression.
- *
- * @example
- * ```ts
- * import { goRegExp } from "./regexp.ts";
- * goRegExp("(?i)^/(?P<id>\\d+)$").test("/42"); // true
- * ```
- */
-export function goRegExp(pattern: string, extraFlags = ""): RegExp {
-  let src = pattern;
-  let flags = extraFlags;
-  const lead = /^\(\?([imsU]+)\)/.exec(src);
-  if (lead) {
-    for (const f of lead[1]) if (f !== "U" && !flags.includes(f)) flags += f;
-    src = src.slice(lead[0].length);
-  }
-  src = src.replace(/\(\?P</g, "(?<").replace(/\\z/g, "$").replace(/\\A/g, "^");
-  try {
-    return new RegExp(src, flags);
-  } catch (e) {
-    throw new ConfigError(
-      "invalid_regexp",
-      `invalid regexp ${pattern}: ${(e as Error).message}`,
-    );
-  }
-}
+import { goRegExp } from "../config/regexp.ts";
 
 /** A named regexp matcher (`{"name": "...", "pattern": "..."}`, decoded). */
 export class NamedRegexp {

@@ -11,6 +11,7 @@ import { statusText } from "../net/status.ts";
 import { tlsClientGetter } from "./tls_client.ts";
 import { requestProto } from "../module/listener.ts";
 import { ipPrefix, parseIP } from "../net/ip.ts";
+import { globalPlaceholder } from "../global_placeholders.ts";
 
 /** Reads one placeholder's value for a request; undefined when it is unknown. */
 export type Getter = (c: RequestContext) => string | undefined;
@@ -39,36 +40,12 @@ function stringify(v: unknown): string | undefined {
   return JSON.stringify(v);
 }
 
-const pad = (n: number, w = 2) => String(n).padStart(w, "0");
-const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-
-function zone(d: Date): string {
-  const off = -d.getTimezoneOffset();
-  const sign = off >= 0 ? "+" : "-";
-  return `${sign}${pad(Math.floor(Math.abs(off) / 60))}${pad(Math.abs(off) % 60)}`;
-}
-
-/** `02/Jan/2006:15:04:05 -0700` (common log format). */
-export function commonLogTime(d: Date): string {
-  return `${pad(d.getDate())}/${MONTHS[d.getMonth()]}/${d.getFullYear()}:${pad(d.getHours())}:${
-    pad(d.getMinutes())
-  }:${pad(d.getSeconds())} ${zone(d)}`;
-}
-
 /** Go's duration string (`1.5ms`, `2.000123s`) for milliseconds. */
 export function goDuration(ms: number): string {
   if (ms < 0.001) return `${Math.round(ms * 1e6)}ns`;
   if (ms < 1) return `${+(ms * 1000).toFixed(3)}µs`;
   if (ms < 1000) return `${+ms.toFixed(6)}ms`;
   return `${+(ms / 1000).toFixed(9)}s`;
-}
-
-function env(name: string): string {
-  try {
-    return Deno.env.get(name) ?? "";
-  } catch {
-    return "";
-  }
 }
 
 /**
@@ -192,23 +169,6 @@ const STATIC: Record<string, Getter> = {
   "http.reverse_proxy.status_text": (c) =>
     c.proxy && c.proxy.status ? `${c.proxy.status} ${statusText(c.proxy.status)}` : undefined,
   "http.auth.user.id": (c) => c.userId || c.extra?.get("http.auth.user.id"),
-  "system.hostname": () => {
-    try {
-      return Deno.hostname();
-    } catch {
-      return "";
-    }
-  },
-  "system.slash": () => "/",
-  "system.os": () => Deno.build.os,
-  "system.arch": () => Deno.build.arch === "x86_64" ? "amd64" : Deno.build.arch,
-  "system.wd": () => Deno.cwd(),
-  "time.now": () => new Date().toString(),
-  "time.now.http": () => new Date().toUTCString(),
-  "time.now.common_log": () => commonLogTime(new Date()),
-  "time.now.year": () => String(new Date().getFullYear()),
-  "time.now.unix": () => String(Math.floor(Date.now() / 1000)),
-  "time.now.unix_ms": () => String(Date.now()),
 };
 
 /** The values of a header field in a field list, joined with "," (undefined when absent). */
@@ -250,7 +210,7 @@ function queryParam(c: RequestContext, name: string): string {
 export function getterFor(key: string): Getter {
   if (key.startsWith("http.request.duration")) durationUsed = true;
   if (key === "http.request.body" || key === "http.request.body_base64") bodyGetters++;
-  const fixed = STATIC[key];
+  const fixed = STATIC[key] ?? globalPlaceholder(key);
   if (fixed) return fixed;
   const after = (p: string) => key.slice(p.length);
   if (key.startsWith("http.request.tls.client.")) return tlsClientGetter(key);
@@ -304,10 +264,6 @@ export function getterFor(key: string): Getter {
   if (key.startsWith("http.intercept.header.")) {
     const name = after("http.intercept.header.").toLowerCase();
     return (c) => c.extra?.get(`http.intercept.header.${name}`);
-  }
-  if (key.startsWith("env.")) {
-    const name = after("env.");
-    return () => env(name);
   }
   // Run-time placeholders: regexp captures, map outputs, upstream info, file matcher results.
   return (c) => c.extra?.get(key);

@@ -10,6 +10,8 @@
  * @module
  */
 
+import { concatBytes } from "../pki/der.ts";
+
 /** Longest ClientHello accepted (bytes of handshake message). */
 export const MAX_HELLO = 16 * 1024;
 
@@ -43,7 +45,7 @@ function handshakeBytes(buf: Uint8Array): { bytes: Uint8Array; complete: boolean
     parts.push(body);
     total += body.length;
     if (want < 0 && total >= 4) {
-      const head = parts.length === 1 ? parts[0] : join(parts);
+      const head = join(parts);
       if (head[0] !== 0x01) return "not a ClientHello";
       want = 4 + ((head[1] << 16) | (head[2] << 8) | head[3]);
       if (want > MAX_HELLO) return `ClientHello longer than ${MAX_HELLO} bytes`;
@@ -57,15 +59,9 @@ function handshakeBytes(buf: Uint8Array): { bytes: Uint8Array; complete: boolean
   return { bytes: join(parts), complete: false };
 }
 
+/** The parts as one array: the part itself when there is one (the usual one-record hello). */
 function join(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0];
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
+  return parts.length === 1 ? parts[0] : concatBytes(...parts);
 }
 
 function serverName(hello: Uint8Array): HelloVerdict {

@@ -53,17 +53,29 @@ class NotServed implements ListenerHandle {
   }
 }
 
+/** What a handle serves on its socket: TLS, the connection settings, the names it answers. */
+interface HandleServes {
+  tls?: TlsCertificateSource;
+  connection?: ConnectionOptions;
+  names?: readonly string[];
+}
+
 class Handle implements ListenerHandle {
   handler?: ConnHandler;
   released = false;
-  constructor(
-    readonly socket: Socket,
-    readonly address: string,
-    readonly port?: number,
-    readonly tls?: TlsCertificateSource,
-    readonly connection?: ConnectionOptions,
-    readonly names?: readonly string[],
-  ) {}
+  readonly address: string;
+  readonly port?: number;
+  readonly tls?: TlsCertificateSource;
+  readonly connection?: ConnectionOptions;
+  readonly names?: readonly string[];
+  /** A handle on `socket`, at the socket's address and port as they are now. */
+  constructor(readonly socket: Socket, serves: HandleServes = {}) {
+    this.address = socket.address;
+    this.port = socket.port;
+    this.tls = serves.tls;
+    this.connection = serves.connection;
+    this.names = serves.names;
+  }
   setHandler(handler: ConnHandler): void {
     this.handler = handler;
     this.socket.pool.wake(this.socket);
@@ -271,13 +283,7 @@ export class ListenerPool {
         socket = raced;
       } else this.#sockets.set(key, socket);
     }
-    const handle = new Handle(
-      socket,
-      socket.address,
-      socket.port,
-      options.tls,
-      options.connection,
-    );
+    const handle = new Handle(socket, { tls: options.tls, connection: options.connection });
     socket.handles.push(handle);
     if (socket.handles.length === 1) this.#keepAlive(socket, options.connection);
     return handle;
@@ -313,14 +319,11 @@ export class ListenerPool {
         opening.resolve();
       }
     }
-    const handle = new Handle(
-      socket,
-      socket.address,
-      socket.port,
+    const handle = new Handle(socket, {
       tls,
-      options.connection,
-      options.names,
-    );
+      connection: options.connection,
+      names: options.names,
+    });
     socket.handles.push(handle);
     return handle;
   }

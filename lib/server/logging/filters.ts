@@ -14,8 +14,7 @@ import { sha256Hex } from "../pki/sha256.ts";
 import type { ModuleInstance } from "../module/instance.ts";
 import { isV4, parseIP } from "../net/ip.ts";
 import { formatIPv6 } from "../caddyfile/netaddr.ts";
-import { goRegExp } from "../http/regexp.ts";
-import { goReplacement } from "../http/header_ops.ts";
+import { goRegExp, goReplacement } from "../config/regexp.ts";
 import { Decoder, type Raw } from "../config/decode.ts";
 
 /** A filter's verdict on one field: its new key and value, or null to drop it. */

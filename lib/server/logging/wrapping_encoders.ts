@@ -13,8 +13,7 @@ import { fieldValue, type LogEncoder, type LogEntry } from "./entry.ts";
 import { consoleEncoder, jsonEncoder } from "./encoders.ts";
 import type { Filtered, LogFieldFilter } from "./filters.ts";
 import { Decoder } from "../config/decode.ts";
-import { getterFor } from "../http/replacer.ts";
-import type { RequestContext } from "../http/context.ts";
+import { globalPlaceholder } from "../global_placeholders.ts";
 
 /** The wrapped encoder, settled once the writer is known when `wrap` was not given. */
 class Wrapped {
@@ -125,20 +124,13 @@ export const appendEncoderModule: ModuleDefinition<LogEncoder> = {
     if (typeof raw !== "object" || Array.isArray(raw)) {
       d.fail(`"fields" must be an object of field name to value`);
     }
-    const none = {} as RequestContext;
     const extra = Object.entries(raw as Record<string, unknown>).map(([k, v]) => {
       if (
         typeof v === "string" && v.startsWith("{") && v.endsWith("}") && !v.slice(1).includes("{")
       ) {
-        // one placeholder: its value (global placeholders only: env, system, time)
-        const get = getterFor(v.slice(1, -1));
-        return [k, () => {
-          try {
-            return get(none) ?? null;
-          } catch {
-            return null;
-          }
-        }] as const;
+        // one placeholder: its value (global placeholders only: env, system, time), else null
+        const get = globalPlaceholder(v.slice(1, -1));
+        return [k, () => get?.() ?? null] as const;
       }
       return [k, () => v] as const;
     });

@@ -58,12 +58,25 @@ export function concatBytes(...parts: Uint8Array[]): Uint8Array {
   return out;
 }
 
-function b64(der: Uint8Array): string {
+/**
+ * Standard base64 of DER, on one line (as JSON configs carry certificates).
+ *
+ * @example
+ * ```ts
+ * import { derBase64 } from "./der.ts";
+ * derBase64(new Uint8Array([1, 2])); // "AQI="
+ * ```
+ */
+export function derBase64(der: Uint8Array): string {
   let s = "";
   for (let i = 0; i < der.length; i += 0x8000) {
     s += String.fromCharCode(...der.subarray(i, i + 0x8000));
   }
-  return btoa(s).replace(/.{64}/g, "$&\n").replace(/\n$/, "");
+  return btoa(s);
+}
+
+function b64(der: Uint8Array): string {
+  return derBase64(der).replace(/.{64}/g, "$&\n").replace(/\n$/, "");
 }
 
 /**

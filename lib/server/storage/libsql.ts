@@ -28,6 +28,7 @@ import type { Client, ResultSet } from "@libsql/client";
 import type { ModuleDefinition } from "../module/mod.ts";
 import type { ModuleInstance } from "../module/instance.ts";
 import { Decoder } from "../config/decode.ts";
+import { ConfigError } from "../config/error.ts";
 import {
   isNotFound,
   type KeyInfo,
@@ -258,7 +259,11 @@ export async function openLibsqlStorage(
 ): Promise<Storage & ModuleInstance> {
   const table = o.table ?? "gatehouse_storage";
   if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(table)) {
-    throw new Error(`libsql storage: table must be a plain SQL name, got ${JSON.stringify(table)}`);
+    throw new ConfigError(
+      "invalid_config",
+      `libsql storage: table must be a plain SQL name, got ${JSON.stringify(table)}`,
+      { path: "libsql storage.table" },
+    );
   }
   const { createClient } = await import("@libsql/client");
   try {
@@ -300,7 +305,11 @@ function fromEnv(value: string, field: string): string {
   if (!m) return value;
   const v = Deno.env.get(m[1]);
   if (v === undefined) {
-    throw new Error(`libsql storage: ${field}: environment variable ${m[1]} is not set`);
+    throw new ConfigError(
+      "invalid_config",
+      `libsql storage: ${field}: environment variable ${m[1]} is not set`,
+      { path: `libsql storage.${field}` },
+    );
   }
   return v;
 }

@@ -11,7 +11,7 @@
  * status is an error (logged; the handshake fails). Caddy also sends `signature_schemes` and
  * `cipher_suites` from the ClientHello: the listeners here do not expose them, so they are
  * not sent. On the `deno` engine a listener keeps its answer for a name until its
- * certificates change (see `deno_listener.ts`), so the URL is asked once per name there; the
+ * certificates change (see `listeners/deno/listener.ts`), so the URL is asked once per name there; the
  * `node` engine asks at every handshake, as Caddy does.
  *
  * `tailscale` is refused at load (see `unavailable.ts`).

@@ -8,25 +8,31 @@
 import { didYouMean, type Dispenser } from "../caddyfile/dispenser.ts";
 import { type SyntaxSet, unmarshalModule } from "../caddyfile/registry.ts";
 import { parseDuration } from "../config/duration.ts";
+import { derBase64, pemDecode } from "../pki/der.ts";
 
 type Obj = Record<string, unknown>;
 
-/** Base64 DER of every certificate in a PEM file (read now, as Caddy does when adapting). */
-function pemFileToDER(file: string): string[] {
+/**
+ * Base64 DER of every certificate in the PEM file the dispenser stands on (read now, as Caddy
+ * does when adapting). A block whose base64 does not decode is carried as empty DER, which
+ * loading the config refuses as not a certificate.
+ */
+function pemFileToDER(d: Dispenser): string[] {
+  const file = d.val();
   let text: string;
   try {
     text = Deno.readTextFileSync(file);
   } catch (e) {
-    throw new Error(`open ${file}: ${(e as Error).message}`);
+    throw d.err(`open ${file}: ${(e as Error).message}`);
   }
-  const out: string[] = [];
-  const re = /-----BEGIN ([^-]+)-----([\s\S]*?)-----END \1-----/g;
-  for (let m = re.exec(text); m; m = re.exec(text)) {
-    if (m[1] !== "CERTIFICATE") throw new Error(`no CERTIFICATE pem block found in ${file}`);
-    out.push(m[2].replace(/\s+/g, ""));
+  const blocks = pemDecode(text);
+  // a block of another type refuses the file, as in Caddy, even one with a label `pemDecode`
+  // does not read (lower case, punctuation)
+  const other = /-----BEGIN (?!CERTIFICATE-----)([^-]+)-----[\s\S]*?-----END \1-----/;
+  if (blocks.length === 0 || blocks.some((b) => b.label !== "CERTIFICATE") || other.test(text)) {
+    throw d.err(`no CERTIFICATE pem block found in ${file}`);
   }
-  if (out.length === 0) throw new Error(`no CERTIFICATE pem block found in ${file}`);
-  return out;
+  return blocks.map((b) => derBase64(b.der));
 }
 
 /** `client_auth { mode ...; trust_pool ...; trusted_leaf_cert ...; verifier ... }`. */
@@ -55,13 +61,7 @@ export function parseClientAuth(d: Dispenser): Obj {
         }
         if (!d.nextArg()) throw d.argErr();
         if (sub === "trusted_ca_cert") list("trusted_ca_certs").push(d.val());
-        else {
-          try {
-            list("trusted_ca_certs").push(...pemFileToDER(d.val()));
-          } catch (e) {
-            throw d.err((e as Error).message);
-          }
-        }
+        else list("trusted_ca_certs").push(...pemFileToDER(d));
         break;
       case "trusted_leaf_cert":
         if (!d.nextArg()) throw d.argErr();
@@ -69,11 +69,7 @@ export function parseClientAuth(d: Dispenser): Obj {
         break;
       case "trusted_leaf_cert_file":
         if (!d.nextArg()) throw d.argErr();
-        try {
-          list("trusted_leaf_certs").push(...pemFileToDER(d.val()));
-        } catch (e) {
-          throw d.err((e as Error).message);
-        }
+        list("trusted_leaf_certs").push(...pemFileToDER(d));
         break;
       case "trust_pool": {
         if ((ca.trusted_ca_certs as string[] | undefined)?.length) {

@@ -181,3 +181,51 @@ Deno.test("adapter: every adapter-level error names where", () => {
     });
   }
 });
+
+Deno.test("adapter: trusted_ca_cert_file and trusted_leaf_cert_file carry the file's certificates as base64 DER, refusing as Caddy does", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const one = "MIIBbTCCARKgAwIBAgITJPMiXcgxic6KNLCbOjXzEGv+zzAKBggqhkjOPQQDAjAM";
+    const two = "AQID";
+    const pem = (label: string, b64: string) =>
+      `-----BEGIN ${label}-----\n${b64.slice(0, 32)}\n${b64.slice(32)}\n-----END ${label}-----\n`;
+    const write = (name: string, text: string) => Deno.writeTextFile(`${dir}/${name}`, text);
+    await write("two.pem", `a bundle\n${pem("CERTIFICATE", one)}\n${pem("CERTIFICATE", two)}`);
+    await write("key.pem", pem("PRIVATE KEY", two) + pem("CERTIFICATE", one));
+    await write("lower.pem", pem("certificate", two) + pem("CERTIFICATE", one));
+    await write("empty.pem", "no blocks here\n");
+    const site = (sub: string, file: string) =>
+      `a.test {\n\ttls internal {\n\t\tclient_auth {\n\t\t\t${sub} ${dir}/${file}\n\t\t}\n\t}\n}\n`;
+    const ca = (c: J) => srv0(c).tls_connection_policies[0].client_authentication;
+    assert.deepEqual(ca(adapt(site("trusted_ca_cert_file", "two.pem"))).ca.trusted_ca_certs, [
+      one,
+      two,
+    ]);
+    assert.deepEqual(ca(adapt(site("trusted_leaf_cert_file", "two.pem"))).trusted_leaf_certs, [
+      one,
+      two,
+    ]);
+    for (const file of ["key.pem", "lower.pem", "empty.pem"]) {
+      for (const sub of ["trusted_ca_cert_file", "trusted_leaf_cert_file"]) {
+        assert.throws(() => adapt(site(sub, file)), (e: unknown) => {
+          assert.equal(
+            (e as Error).message,
+            `parsing caddyfile tokens for 'tls': no CERTIFICATE pem block found in ${dir}/${file}, at Gatehousefile:4`,
+          );
+          return true;
+        });
+      }
+    }
+    assert.throws(() => adapt(site("trusted_ca_cert_file", "missing.pem")), (e: unknown) => {
+      assert.match(
+        (e as Error).message,
+        new RegExp(
+          `^parsing caddyfile tokens for 'tls': open ${dir}/missing\\.pem: .*, at Gatehousefile:4$`,
+        ),
+      );
+      return true;
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

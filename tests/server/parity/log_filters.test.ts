@@ -198,7 +198,16 @@ Deno.test("append and journald encoders: extra fields, priority prefixes, no tim
           encoder: {
             format: "append",
             wrap: { format: "json" },
-            fields: { region: "{env.GATEHOUSE_TEST_REGION}", team: "web", n: 3 },
+            fields: {
+              region: "{env.GATEHOUSE_TEST_REGION}",
+              slash: "{system.slash}",
+              team: "web",
+              n: 3,
+              // outside a request only the global placeholders have values
+              vars: "{http.vars.x}",
+              header: "{http.response.header.Server}",
+              took: "{http.request.duration}",
+            },
           },
         },
         journal: {
@@ -217,6 +226,8 @@ Deno.test("append and journald encoders: extra fields, priority prefixes, no tim
     assert.equal(appended[0].region, "eu-west");
     assert.equal(appended[0].team, "web");
     assert.equal(appended[0].n, 3);
+    assert.equal(appended[0].slash, "/");
+    assert.deepEqual([appended[0].vars, appended[0].header, appended[0].took], [null, null, null]);
     assert.equal(appended[0].msg, "handled request");
     const journal = await readLines(`${dir}/journal.log`, 2);
     assert.match(journal[0], /^<6>INFO\thttp\.log\.access\thandled request\t\{/);

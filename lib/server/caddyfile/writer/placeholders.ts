@@ -8,47 +8,19 @@
  *
  * @module
  */
-import { PLACEHOLDER_SHORTHANDS } from "../shorthands.ts";
+import {
+  expandShorthands,
+  PARAMETERIZED_PATTERNS,
+  PARAMETERIZED_SHORTHANDS,
+  PLACEHOLDER_SHORTHANDS,
+} from "../shorthands.ts";
 
-/** Shorthand → placeholder, in the adapter's replacement order (the adapter's own table). */
-const SIMPLE = PLACEHOLDER_SHORTHANDS;
-
-/** Shorthands with a user-chosen last part: `{prefix.NAME}` → `{long.NAME}`. */
-const COMPLEX: readonly (readonly [string, string, string])[] = [
-  // short prefix, long prefix, allowed characters of the name
-  ["header.", "http.request.header.", "[\\w-]*"],
-  ["cookie.", "http.request.cookie.", "[\\w-]*"],
-  ["labels.", "http.request.host.labels.", "[\\w-]*"],
-  ["path.", "http.request.uri.path.", "[\\w-]*"],
-  ["file.", "http.request.uri.path.file.", "[\\w-]*"],
-  ["query.", "http.request.uri.query.", "[\\w-]*"],
-  ["re.", "http.regexp.", "[\\w\\-.]*"],
-  ["vars.", "http.vars.", "[\\w-]*"],
-  ["rp.", "http.reverse_proxy.", "[\\w\\-.]*"],
-  ["resp.", "http.intercept.", "[\\w\\-.]*"],
-  ["err.", "http.error.", "[\\w\\-.]*"],
-  ["file_match.", "http.matchers.file.", "[\\w-]*"],
-];
-
+/** The adapter's fixed shorthands as one pattern (to name the one a text holds), and long → short. */
 const SIMPLE_RE = new RegExp(
-  SIMPLE.map(([s]) => s.replace(/[{}?%.]/g, (c) => "\\" + c)).join("|"),
+  PLACEHOLDER_SHORTHANDS.map(([s]) => s.replace(/[{}?%.]/g, (c) => "\\" + c)).join("|"),
   "g",
 );
-const SIMPLE_MAP = new Map(SIMPLE.map(([s, l]) => [s, l]));
-const COMPLEX_RE = COMPLEX.map(([s, l, chars]) =>
-  [new RegExp(`\\{${s.replaceAll(".", "\\.")}(${chars})\\}`, "g"), `{${l}$1}`] as const
-);
-const LONG_SIMPLE = new Map(SIMPLE.map(([s, l]) => [l, s]));
-
-/**
- * What the adapter makes of a token's text inside a site block: every shorthand expanded
- * (the simple ones first, leftmost match wins; then each `{prefix.NAME}` form in turn).
- */
-export function expandShorthands(text: string): string {
-  let out = text.replace(SIMPLE_RE, (m) => SIMPLE_MAP.get(m) ?? m);
-  for (const [re, repl] of COMPLEX_RE) out = out.replace(re, repl);
-  return out;
-}
+const LONG_SIMPLE = new Map(PLACEHOLDER_SHORTHANDS.map(([s, l]) => [l, s]));
 
 /** Shorthands every Caddy-syntax adapter knows (the others are written in full). */
 const CLASSIC = new Set([
@@ -78,7 +50,7 @@ function shorten(text: string): string {
     if (simple && CLASSIC.has(simple)) return simple;
     if (simple) return m;
     const inner = m.slice(1, -1);
-    for (const [short, long] of COMPLEX) {
+    for (const [short, long] of PARAMETERIZED_SHORTHANDS) {
       if (!CLASSIC_COMPLEX.has(short)) continue;
       if (inner.startsWith(long) && inner.length > long.length) {
         return `{${short}${inner.slice(long.length)}}`;
@@ -99,7 +71,7 @@ export function siteText(text: string): string {
   if (short !== text && expandShorthands(short) === text) return short;
   if (expandShorthands(text) === text) return text;
   const m = text.match(SIMPLE_RE)?.[0] ??
-    COMPLEX_RE.map(([re]) => text.match(re)?.[0]).find((x) => x) ?? "";
+    PARAMETERIZED_PATTERNS.map(([re]) => text.match(re)?.[0]).find((x) => x) ?? "";
   throw new WordError(
     `${
       JSON.stringify(text)

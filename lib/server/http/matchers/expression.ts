@@ -16,7 +16,7 @@ import type { ModuleDefinition, ProvisionContext } from "../../module/mod.ts";
 import type { RequestContext } from "../context.ts";
 import { ConfigError } from "../../config/error.ts";
 import type { RequestMatcher } from "../handler.ts";
-import { goRegExp } from "../regexp.ts";
+import { goRegExp } from "../../config/regexp.ts";
 import { getterFor } from "../replacer.ts";
 import { loadMatcher } from "../routes.ts";
 import { stringValue } from "./values.ts";

@@ -9,7 +9,8 @@ import type { ModuleDefinition } from "../../module/mod.ts";
 import { Decoder } from "../../config/decode.ts";
 import type { RequestMatcher } from "../handler.ts";
 import { cleanPath } from "../pathutil.ts";
-import { goRegExp, NamedRegexp } from "../regexp.ts";
+import { goRegExp } from "../../config/regexp.ts";
+import { NamedRegexp } from "../regexp.ts";
 
 /**
  * A regular expression with a name (Caddy's `MatchRegexp`, `modules/caddyhttp/matchers.go`):

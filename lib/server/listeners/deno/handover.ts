@@ -2,7 +2,7 @@
  * Handing a port from a listening socket to its replacement without resetting a connection.
  *
  * The `deno` engine replaces its TLS listener when certificates change (see
- * `deno_listener.ts`): a new socket listens on the same address (SO_REUSEPORT) and the old one
+ * `listener.ts`): a new socket listens on the same address (SO_REUSEPORT) and the old one
  * closes. Left alone, the kernel spreads new connections over both by a hash of their
  * addresses, and closing a listening socket resets what the kernel still holds for it: the
  * completed connections in its accept queue and the handshakes under way (the server answered

@@ -1,5 +1,5 @@
 /**
- * What a listener handover (see `listener_handover.ts`) asks the Linux kernel about this
+ * What a listener handover (see `handover.ts`) asks the Linux kernel about this
  * process's listening sockets, through FFI on the C library:
  *
  * - which sockets listen on an address, with their inode and how many completed connections

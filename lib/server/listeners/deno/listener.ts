@@ -23,14 +23,14 @@
  * certificates, a name that had none, a second certificate appearing) the listener is replaced
  * by a new one bound to the same port (SO_REUSEPORT, which needs `--unstable-net`: the
  * project's deno.json sets it, `gatehouse start` passes it). Connections are accepted here and
- * each is served on its own (see `deno_accept.ts`), so the old listener closes without touching
+ * each is served on its own (see `accept.ts`), so the old listener closes without touching
  * what it accepted: keep-alive connections go on with the certificate they were made with.
  * When the routes may upgrade connections (WebSocket), HTTP/1.1 connections are relayed to a
  * loopback server instead, which can hand them over (see `upgrade_relay.ts`).
  * What the kernel still holds for the old socket when it closes (connections it completed,
  * handshakes under way) would be reset, so the port is handed over first: new connections are
  * steered to the new socket and the old one closes once nothing can reach it any more (see
- * `listener_handover.ts`; Linux, needs the `ffi` permission). One replacement at a time: a
+ * `handover.ts`; Linux, needs the `ffi` permission). One replacement at a time: a
  * change during a handover waits for it. Where the handover is impossible (no `ffi`
  * permission, another process's socket on the address), the old listener closes at a quiet
  * moment (nothing to accept for 2 ms, at most 1 s), which leaves the instant it closes: a

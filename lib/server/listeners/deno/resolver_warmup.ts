@@ -5,7 +5,7 @@
  * handshake that asks for a name in the instant between the answer arriving and the cache
  * recording it waits on a channel that was just closed, and fails ("channel closed"). A new
  * listener that takes over a busy port gets many handshakes at once and would fail some of
- * them. So before the handover (see `listener_handover.ts`) sends clients to it, the new
+ * them. So before the handover (see `handover.ts`) sends clients to it, the new
  * listener is asked for every name its predecessor was asked for, by probes: connections from
  * this process, each from its own source port, which a BPF program on the port's SO_REUSEPORT
  * group sends to the new socket while every other connection still goes to the old one. Each

@@ -10,9 +10,9 @@
  * per server (`listener_engine`).
  *
  * Every connection comes through one `node:net` server (the front): listener wrappers run
- * there, then TLS (`listeners/node_tls.ts`), then the protocol: the ALPN result, or on
+ * there, then TLS (`node/tls.ts`), then the protocol: the ALPN result, or on
  * cleartext listeners with h2c the first bytes (the HTTP/2 preface), send it to the HTTP/1.1
- * server or to the HTTP/2 side (`listeners/node_h2.ts`).
+ * server or to the HTTP/2 side (`node/h2.ts`).
  *
  * Node's modules load when the first such listener opens.
  *
@@ -346,7 +346,7 @@ export async function serveNode(o: NodeListenOptions): Promise<NodeHttpServer> {
         t.on("secure", () => {
           if (t.alpnProtocol !== "h2") return speak(t, false);
           opened(t, true);
-          h2.attach(t); // the session reads it through a duplex (see node_h2.ts)
+          h2.attach(t); // the session reads it through a duplex (see h2.ts)
         });
       } else {
         peers.set(w.stream, w.remote);

@@ -1,6 +1,6 @@
 /**
  * Web `Request`s and `Response`s on node's HTTP server, for the node listener engine: a
- * `Request` from a node request (Host and absolute-form rules of `http/host.ts`), a
+ * `Request` from a node request (Host and absolute-form rules of `net/host.ts`), a
  * `Response` sent on a node response (one-chunk bodies with Content-Length, longer ones
  * streamed as they come) or on a raw socket (an upgrade request nobody took over).
  *

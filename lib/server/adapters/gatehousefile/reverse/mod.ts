@@ -70,7 +70,7 @@ export function reverseConfig(config: unknown): Omit<ReverseResult, "verified"> 
     debug: false,
     routeMatch: undefined,
     routeHandlers: 0,
-    routes: (routes, path, sorted, skip) => reverseRoutes(routes, path, ctx, sorted, skip),
+    routes: (routes, path, sorted, skip) => reverseRoutes(routes, path, ctx, sorted, { skip }),
     handler: (h, path) => reverseHandler(h, path, ctx),
     expansion: (routes, path) => phpFastcgiSubroute(routes, path, ctx),
   };

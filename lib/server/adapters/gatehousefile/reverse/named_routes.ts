@@ -49,7 +49,7 @@ export function namedRouteBlocks(
         );
       } else {
         // the handlers as one route at the named route's own path
-        lines = reverseRoutes([{ handle }], rp, ctx, true, 0, () => rp);
+        lines = reverseRoutes([{ handle }], rp, ctx, true, { routePath: () => rp });
       }
       out.push({ keys: [bare(`&(${name})`)], lines: [...ctx.scope.definitions, ...lines] });
     }

@@ -76,6 +76,14 @@ export function directiveLine(d: Directive, matcher: string | undefined): Line {
   return l;
 }
 
+/** Where {@linkcode reverseRoutes} starts in a list and how it names each route's place. */
+export interface RouteListOptions {
+  /** The routes before this index are written elsewhere (default 0). */
+  skip?: number;
+  /** The path of route `i` in problems (default `<path>[i]`). */
+  routePath?: (i: number) => string;
+}
+
 /**
  * Writes a route list. `sorted`: the adapter sorts this list by directive order (site blocks,
  * `handle`); the list is recorded in `ctx.sorted` so its order can be kept.
@@ -85,8 +93,7 @@ export function reverseRoutes(
   path: string,
   ctx: Ctx,
   sorted: boolean,
-  skip = 0,
-  routePath: (i: number) => string = (i) => childPath(path, i),
+  { skip = 0, routePath = (i) => childPath(path, i) }: RouteListOptions = {},
 ): Line[] {
   const lines: Line[] = [];
   if (routes === undefined) return lines;
@@ -185,7 +192,7 @@ export function reverseRoutes(
  * Directives that the adapter expands into routes of their own, without a subroute
  * (`php_fastcgi` without a matcher): how many routes from `routes[i]` they span and the
  * directives (none after a problem was reported). With a matcher, `php_fastcgi` is a
- * subroute handler (see `handlers/subroute.ts`).
+ * subroute handler (see `http/handlers/subroute/mod.ts`).
  */
 function expandedDirectives(
   routes: unknown[],

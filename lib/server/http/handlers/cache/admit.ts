@@ -32,14 +32,19 @@ export function keepUntil(s: Settings, e: Entry): number {
   return e.responseTime - e.initialAge + e.lifetime + extra;
 }
 
-/** Why an answer is not stored (a Souin detail), or null when it is. */
+/**
+ * Why an answer is not stored (a Souin detail), or null when it is: its status, headers,
+ * Cache-Control directives and the header fields the rule drops.
+ */
 function refusal(
   s: Settings,
   v: View,
-  status: number,
-  h: Headers,
-  cc: Directives,
-  dropped: Set<string>,
+  { status, headers: h, cc, dropped }: {
+    status: number;
+    headers: Headers;
+    cc: Directives;
+    dropped: Set<string>;
+  },
 ): string | null {
   if (status < 200 || status === 206 || status === 304) return "UNCACHEABLE-STATUS-CODE";
   // an answer without a body under a key a GET shares would answer the GET
@@ -96,7 +101,7 @@ export function admit(a: Admission, res: Response): Response {
   }
   if (!h.has("date")) h.set("date", httpDate(a.responseTime));
   const { cc, explicit, dropped } = storability(h, a.responseTime);
-  let reason = refusal(s, v, res.status, h, cc, dropped);
+  let reason = refusal(s, v, { status: res.status, headers: h, cc, dropped });
   let lifetime = 0;
   if (reason === null) {
     const defaulted = HEURISTIC_STATUSES.has(res.status) || s.extraStatuses.has(res.status) ||

@@ -9,7 +9,7 @@
  */
 import { Decoder, type Raw } from "../../../config/decode.ts";
 import { ConfigError } from "../../../config/error.ts";
-import { goRegExp } from "../../regexp.ts";
+import { goRegExp } from "../../../config/regexp.ts";
 import { decodeResponseMatcher, type ResponseMatcherConfig } from "../../response_matcher.ts";
 
 /** One in-place replacement in a header value: a substring or a regular expression. */

@@ -6,7 +6,7 @@
  * @module
  */
 import { Decoder, type Raw } from "../../../config/decode.ts";
-import { goRegExp } from "../../regexp.ts";
+import { goRegExp } from "../../../config/regexp.ts";
 
 /** One mapping from an input to outputs. */
 export type MappingConfig = {

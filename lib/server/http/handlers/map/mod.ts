@@ -11,7 +11,7 @@
  */
 import type { ModuleDefinition } from "../../../module/mod.ts";
 import type { HttpHandler } from "../../handler.ts";
-import { goRegExp } from "../../regexp.ts";
+import { goRegExp } from "../../../config/regexp.ts";
 import { compileTemplate, type Template } from "../../replacer.ts";
 import { decodeMap, type MapConfig } from "./config.ts";
 

@@ -14,7 +14,7 @@ import type { Duration } from "../../../config/duration.ts";
 import { ConfigError } from "../../../config/error.ts";
 import type { RequestContext } from "../../context.ts";
 import { parseHeaderOps, parseResponseMatcher } from "../../header_ops.ts";
-import { goRegExp } from "../../regexp.ts";
+import { goRegExp } from "../../../config/regexp.ts";
 import { compileTemplate } from "../../replacer.ts";
 import { decodeResponseHandlers, type ResponseHandlerConfig } from "../../response_handlers.ts";
 import type { HeaderOps } from "../headers/caddyfile.ts";

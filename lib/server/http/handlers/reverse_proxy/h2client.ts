@@ -108,14 +108,10 @@ export class H2Pool {
   ): Promise<http2.ClientHttp2Session> {
     nodeHttp2 ??= (await import("node:http2")).default;
     const started = Date.now();
-    const conn = await dialStream(
-      address,
-      timeout,
-      this.tls,
-      this.dial,
+    const conn = await dialStream(address, timeout, this.tls, this.dial, {
       preface,
-      this.#orHttp1 ? ["h2", "http/1.1"] : ["h2"],
-    );
+      alpn: this.#orHttp1 ? ["h2", "http/1.1"] : ["h2"],
+    });
     if (this.tls && conn.alpn !== "h2" && this.#orHttp1) {
       throw new ChoseHttp1(address, conn.bytes());
     }

@@ -12,7 +12,7 @@
  * @module
  */
 import { type Duration, durationMs } from "../../../config/duration.ts";
-import { goRegExp } from "../../regexp.ts";
+import { goRegExp } from "../../../config/regexp.ts";
 import type { ActiveHealthChecksConfig, PassiveHealthChecksConfig } from "./config.ts";
 import { dialNetwork, type Upstream } from "./upstreams.ts";
 import { ConfigError } from "../../../config/error.ts";

@@ -201,9 +201,14 @@ async function connectTls(
   host: string,
   port: number,
   o: UpstreamTls,
-  from: string | undefined,
-  alpn: string[],
-  preface?: Uint8Array,
+  { from, alpn, preface }: {
+    /** The local address to dial from. */
+    from: string | undefined;
+    /** The protocols offered by ALPN. */
+    alpn: string[];
+    /** Bytes sent before the handshake (the PROXY protocol header). */
+    preface?: Uint8Array;
+  },
 ): Promise<Dialed> {
   const name = o.serverName ?? host;
   if (o.openssl && (o.renegotiation === "once" || o.renegotiation === "freely")) {
@@ -320,7 +325,7 @@ async function dial(
       // an address looked up here keeps the name for TLS (SNI and verification)
       const named = t && ip !== host && !t.serverName ? { ...t, serverName: host } : t;
       return named
-        ? connectTls(ip, p, named, from, alpn, preface)
+        ? connectTls(ip, p, named, { from, alpn, preface })
         : connectPlain(ip, p, from, shape, preface);
     };
     connecting = isIPLiteral(host) ||
@@ -395,6 +400,14 @@ export async function dialUpstream(
   return d.conn ?? new NodeSocketConn(d.socket!);
 }
 
+/** What a dial for HTTP/2 sends first and offers ({@linkcode dialStream}). */
+export interface StreamDialOptions {
+  /** Bytes sent first on the connection, before TLS (the PROXY protocol header). */
+  preface?: Uint8Array;
+  /** The protocols offered by ALPN (default `["h2"]`). */
+  alpn?: string[];
+}
+
 /**
  * Connects for HTTP/2: a node stream for `node:http2` and the protocol the upstream chose by
  * ALPN (`h2` expected over TLS; "" for h2c).
@@ -409,8 +422,7 @@ export async function dialStream(
   timeout: number,
   tls: UpstreamTls | null,
   options: DialOptions = {},
-  preface?: Uint8Array,
-  alpn: string[] = ["h2"],
+  { preface, alpn = ["h2"] }: StreamDialOptions = {},
 ): Promise<{ stream: Duplex; alpn: string; close(): void; bytes(): ByteConn }> {
   const d = await dial({ address, timeout, tls, options, shape: "node", alpn, preface });
   // `bytes` hands the connection to the HTTP/1.1 client instead (the upstream chose it by ALPN)

@@ -7,7 +7,7 @@
  * @module
  */
 import { Decoder, type Raw } from "../../../config/decode.ts";
-import { goRegExp } from "../../regexp.ts";
+import { goRegExp } from "../../../config/regexp.ts";
 
 /** A substring replacement in the URI path and query. */
 export type SubstringReplacement = {

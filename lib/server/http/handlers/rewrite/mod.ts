@@ -14,9 +14,8 @@ import { decodePath, type RequestContext } from "../../context.ts";
 import type { HttpHandler, Next } from "../../handler.ts";
 import { decodeRewrite, type RewriteConfig } from "./config.ts";
 import { compileQueryOps, queryEscape, type QueryOps } from "./query.ts";
-import { goReplacement } from "../../header_ops.ts";
+import { goRegExp, goReplacement } from "../../../config/regexp.ts";
 import { cleanPath } from "../../pathutil.ts";
-import { goRegExp } from "../../regexp.ts";
 import { compileTemplate, type Template } from "../../replacer.ts";
 
 function changePath(c: RequestContext, fn: (escaped: string) => string): void {

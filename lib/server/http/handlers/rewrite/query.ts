@@ -9,8 +9,7 @@
  * @module
  */
 import { decodePath, type RequestContext } from "../../context.ts";
-import { goReplacement } from "../../header_ops.ts";
-import { goRegExp } from "../../regexp.ts";
+import { goRegExp, goReplacement } from "../../../config/regexp.ts";
 import { compileTemplate, type Template } from "../../replacer.ts";
 import type { QueryOpsConfig } from "./config.ts";
 

@@ -117,13 +117,19 @@ export class State {
   #name: string;
   #budget: { steps: number; out: number };
 
+  /**
+   * A state for `dot`; `call` for a `{{template}}` call: its nesting depth, the called
+   * template's name and the budget it shares with its caller.
+   */
   constructor(
     env: ExecEnv,
     out: string[],
     dot: unknown,
-    depth = 0,
-    name = env.name,
-    budget = { steps: 0, out: 0 },
+    { depth = 0, name = env.name, budget = { steps: 0, out: 0 } }: {
+      depth?: number;
+      name?: string;
+      budget?: { steps: number; out: number };
+    } = {},
   ) {
     this.#budget = budget;
     this.#env = env;
@@ -302,7 +308,11 @@ export class State {
       this.errorf(`exceeded maximum template depth (${MAX_EXEC_DEPTH})`);
     }
     const newDot = yield* this.evalPipeline(dot, t.pipe);
-    const s = new State(this.#env, this.#out, newDot, this.#depth + 1, tree.name, this.#budget);
+    const s = new State(this.#env, this.#out, newDot, {
+      depth: this.#depth + 1,
+      name: tree.name,
+      budget: this.#budget,
+    });
     yield* s.walk(newDot, tree.root ?? { type: "list", pos: 0, tree, nodes: [] });
   }
 
