@@ -2,9 +2,10 @@
  * Two-step sign-in and the sessions list in Chromium, on the multi-user site over libSQL and
  * over D1 (Miniflare), with JavaScript on and off: setting up an authenticator app from the
  * QR page (the codes come from an implementation of RFC 6238 in the test, over
- * `node:crypto`, not from the code under test), the 10 backup codes shown once, signing in
- * with a code, with a backup code (used once), "remember this device"; then the sessions of
- * the account listed with their device, another one ended, and that browser signed out.
+ * `node:crypto`, not from the code under test, and checked first against RFC 6238's SHA-1
+ * test vectors), the 10 backup codes shown once, signing in with a code, with a backup code
+ * (used once), "remember this device"; then the sessions of the account listed with their
+ * device, another one ended, and that browser signed out.
  */
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
@@ -16,6 +17,25 @@ import { appCode } from "../d1/_totp.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false }; // see relay.test.ts
 const PASSWORD = "two step test passphrase";
+
+// The browser tests trust the test's own authenticator app: it is checked first, without a
+// browser, against the SHA-1 test vectors of RFC 6238 (appendix B: the seed is the ASCII of
+// "12345678901234567890", base32 below; 8-digit codes, 30-second steps).
+Deno.test("the tests' authenticator app gives the SHA-1 codes of RFC 6238's test vectors", () => {
+  const seed = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ";
+  const vectors: [number, string][] = [
+    [59, "94287082"],
+    [1111111109, "07081804"],
+    [1111111111, "14050471"],
+    [1234567890, "89005924"],
+    [2000000000, "69279037"],
+    [20000000000, "65353130"],
+  ];
+  for (const [seconds, code] of vectors) {
+    assert.equal(appCode(seed, seconds * 1000, 8), code, `at ${seconds} s`);
+    assert.equal(appCode(seed, seconds * 1000), code.slice(2), `6 digits at ${seconds} s`);
+  }
+});
 
 async function signUp(page: Page, origin: string, direct: string, email: string): Promise<void> {
   await page.goto(`${origin}/users/signup`);
