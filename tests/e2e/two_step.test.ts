@@ -85,7 +85,10 @@ for (const backend of ["libsql", "d1"] as Backend[]) {
           assert.match(await qr.getAttribute("src") ?? "", /^data:image\/svg\+xml;base64,/);
           const key = await page.locator("[data-totp-key]").getAttribute("data-totp-key") ?? "";
           assert.match(key, /^[A-Z2-7]{32}$/);
-          await checkPage(page, `totp-setup-${backend}-${mode}`, { javaScript: js });
+          await checkPage(page, `totp-setup-${backend}-${mode}`, {
+            javaScript: js,
+            everyImpact: true,
+          });
           await page.getByLabel("Code from the app").fill(appCode(key, Date.now()));
           await page.getByRole("button", { name: "Turn on two-step sign-in" }).click();
           const codes = page.getByRole("list", { name: "Backup codes" }).getByRole("listitem");
@@ -101,7 +104,10 @@ for (const backend of ["libsql", "d1"] as Backend[]) {
             js,
             "print needs JavaScript",
           );
-          await checkPage(page, `totp-backup-codes-${backend}-${mode}`, { javaScript: js });
+          await checkPage(page, `totp-backup-codes-${backend}-${mode}`, {
+            javaScript: js,
+            everyImpact: true,
+          });
           await page.getByRole("link", { name: "I have kept them: continue" }).click();
           await page.waitForURL(/\/users\/$/);
           assert.equal(await page.locator("#backup-left").textContent(), "10");
@@ -111,7 +117,10 @@ for (const backend of ["libsql", "d1"] as Backend[]) {
           await signOut(page);
           await signIn(page, site.origin, email);
           await page.waitForURL(/\/users\/second-factor$/);
-          await checkPage(page, `totp-second-factor-${backend}-${mode}`, { javaScript: js });
+          await checkPage(page, `totp-second-factor-${backend}-${mode}`, {
+            javaScript: js,
+            everyImpact: true,
+          });
           await page.getByLabel("Code", { exact: true }).fill("000000");
           await page.getByRole("button", { name: "Continue" }).click();
           await page.getByRole("alert").getByText("That code is not right").waitFor();
@@ -152,7 +161,10 @@ for (const backend of ["libsql", "d1"] as Backend[]) {
           assert.equal(await rows.count(), 3, "a header and the two live sessions");
           assert.match(await sessions.textContent() ?? "", /This device/);
           assert.match(await sessions.textContent() ?? "", /Chrome on Linux/);
-          await checkPage(page, `sessions-${backend}-${mode}`, { javaScript: js });
+          await checkPage(page, `sessions-${backend}-${mode}`, {
+            javaScript: js,
+            everyImpact: true,
+          });
           await page.getByRole("button", { name: "End all other sessions" }).click();
           await page.waitForURL(/done=others_ended/);
           assert.equal(await sessions.getByRole("row").count(), 2);
