@@ -4,23 +4,32 @@ import {
   type AuthEvent,
   authEventStore,
   changePassword,
+  confirmEmailChange,
   confirmTotpEnrolment,
   createUserSession,
+  endOtherSessions,
   endSession,
   listAuthEvents,
   listUserSessions,
   login,
   passkeyRegistrationOptions,
   passkeySignInOptions,
+  regenerateBackupCodes,
   removePasskey,
+  removeTotp,
+  requestEmailChange,
+  requestPasswordReset,
+  resetPassword,
   signOut,
+  signOutEverywhere,
   startTotpEnrolment,
+  stepUp,
   verifyPasskeyRegistration,
   verifyPasskeySignIn,
   verifySecondFactor,
 } from "../../../d1.ts";
 import type { Case } from "../_backend.ts";
-import { ITER, PASSWORD, SECRET } from "../_helpers.ts";
+import { ITER, newEmail, outbox, PASSWORD, SECRET, tokenIn } from "../_helpers.ts";
 import { create, get } from "../_authenticator.ts";
 import { appCode } from "../_totp.ts";
 import { verifiedUser } from "./_user.ts";
@@ -221,6 +230,148 @@ export const eventCases: Case[] = [
         method: "password",
         error: "invalid_credentials",
       });
+    },
+  },
+  {
+    name:
+      "events: a throttled password, step-up, new backup codes, TOTP removed, other and all sessions ended, e-mail changed, password reset",
+    async fn({ db }) {
+      const u = await verifiedUser(db);
+      const got: AuthEvent[] = [];
+      const onEvent = (e: AuthEvent) => void got.push(e);
+      const client = `events-${crypto.randomUUID()}`;
+      const who = { userId: u.id, iterations: ITER, secret: SECRET, onEvent };
+
+      // Five wrong passwords from one client, then the throttle answers (no password checked).
+      for (let i = 0; i < 6; i++) {
+        await login(db, { ...who, email: u.email, password: `wrong ${i}`, client, now: T });
+      }
+      const throttled = await login(db, {
+        ...who,
+        email: u.email,
+        password: PASSWORD,
+        client,
+        now: T,
+      });
+      assert.equal(throttled.ok === false && throttled.error, "too_many_attempts");
+
+      const s = await startTotpEnrolment(db, {
+        userId: u.id,
+        password: PASSWORD,
+        iterations: ITER,
+        secret: SECRET,
+        issuer: "X",
+        now: T,
+      });
+      assert.ok(s.ok);
+      const first = await confirmTotpEnrolment(db, {
+        userId: u.id,
+        code: appCode(s.secret, T),
+        secret: SECRET,
+        now: T,
+      });
+      assert.ok(first.ok);
+      const regenerated = await regenerateBackupCodes(db, { ...who, password: PASSWORD, now: T });
+      assert.ok(regenerated.ok);
+
+      // Three recorded sessions; a factor entered again in the first.
+      const ids: string[] = [];
+      for (const agent of ["a", "b", "c"]) {
+        const c = await createUserSession(db, {
+          session: SESSION,
+          userId: u.id,
+          record: { userAgent: agent },
+          now: T,
+        });
+        assert.ok(c.ok);
+      }
+      const list = await listUserSessions(db, { userId: u.id, now: T });
+      assert.ok(list.ok);
+      for (const r of list.sessions) ids.push(r.id);
+      const later = T + 30_000;
+      const stepCode = appCode(s.secret, later);
+      const stepped = await stepUp(db, {
+        ...who,
+        session: { id: ids[0] },
+        code: stepCode,
+        client,
+        now: later,
+      });
+      assert.ok(stepped.ok, JSON.stringify(stepped));
+      assert.ok((await removeTotp(db, { ...who, password: PASSWORD, now: later })).ok);
+      const others = await endOtherSessions(db, { ...who, keepId: ids[0], now: later });
+      assert.deepEqual(others, { ok: true, ended: 2 });
+      assert.ok((await signOutEverywhere(db, { ...who, now: later })).ok);
+
+      // The e-mail address changes through its link; then a reset link sets a new password.
+      const box = outbox();
+      const next = newEmail("events-new");
+      assert.ok(
+        (await requestEmailChange(db, {
+          ...who,
+          newEmail: next,
+          password: PASSWORD,
+          sendEmail: box.send,
+          appUrl: APP,
+          now: later,
+        })).ok,
+      );
+      const changeToken = tokenIn(box.mails[0]);
+      assert.ok(
+        (await confirmEmailChange(db, { token: changeToken, secret: SECRET, onEvent, now: later }))
+          .ok,
+      );
+      await requestPasswordReset(db, {
+        email: next,
+        secret: SECRET,
+        sendEmail: box.send,
+        appUrl: APP,
+        now: later,
+      });
+      const resetToken = tokenIn(box.mails.at(-1));
+      const newPassword = "a passphrase set by the reset link";
+      assert.ok(
+        (await resetPassword(db, {
+          token: resetToken,
+          newPassword,
+          iterations: ITER,
+          secret: SECRET,
+          onEvent,
+          now: later,
+        })).ok,
+      );
+
+      const wrong = { method: "password", error: "invalid_credentials" };
+      assert.deepEqual(got.map((e) => [e.type, e.detail]), [
+        ["sign_in.failed", wrong],
+        ["sign_in.failed", wrong],
+        ["sign_in.failed", wrong],
+        ["sign_in.failed", wrong],
+        ["sign_in.failed", wrong],
+        ["sign_in.throttled", { method: "password", error: "too_many_attempts" }],
+        ["sign_in.throttled", { method: "password", error: "too_many_attempts" }],
+        ["backup_codes.regenerated", { factor: "totp" }],
+        ["step_up.succeeded", { method: "totp" }],
+        ["factor.removed", { factor: "totp" }],
+        ["session.ended", { scope: "others", count: 2 }],
+        ["session.ended", { scope: "everywhere" }],
+        ["email.changed", {}],
+        ["password.changed", { method: "reset" }],
+      ]);
+      for (const e of got) {
+        assert.equal(e.userId, u.id, e.type);
+        const before = e.type.startsWith("sign_in.") || e.type === "backup_codes.regenerated";
+        assert.equal(e.at, before ? T : later, e.type);
+        const text = JSON.stringify(e);
+        for (const secret of [PASSWORD, newPassword, stepCode, s.secret, changeToken, resetToken]) {
+          assert.ok(!text.includes(secret), e.type);
+        }
+        for (const code of regenerated.backupCodes) assert.ok(!text.includes(code), e.type);
+      }
+      assert.equal(got[5].client, got[0].client, "the throttled try names its client");
+      assert.ok(got[5].client);
+      const changed = got.find((e) => e.type === "email.changed")!;
+      assert.equal(changed.email, next, "email.changed carries the new address");
     },
   },
   {
