@@ -358,7 +358,14 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
   app.post("/api/auth/verify", async (c) => {
     const f = await form(c);
     const attempt = getCookie(c, ATTEMPT_COOKIE) ?? "";
-    const r = await verifyOtp(db, { email: f.email ?? "", code: f.code ?? "", attempt, secret });
+    const r = await verifyOtp(db, {
+      email: f.email ?? "",
+      code: f.code ?? "",
+      attempt,
+      secret,
+      client: client(c),
+      onEvent,
+    });
     if (!r.ok) return fail(c, r.error, `${base}/verify`, { email: f.email ?? "" });
     c.header("set-cookie", attemptCookie("", 0), { append: true });
     await signIn(c, r.userId);
@@ -501,6 +508,8 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
       providerUserId: result.user.providerUserId,
       email: result.user.email,
       emailVerified: result.user.emailVerified,
+      client: client(c),
+      onEvent,
     });
     if (!linked.ok) {
       return c.redirect(`${base}/login?oauth_error=${encodeURIComponent(linked.error)}`, 302);

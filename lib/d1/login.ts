@@ -15,12 +15,12 @@ import type { CommonError, FlowResult } from "./errors.ts";
 import { fail, guard } from "./errors.ts";
 import type { D1Database } from "./types.ts";
 import { normalizeEmail, normalizePassword } from "./policy.ts";
-import { credentialsByEmail, userByEmail, verifyOrDummy } from "./users.ts";
+import { credentialsByEmail, verifyOrDummy } from "./users.ts";
 import { run } from "./query.ts";
 import { clearTries, signInBuckets, takeTry } from "./throttle.ts";
 import type { Secrets } from "../auth/token.ts";
 import { type SecondFactorNeeded, secondStep } from "./second_factor.ts";
-import { type AuthEventSink, report, reportOf, type Seen, sinkOf } from "./events.ts";
+import { accountIdOf, type AuthEventSink, report, reportOf, type Seen, sinkOf } from "./events.ts";
 
 /** Parameters of {@linkcode login}. */
 export interface LoginParams extends HashingOptions, ClockOptions {
@@ -127,7 +127,7 @@ export async function login(db: D1Database, p: LoginParams): Promise<LoginResult
   });
   if (!result.ok && result.error === "too_many_attempts" && seen.email && reportOf(p).sink) {
     // The throttle answered before the account was read: its event still names the account.
-    seen.userId = (await userByEmail(db, seen.email).catch(() => null))?.id;
+    seen.userId = await accountIdOf(db, seen.email);
   }
   return await report(
     p,

@@ -15,6 +15,7 @@ import { hashPassword } from "../auth/password.ts";
 import type { ClockOptions, HashingOptions } from "./input.ts";
 import {
   appNameOf,
+  clientOf,
   emailOf,
   handoffOf,
   iterationsOf,
@@ -45,6 +46,7 @@ import { newStamp, newUserId, userByEmail } from "./users.ts";
 import { run } from "./query.ts";
 import { clearTries, takeTry, THROTTLE } from "./throttle.ts";
 import type { Secrets } from "../auth/token.ts";
+import { accountIdOf, type EventOptions, report, reportOf, type Seen, sinkOf } from "./events.ts";
 
 /** Purpose of "account exists" notices (throttled like codes). */
 const NOTICE = "signup-notice";
@@ -152,7 +154,7 @@ function sendCode(
 }
 
 /** Parameters of {@linkcode verifyOtp}. */
-export interface VerifyOtpParams extends ClockOptions {
+export interface VerifyOtpParams extends EventOptions, ClockOptions {
   /** The address the code was sent to. */
   email: string;
   /** The 6-digit code (spaces are ignored). */
@@ -161,6 +163,8 @@ export interface VerifyOtpParams extends ClockOptions {
   attempt: string;
   /** The site's `TOKEN_SECRET` (or a rotation list). */
   secret: Secrets;
+  /** The client's IP address or a device id, for the event (at most 200 characters). */
+  client?: string;
 }
 
 /** Errors of {@linkcode verifyOtp}. */
@@ -178,7 +182,9 @@ export type VerifyOtpResult = FlowResult<{ userId: string }, VerifyOtpError>;
  * Checks a signup code with the signup's attempt and marks the address verified with the
  * password of that signup. At most 5 tries per code, and 10 wrong codes per address before
  * the throttle asks to wait (`too_many_attempts` with `retryAfter`); a code works once; a code
- * sent for another signup of the address, or a wrong attempt, is `invalid_code`. Never throws.
+ * sent for another signup of the address, or a wrong attempt, is `invalid_code`. The outcome
+ * reaches `onEvent` as a sign-in (`sign_in.succeeded` with `method: "signup_code"`,
+ * `sign_in.failed`, `sign_in.throttled`). Never throws.
  *
  * @example
  * ```ts
@@ -189,14 +195,18 @@ export type VerifyOtpResult = FlowResult<{ userId: string }, VerifyOtpError>;
  * if (result.ok) console.log("signed up", result.userId);
  * ```
  */
-export function verifyOtp(db: D1Database, p: VerifyOtpParams): Promise<VerifyOtpResult> {
-  return guard(async () => {
+export async function verifyOtp(db: D1Database, p: VerifyOtpParams): Promise<VerifyOtpResult> {
+  const seen: Seen = { detail: { method: "signup_code" } };
+  const result = await guard(async (): Promise<VerifyOtpResult> => {
     const o = params(p);
+    sinkOf(o.onEvent);
+    clientOf(o.client);
     const secrets = secretOf(o.secret);
     const email = emailOf(o.email);
     const code = stringOf(o.code, 64).replace(/\s+/g, "");
     const attempt = stringOf(o.attempt, 256);
     const now = nowOf(o.now);
+    seen.email = email;
     // Wrong codes of an address, over all its codes: 10, then waits (each code has 5 tries).
     await takeTry(db, [{ kind: "code", account: email, client: "", free: THROTTLE.code }], now);
     const pending = await consumeCode(db, {
@@ -219,8 +229,25 @@ export function verifyOtp(db: D1Database, p: VerifyOtpParams): Promise<VerifyOtp
     await clearTries(db, "code", email, "", now);
     const user = await userByEmail(db, email);
     if (!user) fail("invalid_code");
+    seen.userId = user.id;
     return { ok: true as const, userId: user.id };
   });
+  if (!result.ok && result.error !== "invalid_input" && seen.email && reportOf(p).sink) {
+    seen.userId = await accountIdOf(db, seen.email);
+  }
+  return await report(
+    p,
+    result,
+    seen,
+    (r) =>
+      r.ok
+        ? "sign_in.succeeded"
+        : r.error === "too_many_attempts"
+        ? "sign_in.throttled"
+        : r.error === "invalid_input"
+        ? null
+        : "sign_in.failed",
+  );
 }
 
 /** Parameters of {@linkcode resendOtp}. */

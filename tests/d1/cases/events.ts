@@ -9,6 +9,8 @@ import {
   createUserSession,
   endOtherSessions,
   endSession,
+  findOrCreateOAuthUser,
+  getUserByEmail,
   listAuthEvents,
   listUserSessions,
   login,
@@ -24,6 +26,7 @@ import {
   signOutEverywhere,
   startTotpEnrolment,
   stepUp,
+  verifyOtp,
   verifyPasskeyRegistration,
   verifyPasskeySignIn,
   verifySecondFactor,
@@ -32,7 +35,7 @@ import type { Case } from "../_backend.ts";
 import { ITER, newEmail, outbox, PASSWORD, SECRET, tokenIn } from "../_helpers.ts";
 import { create, get } from "../_authenticator.ts";
 import { appCode } from "../_totp.ts";
-import { verifiedUser } from "./_user.ts";
+import { pendingUser, verifiedUser } from "./_user.ts";
 
 const T = Date.UTC(2026, 5, 1, 12, 0, 15);
 const SESSION = { secret: "session secret of the tests", cookieName: "__Host-s" };
@@ -372,6 +375,106 @@ export const eventCases: Case[] = [
       assert.ok(got[5].client);
       const changed = got.find((e) => e.type === "email.changed")!;
       assert.equal(changed.email, next, "email.changed carries the new address");
+    },
+  },
+  {
+    name:
+      "events: a signup code and a provider sign-in report sign_in.* like a password, with their method",
+    async fn({ db }) {
+      const got: AuthEvent[] = [];
+      const store = authEventStore(db);
+      const onEvent = async (e: AuthEvent) => {
+        got.push(e);
+        await store(e);
+      };
+      const client = "198.51.100.23";
+      const p = await pendingUser(db);
+      const base = { email: p.email, attempt: p.attempt, secret: SECRET, client, onEvent };
+      const wrong = p.code === "000000" ? "111111" : "000000";
+      assert.equal((await verifyOtp(db, { ...base, code: wrong, now: T })).ok, false);
+      const v = await verifyOtp(db, { ...base, code: p.code, now: T });
+      assert.ok(v.ok);
+      // Another signup's code guessed: five tries, then the code is spent.
+      const q = await pendingUser(db);
+      const guess = q.code === "000000" ? "111111" : "000000";
+      for (let i = 0; i < 6; i++) {
+        await verifyOtp(db, { ...base, email: q.email, attempt: q.attempt, code: guess, now: T });
+      }
+      const pending = await getUserByEmail(db, q.email);
+      assert.ok(pending.ok);
+      const qId = pending.user.id;
+      // Malformed parameters are no sign-in: no event.
+      assert.equal((await verifyOtp(db, { ...base, code: 7 as never, now: T })).ok, false);
+
+      const email = newEmail("events-oauth");
+      const oauth = { provider: "github", email, emailVerified: true, client, onEvent, now: T };
+      const made = await findOrCreateOAuthUser(db, { ...oauth, providerUserId: 4242 });
+      assert.ok(made.ok && made.created);
+      assert.ok((await findOrCreateOAuthUser(db, { ...oauth, providerUserId: 4242 })).ok);
+      // An unproven address of an existing account: refused, and the account hears of it.
+      const unproven = await findOrCreateOAuthUser(db, {
+        ...oauth,
+        provider: "microsoft",
+        providerUserId: "ms-1",
+        email: p.email,
+        emailVerified: false,
+      });
+      assert.deepEqual(unproven, { ok: false, error: "email_unverified" });
+      assert.equal(
+        (await findOrCreateOAuthUser(db, { ...oauth, provider: "Bad!", providerUserId: 1 })).ok,
+        false,
+      );
+
+      const code = (error: string) => ({ method: "signup_code", error });
+      assert.deepEqual(got.map((e) => [e.type, e.userId, e.email, e.detail]), [
+        ["sign_in.failed", v.userId, p.email, code("invalid_code")],
+        ["sign_in.succeeded", v.userId, p.email, { method: "signup_code" }],
+        ...Array.from(
+          { length: 5 },
+          () => ["sign_in.failed", qId, q.email, code("invalid_code")],
+        ),
+        ["sign_in.throttled", qId, q.email, code("too_many_attempts")],
+        ["sign_in.succeeded", made.userId, email, {
+          method: "oauth",
+          provider: "github",
+          created: true,
+        }],
+        ["sign_in.succeeded", made.userId, email, {
+          method: "oauth",
+          provider: "github",
+          created: false,
+        }],
+        ["sign_in.failed", v.userId, p.email, {
+          method: "oauth",
+          provider: "microsoft",
+          error: "email_unverified",
+        }],
+      ]);
+      for (const e of got) {
+        assert.equal(e.client, client, e.type);
+        assert.equal(e.at, T, e.type);
+        const text = JSON.stringify(e);
+        for (const secret of [p.code, q.code, p.attempt, q.attempt, PASSWORD]) {
+          assert.ok(!text.includes(secret), e.type);
+        }
+      }
+      const stored = await listAuthEvents(db, { userId: v.userId });
+      assert.ok(stored.ok);
+      assert.deepEqual(stored.events.map((e) => [e.type, e.detail.method]), [
+        ["sign_in.failed", "oauth"],
+        ["sign_in.succeeded", "signup_code"],
+        ["sign_in.failed", "signup_code"],
+      ]);
+      assert.deepEqual(
+        await verifyOtp(db, { ...base, code: p.code, client: 5 as never, now: T }),
+        { ok: false, error: "invalid_input" },
+        "a client that is not a string is refused",
+      );
+      assert.deepEqual(
+        await findOrCreateOAuthUser(db, { ...oauth, providerUserId: 4242, onEvent: 1 as never }),
+        { ok: false, error: "invalid_input" },
+        "a sink that is not a function is refused",
+      );
     },
   },
   {
