@@ -13,7 +13,8 @@ import { HAVE_CHROMIUM, launch, where } from "./_harness.ts";
 import { checkPage } from "./_console.ts";
 import { newestCode } from "./_users_site.ts";
 import { type Backend, desktop, startFactorsSite } from "./_factors_site.ts";
-import { appCode } from "../d1/_totp.ts";
+import { appCode, keyOfUri } from "../d1/_totp.ts";
+import { readQr } from "./_qr.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false }; // see relay.test.ts
 const PASSWORD = "two step test passphrase";
@@ -83,8 +84,16 @@ for (const backend of ["libsql", "d1"] as Backend[]) {
           await page.waitForURL(/\/users\/account\/totp$/);
           const qr = page.getByRole("img", { name: "QR code to scan with an authenticator app" });
           assert.match(await qr.getAttribute("src") ?? "", /^data:image\/svg\+xml;base64,/);
-          const key = await page.locator("[data-totp-key]").getAttribute("data-totp-key") ?? "";
-          assert.match(key, /^[A-Z2-7]{32}$/);
+          const shown = await page.locator("[data-totp-key]").getAttribute("data-totp-key") ?? "";
+          assert.match(shown, /^[A-Z2-7]{32}$/);
+          // The QR code as drawn, read by a QR reader: the otpauth URI of this account and key.
+          const uri = await readQr(qr);
+          const app = encodeURIComponent("Gatehouse multi-user demo");
+          assert.equal(
+            uri,
+            `otpauth://totp/${app}:${encodeURIComponent(email)}?secret=${shown}&issuer=${app}`,
+          );
+          const key = keyOfUri(uri); // the "app" scanned it: its codes come from the QR's key
           await checkPage(page, `totp-setup-${backend}-${mode}`, {
             javaScript: js,
             everyImpact: true,
