@@ -364,8 +364,15 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
       attempt,
       secret,
       client: client(c),
+      requireSecondFactor,
       onEvent,
     });
+    // Verified, and the site asks every account for a second factor: set one up first.
+    if (!r.ok && "ticket" in r && r.ticket) {
+      c.header("set-cookie", attemptCookie("", 0), { append: true });
+      c.header("set-cookie", cookie(TICKET_COOKIE, r.ticket, 300), { append: true });
+      return answerOk(c, `${base}/second-factor/setup`);
+    }
     if (!r.ok) return fail(c, r.error, `${base}/verify`, { email: f.email ?? "" });
     c.header("set-cookie", attemptCookie("", 0), { append: true });
     await signIn(c, r.userId);
