@@ -80,6 +80,12 @@ function doneSentence(v: AccountView): string | undefined {
   }
 }
 
+/** A change refused for an old session: the page's "Confirm it's you" is the way on. */
+const STALE_SESSION = (v: AccountView) =>
+  v.security && !v.security.fresh
+    ? { reauth_required: "Confirm it's you first (just below), then try again." }
+    : undefined;
+
 const form = (action: string, button: string, children: unknown[], variant?: string) =>
   h(
     "form",
@@ -99,7 +105,7 @@ export function accountPage(v: AccountView): Response {
     who: u.email,
     signOut: `${base}/logout`,
     notice: doneSentence(v),
-    error: v.error ? describeError(v.error) : undefined,
+    error: v.error ? describeError(v.error, STALE_SESSION(v)) : undefined,
     script: v.script,
     body: [
       h(

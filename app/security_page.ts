@@ -122,7 +122,8 @@ export function securityCards(v: SecurityView): unknown[] {
       ),
       h(Table, {
         caption: "Your passkeys",
-        head: ["Name", "Added", "Last used", ""],
+        head: ["Name", "Added", "Last used", "Remove"],
+        unlabelled: [3],
         empty: "No passkey yet.",
         rows: v.passkeys.map((k) => [
           h(
@@ -165,7 +166,8 @@ export function securityCards(v: SecurityView): unknown[] {
       { key: "sessions", title: "Sessions" },
       h(Table, {
         caption: "Where you are signed in",
-        head: ["Device", "Place", "Signed in", "Last seen", ""],
+        head: ["Device", "Place", "Signed in", "Last seen", "Label or end"],
+        unlabelled: [4],
         empty: "No recorded session.",
         rows: v.sessions.map((s) => [
           h(

@@ -358,7 +358,21 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
   app.post("/api/auth/verify", async (c) => {
     const f = await form(c);
     const attempt = getCookie(c, ATTEMPT_COOKIE) ?? "";
-    const r = await verifyOtp(db, { email: f.email ?? "", code: f.code ?? "", attempt, secret });
+    const r = await verifyOtp(db, {
+      email: f.email ?? "",
+      code: f.code ?? "",
+      attempt,
+      secret,
+      client: client(c),
+      requireSecondFactor,
+      onEvent,
+    });
+    // Verified, and the site asks every account for a second factor: set one up first.
+    if (!r.ok && "ticket" in r && r.ticket) {
+      c.header("set-cookie", attemptCookie("", 0), { append: true });
+      c.header("set-cookie", cookie(TICKET_COOKIE, r.ticket, 300), { append: true });
+      return answerOk(c, `${base}/second-factor/setup`);
+    }
     if (!r.ok) return fail(c, r.error, `${base}/verify`, { email: f.email ?? "" });
     c.header("set-cookie", attemptCookie("", 0), { append: true });
     await signIn(c, r.userId);
@@ -501,6 +515,8 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
       providerUserId: result.user.providerUserId,
       email: result.user.email,
       emailVerified: result.user.emailVerified,
+      client: client(c),
+      onEvent,
     });
     if (!linked.ok) {
       return c.redirect(`${base}/login?oauth_error=${encodeURIComponent(linked.error)}`, 302);

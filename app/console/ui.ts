@@ -111,16 +111,22 @@ export function PostForm(p: PostFormProps): JSX.Element {
   );
 }
 
-/** A table in a box that scrolls sideways on a narrow screen (and can be focused to scroll). */
+/**
+ * A table in a box that scrolls sideways on a narrow screen (and can be focused to scroll).
+ * The headers of the `unlabelled` columns (a column of buttons) are read by screen readers
+ * only: they show no text, and their cells no label on a phone.
+ */
 export function Table(p: {
   caption: string;
   head: string[];
   rows: ComponentChildren[][];
   empty?: string;
   numeric?: number[];
+  unlabelled?: number[];
 }): JSX.Element {
   if (p.rows.length === 0) return h("p", { class: "muted" }, p.empty ?? "Nothing here yet.");
   const num = new Set(p.numeric ?? []);
+  const quiet = new Set(p.unlabelled ?? []);
   // On a phone each row is a card (console.css): a cell names its column (`data-label`), and
   // the roles keep the table a table for screen readers whatever its display.
   return h(
@@ -142,7 +148,7 @@ export function Table(p: {
               role: "columnheader",
               key: t + i,
               class: num.has(i) ? "num" : undefined,
-            }, t)
+            }, quiet.has(i) ? h("span", { class: "sr-only" }, t) : t)
           ),
         ),
       ),
@@ -157,7 +163,7 @@ export function Table(p: {
               h("td", {
                 key: i,
                 role: "cell",
-                "data-label": p.head[i],
+                "data-label": quiet.has(i) ? "" : p.head[i],
                 class: num.has(i) ? "num" : undefined,
               }, cell)
             ),

@@ -16,7 +16,7 @@ import { nowOf, params, stringOf } from "./input.ts";
 import type { CommonError, FlowResult } from "./errors.ts";
 import { fail, guard } from "./errors.ts";
 import type { D1Database } from "./types.ts";
-import { all, run } from "./query.ts";
+import { all, first, run } from "./query.ts";
 
 /** Every event type, as a list. */
 export const AUTH_EVENT_TYPES = [
@@ -50,9 +50,10 @@ export interface AuthEvent {
   /** The client the site passed (an IP address or a device id), when given. */
   client: string | null;
   /**
-   * Details: `method` (`password`, `totp`, `backup`, `passkey`), `factor` (`totp`,
-   * `passkey`), `error` (the failure's code), `scope` (`one`, `others`, `everywhere`),
-   * `count`, `passkeyId`, `sessionId`.
+   * Details: `method` (`password`, `totp`, `backup`, `passkey`, `oauth`, `signup_code`),
+   * `factor` (`totp`, `passkey`), `error` (the failure's code), `scope` (`one`, `others`,
+   * `everywhere`), `count`, `passkeyId`, `sessionId`, `provider` and `created` (an OAuth
+   * sign-in: the provider id, and whether it made the account).
    */
   detail: Record<string, string | number | boolean>;
 }
@@ -229,6 +230,19 @@ function parseDetail(v: unknown): Record<string, string | number | boolean> {
     return typeof d === "object" && d !== null && !Array.isArray(d) ? d : {};
   } catch {
     return {};
+  }
+}
+
+/**
+ * The id of the account with (normalised) `email`, for the event of a flow that stopped
+ * before it read the account; undefined when there is none or the read fails. @internal
+ */
+export async function accountIdOf(db: D1Database, email: string): Promise<string | undefined> {
+  try {
+    const row = await first<{ id: string }>(db, "SELECT id FROM users WHERE email = ?", email);
+    return row ? String(row.id) : undefined;
+  } catch {
+    return undefined;
   }
 }
 

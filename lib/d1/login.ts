@@ -20,7 +20,7 @@ import { run } from "./query.ts";
 import { clearTries, signInBuckets, takeTry } from "./throttle.ts";
 import type { Secrets } from "../auth/token.ts";
 import { type SecondFactorNeeded, secondStep } from "./second_factor.ts";
-import { type AuthEventSink, report, type Seen, sinkOf } from "./events.ts";
+import { accountIdOf, type AuthEventSink, report, reportOf, type Seen, sinkOf } from "./events.ts";
 
 /** Parameters of {@linkcode login}. */
 export interface LoginParams extends HashingOptions, ClockOptions {
@@ -101,11 +101,11 @@ export async function login(db: D1Database, p: LoginParams): Promise<LoginResult
     const email = normalizeEmail(o.email);
     // Unparseable addresses share one bucket ("-" is no address): they never sign anyone in.
     const account = email ?? "-";
+    if (email) seen.email = email;
     await takeTry(db, signInBuckets(account, client), now);
     const user = email ? await credentialsByEmail(db, email) : null;
     const ok = await verifyOrDummy(password, user?.hash, iterations);
     if (user) seen.userId = user.id;
-    if (email) seen.email = email;
     if (!user || !ok) fail("invalid_credentials");
     await clearTries(db, "sign-in", account, client, now);
     if (!user.verified) fail("email_not_verified");
@@ -125,6 +125,10 @@ export async function login(db: D1Database, p: LoginParams): Promise<LoginResult
     if (second) return second;
     return { ok: true as const, userId: user.id };
   });
+  if (!result.ok && result.error === "too_many_attempts" && seen.email && reportOf(p).sink) {
+    // The throttle answered before the account was read: its event still names the account.
+    seen.userId = await accountIdOf(db, seen.email);
+  }
   return await report(
     p,
     result,

@@ -2,8 +2,9 @@
  * Migration of older databases: version 0.2.0 added `users.name` (TEXT) and `users.is_admin`
  * (INTEGER NOT NULL DEFAULT 0); each is added only when `PRAGMA table_info` shows it missing.
  * Then `schema.sql` is applied, which creates the tables added since (`auth_throttle`, the
- * throttles of guessing; `revoked_sessions`, the sessions ended by a sign-out). Safe to run
- * any number of times.
+ * throttles of guessing; `revoked_sessions`, the sessions ended by a sign-out; 0.3.0's
+ * `totp_factors`, `backup_codes`, `trusted_devices`, `passkeys`, `passkey_challenges`,
+ * `user_sessions` and `auth_events`). Safe to run any number of times.
  *
  * @module
  */

@@ -15,16 +15,17 @@
  * @module
  */
 import type { ClockOptions } from "./input.ts";
-import { nowOf, params } from "./input.ts";
+import { clientOf, nowOf, params } from "./input.ts";
 import type { CommonError, FlowResult } from "./errors.ts";
 import { fail, guard } from "./errors.ts";
 import type { D1Database } from "./types.ts";
 import { normalizeEmail } from "./policy.ts";
 import { newStamp, newUserId, userByEmail } from "./users.ts";
 import { first, run } from "./query.ts";
+import { accountIdOf, type EventOptions, report, reportOf, type Seen, sinkOf } from "./events.ts";
 
 /** Parameters of {@linkcode findOrCreateOAuthUser}. */
-export interface OAuthUserParams extends ClockOptions {
+export interface OAuthUserParams extends EventOptions, ClockOptions {
   /** Provider id, e.g. `google`, `github`, `microsoft` (lowercase letters, digits, `-`, `_`). */
   provider: string;
   /** The provider's id for the user (numbers are turned into strings). */
@@ -37,6 +38,8 @@ export interface OAuthUserParams extends ClockOptions {
    * value other than `true` or `false` is `email_unverified`.
    */
   emailVerified: boolean;
+  /** The client's IP address or a device id, for the event (at most 200 characters). */
+  client?: string;
 }
 
 /** Errors of {@linkcode findOrCreateOAuthUser}. */
@@ -46,7 +49,9 @@ export type OAuthUserError = CommonError | "invalid_email" | "email_unverified";
 export type OAuthUserResult = FlowResult<{ userId: string; created: boolean }, OAuthUserError>;
 
 /**
- * Resolves an OAuth sign-in to a user id, linking or creating as needed. Never throws.
+ * Resolves an OAuth sign-in to a user id, linking or creating as needed. The outcome reaches
+ * `onEvent` as a sign-in: `sign_in.succeeded` with `method: "oauth"`, `provider` and
+ * `created`, or `sign_in.failed`. Never throws.
  *
  * @example
  * ```ts
@@ -61,15 +66,33 @@ export type OAuthUserResult = FlowResult<{ userId: string; created: boolean }, O
  * if (result.ok) console.log(result.userId, result.created);
  * ```
  */
-export function findOrCreateOAuthUser(
+export async function findOrCreateOAuthUser(
   db: D1Database,
   p: OAuthUserParams,
 ): Promise<OAuthUserResult> {
+  const seen: Seen = { detail: { method: "oauth" } };
+  const result = await signInWith(db, p, seen);
+  if (result.ok) seen.detail = { ...seen.detail, created: result.created };
+  else if (result.error !== "invalid_input" && seen.email && reportOf(p).sink) {
+    seen.userId = await accountIdOf(db, seen.email);
+  }
+  return await report(
+    p,
+    result,
+    seen,
+    (r) => r.ok ? "sign_in.succeeded" : r.error === "invalid_input" ? null : "sign_in.failed",
+  );
+}
+
+function signInWith(db: D1Database, p: OAuthUserParams, seen: Seen): Promise<OAuthUserResult> {
   return guard(async () => {
     const o = params(p);
+    sinkOf(o.onEvent);
+    clientOf(o.client);
     const provider = typeof o.provider === "string" && /^[a-z0-9_-]{1,64}$/.test(o.provider)
       ? o.provider
       : fail("invalid_input");
+    seen.detail = { ...seen.detail, provider };
     const subject = typeof o.providerUserId === "number" && Number.isSafeInteger(o.providerUserId)
       ? String(o.providerUserId)
       : o.providerUserId;
@@ -77,6 +100,8 @@ export function findOrCreateOAuthUser(
       fail("invalid_input");
     }
     const now = nowOf(o.now);
+    const given = typeof o.email === "string" ? normalizeEmail(o.email) : null;
+    if (given) seen.email = given;
     const linked = () =>
       first<{ user_id: string; email: string | null }>(
         db,

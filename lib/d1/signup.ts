@@ -15,6 +15,7 @@ import { hashPassword } from "../auth/password.ts";
 import type { ClockOptions, HashingOptions } from "./input.ts";
 import {
   appNameOf,
+  clientOf,
   emailOf,
   handoffOf,
   iterationsOf,
@@ -53,6 +54,8 @@ import { newStamp, newUserId, userByEmail } from "./users.ts";
 import { batchResults, run, stmt } from "./query.ts";
 import { clearTries, takeTry, THROTTLE } from "./throttle.ts";
 import type { Secrets } from "../auth/token.ts";
+import { type SecondFactorNeeded, secondStep } from "./second_factor.ts";
+import { accountIdOf, type EventOptions, report, reportOf, type Seen, sinkOf } from "./events.ts";
 
 /** Purpose of "account exists" notices (throttled like codes). */
 const NOTICE = "signup-notice";
@@ -220,7 +223,7 @@ function sendCode(
 }
 
 /** Parameters of {@linkcode verifyOtp}. */
-export interface VerifyOtpParams extends ClockOptions {
+export interface VerifyOtpParams extends EventOptions, ClockOptions {
   /** The address the code was sent to. */
   email: string;
   /** The 6-digit code (spaces are ignored). */
@@ -229,6 +232,14 @@ export interface VerifyOtpParams extends ClockOptions {
   attempt: string;
   /** The site's `TOKEN_SECRET` (or a rotation list). */
   secret: Secrets;
+  /** The client's IP address or a device id, for the event (at most 200 characters). */
+  client?: string;
+  /**
+   * The whole site requires a second factor (as `login`'s `requireSecondFactor`): the new
+   * account, verified all the same, answers `second_factor_setup_required` and a ticket for
+   * the TOTP enrolment flows instead of signing in.
+   */
+  requireSecondFactor?: boolean;
 }
 
 /** Errors of {@linkcode verifyOtp}. */
@@ -239,14 +250,21 @@ export type VerifyOtpError =
   | "expired_code"
   | "too_many_attempts";
 
-/** Result of {@linkcode verifyOtp}. */
-export type VerifyOtpResult = FlowResult<{ userId: string }, VerifyOtpError>;
+/**
+ * Result of {@linkcode verifyOtp}: the user to sign in, a failure, or — on a site that
+ * requires a second factor — the verified account's ticket to set one up.
+ */
+export type VerifyOtpResult = FlowResult<{ userId: string }, VerifyOtpError> | SecondFactorNeeded;
 
 /**
  * Checks a signup code with the signup's attempt and marks the address verified with the
  * password of that signup. At most 5 tries per code, and 10 wrong codes per address before
  * the throttle asks to wait (`too_many_attempts` with `retryAfter`); a code works once; a code
- * sent for another signup of the address, or a wrong attempt, is `invalid_code`. Never throws.
+ * sent for another signup of the address, or a wrong attempt, is `invalid_code`. With
+ * `requireSecondFactor` the account is verified but not signed in: it answers
+ * `second_factor_setup_required` and the ticket of the enrolment. The outcome reaches
+ * `onEvent` as a sign-in (`sign_in.succeeded` with `method: "signup_code"`,
+ * `sign_in.failed`, `sign_in.throttled`). Never throws.
  *
  * @example
  * ```ts
@@ -257,14 +275,21 @@ export type VerifyOtpResult = FlowResult<{ userId: string }, VerifyOtpError>;
  * if (result.ok) console.log("signed up", result.userId);
  * ```
  */
-export function verifyOtp(db: D1Database, p: VerifyOtpParams): Promise<VerifyOtpResult> {
-  return guard(async () => {
+export async function verifyOtp(db: D1Database, p: VerifyOtpParams): Promise<VerifyOtpResult> {
+  const seen: Seen = { detail: { method: "signup_code" } };
+  const result = await guard(async (): Promise<VerifyOtpResult> => {
     const o = params(p);
+    sinkOf(o.onEvent);
+    clientOf(o.client);
+    if (o.requireSecondFactor !== undefined && typeof o.requireSecondFactor !== "boolean") {
+      fail("invalid_input");
+    }
     const secrets = secretOf(o.secret);
     const email = emailOf(o.email);
     const code = stringOf(o.code, 64).replace(/\s+/g, "");
     const attempt = stringOf(o.attempt, 256);
     const now = nowOf(o.now);
+    seen.email = email;
     // Wrong codes of an address, over all its codes: 10, then waits (each code has 5 tries).
     await takeTry(db, [{ kind: "code", account: email, client: "", free: THROTTLE.code }], now);
     const pending = await consumeCode(db, {
@@ -287,8 +312,32 @@ export function verifyOtp(db: D1Database, p: VerifyOtpParams): Promise<VerifyOtp
     await clearTries(db, "code", email, "", now);
     const user = await userByEmail(db, email);
     if (!user) fail("invalid_code");
+    seen.userId = user.id;
+    const second = await secondStep(db, o, user, now);
+    if (second) return second;
     return { ok: true as const, userId: user.id };
   });
+  if (
+    !result.ok && result.error !== "invalid_input" && !seen.userId && seen.email &&
+    reportOf(p).sink
+  ) {
+    seen.userId = await accountIdOf(db, seen.email);
+  }
+  return await report(
+    p,
+    result,
+    seen,
+    (r) =>
+      r.ok
+        ? "sign_in.succeeded"
+        : r.error === "too_many_attempts"
+        ? "sign_in.throttled"
+        : r.error === "second_factor_setup_required"
+        ? "sign_in.second_factor_required"
+        : r.error === "invalid_input"
+        ? null
+        : "sign_in.failed",
+  );
 }
 
 /** Parameters of {@linkcode resendOtp}. */

@@ -19,14 +19,17 @@ function fromBase32(text: string): Uint8Array {
   return out;
 }
 
-/** The 6-digit code an authenticator app shows at `ms` for a base32 key. */
-export function appCode(base32Key: string, ms: number): string {
+/**
+ * The code an authenticator app shows at `ms` for a base32 key: 6 digits, or `digits` (8 for
+ * the test vectors of RFC 6238).
+ */
+export function appCode(base32Key: string, ms: number, digits = 6): string {
   const counter = Buffer.alloc(8);
   counter.writeBigUInt64BE(BigInt(Math.floor(ms / 1000 / 30)));
   const mac = createHmac("sha1", fromBase32(base32Key)).update(counter).digest();
   const offset = mac[mac.length - 1] & 0xf;
-  const value = (mac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000;
-  return String(value).padStart(6, "0");
+  const value = (mac.readUInt32BE(offset) & 0x7fffffff) % 10 ** digits;
+  return String(value).padStart(digits, "0");
 }
 
 /** The key of an `otpauth://` URI. */

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { openLibsql, SCHEMA_SQL } from "../../d1.ts";
+import { openLibsql, SCHEMA_SQL, splitStatements } from "../../d1.ts";
+import { V030_TABLES } from "./cases/schema.ts";
 
 const cli = new URL("../../cli.ts", import.meta.url).pathname;
 const dec = new TextDecoder();
@@ -153,6 +154,43 @@ Deno.test("migrate-db upgrades a pre-0.2.0 file once; --d1 prints the commands",
     const d1 = await gatehouse(dir, ["migrate-db", "--d1", "site"]);
     assert.match(d1.out, /ALTER TABLE users ADD COLUMN is_admin INTEGER NOT NULL DEFAULT 0/);
     assert.equal((await gatehouse(dir, ["migrate-db"])).code, 1);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("migrate-db brings a 0.2.0 file to 0.3.0: it names the tables it made, then changes nothing; --d1 prints the schema.sql step", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const url = `file:${dir}/v020.db`;
+    const db = openLibsql(url);
+    const old = await Deno.readTextFile(new URL("./fixtures/schema-0.2.0.sql", import.meta.url));
+    for (const sql of splitStatements(old)) await db.prepare(sql).run();
+    db.close();
+    const before = await tables(url);
+    const first = await gatehouse(dir, ["migrate-db", "--url", url]);
+    assert.equal(first.code, 0, first.err);
+    assert.equal(first.out.trim(), `Created tables: ${V030_TABLES.join(", ")}`);
+    const made = (await tables(url)).filter((t) => !before.includes(t) && !t.startsWith("sqlite_"));
+    assert.deepEqual(made, V030_TABLES);
+    const dump = async () => {
+      const d = openLibsql(url);
+      try {
+        return (await d.prepare("SELECT type, name, sql FROM sqlite_master ORDER BY name").all())
+          .results;
+      } finally {
+        d.close();
+      }
+    };
+    const migrated = await dump();
+    const again = await gatehouse(dir, ["migrate-db", "--url", url]);
+    assert.equal(again.code, 0, again.err);
+    assert.equal(again.out.trim(), "Already up to date.");
+    assert.deepEqual(await dump(), migrated);
+    const d1 = await gatehouse(dir, ["migrate-db", "--d1", "site"]);
+    assert.equal(d1.code, 0, d1.err);
+    assert.match(d1.out, /^\s+wrangler d1 execute site --remote --file schema\.sql$/m);
+    assert.equal(await Deno.readTextFile(`${dir}/schema.sql`), SCHEMA_SQL);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { Hono } from "hono";
-import { openLibsql } from "../../d1.ts";
+import { getUserByEmail, listAuthEvents, openLibsql } from "../../d1.ts";
 import { loadAppEnv } from "../../app/env.ts";
 import { createUsersSite } from "../../app/users.ts";
 import { refuseCrossSite } from "../../app/middleware/cross_site.ts";
@@ -75,6 +75,16 @@ Deno.test("users site: signup, verify, login, forgot, reset, name, password, e-m
     assert.equal(v.status, 200);
     let cookie = cookieOf(v);
     assert.match(cookie, /^__Host-users-session=/);
+    // The account's events: the code's sign-in, after the two refused codes.
+    const ada = await getUserByEmail(db, email);
+    assert.ok(ada.ok);
+    const events = await listAuthEvents(db, { userId: ada.user.id });
+    assert.ok(events.ok);
+    assert.deepEqual(events.events.map((e) => [e.type, e.detail.method, e.detail.error]), [
+      ["sign_in.succeeded", "signup_code", undefined],
+      ["sign_in.failed", "signup_code", "invalid_code"],
+      ["sign_in.failed", "signup_code", "invalid_code"],
+    ]);
     const home = await (await app.request(`${ORIGIN}/users/`, { headers: { cookie } })).text();
     assert.ok(home.includes(email));
 

@@ -113,7 +113,8 @@ const AXE = await Deno.readTextFile(
 );
 
 /**
- * Runs axe-core on the page; fails on any serious or critical violation, naming them.
+ * Runs axe-core on the page; fails on any serious or critical violation, naming them, or with
+ * `everyImpact` on any violation at all (minor and moderate too).
  *
  * With `javaScript: false` (a page of a context with JavaScript off) axe cannot run in that
  * page: its timers never fire there. The page's own DOM, as that browser built it without
@@ -124,9 +125,9 @@ const AXE = await Deno.readTextFile(
 export async function axeCheck(
   page: Page,
   name: string,
-  o: { javaScript?: boolean } = {},
+  o: { javaScript?: boolean; everyImpact?: boolean } = {},
 ): Promise<number> {
-  if (o.javaScript === false) return await axeCheckScriptless(page, name);
+  if (o.javaScript === false) return await axeCheckScriptless(page, name, o);
   // Evaluated through the devtools protocol, so the page's CSP does not apply to it.
   await page.evaluate(AXE);
   const result = await page.evaluate(async () => {
@@ -144,12 +145,20 @@ export async function axeCheck(
       targets: v.nodes.slice(0, 3).map((n) => n.target.join(" ")),
     }));
   }) as { id: string; impact: string; targets: string[] }[];
+  if (o.everyImpact) {
+    assert.deepEqual(result, [], `axe: violations on ${name}`);
+    return 0;
+  }
   const bad = result.filter((v) => v.impact === "serious" || v.impact === "critical");
   assert.deepEqual(bad, [], `axe: serious or critical violations on ${name}`);
   return result.length;
 }
 
-async function axeCheckScriptless(page: Page, name: string): Promise<number> {
+async function axeCheckScriptless(
+  page: Page,
+  name: string,
+  o: { everyImpact?: boolean },
+): Promise<number> {
   const html = await page.content();
   const url = page.url().split("#")[0];
   const browser = page.context().browser();
@@ -175,7 +184,7 @@ async function axeCheckScriptless(page: Page, name: string): Promise<number> {
     });
     const p = await twin.newPage();
     await p.goto(url);
-    return await axeCheck(p, `${name} (JavaScript off)`);
+    return await axeCheck(p, `${name} (JavaScript off)`, { everyImpact: o.everyImpact });
   } finally {
     await twin.close();
   }
@@ -187,13 +196,13 @@ export const PHONE = { width: 390, height: 844 };
 /**
  * The checks of one page as it is now, at desktop width and then at phone width (390 px, the
  * same page resized, so a page that answered a form is checked too): axe-core (with JavaScript
- * on or off, as the page's context), a screenshot `<name>-desktop` / `<name>-phone` decoded and
+ * on or off, as the page's context; `everyImpact` fails on minor findings too), a screenshot `<name>-desktop` / `<name>-phone` decoded and
  * checked non-blank, and nothing wider than the phone. The page ends at its old size.
  */
 export async function checkPage(
   page: Page,
   name: string,
-  o: { javaScript: boolean },
+  o: { javaScript: boolean; everyImpact?: boolean },
 ): Promise<void> {
   const size = page.viewportSize() ?? { width: 1280, height: 900 };
   await axeCheck(page, `${name} (desktop)`, o);

@@ -5,13 +5,23 @@
  * `http://localhost:<port>` (WebAuthn refuses IP addresses as RP IDs, and treats localhost as
  * a secure context); Deno's own requests (the outbox) go to `127.0.0.1`.
  *
+ * The test reaches the site's database too (`db`), and can sign a browser in with a session
+ * made at another time (`sessionAt`), as the site would have made it then.
+ *
  * Also the Chrome DevTools Protocol's virtual authenticator for a page.
  */
 import { Hono } from "hono";
 import { Miniflare } from "miniflare";
 import type { Browser, BrowserContext, CDPSession, Page } from "playwright-core";
-import { type D1Database, migrate } from "../../d1.ts";
+import {
+  createUserSession,
+  type D1Database,
+  type LibsqlDatabase,
+  migrate,
+  openLibsql,
+} from "../../d1.ts";
 import { loadAppEnv } from "../../app/env.ts";
+import { siteSecret } from "../../app/dev_secret.ts";
 import { createUsersSite } from "../../app/users.ts";
 import { securityHeaders } from "../../app/middleware/security_headers.ts";
 import { allowedHosts } from "../../app/middleware/hosts.ts";
@@ -27,17 +37,53 @@ export interface FactorsSite {
   origin: string;
   /** The same server for Deno's requests (`http://127.0.0.1:<port>`). */
   direct: string;
+  /** The site's database. */
+  db: D1Database;
+  /**
+   * The `Cookie` of a recorded session of `userId` made at `now` (ms since the epoch), as the
+   * site signs its sessions, for a browser's `addCookies`.
+   */
+  sessionAt(userId: string, now: number): Promise<{ name: string; value: string }>;
   close(): Promise<void>;
 }
 
-/** Starts the site on `backend`. */
-export async function startFactorsSite(backend: Backend): Promise<FactorsSite> {
+/** The users site's session settings in development (`app/users.ts`). */
+const SESSION = {
+  secret: siteSecret(loadAppEnv({ MODE: "development" }), "USERS_SESSION_SECRET"),
+  cookieName: "__Host-users-session",
+};
+
+function sessionMaker(db: D1Database): FactorsSite["sessionAt"] {
+  return async (userId, now) => {
+    const s = await createUserSession(db, {
+      session: SESSION,
+      userId,
+      record: { userAgent: "an older browser" },
+      now,
+    });
+    if (!s.ok) throw new Error(`no session: ${s.error}`);
+    const [name, ...value] = s.setCookie.split(";")[0].split("=");
+    return { name, value: value.join("=") };
+  };
+}
+
+/** Starts the site on `backend`; `vars` add to its development environment. */
+export async function startFactorsSite(
+  backend: Backend,
+  vars: Record<string, string> = {},
+): Promise<FactorsSite> {
   if (backend === "libsql") {
-    const app = await startApp();
+    const app = await startApp(vars);
+    const db: LibsqlDatabase = openLibsql(app.databaseUrl);
     return {
       origin: app.origin.replace("127.0.0.1", "localhost"),
       direct: app.origin,
-      close: () => app.close(),
+      db,
+      sessionAt: sessionMaker(db),
+      async close() {
+        db.close();
+        await app.close();
+      },
     };
   }
   const mf = new Miniflare({
@@ -47,7 +93,7 @@ export async function startFactorsSite(backend: Backend): Promise<FactorsSite> {
   });
   const db: D1Database = await mf.getD1Database("DB");
   await migrate(db);
-  const env = loadAppEnv({ MODE: "development" });
+  const env = loadAppEnv({ MODE: "development", ...vars });
   const app = new Hono({ strict: false });
   app.use("*", securityHeaders());
   app.use("*", allowedHosts(env));
@@ -58,6 +104,8 @@ export async function startFactorsSite(backend: Backend): Promise<FactorsSite> {
   return {
     origin: `http://localhost:${port}`,
     direct: `http://127.0.0.1:${port}`,
+    db,
+    sessionAt: sessionMaker(db),
     async close() {
       await server.shutdown();
       await mf.dispose();

@@ -11,20 +11,24 @@ import { decodePng, inkRatio } from "./_png.ts";
 
 export interface RunningApp {
   origin: string;
+  /** The app's database (a libSQL file of a temp folder). */
+  databaseUrl: string;
   close(): Promise<void>;
 }
 
 /** The app with a fresh database; `vars` add to a development environment. */
 export async function startApp(vars: Record<string, string> = {}): Promise<RunningApp> {
   const dir = await Deno.makeTempDir({ prefix: "gatehouse-e2e-" });
+  const databaseUrl = `file:${dir}/app.db`;
   const app = await createApp(loadAppEnv({
     MODE: "development",
-    DATABASE_URL: `file:${dir}/app.db`,
+    DATABASE_URL: databaseUrl,
     ...vars,
   }));
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
   return {
     origin: `http://127.0.0.1:${server.addr.port}`,
+    databaseUrl,
     async close() {
       await server.shutdown();
       await Deno.remove(dir, { recursive: true }).catch(() => {});

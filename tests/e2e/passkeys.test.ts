@@ -65,7 +65,10 @@ for (const backend of ["libsql", "d1"] as Backend[]) {
         assert.equal(held.length, 1);
         assert.equal(held[0].isResidentCredential, true);
         assert.equal(held[0].rpId, "localhost");
-        await checkPage(page, `passkeys-account-${backend}`, { javaScript: true });
+        await checkPage(page, `passkeys-account-${backend}`, {
+          javaScript: true,
+          everyImpact: true,
+        });
 
         // Usernameless, through the autofill list: the login page's e-mail field offers the
         // passkeys (conditional mediation); the virtual authenticator picks the one it holds
@@ -88,7 +91,7 @@ for (const backend of ["libsql", "d1"] as Backend[]) {
         });
         await signOut(page);
         assert.equal(await page.getByLabel("E-mail").inputValue(), "");
-        await checkPage(page, `passkeys-login-${backend}`, { javaScript: true });
+        await checkPage(page, `passkeys-login-${backend}`, { javaScript: true, everyImpact: true });
         await page.getByRole("button", { name: "Use a passkey" }).click();
         await page.waitForURL(/\/users\/$/);
         assert.equal((await auth.credentials())[0].signCount, 3);
@@ -127,7 +130,10 @@ for (const backend of ["libsql", "d1"] as Backend[]) {
         const plain = await off.newPage();
         await plain.goto(`${site.origin}/users/login`);
         assert.equal(await plain.getByRole("button", { name: "Use a passkey" }).count(), 0);
-        await checkPage(plain, `passkeys-login-nojs-${backend}`, { javaScript: false });
+        await checkPage(plain, `passkeys-login-nojs-${backend}`, {
+          javaScript: false,
+          everyImpact: true,
+        });
       } finally {
         await browser.close();
         await site.close();

@@ -2,9 +2,10 @@
  * Two-step sign-in and the sessions list in Chromium, on the multi-user site over libSQL and
  * over D1 (Miniflare), with JavaScript on and off: setting up an authenticator app from the
  * QR page (the codes come from an implementation of RFC 6238 in the test, over
- * `node:crypto`, not from the code under test), the 10 backup codes shown once, signing in
- * with a code, with a backup code (used once), "remember this device"; then the sessions of
- * the account listed with their device, another one ended, and that browser signed out.
+ * `node:crypto`, not from the code under test, and checked first against RFC 6238's SHA-1
+ * test vectors), the 10 backup codes shown once, signing in with a code, with a backup code
+ * (used once), "remember this device"; then the sessions of the account listed with their
+ * device, another one ended, and that browser signed out.
  */
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
@@ -12,10 +13,30 @@ import { HAVE_CHROMIUM, launch, where } from "./_harness.ts";
 import { checkPage } from "./_console.ts";
 import { newestCode } from "./_users_site.ts";
 import { type Backend, desktop, startFactorsSite } from "./_factors_site.ts";
-import { appCode } from "../d1/_totp.ts";
+import { appCode, keyOfUri } from "../d1/_totp.ts";
+import { readQr } from "./_qr.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false }; // see relay.test.ts
 const PASSWORD = "two step test passphrase";
+
+// The browser tests trust the test's own authenticator app: it is checked first, without a
+// browser, against the SHA-1 test vectors of RFC 6238 (appendix B: the seed is the ASCII of
+// "12345678901234567890", base32 below; 8-digit codes, 30-second steps).
+Deno.test("the tests' authenticator app gives the SHA-1 codes of RFC 6238's test vectors", () => {
+  const seed = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ";
+  const vectors: [number, string][] = [
+    [59, "94287082"],
+    [1111111109, "07081804"],
+    [1111111111, "14050471"],
+    [1234567890, "89005924"],
+    [2000000000, "69279037"],
+    [20000000000, "65353130"],
+  ];
+  for (const [seconds, code] of vectors) {
+    assert.equal(appCode(seed, seconds * 1000, 8), code, `at ${seconds} s`);
+    assert.equal(appCode(seed, seconds * 1000), code.slice(2), `6 digits at ${seconds} s`);
+  }
+});
 
 async function signUp(page: Page, origin: string, direct: string, email: string): Promise<void> {
   await page.goto(`${origin}/users/signup`);
@@ -63,9 +84,20 @@ for (const backend of ["libsql", "d1"] as Backend[]) {
           await page.waitForURL(/\/users\/account\/totp$/);
           const qr = page.getByRole("img", { name: "QR code to scan with an authenticator app" });
           assert.match(await qr.getAttribute("src") ?? "", /^data:image\/svg\+xml;base64,/);
-          const key = await page.locator("[data-totp-key]").getAttribute("data-totp-key") ?? "";
-          assert.match(key, /^[A-Z2-7]{32}$/);
-          await checkPage(page, `totp-setup-${backend}-${mode}`, { javaScript: js });
+          const shown = await page.locator("[data-totp-key]").getAttribute("data-totp-key") ?? "";
+          assert.match(shown, /^[A-Z2-7]{32}$/);
+          // The QR code as drawn, read by a QR reader: the otpauth URI of this account and key.
+          const uri = await readQr(qr);
+          const app = encodeURIComponent("Gatehouse multi-user demo");
+          assert.equal(
+            uri,
+            `otpauth://totp/${app}:${encodeURIComponent(email)}?secret=${shown}&issuer=${app}`,
+          );
+          const key = keyOfUri(uri); // the "app" scanned it: its codes come from the QR's key
+          await checkPage(page, `totp-setup-${backend}-${mode}`, {
+            javaScript: js,
+            everyImpact: true,
+          });
           await page.getByLabel("Code from the app").fill(appCode(key, Date.now()));
           await page.getByRole("button", { name: "Turn on two-step sign-in" }).click();
           const codes = page.getByRole("list", { name: "Backup codes" }).getByRole("listitem");
@@ -81,7 +113,10 @@ for (const backend of ["libsql", "d1"] as Backend[]) {
             js,
             "print needs JavaScript",
           );
-          await checkPage(page, `totp-backup-codes-${backend}-${mode}`, { javaScript: js });
+          await checkPage(page, `totp-backup-codes-${backend}-${mode}`, {
+            javaScript: js,
+            everyImpact: true,
+          });
           await page.getByRole("link", { name: "I have kept them: continue" }).click();
           await page.waitForURL(/\/users\/$/);
           assert.equal(await page.locator("#backup-left").textContent(), "10");
@@ -91,7 +126,10 @@ for (const backend of ["libsql", "d1"] as Backend[]) {
           await signOut(page);
           await signIn(page, site.origin, email);
           await page.waitForURL(/\/users\/second-factor$/);
-          await checkPage(page, `totp-second-factor-${backend}-${mode}`, { javaScript: js });
+          await checkPage(page, `totp-second-factor-${backend}-${mode}`, {
+            javaScript: js,
+            everyImpact: true,
+          });
           await page.getByLabel("Code", { exact: true }).fill("000000");
           await page.getByRole("button", { name: "Continue" }).click();
           await page.getByRole("alert").getByText("That code is not right").waitFor();
@@ -132,7 +170,10 @@ for (const backend of ["libsql", "d1"] as Backend[]) {
           assert.equal(await rows.count(), 3, "a header and the two live sessions");
           assert.match(await sessions.textContent() ?? "", /This device/);
           assert.match(await sessions.textContent() ?? "", /Chrome on Linux/);
-          await checkPage(page, `sessions-${backend}-${mode}`, { javaScript: js });
+          await checkPage(page, `sessions-${backend}-${mode}`, {
+            javaScript: js,
+            everyImpact: true,
+          });
           await page.getByRole("button", { name: "End all other sessions" }).click();
           await page.waitForURL(/done=others_ended/);
           assert.equal(await sessions.getByRole("row").count(), 2);

@@ -29,6 +29,7 @@ export const TEST_ONLY: readonly string[] = [
   "parse-prometheus-text-format",
   "semver",
   "@scalar/api-reference",
+  "jsqr",
 ];
 
 /** The parts of a Deno config these tests read. */

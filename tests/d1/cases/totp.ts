@@ -10,6 +10,7 @@ import {
   resetSecondFactor,
   startTotpEnrolment,
   totpQrSvg,
+  verifyOtp,
   verifySecondFactor,
 } from "../../../d1.ts";
 import type { D1Database } from "../../../d1.ts";
@@ -17,7 +18,7 @@ import type { Case } from "../_backend.ts";
 import { ITER, PASSWORD, SECRET } from "../_helpers.ts";
 import { appCode, keyOfUri } from "../_totp.ts";
 import { assertNoneInClear } from "../_at_rest.ts";
-import { verifiedUser } from "./_user.ts";
+import { pendingUser, verifiedUser } from "./_user.ts";
 
 /** A fixed clock in the middle of a 30-second step. */
 const T = Date.UTC(2026, 5, 1, 12, 0, 15);
@@ -384,6 +385,50 @@ export const totpCases: Case[] = [
         })).ok,
         false,
       );
+    },
+  },
+  {
+    name:
+      "totp: on a site that requires a second factor, a verified signup sets one up before it is signed in",
+    async fn({ db }) {
+      const p = await pendingUser(db);
+      const events: string[] = [];
+      const base = { email: p.email, attempt: p.attempt, secret: SECRET, now: T };
+      assert.deepEqual(
+        await verifyOtp(db, { ...base, code: p.code, requireSecondFactor: 1 as never }),
+        { ok: false, error: "invalid_input" },
+      );
+      const v = await verifyOtp(db, {
+        ...base,
+        code: p.code,
+        requireSecondFactor: true,
+        onEvent: (e) => void events.push(`${e.type} ${e.detail.error}`),
+      });
+      assert.ok(
+        !v.ok && v.error === "second_factor_setup_required" && "ticket" in v,
+        JSON.stringify(v),
+      );
+      assert.deepEqual(events, ["sign_in.second_factor_required second_factor_setup_required"]);
+      // The address is verified: the password signs in, to the same setup step.
+      const l = await login(db, {
+        email: p.email,
+        password: PASSWORD,
+        iterations: ITER,
+        secret: SECRET,
+        requireSecondFactor: true,
+        now: T,
+      });
+      assert.ok(!l.ok && l.error === "second_factor_setup_required");
+      const ticket = v.ticket!;
+      const s = await startTotpEnrolment(db, { ticket, secret: SECRET, issuer: "Site", now: T });
+      assert.ok(s.ok);
+      const c = await confirmTotpEnrolment(db, {
+        ticket,
+        code: appCode(s.secret, T),
+        secret: SECRET,
+        now: T,
+      });
+      assert.ok(c.ok && c.backupCodes.length === 10);
     },
   },
   {
