@@ -98,9 +98,6 @@ const KNOWN: Record<string, string> = {
   TestReverseProxySNIPlaceHolder: "placeholders in tls_server_name are not replaced per " +
     "request, and versions 3 with tls_insecure_skip_verify is refused (Deno's QUIC client " +
     "always checks the certificate)",
-  TestH2ToH2CStream: "the node engine (chosen for the v1 certificate) sends a proxied " +
-    "answer's head with its first body bytes; the upstream sends none before the request " +
-    "body, which the client sends once it has the head",
 };
 
 Deno.test({
