@@ -50,8 +50,6 @@ import { scenarios as stream } from "./scenarios/stream.ts";
 const ADAPT_ORDER = "/adapt gives the same config (deep-equal, as the corpus test checks) " +
   "with its keys in another order; Caddy's text (Go struct field order, sorted maps and " +
   "module objects, HTML-escaped strings) is not reproduced";
-const H2C_DEFAULT = "a cleartext listener with the default protocols (h1 h2 h3) refuses h2c " +
-  "with prior knowledge; current Caddy serves it wherever h1 and h2 are on (#6961, v2.10.1)";
 const RETRY_RESPONSE = "lb_retry_match expressions on the upstream's answer ({rp.status_code}, " +
   "{rp.header.*}, {rp.is_transport_error}; #7569, v2.11.3) are not evaluated: only the " +
   "request is matched, after a failure";
@@ -84,10 +82,6 @@ const KNOWN: Record<string, string> = {
     "localhost:<port> looks like an HTTP/1.1 request without Host (Deno.serve does not say " +
     "which version a cleartext request came over): an h1-only listener answers it and " +
     "{http.request.proto} says HTTP/1.1",
-  TestProxyProtocolV1WithH2C: H2C_DEFAULT,
-  TestProxyProtocolV2WithH2C: H2C_DEFAULT,
-  TestProxyProtocolV2WithH2CMultipleRequests: H2C_DEFAULT,
-  TestProxyProtocolServerAndProxy: H2C_DEFAULT,
   TestReverseProxyHealthCheckUnixSocket: "health_port with a unix socket upstream is refused " +
     "at load (a socket has no port to check); Caddy accepts it and checks TCP " +
     "<socket path>:<port>",
