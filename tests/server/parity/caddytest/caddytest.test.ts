@@ -50,9 +50,6 @@ import { scenarios as stream } from "./scenarios/stream.ts";
 const ADAPT_ORDER = "/adapt gives the same config (deep-equal, as the corpus test checks) " +
   "with its keys in another order; Caddy's text (Go struct field order, sorted maps and " +
   "module objects, HTML-escaped strings) is not reproduced";
-const RETRY_RESPONSE = "lb_retry_match expressions on the upstream's answer ({rp.status_code}, " +
-  "{rp.header.*}, {rp.is_transport_error}; #7569, v2.11.3) are not evaluated: only the " +
-  "request is matched, after a failure";
 
 /** The scenarios, by the Go file they come from. */
 const FILES: [string, Scenario[]][] = [
@@ -85,10 +82,6 @@ const KNOWN: Record<string, string> = {
   TestReverseProxyHealthCheckUnixSocket: "health_port with a unix socket upstream is refused " +
     "at load (a socket has no port to check); Caddy accepts it and checks TCP " +
     "<socket path>:<port>",
-  TestReverseProxyRetryMatchStatusCode: RETRY_RESPONSE,
-  TestReverseProxyRetryMatchHeader: RETRY_RESPONSE,
-  TestReverseProxyRetryMatchCombined: RETRY_RESPONSE,
-  TestReverseProxyRetryMatchIsTransportError: RETRY_RESPONSE,
   TestReverseProxySNIPlaceHolder: "placeholders in tls_server_name are not replaced per " +
     "request, and versions 3 with tls_insecure_skip_verify is refused (Deno's QUIC client " +
     "always checks the certificate)",
