@@ -17,6 +17,7 @@ import type { TlsApp } from "../tls/app.ts";
 import { setChallengePorts } from "../tls/acme/ports.ts";
 import { planAutomaticHttps } from "./autohttps.ts";
 import { type HttpInstrumentation, httpInstrumentationFactory } from "./instrumentation.ts";
+import { cleartextHttp2 } from "./server_options.ts";
 
 /** `apps.http` (Caddy's `caddyhttp.App`, `modules/caddyhttp/app.go`). */
 export type HttpAppConfig = {
@@ -316,7 +317,7 @@ function connectionOptions(server: HttpServer, i: number): ConnectionOptions {
     wrappers: o.wrappers,
     keepalive: o.keepalive,
     alpn: [...(p.h2 ? ["h2"] : []), ...(p.h1 ? ["http/1.1"] : [])],
-    h2c: p.h2c,
+    h2c: cleartextHttp2(p),
     ...(p.h1 ? {} : { h1: false }),
     ...(o.upgrades ? { upgrades: true } : {}),
   };
@@ -347,7 +348,7 @@ function http3Refusal(server: HttpServer, v1: string | undefined): string | null
 function refusesHttp2(server: HttpServer, i: number, tls: boolean): boolean {
   if (server.engine !== "deno") return false; // node: speaks HTTP/2 only where listed
   const p = server.options.protocols[server.listenIndex[i]];
-  return tls ? !p.h2 : !p.h2c;
+  return tls ? !p.h2 : !cleartextHttp2(p);
 }
 
 /** Registry entry of the `http` app. */

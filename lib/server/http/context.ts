@@ -39,6 +39,11 @@ export interface ProxyFacts {
   status: number;
   /** The upstream's response header fields (`{http.reverse_proxy.header.*}`), once answered. */
   headers?: [string, string][];
+  /**
+   * True while `retry_match` is looked at after a failure past the dial
+   * (`{http.reverse_proxy.is_transport_error}`).
+   */
+  transportError?: boolean;
   /** While `handle_response` routes run: the upstream response they may copy. */
   handling?: UpstreamResponseHandling;
 }

@@ -164,6 +164,7 @@ const STATIC: Record<string, Getter> = {
     c.proxy && c.proxy.latencyMs >= 0 ? `${c.proxy.latencyMs.toFixed(3)}ms` : undefined,
   "http.reverse_proxy.upstream.latency_ms": (c) =>
     c.proxy && c.proxy.latencyMs >= 0 ? c.proxy.latencyMs.toFixed(3) : undefined,
+  "http.reverse_proxy.is_transport_error": (c) => c.proxy?.transportError ? "true" : undefined,
   "http.reverse_proxy.status_code": (c) =>
     c.proxy && c.proxy.status ? String(c.proxy.status) : undefined,
   "http.reverse_proxy.status_text": (c) =>

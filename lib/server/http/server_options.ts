@@ -15,7 +15,8 @@
  *   either engine, as Caddy's does on HTTP/1.1.
  * - `keepalive_*` set the listening socket's TCP keep-alive (both engines).
  * - `protocols`: `h1`; `h2` over TLS (offered by ALPN, both engines); `h2c` on plain
- *   listeners (prior knowledge, both engines); `h2` or `h2c` without `h1` (as Caddy since
+ *   listeners (prior knowledge, both engines; also where `h1` and `h2` are, as Caddy since
+ *   v2.10.1: see {@linkcode cleartextHttp2}); `h2` or `h2c` without `h1` (as Caddy since
  *   v2.10.1: ALPN offers `h2` alone, a connection that does not start HTTP/2 is closed; on the
  *   node engine, chosen automatically; `h2` alone on a plain listener serves nothing there, as
  *   in Caddy: the listener is left out with a warning); `h3` on TLS servers: a
@@ -129,6 +130,25 @@ function protocolList(d: Decoder, key: string, list: string[]): ListenerProtocol
   const has = (p: string) => list.includes(p);
   // h2 or h2c without h1: served since Caddy v2.10.1 (caddyserver/caddy#6961; 2.6.2 refused it)
   return { h1: has("h1"), h2: has("h2"), h2c: has("h2c"), h3: has("h3") };
+}
+
+/**
+ * Whether a cleartext listener answers HTTP/2 with prior knowledge (h2c): where `h2c` is
+ * listed, and where `h1` and `h2` both are (the default h1 h2 h3), as current Caddy does (since
+ * v2.10.1, caddyserver/caddy#6961: Go's server gets unencrypted HTTP/2 whenever h2 or h2c is
+ * on, and `http2Listener` looks for the preface only when h1 or HTTP/2 is off; caddytest
+ * proxyprotocol_test.go speaks h2c to a server of the default protocols). Caddy 2.6.2 needed
+ * `h2c` listed.
+ *
+ * @example
+ * ```ts
+ * import { cleartextHttp2 } from "./server_options.ts";
+ * cleartextHttp2({ h1: true, h2: true, h2c: false, h3: true }); // true
+ * cleartextHttp2({ h1: true, h2: false, h2c: false, h3: false }); // false
+ * ```
+ */
+export function cleartextHttp2(p: ListenerProtocols): boolean {
+  return p.h2c || (p.h1 && p.h2);
 }
 
 /** Loads `listener_wrappers`: the wrappers that run before TLS (Caddy's order rules). */
@@ -257,7 +277,7 @@ export async function parseServerOptions(
   if (protocols.some((p) => !p.h1 && (p.h2c || (o.tls && p.h2)))) {
     needsNode.push("protocols without h1");
   }
-  const http2 = protocols.some((p) => o.tls ? p.h2 : p.h2c);
+  const http2 = protocols.some((p) => o.tls ? p.h2 : cleartextHttp2(p));
   const pushes = http2 && ROUTE_FIELDS.some((k) => usesHandler(d.value(k), "push"));
   const upgrades = ROUTE_FIELDS.some((k) => usesHandler(d.value(k), "reverse_proxy"));
   return {

@@ -28,6 +28,8 @@ export interface H2Connect {
   push?: boolean;
   /** Bytes sent before TLS or HTTP/2 (a PROXY protocol header). */
   proxy?: string;
+  /** The server's certificate is not verified. */
+  insecure?: boolean;
 }
 
 /** A request: `body` repeated `repeat` times, in `slow[0]` pieces every `slow[1]` ms. */
@@ -39,6 +41,8 @@ export interface H2Request {
   body?: string;
   repeat?: number;
   slow?: [number, number];
+  /** The body is sent once the response headers came (a full-duplex exchange). */
+  afterResponse?: boolean;
 }
 
 /** A running client session. */

@@ -2,9 +2,12 @@
 // tests. Commands come as JSON lines on stdin, answers and session events go out as JSON lines:
 //
 //   {"op":"connect","origin":"https://localhost:1234","ca":"PEM","cert":"PEM","key":"PEM",
-//    "servername":"a.test","push":false,"proxy":"PROXY TCP4 1.2.3.4 5.6.7.8 1 2\r\n"}
+//    "servername":"a.test","push":false,"proxy":"PROXY TCP4 1.2.3.4 5.6.7.8 1 2\r\n",
+//    "insecure":false}              (insecure: the server's certificate is not verified)
 //   {"op":"request","id":1,"path":"/x","method":"POST","headers":{},"body":"abc","repeat":1000,
-//    "slow":[100, 20]}              (slow: send the body in <count> pieces every <ms>)
+//    "slow":[100, 20],"afterResponse":false}
+//                                   (slow: send the body in <count> pieces every <ms>;
+//                                    afterResponse: send it once the response headers came)
 //   {"op":"close"}                  (session.close, then exit once it closed)
 //
 //   {"id":1,"status":200,"headers":{...},"length":123,"sha256":"...","body":"first 2 KiB"}
@@ -35,6 +38,7 @@ function connect(c) {
       key: c.key,
       servername: c.servername ?? (net.isIP(url.hostname) ? undefined : url.hostname),
       ALPNProtocols: ["h2"],
+      ...(c.insecure ? { rejectUnauthorized: false } : {}),
     });
   };
   session = http2.connect(c.origin, options);
@@ -86,6 +90,7 @@ function answer(r, st) {
   st.on("error", (e) => out({ id: r.id, error: e.message, code: e.code, rstCode: st.rstCode }));
   const body = r.body === undefined ? undefined : r.body.repeat(r.repeat ?? 1);
   if (body === undefined) return st.end();
+  if (r.afterResponse) return st.once("response", () => st.end(body));
   if (!r.slow) return st.end(body);
   const [pieces, ms] = r.slow;
   const size = Math.ceil(body.length / pieces);

@@ -4,9 +4,9 @@
  * the behaviour is current Caddy's (`modules/caddyhttp/reverseproxy/httptransport.go`, since
  * v2.7.0: the header written right after the dial, before TLS; the destination the zero
  * address of the source's family, port 0; connections kept apart per client address, as
- * `reverseproxy.go` keys them by `<client>-><upstream>`, #7529), byte for byte where Caddy's
- * go-proxyproto output is fixed (the source port aside: Caddy keeps the client IP only and
- * sends port 0; the port of the client's connection goes here).
+ * `reverseproxy.go` keys them by `<client>-><upstream>` since #7300, 8aca108d2, v2.11.0),
+ * byte for byte where Caddy's go-proxyproto output is fixed (the source port aside: Caddy
+ * keeps the client IP only and sends port 0; the port of the client's connection goes here).
  *
  * The upstream that reads the headers is our own server with the `proxy_protocol` listener
  * wrapper (answering the address it took from the header), over HTTP/1.1, h2c and TLS (h2 and

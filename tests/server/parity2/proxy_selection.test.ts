@@ -11,7 +11,8 @@
  *   `WeightedRoundRobinSelection.Validate`, commit 55b3397 "reverseproxy: validate on
  *   weighted_round_robin loadbalancing policy" #7807, and its Caddyfile check from #6681)
  *   refuses negative weights and weights that add up to nothing, with Caddy's messages, and
- *   picks in the same order as Caddy's counter.
+ *   picks in the same order as Caddy's counter. A `gatehouse run` process answers such a
+ *   `/load` with 400 and Caddy's message, and keeps serving the config it had.
  */
 import assert from "node:assert/strict";
 import { serve } from "../http/harness.ts";
@@ -19,6 +20,8 @@ import { raw } from "../http/raw.ts";
 import { caddyAvailable, startCaddy } from "./caddy.ts";
 import { validateConfig } from "../../../lib/cli/validate.ts";
 import { adaptGatehousefile } from "../../../lib/server/adapters/gatehousefile/mod.ts";
+import { call, freePort } from "../fixtures/helpers.ts";
+import { finish, QUIET, serve as serveProcess, up } from "../fixtures/process.ts";
 
 /** An upstream answering "good" (and its name in `x-up`). */
 function good(name = "good") {
@@ -170,4 +173,52 @@ Deno.test("weighted_round_robin: Caddy's order; negative and all-zero weights re
       ),
     /invalid weight value '-2': weight should be non-negative/,
   );
+});
+
+Deno.test("weighted_round_robin: a server process refuses the negative, all-zero and missing weights at /load and keeps serving the old config", async () => {
+  const port = freePort();
+  const site = (handler: Record<string, unknown>) => ({
+    logging: QUIET,
+    apps: {
+      http: { servers: { s: { listen: [`127.0.0.1:${port}`], routes: [{ handle: [handler] }] } } },
+    },
+  });
+  const s = await serveProcess(site({ handler: "static_response", body: "old" }));
+  try {
+    await up(s.base);
+    const siteBase = `http://127.0.0.1:${port}`;
+    assert.equal((await call(siteBase, "GET", "/")).body, "old");
+    const load = (weights?: unknown) =>
+      call(
+        s.base,
+        "POST",
+        "/load",
+        site({
+          handler: "reverse_proxy",
+          upstreams: [{ dial: "127.0.0.1:1" }, { dial: "127.0.0.1:2" }],
+          load_balancing: {
+            selection_policy: {
+              policy: "weighted_round_robin",
+              ...(weights === undefined ? {} : { weights }),
+            },
+          },
+        }),
+      );
+    // Caddy's `WeightedRoundRobinSelection.Validate` (55b3397a2, #7807): the total first, then
+    // each weight
+    const cases: [unknown, RegExp][] = [
+      [[0, 0], /weighted_round_robin requires at least one upstream with a positive weight/],
+      [undefined, /weighted_round_robin requires at least one upstream with a positive weight/],
+      [[-1, 2], /weight of an upstream cannot be negative/],
+    ];
+    for (const [weights, message] of cases) {
+      const r = await load(weights);
+      assert.equal(r.status, 400, `weights ${JSON.stringify(weights)}: ${r.body}`);
+      assert.match(JSON.parse(r.body).error, message);
+      assert.equal((await call(siteBase, "GET", "/")).body, "old", "the old config still serves");
+    }
+  } finally {
+    s.p.child.kill("SIGTERM");
+    await finish(s.p, s.dir);
+  }
 });

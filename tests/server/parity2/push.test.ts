@@ -217,7 +217,9 @@ Deno.test("push: its config is checked at load, and the deno engine with push is
   await validateConfig(config({ routes: pushing() }));
   await validateConfig(config({ routes: pushing(), listener_engine: "node" }));
   // a server that cannot speak HTTP/2 has nothing to push on: either engine passes through
-  await validateConfig(config({ routes: pushing(), listener_engine: "deno" }, false));
+  await validateConfig(
+    config({ routes: pushing(), listener_engine: "deno", protocols: ["h1"] }, false),
+  );
   await validateConfig(
     config({ routes: pushing(), listener_engine: "deno", protocols: ["h1"] }),
   );
@@ -228,6 +230,11 @@ Deno.test("push: its config is checked at load, and the deno engine with push is
       return true;
     });
   };
+  // a plain server of the default protocols speaks h2c (as current Caddy): it may push too
+  await assert.rejects(
+    validateConfig(config({ routes: pushing(), listener_engine: "deno" }, false)),
+    /listener_engine: "deno" \(Deno\.serve\) cannot push/,
+  );
   await refused(
     { routes: pushing(), listener_engine: "deno" },
     /listener_engine: "deno" \(Deno\.serve\) cannot push \(HTTP\/2 server push, which the push handler in the routes does\); leave listener_engine unset or set "node"/,

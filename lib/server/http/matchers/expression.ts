@@ -2,7 +2,8 @@
  * `expression` matcher: a documented subset of Caddy's CEL expressions.
  *
  * Supported: literals (`'str'`, `"str"`, `` `raw` ``, numbers, `true`, `false`, `null`, lists `[..]`, maps
- * `{'k': v}`), placeholders (`{http.request.uri.path}`, as strings), `!`, `&&`, `||`, `==`,
+ * `{'k': v}`), placeholders (`{http.request.uri.path}`, as strings;
+ * `{http.reverse_proxy.is_transport_error}` as a boolean), `!`, `&&`, `||`, `==`,
  * `!=`, `<`, `<=`, `>`, `>=`, `in` (list element or map key), `+` (strings and numbers),
  * parentheses, string methods `startsWith`, `endsWith`, `contains`, `matches` (regexp),
  * `size()`, `lowerAscii()`, `upperAscii()`, and the matcher functions `path(...)`,
@@ -87,6 +88,9 @@ function lex(src: string): Tok[] {
 }
 
 const truthy = (v: Value) => v === true;
+
+/** Placeholders whose value is a boolean (the others are strings). */
+const BOOLEAN_PLACEHOLDERS = new Set(["http.reverse_proxy.is_transport_error"]);
 const str = (v: Value): string =>
   typeof v === "string"
     ? v
@@ -268,6 +272,8 @@ class Parser {
     if (t.t === "num") return () => Number(t.v);
     if (t.t === "ph") {
       const g = getterFor(t.v);
+      // a flag is a boolean in CEL, as Caddy's replacer holds it (unset: false)
+      if (BOOLEAN_PLACEHOLDERS.has(t.v)) return (c) => g(c) === "true";
       return (c) => g(c) ?? null;
     }
     if (t.t === "op" && t.v === "(") {

@@ -200,7 +200,30 @@ export async function sendH2(
     }
   });
   try {
-    const first = await reader.read();
+    // A body of unknown length whose first bytes are not there after one turn (a proxied
+    // answer, a stream answering as the request body arrives) gets its head at once, without
+    // a length, as Caddy flushes such an answer (`reverseproxy/streaming.go` `flushInterval`:
+    // -1 for an unknown length; caddytest TestH2ToH2CStream): a client may wait for the head
+    // before it sends the body the answer is made of.
+    const read = reader.read();
+    const soon = headers["content-length"] === undefined
+      ? await Promise.race([read, nextTurn()])
+      : await read;
+    if (soon === LATER) {
+      if (!respond(false)) return close;
+      const first = await read;
+      if (!first.done) {
+        if (!(await writeTo(stream, first.value))) return close;
+        while (!gone) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          if (!(await writeTo(stream, value))) return close;
+        }
+      }
+      if (!stream.destroyed) stream.end();
+      return close;
+    }
+    const first = soon;
     if (first.done) {
       headers["content-length"] ??= "0";
       respond(true);

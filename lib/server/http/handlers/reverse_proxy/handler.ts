@@ -27,7 +27,6 @@ import {
   type ResponseHandler,
   selectResponseHandler,
 } from "../../response_handlers.ts";
-import { compileMatcherSets, provisionMatcherSets } from "../../routes.ts";
 import { bufferLimit, bufferPrefix, joined } from "./buffers.ts";
 import type { ReverseProxyConfig } from "./config.ts";
 import { type FastCGITransport, provisionFastCGI } from "./fastcgi/mod.ts";
@@ -49,6 +48,7 @@ import {
   startActive,
 } from "./health.ts";
 import { requestPreface } from "./proxy_protocol.ts";
+import { provisionRetryMatch, RetriedAnswer, type RetryMatch } from "./retry.ts";
 import { CookiePolicy, type SelectionPolicy, selectionPolicy } from "./selection.ts";
 import { DEFAULT_STREAM_BUFFER, Streams, switchProtocols } from "./streams.ts";
 import {
@@ -117,7 +117,7 @@ interface Settled {
   tryDuration: number;
   tryInterval: number;
   retries: number;
-  retryMatch: ((c: RequestContext) => boolean) | null;
+  retryMatch: RetryMatch | null;
   passive: PassiveSettings;
   active: ActiveChecker | null;
   trusted: IPRange[];
@@ -144,7 +144,7 @@ export class ReverseProxy implements HttpHandler {
   readonly #tryDuration: number;
   readonly #tryInterval: number;
   readonly #retries: number;
-  readonly #retryMatch: ((c: RequestContext) => boolean) | null;
+  readonly #retryMatch: RetryMatch | null;
   readonly #passive: PassiveSettings;
   readonly #active: ActiveChecker | null;
   readonly #trusted: IPRange[];
@@ -218,9 +218,7 @@ export class ReverseProxy implements HttpHandler {
     const sp = lb.selection_policy as { weights?: number[] } | undefined;
     const weights = sp?.weights ?? [];
     upstreams.forEach((u, i) => u.weight = weights[i] ?? 1);
-    const retryMatch = compileMatcherSets(
-      await provisionMatcherSets(lb.retry_match, ctx, `${WHERE}.retry_match`),
-    );
+    const retryMatch = await provisionRetryMatch(lb.retry_match, ctx, `${WHERE}.retry_match`);
     const passive = passiveSettings(c.health_checks?.passive);
     const logger = ctx.logger("http.handlers.reverse_proxy.health_checker.active");
     const active = startActive(c.health_checks?.active, upstreams.filter((u) => !u.dynamic), {
@@ -287,7 +285,7 @@ export class ReverseProxy implements HttpHandler {
       const u = this.#policy.select(list, c, this.#avail);
       if (!u) {
         lastErr ??= new HandlerError(503, "no upstreams available", "reverse_proxy");
-        if (!this.#mayRetry(c, start, ++tries, true)) throw lastErr;
+        if (!this.#mayRetry(c, start, ++tries, "dial")) throw lastErr;
         await sleep(this.#tryInterval);
         continue;
       }
@@ -296,6 +294,13 @@ export class ReverseProxy implements HttpHandler {
       } catch (e) {
         if (e instanceof RoutesFailed) throw e.error;
         if (e instanceof HandlerError) throw e;
+        if (e instanceof RetriedAnswer) {
+          // the upstream answered: no failure of its own, and the answer's status at the end
+          lastErr = new HandlerError(e.status, e.message, "reverse_proxy");
+          if (!this.#mayRetry(c, start, ++tries, "answer")) throw lastErr;
+          await sleep(this.#tryInterval);
+          continue;
+        }
         const dial = e instanceof DialError;
         lastErr = new HandlerError(
           e instanceof UpstreamTimeout ? 504 : 502,
@@ -303,7 +308,7 @@ export class ReverseProxy implements HttpHandler {
           "reverse_proxy",
         );
         this.#countFailure(u);
-        if (!this.#mayRetry(c, start, ++tries, dial)) throw lastErr;
+        if (!this.#mayRetry(c, start, ++tries, dial ? "dial" : "failure")) throw lastErr;
         await sleep(this.#tryInterval);
       }
     }
@@ -341,15 +346,21 @@ export class ReverseProxy implements HttpHandler {
   /**
    * After `tries` failed tries: try again? As Caddy's `LoadBalancing.tryAgain`: only when
    * `try_duration` or `retries` is set, never past either; a dial failure (or no upstream
-   * available) always may; another failure (the upstream may have seen the request) only for
-   * a request `retry_match` matches, or, without `retry_match`, for a GET.
+   * available) always may, and so may an answer `retry_match` sent on (retry.ts); another
+   * failure (the upstream may have seen the request) only for a request `retry_match`
+   * matches, or, without `retry_match`, for a GET.
    */
-  #mayRetry(c: RequestContext, start: number, tries: number, dial: boolean): boolean {
+  #mayRetry(
+    c: RequestContext,
+    start: number,
+    tries: number,
+    kind: "dial" | "answer" | "failure",
+  ): boolean {
     if (this.#tryDuration <= 0 && this.#retries <= 0) return false;
     if (this.#tryDuration > 0 && performance.now() - start >= this.#tryDuration) return false;
     if (this.#retries > 0 && tries > this.#retries) return false;
-    if (dial) return true;
-    return this.#retryMatch ? this.#retryMatch(c) : c.method === "GET";
+    if (kind !== "failure") return true;
+    return this.#retryMatch ? this.#retryMatch.afterFailure(c) : c.method === "GET";
   }
 
   /** Remembers a failure of `u` for `fail_duration` (passive health checks). */
@@ -449,6 +460,10 @@ export class ReverseProxy implements HttpHandler {
     }
     if (passive.unhealthyLatency > 0 && latency >= passive.unhealthyLatency) {
       this.#countFailure(u);
+    }
+    if (this.#retryMatch?.afterAnswer(c)) {
+      if (resBody instanceof ReadableStream) resBody.cancel().catch(() => {});
+      throw new RetriedAnswer(status);
     }
     if (this.#responseBuffers !== 0 && resBody instanceof ReadableStream) {
       resBody = joined(await bufferPrefix(resBody, this.#responseBuffers));
