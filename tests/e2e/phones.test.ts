@@ -6,7 +6,8 @@
  * outbox, the broker, the 404s, the verify page's way to the outbox, the sign-in page after a
  * sign-out) are in the app's look and pass axe-core with nothing serious; the console's header
  * holds on one line at 1280 px, and its tables become one card per row on a phone, every column
- * named and nothing cut off.
+ * named, nothing cut off, and no row of a card (a column's label and its value) taller than two
+ * lines of its text (the users table's values, an e-mail address included, hold on one).
  */
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
@@ -109,6 +110,20 @@ Deno.test({
         await page.waitForURL(`${app.origin}/users/outbox`);
       });
 
+      await t.step("a site's home has one title, its name, not the name twice", async () => {
+        for (const [path, title] of [["/", "Gatehouse demo"], ["/broker/", "Relay broker"]]) {
+          await page.goto(app.origin + path);
+          assert.equal(await page.locator("head > title").count(), 1, path);
+          assert.equal(await page.title(), title, path);
+        }
+      });
+
+      await t.step("the development identity provider says GitHub", async () => {
+        await page.goto(`${app.origin}/dev-idp/`);
+        assert.match(await page.locator("body").innerText(), /GitHub/);
+        assert.doesNotMatch(await page.content(), /Github/);
+      });
+
       await t.step("the consent form says GitHub, and signs in", async () => {
         await page.goto(app.origin + consent);
         assert.equal(await page.locator("h1").textContent(), "Sign in with GitHub");
@@ -170,6 +185,11 @@ Deno.test({
                 label: getComputedStyle(td, "::before").content,
                 inside: r.left >= wrap.left - 1 && r.right <= wrap.right + 1,
                 height: r.height,
+                text: td.textContent,
+                // two lines of the cell's text and its padding: the bound of a card's row
+                twoLines: 2 * parseFloat(getComputedStyle(td).lineHeight) +
+                  parseFloat(getComputedStyle(td).paddingTop) +
+                  parseFloat(getComputedStyle(td).paddingBottom),
               };
             })
           );
@@ -177,6 +197,11 @@ Deno.test({
           for (const c of cells) {
             assert.notEqual(c.label, "none", "each cell names its column");
             assert.ok(c.inside, "no cell is cut off");
+            assert.ok(
+              c.height <= c.twoLines + 0.5,
+              `the ${c.label} row of a card is ${c.height} px high, more than two lines ` +
+                `(${c.twoLines} px): ${JSON.stringify(c.text)}`,
+            );
           }
           assert.deepEqual(
             cells.slice(0, 4).map((c) => c.label),
