@@ -11,7 +11,7 @@
  */
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
-import { HAVE_CHROMIUM, launch, startApp } from "./_harness.ts";
+import { HAVE_CHROMIUM, launch, startApp, where } from "./_harness.ts";
 import { axeCheck, consoleShot, PHONE } from "./_console.ts";
 import { Browser, newUser } from "./_users_site.ts";
 import { OWNER } from "../app/console/_harness.ts";
@@ -69,6 +69,11 @@ Deno.test({
         ["/dev-idp/", true],
         [consent, true],
         ["/admin/login", false],
+        // the broker asks which provider (no provider in the site's request) or refuses
+        ["/relay-demo/api/auth/relay/start", true],
+        ["/broker/start?site=nope", true],
+        // the development identity provider refuses a request from an unknown client
+        ["/dev-idp/github/login/oauth/authorize?client_id=nope", true],
       ];
       const phone = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true });
       const page = await phone.newPage();
@@ -96,12 +101,32 @@ Deno.test({
         },
       );
 
+      await t.step("the broker's choice and refusals, the identity provider's", async () => {
+        await page.goto(`${app.origin}/relay-demo/api/auth/relay/start`);
+        assert.match(where(page), /^\/broker\/start\?site=relay-demo&/);
+        assert.equal(await page.locator("h1").textContent(), "Sign in to Relay demo");
+        assert.ok(await page.getByRole("link", { name: "Continue with GitHub" }).count() > 0);
+        const refused = await page.goto(`${app.origin}/broker/start?site=nope`);
+        assert.equal(refused?.status(), 400);
+        assert.equal(await page.locator("h1").textContent(), "Sign-in refused");
+        const wrong = await page.goto(
+          `${app.origin}/dev-idp/github/login/oauth/authorize?client_id=nope`,
+        );
+        assert.equal(wrong?.status(), 400);
+        assert.match(await page.getByRole("alert").innerText(), /The sign-in request is wrong/);
+      });
+
       await t.step("the outbox: its links are links, the longest wraps", async () => {
         await page.goto(`${app.origin}/users/outbox`);
         const link = page.locator("pre.text a[href*='/users/reset?token=']").first();
         assert.ok(await link.count() > 0, "the reset link is a link");
         const box = await link.boundingBox();
         assert.ok(box && box.x + box.width <= PHONE.width, JSON.stringify(box));
+        // the link's form, live: a new password for ada
+        await link.click();
+        await page.waitForURL(/\/users\/reset\?token=/);
+        await page.getByLabel("New password").waitFor();
+        await fits(page, "the reset link's form");
       });
 
       await t.step("the verify page leads to the outbox in development", async () => {
@@ -142,6 +167,17 @@ Deno.test({
         assert.match(await page.getByRole("status").first().innerText(), /You are signed out\./);
         await fits(page, "/users/login after signing out");
         await axeCheck(page, "/users/login after signing out (phone)");
+      });
+
+      await t.step("the relay demo signed in fits", async () => {
+        await page.goto(`${app.origin}/relay-demo/login`);
+        await page.getByRole("link", { name: "Continue with GitHub" }).click();
+        await page.waitForURL(/\/dev-idp\/github\/login\/oauth\/authorize/);
+        await page.getByLabel("E-mail", { exact: true }).fill("grace@example.com");
+        await page.getByRole("button", { name: "Continue" }).click();
+        await page.waitForURL(`${app.origin}/relay-demo`);
+        assert.match(await page.locator("main").innerText(), /Signed in as grace@example\.com/);
+        await fits(page, "/relay-demo/ (signed in)");
       });
 
       await t.step("the owner's home fits", async () => {
@@ -208,6 +244,10 @@ Deno.test({
             ['"E-mail"', '"Name"', '"Status"', '"Created"'],
           );
           await axeCheck(p, "/admin/users (phone, cards)");
+          const none = await p.goto(`${app.origin}/admin/nope`);
+          assert.equal(none?.status(), 404);
+          assert.equal(await p.locator("h1").textContent(), "Nothing here");
+          await fits(p, "/admin/nope (signed in)");
           await desk.close();
         },
       );
