@@ -1,9 +1,10 @@
 /**
  * A real npm registry on a loopback port for tests and trials: verdaccio (run with npm's own
  * `npm exec`, never a dependency of the project), with temporary storage, one user whose token
- * publishes with `npm publish`, packages named `@gatehouse/*` and `gatehouse-plugin-*` served
- * only from what was published here, every other package proxied from the npm registry npm is
- * configured with.
+ * publishes with `npm publish`, packages named `@gatehouse/*`, `gatehouse-plugin-*` and
+ * `@jsr/gatehouse__*` (the name JSR's npm layer gives a package of the `@gatehouse` scope)
+ * served only from what was published here, every other package proxied from the npm registry
+ * npm is configured with.
  *
  * ```sh
  * # a registry on 127.0.0.1:31000 with the npm mirror and the sample plugin published
@@ -96,6 +97,10 @@ export async function startLocalRegistry(options: { port?: number } = {}): Promi
       "    access: $all",
       "    publish: $authenticated",
       "  'gatehouse-plugin-*':",
+      "    access: $all",
+      "    publish: $authenticated",
+      // a stand-in for JSR's npm layer, which names @gatehouse/gatehouse so
+      "  '@jsr/gatehouse__*':",
       "    access: $all",
       "    publish: $authenticated",
       "  '**':",

@@ -336,13 +336,17 @@ export async function createConsole(options: ConsoleOptions): Promise<Hono> {
     }
   }
 
-  app.notFound(async (c) =>
-    pageResponse(await shell((c.get("op") as Operator | undefined) ?? null), {
-      title: "Nothing here",
-      status: 404,
-      error: "There is no console page at this address.",
-      body: h("p", null, h("a", { href: `${base}/` }, "Go to the console home")),
-    })
+  // The console's own 404, in its shell: a catch-all after every screen, since the app that
+  // mounts the console answers unknown paths with its notFound, never with a mounted one's.
+  app.all(
+    "*",
+    async (c) =>
+      pageResponse(await shell((c.get("op") as Operator | undefined) ?? null), {
+        title: "Nothing here",
+        status: 404,
+        error: "There is no console page at this address.",
+        body: h("p", null, h("a", { href: `${base}/` }, "Go to the console home")),
+      }),
   );
   return app as unknown as Hono;
 }

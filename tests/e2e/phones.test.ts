@@ -6,11 +6,12 @@
  * outbox, the broker, the 404s, the verify page's way to the outbox, the sign-in page after a
  * sign-out) are in the app's look and pass axe-core with nothing serious; the console's header
  * holds on one line at 1280 px, and its tables become one card per row on a phone, every column
- * named and nothing cut off.
+ * named, nothing cut off, and no row of a card (a column's label and its value) taller than two
+ * lines of its text (the users table's values, an e-mail address included, hold on one).
  */
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
-import { HAVE_CHROMIUM, launch, startApp } from "./_harness.ts";
+import { HAVE_CHROMIUM, launch, startApp, where } from "./_harness.ts";
 import { axeCheck, consoleShot, PHONE } from "./_console.ts";
 import { Browser, newUser } from "./_users_site.ts";
 import { OWNER } from "../app/console/_harness.ts";
@@ -68,6 +69,11 @@ Deno.test({
         ["/dev-idp/", true],
         [consent, true],
         ["/admin/login", false],
+        // the broker asks which provider (no provider in the site's request) or refuses
+        ["/relay-demo/api/auth/relay/start", true],
+        ["/broker/start?site=nope", true],
+        // the development identity provider refuses a request from an unknown client
+        ["/dev-idp/github/login/oauth/authorize?client_id=nope", true],
       ];
       const phone = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true });
       const page = await phone.newPage();
@@ -95,18 +101,52 @@ Deno.test({
         },
       );
 
+      await t.step("the broker's choice and refusals, the identity provider's", async () => {
+        await page.goto(`${app.origin}/relay-demo/api/auth/relay/start`);
+        assert.match(where(page), /^\/broker\/start\?site=relay-demo&/);
+        assert.equal(await page.locator("h1").textContent(), "Sign in to Relay demo");
+        assert.ok(await page.getByRole("link", { name: "Continue with GitHub" }).count() > 0);
+        const refused = await page.goto(`${app.origin}/broker/start?site=nope`);
+        assert.equal(refused?.status(), 400);
+        assert.equal(await page.locator("h1").textContent(), "Sign-in refused");
+        const wrong = await page.goto(
+          `${app.origin}/dev-idp/github/login/oauth/authorize?client_id=nope`,
+        );
+        assert.equal(wrong?.status(), 400);
+        assert.match(await page.getByRole("alert").innerText(), /The sign-in request is wrong/);
+      });
+
       await t.step("the outbox: its links are links, the longest wraps", async () => {
         await page.goto(`${app.origin}/users/outbox`);
         const link = page.locator("pre.text a[href*='/users/reset?token=']").first();
         assert.ok(await link.count() > 0, "the reset link is a link");
         const box = await link.boundingBox();
         assert.ok(box && box.x + box.width <= PHONE.width, JSON.stringify(box));
+        // the link's form, live: a new password for ada
+        await link.click();
+        await page.waitForURL(/\/users\/reset\?token=/);
+        await page.getByLabel("New password").waitFor();
+        await fits(page, "the reset link's form");
       });
 
       await t.step("the verify page leads to the outbox in development", async () => {
         await page.goto(`${app.origin}/users/verify?email=ada%40example.com`);
         await page.getByRole("link", { name: "Open the outbox" }).click();
         await page.waitForURL(`${app.origin}/users/outbox`);
+      });
+
+      await t.step("a site's home has one title, its name, not the name twice", async () => {
+        for (const [path, title] of [["/", "Gatehouse demo"], ["/broker/", "Relay broker"]]) {
+          await page.goto(app.origin + path);
+          assert.equal(await page.locator("head > title").count(), 1, path);
+          assert.equal(await page.title(), title, path);
+        }
+      });
+
+      await t.step("the development identity provider says GitHub", async () => {
+        await page.goto(`${app.origin}/dev-idp/`);
+        assert.match(await page.locator("body").innerText(), /GitHub/);
+        assert.doesNotMatch(await page.content(), /Github/);
       });
 
       await t.step("the consent form says GitHub, and signs in", async () => {
@@ -127,6 +167,17 @@ Deno.test({
         assert.match(await page.getByRole("status").first().innerText(), /You are signed out\./);
         await fits(page, "/users/login after signing out");
         await axeCheck(page, "/users/login after signing out (phone)");
+      });
+
+      await t.step("the relay demo signed in fits", async () => {
+        await page.goto(`${app.origin}/relay-demo/login`);
+        await page.getByRole("link", { name: "Continue with GitHub" }).click();
+        await page.waitForURL(/\/dev-idp\/github\/login\/oauth\/authorize/);
+        await page.getByLabel("E-mail", { exact: true }).fill("grace@example.com");
+        await page.getByRole("button", { name: "Continue" }).click();
+        await page.waitForURL(`${app.origin}/relay-demo`);
+        assert.match(await page.locator("main").innerText(), /Signed in as grace@example\.com/);
+        await fits(page, "/relay-demo/ (signed in)");
       });
 
       await t.step("the owner's home fits", async () => {
@@ -170,6 +221,11 @@ Deno.test({
                 label: getComputedStyle(td, "::before").content,
                 inside: r.left >= wrap.left - 1 && r.right <= wrap.right + 1,
                 height: r.height,
+                text: td.textContent,
+                // two lines of the cell's text and its padding: the bound of a card's row
+                twoLines: 2 * parseFloat(getComputedStyle(td).lineHeight) +
+                  parseFloat(getComputedStyle(td).paddingTop) +
+                  parseFloat(getComputedStyle(td).paddingBottom),
               };
             })
           );
@@ -177,12 +233,21 @@ Deno.test({
           for (const c of cells) {
             assert.notEqual(c.label, "none", "each cell names its column");
             assert.ok(c.inside, "no cell is cut off");
+            assert.ok(
+              c.height <= c.twoLines + 0.5,
+              `the ${c.label} row of a card is ${c.height} px high, more than two lines ` +
+                `(${c.twoLines} px): ${JSON.stringify(c.text)}`,
+            );
           }
           assert.deepEqual(
             cells.slice(0, 4).map((c) => c.label),
             ['"E-mail"', '"Name"', '"Status"', '"Created"'],
           );
           await axeCheck(p, "/admin/users (phone, cards)");
+          const none = await p.goto(`${app.origin}/admin/nope`);
+          assert.equal(none?.status(), 404);
+          assert.equal(await p.locator("h1").textContent(), "Nothing here");
+          await fits(p, "/admin/nope (signed in)");
           await desk.close();
         },
       );

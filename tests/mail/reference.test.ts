@@ -3,10 +3,12 @@
  * applies), with every request beyond loopback blocked: the page loads from our server alone,
  * lists every operation, and "try it" on `GET /items` with the sandbox key `deno task start`
  * prints returns 200 with the sample items; the page and everything it loads take under 1.5 MB
- * on the wire. The screenshot is decoded and must not be blank.
+ * on the wire; on a 390 px phone the page is no wider than the screen. The screenshots are
+ * decoded and must not be blank.
  */
 import assert from "node:assert/strict";
 import { HAVE_CHROMIUM, launch, shot } from "../e2e/_harness.ts";
+import { PHONE } from "../e2e/_console.ts";
 import { createApp } from "../../app/main.ts";
 import { loadAppEnv } from "../../app/env.ts";
 import { mailSandboxLines } from "../../app/mail.ts";
@@ -122,6 +124,29 @@ Deno.test({
       for (const seen of ["GET /docs 200", "GET /openapi.json 200", "GET /items 200"]) {
         assert.ok(mail.seen.has(seen), `${seen} in ${[...mail.seen].join(", ")}`);
       }
+
+      // on a 390 px phone: the reference, every section drawn, is no wider than the screen
+      const phone = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true });
+      await phone.route(
+        "**/*",
+        (route) =>
+          new URL(route.request().url()).hostname === "127.0.0.1"
+            ? route.continue()
+            : route.abort(),
+      );
+      const small = await phone.newPage();
+      await small.goto(`${origin}/api/account-docs/v2/docs`);
+      await small.waitForSelector('h1:has-text("Mail-scanning API")');
+      // on a phone the operations fold under their tags: the last section, Models, is drawn
+      await small.locator('h2:has-text("Models")').waitFor();
+      const [wide, inner] = await small.evaluate(() => [
+        Math.max(document.scrollingElement!.scrollWidth, document.documentElement.scrollWidth),
+        innerWidth,
+      ]);
+      assert.equal(inner, PHONE.width, "the page lays out at the phone's width");
+      assert.ok(wide <= PHONE.width, `the reference is ${wide} px wide on a ${inner} px phone`);
+      await shot(small, "mail-reference-phone");
+      await phone.close();
     } finally {
       await browser.close();
       await server.shutdown();

@@ -117,39 +117,60 @@ Deno.test("run: the adjacent config file it took, in Caddy's words; a warning wh
   }
 });
 
-Deno.test("run: a listen address in use is named in the error", async () => {
-  const t = await tempEnv();
-  const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  try {
-    const port = (taken.addr as Deno.NetAddr).port;
-    await Deno.writeTextFile(`${t.dir}/Gatehousefile`, site(port, freePort()));
-    const r = await runCli(["run"], t.env, t.dir);
-    assert.equal(r.code, 1, r.out);
-    assert.match(
-      r.out,
-      // the listen address of the site (`:port`, as Caddy's adapter makes it)
-      new RegExp(`gatehouse run: .*http: listening on :${port}: address already in use`),
-    );
-    assert.doesNotMatch(r.out, /os error 98/);
-    if (HAVE_CADDY) {
-      // Caddy names it the same way
-      const caddy = await new Deno.Command("caddy", {
-        args: ["run", "--config", "Gatehousefile", "--adapter", "caddyfile"],
-        cwd: t.dir,
-        env: t.env,
-        stdout: "null",
-        stderr: "piped",
-      }).output();
-      assert.match(
-        new TextDecoder().decode(caddy.stderr),
-        new RegExp(`listening on :${port}: .*address already in use`),
-      );
-    }
-  } finally {
-    taken.close();
-    await Deno.remove(t.dir, { recursive: true });
+/**
+ * The adapted JSON of the Gatehousefile in `dir`, every server on the `engine` listener engine
+ * (the node engine has no Gatehousefile option), written to `config.json`.
+ */
+async function onEngine(dir: string, env: Record<string, string>, engine: string) {
+  const adapted = await runCli(["adapt", "--config", "Gatehousefile"], env, dir);
+  assert.equal(adapted.code, 0, adapted.out);
+  const json = JSON.parse(adapted.stdout);
+  for (const srv of Object.values(json.apps.http.servers) as Record<string, unknown>[]) {
+    srv.listener_engine = engine;
   }
-});
+  await Deno.writeTextFile(`${dir}/config.json`, JSON.stringify(json));
+}
+
+for (const engine of ["deno", "node"]) {
+  Deno.test(`run (${engine} engine): a listen address in use is named in the error`, async () => {
+    const t = await tempEnv();
+    const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    try {
+      const port = (taken.addr as Deno.NetAddr).port;
+      await Deno.writeTextFile(`${t.dir}/Gatehousefile`, site(port, freePort()));
+      let args = ["run"]; // the default engine (deno) from the adjacent Gatehousefile
+      if (engine !== "deno") {
+        await onEngine(t.dir, t.env, engine);
+        args = ["run", "--config", "config.json"];
+      }
+      const r = await runCli(args, t.env, t.dir);
+      assert.equal(r.code, 1, r.out);
+      assert.match(
+        r.out,
+        // the listen address of the site (`:port`, as Caddy's adapter makes it)
+        new RegExp(`gatehouse run: .*http: listening on :${port}: address already in use`),
+      );
+      assert.doesNotMatch(r.out, /os error 98|EADDRINUSE/);
+      if (HAVE_CADDY && engine === "deno") {
+        // Caddy names it the same way
+        const caddy = await new Deno.Command("caddy", {
+          args: ["run", "--config", "Gatehousefile", "--adapter", "caddyfile"],
+          cwd: t.dir,
+          env: t.env,
+          stdout: "null",
+          stderr: "piped",
+        }).output();
+        assert.match(
+          new TextDecoder().decode(caddy.stderr),
+          new RegExp(`listening on :${port}: .*address already in use`),
+        );
+      }
+    } finally {
+      taken.close();
+      await Deno.remove(t.dir, { recursive: true });
+    }
+  });
+}
 
 Deno.test("stop, reload, trust: no server at the admin address is `connection refused at <address>`", async () => {
   const t = await tempEnv();
@@ -183,14 +204,7 @@ for (const engine of ["deno", "node"]) {
         `{\n\tadmin 127.0.0.1:${admin}\n\thttp_port ${freePort()}\n}\n` +
           `localhost:${port} {\n\trespond "Hello over HTTPS"\n}\n`,
       );
-      // the node engine has no Gatehousefile option: the adapted JSON with listener_engine
-      const adapted = await runCli(["adapt", "--config", "Gatehousefile"], t.env, t.dir);
-      assert.equal(adapted.code, 0, adapted.out);
-      const json = JSON.parse(adapted.stdout);
-      for (const srv of Object.values(json.apps.http.servers) as Record<string, unknown>[]) {
-        srv.listener_engine = engine;
-      }
-      await Deno.writeTextFile(`${t.dir}/config.json`, JSON.stringify(json));
+      await onEngine(t.dir, t.env, engine);
       const obtained = (recs: Rec[]) =>
         recs.some((r) => r.msg === "certificate obtained successfully");
       const p = spawnCli(["run", "--config", "config.json"], t.env, t.dir);

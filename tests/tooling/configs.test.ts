@@ -127,6 +127,11 @@ Deno.test("tests, checks, benchmarks and scripts run with tests/deno.json; the a
     tasks.check ?? "",
     /deno check --quiet --config tests\/deno\.json bench\/ scripts\/ /,
   );
+  // the doc lint goes through the script that leaves out deno doc's misread @types/react
+  // reference (tests/tooling/quiet.test.ts), the publish dry run through its quiet script
+  assert.match(tasks.check ?? "", / scripts\/doc_lint\.ts \*\.ts && /);
+  assert.doesNotMatch(tasks.check ?? "", /deno doc --lint/);
+  assert.match(tasks.check ?? "", / scripts\/publish_dry_run\.ts$/);
 });
 
 Deno.test("the three lock files resolve the root's npm imports to the same versions", async () => {

@@ -1,10 +1,12 @@
 /**
- * Quiet success: the publish dry run of `deno task check` and `deno task build:npm` print a
- * summary when they succeed (`--verbose` for the details), not Deno's ~500-line file list or
- * TypeScript's hundreds of expected diagnostics.
+ * Quiet success: the publish dry run and the doc lint of `deno task check` and
+ * `deno task build:npm` print a summary when they succeed (`--verbose` for the details), not
+ * Deno's ~500-line file list, `deno doc`'s misread `@types/react` reference or TypeScript's
+ * hundreds of expected diagnostics.
  */
 import assert from "node:assert/strict";
 import { sizeBytes, splitDryRun } from "../../scripts/publish_dry_run.ts";
+import { isMisreadPathReference, splitMessages } from "../../scripts/doc_lint.ts";
 import { ROOT } from "./_configs.ts";
 
 async function run(args: string[]): Promise<{ code: number; out: string }> {
@@ -51,6 +53,43 @@ Deno.test("the check task's publish dry run prints one line when it succeeds", a
     quiet.out,
     /^publish dry run: \d{3,} files, [\d.]+ MB, no slow types \(--verbose lists the files\)\n$/,
   );
+});
+
+Deno.test("isMisreadPathReference: deno doc's misread /// <reference path> only, the file there", () => {
+  const referrer = "file:///p/node_modules/.deno/@types+react@19.3.0/node_modules/@types/react/" +
+    "index.d.ts";
+  const output = "Warning Failed resolving types. Could not find package 'global.d.ts' from " +
+    `referrer '${referrer}'.\n    at ${referrer}:5:21\nWarning something else\nChecked 7 files\n`;
+  const messages = splitMessages(output);
+  assert.deepEqual(messages.map((m) => m.length), [2, 1, 1]);
+  const files: Record<string, string> = {
+    [referrer]: '// a comment\n\n/// <reference path="global.d.ts" />\nimport "csstype";\n',
+    [new URL("global.d.ts", referrer).href]: "interface Event {}\n",
+  };
+  const read = (url: URL) => files[url.href] ?? null;
+  assert.equal(isMisreadPathReference(messages[0], read), true);
+  assert.equal(isMisreadPathReference(messages[1], read), false);
+  assert.equal(isMisreadPathReference(messages[2], read), false);
+  // the named file missing, or no such reference in the referrer: a warning to see
+  const missing = (url: URL) => url.href.endsWith("/global.d.ts") ? null : read(url);
+  assert.equal(isMisreadPathReference(messages[0], missing), false);
+  const noReference = (url: URL) => url.href === referrer ? 'import "csstype";\n' : read(url);
+  assert.equal(isMisreadPathReference(messages[0], noReference), false);
+  // a file of the project (not in node_modules) is never left out
+  const own = [messages[0][0].replace("/node_modules/.deno/@types+react@19.3.0/node_modules", "")];
+  assert.equal(isMisreadPathReference(own, read), false);
+});
+
+Deno.test("the check task's doc lint prints Deno's summary alone when it succeeds; --verbose the rest", async () => {
+  const doc = ["run", "-A", "--config", "tests/deno.json", "scripts/doc_lint.ts"];
+  // react.ts: the entry point whose graph holds @types/react
+  const quiet = await run([...doc, "react.ts"]);
+  assert.equal(quiet.code, 0, quiet.out);
+  assert.equal(quiet.out, "Checked 1 file\n");
+  const verbose = await run([...doc, "--verbose", "react.ts"]);
+  assert.equal(verbose.code, 0, verbose.out);
+  assert.match(verbose.out, /left out: 1 warning\(s\) .*denoland\/deno#36751/);
+  assert.match(verbose.out, /Could not find package 'global\.d\.ts'/);
 });
 
 Deno.test("build:npm prints a summary when it succeeds; --verbose adds the diagnostics", async () => {

@@ -5,7 +5,11 @@
  * `--config app/deno.json`: the app, the mail API's standalone server and webhook tool)
  * resolves every import from `app/deno.json` alone and uses every npm import of it; and a
  * `deno run` with the app's config and lock file (what `start` does) installs the app's
- * packages only: none of the web server's, none only tests need, fewer than 60 in all.
+ * packages only: none of the web server's, none only tests need, fewer than 60 in all and
+ * under 60 MB of files in its node_modules (every regular file's size, symbolic links not
+ * followed: the same figure whether Deno hard-links the packages from its cache or copies
+ * them, so it does not depend on DENO_DIR), both within 15% of what README's "Two commands"
+ * says (the package count exactly).
  */
 import assert from "node:assert/strict";
 import {
@@ -87,6 +91,30 @@ async function withRootCopy<T>(
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+}
+
+/** The bytes of the regular files under `dir`, symbolic links not followed. */
+async function fileBytes(dir: string): Promise<number> {
+  let bytes = 0;
+  for await (const e of Deno.readDir(dir)) {
+    const path = `${dir}/${e.name}`;
+    if (e.isDirectory) bytes += await fileBytes(path);
+    else if (e.isFile) bytes += (await Deno.lstat(path)).size;
+  }
+  return bytes;
+}
+
+/** How far README's megabytes may be from the measured ones (a fraction of the measured). */
+const SIZE_TOLERANCE = 0.15;
+
+/** What README's "Two commands" says `deno task start` installs: packages and MB. */
+async function readmeStart(): Promise<{ packages: number; mb: number }> {
+  const readme = (await Deno.readTextFile(`${ROOT}README.md`)).replace(/\s+/g, " ");
+  const m = readme.match(
+    /`deno task start` installs (\d+) npm packages, (\d+(?:\.\d+)?) MB of files/,
+  );
+  assert.ok(m, "README says what `deno task start` installs: N npm packages, X MB of files");
+  return { packages: Number(m[1]), mb: Number(m[2]) };
 }
 
 /** Runs deno in `dir` with the copied root config; fails the test on a non-zero exit. */
@@ -219,7 +247,7 @@ Deno.test("the program's code resolves every import from the root config alone",
   );
 });
 
-Deno.test("a deno run with the app's config and lock installs the app's packages alone, fewer than 60", async () => {
+Deno.test("a deno run with the app's config and lock installs the app's packages alone, fewer than 60, under 60 MB, as README says", async () => {
   const testLock = await readRootJson<DenoLock>("tests/deno.lock");
   const rootLock = await readRootJson<DenoLock>("deno.lock");
   // What only the test-only imports pull in, by name: their closure less the runtime one.
@@ -242,7 +270,7 @@ Deno.test("a deno run with the app's config and lock installs the app's packages
     assert.deepEqual([...new Set(inLock)], [], `${file} holds packages only tests need`);
   }
 
-  const { installed, count } = await withRootCopy(async (dir) => {
+  const { installed, count, bytes } = await withRootCopy(async (dir) => {
     // With a lock file, Deno sets node_modules up once the program needs any npm package, and
     // then installs every package of the config: one runtime import is enough to see them all.
     await Deno.writeTextFile(
@@ -261,7 +289,7 @@ Deno.test("a deno run with the app's config and lock installs the app's packages
         count++;
       }
     }
-    return { installed: names, count };
+    return { installed: names, count, bytes: await fileBytes(`${dir}/node_modules`) };
   }, "app/");
   for (const name of runtimeNames(app)) {
     assert.ok(installed.has(name), `${name} installed`);
@@ -276,4 +304,13 @@ Deno.test("a deno run with the app's config and lock installs the app's packages
   assert.ok(server.includes("acme-client"), server.join(", "));
   assert.deepEqual([...installed].filter((n) => server.includes(n)), [], "the server's packages");
   assert.ok(count < 60, `${count} packages installed`);
+  const mb = Math.round(bytes / 1e5) / 10;
+  console.log(`deno task start installs ${count} packages, ${mb} MB of files`);
+  assert.ok(bytes < 60e6, `${mb} MB installed`);
+  const said = await readmeStart();
+  assert.ok(
+    said.packages === count && Math.abs(said.mb - mb) / mb <= SIZE_TOLERANCE,
+    `README says ${said.packages} packages, ${said.mb} MB; measured ${count} packages, ${mb} ` +
+      'MB: update README\'s "Two commands"',
+  );
 });

@@ -52,10 +52,16 @@ Deno.test("console routes: the app's router holds exactly the public routes and 
     const mounted = app.routes
       .filter((r) => r.path === CONSOLE_PATH || r.path.startsWith(`${CONSOLE_PATH}/`))
       .map((r) => key(r.method, r.path.slice(CONSOLE_PATH.length)));
-    // The two middlewares (sign-in check, then CSRF) are the only handlers for every method;
-    // any other `use`/`all` under /admin fails here until the table and this list say why.
+    // The two middlewares (sign-in check, then CSRF) and, after every route, the console's
+    // 404 are the only handlers for every method; any other `use`/`all` under /admin fails
+    // here until the table and this list say why.
     const middleware = mounted.filter((r) => r.startsWith("ALL "));
-    assert.deepEqual(middleware, [`ALL ${CONSOLE_PATH}/*`, `ALL ${CONSOLE_PATH}/*`]);
+    assert.deepEqual(middleware, [
+      `ALL ${CONSOLE_PATH}/*`,
+      `ALL ${CONSOLE_PATH}/*`,
+      `ALL ${CONSOLE_PATH}/*`,
+    ]);
+    assert.equal(mounted.at(-1), `ALL ${CONSOLE_PATH}/*`, "the 404 comes after every route");
     const handlers = mounted.filter((r) => !r.startsWith("ALL ")).sort();
     const table = [...PUBLIC_ROUTES, ...routes].map((r) => key(r.method, r.path)).sort();
     assert.deepEqual(handlers, table);
