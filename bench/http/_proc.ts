@@ -50,7 +50,7 @@ export function statusKiB(pid: number, field: string): number {
   }
 }
 
-/** A process and its descendants (workers, spares; nginx's workers), recursively. */
+/** A process and its descendants (workers; nginx's workers), recursively. */
 export function processTree(pid: number): number[] {
   return [pid, ...children(pid).flatMap(processTree)];
 }

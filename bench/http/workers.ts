@@ -99,7 +99,7 @@ http {
 `;
 }
 
-/** Every process of a server: it and its children (workers, spare), recursively. */
+/** Every process of a server: it and its children (workers), recursively. */
 const allPids = (s: Server) => processTree(s.child.pid);
 const memory = (s: Server) => memoryOf(allPids(s));
 /** KiB as MiB, one decimal ("–" when unknown). */
@@ -266,7 +266,7 @@ for (const sc of SCENARIOS) {
     if (res.status !== 200) throw new Error(`${s.name} ${sc.name}: ${res.status} ${body}`);
   }
 }
-// idle memory, once every Gatehouse worker (and the spare) is up
+// idle memory, once every Gatehouse worker is up
 await new Promise((r) => setTimeout(r, 3000));
 const idle = new Map(servers.map((s) => [s.name, memory(s)]));
 

@@ -11,7 +11,7 @@ export const MAX_WORKERS = 256;
 /** The environment variable that sets the number of workers (the `--workers` flag wins). */
 export const WORKERS_ENV = "GATEHOUSE_WORKERS";
 
-/** `0` turns the spare worker off (see `WorkersOptions.spare`); `1`, the default, keeps one. */
+/** `1` keeps a spare worker booted (see `WorkersOptions.spare`); `0`, the default, none. */
 export const SPARE_ENV = "GATEHOUSE_SPARE_WORKER";
 
 /** The environment variable each worker process gets: its number, 1 to N. */
