@@ -78,8 +78,12 @@ export function parseWorkers(raw: string, where: string): number | "auto" {
 
 const LAZY = "--unstable-lazy-dynamic-imports";
 
-/** Deno flags a worker must not inherit: a worker that restarts itself on file changes. */
-const NOT_INHERITED = /^--watch(=|-hmr|-exclude|$)/;
+/**
+ * Deno flags a worker must not inherit: a worker that restarts itself on file changes, and the
+ * inspector's (each worker would listen on the primary's debugger address, which it holds, and
+ * `--inspect-brk` or `--inspect-wait` would keep it waiting for a debugger).
+ */
+const NOT_INHERITED = /^--(watch(=|-hmr|-exclude|$)|inspect(-brk|-wait)?(=|$))/;
 
 /**
  * The command line that starts a worker process of this program (the same Deno, flags and

@@ -25,6 +25,7 @@ import type { ConfigRunner, LoadingConfig } from "../engine.ts";
 import { type AdminConfig, ConfigContext, decodeTopLevel } from "../context.ts";
 import { ListenerPool } from "../listeners/pool.ts";
 import { LogPipeline, makeLogger } from "../logging/pipeline.ts";
+import "../logging/mod.ts"; // the encoders and writers its log pipeline may name
 import type { LogEntry } from "../logging/entry.ts";
 import type { AdminRoute } from "../module/mod.ts";
 import type { Logger } from "../module/instance.ts";
