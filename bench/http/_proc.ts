@@ -50,6 +50,111 @@ export function statusKiB(pid: number, field: string): number {
   }
 }
 
+/** A process and its descendants (workers; nginx's workers), recursively. */
+export function processTree(pid: number): number[] {
+  return [pid, ...children(pid).flatMap(processTree)];
+}
+
+/** The memory of a set of processes, in KiB (processes already gone count nothing). */
+export interface Memory {
+  /** Processes that were measured. */
+  processes: number;
+  /** The sum of their resident sets (VmRSS): a page mapped by n of them counts n times. */
+  rss: number;
+  /**
+   * The sum of their proportional sets (PSS, `smaps_rollup`): each page divided between the
+   * processes (of the whole machine) that map it.
+   */
+  pss: number;
+  /**
+   * The physical pages resident in any of them, each counted once (distinct page frame
+   * numbers of the present pages in `/proc/<pid>/pagemap`): the memory the machine spends on
+   * them. Undefined where the kernel hides page frame numbers (they need CAP_SYS_ADMIN).
+   */
+  union?: number;
+  /** Of `union`: pages resident in more than one of the processes (the binary's, mostly). */
+  shared?: number;
+}
+
+const PAGE_KIB = 4;
+const PM_CHUNK = 1 << 20; // bytes of pagemap read at once: 128 Ki pages (512 MiB of addresses)
+
+/**
+ * The distinct page frame numbers of `pid`'s present pages, added to `owners` (frame ->
+ * the index of the first process seen with it, or -1 once a second process maps it).
+ * False when the kernel hides the frame numbers (it reports 0 for present pages then).
+ */
+function addFrames(pid: number, index: number, owners: Map<number, number>): boolean {
+  // only mappings with resident pages (smaps' Rss), which leaves out V8's reservations
+  const ranges: [number, number][] = [];
+  let range: [number, number] | undefined;
+  for (const line of Deno.readTextFileSync(`/proc/${pid}/smaps`).split("\n")) {
+    const head = /^([0-9a-f]+)-([0-9a-f]+) /.exec(line);
+    if (head) range = [parseInt(head[1], 16), parseInt(head[2], 16)];
+    else if (range && line.startsWith("Rss:")) {
+      if (!/^Rss:\s+0 kB/.test(line) && range[0] < 2 ** 47) ranges.push(range);
+      range = undefined;
+    }
+  }
+  const file = Deno.openSync(`/proc/${pid}/pagemap`);
+  try {
+    const buf = new Uint8Array(PM_CHUNK);
+    const view = new DataView(buf.buffer);
+    for (const [start, end] of ranges) {
+      for (let page = start / 4096; page < end / 4096;) {
+        const want = Math.min(PM_CHUNK, (end / 4096 - page) * 8);
+        file.seekSync(page * 8, Deno.SeekMode.Start);
+        let got = 0;
+        while (got < want) {
+          const n = file.readSync(buf.subarray(got, want));
+          if (!n) break;
+          got += n;
+        }
+        for (let o = 0; o + 8 <= got; o += 8) {
+          const high = view.getUint32(o + 4, true);
+          if (!(high & 0x80000000)) continue; // not present (bit 63)
+          const frame = view.getUint32(o, true) + (high & 0x7fffff) * 2 ** 32; // bits 0-54
+          if (frame === 0) return false;
+          const first = owners.get(frame);
+          if (first === undefined) owners.set(frame, index);
+          else if (first !== index && first !== -1) owners.set(frame, -1);
+        }
+        if (got < want) break; // the mapping went away meanwhile
+        page += want / 8;
+      }
+    }
+  } finally {
+    file.close();
+  }
+  return true;
+}
+
+/**
+ * The memory of the processes `pids` by three measures: the sum of their RSS, the sum of
+ * their PSS, and the union of their resident pages (each physical page once).
+ */
+export function memoryOf(pids: number[]): Memory {
+  let rss = 0, pss = 0, processes = 0;
+  const owners = new Map<number, number>();
+  let frames = true;
+  for (const [i, pid] of pids.entries()) {
+    try {
+      const r = statusKiB(pid, "VmRSS");
+      const p = Number(
+        /^Pss:\s+(\d+) kB/m.exec(Deno.readTextFileSync(`/proc/${pid}/smaps_rollup`))?.[1] ?? 0,
+      );
+      if (frames) frames = addFrames(pid, i, owners);
+      rss += r;
+      pss += p;
+      processes++;
+    } catch { /* gone */ }
+  }
+  if (!frames) return { processes, rss, pss };
+  let shared = 0;
+  for (const owner of owners.values()) if (owner === -1) shared++;
+  return { processes, rss, pss, union: owners.size * PAGE_KIB, shared: shared * PAGE_KIB };
+}
+
 function children(pid: number): number[] {
   try {
     return Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`).trim().split(/\s+/)

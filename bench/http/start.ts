@@ -11,7 +11,10 @@
  *   modules are transpiled once, before timing). A shell that runs `true` with the same poll
  *   is the floor (`curl`'s own start, about 10 ms a poll).
  * - **Idle memory**: each server started once more, asked once, then left alone for
- *   `IDLE_WAIT` ms; its resident set (the sum over its processes) from `/proc/<pid>/status`.
+ *   `IDLE_WAIT` ms; the memory of all its processes by three measures (`memoryOf` of
+ *   `_proc.ts`): the sum of their RSS, the sum of their PSS, and the union of their resident
+ *   pages, each physical page counted once (the Deno binary's pages, which every Gatehouse
+ *   process maps, once).
  *
  * A bare `Deno.serve` with a certificate file is the runtime's floor. Gatehouse runs at its defaults (worker processes, one per core) and with `GATEHOUSE_WORKERS=1`
  * (one process).
@@ -20,7 +23,7 @@
  *
  * @module
  */
-import { freePort, has, statusKiB } from "./_proc.ts";
+import { freePort, has, type Memory, memoryOf, processTree } from "./_proc.ts";
 
 const RUNS = Number(Deno.env.get("RUNS") ?? 10);
 const WARMUP = Number(Deno.env.get("WARMUP") ?? 1);
@@ -173,24 +176,7 @@ const results = JSON.parse(await Deno.readTextFile(json)).results as {
   max: number;
 }[];
 
-/** Resident set summed over a process and its descendants, in KiB. */
-function treeKiB(pid: number): { rss: number; pids: number } {
-  let rss = statusKiB(pid, "VmRSS");
-  let pids = 1;
-  let kids: number[] = [];
-  try {
-    kids = Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`).trim().split(/\s+/)
-      .filter(Boolean).map(Number);
-  } catch { /* gone */ }
-  for (const k of kids) {
-    const t = treeKiB(k);
-    rss += t.rss;
-    pids += t.pids;
-  }
-  return { rss, pids };
-}
-
-async function idle(s: Subject): Promise<{ rss: number; pids: number }> {
+async function idle(s: Subject): Promise<Memory> {
   const child = new Deno.Command("setsid", {
     args: s.cmd,
     env: s.env,
@@ -208,7 +194,7 @@ async function idle(s: Subject): Promise<{ rss: number; pids: number }> {
       await new Promise((r) => setTimeout(r, 20));
     }
     await new Promise((r) => setTimeout(r, IDLE_WAIT));
-    return treeKiB(child.pid);
+    return memoryOf(processTree(child.pid));
   } finally {
     try {
       Deno.kill(-child.pid, "SIGKILL");
@@ -219,16 +205,18 @@ async function idle(s: Subject): Promise<{ rss: number; pids: number }> {
 
 const caddy = results.find((r) => r.command === "caddy 2.6.2");
 console.log(
-  `\n| server | first 200 after start, median s (min–max) | × Caddy | idle RSS MiB | processes |`,
+  `\n| server | first 200 after start, median s (min–max) | × Caddy | idle RSS MiB | ` +
+    `idle PSS MiB | idle union MiB | processes |`,
 );
-console.log(`| --- | ---: | ---: | ---: | ---: |`);
+console.log(`| --- | ---: | ---: | ---: | ---: | ---: | ---: |`);
+const mib = (kib?: number) => kib === undefined ? "–" : (kib / 1024).toFixed(1);
 for (const r of results) {
   const s = chosen.find((c) => c.name === r.command);
   const mem = s ? await idle(s) : undefined;
   console.log(
     `| ${r.command} | ${r.median.toFixed(3)} (${r.min.toFixed(3)}–${r.max.toFixed(3)}) | ${
       caddy ? (r.median / caddy.median).toFixed(2) : "–"
-    } | ${mem ? (mem.rss / 1024).toFixed(1) : "–"} | ${mem?.pids ?? "–"} |`,
+    } | ${mib(mem?.rss)} | ${mib(mem?.pss)} | ${mib(mem?.union)} | ${mem?.processes ?? "–"} |`,
   );
 }
 console.log(

@@ -5,8 +5,11 @@
  * (`taskset -c 0,1`). Scenarios: respond (13 bytes), a 1 KiB file, a reverse proxy to a local
  * backend. Servers alternate within each round; medians of the rounds. Reported: requests/s,
  * p99 latency, CPU time per request (utime+stime of every process of the server: primary,
- * workers, spare; nginx master and workers) and the resident set (RSS, and PSS for the
- * Gatehouse processes, which share the Deno binary's pages) idle and after each scenario.
+ * workers; nginx master and workers) and the memory of all the server's processes by three
+ * measures (`memoryOf` of `_proc.ts`): the sum of their RSS, the sum of their PSS, and the
+ * union of their resident pages (each physical page once: the Deno binary's pages, which every
+ * Gatehouse process maps, count once), idle and under load (the larger of a sample halfway
+ * through each run and one right after it).
  * Gatehouse runs as `deno run -A --unstable-lazy-dynamic-imports cli.ts run` (the flags
  * `gatehouse start` gives it, V8 defaults), which its workers get too.
  *
@@ -14,7 +17,18 @@
  *
  * @module
  */
-import { cpuSeconds, freePort, has, type Server, start, statusKiB, waitUp } from "./_proc.ts";
+import {
+  cpuSeconds,
+  freePort,
+  has,
+  type Memory,
+  memoryOf,
+  processTree,
+  type Server,
+  start,
+  statusKiB,
+  waitUp,
+} from "./_proc.ts";
 
 const ROUNDS = Number(Deno.env.get("ROUNDS") ?? 3);
 const DURATION = Number(Deno.env.get("DURATION") ?? 5);
@@ -85,46 +99,26 @@ http {
 `;
 }
 
-/** Every process of a server: it and its children (workers, spare), recursively. */
-function allPids(s: Server): number[] {
-  const out: number[] = [];
-  const walk = (pid: number) => {
-    out.push(pid);
-    try {
-      for (
-        const c of Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`).trim().split(/\s+/)
-      ) {
-        if (c) walk(Number(c));
-      }
-    } catch { /* gone */ }
-  };
-  walk(s.child.pid);
-  return out;
-}
+/** Every process of a server: it and its children (workers), recursively. */
+const allPids = (s: Server) => processTree(s.child.pid);
+const memory = (s: Server) => memoryOf(allPids(s));
+/** KiB as MiB, one decimal ("–" when unknown). */
+const mib = (kib?: number) => kib === undefined ? "–" : (kib / 1024).toFixed(1);
 
-function pssKiB(pid: number): number {
-  try {
-    return Number(/^Pss:\s+(\d+) kB/m.exec(Deno.readTextFileSync(`/proc/${pid}/smaps_rollup`))![1]);
-  } catch {
-    return 0;
-  }
-}
-
-function memory(s: Server): { rss: number; pss: number; processes: number } {
-  const pids = allPids(s);
-  return {
-    rss: pids.reduce((n, p) => n + statusKiB(p, "VmRSS"), 0) / 1024,
-    pss: pids.reduce((n, p) => n + pssKiB(p), 0) / 1024,
-    processes: pids.length,
-  };
-}
+/** The larger of two measurements, measure by measure. */
+const larger = (a: Memory, b: Memory): Memory => ({
+  processes: Math.max(a.processes, b.processes),
+  rss: Math.max(a.rss, b.rss),
+  pss: Math.max(a.pss, b.pss),
+  union: a.union === undefined || b.union === undefined ? undefined : Math.max(a.union, b.union),
+});
 
 interface Result {
   rps: number;
   p99ms: number;
   cpuUsPerReq: number;
-  rss: number;
-  pss: number;
+  /** Under load: the larger of a sample halfway through the run and one right after it. */
+  mem: Memory;
 }
 
 function parseLatency(s: string): number {
@@ -139,22 +133,24 @@ async function wrk(server: Server, sc: Scenario, seconds = DURATION): Promise<Re
   args.push(`http://127.0.0.1:${server.port}${sc.path}`);
   const cpu = () => allPids(server).reduce((n, p) => n + cpuSeconds(p), 0);
   const before = cpu();
+  let halfway: Memory | undefined;
+  const timer = setTimeout(() => (halfway = memory(server)), seconds * 500);
   const out = new TextDecoder().decode(
     (await new Deno.Command("taskset", { args, stdout: "piped" }).output()).stdout,
   );
   const after = cpu();
+  clearTimeout(timer);
+  const mem = memory(server);
   const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
   const bad = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0) +
     (/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out)?.slice(1)
       .reduce((a, b) => a + Number(b), 0) ?? 0);
   if (bad) console.error(`warning: ${server.name} ${sc.name}: ${bad} failed requests`);
-  const m = memory(server);
   return {
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0),
     p99ms: parseLatency(/99%\s+(\S+)/.exec(out)?.[1] ?? ""),
     cpuUsPerReq: requests ? (after - before) * 1e6 / requests : NaN,
-    rss: m.rss,
-    pss: m.pss,
+    mem: halfway ? larger(halfway, mem) : mem,
   };
 }
 
@@ -270,7 +266,7 @@ for (const sc of SCENARIOS) {
     if (res.status !== 200) throw new Error(`${s.name} ${sc.name}: ${res.status} ${body}`);
   }
 }
-// idle memory, once every Gatehouse worker (and the spare) is up
+// idle memory, once every Gatehouse worker is up
 await new Promise((r) => setTimeout(r, 3000));
 const idle = new Map(servers.map((s) => [s.name, memory(s)]));
 
@@ -286,14 +282,16 @@ try {
         console.error(
           `${sc.name} | ${s.name} | round ${round + 1}: ${r.rps.toFixed(0)} req/s, p99 ${
             r.p99ms.toFixed(2)
-          } ms, ${r.cpuUsPerReq.toFixed(1)} µs/req, RSS ${r.rss.toFixed(1)} MiB`,
+          } ms, ${r.cpuUsPerReq.toFixed(1)} µs/req, RSS ${mib(r.mem.rss)} PSS ${
+            mib(r.mem.pss)
+          } union ${mib(r.mem.union)} MiB`,
         );
       }
     }
   }
 } finally {
   const peak = new Map(
-    servers.map((s) => [s.name, allPids(s).reduce((n, p) => n + statusKiB(p, "VmHWM"), 0) / 1024]),
+    servers.map((s) => [s.name, allPids(s).reduce((n, p) => n + statusKiB(p, "VmHWM"), 0)]),
   );
   for (const s of [...servers, backend]) {
     try {
@@ -307,35 +305,64 @@ try {
     `proxy's backend share cores ${CORES} (taskset); ${ROUNDS} rounds, servers alternating, ` +
     `medians. Load average before: ${loadBefore}; after: ${loadavg()}.`,
     "",
-    "| scenario | server | req/s | p99 ms | CPU µs/req | RSS after MiB | PSS after MiB |",
-    "|---|---|---:|---:|---:|---:|---:|",
+    "| scenario | server | req/s | p99 ms | CPU µs/req | RSS MiB | PSS MiB | union MiB |",
+    "|---|---|---:|---:|---:|---:|---:|---:|",
   ];
+  /** Per server, the largest memory under load over every scenario and round. */
+  const loaded = new Map<string, Memory>();
   for (const sc of SCENARIOS) {
     for (const s of servers) {
       const rs = results.get(`${sc.name}|${s.name}`);
       if (!rs) continue;
-      const gh = s.name.startsWith("gatehouse");
+      const m = rs.map((r) => r.mem).reduce(larger);
+      loaded.set(s.name, loaded.has(s.name) ? larger(loaded.get(s.name)!, m) : m);
       lines.push(
         `| ${sc.name} | ${s.name} | ${median(rs.map((r) => r.rps)).toFixed(0)} | ${
           median(rs.map((r) => r.p99ms)).toFixed(2)
-        } | ${median(rs.map((r) => r.cpuUsPerReq)).toFixed(1)} | ${
-          Math.max(...rs.map((r) => r.rss)).toFixed(1)
-        } | ${gh ? Math.max(...rs.map((r) => r.pss)).toFixed(1) : ""} |`,
+        } | ${median(rs.map((r) => r.cpuUsPerReq)).toFixed(1)} | ${mib(m.rss)} | ${mib(m.pss)} | ${
+          mib(m.union)
+        } |`,
       );
     }
   }
   lines.push(
     "",
-    "| server | processes | idle RSS MiB | idle PSS MiB | peak RSS MiB (sum of VmHWM) |",
+    "| server | processes | idle RSS | idle PSS | idle union | peak RSS (VmHWM) | peak RSS | " +
+      "peak PSS | peak union |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
   );
-  lines.push("|---|---:|---:|---:|---:|");
   for (const s of servers) {
     const m = idle.get(s.name)!;
+    const l = loaded.get(s.name);
     lines.push(
-      `| ${s.name} | ${m.processes} | ${m.rss.toFixed(1)} | ${m.pss.toFixed(1)} | ${
-        peak.get(s.name)!.toFixed(1)
-      } |`,
+      `| ${s.name} | ${m.processes} | ${mib(m.rss)} | ${mib(m.pss)} | ${mib(m.union)} | ${
+        mib(peak.get(s.name))
+      } | ${mib(l?.rss)} | ${mib(l?.pss)} | ${mib(l?.union)} |`,
     );
+  }
+  const [one, two] = ["gatehouse, 1 worker", "gatehouse, 2 workers"];
+  if (idle.has(one) && idle.has(two)) {
+    const ratio = (a?: number, b?: number) => a && b ? (b / a).toFixed(2) : "–";
+    const i1 = idle.get(one)!, i2 = idle.get(two)!, l1 = loaded.get(one), l2 = loaded.get(two);
+    lines.push(
+      "",
+      "The whole server, 2 workers / 1 worker:",
+      "",
+      "| measure | idle | peak |",
+      "|---|---:|---:|",
+      `| sum of RSS | ${ratio(i1.rss, i2.rss)} | ${ratio(l1?.rss, l2?.rss)} |`,
+      `| sum of PSS | ${ratio(i1.pss, i2.pss)} | ${ratio(l1?.pss, l2?.pss)} |`,
+      `| union of resident pages | ${ratio(i1.union, i2.union)} | ${ratio(l1?.union, l2?.union)} |`,
+      `| sum of VmHWM | | ${ratio(peak.get(one), peak.get(two))} |`,
+    );
+  }
+  lines.push(
+    "",
+    "MiB; peak: the largest sample under load (halfway through a run, or right after it) over " +
+      "every scenario, and the sum of each process's VmHWM (which no sample can exceed).",
+  );
+  if ([...idle.values()].some((m) => m.union === undefined)) {
+    lines.push("The union needs page frame numbers, which the kernel shows to root only.");
   }
   console.log(lines.join("\n"));
   await Deno.remove(dir, { recursive: true });

@@ -2,10 +2,12 @@
  * Reading a config file for `run`, `start`, `reload`, `validate`, `adapt`, `stop`: picks the
  * adapter (flag, then file name: `Gatehousefile`, `Caddyfile`, `*.gatehousefile`,
  * `*.caddyfile` → `gatehousefile`; `*.json5` → `json5`; otherwise native JSON) and adapts.
+ * It registers the adapters only; a command that provisions the config imports the standard
+ * modules (`lib/server/standard.ts`) itself.
  *
  * @module
  */
-import "../server/standard.ts";
+import "../server/adapters/register.ts";
 import { getAdapter } from "../server/adapter.ts";
 import type { AdapterWarning } from "../server/adapter.ts";
 import { UsageError } from "./usage_error.ts";

@@ -147,6 +147,10 @@ export async function runServer(flags: Flags): Promise<number> {
   await applyEnvFiles(flags.envfile);
   if (flags.environ) printEnviron();
   const plan = workerPlan(flags, "run");
+  // the modules that provision and serve a config: this process's when it serves; the primary
+  // of worker processes only holds the config (and writes the logs: its pipeline's modules
+  // come with the pool), so it carries neither the http app nor TLS
+  if (!plan.workers) await import("../server/standard.ts");
   const holder: { life?: ProcessLife } = {};
   const options: RunnerEngineOptions = {
     defaultAdmin: defaultAdminAddress(),
@@ -214,6 +218,7 @@ async function runWorkerProcess(flags: Flags): Promise<number> {
     throw new UsageError(`run: --worker must be a worker number, got ${String(flags.worker)}`);
   }
   guardInspectorSignal();
+  await import("../server/standard.ts");
   const { runWorker } = await import("../server/workers/worker.ts");
   return await runWorker(index);
 }

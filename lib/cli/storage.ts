@@ -12,6 +12,7 @@ import { ExitCode } from "./command.ts";
 import { readConfigFile } from "./config_file.ts";
 import { UsageError } from "./usage_error.ts";
 import { ConfigContext } from "../server/context.ts";
+import "../server/standard.ts";
 import { ListenerPool } from "../server/listeners/pool.ts";
 import type { Storage } from "../server/module/storage.ts";
 import { exportStorage, importStorage } from "../server/storage/transfer.ts";

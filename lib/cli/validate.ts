@@ -5,6 +5,7 @@
  */
 import { type Command, defineCommand, ExitCode } from "./command.ts";
 import { Engine } from "../server/engine.ts";
+import "../server/standard.ts";
 import { findDefaultConfig, printWarnings, readConfigFile } from "./config_file.ts";
 import { applyEnvFiles } from "./environ.ts";
 import { UsageError } from "./usage_error.ts";

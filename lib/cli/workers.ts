@@ -65,7 +65,7 @@ export function workerPlan(flags: Flags, command: string): WorkerPlan {
   if (spare !== undefined && spare !== "0" && spare !== "1") {
     throw new UsageError(`${command}: ${SPARE_ENV} must be 0 or 1, got ${JSON.stringify(spare)}`);
   }
-  return { count, workers: new Workers({ count, command: cmd, spare: spare !== "0" }) };
+  return { count, workers: new Workers({ count, command: cmd, spare: spare === "1" }) };
 }
 
 /**

@@ -7,8 +7,7 @@
  */
 import "./logging/mod.ts";
 import "./storage/register.ts";
-import "./adapters/json5.ts";
-import "./adapters/gatehousefile/register.ts";
+import "./adapters/register.ts";
 import "./http/mod.ts";
 import "./metrics/mod.ts";
 import "./tracing/mod.ts";

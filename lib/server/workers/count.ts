@@ -11,7 +11,7 @@ export const MAX_WORKERS = 256;
 /** The environment variable that sets the number of workers (the `--workers` flag wins). */
 export const WORKERS_ENV = "GATEHOUSE_WORKERS";
 
-/** `0` turns the spare worker off (see `WorkersOptions.spare`); `1`, the default, keeps one. */
+/** `1` keeps a spare worker booted (see `WorkersOptions.spare`); `0`, the default, none. */
 export const SPARE_ENV = "GATEHOUSE_SPARE_WORKER";
 
 /** The environment variable each worker process gets: its number, 1 to N. */
@@ -78,8 +78,12 @@ export function parseWorkers(raw: string, where: string): number | "auto" {
 
 const LAZY = "--unstable-lazy-dynamic-imports";
 
-/** Deno flags a worker must not inherit: a worker that restarts itself on file changes. */
-const NOT_INHERITED = /^--watch(=|-hmr|-exclude|$)/;
+/**
+ * Deno flags a worker must not inherit: a worker that restarts itself on file changes, and the
+ * inspector's (each worker would listen on the primary's debugger address, which it holds, and
+ * `--inspect-brk` or `--inspect-wait` would keep it waiting for a debugger).
+ */
+const NOT_INHERITED = /^--(watch(=|-hmr|-exclude|$)|inspect(-brk|-wait)?(=|$))/;
 
 /**
  * The command line that starts a worker process of this program (the same Deno, flags and

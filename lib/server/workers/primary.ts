@@ -25,6 +25,7 @@ import type { ConfigRunner, LoadingConfig } from "../engine.ts";
 import { type AdminConfig, ConfigContext, decodeTopLevel } from "../context.ts";
 import { ListenerPool } from "../listeners/pool.ts";
 import { LogPipeline, makeLogger } from "../logging/pipeline.ts";
+import "../logging/mod.ts"; // the encoders and writers its log pipeline may name
 import type { LogEntry } from "../logging/entry.ts";
 import type { AdminRoute } from "../module/mod.ts";
 import type { Logger } from "../module/instance.ts";
@@ -80,8 +81,9 @@ export interface WorkersOptions {
   /** The command line that starts a worker, without its arguments (see `workerCommand`). */
   command: string[];
   /**
-   * Keep one spare worker booted (default true): a worker that dies is replaced by it at once
-   * (it only provisions the running config), instead of by a process that boots first.
+   * Keep one spare worker booted (default false): a worker that dies is replaced by it at once
+   * (it only provisions the running config) instead of by a process that boots first, for the
+   * memory of one more process (a new worker serves within a few hundred ms without it).
    */
   spare?: boolean;
 }
@@ -198,7 +200,7 @@ export class Workers implements ConfigRunner {
   constructor(options: WorkersOptions) {
     this.count = options.count;
     this.#command = options.command;
-    this.#spareWanted = options.spare ?? true;
+    this.#spareWanted = options.spare ?? false;
     this.log = makeLogger("workers", () => this.#boot);
   }
 

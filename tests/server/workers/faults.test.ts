@@ -1,13 +1,23 @@
 /**
  * Faults and stops with worker processes: a worker killed with SIGKILL under load is replaced
- * with the running config while the other serves on, and only the requests in flight on the
- * killed worker fail; a reload and a graceful stop finish the requests in flight on every
+ * with the running config (by a new process by default, by the spare with
+ * `GATEHOUSE_SPARE_WORKER=1`) while the other serves on, and only the requests in flight on
+ * the killed worker fail; a reload and a graceful stop finish the requests in flight on every
  * worker.
  */
 import assert from "node:assert/strict";
 import { call, freePort } from "../fixtures/helpers.ts";
 import { finish, serve, up } from "../fixtures/process.ts";
-import { answersByWorker, hit, parse, siteWith, workers } from "./_workers.ts";
+import {
+  answersByWorker,
+  childrenOf,
+  hit,
+  parentOf,
+  parse,
+  siteWith,
+  type Worker,
+  workers,
+} from "./_workers.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -48,7 +58,23 @@ async function readAnswer(
   }
 }
 
-Deno.test("workers: a worker killed with SIGKILL under load is replaced; only its requests in flight fail", async () => {
+/** Lists the workers until `ok` holds for the list (at most 30 s). */
+async function workersUntil(base: string, ok: (list: Worker[]) => boolean, what: string) {
+  let list = await workers(base);
+  for (let i = 0; !ok(list); i++) {
+    assert.ok(i < 600, what);
+    await new Promise((r) => setTimeout(r, 50));
+    list = await workers(base);
+  }
+  return list;
+}
+
+/**
+ * Kills worker 1 with SIGKILL while 16 keep-alive clients send requests to both workers; checks
+ * that its replacement (a new process, or the spare) serves, that worker 2 serves on and that
+ * only the killed worker's requests failed, and prints how long the replacement took.
+ */
+async function killUnderLoad(spare: boolean): Promise<void> {
   const port = freePort();
   const dir = await Deno.makeTempDir();
   const log = `${dir}/server.log`;
@@ -57,6 +83,8 @@ Deno.test("workers: a worker killed with SIGKILL under load is replaced; only it
       logging: { logs: { default: { writer: { output: "file", filename: log }, level: "INFO" } } },
     }),
     ["--workers", "2"],
+    undefined,
+    spare ? { GATEHOUSE_SPARE_WORKER: "1" } : {},
   );
   const clients: Client[] = Array.from(
     { length: 16 },
@@ -103,14 +131,18 @@ Deno.test("workers: a worker killed with SIGKILL under load is replaced; only it
       await new Promise((r) => setTimeout(r, 50));
     }
     assert.deepEqual([...new Set(clients.map((c) => c.worker))].sort(), ["1", "2"]);
-    // the spare is up: it takes the killed worker's place
-    let before = await workers(s.base);
-    for (let i = 0; before.length < 3; i++) {
-      assert.ok(i < 600, "the spare started");
-      await new Promise((r) => setTimeout(r, 50));
+    const primary = s.p.child.pid;
+    let before: Worker[];
+    if (spare) {
+      // the spare is up: it takes the killed worker's place
+      before = await workersUntil(s.base, (l) => l.length === 3, "the spare started");
+    } else {
+      // no spare: the primary's children are the two workers
       before = await workers(s.base);
+      assert.deepEqual(before.map((w) => w.worker), [1, 2]);
+      assert.deepEqual(childrenOf(primary).sort(), before.map((w) => w.pid).sort());
     }
-    const spare = before.find((w) => w.worker === 0)!;
+    const standby = before.find((w) => w.worker === 0);
     const victim = before.find((w) => w.worker === 1)!;
     const onVictim = clients.filter((c) => c.worker === "1");
     const onOther = clients.filter((c) => c.worker === "2");
@@ -130,7 +162,11 @@ Deno.test("workers: a worker killed with SIGKILL under load is replaced; only it
     }
     const after = await workers(s.base);
     const replacement = after.find((w) => w.worker === 1)!;
-    assert.equal(replacement.pid, spare.pid, "the spare took the place");
+    if (standby) assert.equal(replacement.pid, standby.pid, "the spare took the place");
+    else {
+      assert.notEqual(replacement.pid, victim.pid);
+      assert.equal(parentOf(replacement.pid), primary, "a new worker of the primary");
+    }
     assert.equal(replacement.restarts, 1);
     assert.equal(after.find((w) => w.worker === 2)!.pid, before.find((w) => w.worker === 2)!.pid);
     // the other worker's connections keep being answered
@@ -150,12 +186,28 @@ Deno.test("workers: a worker killed with SIGKILL under load is replaced; only it
       JSON.parse(l)
     );
     const exited = entries.find((e) => e.msg.startsWith("worker exited unexpectedly"));
-    const serving = entries.find((e) => e.msg === "worker serving" && e.pid === spare.pid);
+    const serving = entries.find((e) => e.msg === "worker serving" && e.pid === replacement.pid);
     assert.equal(exited?.pid, victim.pid);
+    if (standby) {
+      // another spare boots behind the one that took the place
+      await workersUntil(
+        s.base,
+        (l) => l.some((w) => w.worker === 0 && w.pid !== standby.pid),
+        "another spare started",
+      );
+    } else {
+      assert.deepEqual(
+        childrenOf(primary).sort(),
+        after.map((w) => w.pid).sort(),
+        "no spare started",
+      );
+    }
     console.log(
-      `  the primary saw the exit ${(exited.ts * 1000 - killedWall).toFixed(0)} ms after ` +
-        `SIGKILL and the replacement served ${(serving.ts * 1000 - killedWall).toFixed(0)} ms ` +
-        `after it; a new connection of this (loaded) test was answered by it after ` +
+      `  ${standby ? "the spare" : "no spare"}: the primary saw the exit ${
+        (exited.ts * 1000 - killedWall).toFixed(0)
+      } ms after SIGKILL and the replacement served ${
+        (serving.ts * 1000 - killedWall).toFixed(0)
+      } ms after it; a new connection of this (loaded) test was answered by it after ` +
         `${replacedMs.toFixed(0)} ms; ${failures.length} failed requests of ` +
         `${clients.reduce((n, c) => n + c.ok, 0)} (${onVictim.length} connections were on the ` +
         `killed worker)`,
@@ -166,7 +218,17 @@ Deno.test("workers: a worker killed with SIGKILL under load is replaced; only it
     assert.equal(await finish(s.p, s.dir), 0, s.p.output());
     await Deno.remove(dir, { recursive: true });
   }
-});
+}
+
+Deno.test(
+  "workers: a worker killed with SIGKILL under load is replaced by a new process; only its requests in flight fail",
+  () => killUnderLoad(false),
+);
+
+Deno.test(
+  "workers: with GATEHOUSE_SPARE_WORKER=1 the spare takes a killed worker's place; only its requests in flight fail",
+  () => killUnderLoad(true),
+);
 
 /** An upstream that holds every request until released, noting which worker sent it. */
 function holdingUpstream() {

@@ -34,19 +34,13 @@ Deno.test("workers: two workers both serve every address; the admin API lists th
     const seen = await answersByWorker(port);
     assert.deepEqual([...seen.keys()].sort(), ["1", "2"]);
     assert.deepEqual([...seen.values()], ["hello", "hello"]);
-    // the two workers, and the spare (booted, serving nothing) once it is up
-    let list = await workers(s.base);
-    for (let i = 0; list.length < 3; i++) {
-      assert.ok(i < 600, "the spare started");
-      await new Promise((r) => setTimeout(r, 50));
-      list = await workers(s.base);
-    }
+    // the two workers (no spare by default)
+    const list = await workers(s.base);
     assert.deepEqual(list.map((w) => [w.worker, w.restarts, w.serving]), [
       [1, 0, true],
       [2, 0, true],
-      [0, 0, false],
     ]);
-    assert.equal(new Set(list.map((w) => w.pid)).size, 3);
+    assert.equal(new Set(list.map((w) => w.pid)).size, 2);
     for (const w of list) assert.equal(parentOf(w.pid), s.p.child.pid);
     assert.deepEqual(childrenOf(s.p.child.pid).sort(), list.map((w) => w.pid).sort());
   } finally {
@@ -205,7 +199,7 @@ Deno.test("workers: respond --workers 2 serves from both workers and prints its 
     const seen = await answersByWorker(port);
     assert.deepEqual([...seen.keys()].sort(), ["1", "2"]);
     assert.deepEqual([...seen.values()], ["hi", "hi"]);
-    assert.ok(childrenOf(p.child.pid).length >= 2, "two workers (and a spare)");
+    assert.equal(childrenOf(p.child.pid).length, 2, "two workers");
   } finally {
     p.child.kill("SIGINT");
     assert.equal(await finish(p, t.dir), 0, p.output());
@@ -237,6 +231,9 @@ Deno.test("workers: --workers 1 (or GATEHOUSE_WORKERS=1) is one process; a bad c
     assert.equal((await p.status).code, 1);
     assert.match(p.output(), /the number of worker processes must be 1 to 256 or auto/);
   }
+  const p = spawnCli(["run", "--workers", "2"], { ...t.env, GATEHOUSE_SPARE_WORKER: "yes" }, t.dir);
+  assert.equal((await p.status).code, 1);
+  assert.match(p.output(), /GATEHOUSE_SPARE_WORKER must be 0 or 1, got "yes"/);
   await Deno.remove(t.dir, { recursive: true });
 });
 
@@ -261,9 +258,7 @@ Deno.test("workers: a unix socket address is served by worker 1 alone, and by it
     apps: { http: { servers: { s: { listen: string[] } } } };
   };
   config.apps.http.servers.s.listen.push(`unix/${sock}`);
-  const s = await serve(config, ["--workers", "2"], undefined, {
-    GATEHOUSE_SPARE_WORKER: "0",
-  });
+  const s = await serve(config, ["--workers", "2"]);
   try {
     await up(s.base);
     assert.deepEqual([...(await answersByWorker(port)).keys()].sort(), ["1", "2"]);
