@@ -299,9 +299,12 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
       : pin(kernel, old.socket);
     const first = generations === 1;
     current = open(fixed);
-    // The first listener replaced before it answered any handshake with a certificate (the
-    // certificates obtained once the server started) is nothing to report: that is every start.
-    const served = old.mode === "fixed" || [...old.answers.values()].some((c) => c !== null);
+    // The first listener replaced before it answered any handshake with another certificate
+    // than the one taking over (the certificates obtained once the server started) is nothing
+    // to report: that is every start, also when a client's handshake came between the
+    // certificate's arrival and the replacement and already got it.
+    const served = old.mode === "fixed" ||
+      [...old.answers.values()].some((c) => c !== null && c !== fixed?.cert);
     if (!first || served) {
       o.log?.(`certificates changed: replacing the TLS listener (${why})`, {
         port,
