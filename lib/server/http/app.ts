@@ -318,6 +318,7 @@ function connectionOptions(server: HttpServer, i: number): ConnectionOptions {
     keepalive: o.keepalive,
     alpn: [...(p.h2 ? ["h2"] : []), ...(p.h1 ? ["http/1.1"] : [])],
     h2c: cleartextHttp2(p),
+    ...(!cleartextHttp2(p) || p.h2c ? { h2cPreface: true } : {}),
     ...(p.h1 ? {} : { h1: false }),
     ...(o.upgrades ? { upgrades: true } : {}),
   };

@@ -398,10 +398,13 @@ export class HttpServer implements ServerFacts {
 
   #serve(request: Request, info: ServeInfo): Response | Promise<Response> {
     // Deno.serve does not say which version a cleartext request came over (h2c has no Host)
-    if (this.engine === "deno" && !info.tls && !info.http3) info.http2 = isHttp2(request, info);
+    // (unless the listener looked at the connection's first bytes: see ConnectionOptions)
+    if (this.engine === "deno" && !info.tls && !info.http3) {
+      info.http2 ??= isHttp2(request, info);
+    }
     if (
       this.#noHttp2.size !== 0 && !info.http3 && this.#noHttp2.has(info.localAddress) &&
-      (info.http2 || isHttp2(request, info))
+      (info.http2 ?? isHttp2(request, info))
     ) return refusedStream();
     if (info.tls) fillTlsState(request, info);
     const c = new RequestContext(request, info, this);

@@ -127,6 +127,24 @@ function set(lib: Libc, fd: number, opt: SocketOption, v: number): void {
 }
 
 /**
+ * This process's descriptors of its listening TCP sockets bound to `port` (on `host` when it
+ * is an IPv4 literal other than 0.0.0.0, else on any address), found through /proc.
+ *
+ * @example
+ * ```ts ignore
+ * listeningDescriptors(8080); // [27]
+ * ```
+ */
+export function listeningDescriptors(port: number, host = ""): number[] {
+  const ip = v4Hex(host);
+  return descriptors(
+    socketInodes((local, _r, state, addr) =>
+      state === "0A" && local === port && (ip === null || addr.startsWith(ip))
+    ),
+  );
+}
+
+/**
  * Sets TCP keep-alive on this process's listening sockets bound to `port` (every address it
  * listens on with that port); returns how many sockets were set.
  *
@@ -139,12 +157,7 @@ export function applyKeepAlive(port: number, ka: TcpKeepAlive, host = ""): numbe
   const why = keepAliveUnavailable();
   if (why) throw new Error(why);
   const lib = openLibc();
-  const ip = v4Hex(host);
-  const fds = descriptors(
-    socketInodes((local, _r, state, addr) =>
-      state === "0A" && local === port && (ip === null || addr.startsWith(ip))
-    ),
-  );
+  const fds = listeningDescriptors(port, host);
   for (const fd of fds) {
     set(lib, fd, SO_KEEPALIVE, ka.enabled ? 1 : 0);
     if (!ka.enabled) continue;

@@ -42,6 +42,13 @@ export interface ConnectionOptions {
   /** Cleartext: answer HTTP/2 with prior knowledge (`h2c`; the node engine reads it). */
   h2c?: boolean;
   /**
+   * Cleartext, deno engine: each connection's first bytes are looked at (in the kernel) for
+   * the HTTP/2 preface, where the protocols make it matter: a listener that does not answer
+   * h2c closes such a connection unanswered (as Caddy), one with `h2c` listed knows which of
+   * its requests came over HTTP/2 (`{http.request.proto}`).
+   */
+  h2cPreface?: boolean;
+  /**
    * False: HTTP/1.1 is not served (`protocols` without `h1`): a connection that does not start
    * HTTP/2 is closed (the node engine reads it). Undefined: served.
    */

@@ -138,6 +138,36 @@ Deno.test({
 });
 
 Deno.test({
+  name:
+    "fields: an h2c request to localhost:<port> (as Caddy's h2listener scenario sends it) is refused by h1 alone and says HTTP/2.0 with h2c",
+  sanitizeResources: false,
+  async fn() {
+    // its :authority is what Deno gives a request without Host, so only the connection's first
+    // bytes tell it apart from HTTP/1
+    const local = (name: string) => {
+      const port = srv.ports(name)[0];
+      return [`http://localhost:${port}/`, "--resolve", `localhost:${port}:127.0.0.1`];
+    };
+    const h2c = "--http2-prior-knowledge";
+    const [h1, ...h1Args] = local("h1");
+    assert.equal(await curlBody(h1, ...h1Args, h2c), "failed");
+    assert.equal(
+      await curlBody(h1, ...h1Args, "--http1.1"),
+      "1.1 200 {http.request.tls.proto} HTTP/1.1",
+    );
+    const [both, ...bothArgs] = local("h2c_h1");
+    assert.equal(
+      await curlBody(both, ...bothArgs, h2c),
+      "2 200 {http.request.tls.proto} HTTP/2.0",
+    );
+    assert.equal(
+      await curlBody(both, ...bothArgs, "--http1.1"),
+      "1.1 200 {http.request.tls.proto} HTTP/1.1",
+    );
+  },
+});
+
+Deno.test({
   name: "fields: h2 alone, h1 alone and both on a TLS listener, as Caddy's h2listener scenario",
   sanitizeResources: false,
   async fn() {

@@ -70,6 +70,8 @@ export interface ServeConnection {
    * which can hand a connection over (see `upgrade_relay.ts`), under the same limits.
    */
   relay?: boolean;
+  /** Whether it speaks HTTP/2, when known (its first bytes were looked at). */
+  http2?: boolean;
 }
 
 /** Deno's own answer to a failed handler, without logging a refused stream. */
@@ -143,6 +145,7 @@ export class ConnectionSet {
       completed?.catch(() => {});
       const si: ServeInfo = { remoteAddr: peer, localAddress: localAddress(), completed };
       if (tls) si.tls = { proto: undefined };
+      if (o.http2 !== undefined) si.http2 = o.http2;
       return handler(req, si);
     };
     if (o.relay) return this.#relayConn(conn, o, limits, dispatch);

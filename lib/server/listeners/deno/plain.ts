@@ -24,7 +24,7 @@ import {
 import { DenoPendingConnection } from "./pending.ts";
 import type { Relay } from "./relay.ts";
 import { libc } from "./_libc.ts";
-import { mayUpgrade } from "./plain_http_peek.ts";
+import { type CleartextStart, cleartextStart, deferListenerAccept } from "./plain_http_peek.ts";
 
 /** Options of a cleartext deno-engine listener. */
 export interface DenoPlainOptions {
@@ -76,35 +76,70 @@ function server(
   };
 }
 
+/** What nothing was seen of says. */
+const UNSEEN: CleartextStart = { http2: undefined, mayUpgrade: true };
+
 /**
- * Whether a connection of routes that may upgrade goes to the upgrade relay: unless its first
- * request is all there without `Upgrade` (looked at in the kernel, Linux with `ffi`).
+ * What a connection's first bytes say, looked at in the kernel (Linux with `ffi`): whether it
+ * starts HTTP/2, whether its first request may upgrade (`upgrade`: the whole first head is
+ * looked at, else the preface only). Unknown when they cannot be seen.
  */
-function relayFirst(conn: Deno.Conn): boolean {
+function lookAt(conn: Deno.Conn, upgrade: boolean): CleartextStart {
   peekLibc ??= libc();
-  return typeof peekLibc === "string" ? true : mayUpgrade(peekLibc, conn);
+  return typeof peekLibc === "string" ? UNSEEN : cleartextStart(peekLibc, conn, upgrade);
 }
 /** The C library for the look, found once (not per connection). */
 let peekLibc: ReturnType<typeof libc> | undefined;
 
+/**
+ * Makes a TCP listener defer accepting until a connection sent its first bytes (the look at
+ * the HTTP/2 preface then sees them), once; false when it cannot.
+ */
+function deferOnce(listener: Deno.Listener, state: { deferred?: boolean }): void {
+  if (state.deferred !== undefined) return;
+  peekLibc ??= libc();
+  state.deferred = typeof peekLibc !== "string" && deferListenerAccept(peekLibc, listener);
+}
+
 /** What a new connection goes through: its wrappers, then Deno's HTTP server. */
-function accepting(o: DenoPlainOptions, connections: ConnectionSet, closing: { value: boolean }) {
+function accepting(
+  o: DenoPlainOptions,
+  connections: ConnectionSet,
+  closing: { value: boolean },
+  listener?: Deno.Listener,
+) {
   const serveOn = serveOnConnection()!;
+  const defer: { deferred?: boolean } = {};
+  if (listener && o.connection().h2cPreface) deferOnce(listener, defer);
   return (conn: Deno.Conn, peer: PeerAddress = peerOfConn(conn)) => {
     const since = performance.now();
     const c = o.connection();
+    // a reload that asks for the look: later connections are accepted with their first bytes
+    if (listener && c.h2cPreface) deferOnce(listener, defer);
     // routes that may upgrade (WebSocket): a connection whose first request may ask for it is
     // relayed to a server that can hand a connection over (see upgrade_relay.ts), under the
-    // same limits; the others are served directly
-    const serveOne = (x: Deno.Conn, remote: PeerAddress, seen = false) =>
+    // same limits; the others are served directly. Where the protocols make it matter, the
+    // HTTP/2 preface is looked for: a listener without h2c closes such a connection unanswered,
+    // as Caddy's (its listener reads the preface and closes); with h2c, its requests say HTTP/2
+    const serveOne = (x: Deno.Conn, remote: PeerAddress, seen = false) => {
+      const looks = !seen && (c.upgrades === true || c.h2cPreface === true);
+      const start = looks ? lookAt(x, c.upgrades === true) : UNSEEN;
+      if (start.http2 === true && c.h2c !== true) {
+        try {
+          x.close();
+        } catch { /* closed */ }
+        return;
+      }
       connections.serve(serveOn, x, {
         handler: o.handler,
         peer: remote,
         localAddress: o.localAddress,
         connection: c,
         since,
-        relay: c.upgrades === true && (seen || relayFirst(x)),
+        relay: c.upgrades === true && (seen || start.mayUpgrade),
+        ...(c.h2cPreface && start.http2 !== undefined ? { http2: start.http2 } : {}),
       });
+    };
     if (!c.wrappers.length) return serveOne(conn, peer);
     const deadlineMs = c.readHeaderTimeoutMs || c.readTimeoutMs;
     const pending = new DenoPendingConnection(
@@ -138,7 +173,7 @@ function accepting(o: DenoPlainOptions, connections: ConnectionSet, closing: { v
 export function serveDenoPlain(listener: Deno.Listener, o: DenoPlainOptions): DenoPlainServer {
   const connections = new ConnectionSet();
   const closing = { value: false };
-  const accept = accepting(o, connections, closing);
+  const accept = accepting(o, connections, closing, listener);
   const loop = acceptLoop(listener, (conn) => accept(conn));
   return server(() => loop, connections, closing);
 }

@@ -20,6 +20,7 @@
  */
 import { errno, type Libc } from "./_libc.ts";
 import { looksLikeHttp, PLAIN_HTTP_ANSWER, PLAIN_HTTP_PREFIX } from "../plain_http.ts";
+import { listeningDescriptors } from "../keepalive.ts";
 
 const AF_INET = 2;
 const AF_INET6 = 10;
@@ -47,6 +48,25 @@ export function deferAccept(c: Libc, fd: number): boolean {
   const value = new Uint8Array(4);
   new DataView(value.buffer).setInt32(0, DEFER_ACCEPT_SECONDS, true);
   return c.setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, value, 4) === 0;
+}
+
+/**
+ * Makes a Deno TCP listener's socket defer accepting (see {@linkcode deferAccept}): this
+ * process's listening sockets on its port (and address), found through /proc; false when none
+ * was found or the kernel refused.
+ */
+export function deferListenerAccept(c: Libc, listener: Deno.Listener): boolean {
+  const local = listener.addr as Deno.NetAddr;
+  if (local.transport !== "tcp") return false;
+  let fds: number[];
+  try {
+    fds = listeningDescriptors(local.port, local.hostname);
+  } catch {
+    return false;
+  }
+  let done = fds.length > 0;
+  for (const fd of fds) done = deferAccept(c, fd) && done;
+  return done;
 }
 
 /** The bytes of an IPv4 or IPv6 address as Deno writes it, or null. */
@@ -200,4 +220,46 @@ export function headMayUpgrade(bytes: Uint8Array): boolean {
   const end = text.indexOf("\r\n\r\n");
   if (end < 0) return true;
   return /\r\nupgrade[ \t]*:/i.test(text.slice(0, end + 2));
+}
+
+/** The connection preface of HTTP/2 with prior knowledge (RFC 9113 section 3.4). */
+const HTTP2_PREFACE = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/** What the first bytes of a cleartext connection say, looked at in the kernel. */
+export interface CleartextStart {
+  /** True: it starts with the HTTP/2 preface; false: it does not; undefined: not known yet. */
+  http2: boolean | undefined;
+  /** Its first request may ask for a protocol switch (see {@linkcode headMayUpgrade}). */
+  mayUpgrade: boolean;
+}
+
+/**
+ * What a just-accepted cleartext connection's first bytes say (left in the socket for Deno's
+ * server): whether it speaks HTTP/2 with prior knowledge, whether it may upgrade. `upgrade`:
+ * its first request head is looked at too (up to {@linkcode UPGRADE_PEEK_BYTES}; else only the
+ * preface's 24 bytes). Unknown (`http2` undefined, `mayUpgrade` true) when the bytes cannot be
+ * seen or are not all there yet.
+ */
+export function cleartextStart(c: Libc, conn: Deno.Conn, upgrade: boolean): CleartextStart {
+  const seen = peekFirst(c, conn, upgrade ? UPGRADE_PEEK_BYTES : HTTP2_PREFACE.length);
+  return seen ? startOf(seen.bytes) : { http2: undefined, mayUpgrade: true };
+}
+
+/**
+ * What the first bytes of a cleartext connection say (see {@linkcode cleartextStart}).
+ *
+ * @example
+ * ```ts
+ * import { startOf } from "./plain_http_peek.ts";
+ * startOf(new TextEncoder().encode("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")).http2; // true
+ * startOf(new TextEncoder().encode("GET / HTTP/1.1\r\n")).http2; // false
+ * startOf(new TextEncoder().encode("PRI * HTTP/2")).http2; // undefined
+ * ```
+ */
+export function startOf(bytes: Uint8Array): CleartextStart {
+  const n = Math.min(bytes.length, HTTP2_PREFACE.length);
+  let prefix = true;
+  for (let i = 0; i < n && prefix; i++) prefix = bytes[i] === HTTP2_PREFACE.charCodeAt(i);
+  const http2 = !prefix ? false : n === HTTP2_PREFACE.length ? true : undefined;
+  return { http2, mayUpgrade: http2 === true ? false : headMayUpgrade(bytes) };
 }

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { headMayUpgrade } from "../../../../lib/server/listeners/deno/plain_http_peek.ts";
+import { headMayUpgrade, startOf } from "../../../../lib/server/listeners/deno/plain_http_peek.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 
@@ -49,4 +49,18 @@ Deno.test("upgrade peek: arbitrary bytes never throw; a head with an Upgrade fie
       },
     ),
   );
+});
+
+Deno.test("preface peek: the whole HTTP/2 preface is HTTP/2, anything that leaves it is not, a part of it is not known yet", () => {
+  const preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+  assert.deepEqual(startOf(enc(preface)), { http2: true, mayUpgrade: false });
+  assert.equal(startOf(enc(`${preface}\x00\x00\x12\x04`)).http2, true, "with its SETTINGS");
+  assert.equal(startOf(enc("PRI * HTTP/2.0\r\n")).http2, undefined);
+  assert.equal(startOf(new Uint8Array(0)).http2, undefined);
+  assert.equal(startOf(enc("PRI * HTTP/1.1\r\n\r\n")).http2, false);
+  assert.deepEqual(startOf(enc("GET / HTTP/1.1\r\nHost: a\r\n\r\n")), {
+    http2: false,
+    mayUpgrade: false,
+  });
+  assert.equal(startOf(enc("GET / HTTP/1.1\r\nUpgrade: websocket\r\n\r\n")).mayUpgrade, true);
 });

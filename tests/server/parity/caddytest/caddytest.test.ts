@@ -75,10 +75,6 @@ const FILES: [string, Scenario[]][] = [
 const KNOWN: Record<string, string> = {
   TestValidPrefix: ADAPT_ORDER,
   TestHttpOnlyOnDomainWithSNI: ADAPT_ORDER,
-  TestH2ListenerWithoutTLS: "on the deno engine an h2c request whose :authority is " +
-    "localhost:<port> looks like an HTTP/1.1 request without Host (Deno.serve does not say " +
-    "which version a cleartext request came over): an h1-only listener answers it and " +
-    "{http.request.proto} says HTTP/1.1",
   TestReverseProxyHealthCheckUnixSocket: "health_port with a unix socket upstream is refused " +
     "at load (a socket has no port to check); Caddy accepts it and checks TCP " +
     "<socket path>:<port>",
