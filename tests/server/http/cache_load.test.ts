@@ -47,7 +47,12 @@ async function startCacheServer(origin: Origin, cache: J): Promise<Server> {
       },
     }),
   );
-  const proc = spawnCli(["run", "--config", `${dir}/config.json`], env);
+  // one process: the counts below are one cache's (with workers, each has its own, and the
+  // admin API's figures are their sum), whatever GATEHOUSE_WORKERS the tests run with
+  const proc = spawnCli(["run", "--config", `${dir}/config.json`], {
+    ...env,
+    GATEHOUSE_WORKERS: "1",
+  });
   const admin = `http://127.0.0.1:${adminPort}`;
   await until(() => fetch(`${admin}/cache/`).then((r) => r.ok), 30_000, "cache server up");
   return {
