@@ -1,10 +1,12 @@
 /**
  * The cache under load, with the server and the origin as their own processes: 1,000
- * simultaneous misses of one key make one upstream request (coalescing, as Souin's
- * singleflight in pkg/middleware/middleware.go Upstream), so do simultaneous revalidations,
- * answers that cannot be stored are never shared, and 100,000 keys keep the memory storage
- * within its bounds (its own accounting, read through the admin API; the resident set is
- * printed, not asserted).
+ * simultaneous misses of one key make one upstream request and the other 999 wait for its
+ * answer (coalescing, as Souin's singleflight in pkg/middleware/middleware.go Upstream; each
+ * marked `collapsed`, RFC 9211 §2.5), so do simultaneous revalidations, answers that cannot
+ * be stored are never shared, and 100,000 keys keep the memory storage within its bounds
+ * (its own accounting, read through the admin API; the resident set is printed, not
+ * asserted). The origin holds the leader's answer until every request is at the cache:
+ * the server's `caddy_http_requests_in_flight` for the route says how many are.
  */
 import assert from "node:assert/strict";
 import { freePort, spawnCli, tempEnv, until } from "../fixtures/helpers.ts";
@@ -35,6 +37,8 @@ async function startCacheServer(origin: Origin, cache: J): Promise<Server> {
             srv0: {
               listen: [`127.0.0.1:${port}`],
               automatic_https: { disable: true },
+              // the route's requests in flight: how many are at the cache
+              metrics: {},
               routes: [{
                 handle: [
                   { handler: "cache", ...cache },
@@ -67,6 +71,26 @@ async function startCacheServer(origin: Origin, cache: J): Promise<Server> {
   };
 }
 
+/** The requests in the cache's route now (`caddy_http_requests_in_flight`, admin `/metrics`). */
+async function atCache(admin: string): Promise<number> {
+  const text = await (await fetch(`${admin}/metrics`)).text();
+  const m = /^caddy_http_requests_in_flight\{server="srv0",handler="cache"\} (\d+)$/m.exec(text);
+  return Number(m?.[1] ?? 0);
+}
+
+/**
+ * Sends `n` requests of `url` at once whose upstream request the origin holds (`X-Hold`)
+ * until all `n` are in the cache's route (a request is in the route from its first handler,
+ * the cache, which either sends it upstream or has it wait for the one on its way before it
+ * yields), then lets the origin answer.
+ */
+async function heldBurst(srv: Server, origin: Origin, url: string, n: number, name: string) {
+  const answers = burst(url, n, { "x-hold": name });
+  await until(async () => (await atCache(srv.admin)) === n, 120_000, `${n} requests at the cache`);
+  await origin.release(name);
+  return await answers;
+}
+
 function rssKiB(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(Deno.readTextFileSync(`/proc/${pid}/status`));
   return Number(m?.[1] ?? 0);
@@ -81,24 +105,33 @@ async function burst(url: string, n: number, headers: Record<string, string> = {
   );
 }
 
-Deno.test("cache load: 1,000 simultaneous misses of one key make exactly one upstream request", async () => {
+Deno.test("cache load: 1,000 simultaneous misses of one key make exactly one upstream request, the other 999 collapsed into it", async () => {
   const origin = await startOrigin();
   const srv = await startCacheServer(origin, {});
   try {
-    const path = "/coalesced?cc=max-age%3D60&delay=500";
-    const got = await burst(srv.base + path, 1000);
+    const path = "/coalesced?cc=max-age%3D60";
+    const got = await heldBurst(srv, origin, srv.base + path, 1000, "miss");
     assert.equal(await origin.count(path), 1);
     assert.ok(got.every((g) => g.status === 200 && g.body === got[0].body), "one answer for all");
-    const collapsed = got.filter((g) => /collapsed/.test(g.cs)).length;
-    const hits = got.filter((g) => /; hit;/.test(g.cs)).length;
-    console.log(`1,000 misses: 1 upstream request, ${collapsed} collapsed, ${hits} hits`);
-    assert.equal(got.filter((g) => /stored/.test(g.cs)).length, 1, "one leader stored it");
+    const stored = got.filter((g) => /^Gatehouse; fwd=uri-miss; stored; /.test(g.cs));
+    const collapsed = got.filter((g) =>
+      /^Gatehouse; fwd=uri-miss; ttl=\d+; collapsed(;|$)/.test(g.cs)
+    );
+    const hits = got.filter((g) => /; hit;/.test(g.cs));
+    assert.equal(stored.length, 1, "one leader went upstream and stored it");
+    assert.equal(collapsed.length, 999, "every other request waited for it");
+    assert.equal(hits.length, 0, "none came after it was stored");
     // a stale answer revalidated by many at once: one upstream request too
-    const stale = "/coalesced-stale?cc=max-age%3D60&age=61&etag=%22e%22&delay=300";
+    const stale = "/coalesced-stale?cc=max-age%3D60&age=61&etag=%22e%22";
     await fetch(srv.base + stale).then((r) => r.text());
-    const again = await burst(srv.base + stale, 500);
+    const again = await heldBurst(srv, origin, srv.base + stale, 500, "stale");
     assert.equal(await origin.count(stale), 2);
     assert.ok(again.every((g) => g.status === 200 && /^n=1 /.test(g.body)));
+    assert.equal(again.filter((g) => /fwd=stale; fwd-status=304/.test(g.cs)).length, 1);
+    assert.equal(
+      again.filter((g) => /^Gatehouse; fwd=stale; ttl=\d+; collapsed(;|$)/.test(g.cs)).length,
+      499,
+    );
   } finally {
     await srv.stop();
     await origin.stop();
