@@ -161,6 +161,44 @@ Deno.test("rate_limit: 429 with Retry-After once a key has its events; refused r
   }
 });
 
+Deno.test("rate_limit: a zone keyed by {remote_host} limits each client address (README's dynamic_example; Caddy's {http.request.remote.host} is the connection's address)", async () => {
+  const origin = await startOrigin();
+  const srv = await serve([{
+    handle: [
+      // the Caddyfile's {remote_host} adapts to this (gatehousefile/rate_limit.test.ts)
+      limit({ per_ip: { key: "{http.request.remote.host}", window: "1m", max_events: 2 } }),
+      proxy(origin.dial),
+    ],
+  }]);
+  // two loopback source addresses: 127.0.0.1 and 127.0.0.2 are the same machine's
+  const from = (localAddress: string) => Deno.createHttpClient({ localAddress });
+  const one = from("127.0.0.1");
+  const two = from("127.0.0.2");
+  const status = async (client: Deno.HttpClient, headers: Record<string, string> = {}) => {
+    const r = await fetch(`${srv.url()}/ip`, { client, headers });
+    await r.body?.cancel();
+    return r.status;
+  };
+  try {
+    assert.equal(await status(one), 200);
+    assert.equal(await status(one), 200);
+    assert.equal(await status(one), 429);
+    // a forwarded address is not the connection's: the same key, still refused
+    assert.equal(await status(one, { "X-Forwarded-For": "203.0.113.9" }), 429);
+    assert.equal(await origin.count("/ip"), 2);
+    // the other address has its own limiter
+    assert.equal(await status(two), 200);
+    assert.equal(await status(two), 200);
+    assert.equal(await status(two), 429);
+    assert.equal(await origin.count("/ip"), 4);
+  } finally {
+    one.close();
+    two.close();
+    await srv.stop();
+    await origin.stop();
+  }
+});
+
 Deno.test("rate_limit: a zone counts only the requests its matchers match (README: zones filter with matchers)", async () => {
   const srv = await serve([{
     handle: [
