@@ -1,16 +1,18 @@
 /**
  * Distributed `rate_limit` (caddy-ratelimit's distributed.go): instances that share a storage
  * count each other's events. Two real server processes on one `file_system` storage and on
- * one `libsql` database, and the state format read from a storage written by hand.
+ * one `libsql` database, proxying to one origin process (whose counts show that refused
+ * requests never reach it), and the state format read from a storage written by hand.
  */
 import assert from "node:assert/strict";
 import { freePort, spawnCli, tempEnv, until } from "../fixtures/helpers.ts";
 import { serve } from "./harness.ts";
+import { startOrigin } from "../fixtures/origin_process.ts";
 
 // deno-lint-ignore no-explicit-any
 type J = Record<string, any>;
 
-function serverConfig(port: number, log: string, storage: J, zone: J): J {
+function serverConfig(port: number, log: string, storage: J, zone: J, dial: string): J {
   return {
     admin: { disabled: true },
     storage,
@@ -40,7 +42,7 @@ function serverConfig(port: number, log: string, storage: J, zone: J): J {
                   rate_limits: { shared: zone },
                   distributed: { write_interval: "50ms", read_interval: "50ms" },
                 },
-                { handler: "static_response", body: "ok" },
+                { handler: "reverse_proxy", upstreams: [{ dial }] },
               ],
             }],
           },
@@ -58,16 +60,21 @@ async function logLines(path: string): Promise<J[]> {
 /** Runs two instances on `storage` and shows that the second counts the first's events. */
 async function twoInstances(storage: J, stateOf: () => Promise<J | null>): Promise<void> {
   const zone = { key: "everyone", window: "1m", max_events: 4 };
+  const origin = await startOrigin();
   const instances = await Promise.all([0, 1].map(async () => {
     const { dir, env } = await tempEnv();
     const port = freePort();
     const log = `${dir}/log.jsonl`;
     await Deno.writeTextFile(
       `${dir}/config.json`,
-      JSON.stringify(serverConfig(port, log, storage, zone)),
+      JSON.stringify(serverConfig(port, log, storage, zone, origin.dial)),
     );
-    const proc = spawnCli(["run", "--config", `${dir}/config.json`], env);
-    return { dir, port, log, proc, url: `http://127.0.0.1:${port}/` };
+    // each instance one process, whatever GATEHOUSE_WORKERS the tests run with
+    const proc = spawnCli(["run", "--config", `${dir}/config.json`], {
+      ...env,
+      GATEHOUSE_WORKERS: "1",
+    });
+    return { dir, port, log, proc, url: `http://127.0.0.1:${port}/shared` };
   }));
   const [a, b] = instances;
   const status = async (url: string) => {
@@ -77,7 +84,8 @@ async function twoInstances(storage: J, stateOf: () => Promise<J | null>): Promi
   };
   try {
     for (const i of instances) {
-      await until(() => status(`${i.url}_up`).then((r) => r.status === 200), 30000, "server up");
+      const up = i.url.replace(/shared$/, "_up");
+      await until(() => status(up).then((r) => r.status === 200), 30000, "server up");
     }
     // A takes the zone's 4 events (B has counted none)
     for (let n = 0; n < 4; n++) assert.equal((await status(a.url)).status, 200);
@@ -102,12 +110,15 @@ async function twoInstances(storage: J, stateOf: () => Promise<J | null>): Promi
     assert.equal(r.status, 429, "B refuses: A used the zone's events");
     const retry = Number(r.headers.get("retry-after"));
     assert.ok(retry >= 58 && retry <= 60, `Retry-After ${retry}`);
+    // A's 4 requests went upstream; neither instance's refusals did
+    assert.equal(await origin.count("/shared"), 4);
   } finally {
     for (const i of instances) {
       i.proc.child.kill("SIGTERM");
       await i.proc.status;
       await Deno.remove(i.dir, { recursive: true }).catch(() => {});
     }
+    await origin.stop();
   }
 }
 
@@ -172,6 +183,7 @@ Deno.test("rate_limit distributed: other instances' state files are counted, old
     `${dir}/gone.rlstate`,
     JSON.stringify({ timestamp: now - 3_600_000, zones: { counted: { k: [3, now - 3_600_000] } } }),
   );
+  const origin = await startOrigin();
   const srv = await serve([{
     handle: [
       {
@@ -180,11 +192,12 @@ Deno.test("rate_limit distributed: other instances' state files are counted, old
         distributed: { purge_age: "10m" },
         storage: { module: "file_system", root },
       },
-      { handler: "static_response", body: "ok" },
+      { handler: "reverse_proxy", upstreams: [{ dial: origin.dial }] },
     ],
   }]);
   try {
-    const status = () => fetch(srv.url()).then(async (r) => (await r.body?.cancel(), r));
+    const status = () =>
+      fetch(`${srv.url()}/counted`).then(async (r) => (await r.body?.cancel(), r));
     assert.equal((await status()).status, 200);
     const r = await status();
     assert.equal(r.status, 429);
@@ -192,8 +205,10 @@ Deno.test("rate_limit distributed: other instances' state files are counted, old
     const retry = Number(r.headers.get("retry-after"));
     assert.ok(retry >= 57 && retry <= 59, `Retry-After ${retry}`);
     await assert.rejects(Deno.stat(`${dir}/gone.rlstate`), Deno.errors.NotFound);
+    assert.equal(await origin.count("/counted"), 1);
   } finally {
     await srv.stop();
+    await origin.stop();
     await Deno.remove(root, { recursive: true });
   }
 });
