@@ -212,3 +212,94 @@ Deno.test("rate_limit distributed: other instances' state files are counted, old
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("rate_limit distributed: the worker processes of one server are instances of their own and share counts (docs/http.md: worker n is <instance id>-worker-<n>)", async () => {
+  const root = await Deno.makeTempDir({ prefix: "gatehouse-rl-workers-" });
+  const origin = await startOrigin();
+  const { dir, env } = await tempEnv();
+  const port = freePort();
+  const log = `${dir}/log.jsonl`;
+  const zone = { key: "everyone", window: "1m", max_events: 4 };
+  const config = serverConfig(port, log, { module: "file_system", root }, zone, origin.dial);
+  // which worker answered (each worker process has GATEHOUSE_WORKER, 1 to N)
+  config.apps.http.servers.srv0.routes[1].handle.unshift({
+    handler: "headers",
+    response: { set: { "X-Worker": ["{env.GATEHOUSE_WORKER}"] } },
+  });
+  await Deno.writeTextFile(`${dir}/config.json`, JSON.stringify(config));
+  const proc = spawnCli(["run", "--config", `${dir}/config.json`], {
+    ...env,
+    GATEHOUSE_WORKERS: "2",
+    GATEHOUSE_SPARE_WORKER: "0",
+  });
+  const base = `http://127.0.0.1:${port}`;
+  /** One request on a connection of its own (the kernel spreads connections over workers). */
+  const once = async () => {
+    const client = Deno.createHttpClient({});
+    try {
+      const r = await fetch(`${base}/shared`, { client });
+      await r.body?.cancel();
+      return { status: r.status, worker: r.headers.get("x-worker") };
+    } finally {
+      client.close();
+    }
+  };
+  const states = async (): Promise<J[]> => {
+    const out: J[] = [];
+    try {
+      for await (const e of Deno.readDir(`${root}/rate_limit/instances`)) {
+        if (!e.name.endsWith(".rlstate")) continue;
+        out.push(JSON.parse(await Deno.readTextFile(`${root}/rate_limit/instances/${e.name}`)));
+      }
+    } catch { /* not written yet */ }
+    return out;
+  };
+  try {
+    await until(
+      () => fetch(`${base}/_up`).then(async (r) => (await r.body?.cancel(), r.status === 200)),
+      30000,
+      "server up",
+    );
+    // every worker writes a state file of its own
+    await until(async () => (await states()).length === 2, 20000, "a state file per worker");
+    // the zone's 4 events, wherever the kernel sends the connections
+    for (let n = 0; n < 4; n++) assert.equal((await once()).status, 200);
+    assert.equal(await origin.count("/shared"), 4);
+    // the workers wrote their counts (4 between them), then each read the other's twice
+    await until(
+      async () =>
+        (await states()).reduce((t, s) => t + (s.zones.shared?.everyone?.[0] ?? 0), 0) === 4,
+      10000,
+      "the workers' counts",
+    );
+    const written = Date.now() / 1000;
+    await until(
+      async () => {
+        const reads = new Map<string, number>();
+        for (const r of await logLines(log)) {
+          if (
+            r.msg === "read distributed rate limit states" && r.ts > written && r.instances === 1
+          ) reads.set(r.instance, (reads.get(r.instance) ?? 0) + 1);
+        }
+        return reads.size === 2 && [...reads.values()].every((n) => n >= 2);
+      },
+      10000,
+      "each worker read the other's state",
+    );
+    // each worker refuses: its own count and the other's make the zone's 4
+    const refusedBy = new Set<string>();
+    for (let i = 0; i < 200 && refusedBy.size < 2; i++) {
+      const r = await once();
+      assert.equal(r.status, 429, `worker ${r.worker} refuses`);
+      refusedBy.add(r.worker!);
+    }
+    assert.deepEqual([...refusedBy].sort(), ["1", "2"]);
+    assert.equal(await origin.count("/shared"), 4);
+  } finally {
+    proc.child.kill("SIGTERM");
+    await proc.status;
+    await origin.stop();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    await Deno.remove(root, { recursive: true });
+  }
+});
