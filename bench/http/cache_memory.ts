@@ -3,7 +3,8 @@
  * (tests/server/fixtures/origin.ts) with and without a `cache` handler whose memory storage
  * is bounded (`MAX_BYTES`, default 8 MiB); `ROUNDS` rounds of `KEYS` distinct keys of 1 KiB
  * each (64 at a time); after each round the server's resident set and the storage's own
- * figures (admin API `GET /cache/`) are printed.
+ * figures (admin API `GET /cache/`) are printed. The server runs as one process
+ * (`GATEHOUSE_WORKERS=1`, whatever the environment says), so its resident set is the cache's.
  *
  *   deno run -A bench/http/cache_memory.ts        # KEYS=50000 ROUNDS=3 MAX_BYTES=8388608
  *
@@ -78,7 +79,13 @@ async function run(withCache: boolean): Promise<void> {
     args: ["run", "-A", CLI, "run", "--config", `${dir}/config.json`],
     stdout: "null",
     stderr: "null",
-    env: { XDG_DATA_HOME: `${dir}/data`, XDG_CONFIG_HOME: `${dir}/config`, HOME: dir },
+    // one process, whatever the environment says: its pid is the one that serves and caches
+    env: {
+      XDG_DATA_HOME: `${dir}/data`,
+      XDG_CONFIG_HOME: `${dir}/config`,
+      HOME: dir,
+      GATEHOUSE_WORKERS: "1",
+    },
   }).spawn();
   try {
     await up(`http://127.0.0.1:${originPort}/_counts`);

@@ -366,6 +366,50 @@ Deno.test("cache: mode bypass_request ignores the request's directives, bypass_r
   });
 });
 
+Deno.test("cache: each mode (README: mode bypass, bypass_request, bypass_response, strict; Souin context/mode.go) against the same request and answer directives", async () => {
+  // what Souin's ModeContext makes of each: Bypass_request ignores the request's
+  // Cache-Control, Bypass_response the answer's, bypass both, strict (the default) neither
+  const modes = {
+    strict: { request: true, response: true },
+    bypass: { request: false, response: false },
+    bypass_request: { request: false, response: true },
+    bypass_response: { request: true, response: false },
+  };
+  for (const [mode, honours] of Object.entries(modes)) {
+    await withCache({ mode, ttl: "30s" }, async (base, origin) => {
+      // the request's no-cache: revalidated upstream, or a hit
+      const nc = path(unique(`nc-${mode}`), { cc: "max-age=60" });
+      await get(base + nc);
+      const r1 = await get(base + nc, { headers: { "cache-control": "no-cache" } });
+      assert.equal(await origin.count(nc), honours.request ? 2 : 1, `${mode}: request no-cache`);
+      assert.match(status(r1), honours.request ? /fwd=request/ : /^Gatehouse; hit; ttl=/, mode);
+      // the request's no-store: the answer is not stored, or it is
+      const ns = path(unique(`ns-${mode}`), { cc: "max-age=60" });
+      await get(base + ns, { headers: { "cache-control": "no-store" } });
+      const r2 = await get(base + ns);
+      assert.equal(await origin.count(ns), honours.request ? 2 : 1, `${mode}: request no-store`);
+      // (stored for the answer's max-age, or for ttl when the answer's directives are not read)
+      const ttl = honours.response
+        ? /^Gatehouse; hit; ttl=(59|60)/
+        : /^Gatehouse; hit; ttl=(29|30)/;
+      if (!honours.request) assert.match(status(r2), ttl, mode);
+      // the answer's no-store: not stored, or stored for ttl
+      const as = path(unique(`as-${mode}`), { cc: "no-store" });
+      const first = await get(base + as);
+      const r3 = await get(base + as);
+      assert.equal(await origin.count(as), honours.response ? 2 : 1, `${mode}: answer no-store`);
+      if (honours.response) assert.match(status(first), /detail=NO-STORE-DIRECTIVE/, mode);
+      else assert.match(status(r3), /^Gatehouse; hit; ttl=(29|30)/, mode);
+      // the answer's no-cache: revalidated on every use, or a hit
+      const an = path(unique(`an-${mode}`), { cc: "no-cache", etag: '"n"' });
+      await get(base + an);
+      const r4 = await get(base + an);
+      assert.equal(await origin.count(an), honours.response ? 2 : 1, `${mode}: answer no-cache`);
+      assert.match(status(r4), honours.response ? /fwd=stale; fwd-status=304/ : /hit/, mode);
+    });
+  }
+});
+
 Deno.test("cache: methods: HEAD answered from a stored GET; POST cached when allowed, its body in the key; unsafe methods invalidate (RFC 9111 §4.4)", async () => {
   await withCache({ allowed_http_verbs: ["GET", "HEAD", "POST"] }, async (base, origin) => {
     const p = path(unique("methods"), { cc: "max-age=60" });

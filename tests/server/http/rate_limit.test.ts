@@ -161,47 +161,97 @@ Deno.test("rate_limit: 429 with Retry-After once a key has its events; refused r
   }
 });
 
+Deno.test("rate_limit: a zone keyed by {remote_host} limits each client address (README's dynamic_example; Caddy's {http.request.remote.host} is the connection's address)", async () => {
+  const origin = await startOrigin();
+  const srv = await serve([{
+    handle: [
+      // the Caddyfile's {remote_host} adapts to this (gatehousefile/rate_limit.test.ts)
+      limit({ per_ip: { key: "{http.request.remote.host}", window: "1m", max_events: 2 } }),
+      proxy(origin.dial),
+    ],
+  }]);
+  // two loopback source addresses: 127.0.0.1 and 127.0.0.2 are the same machine's
+  const from = (localAddress: string) => Deno.createHttpClient({ localAddress });
+  const one = from("127.0.0.1");
+  const two = from("127.0.0.2");
+  const status = async (client: Deno.HttpClient, headers: Record<string, string> = {}) => {
+    const r = await fetch(`${srv.url()}/ip`, { client, headers });
+    await r.body?.cancel();
+    return r.status;
+  };
+  try {
+    assert.equal(await status(one), 200);
+    assert.equal(await status(one), 200);
+    assert.equal(await status(one), 429);
+    // a forwarded address is not the connection's: the same key, still refused
+    assert.equal(await status(one, { "X-Forwarded-For": "203.0.113.9" }), 429);
+    assert.equal(await origin.count("/ip"), 2);
+    // the other address has its own limiter
+    assert.equal(await status(two), 200);
+    assert.equal(await status(two), 200);
+    assert.equal(await status(two), 429);
+    assert.equal(await origin.count("/ip"), 4);
+  } finally {
+    one.close();
+    two.close();
+    await srv.stop();
+    await origin.stop();
+  }
+});
+
 Deno.test("rate_limit: a zone counts only the requests its matchers match (README: zones filter with matchers)", async () => {
+  const origin = await startOrigin();
   const srv = await serve([{
     handle: [
       limit({
         posts: { match: [{ method: ["POST"] }], key: "static", window: "1m", max_events: 1 },
       }),
-      { handler: "static_response", body: "ok" },
+      proxy(origin.dial),
     ],
   }]);
   try {
-    for (let i = 0; i < 5; i++) assert.equal((await get(`${srv.url()}/`)).status, 200);
-    const post = () => fetch(`${srv.url()}/`, { method: "POST", body: "x" }).then((r) => r.status);
+    for (let i = 0; i < 5; i++) assert.equal((await get(`${srv.url()}/m`)).status, 200);
+    const post = () =>
+      fetch(`${srv.url()}/m`, { method: "POST", body: "x" }).then(async (r) => {
+        await r.body?.cancel();
+        return r.status;
+      });
     assert.equal(await post(), 200);
     assert.equal(await post(), 429);
-    assert.equal((await get(`${srv.url()}/`)).status, 200);
+    assert.equal((await get(`${srv.url()}/m`)).status, 200);
+    // 6 GETs and the first POST; the refused POST never went upstream
+    assert.equal(await origin.count("/m"), 7);
   } finally {
     await srv.stop();
+    await origin.stop();
   }
 });
 
-Deno.test("rate_limit: ipv4_prefix puts a network's addresses on one limiter", async () => {
+Deno.test("rate_limit: ipv4_prefix puts a network's addresses on one limiter (handler.go applyNetworkPrefix)", async () => {
+  const origin = await startOrigin();
   const srv = await serve([{
     handle: [
       limit({
         net: { key: "{http.request.header.X-IP}", window: "1m", max_events: 2, ipv4_prefix: 24 },
       }),
-      { handler: "static_response", body: "ok" },
+      proxy(origin.dial),
     ],
   }]);
   try {
-    const from = (ip: string) => get(`${srv.url()}/`, { "X-IP": ip }).then((r) => r.status);
+    const from = (ip: string) => get(`${srv.url()}/net`, { "X-IP": ip }).then((r) => r.status);
     assert.equal(await from("10.0.0.1"), 200);
     assert.equal(await from("10.0.0.2"), 200);
     assert.equal(await from("10.0.0.3"), 429);
     assert.equal(await from("10.0.1.1"), 200);
+    assert.equal(await origin.count("/net"), 3);
   } finally {
     await srv.stop();
+    await origin.stop();
   }
 });
 
-Deno.test("rate_limit: error routes see the 429 and {http.rate_limit.exceeded.name}; Retry-After stays", async () => {
+Deno.test("rate_limit: error routes see the 429 and {http.rate_limit.exceeded.name}; Retry-After stays (handler.go rateLimitExceeded)", async () => {
+  const origin = await startOrigin();
   const srv = await startHttp({
     servers: {
       srv0: {
@@ -212,7 +262,7 @@ Deno.test("rate_limit: error routes see the 429 and {http.rate_limit.exceeded.na
               tight: { key: "k", window: "1m", max_events: 1 },
               loose: { key: "k", window: "1m", max_events: 100 },
             }),
-            { handler: "static_response", body: "ok" },
+            proxy(origin.dial),
           ],
         }],
         errors: {
@@ -228,28 +278,31 @@ Deno.test("rate_limit: error routes see the 429 and {http.rate_limit.exceeded.na
     },
   });
   try {
-    assert.equal((await get(`${srv.url()}/`)).status, 200);
-    const r = await get(`${srv.url()}/`);
+    assert.equal((await get(`${srv.url()}/e`)).status, 200);
+    const r = await get(`${srv.url()}/e`);
     assert.equal(r.status, 429);
     assert.equal(r.body, "slow down (tight)");
     assert.ok(Number(r.headers.get("retry-after")) >= 1);
+    assert.equal(await origin.count("/e"), 1);
   } finally {
     await srv.stop();
+    await origin.stop();
   }
 });
 
 Deno.test("rate_limit: jitter adds up to that fraction of the wait to Retry-After (handler.go rateLimitExceeded)", async () => {
+  const origin = await startOrigin();
   const srv = await serve([{
     handle: [
       limit({ z: { key: "k", window: "10s", max_events: 1 } }, { jitter: 1 }),
-      { handler: "static_response", body: "ok" },
+      proxy(origin.dial),
     ],
   }]);
   try {
-    assert.equal((await get(`${srv.url()}/`)).status, 200);
+    assert.equal((await get(`${srv.url()}/j`)).status, 200);
     const seen = new Set<number>();
     for (let i = 0; i < 30; i++) {
-      const r = await get(`${srv.url()}/`);
+      const r = await get(`${srv.url()}/j`);
       assert.equal(r.status, 429);
       const v = Number(r.headers.get("retry-after"));
       // a wait of up to 10 s plus up to 100%
@@ -257,12 +310,15 @@ Deno.test("rate_limit: jitter adds up to that fraction of the wait to Retry-Afte
       seen.add(v);
     }
     assert.ok(seen.size > 1, `jitter varies the wait: ${[...seen]}`);
+    assert.equal(await origin.count("/j"), 1);
   } finally {
     await srv.stop();
+    await origin.stop();
   }
 });
 
-Deno.test("rate_limit: log_key puts the key in the 'rate limit exceeded' record, which has none by default", async () => {
+Deno.test("rate_limit: log_key puts the key in the 'rate limit exceeded' record, which has none by default (handler.go rateLimitExceeded)", async () => {
+  const origin = await startOrigin();
   const zone = (name: string) => ({
     [name]: { key: `secret-${name}`, window: "1m", max_events: 1 },
   });
@@ -271,8 +327,11 @@ Deno.test("rate_limit: log_key puts the key in the 'rate limit exceeded' record,
       srv0: {
         listen: ["127.0.0.1:0"],
         routes: [
-          { match: [{ path: ["/keyed"] }], handle: [limit(zone("keyed"), { log_key: true })] },
-          { match: [{ path: ["/plain"] }], handle: [limit(zone("plain"))] },
+          {
+            match: [{ path: ["/keyed"] }],
+            handle: [limit(zone("keyed"), { log_key: true }), proxy(origin.dial)],
+          },
+          { match: [{ path: ["/plain"] }], handle: [limit(zone("plain")), proxy(origin.dial)] },
         ],
       },
     },
@@ -285,57 +344,99 @@ Deno.test("rate_limit: log_key puts the key in the 'rate limit exceeded' record,
     assert.equal(keyed.remote_ip, "127.0.0.1");
     const plain = await srv.waitLog((r) => r.msg === "rate limit exceeded" && r.zone === "plain");
     assert.equal("key" in plain, false);
+    assert.equal(await origin.count("/keyed"), 1);
+    assert.equal(await origin.count("/plain"), 1);
   } finally {
     await srv.stop();
+    await origin.stop();
   }
 });
 
 Deno.test("rate_limit: a zone keeps its counts across a config reload (README: RL state persisted through config reloads)", async () => {
-  const routes = (zone: string, events: number, body = "ok") => ({
+  const origin = await startOrigin();
+  // `tag` changes the rest of the config (a header the proxy adds), not the zone
+  const routes = (zone: string, events: number, tag = "first") => ({
     servers: {
       srv0: {
         listen: ["127.0.0.1:0"],
         routes: [{
           handle: [
             limit({ [zone]: { key: "k", window: "1m", max_events: events } }),
-            { handler: "static_response", body },
+            { ...proxy(origin.dial), headers: { request: { set: { "X-Config": [tag] } } } },
           ],
         }],
       },
     },
   });
   const srv = await startHttp(routes("kept", 2));
+  const status = async () => (await get(`${srv.url()}/r`)).status;
   try {
-    assert.equal((await get(`${srv.url()}/`)).status, 200);
-    assert.equal((await get(`${srv.url()}/`)).status, 200);
-    assert.equal((await get(`${srv.url()}/`)).status, 429);
-    await srv.reload(routes("kept", 2, "another body"));
-    assert.equal((await get(`${srv.url()}/`)).status, 429, "unchanged zone: still full");
+    assert.equal(await status(), 200);
+    assert.equal(await status(), 200);
+    assert.equal(await status(), 429);
+    assert.equal(await origin.count("/r"), 2);
+    await srv.reload(routes("kept", 2, "another"));
+    assert.equal(await status(), 429, "unchanged zone: still full");
+    assert.equal(await origin.count("/r"), 2);
     // a higher limit keeps the events and has room for one more (SetMaxEvents)
     await srv.reload(routes("kept", 3));
-    assert.equal((await get(`${srv.url()}/`)).status, 200);
-    assert.equal((await get(`${srv.url()}/`)).status, 429);
+    assert.equal(await status(), 200);
+    assert.equal(await status(), 429);
+    assert.equal(await origin.count("/r"), 3);
     // a zone of another name starts empty
-    await srv.reload(routes("other", 3));
-    assert.equal((await get(`${srv.url()}/`)).status, 200);
+    await srv.reload(routes("other", 3, "another"));
+    assert.equal(await status(), 200);
+    assert.equal(await origin.count("/r"), 4);
+    assert.equal((await origin.seen("/r"))?.["x-config"], "another", "the new config serves");
   } finally {
     await srv.stop();
+    await origin.stop();
+  }
+});
+
+Deno.test("rate_limit: the window slides: a refused key is let through again once its oldest event left the window, after Retry-After (ringbuffer.go When)", async () => {
+  const origin = await startOrigin();
+  const srv = await serve([{
+    handle: [
+      limit({ short: { key: "{http.request.header.X-User}", window: "1s", max_events: 2 } }),
+      proxy(origin.dial),
+    ],
+  }]);
+  const user = { "X-User": "carol" };
+  try {
+    assert.equal((await get(`${srv.url()}/w`, user)).status, 200);
+    assert.equal((await get(`${srv.url()}/w`, user)).status, 200);
+    const refused = await get(`${srv.url()}/w`, user);
+    assert.equal(refused.status, 429);
+    // the wait to the oldest event leaving the window, rounded up past it (wait + 0.5 to whole
+    // seconds): after it the key has room again
+    const retry = Number(refused.headers.get("retry-after"));
+    assert.ok(retry >= 1 && retry <= 2, `Retry-After ${retry}`);
+    assert.equal(await origin.count("/w"), 2);
+    await new Promise((r) => setTimeout(r, retry * 1000));
+    assert.equal((await get(`${srv.url()}/w`, user)).status, 200);
+    assert.equal(await origin.count("/w"), 3);
+  } finally {
+    await srv.stop();
+    await origin.stop();
   }
 });
 
 Deno.test("rate_limit: sweep_interval drops the limiters whose events all left the window (ratelimit.go sweep)", async () => {
   const { allZones } = await import("../../../lib/server/http/handlers/rate_limit/zones.ts");
+  const origin = await startOrigin();
   const srv = await serve([{
     handle: [
       limit(
         { swept: { key: "{http.request.header.X-User}", window: "100ms", max_events: 5 } },
         { sweep_interval: "50ms" },
       ),
-      { handler: "static_response", body: "ok" },
+      proxy(origin.dial),
     ],
   }]);
   try {
-    for (const u of ["a", "b", "c"]) await get(`${srv.url()}/`, { "X-User": u });
+    for (const u of ["a", "b", "c"]) await get(`${srv.url()}/s`, { "X-User": u });
+    assert.equal(await origin.count("/s"), 3);
     const zone = allZones().get("swept")!;
     assert.equal(zone.limiters.size, 3);
     const deadline = Date.now() + 10_000;
@@ -345,6 +446,7 @@ Deno.test("rate_limit: sweep_interval drops the limiters whose events all left t
     assert.equal(zone.limiters.size, 0);
   } finally {
     await srv.stop();
+    await origin.stop();
   }
   // the state is let go once no loaded config names the zone
   assert.equal(allZones().has("swept"), false);

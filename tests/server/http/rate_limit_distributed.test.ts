@@ -1,16 +1,18 @@
 /**
  * Distributed `rate_limit` (caddy-ratelimit's distributed.go): instances that share a storage
  * count each other's events. Two real server processes on one `file_system` storage and on
- * one `libsql` database, and the state format read from a storage written by hand.
+ * one `libsql` database, proxying to one origin process (whose counts show that refused
+ * requests never reach it), and the state format read from a storage written by hand.
  */
 import assert from "node:assert/strict";
 import { freePort, spawnCli, tempEnv, until } from "../fixtures/helpers.ts";
 import { serve } from "./harness.ts";
+import { startOrigin } from "../fixtures/origin_process.ts";
 
 // deno-lint-ignore no-explicit-any
 type J = Record<string, any>;
 
-function serverConfig(port: number, log: string, storage: J, zone: J): J {
+function serverConfig(port: number, log: string, storage: J, zone: J, dial: string): J {
   return {
     admin: { disabled: true },
     storage,
@@ -40,7 +42,7 @@ function serverConfig(port: number, log: string, storage: J, zone: J): J {
                   rate_limits: { shared: zone },
                   distributed: { write_interval: "50ms", read_interval: "50ms" },
                 },
-                { handler: "static_response", body: "ok" },
+                { handler: "reverse_proxy", upstreams: [{ dial }] },
               ],
             }],
           },
@@ -58,16 +60,21 @@ async function logLines(path: string): Promise<J[]> {
 /** Runs two instances on `storage` and shows that the second counts the first's events. */
 async function twoInstances(storage: J, stateOf: () => Promise<J | null>): Promise<void> {
   const zone = { key: "everyone", window: "1m", max_events: 4 };
+  const origin = await startOrigin();
   const instances = await Promise.all([0, 1].map(async () => {
     const { dir, env } = await tempEnv();
     const port = freePort();
     const log = `${dir}/log.jsonl`;
     await Deno.writeTextFile(
       `${dir}/config.json`,
-      JSON.stringify(serverConfig(port, log, storage, zone)),
+      JSON.stringify(serverConfig(port, log, storage, zone, origin.dial)),
     );
-    const proc = spawnCli(["run", "--config", `${dir}/config.json`], env);
-    return { dir, port, log, proc, url: `http://127.0.0.1:${port}/` };
+    // each instance one process, whatever GATEHOUSE_WORKERS the tests run with
+    const proc = spawnCli(["run", "--config", `${dir}/config.json`], {
+      ...env,
+      GATEHOUSE_WORKERS: "1",
+    });
+    return { dir, port, log, proc, url: `http://127.0.0.1:${port}/shared` };
   }));
   const [a, b] = instances;
   const status = async (url: string) => {
@@ -77,7 +84,8 @@ async function twoInstances(storage: J, stateOf: () => Promise<J | null>): Promi
   };
   try {
     for (const i of instances) {
-      await until(() => status(`${i.url}_up`).then((r) => r.status === 200), 30000, "server up");
+      const up = i.url.replace(/shared$/, "_up");
+      await until(() => status(up).then((r) => r.status === 200), 30000, "server up");
     }
     // A takes the zone's 4 events (B has counted none)
     for (let n = 0; n < 4; n++) assert.equal((await status(a.url)).status, 200);
@@ -102,12 +110,15 @@ async function twoInstances(storage: J, stateOf: () => Promise<J | null>): Promi
     assert.equal(r.status, 429, "B refuses: A used the zone's events");
     const retry = Number(r.headers.get("retry-after"));
     assert.ok(retry >= 58 && retry <= 60, `Retry-After ${retry}`);
+    // A's 4 requests went upstream; neither instance's refusals did
+    assert.equal(await origin.count("/shared"), 4);
   } finally {
     for (const i of instances) {
       i.proc.child.kill("SIGTERM");
       await i.proc.status;
       await Deno.remove(i.dir, { recursive: true }).catch(() => {});
     }
+    await origin.stop();
   }
 }
 
@@ -172,6 +183,7 @@ Deno.test("rate_limit distributed: other instances' state files are counted, old
     `${dir}/gone.rlstate`,
     JSON.stringify({ timestamp: now - 3_600_000, zones: { counted: { k: [3, now - 3_600_000] } } }),
   );
+  const origin = await startOrigin();
   const srv = await serve([{
     handle: [
       {
@@ -180,11 +192,12 @@ Deno.test("rate_limit distributed: other instances' state files are counted, old
         distributed: { purge_age: "10m" },
         storage: { module: "file_system", root },
       },
-      { handler: "static_response", body: "ok" },
+      { handler: "reverse_proxy", upstreams: [{ dial: origin.dial }] },
     ],
   }]);
   try {
-    const status = () => fetch(srv.url()).then(async (r) => (await r.body?.cancel(), r));
+    const status = () =>
+      fetch(`${srv.url()}/counted`).then(async (r) => (await r.body?.cancel(), r));
     assert.equal((await status()).status, 200);
     const r = await status();
     assert.equal(r.status, 429);
@@ -192,8 +205,101 @@ Deno.test("rate_limit distributed: other instances' state files are counted, old
     const retry = Number(r.headers.get("retry-after"));
     assert.ok(retry >= 57 && retry <= 59, `Retry-After ${retry}`);
     await assert.rejects(Deno.stat(`${dir}/gone.rlstate`), Deno.errors.NotFound);
+    assert.equal(await origin.count("/counted"), 1);
   } finally {
     await srv.stop();
+    await origin.stop();
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("rate_limit distributed: the worker processes of one server are instances of their own and share counts (docs/http.md: worker n is <instance id>-worker-<n>)", async () => {
+  const root = await Deno.makeTempDir({ prefix: "gatehouse-rl-workers-" });
+  const origin = await startOrigin();
+  const { dir, env } = await tempEnv();
+  const port = freePort();
+  const log = `${dir}/log.jsonl`;
+  const zone = { key: "everyone", window: "1m", max_events: 4 };
+  const config = serverConfig(port, log, { module: "file_system", root }, zone, origin.dial);
+  // which worker answered (each worker process has GATEHOUSE_WORKER, 1 to N)
+  config.apps.http.servers.srv0.routes[1].handle.unshift({
+    handler: "headers",
+    response: { set: { "X-Worker": ["{env.GATEHOUSE_WORKER}"] } },
+  });
+  await Deno.writeTextFile(`${dir}/config.json`, JSON.stringify(config));
+  const proc = spawnCli(["run", "--config", `${dir}/config.json`], {
+    ...env,
+    GATEHOUSE_WORKERS: "2",
+    GATEHOUSE_SPARE_WORKER: "0",
+  });
+  const base = `http://127.0.0.1:${port}`;
+  /** One request on a connection of its own (the kernel spreads connections over workers). */
+  const once = async () => {
+    const client = Deno.createHttpClient({});
+    try {
+      const r = await fetch(`${base}/shared`, { client });
+      await r.body?.cancel();
+      return { status: r.status, worker: r.headers.get("x-worker") };
+    } finally {
+      client.close();
+    }
+  };
+  const states = async (): Promise<J[]> => {
+    const out: J[] = [];
+    try {
+      for await (const e of Deno.readDir(`${root}/rate_limit/instances`)) {
+        if (!e.name.endsWith(".rlstate")) continue;
+        out.push(JSON.parse(await Deno.readTextFile(`${root}/rate_limit/instances/${e.name}`)));
+      }
+    } catch { /* not written yet */ }
+    return out;
+  };
+  try {
+    await until(
+      () => fetch(`${base}/_up`).then(async (r) => (await r.body?.cancel(), r.status === 200)),
+      30000,
+      "server up",
+    );
+    // every worker writes a state file of its own
+    await until(async () => (await states()).length === 2, 20000, "a state file per worker");
+    // the zone's 4 events, wherever the kernel sends the connections
+    for (let n = 0; n < 4; n++) assert.equal((await once()).status, 200);
+    assert.equal(await origin.count("/shared"), 4);
+    // the workers wrote their counts (4 between them), then each read the other's twice
+    await until(
+      async () =>
+        (await states()).reduce((t, s) => t + (s.zones.shared?.everyone?.[0] ?? 0), 0) === 4,
+      10000,
+      "the workers' counts",
+    );
+    const written = Date.now() / 1000;
+    await until(
+      async () => {
+        const reads = new Map<string, number>();
+        for (const r of await logLines(log)) {
+          if (
+            r.msg === "read distributed rate limit states" && r.ts > written && r.instances === 1
+          ) reads.set(r.instance, (reads.get(r.instance) ?? 0) + 1);
+        }
+        return reads.size === 2 && [...reads.values()].every((n) => n >= 2);
+      },
+      10000,
+      "each worker read the other's state",
+    );
+    // each worker refuses: its own count and the other's make the zone's 4
+    const refusedBy = new Set<string>();
+    for (let i = 0; i < 200 && refusedBy.size < 2; i++) {
+      const r = await once();
+      assert.equal(r.status, 429, `worker ${r.worker} refuses`);
+      refusedBy.add(r.worker!);
+    }
+    assert.deepEqual([...refusedBy].sort(), ["1", "2"]);
+    assert.equal(await origin.count("/shared"), 4);
+  } finally {
+    proc.child.kill("SIGTERM");
+    await proc.status;
+    await origin.stop();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
     await Deno.remove(root, { recursive: true });
   }
 });

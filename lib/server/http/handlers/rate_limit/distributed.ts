@@ -10,7 +10,9 @@
  * The state is JSON (`{"timestamp": ms, "zones": {"<zone>": {"<key>": [count, oldest_ms]}}}`),
  * not the plugin's gob encoding: instances of Gatehouse share counts with each other, not
  * with Caddy. The instance id is kept in `instance.uuid` of the data directory (as Caddy's),
- * so a restarted instance goes on writing the same file.
+ * so a restarted instance goes on writing the same file. Worker processes share the data
+ * directory, so each is an instance of its own, `<uuid>-worker-<n>` (`GATEHOUSE_WORKER`):
+ * a worker that replaces worker `n` goes on writing its file.
  *
  * @module
  */
@@ -18,6 +20,7 @@ import type { Logger } from "../../../module/instance.ts";
 import { isNotFound, type Storage } from "../../../module/storage.ts";
 import { dataDir } from "../../../storage/dirs.ts";
 import { allZones } from "./zones.ts";
+import { WORKER_ENV } from "../../../workers/count.ts";
 
 /** Where the instances' state files are. */
 export const STATE_PREFIX = "rate_limit/instances";
@@ -32,8 +35,18 @@ export interface InstanceState {
 
 let instanceId: Promise<string> | null = null;
 
-/** This instance's id: the one in `<data dir>/instance.uuid`, written there the first time. */
-export function localInstanceId(): Promise<string> {
+/**
+ * This instance's id: the one in `<data dir>/instance.uuid`, written there the first time;
+ * in worker process `n`, that id and `-worker-<n>` (the workers of one server count their own
+ * requests and share them as separate instances do).
+ */
+export async function localInstanceId(): Promise<string> {
+  const id = await dataDirInstanceId();
+  const worker = Deno.env.get(WORKER_ENV);
+  return worker && worker !== "0" ? `${id}-worker-${worker}` : id;
+}
+
+function dataDirInstanceId(): Promise<string> {
   return instanceId ??= (async () => {
     const path = `${dataDir()}/instance.uuid`;
     try {
@@ -140,7 +153,10 @@ export class ClusterView {
       others.push(state);
     }
     this.others = others;
-    this.#log.debug("read distributed rate limit states", { instances: others.length });
+    this.#log.debug("read distributed rate limit states", {
+      instance: this.#id,
+      instances: others.length,
+    });
   }
 
   /**
