@@ -398,6 +398,9 @@ export function decodeHttpTransport(raw: Raw, where: string): HttpTransportConfi
     const insecure = at.bool("insecure_skip_verify");
     if (insecure !== undefined) t.insecure_skip_verify = insecure;
     const name = at.string("server_name");
+    if (name?.includes("{")) {
+      refuse(tls, "server_name", "placeholders are not supported in server_name yet");
+    }
     if (name !== undefined) t.server_name = name;
     out.tls = t;
   }
