@@ -262,10 +262,6 @@ Deno.test("fields: reverse_proxy fields that cannot run here are refused by name
         /resolver\.addresses: "tcp\/127\.0\.0\.1:53": only udp DNS servers/,
       ],
       [
-        { transport: { protocol: "http", tls: { server_name: "{http.request.host}" } } },
-        /transport\.tls\.server_name: [^]*placeholders are not supported in server_name yet/,
-      ],
-      [
         { transport: { protocol: "http", keep_alive: { probe_interval: "500ms" } } },
         /probe_interval: TCP keep-alive times are whole seconds/,
       ],

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import type { H1Response, RoundTrip } from "./roundtrip.ts";
+import { connectionKey, type H1Response, type RoundTrip } from "./roundtrip.ts";
 import { ChunkedDecoder } from "./h1chunked.ts";
 import { Conn, connTunnel, type DialOptions, type UpstreamTls } from "./h1conn.ts";
 import { dialUpstream } from "./upstream_dial.ts";
@@ -35,14 +35,6 @@ const enc = new TextEncoder();
 const SMALL_BODY = 64 * 1024;
 
 export type { H1Response, RoundTrip } from "./roundtrip.ts";
-
-/**
- * The pool a request's connection comes from: its upstream's, or with a PROXY header the one
- * of its client to that upstream (a connection carries one client's header).
- */
-function poolKey(o: RoundTrip): string {
-  return o.preface?.key ?? o.dial;
-}
 
 /** The upstream closed a reused connection before answering: safe to retry once. */
 class StaleConnection extends Error {}
@@ -90,15 +82,26 @@ export class H1Pool {
 
   /**
    * An idle connection, or a new one when `max_conns_per_host` allows (else waits for one);
-   * connections are pooled by `poolKey(o)`.
+   * connections are pooled by `connectionKey(o)`.
    */
   #acquire(o: RoundTrip, fresh: boolean, dialed?: ByteConn): Promise<Conn> {
-    return this.#conns.acquire(poolKey(o), fresh || dialed !== undefined, async () =>
-      new Conn(
-        dialed ??
-          await dialUpstream(o.dial, o.dialTimeout, this.#tls, this.#dial, o.preface?.bytes),
-        this.#dial.readBufferSize,
-      ));
+    return this.#conns.acquire(
+      connectionKey(o),
+      fresh || dialed !== undefined,
+      async () =>
+        new Conn(
+          dialed ??
+            await dialUpstream(
+              o.dial,
+              o.dialTimeout,
+              this.#tls,
+              this.#dial,
+              o.preface?.bytes,
+              o.serverName,
+            ),
+          this.#dial.readBufferSize,
+        ),
+    );
   }
 
   /**
@@ -214,8 +217,9 @@ export class H1Pool {
       if (finished) return;
       finished = true;
       bodyDone.then(() => {
-        if (reusable && !res.close && !bodyFailed && !bodySkipped) this.#release(poolKey(o), c);
-        else c.close();
+        if (reusable && !res.close && !bodyFailed && !bodySkipped) {
+          this.#release(connectionKey(o), c);
+        } else c.close();
       });
       o.onDone();
     };

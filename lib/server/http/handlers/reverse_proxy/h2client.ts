@@ -14,6 +14,7 @@
  */
 import type http2 from "node:http2";
 import type { H1Response, RoundTrip } from "./h1client.ts";
+import { connectionKey } from "./roundtrip.ts";
 import type { DialOptions, UpstreamTls } from "./h1conn.ts";
 import { DialError, expectsContinue, UpstreamTimeout } from "./transport.ts";
 import { splitDial } from "./upstreams.ts";
@@ -105,12 +106,14 @@ export class H2Pool {
     timeout: number,
     maxHeaderListSize: number | undefined,
     preface?: Uint8Array,
+    serverName?: string,
   ): Promise<http2.ClientHttp2Session> {
     nodeHttp2 ??= (await import("node:http2")).default;
     const started = Date.now();
     const conn = await dialStream(address, timeout, this.tls, this.dial, {
       preface,
       alpn: this.#orHttp1 ? ["h2", "http/1.1"] : ["h2"],
+      serverName,
     });
     if (this.tls && conn.alpn !== "h2" && this.#orHttp1) {
       throw new ChoseHttp1(address, conn.bytes());
@@ -172,14 +175,22 @@ export class H2Pool {
     }
     let lease: Lease | null;
     try {
-      // with a PROXY header, sessions are one client's (its key), dialed with its header
-      const preface = o.preface;
-      lease = preface
+      // with a PROXY header, sessions are one client's (its key), dialed with its header;
+      // with a server name resolved per request, that name's
+      const { preface, serverName } = o;
+      lease = preface || serverName !== undefined
         ? await this.#sessions.acquire(
-          preface.key,
+          connectionKey(o),
           o.dialTimeout,
           o.clientDone,
-          (t) => this.#connect(o.dial, t, this.#maxHeaderListSizeAnnounced, preface.bytes),
+          (t) =>
+            this.#connect(
+              o.dial,
+              t,
+              this.#maxHeaderListSizeAnnounced,
+              preface?.bytes,
+              serverName,
+            ),
         )
         : await this.#sessions.acquire(o.dial, o.dialTimeout, o.clientDone);
     } catch (e) {

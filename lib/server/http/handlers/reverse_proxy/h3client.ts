@@ -48,19 +48,36 @@ export class H3Upstreams {
 
   constructor(readonly o: H3UpstreamOptions) {}
 
-  /** The live connection to `dial` (`host:port`), a new one when there is none. */
-  #connection(dial: string, timeoutMs: number): Promise<H3ClientConnection> {
-    const had = this.#conns.get(dial);
-    if (had) {
-      return had.then(
-        (c) => c.closed || c.goaway >= 0 ? this.#open(dial, timeoutMs) : c,
-        () => this.#open(dial, timeoutMs),
+  /**
+   * The live connection to `dial` (`host:port`) for server name `name` (a request's, else the
+   * transport's), a new one when there is none.
+   */
+  #connection(dial: string, name: string | undefined, timeoutMs: number) {
+    if (name === "") {
+      return Promise.reject(
+        new DialError(
+          `dial ${dial} (HTTP/3): server_name resolved to an empty name, and the ` +
+            "certificate cannot be verified without one",
+        ),
       );
     }
-    return this.#open(dial, timeoutMs);
+    const key = name === undefined ? dial : `${dial} sni=${name}`;
+    const had = this.#conns.get(key);
+    if (had) {
+      return had.then(
+        (c) => c.closed || c.goaway >= 0 ? this.#open(dial, key, name, timeoutMs) : c,
+        () => this.#open(dial, key, name, timeoutMs),
+      );
+    }
+    return this.#open(dial, key, name, timeoutMs);
   }
 
-  #open(dial: string, timeoutMs: number): Promise<H3ClientConnection> {
+  #open(
+    dial: string,
+    key: string,
+    name: string | undefined,
+    timeoutMs: number,
+  ): Promise<H3ClientConnection> {
     const colon = dial.lastIndexOf(":");
     const hostname = dial.slice(0, colon).replace(/^\[|\]$/g, "");
     const port = Number(dial.slice(colon + 1));
@@ -71,7 +88,7 @@ export class H3Upstreams {
     const connecting = H3ClientConnection.connect({
       hostname,
       port,
-      serverName: this.o.serverName ?? hostname,
+      serverName: name ?? this.o.serverName ?? hostname,
       caCerts: this.o.ca,
       endpoint: this.#endpoint,
       maxHeaderBytes: this.o.maxHeaderBytes,
@@ -87,10 +104,10 @@ export class H3Upstreams {
     }, (e) => {
       clearTimeout(timer);
       connecting.then((c) => c.close(), () => {});
-      this.#conns.delete(dial);
+      this.#conns.delete(key);
       throw new DialError(`dial ${dial} (HTTP/3): ${(e as Error).message}`);
     });
-    this.#conns.set(dial, p);
+    this.#conns.set(key, p);
     return p;
   }
 
@@ -107,7 +124,7 @@ export class H3Upstreams {
     }
     let conn: H3ClientConnection;
     try {
-      conn = await this.#connection(o.dial, o.dialTimeout);
+      conn = await this.#connection(o.dial, o.serverName, o.dialTimeout);
     } catch (e) {
       o.body?.cancel().catch(() => {});
       o.onDone();

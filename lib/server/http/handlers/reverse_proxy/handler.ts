@@ -558,6 +558,7 @@ export class ReverseProxy implements HttpHandler {
     const logger = this.#bodyLogger;
     return {
       preface: t.proxyProtocol ? requestPreface(t.proxyProtocol, c, dial) : undefined,
+      serverName: t.serverNameTemplate?.render(c),
       dial: t.proxy?.dial ?? dial,
       method: out.method,
       target: t.proxy ? `http://${dial}${out.uri}` : out.uri,

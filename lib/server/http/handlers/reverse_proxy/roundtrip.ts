@@ -24,6 +24,17 @@ export interface H1Response {
   proto?: string;
 }
 
+/**
+ * The key a request's connections are kept under: its upstream's, or with a PROXY header the
+ * one of its client to that upstream (a connection carries one client's header); with a
+ * server name resolved per request, that name's too (a connection made for one name never
+ * carries a request for another).
+ */
+export function connectionKey(o: RoundTrip): string {
+  const key = o.preface?.key ?? o.dial;
+  return o.serverName === undefined ? key : `${key} sni=${o.serverName}`;
+}
+
 /** One request/response exchange. */
 export interface RoundTrip {
   /** Dial address (`host:port` or `unix//path`). */
@@ -58,4 +69,11 @@ export interface RoundTrip {
    * keeps the connections of one client to this upstream apart from other clients'.
    */
   preface?: Preface;
+  /**
+   * The TLS server name (SNI and the name the certificate is checked against) when the
+   * transport's `server_name` has placeholders, resolved for this request ("" when they
+   * resolve to nothing); its connections are kept apart from other names'. Absent: the
+   * transport's name, else the dial host.
+   */
+  serverName?: string;
 }

@@ -25,6 +25,7 @@
 import { Decoder, type Raw } from "../../../config/decode.ts";
 import { type Duration, durationMs } from "../../../config/duration.ts";
 import { parseIP } from "../../../net/ip.ts";
+import { compileTemplate, type Template } from "../../replacer.ts";
 import type { DialOptions } from "./h1conn.ts";
 import type { PoolLimits } from "./h1client.ts";
 import type { Renegotiation } from "./openssl_conn.ts";
@@ -185,8 +186,13 @@ export interface TransportOptions {
   tls: boolean;
   /** Skip certificate verification. */
   insecure: boolean;
-  /** SNI / verification name. */
+  /** SNI / verification name (without placeholders). */
   serverName?: string;
+  /**
+   * `server_name` with placeholders: rendered per request (Caddy's `ReplaceAll`, unknown
+   * ones empty) into the request's `RoundTrip.serverName`.
+   */
+  serverNameTemplate?: Template;
   /** Trusted CA certificates (PEM) replacing the system's (`tls.ca`, `root_ca_*`). */
   ca?: string[];
   /**
@@ -398,9 +404,6 @@ export function decodeHttpTransport(raw: Raw, where: string): HttpTransportConfi
     const insecure = at.bool("insecure_skip_verify");
     if (insecure !== undefined) t.insecure_skip_verify = insecure;
     const name = at.string("server_name");
-    if (name?.includes("{")) {
-      refuse(tls, "server_name", "placeholders are not supported in server_name yet");
-    }
     if (name !== undefined) t.server_name = name;
     out.tls = t;
   }
@@ -513,7 +516,10 @@ export function transportOptions(
     t.tls = true;
     t.ca = trustPool(tls, `${where}.tls`);
     t.insecure = tls.insecure_skip_verify ?? false;
-    t.serverName = tls.server_name;
+    const name = tls.server_name;
+    // "" is no name: the dial host's, as Go's transport takes it
+    if (name?.includes("{")) t.serverNameTemplate = compileTemplate(name);
+    else if (name) t.serverName = name;
   }
   if (c.proxy_protocol) t.proxyProtocol = c.proxy_protocol;
   if (c.versions) {

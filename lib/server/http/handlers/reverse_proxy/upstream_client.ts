@@ -129,11 +129,13 @@ export class UpstreamClient {
    * as Caddy does.
    */
   async #byAlpn(o: RoundTrip): Promise<H1Response> {
-    if (o.upgrade || this.#http1.has(o.dial)) {
+    // an upstream may choose by the server name too
+    const key = o.serverName === undefined ? o.dial : `${o.dial} sni=${o.serverName}`;
+    if (o.upgrade || this.#http1.has(key)) {
       try {
         return await this.#h1.roundTrip(o);
       } catch (e) {
-        if (e instanceof DialError) this.#http1.delete(o.dial);
+        if (e instanceof DialError) this.#http1.delete(key);
         throw e;
       }
     }
@@ -142,7 +144,7 @@ export class UpstreamClient {
     } catch (e) {
       if (!(e instanceof ChoseHttp1)) throw e;
       if (this.#http1.size >= MAX_REMEMBERED) this.#http1.clear();
-      this.#http1.add(o.dial);
+      this.#http1.add(key);
       return await this.#h1.roundTrip(o, e.conn);
     }
   }

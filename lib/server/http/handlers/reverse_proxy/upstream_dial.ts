@@ -211,6 +211,13 @@ async function connectTls(
   },
 ): Promise<Dialed> {
   const name = o.serverName ?? host;
+  if (name === "" && !o.insecure) {
+    // Go's TLS client refuses to verify without a name (Caddy's ReplaceAll gave "")
+    throw new Error(
+      "tls: server_name resolved to an empty name, and the certificate cannot be verified " +
+        "without one (insecure_skip_verify is off)",
+    );
+  }
   if (o.openssl && (o.renegotiation === "once" || o.renegotiation === "freely")) {
     const carrier = await connectPlain(host, port, from, "bytes", preface);
     const tcp = carrier.conn ?? new NodeSocketConn(carrier.socket!);
@@ -265,10 +272,12 @@ interface DialRequest {
   alpn: string[];
   /** Bytes sent first on the connection, before TLS (the PROXY protocol header). */
   preface?: Uint8Array;
+  /** This request's TLS server name, over the transport's (`RoundTrip.serverName`). */
+  serverName?: string;
 }
 
 async function dial(
-  { address, timeout, tls: tlsOptions, options, shape, alpn, preface }: DialRequest,
+  { address, timeout, tls: tlsOptions, options, shape, alpn, preface, serverName }: DialRequest,
 ): Promise<Dialed> {
   let connecting: Promise<Dialed>;
   if (address.startsWith("unix/")) {
@@ -323,7 +332,11 @@ async function dial(
     const from = options.localAddress;
     const to = (ip: string): Promise<Dialed> => {
       // an address looked up here keeps the name for TLS (SNI and verification)
-      const named = t && ip !== host && !t.serverName ? { ...t, serverName: host } : t;
+      const named = t && serverName !== undefined
+        ? { ...t, serverName }
+        : t && ip !== host && !t.serverName
+        ? { ...t, serverName: host }
+        : t;
       return named
         ? connectTls(ip, p, named, { from, alpn, preface })
         : connectPlain(ip, p, from, shape, preface);
@@ -387,6 +400,7 @@ export async function dialUpstream(
   tls: UpstreamTls | null,
   options: DialOptions = {},
   preface?: Uint8Array,
+  serverName?: string,
 ): Promise<ByteConn> {
   const d = await dial({
     address,
@@ -396,6 +410,7 @@ export async function dialUpstream(
     shape: "bytes",
     alpn: ["http/1.1"],
     preface,
+    serverName,
   });
   return d.conn ?? new NodeSocketConn(d.socket!);
 }
@@ -406,6 +421,8 @@ export interface StreamDialOptions {
   preface?: Uint8Array;
   /** The protocols offered by ALPN (default `["h2"]`). */
   alpn?: string[];
+  /** This request's TLS server name, over the transport's (`RoundTrip.serverName`). */
+  serverName?: string;
 }
 
 /**
@@ -422,9 +439,18 @@ export async function dialStream(
   timeout: number,
   tls: UpstreamTls | null,
   options: DialOptions = {},
-  { preface, alpn = ["h2"] }: StreamDialOptions = {},
+  { preface, alpn = ["h2"], serverName }: StreamDialOptions = {},
 ): Promise<{ stream: Duplex; alpn: string; close(): void; bytes(): ByteConn }> {
-  const d = await dial({ address, timeout, tls, options, shape: "node", alpn, preface });
+  const d = await dial({
+    address,
+    timeout,
+    tls,
+    options,
+    shape: "node",
+    alpn,
+    preface,
+    serverName,
+  });
   // `bytes` hands the connection to the HTTP/1.1 client instead (the upstream chose it by ALPN)
   if (d.socket) {
     const socket = d.socket;
