@@ -75,6 +75,8 @@ export function mountSecurityRoutes(app: Hono, d: SecurityRoutesDeps): void {
       session: me.session,
       secret,
       issuer: d.appName,
+      // Shown again after a wrong code: the key and QR code already scanned stay.
+      keepPending: codeParam(c, "error") !== undefined,
     });
     if (!s.ok) return c.redirect(`${base}/?error=${s.error}`, 302);
     return renderPage(c, base, {

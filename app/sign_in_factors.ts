@@ -136,7 +136,13 @@ export function mountSignInFactorRoutes(app: Hono, d: SignInFactorDeps): void {
   // A site that requires a second factor: set one up with the ticket, then be signed in.
   app.get("/second-factor/setup", async (c) => {
     const ticket = getCookie(c, TICKET_COOKIE) ?? "";
-    const s = await startTotpEnrolment(db, { ticket, secret, issuer: d.appName });
+    // Shown again after a wrong code: the key and QR code already scanned stay.
+    const s = await startTotpEnrolment(db, {
+      ticket,
+      secret,
+      issuer: d.appName,
+      keepPending: codeParam(c, "error") !== undefined,
+    });
     if (!s.ok) return c.redirect(`${base}/login?error=${s.error}`, 303);
     return renderPage(c, base, {
       page: "totp-setup",

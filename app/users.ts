@@ -516,8 +516,20 @@ export async function createUsersSite(options: UsersSiteOptions): Promise<Hono> 
       email: result.user.email,
       emailVerified: result.user.emailVerified,
       client: client(c),
+      secret,
+      trustedDevice: getCookie(c, DEVICE_COOKIE),
+      requireSecondFactor,
       onEvent,
     });
+    // A provider is one factor, as a password is: the account's second step follows.
+    if (!linked.ok && "ticket" in linked && linked.ticket) {
+      c.header("set-cookie", cookie(TICKET_COOKIE, linked.ticket, 300), { append: true });
+      const next = linked.error === "second_factor_required"
+        ? "/second-factor"
+        : "/second-factor/setup";
+      c.header("cache-control", "no-store");
+      return c.redirect(`${base}${next}`, 302);
+    }
     if (!linked.ok) {
       return c.redirect(`${base}/login?oauth_error=${encodeURIComponent(linked.error)}`, 302);
     }

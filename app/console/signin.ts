@@ -6,6 +6,10 @@
  * `forbidden`, and no account is ever created for them. An owner signing in with a provider
  * for the first time gets an account (`findOrCreateOAuthUser`).
  *
+ * Provider and broker sign-ins report their outcome to the site's sign-in events
+ * (`authEventStore`, the table the users site writes and the users screen lists), with the
+ * client's address, as the users site's do.
+ *
  * Sessions are the `/d1` sessions bound to the user's stamp (`createUserSession`), so "sign
  * out everywhere", a password change or a deletion ends a console session too.
  *
@@ -27,6 +31,7 @@ import {
   verifyToken,
 } from "../../mod.ts";
 import {
+  authEventStore,
   createUserSession,
   type D1Database,
   findOrCreateOAuthUser,
@@ -119,6 +124,7 @@ export function mountSignIn(app: Hono, s: SignInSettings): void {
     stateSecret: "-",
     redirectUri: () => "",
   });
+  const onEvent = authEventStore(db);
   const rightful = (email: string, isAdmin: boolean) => isAdmin || isOwner(s.owners, email);
   const refuse = (c: Context) => c.html(refusedPage(base), 403, { "cache-control": "no-store" });
 
@@ -172,6 +178,8 @@ export function mountSignIn(app: Hono, s: SignInSettings): void {
         providerUserId: who.providerUserId,
         email: who.email,
         emailVerified: true,
+        client: clientOf(c.req.raw, c.env as ConnectionInfo | undefined),
+        onEvent,
       });
       if (!linked.ok) {
         return c.redirect(`${base}/login?oauth_error=${encodeURIComponent(linked.error)}`, 302);

@@ -63,6 +63,12 @@ export interface StartTotpEnrolmentParams extends FactorActor, ClockOptions {
   secret: Secrets;
   /** The site's name, shown in the authenticator app (no `:`). */
   issuer: string;
+  /**
+   * Answer the unconfirmed enrolment's key when there is one, instead of a new key: for the
+   * page shown again after a wrong code, so that the QR code the user scanned stays the one
+   * to confirm. Default false (every call starts over with a new key).
+   */
+  keepPending?: boolean;
 }
 
 /** Errors of the enrolment flows. */
@@ -86,8 +92,9 @@ export type StartTotpEnrolmentResult = FlowResult<
 
 /**
  * Starts a TOTP enrolment: a new key, stored sealed and unconfirmed (replacing an unconfirmed
- * one) until {@linkcode confirmTotpEnrolment}. `factor_exists` when the account has a
- * confirmed TOTP (remove it first). Never throws.
+ * one) until {@linkcode confirmTotpEnrolment}; with `keepPending`, the unconfirmed key when
+ * there is one. `factor_exists` when the account has a confirmed TOTP (remove it first).
+ * Never throws.
  *
  * @example
  * ```ts
@@ -111,8 +118,26 @@ export function startTotpEnrolment(
     const secrets = secretOf(o.secret);
     const issuer = stringOf(o.issuer, 200);
     if (!issuer || issuer.includes(":")) fail("invalid_input");
+    if (o.keepPending !== undefined && typeof o.keepPending !== "boolean") fail("invalid_input");
     const now = nowOf(o.now);
     const user = await actor(db, o, secrets, now);
+    const answer = (key: Uint8Array) => ({
+      ok: true as const,
+      userId: user.id,
+      secret: base32Encode(key),
+      uri: totpUri({ secret: key, account: user.email, issuer }),
+    });
+    if (o.keepPending === true) {
+      const pending = await first<{ sealed_secret: string; confirmed: number }>(
+        db,
+        "SELECT sealed_secret, confirmed FROM totp_factors WHERE user_id = ?",
+        user.id,
+      );
+      if (pending && Number(pending.confirmed) === 1) fail("factor_exists");
+      const kept = pending && await unseal(secrets, TOTP_SEAL, user.id, pending.sealed_secret);
+      // A key sealed under a secret no longer in the list cannot be shown: a new one follows.
+      if (kept) return answer(kept);
+    }
     const key = generateTotpSecret();
     const sealed = await seal(secrets, TOTP_SEAL, user.id, key);
     const changed = await run(
@@ -125,12 +150,7 @@ export function startTotpEnrolment(
       [user.id, sealed, now],
     );
     if (changed !== 1) fail("factor_exists");
-    return {
-      ok: true as const,
-      userId: user.id,
-      secret: base32Encode(key),
-      uri: totpUri({ secret: key, account: user.email, issuer }),
-    };
+    return answer(key);
   });
 }
 

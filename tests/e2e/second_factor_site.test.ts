@@ -4,7 +4,9 @@
  * account sets up an authenticator app right after its signup code, before it is signed in;
  * the password then always asks for the code; and wrong codes at the second step are
  * throttled like passwords: the page says to wait (with JavaScript, the answer to its request
- * is 429 with `Retry-After`; without, the form's redirect shows the same sentence).
+ * is 429 with `Retry-After`; without, the form's redirect shows the same sentence). A provider
+ * is one factor too: signing in with the development identity provider sets up the app first,
+ * then asks for its code each time (on libSQL: the provider is part of the whole app).
  */
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
@@ -120,4 +122,58 @@ for (const backend of ["libsql", "d1"] as Backend[]) {
       },
     });
   }
+}
+
+/** Signs in with the development identity provider's GitHub as `email`. */
+async function github(page: Page, origin: string, email: string): Promise<void> {
+  await page.goto(`${origin}/users/login`);
+  await page.getByRole("link", { name: "Continue with GitHub" }).click();
+  await page.waitForURL(/\/dev-idp\/github\/login\/oauth\/authorize/);
+  await page.getByLabel("E-mail", { exact: true }).fill(email);
+  await page.getByRole("button", { name: "Continue" }).click();
+}
+
+for (const js of [true, false]) {
+  const mode = js ? "js" : "nojs";
+  Deno.test({
+    ignore: !HAVE_CHROMIUM,
+    name:
+      `e2e site-wide second factor (libsql, ${mode}): a provider sign-in sets up the app first, then asks for its code`,
+    ...opts,
+    async fn() {
+      const site = await startFactorsSite("libsql", { USERS_REQUIRE_SECOND_FACTOR: "1" });
+      const browser = await launch();
+      try {
+        const page = await (await desktop(browser, js)).newPage();
+        const email = `oauth2fa-${mode}-${crypto.randomUUID().slice(0, 8)}@example.com`;
+        // A new account through the provider: the app comes before the account page.
+        await github(page, site.origin, email);
+        await page.waitForURL(/\/users\/second-factor\/setup$/);
+        const cookies = (await page.context().cookies()).map((c) => c.name);
+        assert.ok(!cookies.includes("__Host-users-session"), "not signed in yet");
+        const key = await page.locator("[data-totp-key]").getAttribute("data-totp-key") ?? "";
+        await page.getByLabel("Code from the app").fill(appCode(key, Date.now()));
+        await page.getByRole("button", { name: "Turn on two-step sign-in" }).click();
+        await page.getByRole("link", { name: "I have kept them: continue" }).click();
+        await page.waitForURL(/\/users\/$/);
+        assert.match(await page.textContent("body") ?? "", new RegExp(`Signed in as ${email}`));
+
+        // The provider alone is never enough: its sign-in asks for the code.
+        await page.getByRole("button", { name: "Sign out" }).click();
+        await page.waitForURL(/\/users\/login\?signed_out=1$/);
+        await github(page, site.origin, email);
+        await page.waitForURL(/\/users\/second-factor$/);
+        const after = (await page.context().cookies()).map((c) => c.name);
+        assert.ok(!after.includes("__Host-users-session"), "not signed in before the code");
+        await checkPage(page, `site2fa-oauth-${mode}`, { javaScript: js, everyImpact: true });
+        await page.getByLabel("Code", { exact: true }).fill(appCode(key, Date.now() + 30_000));
+        await page.getByRole("button", { name: "Continue" }).click();
+        await page.waitForURL(/\/users\/$/);
+        assert.match(await page.textContent("body") ?? "", new RegExp(`Signed in as ${email}`));
+      } finally {
+        await browser.close();
+        await site.close();
+      }
+    },
+  });
 }

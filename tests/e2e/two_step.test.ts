@@ -189,3 +189,48 @@ for (const backend of ["libsql", "d1"] as Backend[]) {
     });
   }
 }
+
+for (const js of [true, false]) {
+  const mode = js ? "js" : "nojs";
+  Deno.test({
+    ignore: !HAVE_CHROMIUM,
+    name:
+      `e2e two-step set-up (libsql, ${mode}): a wrong code keeps the key and QR code already scanned`,
+    ...opts,
+    async fn() {
+      const site = await startFactorsSite("libsql");
+      const browser = await launch();
+      try {
+        const page = await (await desktop(browser, js)).newPage();
+        const email = `totp-again-${mode}-${crypto.randomUUID().slice(0, 8)}@example.com`;
+        await signUp(page, site.origin, site.direct, email);
+        await page.getByRole("link", { name: "Set up an authenticator app" }).click();
+        await page.waitForURL(/\/users\/account\/totp$/);
+        const qr = page.getByRole("img", { name: "QR code to scan with an authenticator app" });
+        const src = await qr.getAttribute("src") ?? "";
+        const key = await page.locator("[data-totp-key]").getAttribute("data-totp-key") ?? "";
+        assert.match(key, /^[A-Z2-7]{32}$/);
+        // A code the app does not show now (a typo): refused, and the same key stays.
+        const wrong = appCode(key, Date.now() + 10 * 60_000);
+        await page.getByLabel("Code from the app").fill(wrong);
+        await page.getByRole("button", { name: "Turn on two-step sign-in" }).click();
+        await page.getByRole("alert").getByText("That code is not right").waitFor();
+        assert.equal(
+          await page.locator("[data-totp-key]").getAttribute("data-totp-key"),
+          key,
+          "the key shown again is the one scanned",
+        );
+        assert.equal(await qr.getAttribute("src"), src, "the QR code is the same");
+        // The app's code for the key scanned first turns it on.
+        await page.getByLabel("Code from the app").fill(appCode(key, Date.now()));
+        await page.getByRole("button", { name: "Turn on two-step sign-in" }).click();
+        const codes = page.getByRole("list", { name: "Backup codes" }).getByRole("listitem");
+        await codes.first().waitFor();
+        assert.equal(await codes.count(), 10);
+      } finally {
+        await browser.close();
+        await site.close();
+      }
+    },
+  });
+}

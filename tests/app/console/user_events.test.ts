@@ -8,6 +8,7 @@ import {
   authEventStore,
   confirmTotpEnrolment,
   listAudit,
+  listAuthEvents,
   login,
   startTotpEnrolment,
 } from "../../../d1.ts";
@@ -22,6 +23,7 @@ import {
   textOf,
 } from "./_harness.ts";
 import { appCode } from "../../d1/_totp.ts";
+import { consent } from "../_relay_harness.ts";
 
 const PASSWORD = "correct horse battery staple";
 
@@ -87,6 +89,30 @@ Deno.test("console users: an account's sign-in events and second factor; the ope
       }),
       { ok: true, userId: id },
     );
+  } finally {
+    await app.close();
+  }
+});
+
+Deno.test("console sign-in: a provider sign-in to the console is a sign-in event of the account, as on the users site", async () => {
+  const app = await startConsoleApp();
+  try {
+    const admin = "ada.admin@example.com";
+    const id = await makeUser(app.db, admin, { admin: true });
+    const b = new Browser(app.origin);
+    const start = await b.get("/admin/api/auth/oauth/github/start");
+    const done = await b.get(await consent(b, start.location!, admin));
+    assert.match(done.location ?? "", /\/admin\/$/);
+    const listed = await listAuthEvents(app.db, { userId: id });
+    assert.ok(listed.ok);
+    assert.deepEqual(
+      listed.events.map((e) => [e.type, e.detail.method, e.detail.provider, e.client]),
+      [["sign_in.succeeded", "oauth", "github", "127.0.0.1"]],
+    );
+    // The users screen lists it with the account's other sign-ins.
+    const owner = await signIn(app.origin, OWNER.email, OWNER.password);
+    const page = textOf((await owner.get(`/admin/users/${id}`)).body);
+    assert.match(page, /Sign-in events.*Signed in.*method: oauth.*provider: github/s);
   } finally {
     await app.close();
   }

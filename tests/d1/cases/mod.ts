@@ -11,6 +11,7 @@ import { forgotWorkCases } from "./forgot_work.ts";
 import { accountCases } from "./account.ts";
 import { emailChangeCases } from "./email_change.ts";
 import { oauthCases } from "./oauth.ts";
+import { oauthSecondFactorCases } from "./oauth_second_factor.ts";
 import { sessionCases } from "./sessions.ts";
 import { revocationCases } from "./revocation.ts";
 import { throttleCases } from "./throttle.ts";
@@ -38,6 +39,7 @@ export const allCases: Case[] = [
   ...accountCases,
   ...emailChangeCases,
   ...oauthCases,
+  ...oauthSecondFactorCases,
   ...sessionCases,
   ...revocationCases,
   ...throttleCases,

@@ -67,6 +67,46 @@ async function ticketOf(db: D1Database, email: string, now = T, extra = {}) {
 
 export const totpCases: Case[] = [
   {
+    name: "totp: keepPending answers the unconfirmed key again (a wrong code keeps the QR code)",
+    async fn({ db }) {
+      const u = await verifiedUser(db);
+      const base = {
+        userId: u.id,
+        password: PASSWORD,
+        iterations: ITER,
+        secret: SECRET,
+        issuer: "Gatehouse tests",
+        now: T,
+      };
+      const first = await startTotpEnrolment(db, { ...base, keepPending: true });
+      assert.ok(first.ok);
+      const wrong = await confirmTotpEnrolment(db, {
+        userId: u.id,
+        code: appCode(first.secret, T + 600_000),
+        secret: SECRET,
+        now: T,
+      });
+      assert.deepEqual(wrong, { ok: false, error: "invalid_code" });
+      const again = await startTotpEnrolment(db, { ...base, keepPending: true });
+      assert.deepEqual(again, first);
+      const fresh = await startTotpEnrolment(db, base);
+      assert.ok(fresh.ok && fresh.secret !== first.secret);
+      const bad = await startTotpEnrolment(db, { ...base, keepPending: "yes" as never });
+      assert.deepEqual(bad, { ok: false, error: "invalid_input" });
+      const c = await confirmTotpEnrolment(db, {
+        userId: u.id,
+        code: appCode(fresh.secret, T),
+        secret: SECRET,
+        now: T,
+      });
+      assert.ok(c.ok);
+      assert.deepEqual(await startTotpEnrolment(db, { ...base, keepPending: true }), {
+        ok: false,
+        error: "factor_exists",
+      });
+    },
+  },
+  {
     name: "totp: enrolment (URI, QR code), then sign-in asks for the code; each code works once",
     async fn({ db }) {
       const u = await totpUser(db);
