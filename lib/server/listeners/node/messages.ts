@@ -32,8 +32,8 @@ function nextTurn(): Promise<typeof LATER> {
 
 /**
  * Sends a Response on a node ServerResponse. A body that turns out to be one chunk is sent
- * with Content-Length (as Deno.serve does); a longer one, or one whose first bytes are not
- * there at once, streams chunked unless the handler set a length.
+ * with Content-Length (as Deno.serve does); a longer one streams chunked unless the handler set
+ * a length.
  */
 export async function send(
   res: http.ServerResponse,
@@ -62,29 +62,7 @@ export async function send(
     }
   });
   try {
-    // A body of unknown length whose first bytes are not there after one turn (a proxied
-    // answer) gets its head at once, chunked, as Caddy flushes such an answer
-    // (`reverseproxy/streaming.go` `flushInterval`: -1 for an unknown length).
-    const read = reader.read();
-    const soon = headers["content-length"] === undefined
-      ? await Promise.race([read, nextTurn()])
-      : await read;
-    if (soon === LATER) {
-      writeHead();
-      res.flushHeaders();
-      const first = await read;
-      if (!first.done) {
-        if (!(await writeTo(res, first.value))) return;
-        while (!gone) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          if (!(await writeTo(res, value))) return;
-        }
-      }
-      res.end();
-      return;
-    }
-    const first = soon;
+    const first = await reader.read();
     if (first.done) {
       if (headers["content-length"] === undefined) headers["content-length"] = "0";
       writeHead();
