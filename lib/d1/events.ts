@@ -259,6 +259,25 @@ export interface Seen {
 }
 
 /**
+ * The event of a first-factor sign-in's answer (password, provider, signup code): succeeded,
+ * throttled, a second step asked for, failed; none for malformed input. @internal
+ */
+export function signInEvent(r: { ok: boolean; error?: string }): AuthEventType | null {
+  if (r.ok) return "sign_in.succeeded";
+  switch (r.error) {
+    case "too_many_attempts":
+      return "sign_in.throttled";
+    case "second_factor_required":
+    case "second_factor_setup_required":
+      return "sign_in.second_factor_required";
+    case "invalid_input":
+      return null;
+    default:
+      return "sign_in.failed";
+  }
+}
+
+/**
  * Reports a flow's outcome: `pick` names the event type of `result` (or null for none);
  * `seen` adds what the flow learnt (the user, details). Resolves to `result`. @internal
  */

@@ -20,7 +20,15 @@ import { run } from "./query.ts";
 import { clearTries, signInBuckets, takeTry } from "./throttle.ts";
 import type { Secrets } from "../auth/token.ts";
 import { type SecondFactorNeeded, secondStep } from "./second_factor.ts";
-import { accountIdOf, type AuthEventSink, report, reportOf, type Seen, sinkOf } from "./events.ts";
+import {
+  accountIdOf,
+  type AuthEventSink,
+  report,
+  reportOf,
+  type Seen,
+  signInEvent,
+  sinkOf,
+} from "./events.ts";
 
 /** Parameters of {@linkcode login}. */
 export interface LoginParams extends HashingOptions, ClockOptions {
@@ -133,15 +141,6 @@ export async function login(db: D1Database, p: LoginParams): Promise<LoginResult
     p,
     result,
     seen,
-    (r) =>
-      r.ok
-        ? "sign_in.succeeded"
-        : r.error === "too_many_attempts"
-        ? "sign_in.throttled"
-        : r.error === "second_factor_required" || r.error === "second_factor_setup_required"
-        ? "sign_in.second_factor_required"
-        : r.error === "invalid_input"
-        ? null
-        : "sign_in.failed",
+    signInEvent,
   );
 }

@@ -28,7 +28,15 @@ import type { D1Database } from "./types.ts";
 import { normalizeEmail } from "./policy.ts";
 import { newStamp, newUserId, userByEmail } from "./users.ts";
 import { first, run } from "./query.ts";
-import { accountIdOf, type EventOptions, report, reportOf, type Seen, sinkOf } from "./events.ts";
+import {
+  accountIdOf,
+  type EventOptions,
+  report,
+  reportOf,
+  type Seen,
+  signInEvent,
+  sinkOf,
+} from "./events.ts";
 import { type SecondFactorNeeded, secondStep } from "./second_factor.ts";
 
 /** Parameters of {@linkcode findOrCreateOAuthUser}. */
@@ -127,14 +135,7 @@ export async function findOrCreateOAuthUser(
     p,
     result,
     seen,
-    (r) =>
-      r.ok
-        ? "sign_in.succeeded"
-        : r.error === "second_factor_required" || r.error === "second_factor_setup_required"
-        ? "sign_in.second_factor_required"
-        : r.error === "invalid_input"
-        ? null
-        : "sign_in.failed",
+    signInEvent,
   );
 }
 

@@ -55,7 +55,15 @@ import { batchResults, run, stmt } from "./query.ts";
 import { clearTries, takeTry, THROTTLE } from "./throttle.ts";
 import type { Secrets } from "../auth/token.ts";
 import { type SecondFactorNeeded, secondStep } from "./second_factor.ts";
-import { accountIdOf, type EventOptions, report, reportOf, type Seen, sinkOf } from "./events.ts";
+import {
+  accountIdOf,
+  type EventOptions,
+  report,
+  reportOf,
+  type Seen,
+  signInEvent,
+  sinkOf,
+} from "./events.ts";
 
 /** Purpose of "account exists" notices (throttled like codes). */
 const NOTICE = "signup-notice";
@@ -327,16 +335,7 @@ export async function verifyOtp(db: D1Database, p: VerifyOtpParams): Promise<Ver
     p,
     result,
     seen,
-    (r) =>
-      r.ok
-        ? "sign_in.succeeded"
-        : r.error === "too_many_attempts"
-        ? "sign_in.throttled"
-        : r.error === "second_factor_setup_required"
-        ? "sign_in.second_factor_required"
-        : r.error === "invalid_input"
-        ? null
-        : "sign_in.failed",
+    signInEvent,
   );
 }
 
