@@ -14,8 +14,7 @@ export const WORKERS_ENV = "GATEHOUSE_WORKERS";
 /** `1` keeps a spare worker booted (see `WorkersOptions.spare`); `0`, the default, none. */
 export const SPARE_ENV = "GATEHOUSE_SPARE_WORKER";
 
-/** The environment variable each worker process gets: its number, 1 to N. */
-export const WORKER_ENV = "GATEHOUSE_WORKER";
+export { WORKER_ENV } from "../module/worker_id.ts";
 
 /** The CPUs of a Linux CPU list (`0-3,8,10-11`). */
 export function cpuListSize(list: string): number {

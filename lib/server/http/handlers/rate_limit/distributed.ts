@@ -20,7 +20,7 @@ import type { Logger } from "../../../module/instance.ts";
 import { isNotFound, type Storage } from "../../../module/storage.ts";
 import { dataDir } from "../../../storage/dirs.ts";
 import { allZones } from "./zones.ts";
-import { WORKER_ENV } from "../../../workers/count.ts";
+import { WORKER_ENV } from "../../../module/worker_id.ts";
 
 /** Where the instances' state files are. */
 export const STATE_PREFIX = "rate_limit/instances";

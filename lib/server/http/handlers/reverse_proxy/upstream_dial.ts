@@ -399,9 +399,9 @@ export async function dialUpstream(
   timeout: number,
   tls: UpstreamTls | null,
   options: DialOptions = {},
-  preface?: Uint8Array,
-  serverName?: string,
+  send: { preface?: Uint8Array; serverName?: string } = {},
 ): Promise<ByteConn> {
+  const { preface, serverName } = send;
   const d = await dial({
     address,
     timeout,
