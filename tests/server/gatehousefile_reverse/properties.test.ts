@@ -236,3 +236,26 @@ Deno.test({
   ignore: !ourAdapt(),
   fn: () => roundTrips(ourAdapt()!, 200, gatehousefileText),
 });
+
+Deno.test("reverse: a handler named like an Object method is an unknown handler, not a crash", () => {
+  // found by the mutated-corpus property above: `valueOf` resolved to Object.prototype.valueOf
+  for (const name of ["valueOf", "toString", "constructor", "__proto__", "hasOwnProperty"]) {
+    const config = {
+      apps: {
+        http: {
+          servers: {
+            srv0: {
+              listen: [":8080"],
+              routes: [{ handle: [{ handler: name }] }],
+            },
+          },
+        },
+      },
+    };
+    const r = reverseConfig(config);
+    assert.ok(
+      r.problems.some((p) => p.message.includes(`handler module ${name} has no Gatehousefile`)),
+      `${name}: ${JSON.stringify(r.problems)}`,
+    );
+  }
+});

@@ -35,7 +35,8 @@ export function reverseHandler(h: unknown, path: string, ctx: Ctx): Directive[] 
     );
     return null;
   }
-  const fn = HANDLERS[name];
+  // own keys only: a handler named like an Object method (`valueOf`) is unknown, not a function
+  const fn = Object.hasOwn(HANDLERS, name) ? HANDLERS[name] : undefined;
   if (!fn) {
     ctx.problems.add(
       path,
