@@ -34,9 +34,16 @@ const DEFAULT_IDLE_TIMEOUT_MS = 2 * 60_000;
 
 export class ConnPool {
   #idle = new Map<string, Conn[]>();
-  /** Every idle connection, oldest first (for `max_idle_conns`). */
-  #idleOrder: { dial: string; c: Conn }[] = [];
-  #timers = new Map<Conn, ReturnType<typeof setTimeout>>();
+  /**
+   * Every idle connection, oldest first (a Set keeps insertion order), with the time it
+   * closes unless taken (`performance.now()` ms): for `max_idle_conns` and `idle_timeout`.
+   */
+  #idleSince = new Map<Conn, number>();
+  /**
+   * One timer for the whole pool (not one per parked connection: a timer per request cost
+   * more than the rest of the pool's bookkeeping), due at the oldest idle connection's end.
+   */
+  #sweep: ReturnType<typeof setTimeout> | undefined;
   /** Open connections per upstream (dialing, busy or idle), counted for `max_conns_per_host`. */
   #open = new Map<string, number>();
   #waiting = new Map<string, (() => void)[]>();
@@ -60,6 +67,8 @@ export class ConnPool {
     this.#closed = true;
     for (const list of this.#idle.values()) for (const c of [...list]) c.close();
     this.#idle.clear();
+    clearTimeout(this.#sweep);
+    this.#sweep = undefined;
     for (const wake of [...this.#waiting.values()].flat()) wake();
     this.#waiting.clear();
   }
@@ -68,10 +77,29 @@ export class ConnPool {
     const l = this.#idle.get(dial);
     const i = l?.indexOf(c) ?? -1;
     if (i >= 0) l!.splice(i, 1);
-    const j = this.#idleOrder.findIndex((e) => e.c === c);
-    if (j >= 0) this.#idleOrder.splice(j, 1);
-    clearTimeout(this.#timers.get(c));
-    this.#timers.delete(c);
+    this.#idleSince.delete(c);
+    if (this.#idleSince.size === 0 && this.#sweep !== undefined) {
+      clearTimeout(this.#sweep);
+      this.#sweep = undefined;
+    }
+  }
+
+  /** Closes the idle connections past `idle_timeout`; due again at the next one's end. */
+  #expire(): void {
+    this.#sweep = undefined;
+    const now = performance.now();
+    for (const [c, until] of this.#idleSince) {
+      if (until > now) {
+        if (until !== Infinity) this.#arm(until - now);
+        return;
+      }
+      c.close(); // its onClose takes it out of the idle sets
+      this.#idleSince.delete(c);
+    }
+  }
+
+  #arm(ms: number): void {
+    this.#sweep ??= setTimeout(() => this.#expire(), Math.max(1, Math.ceil(ms)));
   }
 
   /** Takes a connection back after an exchange: parked for reuse, or closed. */
@@ -88,11 +116,14 @@ export class ConnPool {
     }
     list.push(c);
     this.#idle.set(dial, list);
-    this.#idleOrder.push({ dial, c });
-    if (lim.maxIdle > 0 && this.#idleOrder.length > lim.maxIdle) this.#idleOrder[0].c.close();
-    if (lim.idleTimeoutMs > 0) {
-      this.#timers.set(c, setTimeout(() => c.close(), lim.idleTimeoutMs));
+    this.#idleSince.set(
+      c,
+      lim.idleTimeoutMs > 0 ? performance.now() + lim.idleTimeoutMs : Infinity,
+    );
+    if (lim.maxIdle > 0 && this.#idleSince.size > lim.maxIdle) {
+      this.#idleSince.keys().next().value!.close();
     }
+    if (lim.idleTimeoutMs > 0) this.#arm(lim.idleTimeoutMs);
     c.park(() => this.#unidle(dial, c));
     this.#wake(dial);
   }

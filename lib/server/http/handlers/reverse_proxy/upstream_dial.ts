@@ -15,7 +15,7 @@
  */
 import type tls from "node:tls";
 import type net from "node:net";
-import { Duplex } from "node:stream";
+import type { Duplex } from "node:stream";
 import { view } from "../../../listeners/node/streams.ts";
 import { DialError } from "./transport.ts";
 import { DIAL_NETWORKS, dialNetwork, splitDial } from "./upstreams.ts";
@@ -99,10 +99,10 @@ class NodeSocketConn implements ByteConn {
  * A `ByteConn` as a node stream (for `node:http2` over an OpenSSL connection): reads are
  * pulled as the stream wants them, writes go in order, `end` half-closes.
  */
-function byteConnStream(c: ByteConn): Duplex {
+function byteConnStream(c: ByteConn, DuplexClass: typeof Duplex): Duplex {
   const buf = new Uint8Array(READ_BUFFER);
   let reading = false;
-  const d: Duplex = new Duplex({
+  const d: Duplex = new DuplexClass({
     read() {
       if (reading) return;
       reading = true;
@@ -463,7 +463,9 @@ export async function dialStream(
   }
   const conn = d.conn!;
   return {
-    stream: byteConnStream(conn),
+    // node:stream loads here, for HTTP/2 upstreams only: a static import put Node's stream
+    // machinery into every proxying server's memory
+    stream: byteConnStream(conn, (await import("node:stream")).Duplex),
     alpn: d.alpn,
     close: () => conn.close(),
     bytes: () => conn,

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { isAbsolute, resolve } from "node:path";
+import type nodePath from "node:path";
 import { VERSION } from "../../../../../version.ts";
 import { decodePath, type RequestContext, splitHostPort } from "../../../context.ts";
 import { HandlerError } from "../../../errors.ts";
@@ -18,6 +18,8 @@ import { compileTemplate, type Template } from "../../../replacer.ts";
 import { sanitizedPathJoin } from "../../file_server/sanitize.ts";
 import type { FastCGIOptions } from "./config.ts";
 import { requestProto } from "../../../../module/listener.ts";
+
+let path: typeof nodePath | undefined;
 
 /** `SERVER_SOFTWARE`. */
 export const SERVER_SOFTWARE = `Gatehouse/${VERSION}`;
@@ -96,6 +98,9 @@ export class EnvBuilder {
   /** The absolute document root for a request (symbolic links resolved when configured). */
   async root(c: RequestContext): Promise<string> {
     const rendered = this.#root.render(c) || ".";
+    // node:path loads on first use: a static import put Node compatibility into every
+    // server with reverse_proxy, FastCGI or not
+    const { isAbsolute, resolve } = path ??= (await import("node:path")).default;
     let root = isAbsolute(rendered) ? resolve(rendered) : resolve(Deno.cwd(), rendered);
     if (this.#cfg.resolveRootSymlink) root = await Deno.realPath(root);
     return root;
