@@ -7,7 +7,8 @@
  * reverse proxy to a local backend, the same proxy behind the cache (memory and disk storage;
  * nginx's `proxy_cache`), and respond behind a rate limit that never refuses (`rate_limit`;
  * nginx's `limit_req`), whose CPU time per request less respond's is the limit's cost; a bare
- * `Deno.serve` answers `respond` and the two file scenarios (from memory) as the floor. Caddy
+ * `Deno.serve` answers `respond`, the two file scenarios (from memory) and the two proxy
+ * scenarios (the smallest keep-alive HTTP/1.1 client over `Deno.connect`) as the floor. Caddy
  * 2.6.2 has neither the cache nor the rate limit (they are plugins there) and skips those.
  * The hardened variants run on servers of their own in the same processes: `respond with
  * timeouts` and `proxy with timeouts` (`read_header_timeout` 1m and `idle_timeout` 5m, Caddy's
@@ -88,6 +89,8 @@ const runs = (s: Scenario, server: string) => !s.only || s.only.some((p) => serv
 /** Scenarios the bare `Deno.serve` floor answers. */
 const BARE = [
   "respond 13 B",
+  "reverse proxy",
+  "proxy with timeouts",
   "file 1 KiB",
   "file 1 MiB",
   "respond with timeouts",
@@ -579,8 +582,34 @@ if (has("nginx")) {
     // The floor for the file scenarios too: contents already in memory, no file-system call.
     `const small = Deno.readFileSync(${JSON.stringify(`${root}/1k.txt`)});
 const big = Deno.readFileSync(${JSON.stringify(`${root}/1m.bin`)});
+// The proxy floor: the smallest keep-alive HTTP/1.1 client over Deno.connect (no header
+// checks, Content-Length answers only), one connection per request in flight.
+const idle = [];
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+async function proxied(req, path) {
+  const c = idle.pop() ?? await Deno.connect({ hostname: "127.0.0.1", port: ${backendPort} });
+  let head = req.method + " " + path + " HTTP/1.1\\r\\nhost: 127.0.0.1:${backendPort}\\r\\n";
+  for (const [k, v] of req.headers) if (k !== "connection" && k !== "host") head += k + ": " + v + "\\r\\n";
+  await c.write(enc.encode(head + "\\r\\n"));
+  const b = new Uint8Array(4096);
+  let n = 0;
+  for (;;) {
+    const r = await c.read(b.subarray(n));
+    if (r === null) throw new Error("upstream closed");
+    n += r;
+    const s = dec.decode(b.subarray(0, n));
+    const e = s.indexOf("\\r\\n\\r\\n");
+    if (e < 0) continue;
+    const len = Number(/content-length: *(\\d+)/i.exec(s)[1]);
+    if (n < e + 4 + len) continue;
+    idle.push(c);
+    return new Response(b.slice(e + 4, e + 4 + len), { headers: { "content-type": "text/plain;charset=UTF-8" } });
+  }
+}
 const handler = (req) => {
   const p = new URL(req.url).pathname;
+  if (p.startsWith("/proxy/")) return proxied(req, p);
   if (p === "/f/1k.txt") return new Response(small);
   if (p === "/f/1m.bin") {
     return new Response(new ReadableStream({ start(c) { c.enqueue(big); c.close(); } }));
