@@ -83,6 +83,10 @@ Deno.test("transport: keep_alive enabled, max_idle_conns_per_host, idle_timeout,
         listen: ["127.0.0.1:0"],
         routes: [proxy({ keep_alive: { idle_timeout: "200ms" } })],
       },
+      used: {
+        listen: ["127.0.0.1:0"],
+        routes: [proxy({ keep_alive: { idle_timeout: "1s" } })],
+      },
       total: {
         listen: ["127.0.0.1:0"],
         routes: [proxy(
@@ -108,6 +112,15 @@ Deno.test("transport: keep_alive enabled, max_idle_conns_per_host, idle_timeout,
     assert.equal((await ports(srv.url("short"), 1))[0], a, "reused within the idle timeout");
     await new Promise((r) => setTimeout(r, 500));
     assert.notEqual((await ports(srv.url("short"), 1))[0], a, "closed after the idle timeout");
+
+    // the timeout counts from each return to the pool: a connection used every 100 ms lives on
+    // past its first idle deadline (the pool's one timer must not close it on a stale one)
+    const [u] = await ports(srv.url("used"), 1);
+    const started = performance.now();
+    while (performance.now() - started < 1500) {
+      await new Promise((r) => setTimeout(r, 100));
+      assert.equal((await ports(srv.url("used"), 1))[0], u, "kept while in use");
+    }
 
     // round robin: up, up2, up; one idle connection over both upstreams
     const [p1, , p3] = await ports(srv.url("total"), 3);
