@@ -35,10 +35,10 @@ const DEFAULT_IDLE_TIMEOUT_MS = 2 * 60_000;
 export class ConnPool {
   #idle = new Map<string, Conn[]>();
   /**
-   * Every idle connection, oldest first (a Set keeps insertion order), with the time it
+   * Every idle connection, oldest first (a Map keeps insertion order), with the time it
    * closes unless taken (`performance.now()` ms): for `max_idle_conns` and `idle_timeout`.
    */
-  #idleSince = new Map<Conn, number>();
+  #idleUntil = new Map<Conn, number>();
   /**
    * One timer for the whole pool (not one per parked connection: a timer per request cost
    * more than the rest of the pool's bookkeeping), due at the oldest idle connection's end.
@@ -77,8 +77,8 @@ export class ConnPool {
     const l = this.#idle.get(dial);
     const i = l?.indexOf(c) ?? -1;
     if (i >= 0) l!.splice(i, 1);
-    this.#idleSince.delete(c);
-    if (this.#idleSince.size === 0 && this.#sweep !== undefined) {
+    this.#idleUntil.delete(c);
+    if (this.#idleUntil.size === 0 && this.#sweep !== undefined) {
       clearTimeout(this.#sweep);
       this.#sweep = undefined;
     }
@@ -88,13 +88,13 @@ export class ConnPool {
   #expire(): void {
     this.#sweep = undefined;
     const now = performance.now();
-    for (const [c, until] of this.#idleSince) {
+    for (const [c, until] of this.#idleUntil) {
       if (until > now) {
         if (until !== Infinity) this.#arm(until - now);
         return;
       }
       c.close(); // its onClose takes it out of the idle sets
-      this.#idleSince.delete(c);
+      this.#idleUntil.delete(c);
     }
   }
 
@@ -116,12 +116,12 @@ export class ConnPool {
     }
     list.push(c);
     this.#idle.set(dial, list);
-    this.#idleSince.set(
+    this.#idleUntil.set(
       c,
       lim.idleTimeoutMs > 0 ? performance.now() + lim.idleTimeoutMs : Infinity,
     );
-    if (lim.maxIdle > 0 && this.#idleSince.size > lim.maxIdle) {
-      this.#idleSince.keys().next().value!.close();
+    if (lim.maxIdle > 0 && this.#idleUntil.size > lim.maxIdle) {
+      this.#idleUntil.keys().next().value!.close();
     }
     if (lim.idleTimeoutMs > 0) this.#arm(lim.idleTimeoutMs);
     c.park(() => this.#unidle(dial, c));
