@@ -87,6 +87,9 @@ for (const engine of ["deno", "node"] as const) {
         const r = await curl(`https://${name}:${port}/`, {
           ca,
           resolve: `${name}:${port}:127.0.0.1`,
+          // the first handshake waits for its certificate, and an RSA-4096 key can take more
+          // than curl's usual 10 s to generate on a loaded machine
+          extra: ["--max-time", "90"],
         });
         assert.equal(r.code, 0, `${t}: ${r.stderr}`);
         assert.equal(r.body, `hi ${name}`);
