@@ -16,7 +16,9 @@
  * 2. **Warm** (a listener that picks certificates by server name): probes from this process
  *    ask the new listener for every name its predecessor was asked for, while clients still
  *    reach the old one only (see `resolver_warmup.ts`).
- * 3. **Steer**: every new connection goes to index 1, the new socket.
+ * 3. **Steer**: every new connection goes to index 1, the new socket. The handshakes under way
+ *    are listed {@link STEER_SETTLE_MS} later, so that a SYN the kernel was taking in on another
+ *    CPU as the program changed is among them.
  * 4. **Drain**: the old socket keeps accepting. The handshakes that were under way at step 3
  *    are the only connections that can still reach it; each ends within a round trip or so
  *    (completed into the accept queue, or given up by its client). When none of them is under
