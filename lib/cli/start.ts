@@ -10,14 +10,13 @@ import { UsageError } from "./usage_error.ts";
 import { ADAPTER_FLAG } from "./common_flags.ts";
 import { installedEntry } from "./plugins.ts";
 import { WORKERS_FLAG } from "./workers.ts";
+import { SERVER_V8_FLAGS } from "../server/workers/count.ts";
 
 /**
- * V8 flags of the background server when `DENO_V8_FLAGS` does not say otherwise: a 2 MiB
- * young-generation semi-space (V8 grows it to 16 MiB under sustained load) and V8's
- * memory-over-speed choices (`--optimize-for-size`), which together keep a busy server near
- * 2x Caddy's resident memory instead of 3x (see docs/server.md, "Memory").
+ * V8 flags of the background server when `DENO_V8_FLAGS` does not say otherwise (see
+ * `lib/server/workers/count.ts` and docs/server.md, "Memory").
  */
-export const SERVER_V8_FLAGS = "--max-semi-space-size=2,--optimize-for-size";
+export { SERVER_V8_FLAGS };
 
 function cliInvocation(): string[] {
   const cli = new URL("../../cli.ts", import.meta.url);

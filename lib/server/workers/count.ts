@@ -78,6 +78,16 @@ export function parseWorkers(raw: string, where: string): number | "auto" {
 const LAZY = "--unstable-lazy-dynamic-imports";
 
 /**
+ * V8 flags of a serving process when neither its command line nor `DENO_V8_FLAGS` gives any:
+ * a young-generation semi-space of at most 2 MiB (V8 grows it to 16 MiB under sustained load,
+ * most of a busy server's growth). `gatehouse start` runs its server with them, and `run`'s
+ * worker processes get them. V8's `--optimize-for-size` is left out on purpose: it saved
+ * another 10–25 MiB but cost the reverse proxy 50–80% more CPU per request and 4x its p99
+ * (docs/server.md, "Memory").
+ */
+export const SERVER_V8_FLAGS = "--max-semi-space-size=2";
+
+/**
  * Deno flags a worker must not inherit: a worker that restarts itself on file changes, and the
  * inspector's (each worker would listen on the primary's debugger address, which it holds, and
  * `--inspect-brk` or `--inspect-wait` would keep it waiting for a debugger).
@@ -90,8 +100,10 @@ const NOT_INHERITED = /^--(watch(=|-hmr|-exclude|$)|inspect(-brk|-wait)?(=|$))/;
  * arguments; or a sentence saying why workers are impossible here. Linux only: it reads
  * `/proc/self/cmdline`, and the listeners share ports with SO_REUSEPORT, which spreads
  * connections over the processes only there. A `deno run` worker gets `--unstable-net` (what
- * `Deno.serve({ reusePort })` needs) and `--unstable-lazy-dynamic-imports`; a compiled program
- * must have been compiled with `--unstable-net`.
+ * `Deno.serve({ reusePort })` needs) and `--unstable-lazy-dynamic-imports`, and
+ * {@linkcode SERVER_V8_FLAGS} unless the program was given V8 flags (`--v8-flags`,
+ * `DENO_V8_FLAGS`, which the worker inherits); a compiled program must have been compiled with
+ * `--unstable-net`.
  */
 export function workerCommand(): string[] | string {
   if (Deno.build.os !== "linux") {
@@ -121,5 +133,8 @@ export function workerCommand(): string[] | string {
   // (for `cli.ts`, every command's): a worker loads each when it imports it, which takes ~10
   // MiB and a few hundred ms off its start.
   if (!flags.includes(LAZY)) flags.unshift(LAZY);
+  if (!flags.some((f) => f.startsWith("--v8-flags")) && !Deno.env.get("DENO_V8_FLAGS")) {
+    flags.unshift(`--v8-flags=${SERVER_V8_FLAGS}`);
+  }
   return [Deno.execPath(), "run", ...flags, Deno.mainModule];
 }

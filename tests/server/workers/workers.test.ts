@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { call, CLI_TEST_APP, freePort, spawnCli, tempEnv, until } from "../fixtures/helpers.ts";
 import { finish, serve, up } from "../fixtures/process.ts";
+import { SERVER_V8_FLAGS } from "../../../lib/server/workers/count.ts";
 import {
   answersByWorker,
   childrenOf,
@@ -43,6 +44,35 @@ Deno.test("workers: two workers both serve every address; the admin API lists th
     assert.equal(new Set(list.map((w) => w.pid)).size, 2);
     for (const w of list) assert.equal(parentOf(w.pid), s.p.child.pid);
     assert.deepEqual(childrenOf(s.p.child.pid).sort(), list.map((w) => w.pid).sort());
+    // the primary was given no V8 flags: the workers, which serve, get the young-generation cap
+    assert.ok(!cmdline(s.p.child.pid).some((a) => a.startsWith("--v8-flags")));
+    for (const w of list) {
+      assert.ok(cmdline(w.pid).includes(`--v8-flags=${SERVER_V8_FLAGS}`), cmdline(w.pid).join(" "));
+    }
+  } finally {
+    assert.equal(await stop(s), 0, s.p.output());
+  }
+});
+
+function cmdline(pid: number): string[] {
+  return Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0");
+}
+
+Deno.test("workers: V8 flags the program was given (DENO_V8_FLAGS) are the workers' own, not the default cap", async () => {
+  const port = freePort();
+  const s = await serve(siteWith(port, "hello"), ["--workers", "2"], undefined, {
+    DENO_V8_FLAGS: "--max-semi-space-size=8",
+  });
+  try {
+    await up(s.base);
+    assert.deepEqual([...(await answersByWorker(port)).values()], ["hello", "hello"]);
+    const list = await workers(s.base);
+    assert.equal(list.length, 2);
+    for (const w of list) {
+      assert.ok(!cmdline(w.pid).some((a) => a.startsWith("--v8-flags")), cmdline(w.pid).join(" "));
+      const env = Deno.readTextFileSync(`/proc/${w.pid}/environ`).split("\0");
+      assert.ok(env.includes("DENO_V8_FLAGS=--max-semi-space-size=8"));
+    }
   } finally {
     assert.equal(await stop(s), 0, s.p.output());
   }
