@@ -93,7 +93,7 @@ let peekLibc: ReturnType<typeof libc> | undefined;
 
 /**
  * Makes a TCP listener defer accepting until a connection sent its first bytes (the look at
- * the HTTP/2 preface then sees them), once; false when it cannot.
+ * the HTTP/2 preface and the first request head then sees them), once; false when it cannot.
  */
 function deferOnce(listener: Deno.Listener, state: { deferred?: boolean }): void {
   if (state.deferred !== undefined) return;
@@ -110,12 +110,16 @@ function accepting(
 ) {
   const serveOn = serveOnConnection()!;
   const defer: { deferred?: boolean } = {};
-  if (listener && o.connection().h2cPreface) deferOnce(listener, defer);
+  // the look needs the first bytes there when the connection is accepted (a client sends them
+  // a moment after its handshake, usually after the accept): without them a connection to
+  // routes that may upgrade would be relayed for nothing
+  const wantsLook = (c: ConnectionOptions) => c.h2cPreface === true || c.upgrades === true;
+  if (listener && wantsLook(o.connection())) deferOnce(listener, defer);
   return (conn: Deno.Conn, peer: PeerAddress = peerOfConn(conn)) => {
     const since = performance.now();
     const c = o.connection();
     // a reload that asks for the look: later connections are accepted with their first bytes
-    if (listener && c.h2cPreface) deferOnce(listener, defer);
+    if (listener && wantsLook(c)) deferOnce(listener, defer);
     // routes that may upgrade (WebSocket): a connection whose first request may ask for it is
     // relayed to a server that can hand a connection over (see upgrade_relay.ts), under the
     // same limits; the others are served directly. Where the protocols make it matter, the

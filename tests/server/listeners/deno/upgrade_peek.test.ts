@@ -1,11 +1,13 @@
 /**
  * Which cleartext connections of a proxying server go to the upgrade relay, decided on a
  * connection's first bytes (the WebSocket and proxy tests of tests/server/http run both ways
- * on real connections).
+ * on real connections), and a server process that decides it on real connections.
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { headMayUpgrade, startOf } from "../../../../lib/server/listeners/deno/plain_http_peek.ts";
+import { call, freePort } from "../../fixtures/helpers.ts";
+import { finish, QUIET, serve, up } from "../../fixtures/process.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 
@@ -63,4 +65,94 @@ Deno.test("preface peek: the whole HTTP/2 preface is HTTP/2, anything that leave
     mayUpgrade: false,
   });
   assert.equal(startOf(enc("GET / HTTP/1.1\r\nUpgrade: websocket\r\n\r\n")).mayUpgrade, true);
+});
+
+/**
+ * The established TCP connections of process `pid` over IPv4 loopback, as [local port,
+ * remote port] (its socket descriptors matched with the kernel's table).
+ */
+function loopbackConnections(pid: number): [number, number][] {
+  const inodes = new Set<string>();
+  for (const e of Deno.readDirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(Deno.readLinkSync(`/proc/${pid}/fd/${e.name}`));
+      if (m) inodes.add(m[1]);
+    } catch { /* closed meanwhile */ }
+  }
+  const out: [number, number][] = [];
+  for (const line of Deno.readTextFileSync(`/proc/${pid}/net/tcp`).split("\n").slice(1)) {
+    const f = line.trim().split(/\s+/);
+    if (f.length < 10 || f[3] !== "01" || !inodes.has(f[9])) continue; // 01: ESTABLISHED
+    out.push([parseInt(f[1].split(":")[1], 16), parseInt(f[2].split(":")[1], 16)]);
+  }
+  return out;
+}
+
+Deno.test({
+  name:
+    "upgrade peek: a client that sends its first request a moment after connecting is served directly; one whose request asks to upgrade is relayed",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    const backend = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen() {} },
+      () => new Response("from the backend"),
+    );
+    const port = freePort();
+    const s = await serve({
+      logging: QUIET,
+      apps: {
+        http: {
+          servers: {
+            s: {
+              listen: [`127.0.0.1:${port}`],
+              routes: [{
+                handle: [{
+                  handler: "reverse_proxy",
+                  upstreams: [{ dial: `127.0.0.1:${backend.addr.port}` }],
+                }],
+              }],
+            },
+          },
+        },
+      },
+    }, ["--workers", "1"]);
+    // the server's connections between two ports that are neither its listeners' nor the
+    // backend's: the relay's pair (its loopback server and the connection to it)
+    const known = new Set([port, backend.addr.port, s.port]);
+    const relayed = () =>
+      loopbackConnections(s.p.child.pid).filter(([a, b]) => !known.has(a) && !known.has(b))
+        .length;
+    const request = async (head: string) => {
+      const c = await Deno.connect({ hostname: "127.0.0.1", port });
+      // the connection is accepted before it sends anything unless the kernel waits for bytes
+      await new Promise((r) => setTimeout(r, 50));
+      await c.write(new TextEncoder().encode(head));
+      const buf = new Uint8Array(4096);
+      let text = "";
+      while (!text.includes("from the backend")) {
+        const n = await c.read(buf);
+        if (n === null) break;
+        text += new TextDecoder().decode(buf.subarray(0, n));
+      }
+      return { c, text };
+    };
+    try {
+      await up(s.base);
+      const plain = await request("GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+      assert.match(plain.text, /^HTTP\/1\.1 200/);
+      assert.equal(relayed(), 0, "a plain first request is served directly");
+      plain.c.close();
+      // the same delay with an Upgrade field (the backend answers it as a plain request)
+      const upgrade = await request(
+        "GET / HTTP/1.1\r\nHost: a\r\nUpgrade: something\r\nConnection: Upgrade\r\n\r\n",
+      );
+      assert.match(upgrade.text, /^HTTP\/1\.1 200/);
+      assert.equal(relayed(), 2, "a first request that may upgrade is relayed");
+      upgrade.c.close();
+    } finally {
+      await call(s.base, "POST", "/stop").catch(() => {});
+      assert.equal(await finish(s.p, s.dir), 0, s.p.output());
+      await backend.shutdown();
+    }
+  },
 });
