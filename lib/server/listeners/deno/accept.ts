@@ -72,6 +72,11 @@ export interface ServeConnection {
   relay?: boolean;
   /** Whether it speaks HTTP/2, when known (its first bytes were looked at). */
   http2?: boolean;
+  /**
+   * Requests it has had answered elsewhere (the upgrade relay, before handing it back): its
+   * next head is then held to `idle_timeout` from `since`, not to `read_header_timeout`.
+   */
+  served?: number;
 }
 
 /** Deno's own answer to a failed handler, without logging a refused stream. */
@@ -105,8 +110,12 @@ export class ConnectionSet {
     return this.#servers.size + this.#relayed.size;
   }
 
-  /** Relays `conn` to the loopback server (see `upgrade_relay.ts`), under its limits. */
+  /**
+   * Relays `conn` to the loopback server (see `upgrade_relay.ts`), under its limits; one whose
+   * first request needs no relay comes back to be served directly once it is answered.
+   */
   #relayConn(
+    serveOn: ServeOnConnection,
     conn: Deno.Conn,
     o: ServeConnection,
     limits: ReturnType<typeof limitsOf>,
@@ -124,7 +133,9 @@ export class ConnectionSet {
     const handle = watched
       ? watchedHandler(watched, dispatch)
       : (req: Request, info: { completed?: Promise<void> }) => dispatch(req, info.completed);
-    const tracked: Promise<void> = relay.relay(conn, handle).then(async (e) => {
+    const handBack = (c: Deno.Conn) =>
+      this.serve(serveOn, c, { ...o, relay: false, since: performance.now(), served: 1 });
+    const tracked: Promise<void> = relay.relay(conn, handle, handBack).then(async (e) => {
       entry = e;
       if (e && closeOnArrival) e.close();
       await e?.done;
@@ -148,7 +159,7 @@ export class ConnectionSet {
       if (o.http2 !== undefined) si.http2 = o.http2;
       return handler(req, si);
     };
-    if (o.relay) return this.#relayConn(conn, o, limits, dispatch);
+    if (o.relay) return this.#relayConn(serveOn, conn, o, limits, dispatch);
     let server: ConnectionServer | undefined;
     let watched: Watched | undefined;
     try {
@@ -160,6 +171,7 @@ export class ConnectionSet {
           close: () => void server?.shutdown().catch(() => {}),
           abort: () => ac.abort(),
         });
+        if (o.served) watched.served = o.served;
         server = serveOn(conn, ac.signal, watchedHandler(watched, dispatch), onError, () => {});
       } else {
         // no abort signal: Deno adds a listener to it per connection and never removes it

@@ -22,9 +22,15 @@ function hex(b: Uint8Array): string {
   return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 }
 
-/** Copies `from` to `to` until `from` ends, then half-closes `to` (either failing: both close). */
-export async function pump(from: Deno.Conn, to: Deno.Conn): Promise<void> {
-  const buf = new Uint8Array(16 * 1024);
+/**
+ * Copies `from` to `to` until `from` ends, then half-closes `to` (either failing: both close).
+ * `buf`: the buffer to read into (default a new one of 16 KiB).
+ */
+export async function pump(
+  from: Deno.Conn,
+  to: Deno.Conn,
+  buf: Uint8Array = new Uint8Array(16 * 1024),
+): Promise<void> {
   try {
     for (let n; (n = await from.read(buf)) !== null;) {
       for (let off = 0; off < n;) off += await to.write(buf.subarray(off, n));

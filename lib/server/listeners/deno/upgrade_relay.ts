@@ -20,6 +20,16 @@
  * the proxy's) 32 µs of CPU per request against 11 on the same server without a
  * `reverse_proxy` route.
  *
+ * Most such connections never upgrade, so a connection can be handed back after its first
+ * request ({@linkcode UpgradeRelay.relay}'s `handBack`): when the first bytes it sent are one
+ * whole request head that asks for no upgrade and has no body (see {@linkcode loneHead}),
+ * nothing more is read from the client until that request's answer is complete; the relay then
+ * ends its loopback connection (a FIN once the answer is written, which the loopback server
+ * answers by closing), copies the answer's last bytes, and the client's connection, with no
+ * byte of the next request read, goes to be served directly. Its later requests cost what any
+ * directly served connection's cost; a WebSocket asked for on a later request of such a
+ * connection cannot be granted (browsers and WebSocket clients open a new connection for one).
+ *
  * @module
  */
 import { pump } from "./relay.ts";
@@ -46,7 +56,60 @@ interface Entry extends Relayed {
   closeWhenIdle: boolean;
   /** Switched protocols (a 101 went out): the loopback server no longer sees it. */
   upgraded: boolean;
+  /** Closed (or closing) for good: it is not handed back. */
+  closed: boolean;
+  /** Told how the first request ended, when the connection may be handed back after it. */
+  onFirst?: (end: FirstEnd) => void;
 }
+
+/** How a relayed connection's first request ended. */
+interface FirstEnd {
+  /** Its answer is complete on the loopback connection. */
+  ok: boolean;
+  /** The answer ends the connection (`Connection: close`) or switched protocols. */
+  last: boolean;
+}
+
+/**
+ * True when `bytes` are exactly one whole HTTP/1.1 request head (through its blank line) with
+ * no body (neither `Content-Length` nor `Transfer-Encoding`), no `Upgrade` field and no
+ * `Connection: close`: its connection can be handed back once it is answered, with nothing of
+ * the client's read past it.
+ *
+ * @example
+ * ```ts
+ * import { loneHead } from "./upgrade_relay.ts";
+ * const enc = (s: string) => new TextEncoder().encode(s);
+ * loneHead(enc("GET / HTTP/1.1\r\nHost: a\r\n\r\n")); // true
+ * loneHead(enc("GET / HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\n\r\n")); // false
+ * ```
+ */
+export function loneHead(bytes: Uint8Array): boolean {
+  const n = bytes.length;
+  if (n < 18 || bytes[n - 4] !== 13 || bytes[n - 3] !== 10 || bytes[n - 2] !== 13) return false;
+  if (bytes[n - 1] !== 10) return false;
+  const text = LATIN1.decode(bytes);
+  // one head: its blank line is the first one
+  if (text.indexOf("\r\n\r\n") !== n - 4) return false;
+  const line = text.indexOf("\r\n");
+  if (!text.slice(0, line).endsWith(" HTTP/1.1")) return false;
+  const fields = line + 2 < n - 4 ? text.slice(line + 2, n - 4).split("\r\n") : [];
+  for (const field of fields) {
+    const colon = field.indexOf(":");
+    if (colon <= 0) return false;
+    const name = field.slice(0, colon).trimEnd().toLowerCase();
+    if (
+      name === "content-length" || name === "transfer-encoding" || name === "upgrade" ||
+      name === "expect"
+    ) return false;
+    if (name === "connection" && /(^|[\s,])close($|[\s,])/i.test(field.slice(colon + 1))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+const LATIN1 = new TextDecoder("latin1");
 
 /** How long a stopping relay waits for its connections' last answers to reach them (ms). */
 const FLUSH_MS = 5000;
@@ -84,9 +147,17 @@ export class UpgradeRelay {
         if (e.inflight === 0 && e.closeWhenIdle) e.close();
       };
       completed.then(done, done);
+      const first = e.onFirst;
+      e.onFirst = undefined;
+      let last = false;
+      if (first) {
+        completed.then(() => first({ ok: true, last }), () => first({ ok: false, last }));
+      }
       const res = e.handle(request, { completed });
       const mark = (r: Response) => {
         if (r.status === 101) e.upgraded = true;
+        last = r.status === 101 ||
+          /(^|[\s,])close($|[\s,])/i.test(r.headers.get("connection") ?? "");
         return r;
       };
       return res instanceof Response ? mark(res) : res.then(mark);
@@ -95,9 +166,16 @@ export class UpgradeRelay {
 
   /**
    * Relays `conn` (a TLS connection after its handshake, or a cleartext one) until either
-   * side closes; its requests are answered by `handle`. Null when the relay is closed.
+   * side closes; its requests are answered by `handle`. Null when the relay is closed. With
+   * `handBack`, a connection whose first request needs no relay (see {@linkcode loneHead}) is
+   * given to it once that request is answered, instead of being relayed on (see the module's
+   * documentation); `done` then resolves as it is handed back.
    */
-  async relay(conn: Deno.Conn, handle: RelayHandler): Promise<Relayed | null> {
+  async relay(
+    conn: Deno.Conn,
+    handle: RelayHandler,
+    handBack?: (conn: Deno.Conn) => void,
+  ): Promise<Relayed | null> {
     if (this.#closed) {
       closeQuietly(conn);
       return null;
@@ -112,26 +190,88 @@ export class UpgradeRelay {
     }
     const key = (inner.localAddr as Deno.NetAddr).port;
     const close = () => {
+      entry.closed = true;
       closeQuietly(conn);
       closeQuietly(inner);
     };
+    let doneWith!: () => void;
     const entry: Entry = {
       handle,
       inflight: 0,
       closeWhenIdle: false,
       upgraded: false,
+      closed: false,
       close,
       closeIdle() {
         if (entry.inflight === 0) close();
         else entry.closeWhenIdle = true;
       },
-      done: Promise.allSettled([pump(conn, inner), pump(inner, conn)]).then(() => {
-        close();
-        this.#entries.delete(key);
-      }),
+      done: new Promise<void>((resolve) => (doneWith = resolve)),
     };
     this.#entries.set(key, entry);
+    const finish = () => {
+      close();
+      this.#entries.delete(key);
+      doneWith();
+    };
+    if (!handBack) {
+      Promise.allSettled([pump(conn, inner), pump(inner, conn)]).then(finish);
+      return entry;
+    }
+    this.#firstThenHandBack(conn, inner, entry, handBack).then((handed) => {
+      if (!handed) return finish();
+      this.#entries.delete(key);
+      doneWith();
+    });
     return entry;
+  }
+
+  /**
+   * Relays `conn`'s first bytes; when they are a lone head (see {@linkcode loneHead}), waits
+   * for its answer, ends the loopback connection and hands `conn` back (true); else relays on
+   * until either side closes (false).
+   */
+  async #firstThenHandBack(
+    conn: Deno.Conn,
+    inner: Deno.TcpConn,
+    entry: Entry,
+    handBack: (conn: Deno.Conn) => void,
+  ): Promise<boolean> {
+    const buf = new Uint8Array(UPGRADE_PEEK);
+    let n: number | null;
+    try {
+      n = await conn.read(buf);
+      if (n === null) return false;
+      const first = buf.subarray(0, n);
+      const lone = loneHead(first);
+      let ended: Promise<FirstEnd> | undefined;
+      if (lone) ended = new Promise((resolve) => (entry.onFirst = resolve));
+      for (let off = 0; off < n;) off += await inner.write(first.subarray(off));
+      if (!ended) {
+        // an upgrade, a body or more than one head: relayed to the end
+        await Promise.allSettled([pump(conn, inner, buf), pump(inner, conn)]);
+        return false;
+      }
+      // nothing more is read from the client until the answer is out
+      const back = copyToEnd(inner, conn);
+      const end = await Promise.race([
+        ended,
+        back.then((): FirstEnd => ({ ok: false, last: true })),
+      ]);
+      if (!end.ok || end.last || entry.closed || this.#closed) {
+        await Promise.race([back, Promise.resolve()]);
+        return false;
+      }
+      // the answer is all on the loopback connection: its end makes the server close it
+      await inner.closeWrite().catch(() => {});
+      const copied = await back;
+      if (!copied || entry.closed || this.#closed || entry.inflight > 0) return false;
+      closeQuietly(inner);
+      handBack(conn);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /**
@@ -157,6 +297,22 @@ export class UpgradeRelay {
     ]);
     clearTimeout(timer);
     await Promise.all(left.map((r) => r.done));
+  }
+}
+
+/** Bytes read from a relayed connection at a time (the first read takes a whole head). */
+const UPGRADE_PEEK = 16 * 1024;
+
+/** Copies `from` to `to` until `from` ends; true when it ended (false: either side failed). */
+async function copyToEnd(from: Deno.Conn, to: Deno.Conn): Promise<boolean> {
+  const buf = new Uint8Array(UPGRADE_PEEK);
+  try {
+    for (let n; (n = await from.read(buf)) !== null;) {
+      for (let off = 0; off < n;) off += await to.write(buf.subarray(off, n));
+    }
+    return true;
+  } catch {
+    return false;
   }
 }
 

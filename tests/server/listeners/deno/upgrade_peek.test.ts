@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { headMayUpgrade, startOf } from "../../../../lib/server/listeners/deno/plain_http_peek.ts";
+import { loneHead } from "../../../../lib/server/listeners/deno/upgrade_relay.ts";
 import { call, freePort } from "../../fixtures/helpers.ts";
 import { finish, QUIET, serve, up } from "../../fixtures/process.ts";
 
@@ -65,6 +66,59 @@ Deno.test("preface peek: the whole HTTP/2 preface is HTTP/2, anything that leave
     mayUpgrade: false,
   });
   assert.equal(startOf(enc("GET / HTTP/1.1\r\nUpgrade: websocket\r\n\r\n")).mayUpgrade, true);
+});
+
+Deno.test("hand-back: only one whole bodiless HTTP/1.1 head that asks for no upgrade lets a relayed connection go back", () => {
+  assert.equal(loneHead(enc("GET / HTTP/1.1\r\nHost: a\r\n\r\n")), true);
+  assert.equal(loneHead(enc("HEAD /x?y HTTP/1.1\r\nHost: a\r\nAccept: */*\r\n\r\n")), true);
+  assert.equal(loneHead(enc("GET / HTTP/1.1\r\nHost: a\r\n")), false, "not all there");
+  assert.equal(loneHead(enc("GET / HTTP/1.0\r\nHost: a\r\n\r\n")), false, "HTTP/1.0");
+  assert.equal(loneHead(enc("POST / HTTP/1.1\r\nContent-Length: 0\r\n\r\n")), false);
+  assert.equal(loneHead(enc("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n")), false);
+  assert.equal(loneHead(enc("GET / HTTP/1.1\r\nUpgrade: websocket\r\n\r\n")), false);
+  assert.equal(loneHead(enc("GET / HTTP/1.1\r\nExpect: 100-continue\r\n\r\n")), false);
+  assert.equal(loneHead(enc("GET / HTTP/1.1\r\nConnection: keep-alive, close\r\n\r\n")), false);
+  assert.equal(loneHead(enc("GET / HTTP/1.1\r\nConnection: closed\r\n\r\n")), true);
+  assert.equal(loneHead(enc("GET / HTTP/1.1\r\nno colon\r\n\r\n")), false);
+  assert.equal(
+    loneHead(enc("GET /a HTTP/1.1\r\nHost: a\r\n\r\nGET /b HTTP/1.1\r\nHost: a\r\n\r\n")),
+    false,
+    "two heads",
+  );
+  assert.equal(loneHead(enc("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")), false);
+});
+
+Deno.test("hand-back: arbitrary bytes never throw; a head followed by anything, or with a body or upgrade field, never goes back", () => {
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 600 }), (b) => {
+      assert.equal(typeof loneHead(b), "boolean");
+    }),
+  );
+  const field = fc.stringMatching(/^[A-Za-z][A-Za-z-]{0,11}: [ -~]{0,20}$/)
+    .filter((f) => !/^(content-length|transfer-encoding|upgrade|expect|connection)\s*:/i.test(f));
+  fc.assert(
+    fc.property(
+      fc.array(field, { maxLength: 6 }),
+      fc.constantFrom(
+        "Content-Length: 5",
+        "transfer-encoding: chunked",
+        "UPGRADE: h2c",
+        "Expect: x",
+      ),
+      fc.nat(6),
+      fc.uint8Array({ minLength: 1, maxLength: 40 }),
+      (fields, framing, at, extra) => {
+        const head = (fs: string[]) =>
+          enc(`GET /p HTTP/1.1\r\n${fs.map((f) => `${f}\r\n`).join("")}\r\n`);
+        assert.equal(loneHead(head(fields)), true);
+        const withFraming = [...fields];
+        withFraming.splice(Math.min(at, fields.length), 0, framing);
+        assert.equal(loneHead(head(withFraming)), false);
+        const plus = new Uint8Array([...head(fields), ...extra]);
+        assert.equal(loneHead(plus), false);
+      },
+    ),
+  );
 });
 
 /**
