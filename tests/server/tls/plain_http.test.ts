@@ -96,6 +96,7 @@ async function startGatehouse(
   dir: string,
   env: Record<string, string>,
   engine: "deno" | "node",
+  workers = 1,
 ): Promise<Server> {
   const port = freePort();
   await Deno.writeTextFile(`${dir}/site.caddyfile`, caddyfile(port, freePort(), freePort()));
@@ -106,7 +107,7 @@ async function startGatehouse(
     srv.listener_engine = engine;
   }
   await Deno.writeTextFile(`${dir}/site.json`, JSON.stringify(config));
-  const p = spawnCli(["run", "--config", "site.json"], env, dir);
+  const p = spawnCli(["run", "--config", "site.json", "--workers", String(workers)], env, dir);
   try {
     await until(
       async () => await curl(["-sk", `https://localhost:${port}/`]) === "hi",
@@ -162,9 +163,11 @@ Deno.test("addressBytes: the addresses Deno writes, IPv4 and IPv6", () => {
   assert.equal(addressBytes("1::2::3"), null);
 });
 
-for (const engine of ["deno", "node"] as const) {
+for (const [engine, workers] of [["deno", 1], ["deno", 2], ["node", 1]] as const) {
   Deno.test({
-    name: `plain HTTP to an HTTPS port (${engine} engine): Caddy's 400, byte for byte`,
+    name: `plain HTTP to an HTTPS port (${engine} engine${
+      workers > 1 ? `, ${workers} worker processes` : ""
+    }): Caddy's 400, byte for byte`,
     ignore: !HAVE_CADDY,
     sanitizeOps: false,
     sanitizeResources: false,
@@ -173,7 +176,7 @@ for (const engine of ["deno", "node"] as const) {
       const caddy = await startCaddy(t.dir, t.env);
       let ours: Server | undefined;
       try {
-        ours = await startGatehouse(t.dir, t.env, engine);
+        ours = await startGatehouse(t.dir, t.env, engine, workers);
         for (const request of PLAIN) {
           const want = await raw(caddy.port, request);
           assert.equal(want, new TextDecoder().decode(PLAIN_HTTP_ANSWER), `Caddy: ${request}`);

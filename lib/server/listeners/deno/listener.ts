@@ -42,7 +42,7 @@
  * @module
  */
 import { type Libc, libc } from "./_libc.ts";
-import { answeredPlainHttp, deferAccept } from "./plain_http_peek.ts";
+import { answeredPlainHttp, deferAccept, deferListenerAccept } from "./plain_http_peek.ts";
 import type { CertifiedKey } from "../../module/listener.ts";
 import { normalizeName } from "../../net/host.ts";
 import {
@@ -235,6 +235,10 @@ export async function serveDenoTls(o: DenoTlsOptions): Promise<DenoTlsServer> {
         const c = libc();
         if (typeof c !== "string" && deferAccept(c, socket.fd)) peek = c;
       }
+    } else if (kernel === "shared") {
+      // a worker's listener (no handover of its own): its socket is found by its address
+      const c = libc();
+      if (typeof c !== "string" && deferListenerAccept(c, listener)) peek = c;
     }
     o.onListener?.();
     return gen;
