@@ -258,8 +258,12 @@ export class UpgradeRelay {
         ended,
         back.then((): FirstEnd => ({ ok: false, last: true })),
       ]);
-      if (!end.ok || end.last || entry.closed || this.#closed) {
-        await Promise.race([back, Promise.resolve()]);
+      // a failed answer: the connection goes
+      if (!end.ok) return false;
+      if (end.last || entry.closed || this.#closed) {
+        // the answer's last bytes still reach the client: the loopback server closes its side
+        // after an answer that ends the connection, and a closing relay after its answers
+        await back;
         return false;
       }
       // the answer is all on the loopback connection: its end makes the server close it

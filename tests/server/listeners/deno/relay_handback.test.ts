@@ -100,6 +100,14 @@ Deno.test({
               read_header_timeout: "300ms",
               idle_timeout: "1500ms",
               routes: [{
+                match: [{ path: ["/close"] }],
+                handle: [{
+                  handler: "static_response",
+                  headers: { Connection: ["close"] },
+                  body: "x".repeat(100_000),
+                }],
+                terminal: true,
+              }, {
                 handle: [{
                   handler: "reverse_proxy",
                   upstreams: [{ dial: `127.0.0.1:${upstream.addr.port}` }],
@@ -183,6 +191,14 @@ Deno.test({
       await c4.write(new Uint8Array([0x81, 0x82, ...mask, ...payload]));
       const n = await c4.read(buf);
       assert.equal(dec.decode(buf.subarray(2, n!)), "echo:hi");
+
+      // 5. a first answer that ends the connection reaches the client whole, then it closes
+      const c6 = await open();
+      conns.push(c6);
+      await c6.write(get("/close"));
+      const bye = await response(c6);
+      assert.equal(bye.body.length, 100_000);
+      await closedByServer(c6);
 
       // the handed-back connection is closed once idle_timeout passes after its last answer
       await closedByServer(c1);
