@@ -11,31 +11,11 @@ import assert from "node:assert/strict";
 import { generateKey, makeRoot } from "../../../../lib/server/pki/x509.ts";
 import { call, freePort } from "../../fixtures/helpers.ts";
 import { finish, QUIET, serve, up } from "../../fixtures/process.ts";
+import { establishedConnections } from "../../fixtures/sockets.ts";
 import { leaf } from "../../tls/_helpers.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
-
-/**
- * The established TCP connections of process `pid` over IPv4 loopback, as [local port,
- * remote port] (its socket descriptors matched with the kernel's table).
- */
-function loopbackConnections(pid: number): [number, number][] {
-  const inodes = new Set<string>();
-  for (const e of Deno.readDirSync(`/proc/${pid}/fd`)) {
-    try {
-      const m = /^socket:\[(\d+)\]$/.exec(Deno.readLinkSync(`/proc/${pid}/fd/${e.name}`));
-      if (m) inodes.add(m[1]);
-    } catch { /* closed meanwhile */ }
-  }
-  const out: [number, number][] = [];
-  for (const line of Deno.readTextFileSync(`/proc/${pid}/net/tcp`).split("\n").slice(1)) {
-    const f = line.trim().split(/\s+/);
-    if (f.length < 10 || f[3] !== "01" || !inodes.has(f[9])) continue; // 01: ESTABLISHED
-    out.push([parseInt(f[1].split(":")[1], 16), parseInt(f[2].split(":")[1], 16)]);
-  }
-  return out;
-}
 
 /** Reads one whole response (a Content-Length body) from `conn`, after `have`. */
 async function response(
@@ -122,7 +102,7 @@ Deno.test({
     // the server's connections between two ports that are neither its listeners' nor the
     // upstream's: the relay's pairs (its loopback server and the connections to it)
     const relayed = () =>
-      loopbackConnections(s.p.child.pid).filter(([x, y]) => !known.has(x) && !known.has(y))
+      establishedConnections(s.p.child.pid).filter(([x, y]) => !known.has(x) && !known.has(y))
         .length / 2;
     const open = async () => {
       const tcp = await Deno.connect({ hostname: "127.0.0.1", port });

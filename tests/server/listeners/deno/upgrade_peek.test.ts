@@ -9,6 +9,7 @@ import { headMayUpgrade, startOf } from "../../../../lib/server/listeners/deno/p
 import { loneHead } from "../../../../lib/server/listeners/deno/upgrade_relay.ts";
 import { call, freePort } from "../../fixtures/helpers.ts";
 import { finish, QUIET, serve, up } from "../../fixtures/process.ts";
+import { establishedConnections } from "../../fixtures/sockets.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 
@@ -121,27 +122,6 @@ Deno.test("hand-back: arbitrary bytes never throw; a head followed by anything, 
   );
 });
 
-/**
- * The established TCP connections of process `pid` over IPv4 loopback, as [local port,
- * remote port] (its socket descriptors matched with the kernel's table).
- */
-function loopbackConnections(pid: number): [number, number][] {
-  const inodes = new Set<string>();
-  for (const e of Deno.readDirSync(`/proc/${pid}/fd`)) {
-    try {
-      const m = /^socket:\[(\d+)\]$/.exec(Deno.readLinkSync(`/proc/${pid}/fd/${e.name}`));
-      if (m) inodes.add(m[1]);
-    } catch { /* closed meanwhile */ }
-  }
-  const out: [number, number][] = [];
-  for (const line of Deno.readTextFileSync(`/proc/${pid}/net/tcp`).split("\n").slice(1)) {
-    const f = line.trim().split(/\s+/);
-    if (f.length < 10 || f[3] !== "01" || !inodes.has(f[9])) continue; // 01: ESTABLISHED
-    out.push([parseInt(f[1].split(":")[1], 16), parseInt(f[2].split(":")[1], 16)]);
-  }
-  return out;
-}
-
 Deno.test({
   name:
     "upgrade peek: a client that sends its first request a moment after connecting is served directly; one whose request asks to upgrade is relayed",
@@ -174,7 +154,7 @@ Deno.test({
     // backend's: the relay's pair (its loopback server and the connection to it)
     const known = new Set([port, backend.addr.port, s.port]);
     const relayed = () =>
-      loopbackConnections(s.p.child.pid).filter(([a, b]) => !known.has(a) && !known.has(b))
+      establishedConnections(s.p.child.pid).filter(([a, b]) => !known.has(a) && !known.has(b))
         .length;
     const request = async (head: string) => {
       const c = await Deno.connect({ hostname: "127.0.0.1", port });
