@@ -23,7 +23,8 @@
  * Most such connections never upgrade, so a connection can be handed back after its first
  * request ({@linkcode UpgradeRelay.relay}'s `handBack`): when the first bytes it sent are one
  * whole request head that asks for no upgrade and has no body (see {@linkcode loneHead}),
- * nothing more is read from the client until that request's answer is complete; the relay then
+ * nothing more is read from the client until that request's answer is complete (for at most
+ * {@linkcode FIRST_MS}: a longer answer, a stream, is relayed on as any other); the relay then
  * ends its loopback connection (a FIN once the answer is written, which the loopback server
  * answers by closing), copies the answer's last bytes, and the client's connection, with no
  * byte of the next request read, goes to be served directly. Its later requests cost what any
@@ -252,12 +253,21 @@ export class UpgradeRelay {
         await Promise.allSettled([pump(conn, inner, buf), pump(inner, conn)]);
         return false;
       }
-      // nothing more is read from the client until the answer is out
+      // nothing more is read from the client until the answer is out, for a while
       const back = copyToEnd(inner, conn);
+      let timer: ReturnType<typeof setTimeout> | undefined;
       const end = await Promise.race([
         ended,
         back.then((): FirstEnd => ({ ok: false, last: true })),
+        new Promise<"slow">((resolve) => (timer = setTimeout(() => resolve("slow"), FIRST_MS))),
       ]);
+      clearTimeout(timer);
+      if (end === "slow") {
+        // a long answer (a stream, a long poll): relayed on, so that a client that leaves
+        // meanwhile is seen leaving
+        await Promise.allSettled([pump(conn, inner, buf), back]);
+        return false;
+      }
       // a failed answer: the connection goes
       if (!end.ok) return false;
       if (end.last || entry.closed || this.#closed) {
@@ -303,6 +313,12 @@ export class UpgradeRelay {
     await Promise.all(left.map((r) => r.done));
   }
 }
+
+/**
+ * How long a relayed connection's first answer may take for the connection to be handed back
+ * after it (ms): the client is not read meanwhile, so one that leaves would not be seen.
+ */
+export const FIRST_MS = 1000;
 
 /** Bytes read from a relayed connection at a time (the first read takes a whole head). */
 const UPGRADE_PEEK = 16 * 1024;

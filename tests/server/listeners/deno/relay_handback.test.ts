@@ -9,9 +9,9 @@
  */
 import assert from "node:assert/strict";
 import { generateKey, makeRoot } from "../../../../lib/server/pki/x509.ts";
-import { call, freePort } from "../../fixtures/helpers.ts";
+import { call, freePort, until } from "../../fixtures/helpers.ts";
 import { finish, QUIET, serve, up } from "../../fixtures/process.ts";
-import { establishedConnections } from "../../fixtures/sockets.ts";
+import { pairsWithin } from "../../fixtures/sockets.ts";
 import { leaf } from "../../tls/_helpers.ts";
 
 const enc = new TextEncoder();
@@ -56,7 +56,23 @@ Deno.test({
     const caKey = await generateKey();
     const ca = await makeRoot("Relay Test Root", caKey);
     const a = await leaf(ca, caKey, ["a.test"]);
+    let hanging: (() => void) | undefined;
+    const hangingSeen = new Promise<void>((r) => (hanging = r));
+    let aborted: (() => void) | undefined;
+    const hangingAborted = new Promise<void>((r) => (aborted = r));
     const upstream = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+      const path = new URL(req.url).pathname;
+      if (path === "/slow") {
+        await new Promise((r) => setTimeout(r, 1300));
+        return new Response("slow");
+      }
+      if (path === "/hang") {
+        // answers only when its client is gone
+        hanging!();
+        await new Promise<void>((r) => req.signal.addEventListener("abort", () => r()));
+        aborted!();
+        return new Response("too late");
+      }
       if (req.headers.get("upgrade") === "websocket") {
         const { socket, response } = Deno.upgradeWebSocket(req);
         socket.onmessage = (e) => socket.send(`echo:${e.data}`);
@@ -101,9 +117,7 @@ Deno.test({
     const known = new Set([port, upstream.addr.port, s.port]);
     // the server's connections between two ports that are neither its listeners' nor the
     // upstream's: the relay's pairs (its loopback server and the connections to it)
-    const relayed = () =>
-      establishedConnections(s.p.child.pid).filter(([x, y]) => !known.has(x) && !known.has(y))
-        .length / 2;
+    const relayed = () => pairsWithin(s.p.child.pid, known);
     const open = async () => {
       const tcp = await Deno.connect({ hostname: "127.0.0.1", port });
       return await Deno.startTls(tcp, {
@@ -179,6 +193,26 @@ Deno.test({
       const bye = await response(c6);
       assert.equal(bye.body.length, 100_000);
       await closedByServer(c6);
+
+      // 6. a first answer longer than the relay waits for: relayed on, later requests answered
+      // (the relayed connections so far closed first: idle ones would close meanwhile anyway)
+      for (const c of [c2, c3, c4]) c.close();
+      await until(() => relayed() === 0, 10_000, "relays closed");
+      const c7 = await open();
+      conns.push(c7);
+      await c7.write(get("/slow"));
+      assert.deepEqual(await response(c7), { status: 200, body: "slow", rest: "" });
+      await c7.write(get("/later"));
+      assert.deepEqual(await response(c7), { status: 200, body: "GET /later ", rest: "" });
+      assert.equal(relayed(), 1, "a long first answer keeps its connection relayed");
+
+      // 7. a client that leaves while its first answer is awaited is seen leaving: the
+      // upstream's request is aborted
+      const c8 = await open();
+      await c8.write(get("/hang"));
+      await hangingSeen;
+      c8.close();
+      await hangingAborted;
 
       // the handed-back connection is closed once idle_timeout passes after its last answer
       await closedByServer(c1);
