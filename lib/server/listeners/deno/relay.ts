@@ -23,28 +23,40 @@ function hex(b: Uint8Array): string {
 }
 
 /**
- * Copies `from` to `to` until `from` ends, then half-closes `to` (either failing: both close).
+ * Copies `from` to `to` until `from` ends: true when it ended, false when either side failed.
  * `buf`: the buffer to read into (default a new one of 16 KiB).
  */
-export async function pump(
+export async function copy(
   from: Deno.Conn,
   to: Deno.Conn,
   buf: Uint8Array = new Uint8Array(16 * 1024),
-): Promise<void> {
+): Promise<boolean> {
   try {
     for (let n; (n = await from.read(buf)) !== null;) {
       for (let off = 0; off < n;) off += await to.write(buf.subarray(off, n));
     }
-    await to.closeWrite().catch(() => {});
+    return true;
   } catch {
-    // either side gone: the other goes too
-    try {
-      to.close();
-    } catch { /* closed */ }
-    try {
-      from.close();
-    } catch { /* closed */ }
+    return false;
   }
+}
+
+/**
+ * Copies `from` to `to` until `from` ends, then half-closes `to` (either failing: both close).
+ * `buf`: the buffer to read into (default a new one of 16 KiB).
+ */
+export async function pump(from: Deno.Conn, to: Deno.Conn, buf?: Uint8Array): Promise<void> {
+  if (await copy(from, to, buf)) {
+    await to.closeWrite().catch(() => {});
+    return;
+  }
+  // either side gone: the other goes too
+  try {
+    to.close();
+  } catch { /* closed */ }
+  try {
+    from.close();
+  } catch { /* closed */ }
 }
 
 /** Reads exactly `n` bytes (null when the peer ends first). */

@@ -33,7 +33,7 @@
  *
  * @module
  */
-import { pump } from "./relay.ts";
+import { copy, pump } from "./relay.ts";
 
 /** Answers one request of a relayed connection (Deno's handler shape). */
 export type RelayHandler = (
@@ -167,15 +167,15 @@ export class UpgradeRelay {
 
   /**
    * Relays `conn` (a TLS connection after its handshake, or a cleartext one) until either
-   * side closes; its requests are answered by `handle`. Null when the relay is closed. With
-   * `handBack`, a connection whose first request needs no relay (see {@linkcode loneHead}) is
-   * given to it once that request is answered, instead of being relayed on (see the module's
+   * side closes; its requests are answered by `handle`. Null when the relay is closed. A
+   * connection whose first request needs no relay (see {@linkcode loneHead}) is given to
+   * `handBack` once that request is answered, instead of being relayed on (see the module's
    * documentation); `done` then resolves as it is handed back.
    */
   async relay(
     conn: Deno.Conn,
     handle: RelayHandler,
-    handBack?: (conn: Deno.Conn) => void,
+    handBack: (conn: Deno.Conn) => void,
   ): Promise<Relayed | null> {
     if (this.#closed) {
       closeQuietly(conn);
@@ -215,10 +215,6 @@ export class UpgradeRelay {
       this.#entries.delete(key);
       doneWith();
     };
-    if (!handBack) {
-      Promise.allSettled([pump(conn, inner), pump(inner, conn)]).then(finish);
-      return entry;
-    }
     this.#firstThenHandBack(conn, inner, entry, handBack).then((handed) => {
       if (!handed) return finish();
       this.#entries.delete(key);
@@ -238,7 +234,7 @@ export class UpgradeRelay {
     entry: Entry,
     handBack: (conn: Deno.Conn) => void,
   ): Promise<boolean> {
-    const buf = new Uint8Array(UPGRADE_PEEK);
+    const buf = new Uint8Array(16 * 1024); // a whole head in the first read
     let n: number | null;
     try {
       n = await conn.read(buf);
@@ -254,7 +250,7 @@ export class UpgradeRelay {
         return false;
       }
       // nothing more is read from the client until the answer is out, for a while
-      const back = copyToEnd(inner, conn);
+      const back = copy(inner, conn);
       let timer: ReturnType<typeof setTimeout> | undefined;
       const end = await Promise.race([
         ended,
@@ -319,22 +315,6 @@ export class UpgradeRelay {
  * after it (ms): the client is not read meanwhile, so one that leaves would not be seen.
  */
 export const FIRST_MS = 1000;
-
-/** Bytes read from a relayed connection at a time (the first read takes a whole head). */
-const UPGRADE_PEEK = 16 * 1024;
-
-/** Copies `from` to `to` until `from` ends; true when it ended (false: either side failed). */
-async function copyToEnd(from: Deno.Conn, to: Deno.Conn): Promise<boolean> {
-  const buf = new Uint8Array(UPGRADE_PEEK);
-  try {
-    for (let n; (n = await from.read(buf)) !== null;) {
-      for (let off = 0; off < n;) off += await to.write(buf.subarray(off, n));
-    }
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function closeQuietly(c: Deno.Conn): void {
   try {
